@@ -1,0 +1,227 @@
+"""Catalog tables (SQLAlchemy 2 typed models). The catalog is the source of truth."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import JSON, TypeDecorator
+
+COPY_STATUSES = ("missing", "ongoing", "present", "corrupted")
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC datetimes on both backends (SQLite stores no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("catalog datetimes must be timezone-aware")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+# Blob ids are 64-bit on PostgreSQL; SQLite needs INTEGER for rowid autoincrement.
+BlobId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Tag(Base):
+    __tablename__ = "tag"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+
+
+class SnapshotTag(Base):
+    __tablename__ = "snapshot_tag"
+
+    snapshot_id: Mapped[str] = mapped_column(
+        ForeignKey("snapshot.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag_id: Mapped[int] = mapped_column(ForeignKey("tag.id", ondelete="CASCADE"), primary_key=True)
+
+    __table_args__ = (Index("ix_snapshot_tag_tag", "tag_id"),)
+
+
+class Snapshot(Base):
+    __tablename__ = "snapshot"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    url: Mapped[str] = mapped_column(Text)
+    # The legacy ArchiveBox key, e.g. "1735142400.123"; also names by_timestamp/.
+    timestamp: Mapped[str] = mapped_column(String(32))
+    title: Mapped[str | None] = mapped_column(Text, default=None)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    created_by: Mapped[str] = mapped_column(String(150), default="system")
+    crawl_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    fs_version: Mapped[str] = mapped_column(String(16), default="cas")
+    updated_at: Mapped[datetime] = mapped_column(
+        UtcDateTime(), default=utcnow, onupdate=utcnow
+    )
+
+    tags: Mapped[list[Tag]] = relationship(secondary="snapshot_tag", lazy="selectin")
+
+    __table_args__ = (
+        Index("ix_snapshot_timestamp", "timestamp"),
+        # Lookups by (url, timestamp) / (url, crawl_id) go through these; url itself is
+        # unbounded text, too long for a btree entry on PostgreSQL.
+        Index("ix_snapshot_crawl_id", "crawl_id"),
+        Index("ix_snapshot_created_at", "created_at"),
+        # The lazy-migration sensor pages through (fs_version, id) with a cursor.
+        Index("ix_snapshot_fs_version_id", "fs_version", "id"),
+    )
+
+
+class ArchiveResult(Base):
+    __tablename__ = "archive_result"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot_id: Mapped[str] = mapped_column(ForeignKey("snapshot.id", ondelete="CASCADE"))
+    extractor: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16), default="succeeded")
+    output: Mapped[str | None] = mapped_column(Text, default=None)
+    cmd: Mapped[list[str] | None] = mapped_column(JSON, default=None)
+    cmd_version: Mapped[str | None] = mapped_column(String(128), default=None)
+    pwd: Mapped[str | None] = mapped_column(Text, default=None)
+    start_ts: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    end_ts: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+
+    __table_args__ = (Index("ix_archive_result_snapshot_extractor", "snapshot_id", "extractor"),)
+
+
+class Blob(Base):
+    __tablename__ = "blob"
+
+    id: Mapped[int] = mapped_column(BlobId, primary_key=True, autoincrement=True)
+    sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+    mime_type: Mapped[str] = mapped_column(String(255), default="application/octet-stream")
+    ref_count: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    # Set when ref_count drops to 0, cleared when it rises: gc's grace period clock.
+    unreferenced_since: Mapped[datetime | None] = mapped_column(
+        UtcDateTime(), default=None
+    )
+
+    __table_args__ = (
+        CheckConstraint("ref_count >= 0", name="ck_blob_ref_count_nonnegative"),
+        CheckConstraint("size >= 0", name="ck_blob_size_nonnegative"),
+        CheckConstraint("length(sha256) = 64", name="ck_blob_sha256_length"),
+        Index("ix_blob_unreferenced_since", "unreferenced_since"),
+    )
+
+
+class SnapshotFile(Base):
+    __tablename__ = "snapshot_file"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot_id: Mapped[str] = mapped_column(ForeignKey("snapshot.id", ondelete="CASCADE"))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blob.id", ondelete="RESTRICT"))
+    extractor: Mapped[str] = mapped_column(String(64))
+    relative_path: Mapped[str] = mapped_column(String(1024))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+    __table_args__ = (
+        UniqueConstraint(
+            "snapshot_id", "extractor", "relative_path", name="uq_snapshot_file_path"
+        ),
+        Index("ix_snapshot_file_blob", "blob_id"),
+    )
+
+
+class Store(Base):
+    __tablename__ = "store"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    location: Mapped[str] = mapped_column(Text)
+    codec: Mapped[str] = mapped_column(String(16))
+
+    __table_args__ = (CheckConstraint("kind IN ('local', 's3')", name="ck_store_kind"),)
+
+
+class BlobCopy(Base):
+    __tablename__ = "blob_copy"
+
+    blob_id: Mapped[int] = mapped_column(
+        ForeignKey("blob.id", ondelete="CASCADE"), primary_key=True
+    )
+    store_id: Mapped[int] = mapped_column(
+        ForeignKey("store.id", ondelete="CASCADE"), primary_key=True
+    )
+    status: Mapped[str] = mapped_column(String(16))
+    mtime: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('missing', 'ongoing', 'present', 'corrupted')",
+            name="ck_blob_copy_status",
+        ),
+        # Scrub and per-store status counts walk (store, status, blob).
+        Index("ix_blob_copy_store_status", "store_id", "status", "blob_id"),
+    )
+
+
+class CrawlSession(Base):
+    __tablename__ = "crawl_session"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    index_dir: Mapped[str] = mapped_column(Text)
+    pages: Mapped[int] = mapped_column(Integer, default=0)
+
+    __table_args__ = (Index("ix_crawl_session_started_at", "started_at"),)
+
+
+class PageFetch(Base):
+    __tablename__ = "page_fetch"
+
+    id: Mapped[int] = mapped_column(BlobId, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(ForeignKey("crawl_session.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(Text)
+    # sha256 of the canonical URL: "list a URL's captures" is one indexed lookup.
+    url_hash: Mapped[str] = mapped_column(String(64))
+    fetched_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    status_code: Mapped[int | None] = mapped_column(Integer, default=None)
+    body_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
+    index_path: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (
+        Index("ix_page_fetch_url_hash", "url_hash", "fetched_at"),
+        Index("ix_page_fetch_session", "session_id"),
+    )

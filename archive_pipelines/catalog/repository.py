@@ -1,0 +1,192 @@
+"""The catalog repository: the one place that owns snapshot, tag and result queries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Engine, delete, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from archive_pipelines.catalog.errors import clear_catalog_errors
+from archive_pipelines.catalog.models import (
+    ArchiveResult,
+    Blob,
+    BlobCopy,
+    PageFetch,
+    Snapshot,
+    SnapshotFile,
+    SnapshotTag,
+    Store,
+    Tag,
+)
+
+
+@dataclass(frozen=True)
+class CatalogStatus:
+    """Row counts, for `status` and run metadata."""
+
+    snapshots: int
+    archive_results: int
+    tags: int
+    blobs: int
+    blob_bytes: int
+    snapshot_files: int
+    referenced_bytes: int
+    stores: int
+    blob_copies: int
+    page_fetches: int
+
+
+class CatalogRepository:
+    """Snapshots, tags, archive results and catalog-wide counts."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """One transaction: committed on success, rolled back on error, errors made readable."""
+        with clear_catalog_errors(), self._sessions() as session, session.begin():
+            yield session
+
+    # -- snapshots ---------------------------------------------------------------
+
+    def add_snapshot(
+        self,
+        *,
+        url: str,
+        timestamp: str,
+        title: str | None = None,
+        created_at: datetime | None = None,
+        created_by: str = "system",
+        crawl_id: str | None = None,
+        fs_version: str = "cas",
+        tags: Iterable[str] = (),
+        snapshot_id: str | None = None,
+    ) -> Snapshot:
+        with self.session() as session:
+            snapshot = Snapshot(
+                url=url,
+                timestamp=timestamp,
+                title=title,
+                created_by=created_by,
+                crawl_id=crawl_id,
+                fs_version=fs_version,
+            )
+            if snapshot_id:
+                snapshot.id = snapshot_id
+            if created_at is not None:
+                snapshot.created_at = created_at
+            snapshot.tags = [self._get_or_create_tag(session, name) for name in sorted(set(tags))]
+            session.add(snapshot)
+            session.flush()
+            return snapshot
+
+    def get_snapshot(self, snapshot_id: str) -> Snapshot | None:
+        with self.session() as session:
+            return session.get(Snapshot, snapshot_id)
+
+    def find_snapshot(self, *, url: str, timestamp: str | None = None,
+                      crawl_id: str | None = None) -> Snapshot | None:
+        """The oldest snapshot with this url and timestamp (or crawl id)."""
+        query = select(Snapshot).where(Snapshot.url == url)
+        if timestamp is not None:
+            query = query.where(Snapshot.timestamp == timestamp)
+        if crawl_id is not None:
+            query = query.where(Snapshot.crawl_id == crawl_id)
+        query = query.order_by(Snapshot.created_at, Snapshot.id).limit(1)
+        with self.session() as session:
+            return session.scalars(query).first()
+
+    def known_timestamps(self, timestamps: Iterable[str]) -> set[str]:
+        """Which of these legacy timestamps the catalog has (one query, bounded input)."""
+        wanted = list(set(timestamps))
+        if not wanted:
+            return set()
+        with self.session() as session:
+            rows = session.scalars(
+                select(Snapshot.timestamp).where(Snapshot.timestamp.in_(wanted))
+            )
+            return set(rows)
+
+    def delete_snapshot(self, snapshot_id: str) -> bool:
+        with self.session() as session:
+            result = session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
+            return bool(result.rowcount)
+
+    # -- tags and results --------------------------------------------------------
+
+    def set_tags(self, snapshot_id: str, names: Iterable[str]) -> list[str]:
+        with self.session() as session:
+            snapshot = session.get(Snapshot, snapshot_id)
+            if snapshot is None:
+                raise KeyError(snapshot_id)
+            snapshot.tags = [self._get_or_create_tag(session, n) for n in sorted(set(names))]
+            return [t.name for t in snapshot.tags]
+
+    def add_result(self, snapshot_id: str, *, extractor: str, status: str = "succeeded",
+                   output: str | None = None, cmd: list[str] | None = None,
+                   cmd_version: str | None = None, pwd: str | None = None,
+                   start_ts: datetime | None = None,
+                   end_ts: datetime | None = None) -> ArchiveResult:
+        with self.session() as session:
+            result = ArchiveResult(
+                snapshot_id=snapshot_id, extractor=extractor, status=status, output=output,
+                cmd=cmd, cmd_version=cmd_version, pwd=pwd, start_ts=start_ts, end_ts=end_ts,
+            )
+            session.add(result)
+            session.flush()
+            return result
+
+    def results_for(self, snapshot_id: str) -> list[ArchiveResult]:
+        with self.session() as session:
+            return list(session.scalars(
+                select(ArchiveResult)
+                .where(ArchiveResult.snapshot_id == snapshot_id)
+                .order_by(ArchiveResult.extractor, ArchiveResult.id)
+            ))
+
+    @staticmethod
+    def _get_or_create_tag(session: Session, name: str) -> Tag:
+        name = name.strip()
+        if not name:
+            raise ValueError("tag names cannot be empty")
+        tag = session.scalars(select(Tag).where(Tag.name == name)).first()
+        if tag is None:
+            tag = Tag(name=name)
+            session.add(tag)
+            session.flush()
+        return tag
+
+    # -- status ------------------------------------------------------------------
+
+    def status(self) -> CatalogStatus:
+        with self.session() as session:
+            def count(model: type) -> int:
+                return int(session.scalar(select(func.count()).select_from(model)) or 0)
+
+            blob_bytes = session.scalar(select(func.coalesce(func.sum(Blob.size), 0))) or 0
+            referenced = session.scalar(
+                select(func.coalesce(func.sum(Blob.size), 0))
+                .select_from(SnapshotFile)
+                .join(Blob, Blob.id == SnapshotFile.blob_id)
+            ) or 0
+            return CatalogStatus(
+                snapshots=count(Snapshot),
+                archive_results=count(ArchiveResult),
+                tags=count(Tag),
+                blobs=count(Blob),
+                blob_bytes=int(blob_bytes),
+                snapshot_files=count(SnapshotFile),
+                referenced_bytes=int(referenced),
+                stores=count(Store),
+                blob_copies=count(BlobCopy),
+                page_fetches=count(PageFetch),
+            )
+
+
+__all__ = ["CatalogRepository", "CatalogStatus", "SnapshotTag"]

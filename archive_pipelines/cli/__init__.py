@@ -1,0 +1,1 @@
+"""`archive-pipelines`: the command line for people who do not run Dagster."""

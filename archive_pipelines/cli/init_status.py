@@ -1,0 +1,52 @@
+"""`init` and `status`."""
+
+from __future__ import annotations
+
+import click
+
+from archive_pipelines.catalog.migrate import current_revision, head_revision
+from archive_pipelines.catalog.urls import redact_url
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.datadir import initialize
+from archive_pipelines.errors import CatalogError
+
+
+@click.command("init")
+@click.pass_obj
+def init_command(obj: CliContext) -> None:
+    """Create the data dir layout, write archive.toml if absent, migrate the catalog.
+
+    O(1) whatever archive/ holds: existing folders are adopted later, lazily.
+    """
+    report = initialize(obj.settings)
+    click.echo(f"data dir      {report.data_dir}")
+    click.echo(f"catalog       {redact_url(obj.settings.catalog_url)}")
+    schema = (f"{report.schema_before or 'empty'} -> {report.schema_after}"
+              if report.schema_before != report.schema_after else f"{report.schema_after} (current)")
+    click.echo(f"schema        {schema}")
+    if report.created_folders:
+        click.echo(f"created       {', '.join(report.created_folders)}")
+    if report.wrote_settings:
+        click.echo("wrote         archive.toml (defaults)")
+    if report.wrote_dagster_yaml:
+        click.echo("wrote         dagster/dagster.yaml (DAGSTER_HOME for the embedded default)")
+    if report.hint:
+        click.echo(f"hint          {report.hint}")
+
+
+@click.command("status")
+@click.pass_obj
+def status_command(obj: CliContext) -> None:
+    """Show catalog counts and schema state."""
+    settings = obj.settings
+    revision = current_revision(obj.engine)
+    if revision is None:
+        raise CatalogError(
+            f"catalog {redact_url(settings.catalog_url)} has no schema; run `archive-pipelines init`"
+        )
+    status = obj.catalog.status()
+    click.echo(f"data dir        {settings.data_dir}")
+    click.echo(f"catalog         {redact_url(settings.catalog_url)}  schema {revision}"
+               + ("" if revision == head_revision() else "  (outdated: run init)"))
+    for name, value in vars(status).items():
+        click.echo(f"{name:<15} {value:,}")

@@ -1,0 +1,54 @@
+"""Entry point: the command group, shared options, and one-line error handling."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from archive_pipelines import __version__
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.init_status import init_command, status_command
+from archive_pipelines.errors import ArchiveError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--data-dir",
+    envvar="ARCHIVE_DATA_DIR",
+    default=None,
+    metavar="DIR",
+    help="The data directory (default: $ARCHIVE_DATA_DIR or ./data).",
+)
+@click.version_option(__version__, prog_name="archive-pipelines")
+@click.pass_context
+def cli(ctx: click.Context, data_dir: str | None) -> None:
+    """archive-pipelines: store web archives once, browse them as folders, keep N copies."""
+    ctx.obj = CliContext(data_dir=data_dir)
+
+
+cli.add_command(init_command)
+cli.add_command(status_command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; `ArchiveError`s become one line on stderr and exit status 2."""
+    try:
+        cli.main(args=argv, prog_name="archive-pipelines", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except ArchiveError as exc:
+        click.echo(f"archive-pipelines: error: {exc}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("interrupted; re-run the same command to resume", err=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Ops and op-jobs for imperative work."""

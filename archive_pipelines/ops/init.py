@@ -1,0 +1,29 @@
+"""`init_job`: the same O(1) init as `archive-pipelines init`, from Dagster."""
+
+
+import dagster as dg
+
+from archive_pipelines.datadir import initialize
+from archive_pipelines.resources import SettingsResource
+
+
+@dg.op(description="Create the data dir layout, write defaults if absent, migrate the catalog.")
+def init_data_dir(context: dg.OpExecutionContext, settings: SettingsResource) -> dg.Output[str]:
+    report = initialize(settings.load())
+    if report.hint:
+        context.log.warning(report.hint)
+    return dg.Output(
+        str(report.data_dir),
+        metadata={
+            "data_dir": dg.MetadataValue.path(str(report.data_dir)),
+            "schema": report.schema_after,
+            "migrated": report.schema_before != report.schema_after,
+            "created_folders": len(report.created_folders),
+            "unknown_legacy_folders_sampled": report.unknown_legacy_sample,
+        },
+    )
+
+
+@dg.job(description="Initialize the data directory and catalog (idempotent, O(1)).")
+def init_job() -> None:
+    init_data_dir()

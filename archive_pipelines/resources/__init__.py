@@ -1,0 +1,6 @@
+"""Typed ConfigurableResources exposing the domain to Dagster."""
+
+from archive_pipelines.resources.catalog import CatalogResource
+from archive_pipelines.resources.settings import SettingsResource
+
+__all__ = ["CatalogResource", "SettingsResource"]

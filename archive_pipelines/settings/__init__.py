@@ -1,0 +1,28 @@
+"""Typed settings: `<data>/archive.toml` plus environment variables."""
+
+from archive_pipelines.settings.load import load_settings, render_default_toml
+from archive_pipelines.settings.model import (
+    CatalogSettings,
+    CrawlSettings,
+    MigrationSettings,
+    RedisSettings,
+    ReplicationSettings,
+    Settings,
+    StorageSettings,
+    StoreSettings,
+    ViewSettings,
+)
+
+__all__ = [
+    "CatalogSettings",
+    "CrawlSettings",
+    "MigrationSettings",
+    "RedisSettings",
+    "ReplicationSettings",
+    "Settings",
+    "StorageSettings",
+    "StoreSettings",
+    "ViewSettings",
+    "load_settings",
+    "render_default_toml",
+]

@@ -1,0 +1,154 @@
+"""Load settings from `<data>/archive.toml` and the environment, with one-line errors."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from archive_pipelines.errors import SettingsError
+from archive_pipelines.settings.model import Settings
+
+SETTINGS_FILE = "archive.toml"
+DEFAULT_DATA_DIR = "data"
+
+# Environment variables that override archive.toml (after it is read).
+ENV_DATA_DIR = "ARCHIVE_DATA_DIR"
+ENV_DATABASE_URL = "DATABASE_URL"
+ENV_REDIS_URL = "REDIS_URL"
+ENV_S3_ENDPOINT_URL = "S3_ENDPOINT_URL"
+
+
+def resolve_data_dir(data_dir: str | os.PathLike[str] | None = None,
+                     environ: Mapping[str, str] | None = None) -> Path:
+    """The data directory: the argument, else `ARCHIVE_DATA_DIR`, else `./data`."""
+    env = os.environ if environ is None else environ
+    raw = data_dir if data_dir not in (None, "") else env.get(ENV_DATA_DIR) or DEFAULT_DATA_DIR
+    return Path(os.fspath(raw)).expanduser().resolve()
+
+
+def load_settings(data_dir: str | os.PathLike[str] | None = None,
+                  environ: Mapping[str, str] | None = None) -> Settings:
+    """Read `<data>/archive.toml` (absent = all defaults) and apply environment overrides."""
+    env = os.environ if environ is None else environ
+    root = resolve_data_dir(data_dir, env)
+    path = root / SETTINGS_FILE
+    raw: dict[str, Any] = {}
+    if path.exists():
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise SettingsError(f"{path}: not valid TOML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SettingsError(f"{path}: cannot read: {exc}") from None
+    if "data_dir" in raw:
+        raise SettingsError(
+            f"{path}: `data_dir` cannot be set in the file; use --data-dir or {ENV_DATA_DIR}"
+        )
+    _apply_environment(raw, env)
+    raw["data_dir"] = root
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        raise SettingsError(f"{path}: {_first_error(exc)}") from None
+
+
+def _apply_environment(raw: dict[str, Any], env: Mapping[str, str]) -> None:
+    if env.get(ENV_DATABASE_URL):
+        raw.setdefault("catalog", {})["url"] = env[ENV_DATABASE_URL]
+    if env.get(ENV_REDIS_URL):
+        raw.setdefault("redis", {})["url"] = env[ENV_REDIS_URL]
+    endpoint = env.get(ENV_S3_ENDPOINT_URL)
+    if endpoint:
+        for store in raw.get("stores", []):
+            if isinstance(store, dict) and store.get("kind") == "s3" and not store.get("endpoint_url"):
+                store["endpoint_url"] = endpoint
+
+
+def _first_error(exc: ValidationError) -> str:
+    """One line: the dotted setting name and what is wrong with it."""
+    err = exc.errors()[0]
+    where = ".".join(str(part) for part in err["loc"]) or "settings"
+    if err["type"] == "extra_forbidden":
+        return f"unknown setting `{where}`"
+    message = err["msg"].removeprefix("Value error, ")
+    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"`{where}`: {message}{more}"
+
+
+def render_default_toml() -> str:
+    """The commented archive.toml that `init` writes when none exists."""
+    return _DEFAULT_TOML
+
+
+_DEFAULT_TOML = """\
+# archive-pipelines settings. Every key is optional; shown here with its default.
+# Environment variables override: DATABASE_URL (catalog.url), REDIS_URL (redis.url),
+# S3_ENDPOINT_URL (endpoint_url of s3 stores that set none), ARCHIVE_DATA_DIR (this folder).
+
+[catalog]
+# Empty = <data>/catalog.sqlite3. PostgreSQL: "postgresql+psycopg2://user@host/db".
+url = ""
+
+[redis]
+# "embedded" starts a private redis-server under <data>/redis; or "redis://host:6379/0".
+url = "embedded"
+
+[storage]
+primary = "primary"          # the store views point into (must be local)
+gc_grace_hours = 24.0        # unreferenced blobs older than this are removed by gc
+verify_interval_hours = 24   # schedule of verify_storage_job
+ingest_batch_size = 500      # files per catalog transaction
+
+[[stores]]
+name = "primary"
+kind = "local"               # local | s3
+path = "cas"                 # relative paths are inside the data dir
+codec = "raw"                # raw | zstd (the primary stays raw so views open in any tool)
+
+# A local replica (zstd) and an S3 replica:
+# [[stores]]
+# name = "replica1"
+# kind = "local"
+# path = "replicas/replica1"
+# codec = "zstd"
+#
+# [[stores]]
+# name = "s3"
+# kind = "s3"
+# bucket = "my-archive"
+# prefix = "blobs"
+# codec = "zstd"             # credentials: the standard AWS chain only
+
+[views]
+enabled = ["by_domain", "by_date", "by_user", "by_timestamp"]
+default_user = "system"
+
+[replication]
+retention = 1                # copies of every blob across stores
+archival_max_age_minutes = 60.0
+batch_size = 1000
+copier_width = 8
+scrub_interval_hours = 168
+
+[migration]
+batch_size = 200
+max_runs_per_tick = 2
+sensor_interval_seconds = 30
+
+[crawl]
+concurrency = 64
+min_delay_seconds = 1.0
+max_crawl_delay_seconds = 30.0
+response_time_factor = 2.0
+max_depth = 3
+domain_page_budget = 10000
+allowed_domains = []
+allow_private_addresses = false
+segment_pages = 5000
+segment_seconds = 300.0
+"""

@@ -1,0 +1,174 @@
+"""The settings model. Every key has a default that needs nothing installed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ALL_VIEWS = ("by_domain", "by_date", "by_user", "by_timestamp")
+ViewName = Literal["by_domain", "by_date", "by_user", "by_timestamp"]
+_STORE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+class _Section(BaseModel):
+    # Unknown keys are errors: a typo in archive.toml must not be silently ignored.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CatalogSettings(_Section):
+    """Where the catalog lives. Empty url = `<data>/catalog.sqlite3`."""
+
+    url: str = ""
+    sqlite_busy_timeout_ms: int = Field(default=30_000, ge=0)
+
+
+class RedisSettings(_Section):
+    """Redis for the crawl frontier. `embedded` = a private redis-server under `<data>/redis`."""
+
+    url: str = "embedded"
+
+
+class StoreSettings(_Section):
+    """One blob store: a local directory or an S3 bucket (+ prefix)."""
+
+    name: str
+    kind: Literal["local", "s3"] = "local"
+    path: str = ""  # local: directory, relative paths are inside the data dir
+    bucket: str = ""  # s3
+    prefix: str = ""  # s3: key prefix inside the bucket
+    endpoint_url: str = ""  # s3: empty = S3_ENDPOINT_URL or AWS default
+    region: str = ""
+    codec: Literal["raw", "zstd"] = "zstd"
+    zstd_level: int = Field(default=3, ge=1, le=22)
+    writable: bool = True
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_simple(cls, value: str) -> str:
+        if not _STORE_NAME.match(value):
+            raise ValueError(
+                f"store name {value!r} must be 1-63 chars of a-z, 0-9, '_' or '-'"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _location_given(self) -> StoreSettings:
+        if self.kind == "local" and not self.path:
+            raise ValueError(f"store {self.name!r}: a local store needs `path`")
+        if self.kind == "s3" and not self.bucket:
+            raise ValueError(f"store {self.name!r}: an s3 store needs `bucket`")
+        return self
+
+
+def _default_stores() -> list[StoreSettings]:
+    # The primary stays raw so the symlink views open in any tool.
+    return [StoreSettings(name="primary", kind="local", path="cas", codec="raw")]
+
+
+class StorageSettings(_Section):
+    """The primary store and garbage collection."""
+
+    primary: str = "primary"
+    gc_grace_hours: float = Field(default=24.0, ge=0)
+    verify_interval_hours: int = Field(default=24, ge=1)
+    ingest_batch_size: int = Field(default=500, ge=1)
+
+
+class ViewSettings(_Section):
+    """Which symlink views are materialized under `archive/`."""
+
+    enabled: list[ViewName] = Field(default_factory=lambda: list(ALL_VIEWS))
+    default_user: str = "system"
+
+
+class ReplicationSettings(_Section):
+    """Seed 004: how many verified copies every blob must have."""
+
+    retention: int = Field(default=1, ge=1)
+    archival_max_age_minutes: float = Field(default=60.0, gt=0)
+    batch_size: int = Field(default=1000, ge=1)
+    copier_width: int = Field(default=8, ge=1)
+    scrub_interval_hours: int = Field(default=168, ge=1)
+
+
+class MigrationSettings(_Section):
+    """Seed 001: lazy adoption of legacy collections."""
+
+    batch_size: int = Field(default=200, ge=1)
+    max_runs_per_tick: int = Field(default=2, ge=1)
+    sensor_interval_seconds: int = Field(default=30, ge=5)
+
+
+class CrawlSettings(_Section):
+    """Seed 002: the frontier service."""
+
+    concurrency: int = Field(default=64, ge=1)
+    min_delay_seconds: float = Field(default=1.0, ge=0)
+    max_crawl_delay_seconds: float = Field(default=30.0, ge=0)
+    response_time_factor: float = Field(default=2.0, ge=0)
+    max_depth: int = Field(default=3, ge=0)
+    domain_page_budget: int = Field(default=10_000, ge=1)
+    max_body_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    user_agent: str = "archive-pipelines/0.1 (+https://github.com/archive-pipelines)"
+    allowed_domains: list[str] = Field(default_factory=list)
+    allow_private_addresses: bool = False
+    host_map: dict[str, str] = Field(default_factory=dict)
+    segment_pages: int = Field(default=5_000, ge=1)
+    segment_seconds: float = Field(default=300.0, gt=0)
+    metrics_port: int = Field(default=0, ge=0, le=65535)
+
+
+class Settings(_Section):
+    """All settings. `data_dir` is absolute once loaded."""
+
+    data_dir: Path
+    catalog: CatalogSettings = Field(default_factory=CatalogSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    storage: StorageSettings = Field(default_factory=StorageSettings)
+    stores: list[StoreSettings] = Field(default_factory=_default_stores)
+    views: ViewSettings = Field(default_factory=ViewSettings)
+    replication: ReplicationSettings = Field(default_factory=ReplicationSettings)
+    migration: MigrationSettings = Field(default_factory=MigrationSettings)
+    crawl: CrawlSettings = Field(default_factory=CrawlSettings)
+
+    @model_validator(mode="after")
+    def _stores_consistent(self) -> Settings:
+        names = [s.name for s in self.stores]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"stores: duplicate store name(s) {', '.join(dupes)}")
+        if self.storage.primary not in names:
+            raise ValueError(
+                f"storage.primary = {self.storage.primary!r} names no configured store"
+            )
+        primary = self.store(self.storage.primary)
+        if primary.kind != "local":
+            raise ValueError("storage.primary must be a local store (views are symlinks into it)")
+        return self
+
+    def store(self, name: str) -> StoreSettings:
+        for store in self.stores:
+            if store.name == name:
+                return store
+        raise KeyError(name)
+
+    @property
+    def primary_store(self) -> StoreSettings:
+        return self.store(self.storage.primary)
+
+    @property
+    def catalog_url(self) -> str:
+        """The SQLAlchemy URL of the catalog (psycopg2 driver for PostgreSQL)."""
+        from archive_pipelines.catalog.urls import normalize_catalog_url
+
+        if self.catalog.url:
+            return normalize_catalog_url(self.catalog.url)
+        return f"sqlite:///{self.data_dir / 'catalog.sqlite3'}"
+
+    def local_path(self, relative: str) -> Path:
+        """A settings path: absolute as given, relative ones inside the data dir."""
+        path = Path(relative).expanduser()
+        return path if path.is_absolute() else self.data_dir / path

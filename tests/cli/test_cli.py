@@ -1,0 +1,71 @@
+"""The CLI as a person runs it: a subprocess, its output and exit status."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items()
+                if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
+    full_env.update(env or {})
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=full_env,
+                          timeout=120)
+
+
+def test_help_lists_commands() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    assert "init" in result.stdout and "status" in result.stdout
+
+
+def test_init_then_status(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    init = run_cli("--data-dir", str(data), "init")
+    assert init.returncode == 0, init.stderr
+    assert "schema" in init.stdout and (data / "archive.toml").exists()
+    status = run_cli("--data-dir", str(data), "status")
+    assert status.returncode == 0, status.stderr
+    assert "snapshots       0" in status.stdout
+
+
+def test_status_before_init_says_what_to_do(tmp_path: Path) -> None:
+    result = run_cli("--data-dir", str(tmp_path), "status")
+    assert result.returncode == 2
+    assert "run `archive-pipelines init`" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "expected"),
+    [
+        ("[catalog\n", {}, "not valid TOML"),
+        ("[catalog]\nbogus = 1\n", {}, "unknown setting `catalog.bogus`"),
+        ("", {"DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"}, "is unreachable"),
+        ("", {"DATABASE_URL": "nosuchdb://x"}, "is not valid"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path: Path, toml: str, env: dict[str, str],
+                                     expected: str) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "archive.toml").write_text(toml)
+    result = run_cli("--data-dir", str(data), "init", env=env)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert expected in lines[0]
+    assert "Traceback" not in result.stderr
+    assert not (data / "catalog.sqlite3").exists()  # nothing half-written
+
+
+def test_not_writable_data_dir_is_one_clear_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = run_cli("--data-dir", str(blocker / "data"), "init")
+    assert result.returncode == 2
+    assert "cannot be created" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,142 @@
+"""Shared fixtures: real redis-server, PostgreSQL and moto_server (S3), started by the test run.
+
+Each service is started once per session on a free port in a temp dir, unless REDIS_URL /
+DATABASE_URL / S3_ENDPOINT_URL point at one already. Missing binaries fail loudly: a test
+that needs a service never silently skips.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from archive_pipelines.catalog import CatalogRepository, make_engine, upgrade_catalog
+from archive_pipelines.catalog.urls import normalize_catalog_url
+from archive_pipelines.services import LocalMotoServer, LocalPostgres, LocalRedis
+from archive_pipelines.services.postgres import create_database, drop_database
+from archive_pipelines.settings import Settings, load_settings
+
+# Keep the developer's own settings out of the tests.
+for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):
+    os.environ.pop(_var, None)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    if os.environ.get("REDIS_URL"):
+        yield os.environ["REDIS_URL"]
+        return
+    try:
+        server = LocalRedis().start()
+    except RuntimeError as exc:
+        pytest.fail(f"cannot start redis-server for the tests: {exc}")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> Iterator[str]:
+    """URL of a PostgreSQL server's maintenance database (tests create their own databases)."""
+    if os.environ.get("DATABASE_URL"):
+        yield normalize_catalog_url(os.environ["DATABASE_URL"])
+        return
+    try:
+        server = LocalPostgres().start()
+    except (RuntimeError, OSError) as exc:
+        pytest.fail(f"cannot start PostgreSQL for the tests: {exc}")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server_url: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    url = create_database(postgres_server_url, name)
+    try:
+        yield url
+    finally:
+        drop_database(postgres_server_url, name)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint_url() -> Iterator[str]:
+    if os.environ.get("S3_ENDPOINT_URL"):
+        yield os.environ["S3_ENDPOINT_URL"]
+        return
+    try:
+        server = LocalMotoServer().start()
+    except RuntimeError as exc:
+        pytest.fail(f"cannot start moto_server for the tests: {exc}")
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def s3_bucket(s3_endpoint_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new empty bucket on the S3 endpoint, with throwaway credentials in the environment."""
+    import boto3
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    name = f"bucket-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_endpoint_url, region_name="us-east-1").create_bucket(
+        Bucket=name)
+    return name
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty catalog database: parametrized over SQLite and PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'catalog.sqlite3'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@pytest.fixture
+def catalog(catalog_url: str) -> Iterator[CatalogRepository]:
+    """A migrated catalog on SQLite and on PostgreSQL."""
+    engine = make_engine(catalog_url)
+    upgrade_catalog(engine)
+    try:
+        yield CatalogRepository(engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(data_dir: Path) -> Settings:
+    """Default settings on a temp data dir (SQLite catalog), with no environment overrides."""
+    return load_settings(data_dir, environ={})
+
+
+@pytest.fixture
+def dagster_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    return home
+
+
+def database_name(url: str) -> str:
+    return str(make_url(url).database)
