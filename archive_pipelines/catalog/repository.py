@@ -11,6 +11,7 @@ from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from archive_pipelines.catalog.errors import clear_catalog_errors
+from archive_pipelines.catalog.files import release_files, snapshot_file_rows
 from archive_pipelines.catalog.models import (
     ArchiveResult,
     Blob,
@@ -114,7 +115,13 @@ class CatalogRepository:
             return set(rows)
 
     def delete_snapshot(self, snapshot_id: str) -> bool:
+        """Delete a snapshot, releasing its files' blob references in the same transaction.
+
+        View links are the storage layer's business (`storage.files.delete_snapshot`).
+        """
         with self.session() as session:
+            rows = snapshot_file_rows(session, snapshot_id)
+            release_files(session, [(row[0], row[1]) for row in rows])
             result = session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
             return bool(result.rowcount)
 

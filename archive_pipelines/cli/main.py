@@ -9,6 +9,13 @@ import click
 from archive_pipelines import __version__
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.init_status import init_command, status_command
+from archive_pipelines.cli.storage_commands import (
+    gc_command,
+    ingest_command,
+    migrate_to_cas_command,
+    rebuild_views_command,
+    verify_command,
+)
 from archive_pipelines.errors import ArchiveError
 
 
@@ -29,12 +36,15 @@ def cli(ctx: click.Context, data_dir: str | None) -> None:
 
 cli.add_command(init_command)
 cli.add_command(status_command)
+for _command in (ingest_command, verify_command, rebuild_views_command, migrate_to_cas_command,
+                 gc_command):
+    cli.add_command(_command)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; `ArchiveError`s become one line on stderr and exit status 2."""
     try:
-        cli.main(args=argv, prog_name="archive-pipelines", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="archive-pipelines", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         return 130
@@ -47,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("interrupted; re-run the same command to resume", err=True)
         return 130
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from archive_pipelines.settings.load import load_settings, render_default_toml
 from archive_pipelines.settings.model import (
+    ALL_VIEWS,
     CatalogSettings,
     CrawlSettings,
     MigrationSettings,
@@ -14,6 +15,7 @@ from archive_pipelines.settings.model import (
 )
 
 __all__ = [
+    "ALL_VIEWS",
     "CatalogSettings",
     "CrawlSettings",
     "MigrationSettings",

@@ -15,8 +15,11 @@ DAGSTER = str(Path(sys.executable).with_name("dagster"))
 
 def test_defs_expose_the_expected_names() -> None:
     repo = defs.get_repository_def()
-    assert "init_job" in {job.name for job in repo.get_all_jobs()}
-    assert {"settings", "catalog"} <= set(defs.resources or {})
+    assert {"init_job", "verify_storage_job", "rebuild_views_job", "migrate_to_cas_job",
+            "gc_job"} <= {job.name for job in repo.get_all_jobs()}
+    assert {"settings", "catalog", "storage"} <= set(defs.resources or {})
+    assert {"blobs", "views"} <= {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
+    assert "verify_storage_schedule" in {s.name for s in repo.schedule_defs}
 
 
 def _env(data: Path, home: Path) -> dict[str, str]:

@@ -1,0 +1,133 @@
+"""The blob store interface: content-addressed by the SHA-256 of the raw bytes, any codec."""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from archive_pipelines.blobstore.encode import Encoded
+from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound, StoreNotWritable
+from archive_pipelines.blobstore.layout import CHUNK_SIZE, Codec, blob_key, check_codec
+from archive_pipelines.blobstore.results import CheckResult, PutResult
+
+
+class BlobStore(abc.ABC):
+    """One store (a local directory or an S3 bucket + prefix) holding blobs in one codec."""
+
+    name: str
+    codec: Codec
+    writable: bool
+
+    def __init__(self, *, name: str, codec: str, zstd_level: int, writable: bool) -> None:
+        if not 1 <= zstd_level <= 22:
+            raise ValueError(f"store {name!r}: zstd_level must be 1-22, got {zstd_level}")
+        self.name = name
+        self.codec = check_codec(codec)
+        self.zstd_level = zstd_level
+        self.writable = writable
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, codec={self.codec!r})"
+
+    def key(self, sha256: str) -> str:
+        """`sha256/ab/cd/<hash>[.zst]`; ValueError unless `sha256` is 64 lowercase hex."""
+        return blob_key(sha256, self.codec)
+
+    @abc.abstractmethod
+    def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
+        """Store a file: hash it, then copy it in (or hardlink, where allowed and possible)."""
+
+    @abc.abstractmethod
+    def put_stream(self, stream: BinaryIO) -> PutResult:
+        """Store everything `stream` yields until EOF, read in chunks."""
+
+    def put_bytes(self, data: bytes) -> PutResult:
+        """Store a small in-memory blob."""
+        return self.put_stream(io.BytesIO(data))
+
+    @abc.abstractmethod
+    def put_verified(self, sha256: str, stream: BinaryIO, *,
+                     size: int | None = None) -> PutResult:
+        """Store a stream that must hash to `sha256` (and be `size` bytes, if given).
+
+        Raises BlobIntegrityError, leaving nothing visible, if it does not. The stream is
+        always read and verified, even when the store already holds the blob.
+        """
+
+    @abc.abstractmethod
+    def open(self, sha256: str, *, max_size: int | None = None) -> BinaryIO:
+        """A streaming reader of the raw (decoded) bytes; BlobNotFound if absent.
+
+        Reading raises BlobIntegrityError if the object does not decode or yields more than
+        `max_size` bytes. Close it (or use it as a context manager).
+        """
+
+    @abc.abstractmethod
+    def exists(self, sha256: str) -> bool:
+        """Whether the store holds an object under this blob's key (contents unchecked)."""
+
+    @abc.abstractmethod
+    def delete(self, sha256: str) -> bool:
+        """Remove a blob (garbage collection). True if something was removed."""
+
+    @abc.abstractmethod
+    def iter_hashes(self, prefix: str = "") -> Iterator[str]:
+        """Every stored hash in this codec (optionally those starting with a hex prefix)."""
+
+    @abc.abstractmethod
+    def local_path(self, sha256: str) -> Path | None:
+        """Absolute path of the blob's file in a local store, whether present or not; else None."""
+
+    def check(self, sha256: str, *, expected_size: int | None = None) -> CheckResult:
+        """Read, decode and rehash a blob. Never raises for a missing or corrupt blob.
+
+        Store-level failures (unreachable bucket, permissions) still raise BlobStoreError.
+        """
+        self.key(sha256)
+        digest = hashlib.sha256()
+        size = 0
+        try:
+            with self.open(sha256, max_size=expected_size) as reader:
+                while chunk := reader.read(CHUNK_SIZE):
+                    digest.update(chunk)
+                    size += len(chunk)
+        except BlobNotFound:
+            return CheckResult(sha256, "missing", f"not in store {self.name!r}")
+        except BlobIntegrityError as exc:
+            return CheckResult(sha256, "corrupt", exc.detail)
+        if expected_size is not None and size != expected_size:
+            return CheckResult(sha256, "corrupt",
+                               f"size mismatch: got {size} bytes, expected {expected_size}")
+        got = digest.hexdigest()
+        if got != sha256:
+            return CheckResult(sha256, "corrupt", f"hash mismatch: got {got[:16]}..")
+        return CheckResult(sha256, "ok")
+
+    # Helpers for the backends.
+
+    def _label(self, sha256: str) -> str:
+        return f"store {self.name!r}: blob {sha256}"
+
+    def _require_writable(self, action: str) -> None:
+        if not self.writable:
+            raise StoreNotWritable(f"store {self.name!r} is read-only (writable = false): "
+                                   f"cannot {action}")
+
+    def _verify(self, encoded: Encoded, sha256: str, size: int | None) -> None:
+        """Raise BlobIntegrityError unless a streamed copy is the blob the caller promised."""
+        if size is not None and encoded.size != size:
+            got = f"more than {size}" if encoded.size > size else str(encoded.size)
+            detail = f"size mismatch: got {got} bytes, expected {size}"
+            raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
+        if encoded.sha256 != sha256:
+            detail = f"hash mismatch: got {encoded.sha256[:16]}.."
+            raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
+
+    def _changed_during_ingest(self, path: Path, sha256: str) -> BlobIntegrityError:
+        detail = f"{path} changed during ingest"
+        return BlobIntegrityError(f"{self._label(sha256)}: {detail}; nothing stored",
+                                  detail=detail)

@@ -1,0 +1,55 @@
+"""Encode a raw stream into a store's codec while hashing it (one pass, constant memory)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import IO, BinaryIO, cast
+
+import zstandard
+
+from archive_pipelines.blobstore.hashing import HashingWriter
+from archive_pipelines.blobstore.layout import CHUNK_SIZE, Codec
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """What `encode_stream` wrote."""
+
+    sha256: str  # hex of the raw bytes read
+    size: int  # raw bytes read
+    stored_bytes: int  # encoded bytes written
+    stored_digest: bytes  # sha256 of the encoded bytes (for S3's upload checksum)
+
+
+def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_level: int,
+                  limit: int | None = None) -> Encoded:
+    """Copy `source` to `target` in chunks, compressing for zstd; hash raw and stored bytes.
+
+    With `limit`, reading stops after `limit + 1` raw bytes, so a caller that expects at most
+    `limit` bytes sees the overrun (size > limit) without consuming an endless stream.
+    """
+    raw_digest = hashlib.sha256()
+    size = 0
+    out = HashingWriter(target)
+    compressor: zstandard.ZstdCompressionWriter | None = None
+    if codec == "zstd":
+        # The frame checksum lets the decoder catch damaged blocks before our rehash does.
+        compressor = zstandard.ZstdCompressor(level=zstd_level, write_checksum=True).stream_writer(
+            cast(IO[bytes], out), closefd=False)
+    while True:
+        want = CHUNK_SIZE if limit is None else min(CHUNK_SIZE, limit + 1 - size)
+        if want <= 0:
+            break
+        chunk = source.read(want)
+        if not chunk:
+            break
+        raw_digest.update(chunk)
+        size += len(chunk)
+        if compressor is not None:
+            compressor.write(chunk)
+        else:
+            out.write(chunk)
+    if compressor is not None:
+        compressor.close()  # ends the frame; closefd=False leaves `target` open
+    return Encoded(raw_digest.hexdigest(), size, out.count, out.digest())

@@ -1,0 +1,60 @@
+"""Streaming SHA-256 helpers and a snapshot of a file's identity for change detection."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from archive_pipelines.blobstore.layout import CHUNK_SIZE
+
+
+def sha256_file(path: Path) -> tuple[str, int]:
+    """Hash a file in chunks. Returns (hex sha256, size in bytes)."""
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as source:
+        while chunk := source.read(CHUNK_SIZE):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What must not change while a file is being ingested."""
+
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, target: Path | int) -> FileState:
+        """The state of a path (following symlinks) or of an open file descriptor."""
+        st = os.fstat(target) if isinstance(target, int) else os.stat(target)
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class HashingWriter:
+    """Passes writes through to `target` while hashing and counting them."""
+
+    def __init__(self, target: BinaryIO) -> None:
+        self._target = target
+        self._digest = hashlib.sha256()
+        self.count = 0
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        size = memoryview(data).nbytes
+        self._digest.update(data)
+        self.count += size
+        self._target.write(data)
+        return size
+
+    def flush(self) -> None:
+        self._target.flush()
+
+    def digest(self) -> bytes:
+        return self._digest.digest()

@@ -1,0 +1,198 @@
+"""A blob store in a local directory; writes are atomic and durable (temp + fsync + link)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from archive_pipelines.blobstore.base import BlobStore
+from archive_pipelines.blobstore.decode import open_decoded
+from archive_pipelines.blobstore.encode import Encoded, encode_stream
+from archive_pipelines.blobstore.errors import BlobNotFound, BlobStoreError
+from archive_pipelines.blobstore.hashing import FileState, sha256_file
+from archive_pipelines.blobstore.layout import check_hex_prefix, hash_from_key
+from archive_pipelines.blobstore.local_files import (
+    LINK_UNSUPPORTED,
+    describe_os_error,
+    ensure_dir,
+    fsync_dir,
+    fsync_file,
+    publish,
+    temp_path,
+)
+from archive_pipelines.blobstore.results import PutResult
+
+_OBJECT_MODE = 0o444  # stored copies are immutable; a view's symlink must not edit the store
+_STAGING = "tmp"  # streams of unknown hash are written here, then linked into place
+
+
+class LocalBlobStore(BlobStore):
+    """Blobs as files under `root/sha256/ab/cd/`."""
+
+    def __init__(self, root: Path, *, name: str = "primary", codec: str = "raw",
+                 zstd_level: int = 3, writable: bool = True) -> None:
+        super().__init__(name=name, codec=codec, zstd_level=zstd_level, writable=writable)
+        self.root = Path(root).expanduser().absolute()
+
+    def __repr__(self) -> str:
+        return f"LocalBlobStore(name={self.name!r}, codec={self.codec!r}, root={str(self.root)!r})"
+
+    def _path(self, sha256: str) -> Path:
+        return self.root / self.key(sha256)
+
+    def local_path(self, sha256: str) -> Path:
+        return self._path(sha256)
+
+    def exists(self, sha256: str) -> bool:
+        return self._path(sha256).is_file()
+
+    # Writing.
+
+    def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
+        self._require_writable(f"store {path}")
+        path = Path(path)
+        before = FileState.of(path)
+        sha256, size = sha256_file(path)
+        if FileState.of(path) != before:
+            raise self._changed_during_ingest(path, sha256)
+        if self.exists(sha256):
+            return PutResult(sha256, size, 0, False)
+        if allow_hardlink and self.codec == "raw":
+            linked = self._link_in(path, sha256, size, before)
+            if linked is not None:
+                return linked
+        with open(path, "rb") as source:
+            if FileState.of(source.fileno()) != before:
+                raise self._changed_during_ingest(path, sha256)
+
+            def unchanged(encoded: Encoded) -> None:
+                if encoded.sha256 != sha256 or FileState.of(source.fileno()) != before:
+                    raise self._changed_during_ingest(path, sha256)
+
+            return self._write(source, self._path(sha256).parent, sha256, check=unchanged)
+
+    def put_stream(self, stream: BinaryIO) -> PutResult:
+        self._require_writable("store a stream")
+        return self._write(stream, self.root / _STAGING, None)
+
+    def put_verified(self, sha256: str, stream: BinaryIO, *,
+                     size: int | None = None) -> PutResult:
+        self._require_writable(f"store blob {sha256}")
+        final = self._path(sha256)
+        return self._write(stream, final.parent, sha256, limit=size,
+                           check=lambda encoded: self._verify(encoded, sha256, size))
+
+    def _write(self, source: BinaryIO, directory: Path, sha256: str | None, *,
+               limit: int | None = None,
+               check: Callable[[Encoded], None] | None = None) -> PutResult:
+        """Encode `source` into a temp file in `directory`, check it, then link it into place."""
+        temp: Path | None = None
+        try:
+            with self._os_errors(sha256):
+                ensure_dir(directory)
+                temp = temp_path(directory, sha256 or "put")
+                with open(temp, "xb") as target:
+                    encoded = encode_stream(source, target, codec=self.codec,
+                                            zstd_level=self.zstd_level, limit=limit)
+                    if check is not None:
+                        check(encoded)
+                    os.fchmod(target.fileno(), _OBJECT_MODE)
+                    target.flush()
+                    os.fsync(target.fileno())
+                final = self._path(encoded.sha256)
+                if final.exists():
+                    return PutResult(encoded.sha256, encoded.size, 0, False)
+                ensure_dir(final.parent)
+                created = publish(temp, final)
+        finally:
+            if temp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    temp.unlink()
+        stored = encoded.stored_bytes if created else 0
+        return PutResult(encoded.sha256, encoded.size, stored, created)
+
+    def _link_in(self, path: Path, sha256: str, size: int, before: FileState) -> PutResult | None:
+        """Hardlink an already-hashed file into place; None if the filesystem refuses links.
+
+        The store then shares the inode with `path`: editing `path` in place later would
+        change the stored blob, so callers only allow this for files nobody edits.
+        """
+        final = self._path(sha256)
+        temp = temp_path(final.parent, sha256)
+        try:
+            with self._os_errors(sha256):
+                ensure_dir(final.parent)
+                try:
+                    os.link(path, temp)
+                except OSError as exc:
+                    if exc.errno in LINK_UNSUPPORTED:
+                        return None
+                    raise
+                if FileState.of(temp) != before:
+                    raise self._changed_during_ingest(path, sha256)
+                fsync_file(temp)  # the source's data may not have reached the disk yet
+                created = publish(temp, final)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+        return PutResult(sha256, size, size if created else 0, created)
+
+    @contextlib.contextmanager
+    def _os_errors(self, sha256: str | None) -> Iterator[None]:
+        try:
+            yield
+        except BlobStoreError:
+            raise
+        except OSError as exc:
+            what = f"blob {sha256}" if sha256 else "a blob"
+            raise BlobStoreError(f"store {self.name!r}: cannot write {what} under {self.root}: "
+                                 f"{describe_os_error(exc)}") from exc
+
+    # Reading and maintenance.
+
+    def open(self, sha256: str, *, max_size: int | None = None) -> BinaryIO:
+        path = self._path(sha256)
+        try:
+            stored = open(path, "rb")  # noqa: SIM115 -- the returned reader closes it
+        except FileNotFoundError:
+            raise BlobNotFound(f"{self._label(sha256)} not found ({path})") from None
+        return open_decoded(stored, codec=self.codec, max_size=max_size,
+                            label=self._label(sha256))
+
+    def delete(self, sha256: str) -> bool:
+        self._require_writable(f"delete blob {sha256}")
+        path = self._path(sha256)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise BlobStoreError(f"{self._label(sha256)}: cannot delete: "
+                                 f"{describe_os_error(exc)}") from exc
+        fsync_dir(path.parent)
+        return True
+
+    def iter_hashes(self, prefix: str = "") -> Iterator[str]:
+        check_hex_prefix(prefix)
+        top = self.root / "sha256"
+        for first in _sorted_names(top, dirs=True):
+            if not first.startswith(prefix[:2]):
+                continue
+            for second in _sorted_names(top / first, dirs=True):
+                if not second.startswith(prefix[2:4]):
+                    continue
+                for name in _sorted_names(top / first / second, dirs=False):
+                    sha256 = hash_from_key(f"sha256/{first}/{second}/{name}", self.codec)
+                    if sha256 is not None and sha256.startswith(prefix):
+                        yield sha256
+
+
+def _sorted_names(directory: Path, *, dirs: bool) -> list[str]:
+    try:
+        with os.scandir(directory) as entries:
+            return sorted(e.name for e in entries if e.is_dir(follow_symlinks=False) == dirs)
+    except FileNotFoundError:
+        return []

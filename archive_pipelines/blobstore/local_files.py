@@ -1,0 +1,88 @@
+"""Crash-safe file operations for the local store: temp files, fsync, link-into-place."""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+from pathlib import Path
+
+# link() refused by the filesystem itself (not by a name clash): fall back to copy / rename.
+LINK_UNSUPPORTED = frozenset({errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP,
+                              errno.EMLINK, errno.EACCES})
+
+_REASONS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+
+
+def describe_os_error(exc: OSError) -> str:
+    """`<reason> (<path>)` for a store error message."""
+    reason = _REASONS.get(exc.errno or 0) or exc.strerror or str(exc)
+    return f"{reason} ({exc.filename})" if exc.filename else reason
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make entries created or removed in `directory` durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def ensure_dir(directory: Path) -> None:
+    """Create `directory` and missing parents, fsyncing each parent that gained an entry."""
+    if directory.is_dir():
+        return
+    missing: list[Path] = []
+    current = directory
+    while not current.is_dir():
+        missing.append(current)
+        current = current.parent
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+            continue  # a concurrent writer made it
+        fsync_dir(path.parent)
+
+
+def temp_path(directory: Path, hint: str) -> Path:
+    """A fresh hidden name in `directory`; never a valid blob key, so listings skip it."""
+    return directory / f".{hint[:16]}.{secrets.token_hex(8)}.tmp"
+
+
+def publish(temp: Path, final: Path) -> bool:
+    """Give `temp` (complete and fsynced) the name `final` atomically.
+
+    Returns False if `final` already exists (a concurrent writer won): the existing object is
+    left untouched. The caller removes `temp` afterwards in every case.
+    """
+    try:
+        os.link(temp, final)  # fails instead of overwriting
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in LINK_UNSUPPORTED:
+            raise
+        # No hard links on this filesystem: rename. Racing writers hold identical bytes.
+        if os.path.lexists(final):
+            return False
+        os.replace(temp, final)
+    fsync_dir(final.parent)
+    return True

@@ -1,0 +1,242 @@
+"""A blob store in an S3 bucket (+ prefix): checksummed puts, streaming reads."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
+
+import boto3
+import botocore.loaders
+import botocore.session
+from boto3.s3.transfer import TransferConfig
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from archive_pipelines.blobstore.base import BlobStore
+from archive_pipelines.blobstore.decode import open_decoded
+from archive_pipelines.blobstore.encode import Encoded, encode_stream
+from archive_pipelines.blobstore.errors import BlobNotFound, BlobStoreError
+from archive_pipelines.blobstore.hashing import FileState, sha256_file
+from archive_pipelines.blobstore.layout import check_hex_prefix, hash_from_key, key_prefix
+from archive_pipelines.blobstore.local_files import describe_os_error
+from archive_pipelines.blobstore.results import PutResult
+from archive_pipelines.blobstore.s3_errors import error_code, http_status, s3_errors
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+MIB = 1024 * 1024
+_SPOOL_IN_MEMORY = 8 * MIB  # larger encoded blobs spool to a temp file before upload
+_MIN_PART = 16 * MIB
+_MAX_PARTS = 9_000  # S3 allows 10,000; keep a margin
+# Parsing the S3 service model costs ~150 ms per session; sessions can share the loaded model.
+_MODEL_LOADER = botocore.loaders.create_loader()
+
+
+def _new_client(endpoint_url: str | None, region: str | None) -> S3Client:
+    # A private session per store: boto3's default session is not safe to share across threads,
+    # and credentials are resolved per store through the standard AWS chain.
+    core = botocore.session.get_session()
+    core.register_component("data_loader", _MODEL_LOADER)
+    return boto3.session.Session(botocore_session=core).client(
+        "s3", endpoint_url=endpoint_url, region_name=region,
+        config=Config(retries={"mode": "standard", "max_attempts": 5}))
+
+
+class _S3Body:
+    """A get_object body whose transport and checksum errors become BlobStoreError."""
+
+    def __init__(self, body: Any, errors: Callable[[], contextlib.AbstractContextManager[None]]
+                 ) -> None:
+        self._body = body
+        self._errors = errors
+
+    def read(self, size: int = -1) -> bytes:
+        with self._errors():
+            return bytes(self._body.read(size if size >= 0 else None))
+
+    def close(self) -> None:
+        self._body.close()
+
+
+class S3BlobStore(BlobStore):
+    """Blobs as objects `<prefix>/sha256/ab/cd/<hash>[.zst]`; credentials from the AWS chain."""
+
+    def __init__(self, *, bucket: str, prefix: str = "", name: str, codec: str = "zstd",
+                 zstd_level: int = 3, endpoint_url: str | None = None, region: str | None = None,
+                 writable: bool = True, client: S3Client | None = None,
+                 multipart_threshold: int = 64 * MIB) -> None:
+        super().__init__(name=name, codec=codec, zstd_level=zstd_level, writable=writable)
+        if not bucket:
+            raise ValueError(f"store {name!r}: an S3 store needs a bucket")
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.endpoint_url = endpoint_url or None
+        self.multipart_threshold = max(5 * MIB, multipart_threshold)  # S3's minimum part size
+        self._client: S3Client = client or _new_client(self.endpoint_url, region or None)
+        self._bucket_seen = False
+
+    def __repr__(self) -> str:
+        return (f"S3BlobStore(name={self.name!r}, codec={self.codec!r}, "
+                f"bucket={self.bucket!r}, prefix={self.prefix!r})")
+
+    def object_key(self, sha256: str) -> str:
+        """The full S3 key of a blob: the store prefix, then the common layout."""
+        key = self.key(sha256)
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def local_path(self, sha256: str) -> Path | None:
+        self.key(sha256)
+        return None
+
+    def _errors(self, action: str) -> contextlib.AbstractContextManager[None]:
+        return s3_errors(store=self.name, bucket=self.bucket, action=action)
+
+    # Writing.
+
+    def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
+        self._require_writable(f"store {path}")
+        path = Path(path)
+        before = FileState.of(path)
+        sha256, size = sha256_file(path)
+        if FileState.of(path) != before:
+            raise self._changed_during_ingest(path, sha256)
+        if self.exists(sha256):
+            return PutResult(sha256, size, 0, False)
+        with open(path, "rb") as source:
+            if FileState.of(source.fileno()) != before:
+                raise self._changed_during_ingest(path, sha256)
+
+            def unchanged(encoded: Encoded) -> None:
+                if encoded.sha256 != sha256 or FileState.of(source.fileno()) != before:
+                    raise self._changed_during_ingest(path, sha256)
+
+            return self._spool_and_put(source, sha256, check=unchanged, look_first=False)
+
+    def put_stream(self, stream: BinaryIO) -> PutResult:
+        self._require_writable("store a stream")
+        return self._spool_and_put(stream, None)
+
+    def put_verified(self, sha256: str, stream: BinaryIO, *,
+                     size: int | None = None) -> PutResult:
+        self._require_writable(f"store blob {sha256}")
+        self.key(sha256)
+        return self._spool_and_put(stream, sha256, limit=size,
+                                   check=lambda encoded: self._verify(encoded, sha256, size))
+
+    def _spool_and_put(self, source: BinaryIO, sha256: str | None, *, limit: int | None = None,
+                       check: Callable[[Encoded], None] | None = None,
+                       look_first: bool = True) -> PutResult:
+        """Encode into a spooled temp file (hashing), check, then upload with a checksum."""
+        with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
+            try:
+                encoded = encode_stream(source, cast(BinaryIO, spool), codec=self.codec,
+                                        zstd_level=self.zstd_level, limit=limit)
+            except OSError as exc:
+                what = f"blob {sha256}" if sha256 else "a blob"
+                raise BlobStoreError(
+                    f"store {self.name!r}: cannot spool {what} for upload in "
+                    f"{tempfile.gettempdir()}: {describe_os_error(exc)}") from exc
+            if check is not None:
+                check(encoded)
+            if look_first and self.exists(encoded.sha256):
+                return PutResult(encoded.sha256, encoded.size, 0, False)
+            spool.seek(0)
+            self._upload(encoded, cast(BinaryIO, spool))
+        return PutResult(encoded.sha256, encoded.size, encoded.stored_bytes, True)
+
+    def _upload(self, encoded: Encoded, body: BinaryIO) -> None:
+        key = self.object_key(encoded.sha256)
+        metadata = {"sha256": encoded.sha256, "raw-size": str(encoded.size),
+                    "codec": self.codec}
+        with self._errors(f"putting blob {encoded.sha256}"):
+            if encoded.stored_bytes > self.multipart_threshold:
+                # Each part carries its own SHA-256 checksum, which S3 verifies.
+                part_size = max(_MIN_PART, -(-encoded.stored_bytes // _MAX_PARTS))
+                config = TransferConfig(multipart_threshold=self.multipart_threshold,
+                                        multipart_chunksize=part_size, max_concurrency=4)
+                self._client.upload_fileobj(
+                    body, self.bucket, key, Config=config,
+                    ExtraArgs={"ChecksumAlgorithm": "SHA256", "Metadata": metadata})
+            else:
+                self._client.put_object(
+                    Bucket=self.bucket, Key=key, Body=body, ContentLength=encoded.stored_bytes,
+                    ChecksumAlgorithm="SHA256",
+                    ChecksumSHA256=base64.b64encode(encoded.stored_digest).decode("ascii"),
+                    Metadata=metadata)
+        self._bucket_seen = True
+
+    # Reading and maintenance.
+
+    def exists(self, sha256: str) -> bool:
+        key = self.object_key(sha256)
+        with self._errors(f"looking up blob {sha256}"):
+            try:
+                self._client.head_object(Bucket=self.bucket, Key=key)
+            except ClientError as exc:
+                if http_status(exc) != 404:
+                    raise
+            else:
+                self._bucket_seen = True
+                return True
+            self._require_bucket()  # HEAD's bare 404 does not say whether key or bucket is gone
+        return False
+
+    def _require_bucket(self) -> None:
+        if self._bucket_seen:
+            return
+        try:
+            self._client.head_bucket(Bucket=self.bucket)
+        except ClientError as exc:
+            if http_status(exc) == 404 or error_code(exc) in ("NoSuchBucket", "404"):
+                raise BlobStoreError(f"store {self.name!r}: bucket {self.bucket!r} "
+                                     "does not exist") from exc
+            raise
+        self._bucket_seen = True
+
+    def open(self, sha256: str, *, max_size: int | None = None) -> BinaryIO:
+        key = self.object_key(sha256)
+        with self._errors(f"reading blob {sha256}"):
+            try:
+                response = self._client.get_object(Bucket=self.bucket, Key=key,
+                                                    ChecksumMode="ENABLED")
+            except ClientError as exc:
+                if error_code(exc) in ("NoSuchKey", "404"):
+                    raise BlobNotFound(f"{self._label(sha256)} not found "
+                                       f"(s3://{self.bucket}/{key})") from None
+                raise
+        self._bucket_seen = True
+        body = _S3Body(response["Body"], lambda: self._errors(f"reading blob {sha256}"))
+        return open_decoded(cast(BinaryIO, body), codec=self.codec, max_size=max_size,
+                            label=self._label(sha256))
+
+    def delete(self, sha256: str) -> bool:
+        self._require_writable(f"delete blob {sha256}")
+        if not self.exists(sha256):
+            return False
+        with self._errors(f"deleting blob {sha256}"):
+            self._client.delete_object(Bucket=self.bucket, Key=self.object_key(sha256))
+        return True
+
+    def iter_hashes(self, prefix: str = "") -> Iterator[str]:
+        check_hex_prefix(prefix)
+        store_prefix = f"{self.prefix}/" if self.prefix else ""
+        paginator = self._client.get_paginator("list_objects_v2")
+        pages = iter(paginator.paginate(Bucket=self.bucket,
+                                        Prefix=store_prefix + key_prefix(prefix)))
+        while True:
+            with self._errors("listing blobs"):
+                page = next(pages, None)
+            if page is None:
+                return
+            for item in page.get("Contents", []):
+                key = item.get("Key", "")
+                if not key.startswith(store_prefix):
+                    continue
+                sha256 = hash_from_key(key[len(store_prefix):], self.codec)
+                if sha256 is not None and sha256.startswith(prefix):
+                    yield sha256

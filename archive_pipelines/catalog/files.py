@@ -1,0 +1,257 @@
+"""Blob and snapshot-file queries: get-or-create blobs, exact ref counts, batched."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import Connection, and_, bindparam, case, func, insert, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog.models import (
+    Blob,
+    BlobCopy,
+    Snapshot,
+    SnapshotFile,
+    Store,
+    UtcDateTime,
+    utcnow,
+)
+
+_CHUNK = 400  # bound parameters per IN (...) list
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file to record: (snapshot, extractor, relative_path) -> content."""
+
+    snapshot_id: str
+    extractor: str
+    relative_path: str
+    sha256: str
+    size: int
+    mime_type: str
+
+
+@dataclass
+class ApplyReport:
+    files: int = 0
+    unchanged: int = 0
+    added: int = 0
+    replaced: int = 0
+    new_blobs: int = 0
+    deduplicated: int = 0
+    bytes_saved: int = 0
+    # Blobs whose primary copy had been garbage-collected: the caller must rewrite them.
+    revived: set[str] = field(default_factory=set)
+    new_blob_hashes: set[str] = field(default_factory=set)
+
+
+def _chunks(items: Sequence, size: int = _CHUNK) -> Iterator[Sequence]:  # type: ignore[type-arg]
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _insert_ignore(session: Session):  # type: ignore[no-untyped-def]
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+
+
+def ensure_store(session: Session, *, name: str, kind: str, location: str, codec: str) -> int:
+    """The store row's id, created or updated from settings."""
+    store = session.scalars(select(Store).where(Store.name == name)).first()
+    if store is None:
+        store = Store(name=name, kind=kind, location=location, codec=codec)
+        session.add(store)
+        session.flush()
+    elif (store.kind, store.location, store.codec) != (kind, location, codec):
+        store.kind, store.location, store.codec = kind, location, codec
+    return store.id
+
+
+def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store_id: int,
+                now: datetime | None = None) -> ApplyReport:
+    """Record a batch of files in one transaction with exact ref counts.
+
+    Re-recording the same content at the same path is a no-op; other content at that path
+    moves the reference. New blobs enter as present on the primary store.
+    """
+    now = now or utcnow()
+    report = ApplyReport(files=len(entries))
+    if not entries:
+        return report
+    blob_ids = _get_or_create_blobs(session, entries, now, report)
+    existing = _existing_rows(session, entries)
+    deltas: dict[int, int] = defaultdict(int)
+    inserts, moves = [], []
+    stored_once: set[str] = set()  # new blobs: their first reference is not a dedup
+    for entry in entries:
+        blob_id = blob_ids[entry.sha256]
+        key = (entry.snapshot_id, entry.extractor, entry.relative_path)
+        current = existing.get(key)
+        if current is None:
+            inserts.append({"snapshot_id": entry.snapshot_id, "blob_id": blob_id,
+                            "extractor": entry.extractor, "relative_path": entry.relative_path,
+                            "created_at": now})
+            existing[key] = (-1, blob_id)  # a path repeated within the batch counts once
+            deltas[blob_id] += 1
+            report.added += 1
+        elif current[1] == blob_id:
+            report.unchanged += 1
+            continue
+        else:
+            moves.append({"row_id": current[0], "new_blob": blob_id})
+            deltas[current[1]] -= 1
+            deltas[blob_id] += 1
+            existing[key] = (current[0], blob_id)
+            report.replaced += 1
+        if entry.sha256 in report.new_blob_hashes and entry.sha256 not in stored_once:
+            stored_once.add(entry.sha256)
+        else:
+            report.deduplicated += 1
+            report.bytes_saved += entry.size
+    if inserts:
+        session.execute(insert(SnapshotFile), inserts)
+    if moves:
+        files = SnapshotFile.__table__
+        session.execute(
+            update(files).where(files.c.id == bindparam("row_id"))
+            .values(blob_id=bindparam("new_blob")),
+            moves,
+        )
+    apply_ref_deltas(session, deltas, now)
+    _mark_primary_present(session, entries, blob_ids, primary_store_id, now, report)
+    return report
+
+
+def _get_or_create_blobs(session: Session, entries: Sequence[FileEntry], now: datetime,
+                         report: ApplyReport) -> dict[str, int]:
+    by_hash = {e.sha256: e for e in entries}
+    ids = _blob_ids(session, list(by_hash))
+    missing = [by_hash[h] for h in by_hash if h not in ids]
+    if missing:
+        ins = _insert_ignore(session)(Blob).on_conflict_do_nothing(index_elements=["sha256"])
+        session.execute(ins, [{"sha256": e.sha256, "size": e.size, "mime_type": e.mime_type,
+                               "ref_count": 0, "created_at": now,
+                               "unreferenced_since": now} for e in missing])
+        created = _blob_ids(session, [e.sha256 for e in missing])
+        ids.update(created)
+        # Another writer may have won the insert race; those are not ours to count as new.
+        report.new_blob_hashes = {e.sha256 for e in missing}
+        report.new_blobs = len(report.new_blob_hashes)
+    return ids
+
+
+def _blob_ids(session: Session, hashes: Sequence[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for chunk in _chunks(hashes):
+        for sha, blob_id in session.execute(
+                select(Blob.sha256, Blob.id).where(Blob.sha256.in_(chunk))):
+            found[sha] = blob_id
+    return found
+
+
+def _existing_rows(session: Session, entries: Sequence[FileEntry]
+                   ) -> dict[tuple[str, str, str], tuple[int, int]]:
+    keys = list({(e.snapshot_id, e.extractor, e.relative_path) for e in entries})
+    rows: dict[tuple[str, str, str], tuple[int, int]] = {}
+    cols = tuple_(SnapshotFile.snapshot_id, SnapshotFile.extractor, SnapshotFile.relative_path)
+    for chunk in _chunks(keys, 300):
+        query = select(SnapshotFile.snapshot_id, SnapshotFile.extractor,
+                       SnapshotFile.relative_path, SnapshotFile.id, SnapshotFile.blob_id
+                       ).where(cols.in_(chunk))
+        for sid, ext, rel, row_id, blob_id in session.execute(query):
+            rows[(sid, ext, rel)] = (row_id, blob_id)
+    return rows
+
+
+def apply_ref_deltas(session: Session, deltas: dict[int, int], now: datetime) -> None:
+    """ref_count += delta per blob; keeps unreferenced_since (gc's clock) in step."""
+    params = [{"bid": bid, "d": d} for bid, d in deltas.items() if d]
+    if not params:
+        return
+    blob = Blob.__table__  # Core executemany: one statement, many parameter sets
+    new_count = blob.c.ref_count + bindparam("d")
+    now_param = bindparam("now", type_=UtcDateTime())
+    session.execute(
+        update(blob).where(blob.c.id == bindparam("bid")).values(
+            ref_count=new_count,
+            # NULL while referenced; set when the count reaches 0 (kept if already set).
+            unreferenced_since=case(
+                (new_count == 0, func.coalesce(blob.c.unreferenced_since, now_param)),
+                else_=None),
+        ),
+        [{**p, "now": now} for p in params],
+    )
+
+
+def _mark_primary_present(session: Session, entries: Sequence[FileEntry], blob_ids: dict[str, int],
+                          store_id: int, now: datetime, report: ApplyReport) -> None:
+    ids = sorted({blob_ids[e.sha256] for e in entries})
+    known: dict[int, str] = {}
+    for chunk in _chunks(ids):
+        for bid, status in session.execute(
+                select(BlobCopy.blob_id, BlobCopy.status).where(
+                    and_(BlobCopy.store_id == store_id, BlobCopy.blob_id.in_(chunk)))):
+            known[bid] = status
+    fresh = [{"blob_id": bid, "store_id": store_id, "status": "present", "mtime": now}
+             for bid in ids if bid not in known]
+    if fresh:
+        ins = _insert_ignore(session)(BlobCopy).on_conflict_do_nothing(
+            index_elements=["blob_id", "store_id"])
+        session.execute(ins, fresh)
+    revive = [bid for bid, status in known.items() if status != "present"]
+    if revive:
+        session.execute(update(BlobCopy).where(
+            and_(BlobCopy.store_id == store_id, BlobCopy.blob_id.in_(revive))
+        ).values(status="present", mtime=now).execution_options(synchronize_session=False))
+        by_id = {v: k for k, v in blob_ids.items()}
+        report.revived = {by_id[bid] for bid in revive}
+
+
+def release_files(session: Session, rows: Iterable[tuple[int, int]],
+                  now: datetime | None = None) -> int:
+    """Delete snapshot_file rows (row id, blob id) and release their references."""
+    rows = list(rows)
+    if not rows:
+        return 0
+    deltas: dict[int, int] = defaultdict(int)
+    for _row_id, blob_id in rows:
+        deltas[blob_id] -= 1
+    for chunk in _chunks([r for r, _ in rows]):
+        session.execute(SnapshotFile.__table__.delete().where(SnapshotFile.id.in_(chunk)))
+    apply_ref_deltas(session, deltas, now or utcnow())
+    return len(rows)
+
+
+def snapshot_file_rows(session: Session, snapshot_id: str, extractor: str | None = None,
+                       relative_path: str | None = None) -> list[tuple[int, int, str, str, str]]:
+    """(row id, blob id, extractor, relative_path, sha256) of a snapshot's files."""
+    query = (select(SnapshotFile.id, SnapshotFile.blob_id, SnapshotFile.extractor,
+                    SnapshotFile.relative_path, Blob.sha256)
+             .join(Blob, Blob.id == SnapshotFile.blob_id)
+             .where(SnapshotFile.snapshot_id == snapshot_id))
+    if extractor is not None:
+        query = query.where(SnapshotFile.extractor == extractor)
+    if relative_path is not None:
+        query = query.where(SnapshotFile.relative_path == relative_path)
+    return [tuple(r) for r in session.execute(query)]  # type: ignore[misc]
+
+
+def count_references(conn: Connection | Session) -> Iterator[tuple[int, str, int, int]]:
+    """(blob id, sha256, stored ref_count, counted references) where they differ."""
+    counted = (select(SnapshotFile.blob_id, func.count().label("n"))
+               .group_by(SnapshotFile.blob_id).subquery())
+    actual = func.coalesce(counted.c.n, 0)
+    query = (select(Blob.id, Blob.sha256, Blob.ref_count, actual)
+             .outerjoin(counted, counted.c.blob_id == Blob.id)
+             .where(Blob.ref_count != actual))
+    for row in conn.execute(query):
+        yield int(row[0]), str(row[1]), int(row[2]), int(row[3])
+
+
+__all__ = ["ApplyReport", "FileEntry", "Snapshot", "apply_files", "apply_ref_deltas",
+           "count_references", "ensure_store", "release_files", "snapshot_file_rows"]

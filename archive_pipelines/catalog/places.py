@@ -1,0 +1,108 @@
+"""Snapshot places: the catalog fields that view paths are made of."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
+from archive_pipelines.views.paths import SnapshotPlace
+
+
+def _owner_of_timestamp():  # type: ignore[no-untyped-def]
+    """Subquery: per timestamp, the id of its oldest snapshot (owner of by_timestamp/<ts>)."""
+    ranked = select(
+        Snapshot.timestamp,
+        Snapshot.id,
+        func.row_number().over(partition_by=Snapshot.timestamp,
+                               order_by=(Snapshot.created_at, Snapshot.id)).label("rank"),
+    ).subquery()
+    return select(ranked.c.timestamp, ranked.c.id).where(ranked.c.rank == 1).subquery()
+
+
+def _place(row: tuple[str, str, str, datetime, str]) -> SnapshotPlace:
+    sid, url, ts, created_at, created_by = row
+    return SnapshotPlace(snapshot_id=sid, url=url, timestamp=ts, created_at=created_at,
+                         created_by=created_by)
+
+
+def places_for(session: Session, snapshot_ids: Iterable[str]) -> dict[str, SnapshotPlace]:
+    """Places of these snapshots, with by_timestamp ownership resolved."""
+    ids = list(set(snapshot_ids))
+    places: dict[str, SnapshotPlace] = {}
+    for start in range(0, len(ids), 400):
+        chunk = ids[start:start + 400]
+        rows = session.execute(select(Snapshot.id, Snapshot.url, Snapshot.timestamp,
+                                      Snapshot.created_at, Snapshot.created_by)
+                               .where(Snapshot.id.in_(chunk)))
+        for row in rows:
+            places[row[0]] = _place(tuple(row))  # type: ignore[arg-type]
+    timestamps = {p.timestamp for p in places.values()}
+    owners: dict[str, str] = {}
+    ts_list = list(timestamps)
+    for start in range(0, len(ts_list), 400):
+        chunk = ts_list[start:start + 400]
+        query = (select(Snapshot.timestamp, Snapshot.id)
+                 .where(Snapshot.timestamp.in_(chunk))
+                 .order_by(Snapshot.timestamp, Snapshot.created_at.desc(), Snapshot.id.desc()))
+        for ts, sid in session.execute(query):
+            owners[ts] = sid  # the last row per timestamp is the oldest
+    for sid, place in places.items():
+        if owners.get(place.timestamp) != sid:
+            places[sid] = SnapshotPlace(**{**vars(place), "owns_timestamp": False})
+    return places
+
+
+def iter_places(session: Session, query: Select | None = None,  # type: ignore[type-arg]
+                batch: int = 1000) -> Iterator[SnapshotPlace]:
+    """Every snapshot's place (optionally those whose id is in `query`), by id."""
+    for page in iter_place_pages(session, query, batch):
+        yield from page
+
+
+def iter_place_pages(session: Session, query: Select | None = None,  # type: ignore[type-arg]
+                     batch: int = 1000) -> Iterator[list[SnapshotPlace]]:
+    """Pages of snapshot places, keyset-paginated by id, ownership resolved in one join."""
+    owners = _owner_of_timestamp()
+    last = ""
+    while True:
+        base = (select(Snapshot.id, Snapshot.url, Snapshot.timestamp, Snapshot.created_at,
+                       Snapshot.created_by, owners.c.id)
+                .outerjoin(owners, owners.c.timestamp == Snapshot.timestamp)
+                .where(Snapshot.id > last).order_by(Snapshot.id).limit(batch))
+        if query is not None:
+            base = base.where(Snapshot.id.in_(query))
+        rows = session.execute(base).all()
+        if not rows:
+            return
+        page = []
+        for row in rows:
+            place = _place(tuple(row[:5]))  # type: ignore[arg-type]
+            if row[5] != row[0]:
+                place = SnapshotPlace(**{**vars(place), "owns_timestamp": False})
+            page.append(place)
+        yield page
+        last = rows[-1][0]
+
+
+SnapshotFiles = list[tuple[str, str, str]]  # (extractor, relative_path, sha256)
+
+
+def iter_snapshot_files(session: Session, snapshot_query: Select | None = None,  # type: ignore[type-arg]
+                        ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles]]:
+    """(place, files) per snapshot that has files; one files query per page of snapshots."""
+    for page in iter_place_pages(session, snapshot_query, batch=500):
+        by_id: dict[str, SnapshotFiles] = {p.snapshot_id: [] for p in page}
+        rows = session.execute(
+            select(SnapshotFile.snapshot_id, SnapshotFile.extractor,
+                   SnapshotFile.relative_path, Blob.sha256)
+            .join(Blob, Blob.id == SnapshotFile.blob_id)
+            .where(SnapshotFile.snapshot_id.in_(list(by_id))))
+        for sid, extractor, rel, sha in rows:
+            by_id[sid].append((extractor, rel, sha))
+        for place in page:
+            if by_id[place.snapshot_id]:
+                yield place, by_id[place.snapshot_id]

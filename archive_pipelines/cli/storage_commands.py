@@ -1,0 +1,145 @@
+"""Storage commands: ingest, verify, rebuild-views, migrate-to-cas, gc."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.errors import ArchiveError
+from archive_pipelines.settings import ALL_VIEWS
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.gc import collect_garbage
+from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.legacy_cas import migrate_to_cas
+from archive_pipelines.storage.rebuild import rebuild_views
+from archive_pipelines.storage.verify import KINDS, verify_storage
+
+VIEW_CHOICE = click.Choice(ALL_VIEWS)
+
+
+def _storage(obj: CliContext, views: tuple[str, ...] = ()) -> Storage:
+    return Storage.open(obj.settings, engine=obj.engine, views=views or None)
+
+
+def _print_errors(errors: list[str], limit: int = 10) -> None:
+    for error in errors[:limit]:
+        click.echo(f"  ! {error}", err=True)
+    if len(errors) > limit:
+        click.echo(f"  ! ... and {len(errors) - limit} more", err=True)
+
+
+@click.command("ingest")
+@click.option("--url", required=True, help="The snapshot's URL.")
+@click.option("--timestamp", default=None, help="Legacy timestamp key (default: now).")
+@click.option("--user", default=None, help="Who created the snapshot (by_user view).")
+@click.option("--title", default=None)
+@click.argument("extractor")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.pass_obj
+def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str | None,
+                   title: str | None, extractor: str, directory: Path) -> None:
+    """Store every file under DIRECTORY as EXTRACTOR output of the snapshot of --url."""
+    now = datetime.now(UTC)
+    timestamp = timestamp or f"{now.timestamp():.3f}"
+    catalog = obj.catalog
+    snapshot = catalog.find_snapshot(url=url, timestamp=timestamp) or catalog.add_snapshot(
+        url=url, timestamp=timestamp, title=title, created_at=now,
+        created_by=user or obj.settings.views.default_user)
+    storage = _storage(obj)
+    started = time.monotonic()
+    with progress_bar("ingest", "file") as bar:
+        report = ingest_directory(storage, snapshot.id, extractor, directory, progress=bar.update)
+    elapsed = time.monotonic() - started
+    click.echo(f"snapshot {snapshot.id} ({url} @ {timestamp})")
+    click.echo(f"files {report.files:,} ({report.added:,} added, {report.unchanged:,} unchanged, "
+               f"{report.replaced:,} replaced) in {elapsed:.1f}s")
+    click.echo(f"new blobs {report.new_blobs:,}, deduplicated {report.deduplicated:,}, "
+               f"saved {human_bytes(report.bytes_saved)}, links {report.links_created:,}")
+    _print_errors(report.errors)
+
+
+@click.command("verify")
+@click.option("--fix", is_flag=True, help="Repair links and ref counts.")
+@click.option("--vacuum", is_flag=True, help="Remove orphan links and empty folders.")
+@click.option("--deep", is_flag=True, help="Rehash every referenced blob.")
+@click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Limit to these views.")
+@click.pass_obj
+def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
+                   views: tuple[str, ...]) -> None:
+    """Check the store and views against the catalog; exit 1 if problems remain."""
+    with progress_bar("verify", "item") as bar:
+        report = verify_storage(_storage(obj, views), fix=fix, vacuum=vacuum, deep=deep,
+                                progress=lambda _kind, n: bar.update(n))
+    click.echo(f"checked {report.blobs_checked:,} blobs, {report.files_checked:,} files, "
+               f"{report.links_checked:,} links")
+    for kind in KINDS:
+        if report.found[kind]:
+            fixed = f", fixed {report.fixed[kind]:,}" if report.fixed[kind] else ""
+            click.echo(f"  {kind:<22} {report.found[kind]:,}{fixed}")
+    click.echo("healthy" if report.problems == 0 else f"{report.problems:,} problem(s) left")
+    if report.problems:
+        raise click.exceptions.Exit(1)
+
+
+@click.command("rebuild-views")
+@click.option("--clean", is_flag=True, help="Remove the views' links first.")
+@click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")
+@click.pass_obj
+def rebuild_views_command(obj: CliContext, clean: bool, views: tuple[str, ...]) -> None:
+    """Regenerate the symlink views from the catalog."""
+    started = time.monotonic()
+    with progress_bar("rebuild", "file") as bar:
+        report = rebuild_views(_storage(obj, views), clean=clean, progress=bar.update)
+    click.echo(f"{report.snapshots:,} snapshots, {report.links:,} links "
+               f"({report.links_created:,} created, {report.links_fixed:,} fixed, "
+               f"{report.links_removed:,} removed) in {time.monotonic() - started:.1f}s")
+    if report.link_conflicts:
+        click.echo(f"{report.link_conflicts:,} link path(s) blocked by real files (left alone)")
+
+
+@click.command("migrate-to-cas")
+@click.option("--dry-run", is_flag=True, help="Report what dedup would save; write nothing.")
+@click.option("--cleanup-legacy", is_flag=True,
+              help="Remove verified legacy files and link archive/<ts> into by_timestamp.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None)
+@click.option("--resume-from", default="", help="First timestamp folder to take.")
+@click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")
+@click.pass_obj
+def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
+                           batch_size: int | None, resume_from: str,
+                           views: tuple[str, ...]) -> None:
+    """Move legacy archive/<timestamp>/<extractor>/ folders into the blob store."""
+    if dry_run and cleanup_legacy:
+        raise ArchiveError("--dry-run and --cleanup-legacy exclude each other")
+    with progress_bar("migrate", "folder") as bar:
+        report = migrate_to_cas(_storage(obj, views), dry_run=dry_run,
+                                cleanup_legacy=cleanup_legacy, batch_size=batch_size,
+                                resume_from=resume_from, progress=lambda _n: bar.update(1))
+    click.echo(("dry run: " if dry_run else "") +
+               f"{report.snapshots:,} folders, {report.files:,} files, "
+               f"{report.new_blobs:,} new blobs, {report.deduplicated:,} deduplicated")
+    click.echo(f"bytes {human_bytes(report.bytes_in)}, saved {human_bytes(report.bytes_saved)} "
+               f"(dedup ratio {report.dedup_ratio:.2f})")
+    if cleanup_legacy:
+        click.echo(f"legacy folders replaced by links: {report.cleaned_folders:,}")
+    _print_errors(report.errors)
+
+
+@click.command("gc")
+@click.option("--grace-hours", type=float, default=None,
+              help="Override storage.gc_grace_hours.")
+@click.option("--dry-run", is_flag=True)
+@click.pass_obj
+def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool) -> None:
+    """Remove blobs unreferenced for longer than the grace period (primary store only)."""
+    report = collect_garbage(_storage(obj), grace_hours=grace_hours, dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    click.echo(f"{report.candidates:,} candidates; {verb} "
+               f"{report.candidates if dry_run else report.removed:,} blobs, "
+               f"{human_bytes(report.bytes_freed)}; revived {report.revived:,}; "
+               f"untracked files removed {report.untracked_removed:,}")

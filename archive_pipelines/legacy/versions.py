@@ -1,0 +1,129 @@
+"""Filesystem versions of a snapshot folder, how to recognise them, and the steps between them.
+
+Legacy labels name the first ArchiveBox release that wrote each `index.json` shape; every
+legacy layout is the same flat folder, so the hops between them move no files. The two
+real steps are `organize` (flat files -> per-extractor folders) and `to_cas` (blobs + views).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from archive_pipelines.legacy.fields import looks_like_timestamp
+
+V0_4 = "0.4"  # 0.4.x-0.5.x: `history`, `updated`, no `snapshot_id`
+V0_6 = "0.6"  # 0.6.x-0.8.1: adds `snapshot_id`, `tags_str`, `icons`
+V0_8 = "0.8"  # 0.8.2: adds `snapshot_abid`
+V0_8_3 = "0.8.3"  # 0.8.3+: `downloaded_at` instead of `updated`
+V0_9 = "0.9"  # 0.9 development: `archive_results` list and `fs_version`
+ORGANIZED = "organized"  # per-extractor folders under archive/<timestamp>/
+CAS = "cas"  # blobs in the content-addressed store, folders are symlink views
+
+LEGACY_VERSIONS: tuple[str, ...] = (V0_4, V0_6, V0_8, V0_8_3, V0_9)
+FS_VERSIONS: tuple[str, ...] = (*LEGACY_VERSIONS, ORGANIZED, CAS)
+CURRENT_VERSION = CAS
+
+ORGANIZE = "organize"
+TO_CAS = "to_cas"
+NOOP = "noop"
+
+# Steps that move files; every other hop of the chain only relabels the folder.
+_REAL_STEPS: Mapping[tuple[str, str], str] = {
+    (V0_9, ORGANIZED): ORGANIZE,
+    (ORGANIZED, CAS): TO_CAS,
+}
+
+
+@dataclass(frozen=True)
+class MigrationStep:
+    """One hop of the chain: `name` is `organize`, `to_cas` or `noop`."""
+
+    name: str
+    source: str
+    target: str
+
+    @property
+    def is_noop(self) -> bool:
+        return self.name == NOOP
+
+
+def version_rank(version: str) -> int:
+    """Position of `version` in the chain; a `ValueError` for an unknown label."""
+    try:
+        return FS_VERSIONS.index(version)
+    except ValueError:
+        known = ", ".join(FS_VERSIONS)
+        raise ValueError(f"unknown fs_version {version!r}; known: {known}") from None
+
+
+def is_legacy(version: str) -> bool:
+    """True for the flat ArchiveBox layouts (before `organized`)."""
+    return version_rank(version) < version_rank(ORGANIZED)
+
+
+def detect_version(index: Mapping[str, Any]) -> str:
+    """The fs_version of a parsed index.json, from the fields each release writes.
+
+    Key presence is the fingerprint (0.8.3 writes `downloaded_at: null` before a download).
+    An `fs_version` field in this module's vocabulary (written back by us) is trusted; any
+    other `fs_version` value is ArchiveBox's 0.9 development layout. Real 0.8 folders use
+    `history` too, so `history` alone says nothing about the release. 0.8.0-0.8.1 write the
+    0.7 shape and are labelled 0.6, which has the same layout.
+    """
+    declared = index.get("fs_version")
+    if isinstance(declared, str) and declared in FS_VERSIONS:
+        return declared
+    if "fs_version" in index or isinstance(index.get("archive_results"), list):
+        return V0_9
+    if "downloaded_at" in index:
+        return V0_8_3
+    if "snapshot_abid" in index:
+        return V0_8
+    if "snapshot_id" in index or "tags_str" in index or "icons" in index:
+        return V0_6
+    return V0_4
+
+
+def migration_steps(from_version: str) -> list[MigrationStep]:
+    """Every hop from `from_version` to the current version, no-ops included."""
+    start = version_rank(from_version)
+    chain = FS_VERSIONS[start:]
+    return [
+        MigrationStep(_REAL_STEPS.get((source, target), NOOP), source, target)
+        for source, target in pairwise(chain)
+    ]
+
+
+def migration_chain(from_version: str) -> list[str]:
+    """Names of the steps that move files, in order: e.g. `["organize", "to_cas"]`."""
+    return [step.name for step in migration_steps(from_version) if not step.is_noop]
+
+
+def version_after(step_name: str) -> str:
+    """The fs_version a snapshot has once `step_name` is verified."""
+    for (_, target), name in _REAL_STEPS.items():
+        if name == step_name:
+            return target
+    raise ValueError(f"unknown migration step {step_name!r}")
+
+
+def needs_fs_migration(version: str) -> bool:
+    """True unless the snapshot already has the current layout."""
+    return version_rank(version) < version_rank(CURRENT_VERSION)
+
+
+def output_dir(data_dir: Path, timestamp: str, version: str) -> Path:
+    """Where a snapshot's files live for `version`.
+
+    Legacy and organized folders are `archive/<timestamp>`; CAS snapshots are viewed at
+    `archive/by_timestamp/<timestamp>` (the old path stays as a compatibility link).
+    """
+    if not looks_like_timestamp(timestamp):
+        raise ValueError(f"{timestamp!r} is not a snapshot timestamp")
+    if version_rank(version) < version_rank(CAS):
+        return data_dir / "archive" / timestamp
+    return data_dir / "archive" / "by_timestamp" / timestamp

@@ -1,0 +1,112 @@
+"""Imperative storage jobs: verify/repair, rebuild views, migrate legacy folders, gc.
+
+Every job runs with no config (defaults) from `dagster job execute -m
+archive_pipelines.definitions -j <job>`, or with a config file.
+"""
+
+import dagster as dg
+from pydantic import Field
+
+from archive_pipelines.resources import StorageResource
+from archive_pipelines.storage.gc import collect_garbage
+from archive_pipelines.storage.legacy_cas import migrate_to_cas
+from archive_pipelines.storage.rebuild import rebuild_views
+from archive_pipelines.storage.verify import KINDS, verify_storage
+
+
+class VerifyConfig(dg.Config):
+    fix: bool = Field(default=False, description="Repair links and ref counts.")
+    vacuum: bool = Field(default=False, description="Remove orphan links and empty folders.")
+    deep: bool = Field(default=False, description="Rehash every referenced blob (slow).")
+    views: list[str] = Field(default_factory=list, description="Views to check; [] = enabled.")
+
+
+@dg.op(description="Check blob files, view links and ref counts against the catalog.")
+def verify_storage_op(context: dg.OpExecutionContext, config: VerifyConfig,
+                      storage: StorageResource) -> dg.Output[int]:
+    report = verify_storage(storage.open(config.views or None), fix=config.fix,
+                            vacuum=config.vacuum, deep=config.deep)
+    for kind, examples in report.examples.items():
+        context.log.warning(f"{kind}: {report.found[kind]} (e.g. {', '.join(examples[:3])})")
+    metadata: dict[str, int] = {"blobs_checked": report.blobs_checked,
+                                "links_checked": report.links_checked,
+                                "problems_left": report.problems}
+    metadata.update({f"found_{k}": report.found[k] for k in KINDS})
+    metadata.update({f"fixed_{k}": report.fixed[k] for k in KINDS if report.fixed[k]})
+    return dg.Output(report.problems, metadata=metadata)
+
+
+@dg.job(description="Verify storage health; with fix/vacuum, repair it. Scheduled.")
+def verify_storage_job() -> None:
+    verify_storage_op()
+
+
+class RebuildViewsConfig(dg.Config):
+    views: list[str] = Field(default_factory=list, description="Views to rebuild; [] = enabled.")
+    clean: bool = Field(default=False, description="Remove the views' links first.")
+
+
+@dg.op(description="Rebuild view links from the catalog.")
+def rebuild_views_op(config: RebuildViewsConfig, storage: StorageResource) -> dg.Output[int]:
+    report = rebuild_views(storage.open(config.views or None), clean=config.clean)
+    return dg.Output(report.links, metadata={
+        "snapshots": report.snapshots, "files": report.files,
+        "links_created": report.links_created, "links_fixed": report.links_fixed,
+        "links_ok": report.links_ok, "link_conflicts": report.link_conflicts,
+        "links_removed": report.links_removed})
+
+
+@dg.job(description="Rebuild the symlink views from the catalog (optionally clean first).")
+def rebuild_views_job() -> None:
+    rebuild_views_op()
+
+
+class MigrateToCasConfig(dg.Config):
+    dry_run: bool = Field(default=False, description="Report dedup savings; write nothing.")
+    views: list[str] = Field(default_factory=list, description="Views to create; [] = enabled.")
+    cleanup_legacy: bool = Field(default=False,
+                                 description="Remove verified legacy files; link the folder.")
+    batch_size: int = Field(default=500, ge=1, description="Files per catalog transaction.")
+    resume_from: str = Field(default="", description="First legacy timestamp folder to take.")
+
+
+@dg.op(description="Ingest legacy archive/<timestamp>/<extractor>/ folders into the blob store.")
+def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig,
+                      storage: StorageResource) -> dg.Output[int]:
+    report = migrate_to_cas(storage.open(config.views or None), dry_run=config.dry_run,
+                            cleanup_legacy=config.cleanup_legacy, batch_size=config.batch_size,
+                            resume_from=config.resume_from)
+    for error in report.errors[:20]:
+        context.log.warning(error)
+    return dg.Output(report.files, metadata={
+        "dry_run": config.dry_run, "snapshots": report.snapshots,
+        "created_snapshots": report.created_snapshots, "files": report.files,
+        "new_blobs": report.new_blobs, "deduplicated": report.deduplicated,
+        "bytes_in": report.bytes_in, "bytes_saved": report.bytes_saved,
+        "dedup_ratio": round(report.dedup_ratio, 4), "cleaned_folders": report.cleaned_folders,
+        "errors": len(report.errors)})
+
+
+@dg.job(description="Migrate legacy folders into the content-addressed store (dedup report).")
+def migrate_to_cas_job() -> None:
+    migrate_to_cas_op()
+
+
+class GcConfig(dg.Config):
+    grace_hours: float = Field(default=-1.0, description="< 0 = storage.gc_grace_hours.")
+    dry_run: bool = Field(default=False)
+
+
+@dg.op(description="Remove blobs unreferenced for longer than the grace period (primary only).")
+def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
+    report = collect_garbage(storage.open(), dry_run=config.dry_run,
+                             grace_hours=None if config.grace_hours < 0 else config.grace_hours)
+    return dg.Output(report.removed, metadata={
+        "candidates": report.candidates, "removed": report.removed,
+        "bytes_freed": report.bytes_freed, "revived": report.revived,
+        "untracked_removed": report.untracked_removed, "dry_run": config.dry_run})
+
+
+@dg.job(description="Garbage-collect unreferenced blobs from the primary store.")
+def gc_job() -> None:
+    gc_op()

@@ -1,0 +1,70 @@
+"""`Storage`: the catalog engine, primary store and view farm that storage operations share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from archive_pipelines.blobstore import BlobStore, open_store
+from archive_pipelines.catalog.engine import make_engine
+from archive_pipelines.catalog.errors import clear_catalog_errors
+from archive_pipelines.catalog.files import ensure_store
+from archive_pipelines.datadir import DataDir
+from archive_pipelines.settings import Settings
+from archive_pipelines.views import ViewFarm
+
+
+@dataclass
+class Storage:
+    """What ingest, verify, gc and rebuild need; open with `Storage.open(settings)`."""
+
+    settings: Settings
+    engine: Engine
+    views: tuple[str, ...]
+    _sessions: sessionmaker[Session] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @classmethod
+    def open(cls, settings: Settings, *, engine: Engine | None = None,
+             views: tuple[str, ...] | None = None) -> Storage:
+        engine = engine or make_engine(settings.catalog_url,
+                                       busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
+        enabled = tuple(settings.views.enabled) if views is None else views
+        return cls(settings=settings, engine=engine, views=enabled)
+
+    @property
+    def layout(self) -> DataDir:
+        return DataDir(self.settings.data_dir)
+
+    @cached_property
+    def primary(self) -> BlobStore:
+        return open_store(self.settings.primary_store, self.settings.data_dir)
+
+    @cached_property
+    def primary_root(self) -> Path:
+        return self.settings.local_path(self.settings.primary_store.path)
+
+    @cached_property
+    def farm(self) -> ViewFarm:
+        return ViewFarm(self.layout.archive, self.primary_root)
+
+    @cached_property
+    def primary_store_id(self) -> int:
+        store = self.settings.primary_store
+        with self.session() as session:
+            return ensure_store(session, name=store.name, kind=store.kind,
+                                location=str(self.primary_root), codec=store.codec)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """One catalog transaction (committed on success), errors made readable."""
+        with clear_catalog_errors(), self._sessions() as session, session.begin():
+            yield session

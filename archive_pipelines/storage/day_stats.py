@@ -1,0 +1,57 @@
+"""Per-day storage figures for the partitioned `blobs` and `views` assets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Select, func, select
+
+from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
+from archive_pipelines.storage.context import Storage
+
+
+def snapshots_created_between(start: datetime, end: datetime) -> Select:  # type: ignore[type-arg]
+    """Ids of snapshots created in [start, end) (uses ix_snapshot_created_at)."""
+    return select(Snapshot.id).where(Snapshot.created_at >= start, Snapshot.created_at < end)
+
+
+@dataclass(frozen=True)
+class DayStats:
+    snapshots: int
+    legacy_timestamps: frozenset[str]
+    files: int
+    logical_bytes: int
+    unique_blobs: int
+    unique_bytes: int
+    new_blobs: int
+
+    @property
+    def bytes_saved(self) -> int:
+        return self.logical_bytes - self.unique_bytes
+
+    @property
+    def dedup_ratio(self) -> float:
+        return self.logical_bytes / self.unique_bytes if self.unique_bytes else 1.0
+
+
+def day_stats(storage: Storage, start: datetime, end: datetime) -> DayStats:
+    ids = snapshots_created_between(start, end)
+    with storage.session() as session:
+        snapshots = session.scalar(select(func.count()).select_from(ids.subquery())) or 0
+        legacy = frozenset(session.scalars(
+            select(Snapshot.timestamp).where(Snapshot.id.in_(ids), Snapshot.fs_version != "cas")))
+        files, logical = session.execute(
+            select(func.count(), func.coalesce(func.sum(Blob.size), 0))
+            .select_from(SnapshotFile).join(Blob, Blob.id == SnapshotFile.blob_id)
+            .where(SnapshotFile.snapshot_id.in_(ids))).one()
+        distinct_blobs = (select(SnapshotFile.blob_id.label("bid"))
+                          .where(SnapshotFile.snapshot_id.in_(ids)).distinct().subquery())
+        unique_blobs, unique_bytes = session.execute(
+            select(func.count(), func.coalesce(func.sum(Blob.size), 0))
+            .select_from(distinct_blobs).join(Blob, Blob.id == distinct_blobs.c.bid)).one()
+        new_blobs = session.scalar(select(func.count()).select_from(Blob).where(
+            Blob.created_at >= start, Blob.created_at < end)) or 0
+    return DayStats(snapshots=int(snapshots), legacy_timestamps=legacy, files=int(files),
+                    logical_bytes=int(logical), unique_blobs=int(unique_blobs),
+                    unique_bytes=int(unique_bytes), new_blobs=int(new_blobs))

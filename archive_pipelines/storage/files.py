@@ -1,0 +1,54 @@
+"""Removing files and snapshots: release references, then remove their view links."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete
+
+from archive_pipelines.catalog.files import release_files, snapshot_file_rows
+from archive_pipelines.catalog.models import Snapshot
+from archive_pipelines.catalog.places import places_for
+from archive_pipelines.storage.context import Storage
+from archive_pipelines.views import SnapshotPlace, view_path
+
+
+@dataclass
+class RemoveReport:
+    files: int = 0
+    links_removed: int = 0
+
+
+def remove_file(storage: Storage, snapshot_id: str, extractor: str,
+                relative_path: str) -> RemoveReport:
+    """Delete one snapshot file: its blob loses a reference (gc may collect it later)."""
+    with storage.session() as session:
+        rows = snapshot_file_rows(session, snapshot_id, extractor, relative_path)
+        released = release_files(session, [(r[0], r[1]) for r in rows])
+        place = places_for(session, [snapshot_id]).get(snapshot_id)
+    report = RemoveReport(files=released)
+    if place is not None:
+        report.links_removed = _unlink(storage, place, [(r[2], r[3]) for r in rows])
+    return report
+
+
+def delete_snapshot(storage: Storage, snapshot_id: str) -> RemoveReport:
+    """Delete a snapshot and release every file it referenced; remove its view links."""
+    with storage.session() as session:
+        rows = snapshot_file_rows(session, snapshot_id)
+        place = places_for(session, [snapshot_id]).get(snapshot_id)
+        released = release_files(session, [(r[0], r[1]) for r in rows])
+        session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
+    report = RemoveReport(files=released)
+    if place is not None:
+        report.links_removed = _unlink(storage, place, [(r[2], r[3]) for r in rows])
+    return report
+
+
+def _unlink(storage: Storage, place: SnapshotPlace, files: list[tuple[str, str]]) -> int:
+    removed = 0
+    for extractor, rel in files:
+        for view in storage.views:
+            if storage.farm.remove_link(view_path(view, place, extractor, rel)):
+                removed += 1
+    return removed

@@ -1,0 +1,172 @@
+"""Verify storage against the catalog, and repair what is repairable.
+
+Checks: blob files missing (or corrupt, with `deep`), view links missing / pointing
+elsewhere / broken / blocked by a real file, orphan links, orphan blobs (ref_count 0),
+untracked blob files, and ref_count drift (a mark pass that counts references).
+A referenced blob is never deleted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from sqlalchemy import func, select, update
+
+from archive_pipelines.catalog.files import count_references
+from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
+from archive_pipelines.catalog.places import iter_snapshot_files
+from archive_pipelines.storage.context import Storage
+from archive_pipelines.views import SnapshotPlace, view_path
+
+KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_links", "wrong_links",
+         "broken_links", "conflict_links", "orphan_links", "orphan_blobs",
+         "untracked_blob_files", "refcount_drift")
+
+
+@dataclass
+class VerifyReport:
+    blobs_checked: int = 0
+    files_checked: int = 0
+    links_checked: int = 0
+    found: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    fixed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
+    examples: dict[str, list[str]] = field(default_factory=dict)
+
+    def note(self, kind: str, example: str) -> None:
+        self.found[kind] += 1
+        samples = self.examples.setdefault(kind, [])
+        if len(samples) < 5:
+            samples.append(example)
+
+    @property
+    def problems(self) -> int:
+        """Problems found and not fixed (orphan blobs are gc's work, not a problem)."""
+        return sum(self.found[k] - self.fixed[k] for k in KINDS if k != "orphan_blobs")
+
+
+def verify_storage(storage: Storage, *, fix: bool = False, vacuum: bool = False,
+                   deep: bool = False, scan_store: bool = True,
+                   progress: Callable[[str, int], None] | None = None) -> VerifyReport:
+    """Check everything; `fix` repairs links and ref counts; `vacuum` removes orphan links."""
+    report = VerifyReport()
+    _check_refcounts(storage, report, fix)
+    missing = _check_blob_files(storage, report, deep, fix, progress)
+    _check_links(storage, report, fix, vacuum, missing, progress)
+    with storage.session() as session:
+        report.found["orphan_blobs"] = int(session.scalar(
+            select(func.count()).select_from(Blob).where(Blob.ref_count == 0)) or 0)
+    if scan_store:
+        _check_untracked(storage, report)
+    return report
+
+
+def _check_refcounts(storage: Storage, report: VerifyReport, fix: bool) -> None:
+    with storage.session() as session:
+        drift = list(count_references(session))
+        for blob_id, sha, stored, actual in drift:
+            report.note("refcount_drift", f"{sha[:12]}: ref_count {stored}, references {actual}")
+            if fix:
+                now = utcnow()
+                session.execute(update(Blob).where(Blob.id == blob_id).values(
+                    ref_count=actual,
+                    unreferenced_since=(now if actual == 0 else None)))
+                report.fixed["refcount_drift"] += 1
+
+
+def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[tuple[int, str, int, int]]:
+    last = 0
+    while True:
+        with storage.session() as session:
+            rows = session.execute(select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
+                                   .where(Blob.id > last).order_by(Blob.id).limit(batch)).all()
+        if not rows:
+            return
+        for row in rows:
+            yield int(row[0]), str(row[1]), int(row[2]), int(row[3])
+        last = rows[-1][0]
+
+
+def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: bool,
+                      progress: Callable[[str, int], None] | None) -> set[str]:
+    """Referenced blobs whose primary file is missing or corrupt (returned)."""
+    bad: set[str] = set()
+    store = storage.primary
+    for blob_id, sha, size, refs in _iter_blobs(storage):
+        if refs == 0:
+            continue  # gc may have collected it: not a problem
+        report.blobs_checked += 1
+        if deep:
+            result = store.check(sha, expected_size=size)
+            status = result.status
+        else:
+            path = store.local_path(sha)
+            status = "ok" if path is not None and os.path.isfile(path) else "missing"
+        if status != "ok":
+            kind = "missing_blob_files" if status == "missing" else "corrupt_blob_files"
+            report.note(kind, sha)
+            bad.add(sha)
+            if fix:  # record the truth so replication can restore it from a good copy
+                with storage.session() as session:
+                    session.execute(update(BlobCopy).where(
+                        BlobCopy.blob_id == blob_id,
+                        BlobCopy.store_id == storage.primary_store_id,
+                    ).values(status="missing" if status == "missing" else "corrupted",
+                             mtime=utcnow()))
+        if progress and report.blobs_checked % 1000 == 0:
+            progress("blobs", 1000)
+    return bad
+
+
+def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool,
+                 missing_blobs: set[str], progress: Callable[[str, int], None] | None) -> None:
+    expected: dict[str, set[PurePosixPath]] = {view: set() for view in storage.views}
+    farm = storage.farm
+    for place, files in _snapshot_files(storage):
+        for extractor, rel, sha in files:
+            report.files_checked += 1
+            key = storage.primary.key(sha)
+            for view in storage.views:
+                link = view_path(view, place, extractor, rel)
+                expected[view].add(link)
+                report.links_checked += 1
+                state = farm.inspect(link, key)
+                if state.status == "ok":
+                    continue
+                if state.status == "broken" and sha in missing_blobs:
+                    continue  # counted as a missing blob file; the link itself is right
+                kind = f"{state.status}_links"
+                report.note(kind, str(link))
+                repairable = state.status in ("missing", "wrong", "broken")
+                if fix and repairable and farm.ensure_link(link, key) != "conflict":
+                    report.fixed[kind] += 1
+        if progress:
+            progress("files", len(files))
+    for view in storage.views:
+        for link, _target in farm.iter_links(view):
+            if link not in expected[view]:
+                report.note("orphan_links", str(link))
+                if vacuum and farm.remove_link(link):
+                    report.fixed["orphan_links"] += 1
+        if vacuum:
+            farm.remove_empty_dirs(view)
+
+
+def _snapshot_files(storage: Storage) -> Iterator[tuple[SnapshotPlace, list[tuple[str, str, str]]]]:
+    with storage.session() as session:
+        yield from iter_snapshot_files(session)
+
+
+def _check_untracked(storage: Storage, report: VerifyReport) -> None:
+    """Blob files in the primary store that the catalog has no row for (one prefix at a time)."""
+    for prefix_int in range(256):
+        prefix = f"{prefix_int:02x}"
+        upper = f"{prefix_int + 1:02x}" if prefix_int < 255 else "g"
+        with storage.session() as session:
+            known = set(session.scalars(select(Blob.sha256).where(
+                Blob.sha256 >= prefix, Blob.sha256 < upper)))
+        for sha in storage.primary.iter_hashes(prefix):
+            if sha not in known:
+                report.note("untracked_blob_files", sha)

@@ -1,0 +1,24 @@
+"""Human-browsable symlink views generated from the catalog (never the other way round)."""
+
+from archive_pipelines.views.farm import LinkState, ViewFarm
+from archive_pipelines.views.paths import (
+    SnapshotPlace,
+    UnsafePathError,
+    domain_of,
+    validate_extractor,
+    validate_relative_path,
+    view_dir,
+    view_path,
+)
+
+__all__ = [
+    "LinkState",
+    "SnapshotPlace",
+    "UnsafePathError",
+    "ViewFarm",
+    "domain_of",
+    "validate_extractor",
+    "validate_relative_path",
+    "view_dir",
+    "view_path",
+]

@@ -1,0 +1,131 @@
+"""Where a snapshot file appears in each view: pure functions of catalog fields."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import PurePosixPath
+from urllib.parse import urlsplit
+
+from archive_pipelines.errors import ArchiveError
+
+MAX_RELATIVE_PATH_BYTES = 1024
+MAX_NAME_BYTES = 255
+_UNSAFE_SEGMENT = re.compile(r"[^A-Za-z0-9._@+-]")
+
+
+class UnsafePathError(ArchiveError):
+    """A relative path that would leave its snapshot's folder, or cannot be stored."""
+
+
+@dataclass(frozen=True)
+class SnapshotPlace:
+    """The catalog fields a view path is made of."""
+
+    snapshot_id: str
+    url: str
+    timestamp: str
+    created_at: datetime
+    created_by: str
+    # by_timestamp/<timestamp> belongs to the oldest snapshot with that timestamp;
+    # the others get by_timestamp/<timestamp>__<id8> (a documented, deterministic choice).
+    owns_timestamp: bool = True
+
+    @property
+    def domain(self) -> str:
+        return domain_of(self.url)
+
+    @property
+    def day(self) -> str:
+        return self.created_at.astimezone(UTC).strftime("%Y%m%d")
+
+    @property
+    def timestamp_dir(self) -> str:
+        ts = safe_segment(self.timestamp, fallback="unknown")
+        return ts if self.owns_timestamp else f"{ts}__{self.snapshot_id[:8]}"
+
+
+def domain_of(url: str) -> str:
+    """The URL's host, IDN as punycode, lowercase; `unknown` when it has none."""
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        host = None
+    if not host:
+        return "unknown"
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        host = host.encode("ascii", "backslashreplace").decode("ascii")
+    return safe_segment(host.lower().rstrip("."), fallback="unknown")
+
+
+def safe_segment(value: str, *, fallback: str) -> str:
+    """One path segment from untrusted text: no separators, no dot-names, bounded length."""
+    cleaned = _UNSAFE_SEGMENT.sub("_", value.strip())[:MAX_NAME_BYTES]
+    if cleaned in ("", ".", ".."):
+        return fallback
+    return cleaned
+
+
+def validate_relative_path(relative_path: str) -> str:
+    """The path, normalized to '/' separators, or UnsafePathError saying why it is refused."""
+    if not relative_path:
+        raise UnsafePathError("relative path is empty")
+    if "\x00" in relative_path:
+        raise UnsafePathError(f"relative path {relative_path!r} contains NUL")
+    if relative_path.startswith(("/", "\\")) or (len(relative_path) > 1 and relative_path[1] == ":"):
+        raise UnsafePathError(f"relative path {relative_path!r} is absolute")
+    try:
+        encoded = relative_path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnsafePathError(
+            f"relative path {relative_path!r} is not valid UTF-8 (left in place, not ingested)"
+        ) from None
+    if len(encoded) > MAX_RELATIVE_PATH_BYTES:
+        raise UnsafePathError(f"relative path is longer than {MAX_RELATIVE_PATH_BYTES} bytes")
+    parts = relative_path.replace("\\", "/").split("/")
+    for part in parts:
+        if part in ("", ".", ".."):
+            raise UnsafePathError(f"relative path {relative_path!r} leaves its folder or has "
+                                  "an empty segment")
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            raise UnsafePathError(f"relative path {relative_path!r} has a name over 255 bytes")
+    return "/".join(parts)
+
+
+def validate_extractor(extractor: str) -> str:
+    if not extractor or safe_segment(extractor, fallback="") != extractor:
+        raise UnsafePathError(f"extractor name {extractor!r} must be [A-Za-z0-9._@+-]+")
+    return extractor
+
+
+def view_dir(view: str, place: SnapshotPlace) -> PurePosixPath:
+    """The snapshot's folder in one view, relative to archive/."""
+    user = safe_segment(place.created_by, fallback="unknown")
+    sid = place.snapshot_id
+    if view == "by_domain":
+        return PurePosixPath("by_domain", place.domain, place.day, sid)
+    if view == "by_date":
+        return PurePosixPath("by_date", place.day, place.domain, sid)
+    if view == "by_user":
+        return PurePosixPath("by_user", user, place.day, place.domain, sid)
+    if view == "by_timestamp":
+        return PurePosixPath("by_timestamp", place.timestamp_dir)
+    raise ValueError(f"unknown view {view!r}")
+
+
+def view_path(view: str, place: SnapshotPlace, extractor: str, relative_path: str) -> PurePosixPath:
+    """archive/-relative path of one file in one view."""
+    return view_dir(view, place) / extractor / relative_path
+
+
+def link_target(link_rel: PurePosixPath, store_rel_to_archive: str, key: str) -> str:
+    """Relative symlink target from archive/<link_rel> to <store>/<key>.
+
+    `store_rel_to_archive` is os.path.relpath(store root, archive root), computed once.
+    """
+    ups = [".."] * (len(link_rel.parts) - 1)
+    return os.path.join(*ups, store_rel_to_archive, key)

@@ -1,0 +1,154 @@
+"""Per-domain append-only frontier files: `frontiers/{md5(domain)[:2]}/{domain}.frontier`.
+
+Appends are one `os.write` on an O_APPEND descriptor, so concurrent writers (threads or
+processes) never interleave inside a batch. Each append starts with a newline: a line torn
+by a writer that crashed mid-write is then terminated by the next append and skipped as
+corrupt, instead of gluing onto the next record. A final line without its newline is never
+returned; the read offset stays in front of it until it is complete. Offsets are bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from frontier_service.frontier.records import FrontierRecord, format_records, parse_line
+
+log = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^a-z0-9.-]")
+_MAX_NAME = 200
+_MAX_LINE = 1 << 20
+
+
+def frontier_file_name(domain: str) -> str:
+    """A filesystem-safe, injective file name for a domain key (no `/`, no leading dot)."""
+    if not domain:
+        raise ValueError("empty domain key")
+    name = _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), domain)
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    if len(name) > _MAX_NAME:
+        name = f"{name[:120]}~{hashlib.sha256(domain.encode()).hexdigest()[:40]}"
+    return f"{name}.frontier"
+
+
+class FrontierFiles:
+    """Appends and reads per-domain frontier files under `root/frontiers`; thread-safe."""
+
+    def __init__(self, root: Path, *, max_open_files: int = 1024) -> None:
+        self.root = Path(root)
+        self.base = self.root / "frontiers"
+        self.max_open_files = max_open_files
+        self.corrupt_lines = 0
+        self._fds: OrderedDict[str, int] = OrderedDict()
+        self._dirs: set[str] = set()
+        self._lock = threading.Lock()
+
+    def path_for(self, domain: str) -> Path:
+        shard = hashlib.md5(domain.encode()).hexdigest()[:2]
+        return self.base / shard / frontier_file_name(domain)
+
+    def append(self, domain: str, records: Sequence[FrontierRecord]) -> tuple[int, int]:
+        """Append records in one write; returns (start_offset, end_offset) in bytes."""
+        return self.append_lines(domain, format_records(records))
+
+    def append_lines(self, domain: str, lines: bytes) -> tuple[int, int]:
+        """Append already formatted, newline-terminated lines in one write."""
+        if lines and not lines.endswith(b"\n"):
+            raise ValueError("frontier lines must end with a newline")
+        data = b"\n" + lines
+        with self._lock:
+            fd = self._open(domain, create=True)
+            assert fd is not None
+            written = os.write(fd, data)
+            while written < len(data):  # only on a full disk or a signal: finish the line
+                written += os.write(fd, data[written:])
+            end = os.lseek(fd, 0, os.SEEK_CUR)
+        return end - len(data), end
+
+    def append_many(self, batches: Mapping[str, bytes]) -> dict[str, tuple[int, int]]:
+        """append_lines for many domains (one write each); returns each domain's offsets."""
+        return {domain: self.append_lines(domain, lines) for domain, lines in batches.items()}
+
+    def read_from(self, domain: str, offset: int, max_lines: int) -> tuple[list[FrontierRecord], int]:
+        """Up to max_lines records from offset, and the offset just after the last line used."""
+        records: list[FrontierRecord] = []
+        chunk = min(max(max_lines * 192, 4096), _MAX_LINE)
+        pos = offset
+        with self._lock:
+            fd = self._open(domain, create=False)
+            if fd is None:
+                return records, offset
+            while len(records) < max_lines:
+                data = os.pread(fd, chunk, pos)
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    if len(data) < chunk:
+                        break  # nothing, or an incomplete last line: wait for it
+                    if chunk >= _MAX_LINE:
+                        log.error("skipping %d bytes without a newline in %s", len(data), domain)
+                        self.corrupt_lines += 1
+                        pos += len(data)
+                        continue
+                    chunk *= 2
+                    continue
+                pos = self._parse(domain, data[:cut], pos, records, max_lines)
+                if len(data) < chunk and len(records) < max_lines:
+                    break
+        return records, pos
+
+    def _parse(self, domain: str, data: bytes, pos: int, records: list[FrontierRecord],
+               max_lines: int) -> int:
+        for line in data.split(b"\n"):
+            pos += len(line) + 1
+            if not line:
+                continue
+            record = parse_line(line)
+            if record is None:
+                self.corrupt_lines += 1
+                log.warning("skipping a corrupt frontier line in %s: %r", domain, line[:120])
+                continue
+            records.append(record)
+            if len(records) >= max_lines:
+                break
+        return pos
+
+    def size(self, domain: str) -> int:
+        """The file's size in bytes (0 if it does not exist)."""
+        try:
+            return self.path_for(domain).stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def close(self) -> None:
+        with self._lock:
+            while self._fds:
+                os.close(self._fds.popitem()[1])
+
+    def _open(self, domain: str, *, create: bool) -> int | None:
+        fd = self._fds.get(domain)
+        if fd is not None:
+            self._fds.move_to_end(domain)
+            return fd
+        path = self.path_for(domain)
+        flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
+        if create:
+            if path.parent.name not in self._dirs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._dirs.add(path.parent.name)
+            flags |= os.O_CREAT
+        try:
+            fd = os.open(path, flags, 0o644)
+        except FileNotFoundError:
+            return None
+        self._fds[domain] = fd
+        if len(self._fds) > self.max_open_files:
+            os.close(self._fds.popitem(last=False)[1])
+        return fd

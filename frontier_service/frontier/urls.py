@@ -1,0 +1,173 @@
+"""URL canonicalization, domain keys, fingerprints and the frontier line's URL field.
+
+Every URL is canonicalized before it is hashed and before its domain key is derived, so
+``HTTP://Example.COM:80/a?b=2&a=1#x`` and ``http://example.com/a?a=1&b=2`` are one URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+from w3lib.url import canonicalize_url
+
+MAX_URL_BYTES = 8192
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# WHATWG strips leading and trailing C0 controls and spaces before parsing.
+_C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
+
+# Already-simple URLs that w3lib would only lowercase / reorder: skip its ~25 us parse.
+# tests/frontier_service/frontier/test_urls.py checks this path against w3lib.
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_FAST = re.compile(
+    rf"(https?)://({_LABEL}(?:\.{_LABEL})*)(?::([1-9][0-9]{{0,4}}))?"
+    r"(/[A-Za-z0-9._~/-]*)?(?:\?([A-Za-z0-9._~=&-]+))?",
+    re.ASCII,
+)
+_HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*", re.ASCII)
+_IPV6 = re.compile(r"[0-9a-f:.]+", re.ASCII)
+_SCHEME_HOST = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)", re.ASCII)
+
+# Characters that would break a `url|depth|priority|added_ts\n` line, or that no URL should carry.
+_LINE_UNSAFE = re.compile(r"[|\x00-\x20\x7f]")
+
+
+class InvalidURL(ValueError):
+    """The URL cannot enter the frontier (bad scheme, no host, too long, unparsable)."""
+
+
+def canonicalize(url: str) -> str:
+    """The canonical form of an absolute http(s) URL; raises InvalidURL with the reason."""
+    return canonical_url_and_domain(url)[0]
+
+
+def domain_key(url: str) -> str:
+    """The URL's domain key: punycode lowercase host, plus the port when it is not the default."""
+    return canonical_url_and_domain(url)[1]
+
+
+def url_fingerprint(url: str) -> bytes:
+    """16-byte blake2b of the canonical URL."""
+    return canonical_url_and_domain(url)[2]
+
+
+def fingerprint_canonical(canonical_url: str) -> bytes:
+    """16-byte blake2b of an already canonical URL."""
+    return hashlib.blake2b(canonical_url.encode(), digest_size=16).digest()
+
+
+@lru_cache(maxsize=1 << 16)
+def canonical_url_and_domain(url: str) -> tuple[str, str, bytes]:
+    """(canonical URL, domain key, fingerprint) in one parse; cached, links repeat a lot."""
+    url = url.strip(_C0_AND_SPACE)
+    if len(url) > MAX_URL_BYTES:
+        raise InvalidURL(f"URL is longer than {MAX_URL_BYTES} bytes")
+    fast = _canonicalize_simple(url)
+    canonical, domain = fast if fast is not None else _canonicalize_general(url)
+    return canonical, domain, fingerprint_canonical(canonical)
+
+
+def _canonicalize_simple(url: str) -> tuple[str, str] | None:
+    """Canonical form of a URL with a plain ASCII host, path and query; None if not that simple."""
+    cut = url.find("#")
+    head = url if cut < 0 else url[:cut]
+    m = _FAST.fullmatch(head)
+    if m is None:
+        match = _SCHEME_HOST.match(head)
+        if match is None or match.group(0).islower():
+            return None
+        m = _FAST.fullmatch(match.group(0).lower() + head[match.end():])
+        if m is None:
+            return None
+    scheme, host, port, path, query = m.groups()
+    if len(host) > 253 or (path is not None and "/." in path):
+        return None
+    netloc = host
+    if port is not None:
+        number = int(port)
+        if number > 65535:
+            raise InvalidURL(f"port {number} is out of range")
+        if number != DEFAULT_PORTS[scheme]:
+            netloc = f"{host}:{port}"
+    path = path or "/"
+    if query is None:
+        return f"{scheme}://{netloc}{path}", netloc
+    # w3lib sorts (key, value) pairs and writes a bare key as `key=`; partition sorts the same.
+    pairs = [piece.partition("=") for piece in query.split("&")]
+    for key, _, value in pairs:
+        if not key or "=" in value:
+            return None
+    pairs.sort()
+    joined = "&".join([key + "=" + value for key, _, value in pairs])
+    return f"{scheme}://{netloc}{path}?{joined}", netloc
+
+
+def _canonicalize_general(url: str) -> tuple[str, str]:
+    """w3lib's canonical form, plus the frontier's rules on scheme, host, port and `|`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise InvalidURL(f"unparsable URL: {exc}") from exc
+    scheme = parts.scheme.lower()
+    if not scheme:
+        raise InvalidURL("not an absolute URL (no scheme)")
+    if scheme not in DEFAULT_PORTS:
+        raise InvalidURL(f"unsupported scheme {scheme!r} (only http and https)")
+    try:
+        canonical = canonicalize_url(url)
+        parts = urlsplit(canonical)
+        host = parts.hostname
+        port = parts.port
+    except (ValueError, UnicodeError) as exc:
+        raise InvalidURL(f"unparsable URL: {exc}") from exc
+    if not host:
+        raise InvalidURL("URL has no host")
+    if ":" in host:
+        if _IPV6.fullmatch(host) is None:
+            raise InvalidURL(f"invalid IPv6 host {host[:80]!r}")
+        host = f"[{host}]"
+    else:
+        host = host.rstrip(".")
+        if len(host) > 253 or _HOST.fullmatch(host) is None:
+            raise InvalidURL(f"invalid host {host[:80]!r}")
+    domain = host if port is None or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
+    userinfo = parts.netloc.rpartition("@")[0]
+    netloc = f"{userinfo}@{domain}" if userinfo else domain
+    rebuilt = f"{scheme}://{netloc}{parts.path or '/'}"
+    if parts.query:
+        rebuilt += f"?{parts.query}"
+    rebuilt = encode_line_field(rebuilt)
+    if len(rebuilt) > MAX_URL_BYTES:
+        raise InvalidURL(f"URL is longer than {MAX_URL_BYTES} bytes once canonical")
+    return rebuilt, domain
+
+
+def encode_line_field(url: str) -> str:
+    """Percent-encode `|`, CR, LF, spaces, controls and non-printables so the URL fits one line."""
+    if url.isascii():
+        if _LINE_UNSAFE.search(url) is None:
+            return url
+    elif url.isprintable() and _LINE_UNSAFE.search(url) is None:
+        return url
+    return "".join(_encode_char(char) for char in url)
+
+
+def _encode_char(char: str) -> str:
+    if char == "|" or not char.isprintable() or char == " ":
+        return "".join(f"%{byte:02X}" for byte in char.encode())
+    return char
+
+
+def decode_line_field(field: str) -> str:
+    """The URL stored in a line's URL field.
+
+    Percent-encoding is itself a valid spelling of the same URL, so decoding is the identity:
+    canonical URLs (all the frontier writes) come back exactly, and any other URL comes back
+    as an equivalent URL with the same canonical form. Raises ValueError on a corrupt field.
+    """
+    if not field or "|" in field or "\n" in field or "\r" in field:
+        raise ValueError(f"not a frontier URL field: {field[:80]!r}")
+    return field

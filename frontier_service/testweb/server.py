@@ -1,0 +1,152 @@
+"""TestWeb: the aiohttp server that carries out `routes.resolve` for many virtual hosts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import time
+from collections import Counter
+from pathlib import Path
+
+from aiohttp import web
+
+from frontier_service.testweb.config import TestWebConfig, host_name, normalize_host
+from frontier_service.testweb.render import render_page
+from frontier_service.testweb.requestlog import RequestLog, RequestRecord
+from frontier_service.testweb.routes import Action, Reply, resolve
+
+_STREAM_CHUNK = (b"<p>" + b"all work and no play makes a huge page " * 1600 + b"</p>\n")[:65536]
+_MAX_REQUEST_LINE = 64 * 1024  # the graph links one 10 KB URL; aiohttp's default is 8 KB
+_FLUSH_EVERY_S = 1.0
+
+
+class TestWeb:
+    """Many deterministic virtual hosts on one loopback port, chosen by the Host header.
+
+    Args:
+        config: shape of the web; defaults to TestWebConfig().
+        log_path: also append every request to this JSON-lines file.
+        keep_log: keep the request log in memory (turn off for multi-million-page runs).
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(
+        self,
+        config: TestWebConfig | None = None,
+        *,
+        log_path: Path | str | None = None,
+        keep_log: bool = True,
+    ) -> None:
+        self.config = config or TestWebConfig()
+        self.log = RequestLog(log_path, keep_in_memory=keep_log)
+        self.port: int | None = None
+        self._render = functools.lru_cache(maxsize=self.config.cache_pages)(render_page)
+        self._latency_s = self.config.latency_ms / 1000
+        self._runner: web.ServerRunner | None = None
+        self._stopping: asyncio.Event | None = None
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
+        """Listen on (host, port); returns the bound port (useful with port=0)."""
+        if self._runner is not None:
+            raise RuntimeError("TestWeb already started")
+        self._stopping = asyncio.Event()
+        if self.config.hosts > 0:  # build the seed's text pools now, not on the first request
+            self._render(self.config, host_name(self.config, 0), "/")
+        server = web.Server(
+            self._handle,
+            access_log=None,
+            max_line_size=_MAX_REQUEST_LINE,
+            max_field_size=_MAX_REQUEST_LINE,
+        )
+        runner = web.ServerRunner(server, shutdown_timeout=1.0)
+        await runner.setup()
+        site = web.TCPSite(runner, host, port, reuse_address=True, backlog=1024)
+        try:
+            await site.start()
+        except OSError:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        self.port = int(runner.addresses[0][1])
+        self._flusher = asyncio.create_task(self._flush_periodically())
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop listening, end slow and endless responses, flush and close the log file."""
+        if self._stopping is not None:
+            self._stopping.set()
+        if self._flusher is not None:
+            self._flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._flusher
+            self._flusher = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.log.close()
+
+    @property
+    def base_url(self) -> str:
+        """http://127.0.0.1:PORT of the running server."""
+        if self.port is None:
+            raise RuntimeError("TestWeb not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    def requests_for(self, host: str) -> list[RequestRecord]:
+        return self.log.requests_for(host)
+
+    def fetch_counts(self) -> Counter[tuple[str, str]]:
+        return self.log.fetch_counts()
+
+    async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        arrived = time.monotonic()
+        host = normalize_host(request.headers.get("Host", ""))
+        reply = resolve(self.config, host, request.path, self._render)
+        self.log.record(RequestRecord(arrived, host, request.raw_path, reply.status))
+        if reply.action is Action.CLOSE:
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response(status=503)  # never reaches the client
+        wait = self._latency_s + reply.delay_s
+        if wait > 0 and await self._interrupted(wait):
+            return web.Response(status=503, text="test web stopping\n")
+        if reply.action is Action.STREAM:
+            return await self._stream(request, reply)
+        headers = {"Content-Type": reply.content_type, **dict(reply.headers)}
+        return web.Response(status=reply.status, body=reply.body, headers=headers)
+
+    async def _interrupted(self, wait: float) -> bool:
+        """Sleep `wait` seconds; True if the server began stopping meanwhile."""
+        assert self._stopping is not None
+        if wait < 0.05:  # short latencies: a plain sleep is cheaper than a timer on the event
+            await asyncio.sleep(wait)
+            return self._stopping.is_set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), wait)
+        return self._stopping.is_set()
+
+    async def _stream(self, request: web.BaseRequest, reply: Reply) -> web.StreamResponse:
+        assert self._stopping is not None
+        response = web.StreamResponse(
+            status=reply.status, headers={"Content-Type": reply.content_type}
+        )
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        remaining = reply.stream_bytes
+        try:
+            while remaining > 0 and not self._stopping.is_set():
+                piece = _STREAM_CHUNK[:remaining]
+                await response.write(piece)
+                remaining -= len(piece)
+            await response.write_eof()
+        except ConnectionError:
+            pass  # the client stopped reading: the usual end of a /huge/ download
+        return response
+
+    async def _flush_periodically(self) -> None:
+        while True:
+            await asyncio.sleep(_FLUSH_EVERY_S)
+            self.log.flush()

@@ -1,0 +1,238 @@
+"""The local store: hardlinks, change detection, crash safety and filesystem errors."""
+
+import errno
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import archive_pipelines.blobstore.local as local_module
+from archive_pipelines.blobstore import (
+    BlobIntegrityError,
+    BlobStoreError,
+    LocalBlobStore,
+    sha256_file,
+)
+from tests.blobstore.stored_objects import stored_files
+
+DATA = os.urandom(100_000) + b"some text " * 10_000
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    path = tmp_path / "source.bin"
+    path.write_bytes(DATA)
+    return path
+
+
+def test_local_path_is_the_absolute_stored_file(local_store: LocalBlobStore) -> None:
+    result = local_store.put_bytes(DATA)
+    path = local_store.local_path(result.sha256)
+    assert path.is_absolute()
+    assert path == local_store.root / "sha256" / result.sha256[:2] / result.sha256[2:4] / (
+        result.sha256)
+    assert path.read_bytes() == DATA
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444  # a view's symlink cannot edit it
+
+
+def test_hardlink_shares_the_inode(local_store: LocalBlobStore, source: Path) -> None:
+    result = local_store.put_file(source, allow_hardlink=True)
+
+    stored = local_store.local_path(result.sha256)
+    assert stored.stat().st_ino == source.stat().st_ino
+    assert source.stat().st_nlink == 2
+    assert (result.created, result.size, result.stored_bytes) == (True, len(DATA), len(DATA))
+    assert local_store.check(result.sha256, expected_size=len(DATA)).ok
+    assert stored_files(local_store.root) == [stored]
+    again = local_store.put_file(source, allow_hardlink=True)
+    assert (again.created, again.stored_bytes) == (False, 0)
+
+
+@pytest.mark.parametrize("refusal", [errno.EXDEV, errno.EPERM])
+def test_hardlink_falls_back_to_a_copy(local_store: LocalBlobStore, source: Path,
+                                       monkeypatch: pytest.MonkeyPatch, refusal: int) -> None:
+    real_link = os.link
+
+    def link(src: object, dst: object, **kwargs: object) -> None:
+        if Path(str(src)) == source:  # e.g. the store is on another filesystem
+            raise OSError(refusal, os.strerror(refusal), str(src))
+        real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "link", link)
+    result = local_store.put_file(source, allow_hardlink=True)
+
+    stored = local_store.local_path(result.sha256)
+    assert result.created
+    assert stored.stat().st_ino != source.stat().st_ino
+    assert stored.read_bytes() == DATA
+
+
+def test_a_zstd_store_never_hardlinks(tmp_path: Path, source: Path) -> None:
+    store = LocalBlobStore(tmp_path / "z", codec="zstd")
+    result = store.put_file(source, allow_hardlink=True)
+    assert source.stat().st_nlink == 1
+    assert result.stored_bytes < len(DATA)
+    assert store.check(result.sha256, expected_size=len(DATA)).ok
+
+
+def _append(path: Path) -> None:
+    with open(path, "ab") as out:
+        out.write(b"late write")
+
+
+def _rewrite_same_size(path: Path) -> None:
+    # Same size, new bytes, a later mtime: only size+mtime can tell.
+    st = path.stat()
+    with open(path, "r+b") as out:
+        out.write(b"X" * 16)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+
+
+@pytest.mark.parametrize("mutate", [_append, _rewrite_same_size])
+@pytest.mark.parametrize(("moment", "hardlink"), [
+    ("after hashing", False), ("after hashing", True),
+    ("while copying", False),  # a hardlink copies nothing
+    ("while linking", True),  # a copy links only its own temp file
+])
+def test_a_file_that_changes_during_ingest_leaves_nothing(
+        local_store: LocalBlobStore, source: Path, monkeypatch: pytest.MonkeyPatch,
+        mutate: Callable[[Path], None], moment: str, hardlink: bool) -> None:
+    if moment == "after hashing":
+        def hash_then_change(path: Path) -> tuple[str, int]:
+            digest = sha256_file(path)
+            mutate(path)
+            return digest
+        monkeypatch.setattr(local_module, "sha256_file", hash_then_change)
+    elif moment == "while copying":
+        real_encode = local_module.encode_stream
+
+        def encode_then_change(*args: object, **kwargs: object) -> object:
+            encoded = real_encode(*args, **kwargs)  # type: ignore[arg-type]
+            mutate(source)
+            return encoded
+        monkeypatch.setattr(local_module, "encode_stream", encode_then_change)
+    else:
+        real_link = os.link
+
+        def link_then_change(src: object, dst: object, **kwargs: object) -> None:
+            real_link(src, dst, **kwargs)  # type: ignore[arg-type]
+            if Path(str(src)) == source:
+                mutate(source)
+        monkeypatch.setattr(os, "link", link_then_change)
+
+    with pytest.raises(BlobIntegrityError, match="changed during ingest") as raised:
+        local_store.put_file(source, allow_hardlink=hardlink)
+
+    assert str(raised.value).startswith("store 'primary': blob ")
+    assert stored_files(local_store.root) == []
+    assert list(local_store.iter_hashes()) == []
+
+
+@pytest.mark.parametrize("codec", ["raw", "zstd"])
+def test_kill_9_mid_write_leaves_no_object(tmp_path: Path, codec: str) -> None:
+    root = tmp_path / "store"
+    writer = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; "
+         "from archive_pipelines.blobstore import LocalBlobStore; "
+         "LocalBlobStore(Path(sys.argv[1]), codec=sys.argv[2]).put_stream(sys.stdin.buffer)",
+         str(root), codec],
+        stdin=subprocess.PIPE)
+    assert writer.stdin is not None
+    data = os.urandom(3 * 1024 * 1024)
+    try:
+        writer.stdin.write(data)  # no EOF: the writer is still waiting for more
+        writer.stdin.flush()
+        deadline = time.monotonic() + 20
+        while not any(p.stat().st_size > 0 for p in stored_files(root)):
+            assert time.monotonic() < deadline, "the writer never started its temp file"
+            assert writer.poll() is None
+            time.sleep(0.02)
+    finally:
+        writer.kill()
+        writer.wait()
+        writer.stdin.close()
+
+    store = LocalBlobStore(root, codec=codec)
+    assert list(store.iter_hashes()) == []
+    assert [p for p in stored_files(root) if "sha256" in p.parts] == []
+    result = store.put_bytes(data)
+    assert result.created
+    assert store.check(result.sha256, expected_size=len(data)).ok
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory nobody can create entries in, root included (chattr +i)."""
+    path = tmp_path / "read-only"
+    path.mkdir()
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        undo = ["chmod", "755", str(path)]
+    elif shutil.which("chattr") and subprocess.run(
+            ["chattr", "+i", str(path)], capture_output=True).returncode == 0:
+        undo = ["chattr", "-i", str(path)]
+    else:
+        pytest.skip("running as root without chattr +i: cannot make a read-only directory")
+    try:
+        yield path
+    finally:
+        subprocess.run(undo, check=True)
+
+
+@pytest.mark.parametrize("under", ["", "missing/store"])
+def test_a_read_only_directory_is_a_clear_error(read_only_dir: Path, source: Path,
+                                                under: str) -> None:
+    store = LocalBlobStore(read_only_dir / under if under else read_only_dir)
+    for put in (lambda: store.put_bytes(b"x"), lambda: store.put_file(source),
+                lambda: store.put_file(source, allow_hardlink=True)):
+        with pytest.raises(BlobStoreError, match=r"^store 'primary': cannot write ") as raised:
+            put()
+        assert "\n" not in str(raised.value)
+        assert str(store.root) in str(raised.value)
+    assert stored_files(read_only_dir) == []
+
+
+def test_a_full_disk_is_a_clear_error_and_cleans_up(local_store: LocalBlobStore, source: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    for put in (lambda: local_store.put_bytes(DATA), lambda: local_store.put_file(source)):
+        with pytest.raises(BlobStoreError, match="no space left on device"):
+            put()
+    assert stored_files(local_store.root) == []
+
+
+def test_listing_skips_temp_files_and_other_codecs(tmp_path: Path) -> None:
+    raw = LocalBlobStore(tmp_path / "shared", codec="raw")
+    zstd = LocalBlobStore(tmp_path / "shared", codec="zstd")
+    raw_hash = raw.put_bytes(b"raw blob").sha256
+    zstd_hash = zstd.put_bytes(b"zstd blob").sha256
+    leftover = raw.local_path(raw_hash).parent / f".{raw_hash[:16]}.0123456789abcdef.tmp"
+    leftover.write_bytes(b"half a blob")
+
+    assert list(raw.iter_hashes()) == [raw_hash]
+    assert list(zstd.iter_hashes()) == [zstd_hash]
+    assert not raw.exists(zstd_hash)
+
+
+def test_a_store_that_does_not_exist_yet(tmp_path: Path) -> None:
+    store = LocalBlobStore(tmp_path / "not" / "yet", writable=False)
+    sha256 = hashlib.sha256(b"x").hexdigest()
+    assert list(store.iter_hashes()) == []
+    assert not store.exists(sha256)
+    assert store.check(sha256).status == "missing"
+    assert not (tmp_path / "not").exists()

@@ -1,0 +1,69 @@
+"""Storage fixtures: an initialized data dir with the catalog on SQLite or PostgreSQL."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.datadir import initialize
+from archive_pipelines.settings import CatalogSettings, Settings
+from archive_pipelines.storage import Storage
+
+
+@pytest.fixture
+def storage(data_dir: Path, catalog_url: str) -> Iterator[Storage]:
+    """Storage on a fresh data dir; catalog parametrized over SQLite and PostgreSQL."""
+    settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url))
+    initialize(settings)
+    storage = Storage.open(settings)
+    try:
+        yield storage
+    finally:
+        storage.engine.dispose()
+
+
+@pytest.fixture
+def sqlite_storage(data_dir: Path) -> Iterator[Storage]:
+    settings = Settings(data_dir=data_dir)
+    initialize(settings)
+    storage = Storage.open(settings)
+    try:
+        yield storage
+    finally:
+        storage.engine.dispose()
+
+
+def add_snapshot(storage: Storage, url: str = "https://example.com/page",
+                 timestamp: str = "1735142400.1", user: str = "squash",
+                 day: datetime | None = None) -> str:
+    return CatalogRepository(storage.engine).add_snapshot(
+        url=url, timestamp=timestamp, created_by=user,
+        created_at=day or datetime(2024, 12, 25, 12, tzinfo=UTC)).id
+
+
+def write_tree(root: Path, files: dict[str, bytes]) -> Path:
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return root
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def store_bytes(storage: Storage) -> int:
+    """Bytes of blob files in the primary store (what dedup saves)."""
+    total = 0
+    for dirpath, _dirs, files in os.walk(storage.primary_root):
+        if ".gc-trash" in dirpath:
+            continue
+        total += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files)
+    return total

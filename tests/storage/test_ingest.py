@@ -1,0 +1,127 @@
+import os
+from pathlib import Path
+
+from sqlalchemy import select
+
+from archive_pipelines.catalog.models import Blob, BlobCopy, SnapshotFile
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.files import delete_snapshot, remove_file
+from archive_pipelines.storage.ingest import ingest_directory, ingest_file
+from tests.storage.conftest import add_snapshot, sha, store_bytes, write_tree
+
+JQUERY = b"/* jquery */" + b"j" * 30_000
+CSS = b"body{}" * 2_000
+
+
+def ref_counts(storage: Storage) -> dict[str, int]:
+    with storage.session() as session:
+        return dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
+
+
+def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: Storage, tmp_path: Path) -> None:
+    unique_total = len(JQUERY) + len(CSS)
+    for i in range(3):
+        sid = add_snapshot(storage, url=f"https://site{i}.test/", timestamp=f"17000000{i}.0")
+        html = f"<html>page {i}</html>".encode()
+        unique_total += len(html)
+        src = write_tree(tmp_path / f"s{i}", {"index.html": html, "static/jquery.js": JQUERY,
+                                              "static/site.css": CSS})
+        report = ingest_directory(storage, sid, "wget", src)
+        assert report.files == 3 and not report.errors
+        assert report.links_created == 3 * 4
+    assert store_bytes(storage) == unique_total
+    counts = ref_counts(storage)
+    assert counts[sha(JQUERY)] == 3 and counts[sha(CSS)] == 3
+    with storage.session() as session:
+        copies = session.execute(select(BlobCopy.status)).scalars().all()
+    assert copies and set(copies) == {"present"}  # new blobs enter present on the primary
+    assert report.new_blobs == 1 and report.deduplicated == 2
+    assert report.bytes_saved == len(JQUERY) + len(CSS)
+
+
+def test_links_open_the_stored_bytes(storage: Storage, tmp_path: Path) -> None:
+    sid = add_snapshot(storage)
+    src = write_tree(tmp_path / "s", {"a/b/index.html": b"hello"})
+    ingest_directory(storage, sid, "wget", src)
+    archive = storage.layout.archive
+    link = archive / "by_timestamp" / "1735142400.1" / "wget" / "a" / "b" / "index.html"
+    assert link.is_symlink() and not os.path.isabs(os.readlink(link))
+    assert link.read_bytes() == b"hello"
+    by_domain = list((archive / "by_domain" / "example.com" / "20241225").iterdir())
+    assert [p.name for p in by_domain] == [sid]
+    assert (archive / "by_user" / "squash" / "20241225" / "example.com" / sid / "wget" / "a" /
+            "b" / "index.html").read_bytes() == b"hello"
+
+
+def test_ref_counts_are_exact_under_reingest_replace_and_delete(storage: Storage,
+                                                                tmp_path: Path) -> None:
+    a, b = add_snapshot(storage, timestamp="1.0"), add_snapshot(storage, timestamp="2.0")
+    src = write_tree(tmp_path / "src", {"x": b"one", "y": b"one"})
+    ingest_directory(storage, a, "wget", src)
+    ingest_directory(storage, a, "wget", src)  # re-ingest: no-op
+    again = ingest_directory(storage, a, "wget", src)
+    assert again.unchanged == 2 and again.added == 0
+    assert ref_counts(storage) == {sha(b"one"): 2}
+
+    ingest_directory(storage, b, "wget", src)
+    assert ref_counts(storage) == {sha(b"one"): 4}
+
+    (src / "x").write_bytes(b"two")  # replacing a file moves the reference
+    replaced = ingest_file(storage, a, "wget", "x", src / "x")
+    assert replaced.replaced == 1
+    assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 1}
+    link = storage.layout.archive / "by_timestamp" / "1.0" / "wget" / "x"
+    assert link.read_bytes() == b"two"
+
+    removed = remove_file(storage, a, "wget", "x")  # deleting a file releases it
+    assert removed.files == 1 and removed.links_removed == 4
+    assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 0}
+    assert not link.is_symlink()
+
+    delete_snapshot(storage, b)
+    assert ref_counts(storage) == {sha(b"one"): 1, sha(b"two"): 0}
+    with storage.session() as session:
+        unreferenced = session.scalars(select(Blob.unreferenced_since)
+                                       .where(Blob.sha256 == sha(b"two"))).one()
+        assert unreferenced is not None
+        assert session.scalar(select(SnapshotFile.relative_path)) == "y"
+
+
+def test_batches_do_not_change_the_result(storage: Storage, tmp_path: Path) -> None:
+    sid = add_snapshot(storage)
+    files = {f"f{i:03d}.txt": f"content {i % 7}".encode() for i in range(120)}
+    src = write_tree(tmp_path / "src", files)
+    report = ingest_directory(storage, sid, "wget", src, batch_size=16)
+    assert (report.files, report.new_blobs, report.deduplicated) == (120, 7, 113)
+    assert sum(ref_counts(storage).values()) == 120
+
+
+def test_bad_names_and_special_files_are_reported_not_ingested(sqlite_storage: Storage,
+                                                               tmp_path: Path) -> None:
+    sid = add_snapshot(sqlite_storage)
+    src = write_tree(tmp_path / "src", {"ok.txt": b"ok"})
+    os.symlink("/etc/passwd", src / "link")
+    os.mkfifo(src / "fifo")
+    odd = os.fsencode(src) + b"/bad\xff.txt"
+    with open(odd, "wb") as handle:
+        handle.write(b"odd")
+    report = ingest_directory(sqlite_storage, sid, "wget", src)
+    assert report.files == 1
+    assert len(report.errors) == 3
+    assert os.path.exists(odd)  # left in place, not lost
+    assert ref_counts(sqlite_storage) == {sha(b"ok"): 1}
+
+
+def test_unreadable_and_vanished_files_are_reported(sqlite_storage: Storage,
+                                                    tmp_path: Path) -> None:
+    from archive_pipelines.storage.ingest import IngestItem, ingest_files
+
+    sid = add_snapshot(sqlite_storage)
+    src = write_tree(tmp_path / "src", {"ok": b"ok"})
+    report = ingest_files(sqlite_storage, [
+        IngestItem(sid, "wget", "ok", src / "ok"),
+        IngestItem(sid, "wget", "gone", src / "gone"),
+        IngestItem(sid, "wget", "../escape", src / "ok"),
+    ])
+    assert report.files == 1 and len(report.errors) == 2
+    assert any("leaves its folder" in e for e in report.errors)

@@ -1,0 +1,63 @@
+from datetime import UTC, datetime
+from pathlib import PurePosixPath
+
+import pytest
+
+from archive_pipelines.views import (
+    SnapshotPlace,
+    UnsafePathError,
+    domain_of,
+    validate_relative_path,
+    view_path,
+)
+from archive_pipelines.views.paths import link_target
+
+PLACE = SnapshotPlace(snapshot_id="019b54ee-28d9-72dc-0000-000000000000",
+                      url="https://Example.com:8443/a?b", timestamp="1735142400.123",
+                      created_at=datetime(2024, 12, 25, 16, 0, tzinfo=UTC), created_by="squash")
+
+
+@pytest.mark.parametrize(("url", "domain"), [
+    ("https://Example.COM/x", "example.com"),
+    ("http://bücher.example/", "xn--bcher-kva.example"),
+    ("https://user:pw@host.test:8080/", "host.test"),
+    ("not a url", "unknown"),
+    ("", "unknown"),
+    ("file:///etc/passwd", "unknown"),
+    ("http://[::1]:80/", "__1"),
+])
+def test_domain_is_the_host_in_punycode(url: str, domain: str) -> None:
+    assert domain_of(url) == domain
+
+
+def test_view_paths_follow_the_architecture() -> None:
+    sid = PLACE.snapshot_id
+    assert view_path("by_domain", PLACE, "wget", "a/index.html") == PurePosixPath(
+        f"by_domain/example.com/20241225/{sid}/wget/a/index.html")
+    assert view_path("by_date", PLACE, "wget", "i") == PurePosixPath(
+        f"by_date/20241225/example.com/{sid}/wget/i")
+    assert view_path("by_user", PLACE, "wget", "i") == PurePosixPath(
+        f"by_user/squash/20241225/example.com/{sid}/wget/i")
+    assert view_path("by_timestamp", PLACE, "wget", "i") == PurePosixPath(
+        "by_timestamp/1735142400.123/wget/i")
+    other = SnapshotPlace(**{**vars(PLACE), "owns_timestamp": False})
+    assert view_path("by_timestamp", other, "wget", "i") == PurePosixPath(
+        "by_timestamp/1735142400.123__019b54ee/wget/i")
+
+
+@pytest.mark.parametrize("bad", ["", "../x", "a/../../x", "/etc/passwd", "a\x00b", "a//b",
+                                 "./a", "a/..", "C:\\x", "x" * 300, "a/" * 600,
+                                 "\udcff.html"])
+def test_unsafe_relative_paths_are_rejected(bad: str) -> None:
+    with pytest.raises(UnsafePathError):
+        validate_relative_path(bad)
+
+
+def test_safe_relative_paths_are_normalized() -> None:
+    assert validate_relative_path("a/b c/ünï.html") == "a/b c/ünï.html"
+    assert validate_relative_path("a\\b") == "a/b"
+
+
+def test_link_targets_are_relative_into_the_store() -> None:
+    link = PurePosixPath("by_timestamp/1/wget/index.html")
+    assert link_target(link, "../cas", "sha256/ab/cd/abcd") == "../../../../cas/sha256/ab/cd/abcd"

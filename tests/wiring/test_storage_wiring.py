@@ -1,0 +1,108 @@
+"""Storage assets, checks, jobs and the verify schedule on a temp Dagster instance."""
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import dagster as dg
+
+from archive_pipelines.assets.storage import blobs, storage_health, views
+from archive_pipelines.catalog import CatalogRepository, make_engine
+from archive_pipelines.datadir import initialize
+from archive_pipelines.ops.storage_jobs import verify_storage_job
+from archive_pipelines.resources import SettingsResource, StorageResource
+from archive_pipelines.sensors.schedules import verification_due
+from archive_pipelines.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+DAGSTER = str(Path(sys.executable).with_name("dagster"))
+
+
+def _legacy_archive(data: Path) -> None:
+    """Two legacy organized folders created on 2024-12-25 sharing a script."""
+    for ts, url in (("1735128000.1", "https://a.test/"), ("1735131600.2", "https://b.test/")):
+        folder = data / "archive" / ts
+        (folder / "wget").mkdir(parents=True)
+        (folder / "index.json").write_text(f'{{"url": "{url}", "timestamp": "{ts}"}}')
+        (folder / "wget" / "index.html").write_text(f"<html>{url}</html>")
+        (folder / "wget" / "jquery.js").write_bytes(b"j" * 10_000)
+
+
+def _resources(data: Path) -> dict[str, object]:
+    settings = SettingsResource(data_dir=str(data))
+    return {"settings": settings, "storage": StorageResource(settings=settings)}
+
+
+def test_backfilled_day_ingests_legacy_folders_and_builds_views(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    initialize(load_settings(data, environ={}))
+    _legacy_archive(data)
+    # The catalog knows the snapshots (as an import would) but their files are legacy.
+    engine = make_engine(load_settings(data, environ={}).catalog_url)
+    repo = CatalogRepository(engine)
+    for ts, url in (("1735128000.1", "https://a.test/"), ("1735131600.2", "https://b.test/")):
+        repo.add_snapshot(url=url, timestamp=ts, fs_version="legacy",
+                          created_at=datetime.fromtimestamp(float(ts), tz=UTC))
+    engine.dispose()
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize([blobs, views, storage_health], partition_key="2024-12-25",
+                            resources=_resources(data), instance=instance)
+    assert result.success
+    [blob_mat] = result.asset_materializations_for_node("blobs")
+    meta = {k: v.value for k, v in blob_mat.metadata.items()}
+    assert meta["files"] == 6 and meta["ingested_files"] == 6
+    assert meta["deduplicated"] == 1 and meta["bytes_saved"] == 10_000
+    assert float(meta["dedup_ratio"]) > 1.0
+    link = data / "archive" / "by_timestamp" / "1735128000.1" / "wget" / "jquery.js"
+    assert link.read_bytes() == b"j" * 10_000
+    checks = result.get_asset_check_evaluations()
+    assert {c.check_name for c in checks} == {"blob_files_present", "ref_counts_exact",
+                                              "view_links_healthy"}
+    assert all(c.passed for c in checks)
+
+
+def test_jobs_run_from_the_dagster_cli_with_and_without_config(tmp_path: Path,
+                                                               dagster_home: Path) -> None:
+    data = tmp_path / "data"
+    initialize(load_settings(data, environ={}))
+    _legacy_archive(data)
+    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env.update(ARCHIVE_DATA_DIR=str(data), DAGSTER_HOME=str(dagster_home))
+    config = tmp_path / "migrate.yaml"
+    config.write_text("ops:\n  migrate_to_cas_op:\n    config:\n      dry_run: true\n")
+
+    def execute(job: str, *extra: str) -> str:
+        done = subprocess.run([DAGSTER, "job", "execute", "-m", "archive_pipelines.definitions",
+                               "-j", job, *extra], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout + done.stderr
+
+    assert "RUN_SUCCESS" in execute("migrate_to_cas_job", "-c", str(config))
+    assert not (data / "cas" / "sha256").exists()  # dry run wrote nothing
+    for job in ("migrate_to_cas_job", "rebuild_views_job", "verify_storage_job", "gc_job"):
+        assert "RUN_SUCCESS" in execute(job)
+    assert (data / "archive" / "by_timestamp" / "1735131600.2" / "wget" / "index.html").exists()
+
+
+def test_verify_job_reports_problems_as_metadata(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    initialize(load_settings(data, environ={}))
+    orphan = data / "archive" / "by_date" / "20200101" / "x.test" / "id" / "wget" / "f"
+    orphan.parent.mkdir(parents=True)
+    os.symlink("nowhere", orphan)
+    result = verify_storage_job.execute_in_process(
+        resources=_resources(data), instance=dg.DagsterInstance.ephemeral(),
+        run_config={"ops": {"verify_storage_op": {"config": {"fix": True, "vacuum": True}}}})
+    assert result.success
+    assert result.output_for_node("verify_storage_op") == 0
+    assert not orphan.exists()
+
+
+def test_verification_due() -> None:
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    assert verification_due(None, now, 24)
+    assert not verification_due(now - timedelta(hours=23), now, 24)
+    assert verification_due(now - timedelta(hours=24), now, 24)
