@@ -5,12 +5,20 @@ from __future__ import annotations
 import abc
 import hashlib
 import io
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from archive_pipelines.blobstore.encode import Encoded
-from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound, StoreNotWritable
+from archive_pipelines.blobstore.errors import (
+    BlobIntegrityError,
+    BlobNotFound,
+    BlobStoreError,
+    StoreNotWritable,
+)
+from archive_pipelines.blobstore.hashing import FileState
 from archive_pipelines.blobstore.layout import CHUNK_SIZE, Codec, blob_key, check_codec
 from archive_pipelines.blobstore.results import CheckResult, PutResult
 
@@ -39,7 +47,12 @@ class BlobStore(abc.ABC):
 
     @abc.abstractmethod
     def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
-        """Store a file: hash it, then copy it in (or hardlink, where allowed and possible)."""
+        """Store a regular file: hash it; if the blob is new, copy it in.
+
+        `allow_hardlink` applies to local raw stores on the same filesystem (else: a copy).
+        Raises BlobIntegrityError if the file changes meanwhile; errors opening or reading
+        the source itself propagate as OSError.
+        """
 
     @abc.abstractmethod
     def put_stream(self, stream: BinaryIO) -> PutResult:
@@ -126,6 +139,13 @@ class BlobStore(abc.ABC):
         if encoded.sha256 != sha256:
             detail = f"hash mismatch: got {encoded.sha256[:16]}.."
             raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
+
+    def _source_state(self, path: Path) -> FileState:
+        """The identity of a file about to be ingested; it must be a regular file."""
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise BlobStoreError(f"store {self.name!r}: cannot store {path}: not a regular file")
+        return FileState.from_stat(st)
 
     def _changed_during_ingest(self, path: Path, sha256: str) -> BlobIntegrityError:
         detail = f"{path} changed during ingest"

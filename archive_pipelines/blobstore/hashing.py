@@ -34,7 +34,10 @@ class FileState:
     @classmethod
     def of(cls, target: Path | int) -> FileState:
         """The state of a path (following symlinks) or of an open file descriptor."""
-        st = os.fstat(target) if isinstance(target, int) else os.stat(target)
+        return cls.from_stat(os.fstat(target) if isinstance(target, int) else os.stat(target))
+
+    @classmethod
+    def from_stat(cls, st: os.stat_result) -> FileState:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 

@@ -21,6 +21,8 @@ from archive_pipelines.blobstore.local_files import (
     fsync_dir,
     fsync_file,
     publish,
+    remove_stale_temps,
+    sync_filesystem,
     temp_path,
 )
 from archive_pipelines.blobstore.results import PutResult
@@ -36,6 +38,24 @@ class LocalBlobStore(BlobStore):
                  zstd_level: int = 3, writable: bool = True) -> None:
         super().__init__(name=name, codec=codec, zstd_level=zstd_level, writable=writable)
         self.root = Path(root).expanduser().absolute()
+        self._sync_each = True
+
+    @contextlib.contextmanager
+    def deferred_sync(self) -> Iterator[None]:
+        """Batch mode: puts skip their per-file fsyncs until `sync()` (still atomic: a
+        crashed process never leaves a partial object visible). Not thread-safe to toggle.
+        Call `sync()` before recording the batch anywhere that relies on durability.
+        """
+        previous, self._sync_each = self._sync_each, False
+        try:
+            yield
+        finally:
+            self._sync_each = previous
+
+    def sync(self) -> None:
+        """Make every object written so far durable (one syncfs for the store's filesystem)."""
+        if self.root.is_dir():
+            sync_filesystem(self.root)
 
     def __repr__(self) -> str:
         return f"LocalBlobStore(name={self.name!r}, codec={self.codec!r}, root={str(self.root)!r})"
@@ -54,7 +74,7 @@ class LocalBlobStore(BlobStore):
     def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
         self._require_writable(f"store {path}")
         path = Path(path)
-        before = FileState.of(path)
+        before = self._source_state(path)
         sha256, size = sha256_file(path)
         if FileState.of(path) != before:
             raise self._changed_during_ingest(path, sha256)
@@ -92,7 +112,7 @@ class LocalBlobStore(BlobStore):
         temp: Path | None = None
         try:
             with self._os_errors(sha256):
-                ensure_dir(directory)
+                ensure_dir(directory, sync=self._sync_each)
                 temp = temp_path(directory, sha256 or "put")
                 with open(temp, "xb") as target:
                     encoded = encode_stream(source, target, codec=self.codec,
@@ -101,12 +121,13 @@ class LocalBlobStore(BlobStore):
                         check(encoded)
                     os.fchmod(target.fileno(), _OBJECT_MODE)
                     target.flush()
-                    os.fsync(target.fileno())
+                    if self._sync_each:
+                        os.fsync(target.fileno())
                 final = self._path(encoded.sha256)
                 if final.exists():
                     return PutResult(encoded.sha256, encoded.size, 0, False)
-                ensure_dir(final.parent)
-                created = publish(temp, final)
+                ensure_dir(final.parent, sync=self._sync_each)
+                created = publish(temp, final, sync=self._sync_each)
         finally:
             if temp is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -124,7 +145,7 @@ class LocalBlobStore(BlobStore):
         temp = temp_path(final.parent, sha256)
         try:
             with self._os_errors(sha256):
-                ensure_dir(final.parent)
+                ensure_dir(final.parent, sync=self._sync_each)
                 try:
                     os.link(path, temp)
                 except OSError as exc:
@@ -133,8 +154,9 @@ class LocalBlobStore(BlobStore):
                     raise
                 if FileState.of(temp) != before:
                     raise self._changed_during_ingest(path, sha256)
-                fsync_file(temp)  # the source's data may not have reached the disk yet
-                created = publish(temp, final)
+                if self._sync_each:
+                    fsync_file(temp)  # the source's data may not have reached the disk yet
+                created = publish(temp, final, sync=self._sync_each)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
@@ -177,17 +199,25 @@ class LocalBlobStore(BlobStore):
 
     def iter_hashes(self, prefix: str = "") -> Iterator[str]:
         check_hex_prefix(prefix)
+        for first, second in self._leaf_dirs(prefix):
+            for name in _sorted_names(self.root / "sha256" / first / second, dirs=False):
+                sha256 = hash_from_key(f"sha256/{first}/{second}/{name}", self.codec)
+                if sha256 is not None and sha256.startswith(prefix):
+                    yield sha256
+
+    def remove_stale_temp_files(self, max_age_seconds: float = 24 * 3600) -> int:
+        """Delete temp files left by killed writers (never visible as blobs). Returns the count."""
+        self._require_writable("remove temp files")
+        leaves = [self.root / "sha256" / a / b for a, b in self._leaf_dirs("")]
+        return remove_stale_temps([self.root / _STAGING, *leaves], max_age_seconds)
+
+    def _leaf_dirs(self, prefix: str) -> Iterator[tuple[str, str]]:
         top = self.root / "sha256"
         for first in _sorted_names(top, dirs=True):
-            if not first.startswith(prefix[:2]):
-                continue
-            for second in _sorted_names(top / first, dirs=True):
-                if not second.startswith(prefix[2:4]):
-                    continue
-                for name in _sorted_names(top / first / second, dirs=False):
-                    sha256 = hash_from_key(f"sha256/{first}/{second}/{name}", self.codec)
-                    if sha256 is not None and sha256.startswith(prefix):
-                        yield sha256
+            if first.startswith(prefix[:2]):
+                for second in _sorted_names(top / first, dirs=True):
+                    if second.startswith(prefix[2:4]):
+                        yield first, second
 
 
 def _sorted_names(directory: Path, *, dirs: bool) -> list[str]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
+import time
 from pathlib import Path
 
 # link() refused by the filesystem itself (not by a name clash): fall back to copy / rename.
@@ -43,7 +45,7 @@ def fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def ensure_dir(directory: Path) -> None:
+def ensure_dir(directory: Path, *, sync: bool = True) -> None:
     """Create `directory` and missing parents, fsyncing each parent that gained an entry."""
     if directory.is_dir():
         return
@@ -59,7 +61,11 @@ def ensure_dir(directory: Path) -> None:
             if not path.is_dir():
                 raise
             continue  # a concurrent writer made it
-        fsync_dir(path.parent)
+        if sync:
+            fsync_dir(path.parent)
+
+
+_TEMP_NAME = re.compile(r"\.[0-9a-z]{1,16}\.[0-9a-f]{16}\.tmp")
 
 
 def temp_path(directory: Path, hint: str) -> Path:
@@ -67,7 +73,32 @@ def temp_path(directory: Path, hint: str) -> Path:
     return directory / f".{hint[:16]}.{secrets.token_hex(8)}.tmp"
 
 
-def publish(temp: Path, final: Path) -> bool:
+def remove_stale_temps(directories: list[Path], max_age_seconds: float) -> int:
+    """Delete temp files a killed writer left in `directories`, if older than the age.
+
+    Age is the inode change time, which linking also updates: an in-flight hardlink temp
+    of an old source file is never mistaken for litter.
+    """
+    horizon = time.time() - max_age_seconds
+    removed = 0
+    for directory in directories:
+        try:
+            with os.scandir(directory) as entries:
+                stale = [e.path for e in entries if _TEMP_NAME.fullmatch(e.name)
+                         and e.is_file(follow_symlinks=False)
+                         and e.stat(follow_symlinks=False).st_ctime < horizon]
+        except FileNotFoundError:
+            continue
+        for path in stale:
+            try:
+                os.unlink(path)
+                removed += 1
+            except FileNotFoundError:
+                continue
+    return removed
+
+
+def publish(temp: Path, final: Path, *, sync: bool = True) -> bool:
     """Give `temp` (complete and fsynced) the name `final` atomically.
 
     Returns False if `final` already exists (a concurrent writer won): the existing object is
@@ -84,5 +115,31 @@ def publish(temp: Path, final: Path) -> bool:
         if os.path.lexists(final):
             return False
         os.replace(temp, final)
-    fsync_dir(final.parent)
+    if sync:
+        fsync_dir(final.parent)
     return True
+
+
+def sync_filesystem(path: Path) -> None:
+    """Flush every dirty page and entry of the filesystem holding `path` (Linux syncfs).
+
+    One call replaces an fsync per file and per directory for a batch of writes.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if _syncfs is None or _syncfs(fd) != 0:
+            os.sync()
+    finally:
+        os.close(fd)
+
+
+def _load_syncfs():  # type: ignore[no-untyped-def]
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+
+
+_syncfs = _load_syncfs()

@@ -101,7 +101,7 @@ class S3BlobStore(BlobStore):
     def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
         self._require_writable(f"store {path}")
         path = Path(path)
-        before = FileState.of(path)
+        before = self._source_state(path)
         sha256, size = sha256_file(path)
         if FileState.of(path) != before:
             raise self._changed_during_ingest(path, sha256)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy import Select, func, select
@@ -52,7 +53,7 @@ def places_for(session: Session, snapshot_ids: Iterable[str]) -> dict[str, Snaps
             owners[ts] = sid  # the last row per timestamp is the oldest
     for sid, place in places.items():
         if owners.get(place.timestamp) != sid:
-            places[sid] = SnapshotPlace(**{**vars(place), "owns_timestamp": False})
+            places[sid] = replace(place, owns_timestamp=False)
     return places
 
 
@@ -82,7 +83,7 @@ def iter_place_pages(session: Session, query: Select | None = None,  # type: ign
         for row in rows:
             place = _place(tuple(row[:5]))  # type: ignore[arg-type]
             if row[5] != row[0]:
-                place = SnapshotPlace(**{**vars(place), "owns_timestamp": False})
+                place = replace(place, owns_timestamp=False)
             page.append(place)
         yield page
         last = rows[-1][0]

@@ -121,6 +121,12 @@ def format_datetime(value: datetime | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """`repr(value)` cut to `limit` characters, for warnings about hostile values."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def optional_str(value: object) -> str | None:
     """`value` if it is a string (ints become text, e.g. integer ids), else None."""
     if isinstance(value, str):

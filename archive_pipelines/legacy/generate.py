@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from archive_pipelines.legacy.generate_files import OutputFile, SnapshotContext, build_outputs
 from archive_pipelines.legacy.generate_index import RELEASE_VERSIONS, SnapshotSpec, index_document
@@ -96,6 +95,15 @@ class Manifest:
             if digest != expected.sha256:
                 problems.append(f"{rel}: sha256 {digest} != {expected.sha256}")
         return problems
+
+    def summary(self) -> dict[str, int]:
+        """Counts for logs and the benchmark."""
+        return {
+            "snapshots": len(self.snapshots),
+            "files": len(self.files),
+            "total_bytes": self.total_bytes,
+            "unique_bytes": self.unique_bytes,
+        }
 
     def save(self, path: Path) -> None:
         data = {
@@ -183,7 +191,10 @@ def generate_collection(
     in_sqlite: list[SnapshotSpec] = []
     kinds = ["ok"] * n_snapshots + ["sqlite_only"] * sqlite_only
     kinds += [BROKEN_KINDS[i % len(BROKEN_KINDS)] for i in range(broken)]
-    originals: list[tuple[str, SnapshotSpec, list[OutputFile], bytes]] = []
+    # Pick the duplicated snapshots first so only their bytes stay in memory.
+    picks = [rng.randrange(n_snapshots) for _ in range(duplicates)] if n_snapshots else []
+    picked = set(picks)
+    originals: dict[int, tuple[str, SnapshotSpec, list[OutputFile], bytes]] = {}
     for number, kind in enumerate(kinds):
         spec, ctx = _spec(number, versions[number % len(versions)], rng, binary_size)
         used.add(spec.timestamp)  # an original folder is named by its timestamp
@@ -210,11 +221,11 @@ def generate_collection(
             writer.write(f"{folder}/{output.rel}", output.data, output.extractor, output.sha256)
         if kind in ("ok", "sqlite_only") and with_sqlite:
             in_sqlite.append(spec)
-        if kind == "ok":
-            originals.append((folder, spec, files, index_bytes))
+        if number in picked:
+            originals[number] = (folder, spec, files, index_bytes)
         manifest.snapshots.append(_entry(folder, spec, has_index, with_sqlite, kind))
-    for _ in range(duplicates if originals else 0):
-        source, spec, files, index_bytes = originals[rng.randrange(len(originals))]
+    for pick in picks:
+        source, spec, files, index_bytes = originals[pick]
         folder = f"archive/{_unique_name(used, spec.timestamp)}"
         writer.write(f"{folder}/index.json", index_bytes, "index")
         writer.write(f"{folder}/index.html", _index_html(spec), "index")
@@ -226,10 +237,10 @@ def generate_collection(
         newest = max((RELEASE_VERSIONS[v] for v in versions), key=FS_VERSIONS.index)
         manifest.sqlite_variant = SQLITE_VARIANTS[newest]
         write_archivebox_sqlite(root / SQLITE_NAME, in_sqlite, manifest.sqlite_variant)
-        data = (root / SQLITE_NAME).read_bytes()
-        manifest.files[SQLITE_NAME] = ManifestFile(
-            SQLITE_NAME, hashlib.sha256(data).hexdigest(), len(data), "index"
-        )
+        with open(root / SQLITE_NAME, "rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        size = (root / SQLITE_NAME).stat().st_size
+        manifest.files[SQLITE_NAME] = ManifestFile(SQLITE_NAME, digest, size, "index")
     return manifest
 
 
@@ -281,13 +292,3 @@ def _index_html(spec: SnapshotSpec) -> bytes:
         f"<!DOCTYPE html><html><head><title>{spec.title}</title></head><body>"
         f'<a href="{spec.url}">{spec.url}</a> archived at {spec.timestamp}</body></html>\n'
     ).encode()
-
-
-def manifest_json(manifest: Manifest) -> dict[str, Any]:
-    """A small summary for logs and the benchmark."""
-    return {
-        "snapshots": len(manifest.snapshots),
-        "files": len(manifest.files),
-        "total_bytes": manifest.total_bytes,
-        "unique_bytes": manifest.unique_bytes,
-    }

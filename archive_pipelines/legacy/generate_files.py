@@ -110,9 +110,7 @@ def _screenshot(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     png = _binary(ctx, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     return (
         [OutputFile("screenshot.png", png, "screenshot")],
-        _result(
-            "screenshot", (*_CHROME, "--screenshot", ctx.url), _CHROME_VERSION, "screenshot.png", 8
-        ),
+        _result("screenshot", (*_CHROME, "--screenshot", ctx.url), _CHROME_VERSION, "screenshot.png", 8),
     )
 
 
@@ -208,9 +206,7 @@ def _readability(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "readability",
         ),
     ]
-    return files, _result(
-        "readability", ("readability-extractor", "output.html"), "0.0.6", "readability", 22
-    )
+    return files, _result("readability", ("readability-extractor", "output.html"), "0.0.6", "readability", 22)
 
 
 def _media(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
@@ -233,12 +229,12 @@ SLOTS: tuple[Slot, ...] = (
     _dom,
     _screenshot,
     _wget,
+    _warc,
+    _favicon,
     _singlefile,
     _pdf,
     _headers,
     _htmltotext,
-    _warc,
-    _favicon,
     _archive_org,
     _readability,
     _media,

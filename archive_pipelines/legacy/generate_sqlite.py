@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -104,9 +104,7 @@ def _insert_04(conn: sqlite3.Connection, snapshots: Sequence[SnapshotSpec]) -> N
     )
 
 
-def _insert_with_results(
-    conn: sqlite3.Connection, snapshots: Sequence[SnapshotSpec], variant: str
-) -> None:
+def _insert_with_results(conn: sqlite3.Connection, snapshots: Sequence[SnapshotSpec], variant: str) -> None:
     tag_ids: dict[str, int] = {}
     for snapshot in snapshots:
         for tag in snapshot.tags:
@@ -129,10 +127,7 @@ def _insert_with_results(
         conn.executemany(
             'INSERT INTO "core_tag" ("id", "abid", "name", "slug", "created_at", "modified_at", '
             '"created_by_id") VALUES (?, ?, ?, ?, ?, ?, 1)',
-            [
-                (tag_id, f"tag_{tag_id:026d}", tag, tag.lower(), now, now)
-                for tag, tag_id in tag_ids.items()
-            ],
+            [(tag_id, f"tag_{tag_id:026d}", tag, tag.lower(), now, now) for tag, tag_id in tag_ids.items()],
         )
         conn.executemany(
             'INSERT INTO "core_snapshot" ("id", "abid", "url", "timestamp", "title", '
@@ -155,14 +150,34 @@ def _insert_with_results(
         )
     conn.executemany(
         'INSERT INTO "core_snapshot_tags" ("snapshot_id", "tag_id") VALUES (?, ?)',
-        [(_hex(s.snapshot_id), tag_ids[tag]) for s in snapshots for tag in s.tags],
+        ((_hex(s.snapshot_id), tag_ids[tag]) for s in snapshots for tag in s.tags),
     )
-    rows = []
+    if variant == "0.6":
+        conn.executemany(
+            'INSERT INTO "core_archiveresult" ("uuid", "snapshot_id", "extractor", "cmd", "pwd", '
+            '"cmd_version", "output", "start_ts", "end_ts", "status") '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _result_rows(snapshots),
+        )
+    else:
+        conn.executemany(
+            'INSERT INTO "core_archiveresult" ("id", "snapshot_id", "extractor", "cmd", "pwd", '
+            '"cmd_version", "output", "start_ts", "end_ts", "status", "abid", "created_at", '
+            '"modified_at", "created_by_id") '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+            ((*row, f"res_{row[0][:26]}", now, now) for row in _result_rows(snapshots)),
+        )
+
+
+def _result_rows(snapshots: Sequence[SnapshotSpec]) -> Iterator[tuple[str, ...]]:
+    """(result id, snapshot id, extractor, cmd, pwd, cmd_version, output, start, end, status)."""
     for s in snapshots:
         for number, r in enumerate(s.results):
             start, end = result_times(s, r)
-            common = (
-                _hex(s.snapshot_id),
+            snapshot_hex = _hex(s.snapshot_id)
+            yield (
+                f"{snapshot_hex[:28]}{number:04d}",
+                snapshot_hex,
                 r.extractor,
                 json.dumps(list(r.cmd)),
                 f"/data/archive/{s.timestamp}",
@@ -172,23 +187,6 @@ def _insert_with_results(
                 _django(end),
                 r.status,
             )
-            result_id = f"{_hex(s.snapshot_id)[:28]}{number:04d}"
-            rows.append((result_id, *common))
-    if variant == "0.6":
-        conn.executemany(
-            'INSERT INTO "core_archiveresult" ("uuid", "snapshot_id", "extractor", "cmd", "pwd", '
-            '"cmd_version", "output", "start_ts", "end_ts", "status") '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-    else:
-        conn.executemany(
-            'INSERT INTO "core_archiveresult" ("id", "snapshot_id", "extractor", "cmd", "pwd", '
-            '"cmd_version", "output", "start_ts", "end_ts", "status", "abid", "created_at", '
-            '"modified_at", "created_by_id") '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
-            [(*row, f"res_{row[0][:26]}", now, now) for row in rows],
-        )
 
 
 def _hex(snapshot_id: str) -> str:

@@ -17,6 +17,7 @@ from archive_pipelines.legacy.fields import (
     looks_like_timestamp,
     optional_str,
     parse_datetime,
+    shown,
     split_tags,
     unique_sorted,
 )
@@ -112,10 +113,8 @@ def _build(folder: Path, data: dict[str, Any]) -> LegacyIndex | InvalidFolder:
     timestamp = coerce_timestamp(data.get("timestamp"))
     if timestamp is None:
         if not looks_like_timestamp(folder.name):
-            return InvalidFolder(
-                folder, "bad_timestamp", "no usable timestamp in index.json or folder name"
-            )
-        warn(f"timestamp {data.get('timestamp')!r} unusable; taken from the folder name")
+            return InvalidFolder(folder, "bad_timestamp", "no usable timestamp in index.json or folder name")
+        warn(f"timestamp {shown(data.get('timestamp'))} unusable; taken from the folder name")
         timestamp = folder.name
     # Dates read the timestamp without ArchiveBox's `.N` de-duplication suffix.
     dates = {**data, "timestamp": ".".join(timestamp.split(".")[:2])}
@@ -161,7 +160,7 @@ def _first_date(data: Mapping[str, Any], keys: Iterable[str], warn: Warn) -> dat
         parsed = parse_datetime(value)
         if parsed is not None:
             return parsed
-        warn(f"{key} {value!r} is not a date; ignored")
+        warn(f"{key} {shown(value)} is not a date; ignored")
     return None
 
 
@@ -170,7 +169,7 @@ def _results(data: Mapping[str, Any], warn: Warn) -> dict[str, tuple[LegacyResul
 
     def add(extractor: object, entry: object, where: str) -> None:
         if not is_extractor_name(extractor):
-            warn(f"{where}: extractor name {extractor!r} is not usable; skipped")
+            warn(f"{where}: extractor name {shown(extractor)} is not usable; skipped")
             return
         assert isinstance(extractor, str)
         result = parse_result(entry, extractor=extractor, where=where, warn=warn)
@@ -232,9 +231,7 @@ def dump_index(
         out["history"] = {name: [r.to_dict() for r in items] for name, items in results.items()}
     if uses_list:
         out["archive_results"] = [
-            {**result.to_dict(), "extractor": name}
-            for name, items in results.items()
-            for result in items
+            {**result.to_dict(), "extractor": name} for name, items in results.items() for result in items
         ]
     if fs_version is not None:
         out["fs_version"] = fs_version

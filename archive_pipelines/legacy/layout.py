@@ -46,6 +46,49 @@ _HOST_RE = re.compile(
     r"(?::\d{1,5})?"
 )
 _IPV4_RE = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?")
+# File extensions that are not top-level domains: `output.html/` is not a host folder.
+_NOT_TLDS = frozenset(
+    {
+        "html",
+        "htm",
+        "xhtml",
+        "php",
+        "asp",
+        "aspx",
+        "jsp",
+        "txt",
+        "json",
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "webp",
+        "svg",
+        "pdf",
+        "js",
+        "css",
+        "ico",
+        "gz",
+        "tgz",
+        "bz2",
+        "xz",
+        "zst",
+        "xml",
+        "warc",
+        "mp4",
+        "webm",
+        "mp3",
+        "ogg",
+        "wav",
+        "tmp",
+        "bak",
+        "log",
+        "csv",
+        "tsv",
+        "sqlite3",
+        "db",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -100,7 +143,10 @@ def looks_like_host(name: str, url_host: str | None = None) -> bool:
     lowered = name.lower()
     if url_host and url_host in (lowered, lowered.rsplit(":", 1)[0]):
         return True
-    return bool(_HOST_RE.fullmatch(lowered) or _IPV4_RE.fullmatch(lowered))
+    if _IPV4_RE.fullmatch(lowered):
+        return True
+    tld = lowered.rsplit(":", 1)[0].rsplit(".", 1)[-1]
+    return tld not in _NOT_TLDS and _HOST_RE.fullmatch(lowered) is not None
 
 
 def classify(parts: Sequence[str], url_host: str | None = None) -> tuple[str, str]:

@@ -109,7 +109,8 @@ def reconcile(index: SnapshotRecord, catalog: CatalogSnapshotView | None) -> Rec
     title = best_title(url, side.title, index.title)
     tags = unique_sorted([*side.tags, *index.tags])
     results, added = merge_results(side.results, index.results)
-    new_tags = tuple(tag for tag in tags if tag not in set(side.tags))
+    known_tags = set(side.tags)
+    new_tags = tuple(tag for tag in tags if tag not in known_tags)
     return Reconciled(
         url=url,
         timestamp=side.timestamp if catalog else index.timestamp,

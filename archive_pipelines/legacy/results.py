@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from archive_pipelines.legacy.fields import format_datetime, optional_str, parse_datetime
+from archive_pipelines.legacy.fields import format_datetime, optional_str, parse_datetime, shown
 
 # Extractor names become folder names when a snapshot is organized.
 _EXTRACTOR_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -113,7 +113,7 @@ def parse_result(data: object, *, extractor: str, where: str, warn: Warn) -> Leg
         if reason is None:
             output = raw_output
         else:
-            warn(f"{where}: output {raw_output!r} {reason}; dropped, never followed")
+            warn(f"{where}: output {shown(raw_output)} {reason}; dropped, never followed")
     elif raw_output is not None:
         warn(f"{where}: output is {type(raw_output).__name__}, not a string; dropped")
     times = {}
@@ -121,7 +121,7 @@ def parse_result(data: object, *, extractor: str, where: str, warn: Warn) -> Leg
         value = data.get(key)
         times[key] = parse_datetime(value)
         if value not in (None, "") and times[key] is None:
-            warn(f"{where}: {key} {value!r} is not a date; dropped")
+            warn(f"{where}: {key} {shown(value)} is not a date; dropped")
     return LegacyResult(
         cmd=cmd,
         cmd_version=optional_str(data.get("cmd_version")),

@@ -23,6 +23,7 @@ from archive_pipelines.legacy.fields import (
     coerce_timestamp,
     optional_str,
     parse_datetime,
+    shown,
     split_tags,
     unique_sorted,
 )
@@ -126,8 +127,10 @@ class ArchiveBoxIndex:
     ) -> Iterator[ArchiveBoxSnapshot]:
         """Every valid snapshot in timestamp order, `batch_size` rows in memory at a time.
 
-        Rows with an unusable url or timestamp are skipped and listed in `invalid_rows`.
+        Rows with an unusable url or timestamp are skipped and listed in `invalid_rows`
+        (reset by each call).
         """
+        self.invalid_rows = []
         if after_timestamp is None:
             yield from self._query("", (), batch_size)
         else:
@@ -161,9 +164,7 @@ class ArchiveBoxIndex:
     def _columns(self, table: str) -> set[str]:
         return {row[1] for row in self._conn.execute(f'PRAGMA table_info("{table}")')}
 
-    def _query(
-        self, where: str, params: Sequence[Any], batch_size: int
-    ) -> Iterator[ArchiveBoxSnapshot]:
+    def _query(self, where: str, params: Sequence[Any], batch_size: int) -> Iterator[ArchiveBoxSnapshot]:
         fields = self.schema.snapshot
         names = list(fields)
         select = ", ".join(f'"{fields[name]}"' for name in names)
@@ -202,10 +203,7 @@ class ArchiveBoxIndex:
         names = list(fields)
         select = ", ".join(f'"{fields[name]}"' for name in names)
         placeholders = ", ".join("?" * len(ids))
-        sql = (
-            f'SELECT {select} FROM "{RESULT_TABLE}" '
-            f'WHERE "{fields["snapshot_id"]}" IN ({placeholders})'
-        )
+        sql = f'SELECT {select} FROM "{RESULT_TABLE}" WHERE "{fields["snapshot_id"]}" IN ({placeholders})'
         for row in self._conn.execute(sql, ids):
             data = dict(zip(names, row, strict=True))
             snapshot_id, extractor = data.pop("snapshot_id"), data.pop("extractor")
@@ -222,14 +220,14 @@ class ArchiveBoxIndex:
         url, problem = check_url(record["url"])
         timestamp = coerce_timestamp(record["timestamp"])
         if url is None or timestamp is None:
-            reason = problem or f"timestamp {record['timestamp']!r} is not a timestamp"
+            reason = problem or f"timestamp {shown(record['timestamp'])} is not a timestamp"
             self.invalid_rows.append((str(row_id), reason))
             return None
         warnings: list[str] = []
         parsed: dict[str, list[LegacyResult]] = {}
         for extractor, data in results.get(row_id, []):
             if not is_extractor_name(extractor):
-                warnings.append(f"result extractor {extractor!r} is not usable; skipped")
+                warnings.append(f"result extractor {shown(extractor)} is not usable; skipped")
                 continue
             result = parse_result(data, extractor=extractor, where=extractor, warn=warnings.append)
             if result is not None:

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from archive_pipelines.blobstore import BlobStore, open_store
+from archive_pipelines.blobstore import LocalBlobStore, open_store
 from archive_pipelines.catalog.engine import make_engine
 from archive_pipelines.catalog.errors import clear_catalog_errors
 from archive_pipelines.catalog.files import ensure_store
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import Settings
 from archive_pipelines.views import ViewFarm
+
+
+IO_THREADS = 4
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -45,12 +52,31 @@ class Storage:
         return DataDir(self.settings.data_dir)
 
     @cached_property
-    def primary(self) -> BlobStore:
-        return open_store(self.settings.primary_store, self.settings.data_dir)
+    def primary(self) -> LocalBlobStore:
+        """The primary store: always local (settings enforce it), so views can link into it."""
+        store = open_store(self.settings.primary_store, self.settings.data_dir)
+        assert isinstance(store, LocalBlobStore)
+        return store
 
     @cached_property
     def primary_root(self) -> Path:
         return self.settings.local_path(self.settings.primary_store.path)
+
+    @cached_property
+    def io_pool(self) -> ThreadPoolExecutor:
+        """Threads for file work (hashing, copying, symlinks release the GIL)."""
+        return ThreadPoolExecutor(max_workers=IO_THREADS, thread_name_prefix="storage-io")
+
+    def map_io(self, fn: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """`[fn(x) for x in items]` on the io pool, one contiguous slice per thread."""
+        if len(items) < 2 * IO_THREADS:
+            return [fn(item) for item in items]
+        step = -(-len(items) // IO_THREADS)
+        slices = [items[i:i + step] for i in range(0, len(items), step)]
+        results: list[R] = []
+        for part in self.io_pool.map(lambda chunk: [fn(item) for item in chunk], slices):
+            results.extend(part)
+        return results
 
     @cached_property
     def farm(self) -> ViewFarm:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 from sqlalchemy import func, select, update
 
@@ -122,7 +121,7 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
 
 def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool,
                  missing_blobs: set[str], progress: Callable[[str, int], None] | None) -> None:
-    expected: dict[str, set[PurePosixPath]] = {view: set() for view in storage.views}
+    expected: dict[str, set[str]] = {view: set() for view in storage.views}
     farm = storage.farm
     for place, files in _snapshot_files(storage):
         for extractor, rel, sha in files:

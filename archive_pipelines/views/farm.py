@@ -7,7 +7,7 @@ import errno
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from archive_pipelines.views.paths import link_target
 
@@ -31,14 +31,15 @@ class ViewFarm:
         self.archive_root = Path(os.path.abspath(archive_root))
         self.store_root = Path(os.path.abspath(store_root))
         self.store_rel = os.path.relpath(self.store_root, self.archive_root)
+        self._root = str(self.archive_root) + "/"
 
-    def target_for(self, link_rel: PurePosixPath, key: str) -> str:
+    def target_for(self, link_rel: str, key: str) -> str:
         return link_target(link_rel, self.store_rel, key)
 
-    def ensure_link(self, link_rel: PurePosixPath, key: str) -> str:
+    def ensure_link(self, link_rel: str, key: str) -> str:
         """Create the link, or fix it if it points elsewhere. Returns created|ok|fixed|conflict."""
         target = self.target_for(link_rel, key)
-        path = os.path.join(self.archive_root, link_rel)
+        path = self._root + link_rel
         try:
             os.symlink(target, path)
             return "created"
@@ -64,8 +65,8 @@ class ViewFarm:
         self._replace_link(path, target)
         return "fixed"
 
-    def inspect(self, link_rel: PurePosixPath, key: str) -> LinkState:
-        path = os.path.join(self.archive_root, link_rel)
+    def inspect(self, link_rel: str, key: str) -> LinkState:
+        path = self._root + link_rel
         try:
             current = os.readlink(path)
         except FileNotFoundError:
@@ -82,9 +83,9 @@ class ViewFarm:
             return LinkState("broken", current)
         return LinkState("ok", current)
 
-    def remove_link(self, link_rel: PurePosixPath, *, prune: bool = True) -> bool:
+    def remove_link(self, link_rel: str, *, prune: bool = True) -> bool:
         """Remove a symlink (never a real file) and, optionally, emptied parent folders."""
-        path = os.path.join(self.archive_root, link_rel)
+        path = self._root + link_rel
         try:
             if not os.path.islink(path):
                 return False
@@ -95,16 +96,16 @@ class ViewFarm:
             self.prune_empty_parents(link_rel)
         return True
 
-    def prune_empty_parents(self, link_rel: PurePosixPath) -> None:
-        parent = link_rel.parent
-        while len(parent.parts) > 1:  # keep the view roots themselves
+    def prune_empty_parents(self, link_rel: str) -> None:
+        parent = os.path.dirname(link_rel)
+        while "/" in parent:  # keep the view roots themselves
             try:
                 os.rmdir(os.path.join(self.archive_root, parent))
             except OSError:
                 return
-            parent = parent.parent
+            parent = os.path.dirname(parent)
 
-    def iter_links(self, view: str) -> Iterator[tuple[PurePosixPath, str]]:
+    def iter_links(self, view: str) -> Iterator[tuple[str, str]]:
         """Every symlink under archive/<view>/ as (archive-relative path, target). No follow."""
         root = self.archive_root / view
         stack = [root]
@@ -116,7 +117,7 @@ class ViewFarm:
                 continue
             for entry in entries:
                 if entry.is_symlink():
-                    rel = PurePosixPath(os.path.relpath(entry.path, self.archive_root))
+                    rel = os.path.relpath(entry.path, self.archive_root)
                     yield rel, os.readlink(entry.path)
                 elif entry.is_dir(follow_symlinks=False):
                     stack.append(Path(entry.path))
@@ -135,9 +136,9 @@ class ViewFarm:
                 continue
         return removed
 
-    def _make_parents(self, link_rel: PurePosixPath) -> None:
+    def _make_parents(self, link_rel: str) -> None:
         # Only called after symlink() failed with ENOENT, so the folder is really missing.
-        os.makedirs(os.path.join(self.archive_root, link_rel.parent), exist_ok=True)
+        os.makedirs(os.path.join(self.archive_root, os.path.dirname(link_rel)), exist_ok=True)
 
     @staticmethod
     def _replace_link(path: str, target: str) -> None:

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import PurePosixPath
+from functools import cached_property
 from urllib.parse import urlsplit
 
 from archive_pipelines.errors import ArchiveError
@@ -33,11 +33,11 @@ class SnapshotPlace:
     # the others get by_timestamp/<timestamp>__<id8> (a documented, deterministic choice).
     owns_timestamp: bool = True
 
-    @property
+    @cached_property
     def domain(self) -> str:
         return domain_of(self.url)
 
-    @property
+    @cached_property
     def day(self) -> str:
         return self.created_at.astimezone(UTC).strftime("%Y%m%d")
 
@@ -102,30 +102,29 @@ def validate_extractor(extractor: str) -> str:
     return extractor
 
 
-def view_dir(view: str, place: SnapshotPlace) -> PurePosixPath:
-    """The snapshot's folder in one view, relative to archive/."""
-    user = safe_segment(place.created_by, fallback="unknown")
+def view_dir(view: str, place: SnapshotPlace) -> str:
+    """The snapshot's folder in one view, relative to archive/ ('/'-separated)."""
     sid = place.snapshot_id
     if view == "by_domain":
-        return PurePosixPath("by_domain", place.domain, place.day, sid)
+        return f"by_domain/{place.domain}/{place.day}/{sid}"
     if view == "by_date":
-        return PurePosixPath("by_date", place.day, place.domain, sid)
+        return f"by_date/{place.day}/{place.domain}/{sid}"
     if view == "by_user":
-        return PurePosixPath("by_user", user, place.day, place.domain, sid)
+        user = safe_segment(place.created_by, fallback="unknown")
+        return f"by_user/{user}/{place.day}/{place.domain}/{sid}"
     if view == "by_timestamp":
-        return PurePosixPath("by_timestamp", place.timestamp_dir)
+        return f"by_timestamp/{place.timestamp_dir}"
     raise ValueError(f"unknown view {view!r}")
 
 
-def view_path(view: str, place: SnapshotPlace, extractor: str, relative_path: str) -> PurePosixPath:
-    """archive/-relative path of one file in one view."""
-    return view_dir(view, place) / extractor / relative_path
+def view_path(view: str, place: SnapshotPlace, extractor: str, relative_path: str) -> str:
+    """archive/-relative path of one file in one view (relative_path already validated)."""
+    return f"{view_dir(view, place)}/{extractor}/{relative_path}"
 
 
-def link_target(link_rel: PurePosixPath, store_rel_to_archive: str, key: str) -> str:
+def link_target(link_rel: str, store_rel_to_archive: str, key: str) -> str:
     """Relative symlink target from archive/<link_rel> to <store>/<key>.
 
     `store_rel_to_archive` is os.path.relpath(store root, archive root), computed once.
     """
-    ups = [".."] * (len(link_rel.parts) - 1)
-    return os.path.join(*ups, store_rel_to_archive, key)
+    return "../" * link_rel.count("/") + f"{store_rel_to_archive}/{key}"

@@ -59,14 +59,31 @@ def fingerprint_canonical(canonical_url: str) -> bytes:
     return hashlib.blake2b(canonical_url.encode(), digest_size=16).digest()
 
 
-@lru_cache(maxsize=1 << 16)
 def canonical_url_and_domain(url: str) -> tuple[str, str, bytes]:
-    """(canonical URL, domain key, fingerprint) in one parse; cached, links repeat a lot."""
-    url = url.strip(_C0_AND_SPACE)
-    if len(url) > MAX_URL_BYTES:
-        raise InvalidURL(f"URL is longer than {MAX_URL_BYTES} bytes")
-    fast = _canonicalize_simple(url)
-    canonical, domain = fast if fast is not None else _canonicalize_general(url)
+    """(canonical URL, domain key, fingerprint) in one parse; raises InvalidURL."""
+    parsed = _parse(url)
+    if isinstance(parsed, str):
+        raise InvalidURL(parsed)
+    return parsed
+
+
+def try_canonical_url_and_domain(url: str) -> tuple[str, str, bytes] | None:
+    """canonical_url_and_domain, or None for an invalid URL (the crawler's hot path)."""
+    parsed = _parse(url)
+    return None if isinstance(parsed, str) else parsed
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse(url: str) -> tuple[str, str, bytes] | str:
+    """The parse, or the reason the URL is invalid; cached, as pages repeat their links."""
+    try:
+        url = url.strip(_C0_AND_SPACE)
+        if len(url) > MAX_URL_BYTES:
+            raise InvalidURL(f"URL is longer than {MAX_URL_BYTES} bytes")
+        fast = _canonicalize_simple(url)
+        canonical, domain = fast if fast is not None else _canonicalize_general(url)
+    except InvalidURL as exc:
+        return str(exc)
     return canonical, domain, fingerprint_canonical(canonical)
 
 

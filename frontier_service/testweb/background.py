@@ -41,8 +41,6 @@ class ThreadedTestWeb:
 
     @property
     def port(self) -> int:
-        if self.web.port is None:
-            raise RuntimeError("test web not started")
         return self.web.port
 
     def start(self) -> int:

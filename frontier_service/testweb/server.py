@@ -41,7 +41,7 @@ class TestWeb:
     ) -> None:
         self.config = config or TestWebConfig()
         self.log = RequestLog(log_path, keep_in_memory=keep_log)
-        self.port: int | None = None
+        self._port: int | None = None
         self._render = functools.lru_cache(maxsize=self.config.cache_pages)(render_page)
         self._latency_s = self.config.latency_ms / 1000
         self._runner: web.ServerRunner | None = None
@@ -70,9 +70,9 @@ class TestWeb:
             await runner.cleanup()
             raise
         self._runner = runner
-        self.port = int(runner.addresses[0][1])
+        self._port = int(runner.addresses[0][1])
         self._flusher = asyncio.create_task(self._flush_periodically())
-        return self.port
+        return self._port
 
     async def stop(self) -> None:
         """Stop listening, end slow and endless responses, flush and close the log file."""
@@ -89,10 +89,15 @@ class TestWeb:
         self.log.close()
 
     @property
+    def port(self) -> int:
+        """The bound port; RuntimeError before start()."""
+        if self._port is None:
+            raise RuntimeError("TestWeb not started")
+        return self._port
+
+    @property
     def base_url(self) -> str:
         """http://127.0.0.1:PORT of the running server."""
-        if self.port is None:
-            raise RuntimeError("TestWeb not started")
         return f"http://127.0.0.1:{self.port}"
 
     def requests_for(self, host: str) -> list[RequestRecord]:

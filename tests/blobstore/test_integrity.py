@@ -18,6 +18,11 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _read_fully(store: BlobStore, sha256: str, max_size: int | None = None) -> bytes:
+    with store.open(sha256, max_size=max_size) as reader:
+        return reader.read()
+
+
 @functools.cache
 def _zstd_bomb() -> bytes:
     """A small object that decompresses to 64 MiB."""
@@ -75,8 +80,7 @@ def test_check_finds_a_truncated_zstd_object(zstd_store: BlobStore, keep: float)
     assert result.status == "corrupt"
     assert result.detail.startswith("zstd"), result.detail
     with pytest.raises(BlobIntegrityError, match=f"store '{zstd_store.name}': blob {sha256}"):
-        with zstd_store.open(sha256) as reader:
-            reader.read()
+        _read_fully(zstd_store, sha256)
 
 
 def test_check_rejects_an_object_that_is_not_zstd(zstd_store: BlobStore) -> None:
@@ -97,17 +101,14 @@ def test_check_stops_a_zstd_bomb(zstd_store: BlobStore) -> None:
 
     assert (result.status, result.detail) == ("corrupt", "zstd: decompressed beyond 12 bytes")
     with pytest.raises(BlobIntegrityError, match="decompressed beyond 12 bytes"):
-        with zstd_store.open(_sha(expected), max_size=len(expected)) as reader:
-            reader.read()
+        _read_fully(zstd_store, _sha(expected), max_size=len(expected))
 
 
 def test_open_max_size(store: BlobStore) -> None:
     sha256 = store.put_bytes(DATA).sha256
-    with store.open(sha256, max_size=len(DATA)) as reader:
-        assert reader.read() == DATA
+    assert _read_fully(store, sha256, max_size=len(DATA)) == DATA
     with pytest.raises(BlobIntegrityError, match=f"blob {sha256}: .*{len(DATA) - 1} bytes"):
-        with store.open(sha256, max_size=len(DATA) - 1) as reader:
-            reader.read()
+        _read_fully(store, sha256, max_size=len(DATA) - 1)
 
 
 def test_put_verified_stores_a_matching_stream(store: BlobStore) -> None:

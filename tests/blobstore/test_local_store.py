@@ -20,6 +20,7 @@ from archive_pipelines.blobstore import (
     LocalBlobStore,
     sha256_file,
 )
+from archive_pipelines.blobstore.local_files import publish
 from tests.blobstore.stored_objects import stored_files
 
 DATA = os.urandom(100_000) + b"some text " * 10_000
@@ -135,6 +136,22 @@ def test_a_file_that_changes_during_ingest_leaves_nothing(
     assert list(local_store.iter_hashes()) == []
 
 
+@pytest.mark.parametrize("links", [True, False])
+def test_publish_never_replaces_an_existing_object(tmp_path: Path, links: bool,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    if not links:  # a filesystem without hard links: publish renames instead
+        def no_links(src: object, dst: object, **kwargs: object) -> None:
+            raise OSError(errno.EPERM, os.strerror(errno.EPERM))
+        monkeypatch.setattr(os, "link", no_links)
+    first, second, final = tmp_path / "first", tmp_path / "second", tmp_path / "final"
+    first.write_bytes(b"first")
+    second.write_bytes(b"second")
+
+    assert publish(first, final) is True
+    assert publish(second, final) is False
+    assert final.read_bytes() == b"first"
+
+
 @pytest.mark.parametrize("codec", ["raw", "zstd"])
 def test_kill_9_mid_write_leaves_no_object(tmp_path: Path, codec: str) -> None:
     root = tmp_path / "store"
@@ -166,6 +183,11 @@ def test_kill_9_mid_write_leaves_no_object(tmp_path: Path, codec: str) -> None:
     result = store.put_bytes(data)
     assert result.created
     assert store.check(result.sha256, expected_size=len(data)).ok
+    litter = [p for p in stored_files(root) if p.name.endswith(".tmp")]
+    assert len(litter) == 1
+    assert store.remove_stale_temp_files(max_age_seconds=3600) == 0  # too young
+    assert store.remove_stale_temp_files(max_age_seconds=0) == 1
+    assert stored_files(root) == [store.local_path(result.sha256)]
 
 
 @pytest.fixture

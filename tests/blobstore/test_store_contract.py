@@ -11,6 +11,7 @@ import pytest
 from archive_pipelines.blobstore import (
     BlobNotFound,
     BlobStore,
+    BlobStoreError,
     LocalBlobStore,
     StoreNotWritable,
     sha256_file,
@@ -114,6 +115,16 @@ def test_a_20_mb_file(store: BlobStore, tmp_path: Path) -> None:
             digest.update(chunk)
     assert digest.hexdigest() == sha256
     assert store.check(sha256, expected_size=size).status == "ok"
+
+
+def test_put_file_refuses_what_is_not_a_regular_file(store: BlobStore, tmp_path: Path) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # hashing it would block forever
+    for path in (tmp_path, fifo):
+        with pytest.raises(BlobStoreError, match="not a regular file"):
+            store.put_file(path)
+    with pytest.raises(FileNotFoundError):
+        store.put_file(tmp_path / "vanished")
 
 
 def test_open_a_missing_blob(store: BlobStore) -> None:

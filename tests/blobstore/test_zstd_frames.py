@@ -1,4 +1,5 @@
 import os
+from typing import Any
 
 import pytest
 import zstandard
@@ -9,7 +10,7 @@ from archive_pipelines.blobstore.zstd_frames import ZstdFrameTracker
 PAYLOAD = os.urandom(150_000) + b"\0" * 300_000 + b"abc" * 50_000
 
 
-def _frame(data: bytes, **options: bool) -> bytes:
+def _frame(data: bytes, **options: Any) -> bytes:
     return zstandard.ZstdCompressor(level=3, **options).compress(data)
 
 

@@ -1,0 +1,76 @@
+"""One page-fetch index record (seed 003's format) from the fetches of a page and its assets.
+
+Seed 003 fields: session_id, page_url, timestamp, navigation_id, requests[...] with a
+response {status_code, headers, body_hash "sha256:<hex>", body_size, body_type}.
+Our additions: top-level `depth`, `final_url`, `redirects` and `error` (of the page
+fetch, which is requests[0]); per request `redirects`, `error`, `elapsed_s` and
+`response.body_truncated`. Timestamps are epoch seconds (float, ms precision).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from archive_pipelines.blobstore import PutResult
+from frontier_service.fetch.result import FetchResult
+
+StoredFetch = tuple[FetchResult, PutResult | None]  # a fetch and where its body went
+
+
+def page_record(
+    *,
+    session_id: str,
+    page_url: str,
+    depth: int,
+    page: StoredFetch,
+    assets: Sequence[StoredFetch] = (),
+    navigation_id: str | None = None,
+) -> dict[str, Any]:
+    """The JSON-ready record of one page visit."""
+    result = page[0]
+    first = request_entry(*page)
+    return {
+        "session_id": session_id,
+        "page_url": page_url,
+        "timestamp": round(result.started_at, 3),
+        "navigation_id": navigation_id or str(uuid.uuid4()),
+        "depth": depth,
+        "final_url": result.final_url,
+        "requests": [first, *(request_entry(*asset) for asset in assets)],
+        "redirects": first["redirects"],
+        "error": result.error,
+    }
+
+
+def request_entry(result: FetchResult, stored: PutResult | None) -> dict[str, Any]:
+    """One entry of `requests`: what was asked, and the response if one arrived."""
+    return {
+        "request_id": str(uuid.uuid4()),
+        "timestamp": round(result.started_at, 3),
+        "method": "GET",
+        "url": result.final_url,
+        "request_headers": [list(pair) for pair in result.request_headers],
+        "request_body_hash": None,  # crawler GETs have no body
+        "request_body_size": 0,
+        "response": _response(result, stored),
+        "redirects": [
+            {"url": hop.url, "status": hop.status, "location": hop.location} for hop in result.redirects
+        ],
+        "error": result.error,
+        "elapsed_s": round(result.elapsed_s, 4),
+    }
+
+
+def _response(result: FetchResult, stored: PutResult | None) -> dict[str, Any] | None:
+    if result.status is None:
+        return None
+    return {
+        "status_code": result.status,
+        "headers": [list(pair) for pair in result.response_headers],
+        "body_hash": None if stored is None else f"sha256:{stored.sha256}",
+        "body_size": 0 if stored is None else stored.size,
+        "body_type": result.content_type,
+        "body_truncated": result.truncated,
+    }

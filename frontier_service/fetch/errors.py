@@ -1,0 +1,45 @@
+"""Which fetch failures are worth retrying, and how to say what went wrong in one line."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import aiohttp
+
+from frontier_service.fetch.result import FetchErrorKind
+
+_MAX_MESSAGE_CHARS = 300
+
+
+class Failure(NamedTuple):
+    kind: FetchErrorKind
+    retryable: bool
+    message: str
+
+
+def classify(exc: BaseException) -> Failure:
+    """The kind of a request exception, whether a retry may help, and a one-line message."""
+    message = one_line(exc)
+    if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one too
+        return Failure(FetchErrorKind.TIMEOUT, True, message)
+    if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
+        return Failure(FetchErrorKind.INVALID_URL, False, message)
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return Failure(FetchErrorKind.CONNECT, False, message)  # NXDOMAIN does not heal in 1 s
+    if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
+        return Failure(FetchErrorKind.CONNECT, True, message)  # refused, reset, hung up
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return Failure(FetchErrorKind.PROTOCOL, True, message)  # body cut off mid-transfer
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return Failure(FetchErrorKind.PROTOCOL, False, message)  # unparsable status/headers
+    if isinstance(exc, ValueError | UnicodeError):
+        return Failure(FetchErrorKind.INVALID_URL, False, message)
+    return Failure(FetchErrorKind.OTHER, False, message)
+
+
+def one_line(exc: BaseException) -> str:
+    """`ExceptionType: message` on one line, cut to a readable length."""
+    text = str(exc).strip()
+    line = type(exc).__name__ + (f": {text}" if text else "")
+    line = " ".join(line.split())
+    return line if len(line) <= _MAX_MESSAGE_CHARS else line[: _MAX_MESSAGE_CHARS - 3] + "..."

@@ -1,0 +1,164 @@
+"""The Frontier facade the crawler uses: add URLs, claim domains, read their URLs, release them.
+
+Adding a batch is: canonicalize, one seen-filter call, one file append per domain, one
+record_appends call. A crash between the seen-filter call and the file append loses those
+URLs (they are seen but never queued); everything after the append is recovered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urljoin
+
+from redis.asyncio import Redis
+
+from frontier_service.frontier.domain_meta import DomainMeta
+from frontier_service.frontier.files import FrontierFiles
+from frontier_service.frontier.records import FrontierRecord
+from frontier_service.frontier.seen import Backend, SeenFilter
+from frontier_service.frontier.state import FrontierState, Release, Reschedule
+from frontier_service.frontier.urls import try_canonical_url_and_domain
+from frontier_service.frontier.visited import VisitedRecord, VisitedStore
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierConfig:
+    """One crawl's frontier: its Redis key prefix, lease length and filter sizes."""
+
+    name: str = "crawl"
+    lease_seconds: float = 120.0
+    seen_capacity: int = 10_000_000
+    seen_error_rate: float = 0.001
+    seen_backend: Backend = "auto"
+    visited_expected: int = 1_000_000
+    max_open_files: int = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AddResult:
+    added: int
+    duplicate: int
+    invalid: int
+
+
+@dataclass(frozen=True, slots=True)
+class DomainBatch:
+    """URLs read from a domain's file; pass end_offset to `done` once they are handled."""
+
+    domain: str
+    records: list[FrontierRecord]
+    start_offset: int
+    end_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierStats:
+    pending_bytes: int
+    ready_domains: int
+    due_domains: int
+    leased_domains: int
+    counters: dict[str, int] = field(default_factory=dict)
+
+
+class Frontier:
+    """Redis coordination plus per-domain files under `root`; call `open()` before use."""
+
+    def __init__(self, redis: Redis, root: Path, config: FrontierConfig | None = None) -> None:
+        self.config = config or FrontierConfig()
+        self.redis = redis
+        self.files = FrontierFiles(root, max_open_files=self.config.max_open_files)
+        self.state = FrontierState(redis, self.config.name)
+        self.meta = DomainMeta(redis, self.config.name)
+        keys = self.state.keys
+        self.seen = SeenFilter(redis, keys.seen, self.config.seen_capacity,
+                               self.config.seen_error_rate, backend=self.config.seen_backend)
+        self.visited = VisitedStore(redis, keys.visited,
+                                    expected_records=self.config.visited_expected)
+
+    async def open(self) -> Frontier:
+        await self.seen.open()
+        await self.visited.open()
+        return self
+
+    def close(self) -> None:
+        self.files.close()
+
+    async def add_urls(self, urls_with_depth: Iterable[tuple[str, int]], *,
+                       discovered_from: str | None = None, priority: float = 1.0) -> AddResult:
+        """Queue new URLs: relative ones are resolved against discovered_from."""
+        now = int(time.time())
+        links = list(urls_with_depth)
+        if discovered_from is not None:
+            links = [(u if u.startswith(("http://", "https://")) else urljoin(discovered_from, u),
+                      depth) for u, depth in links]
+        parsed = [(try_canonical_url_and_domain(url), depth) for url, depth in links]
+        valid = [(found, depth) for found, depth in parsed if found is not None]
+        invalid = len(links) - len(valid)
+        if not valid:
+            return AddResult(0, 0, invalid)
+        is_new = await self.seen.add_many([found[2] for found, _ in valid])
+        # Canonical URLs never hold `|`, CR, LF or spaces: they go into lines as they are.
+        tail = f"|{priority:g}|{now}\n"
+        lines: dict[str, list[str]] = {}
+        for new, ((url, domain, _), depth) in zip(is_new, valid, strict=True):
+            if new:
+                pending = lines.get(domain)
+                if pending is None:
+                    lines[domain] = pending = []
+                pending.append(f"{url}|{depth}{tail}")
+        if lines:
+            batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}
+            offsets = await asyncio.to_thread(self.files.append_many, batches)
+            await self.state.record_appends(
+                now, [(domain, offsets[domain][1], len(lines[domain])) for domain in lines])
+        added = sum(len(pending) for pending in lines.values())
+        return AddResult(added, len(valid) - added, invalid)
+
+    async def claim(self, worker_id: str, n: int = 1, *, now: float | None = None) -> list[str]:
+        """Lease up to n due domains to worker_id for config.lease_seconds."""
+        return await self.state.claim(worker_id, time.time() if now is None else now,
+                                      self.config.lease_seconds, n)
+
+    async def next_urls(self, domain: str, max_n: int, *, offset: int | None = None) -> DomainBatch:
+        """Up to max_n URLs of a leased domain, from offset (default: its stored read offset)."""
+        start = await self.state.read_offset(domain) if offset is None else offset
+        records, end = await asyncio.to_thread(self.files.read_from, domain, start, max_n)
+        return DomainBatch(domain, records, start, end)
+
+    async def done(self, domain: str, worker_id: str, next_fetch_at: float,
+                   new_offset: int) -> bool:
+        """Release a leased domain; False if the lease had expired and was taken over."""
+        return await self.state.reschedule(domain, worker_id, next_fetch_at, new_offset)
+
+    async def done_many(self, worker_id: str, items: Sequence[Reschedule]) -> list[Release]:
+        return await self.state.reschedule_many(worker_id, items)
+
+    async def release_and_claim(self, worker_id: str, done: Sequence[Reschedule], n: int, *,
+                                now: float | None = None) -> tuple[list[Release], list[str]]:
+        """Release finished domains and lease up to n more in one round trip."""
+        return await self.state.release_and_claim(
+            worker_id, done, time.time() if now is None else now, self.config.lease_seconds, n)
+
+    async def mark_visited(self, records: Sequence[VisitedRecord]) -> int:
+        return await self.visited.mark_many(records)
+
+    async def stats(self, *, now: float | None = None) -> FrontierStats:
+        """A consistent snapshot (MULTI/EXEC) of queue sizes and counters."""
+        keys = self.state.keys
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zcard(keys.ready)
+            pipe.zcount(keys.ready, "-inf", time.time() if now is None else now)
+            pipe.zcard(keys.leases)
+            pipe.hgetall(keys.counters)
+            ready, due, leased, raw = await pipe.execute()
+        counters = {_text(k): int(v) for k, v in raw.items()}
+        pending = counters.get("bytes_appended", 0) - counters.get("bytes_consumed", 0)
+        return FrontierStats(max(0, pending), int(ready), int(due), int(leased), counters)
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value

@@ -1,0 +1,169 @@
+"""Domain coordination in Redis: leases, the ready queue, offsets in bytes, counters.
+
+Every change two workers could race on is one Lua script (see lua_domain.py), so no domain
+is ever leased to two workers, a crashed worker's domain comes back when its lease expires,
+and appending to a domain that is being retired never loses it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+
+from redis.asyncio import Redis
+
+from frontier_service.frontier import lua_domain
+from frontier_service.frontier.keys import FrontierKeys
+
+
+class Release(IntEnum):
+    """What releasing a leased domain did."""
+
+    LEASE_LOST = 0
+    READY = 1
+    RETIRED = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Reschedule:
+    """Release a leased domain: fetch again no sooner than next_fetch_at, from new_read_offset."""
+
+    domain: str
+    next_fetch_at: float
+    new_read_offset: int
+
+
+def _release_lines(items: Sequence[Reschedule]) -> str:
+    return _lines((i.domain, repr(float(i.next_fetch_at)), int(i.new_read_offset)) for i in items)
+
+
+_DOMAIN_TOKEN = re.compile(r"\S+")
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _lines(rows: Iterable[tuple[str, object, object]]) -> str:
+    """The `a b c\n` blob the scripts parse; a domain key with whitespace is refused."""
+    parts = []
+    for domain, second, third in rows:
+        if _DOMAIN_TOKEN.fullmatch(domain) is None:
+            raise ValueError(f"invalid domain key {domain!r}")
+        parts.append(f"{domain} {second} {third}\n")
+    return "".join(parts)
+
+
+class FrontierState:
+    """The atomic domain state machine of one crawl (`name` prefixes every key)."""
+
+    def __init__(self, redis: Redis, name: str, *, max_expired_per_claim: int = 100) -> None:
+        self.redis = redis
+        self.keys = FrontierKeys(name)
+        self.max_expired_per_claim = max_expired_per_claim
+        self._claim = redis.register_script(lua_domain.CLAIM)
+        self._reschedule = redis.register_script(lua_domain.RESCHEDULE)
+        self._release_and_claim = redis.register_script(lua_domain.RELEASE_AND_CLAIM)
+        self._retire = redis.register_script(lua_domain.RETIRE_IF_EXHAUSTED)
+        self._renew = redis.register_script(lua_domain.RENEW)
+        self._record_appends = redis.register_script(lua_domain.RECORD_APPENDS)
+        self._exclude = redis.register_script(lua_domain.EXCLUDE)
+        self._include = redis.register_script(lua_domain.INCLUDE)
+
+    async def claim(self, worker_id: str, now: float, lease_seconds: float,
+                    max_domains: int) -> list[str]:
+        """Lease up to max_domains due domains to worker_id; expired leases are reclaimed first."""
+        domains = await self._claim(
+            keys=self.keys.coordination,
+            args=[self.keys.domain_prefix, worker_id, repr(now), repr(lease_seconds),
+                  max_domains, self.max_expired_per_claim])
+        return [_text(d) for d in domains]
+
+    async def reschedule(self, domain: str, worker_id: str, next_fetch_at: float,
+                         new_read_offset: int) -> bool:
+        """Release a domain we lease; False if the lease is no longer ours (nothing changed).
+
+        An exhausted domain (read offset reached its size) is retired instead of re-queued.
+        """
+        released = await self.reschedule_many(
+            worker_id, [Reschedule(domain, next_fetch_at, new_read_offset)])
+        return released[0] is not Release.LEASE_LOST
+
+    async def reschedule_many(self, worker_id: str, items: Sequence[Reschedule]) -> list[Release]:
+        """reschedule for many leased domains in one atomic call."""
+        if not items:
+            return []
+        codes = await self._reschedule(
+            keys=self.keys.coordination,
+            args=[self.keys.domain_prefix, worker_id, _release_lines(items)])
+        return [Release(int(code)) for code in codes]
+
+    async def release_and_claim(self, worker_id: str, items: Sequence[Reschedule], now: float,
+                                lease_seconds: float, max_domains: int
+                                ) -> tuple[list[Release], list[str]]:
+        """reschedule_many, then claim, in one round trip: a worker's steady-state loop."""
+        codes, domains = await self._release_and_claim(
+            keys=self.keys.coordination,
+            args=[self.keys.domain_prefix, worker_id, _release_lines(items), repr(now),
+                  repr(lease_seconds), max_domains, self.max_expired_per_claim])
+        return [Release(int(code)) for code in codes], [_text(d) for d in domains]
+
+    async def retire_if_exhausted(self, domain: str, worker_id: str,
+                                  read_offset: int | None = None) -> bool:
+        """Retire a domain we lease if nothing is left past read_offset; else keep the lease.
+
+        Refuses (False) when URLs were appended after the worker read, or the lease is not ours.
+        """
+        code = await self._retire(
+            keys=self.keys.coordination,
+            args=[self.keys.domain_prefix, worker_id, domain,
+                  "" if read_offset is None else int(read_offset)])
+        return int(code) == 1
+
+    async def renew(self, domain: str, worker_id: str, now: float, lease_seconds: float,
+                    read_offset: int | None = None) -> bool:
+        """Extend our lease (and checkpoint the read offset); False if the lease is not ours."""
+        code = await self._renew(
+            keys=self.keys.coordination,
+            args=[self.keys.domain_prefix, worker_id, domain, repr(now), repr(lease_seconds),
+                  "" if read_offset is None else int(read_offset)])
+        return int(code) == 1
+
+    async def record_append(self, domain: str, end_offset: int, now: float, urls: int = 1) -> bool:
+        """Note bytes appended to a domain's file; True if that made an idle domain ready."""
+        return await self.record_appends(now, [(domain, end_offset, urls)]) == 1
+
+    async def record_appends(self, now: float, appends: Sequence[tuple[str, int, int]]) -> int:
+        """record_append for many (domain, end_offset, urls) in one call; returns domains readied.
+
+        size = max(size, end_offset); a domain that is not ready, not leased and not excluded
+        becomes ready, so an append racing a retirement never strands its URLs.
+        """
+        if not appends:
+            return 0
+        return int(await self._record_appends(
+            keys=self.keys.coordination,
+            args=[self.keys.domain_prefix, repr(float(now)), _lines(appends)]))
+
+    async def exclude(self, domain: str, reason: str) -> None:
+        """Stop scheduling a domain (a lease in flight ends without re-queueing it)."""
+        await self._exclude(keys=self.keys.coordination,
+                            args=[self.keys.domain_prefix, domain, reason])
+
+    async def include(self, domain: str, now: float) -> bool:
+        """Lift an exclusion; True if the domain went back to ready."""
+        return int(await self._include(keys=self.keys.coordination,
+                                       args=[self.keys.domain_prefix, domain, repr(now)])) == 1
+
+    async def read_offset(self, domain: str) -> int:
+        value = await self.redis.hget(self.keys.domain(domain), "read_offset")
+        return int(value or 0)
+
+    async def count(self, name: str, amount: int = 1) -> None:
+        await self.redis.hincrby(self.keys.counters, name, amount)
+
+    async def counters(self) -> dict[str, int]:
+        raw = await self.redis.hgetall(self.keys.counters)
+        return {_text(k): int(v) for k, v in raw.items()}

@@ -1,0 +1,160 @@
+"""Canonicalization, domain keys, fingerprints and the line encoding of the URL field."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from w3lib.url import canonicalize_url
+
+from frontier_service.frontier import urls
+from frontier_service.frontier.records import FrontierRecord, format_line, parse_line
+from frontier_service.frontier.urls import (
+    InvalidURL,
+    canonicalize,
+    decode_line_field,
+    domain_key,
+    encode_line_field,
+    url_fingerprint,
+)
+
+
+@pytest.mark.parametrize(("raw", "canonical"), [
+    ("HTTP://Example.COM/a/b", "http://example.com/a/b"),
+    ("https://EXAMPLE.com/Path/Keeps/Case", "https://example.com/Path/Keeps/Case"),
+    ("http://example.com:80/x", "http://example.com/x"),
+    ("https://example.com:443/x", "https://example.com/x"),
+    ("http://example.com:443/x", "http://example.com:443/x"),
+    ("https://example.com:8443/x", "https://example.com:8443/x"),
+    ("http://example.com/a#section", "http://example.com/a"),
+    ("http://example.com/a?b=2&a=1", "http://example.com/a?a=1&b=2"),
+    ("http://example.com/a?z&a=1", "http://example.com/a?a=1&z="),
+    ("http://example.com", "http://example.com/"),
+    ("http://example.com?q=1", "http://example.com/?q=1"),
+    ("https://bücher.de/ä?x=1", "https://xn--bcher-kva.de/%C3%A4?x=1"),
+    ("https://BÜCHER.de/", "https://xn--bcher-kva.de/"),
+    ("http://example.com/a|b", "http://example.com/a%7Cb"),
+    ("http://example.com/a%7Cb", "http://example.com/a%7Cb"),
+    ("http://example.com/a?x=1|2", "http://example.com/a?x=1%7C2"),
+    ("http://example.com/a\nb\r\tc", "http://example.com/abc"),
+    ("http://example.com/a b", "http://example.com/a%20b"),
+    ("  http://example.com/x  ", "http://example.com/x"),
+    ("http://example.com/a/./b/../c", "http://example.com/a/c"),
+    ("http://example.com./x", "http://example.com/x"),
+    ("http://user:pw@Example.com:80/", "http://user:pw@example.com/"),
+    ("http://[::1]:80/x", "http://[::1]/x"),
+    ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+])
+def test_canonicalize(raw: str, canonical: str) -> None:
+    assert canonicalize(raw) == canonical
+    assert canonicalize(canonical) == canonical
+
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    ("javascript:alert(1)", "unsupported scheme 'javascript'"),
+    ("mailto:someone@example.com", "unsupported scheme 'mailto'"),
+    ("ftp://example.com/file", "unsupported scheme 'ftp'"),
+    ("data:text/plain,hi", "unsupported scheme 'data'"),
+    ("/relative/path", "no scheme"),
+    ("../up", "no scheme"),
+    ("//example.com/protocol-relative", "no scheme"),
+    ("", "no scheme"),
+    ("http:///no-host", "no host"),
+    ("http:example.com/x", "no host"),
+    ("http://exa|mple.com/", "invalid host"),
+    ("http://a..b/", "invalid host"),
+    ("http://example.com:99999/", "out of range"),
+    ("http://[::1/", "unparsable"),
+    ("http://example.com/" + "a" * 10_000, "longer than 8192 bytes"),
+    ("http://example.com/" + "é" * 3_000, "longer than 8192 bytes once canonical"),
+])
+def test_invalid_urls_are_rejected_with_a_reason(raw: str, reason: str) -> None:
+    with pytest.raises(InvalidURL, match=reason):
+        canonicalize(raw)
+
+
+def test_invalid_url_is_a_value_error() -> None:
+    assert issubclass(InvalidURL, ValueError)
+
+
+@pytest.mark.parametrize(("raw", "domain"), [
+    ("HTTP://WWW.Example.COM:80/x", "www.example.com"),
+    ("https://example.com:443/", "example.com"),
+    ("https://example.com:8443/", "example.com:8443"),
+    ("http://münchen.de/", "xn--mnchen-3ya.de"),
+    ("http://user@host.example/", "host.example"),
+    ("http://[2001:DB8::1]:8080/", "[2001:db8::1]:8080"),
+])
+def test_domain_key(raw: str, domain: str) -> None:
+    assert domain_key(raw) == domain
+
+
+def test_fingerprint_is_16_bytes_of_the_canonical_url() -> None:
+    fingerprint = url_fingerprint("HTTP://Example.com:80/a?b=1&a=2#x")
+    assert len(fingerprint) == 16
+    assert fingerprint == url_fingerprint("http://example.com/a?a=2&b=1")
+    assert fingerprint != url_fingerprint("http://example.com/a?a=2&b=2")
+
+
+@pytest.mark.parametrize(("raw", "field"), [
+    ("http://a.example/x|y", "http://a.example/x%7Cy"),
+    ("http://a.example/x\ny", "http://a.example/x%0Ay"),
+    ("http://a.example/x\r\ny", "http://a.example/x%0D%0Ay"),
+    ("http://a.example/x y\x00\x7f", "http://a.example/x%20y%00%7F"),
+    ("http://a.example/é\u200b", "http://a.example/é%E2%80%8B"),
+    ("http://a.example/plain", "http://a.example/plain"),
+])
+def test_encode_line_field(raw: str, field: str) -> None:
+    encoded = encode_line_field(raw)
+    assert encoded == field
+    assert "|" not in encoded and "\n" not in encoded and "\r" not in encoded
+    assert decode_line_field(encoded) == encoded
+
+
+@pytest.mark.parametrize("raw", [
+    "http://a.example/x|y", "http://a.example/x?q=a|b", "https://a.example/ok", "http://a.example/x y",
+])
+def test_line_round_trip_keeps_the_url(raw: str) -> None:
+    line = format_line(raw, 3, 0.5, 1_700_000_000)
+    assert line.count("\n") == 1 and line.count("|") == 3
+    record = parse_line(line.rstrip("\n").encode())
+    assert record is not None
+    assert (record.depth, record.priority, record.added_at) == (3, 0.5, 1_700_000_000)
+    assert canonicalize(record.url) == canonicalize(raw)
+    canonical = canonicalize(raw)
+    exact = parse_line(format_line(canonical, 0, 1.0, 1).rstrip("\n").encode())
+    assert exact == FrontierRecord(canonical, 0, 1.0, 1)
+
+
+@pytest.mark.parametrize("line", [b"", b"no-separators", b"http://a/x|1|1.0", b"http://a/x|one|1|2",
+                                  b"http://a/x|1|1|2|3|", b"\xff\xfe|1|1|1"])
+def test_corrupt_lines_parse_to_none(line: bytes) -> None:
+    assert parse_line(line) is None
+
+
+def test_decode_refuses_a_corrupt_field() -> None:
+    with pytest.raises(ValueError):
+        decode_line_field("http://a/x|y")
+
+
+def test_fast_path_agrees_with_w3lib() -> None:
+    """Simple URLs skip w3lib; on random simple URLs both paths must give the same answer."""
+    rnd = random.Random(5)
+
+    def word(alphabet: str, low: int, high: int) -> str:
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(low, high)))
+
+    checked = 0
+    for _ in range(5_000):
+        host = ".".join(word("abcXYZ019-", 1, 6) for _ in range(rnd.randint(1, 3)))
+        port = rnd.choice(["", ":80", ":443", ":8080"])
+        path = rnd.choice(["", "/", "/" + word("aZ09._~/-", 0, 12)])
+        query = "?" + "&".join(word("aZ09._~-=", 0, 4) for _ in range(rnd.randint(1, 3)))
+        url = f"{rnd.choice(['http', 'HTTPS'])}://{host}{port}{path}{query if rnd.random() < 0.6 else ''}#f"
+        fast = urls._canonicalize_simple(url)
+        if fast is None:
+            continue
+        checked += 1
+        assert fast == urls._canonicalize_general(url), url
+        assert fast[0].split("#")[0].startswith(canonicalize_url(url).split("://")[0])
+    assert checked > 2_000
