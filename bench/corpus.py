@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 WORK_DIR = Path(__file__).resolve().parent / ".work"
 MANIFEST = "manifest.json"
@@ -39,6 +40,35 @@ CSS_TOKENS = tuple(b".%s-%d{margin:%dpx}" % (w, i % 7, i % 24) for i, w in enume
 PNG, JPEG, PDF, WOFF2, MP4 = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff\xe0\x00\x10JFIF",
                               b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n", b"wOF2\x00\x01\x00\x00",
                               b"\x00\x00\x00\x18ftypmp42")
+
+
+class FileRecord(TypedDict):
+    path: str  # relative to the corpus root: <timestamp>/<extractor>/...
+    size: int
+    sha256: str
+
+
+class SnapshotRecord(TypedDict):
+    url: str
+    timestamp: str
+    files: list[FileRecord]
+
+
+class TotalsRecord(TypedDict):
+    snapshots: int
+    files: int
+    small_files: int
+    large_files: int
+    bytes: int
+    unique_files: int
+    unique_bytes: int  # sum of the sizes of distinct sha256
+    dedup_ratio: float  # bytes / unique_bytes: what a content-addressed store should reach
+
+
+class Manifest(TypedDict):
+    params: dict[str, int]
+    totals: TotalsRecord
+    snapshots: list[SnapshotRecord]
 
 
 @dataclass(frozen=True)
@@ -79,7 +109,7 @@ class Totals:
         self.bytes += size
         self.unique[sha256] = size
 
-    def as_dict(self, snapshots: int) -> dict[str, int | float]:
+    def as_record(self, snapshots: int) -> TotalsRecord:
         unique_bytes = sum(self.unique.values())
         return {"snapshots": snapshots, "files": self.small_files + self.large_files,
                 "small_files": self.small_files, "large_files": self.large_files,
@@ -155,9 +185,9 @@ class CorpusWriter:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.totals = Totals()
-        self.snapshots: list[dict[str, object]] = []
+        self.snapshots: list[SnapshotRecord] = []
 
-    def put(self, files: list[dict[str, object]], rel: str, data: bytes,
+    def put(self, files: list[FileRecord], rel: str, data: bytes,
             sha256: str | None = None) -> None:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -166,7 +196,7 @@ class CorpusWriter:
         files.append({"path": rel, "size": len(data), "sha256": digest})
         self.totals.add(len(data), digest)
 
-    def put_large(self, files: list[dict[str, object]], rel: str, rng: random.Random,
+    def put_large(self, files: list[FileRecord], rel: str, rng: random.Random,
                   size: int) -> None:
         """A large unique file written (and hashed) chunk by chunk."""
         path = self.root / rel
@@ -187,7 +217,7 @@ def write_snapshot(writer: CorpusWriter, params: CorpusParams, site: Site, index
     visit = index // params.sites
     stamp = f"{1_600_000_000 + index * 3_600 + rng.randrange(3_000)}.{rng.randrange(1000):03d}"
     url = f"https://{site.domain}/" + ("" if visit == 0 else f"news/{visit}-{rng.randrange(10**6)}")
-    files: list[dict[str, object]] = []
+    files: list[FileRecord] = []
     writer.put(files, f"{stamp}/index.json", json.dumps({"url": url, "timestamp": stamp}).encode())
     writer.put(files, f"{stamp}/headers/headers.json", json.dumps(
         {"Content-Type": "text/html", "Server": "nginx", "ETag": f"{rng.getrandbits(64):x}"},
@@ -197,7 +227,7 @@ def write_snapshot(writer: CorpusWriter, params: CorpusParams, site: Site, index
     writer.snapshots.append({"url": url, "timestamp": stamp, "files": files})
 
 
-def write_wget(writer: CorpusWriter, files: list[dict[str, object]], folder: str, site: Site,
+def write_wget(writer: CorpusWriter, files: list[FileRecord], folder: str, site: Site,
                visit: int, rng: random.Random, url: str) -> None:
     """The page (unique) and its static assets (shared; site.css changes every 15 visits)."""
     writer.put(files, f"{folder}/index.html", html_page(rng, url, rng.randint(10_000, 80_000)))
@@ -210,7 +240,7 @@ def write_wget(writer: CorpusWriter, files: list[dict[str, object]], folder: str
         writer.put(files, f"{folder}/static/{name}", blob.data, blob.sha256)
 
 
-def write_captures(writer: CorpusWriter, files: list[dict[str, object]], stamp: str,
+def write_captures(writer: CorpusWriter, files: list[FileRecord], stamp: str,
                    rng: random.Random, url: str) -> None:
     """Unique extractor outputs: singlefile and DOM HTML, a screenshot, sometimes a PDF."""
     for rel in ("singlefile/singlefile.html", "dom/output.html"):
@@ -226,14 +256,12 @@ def add_large_files(writer: CorpusWriter, params: CorpusParams) -> None:
     """Spread `params.large` media files over the snapshots, evenly."""
     for number in range(params.large):
         snapshot = writer.snapshots[(number + 1) * len(writer.snapshots) // (params.large + 1)]
-        files = snapshot["files"]
-        assert isinstance(files, list)
         rng = random.Random(f"{params.seed}:large:{number}")
-        writer.put_large(files, f"{snapshot['timestamp']}/media/video-{number}.mp4", rng,
+        writer.put_large(snapshot["files"], f"{snapshot['timestamp']}/media/video-{number}.mp4", rng,
                          params.large_mb << 20)
 
 
-def generate_corpus(params: CorpusParams, root: Path) -> dict[str, object]:
+def generate_corpus(params: CorpusParams, root: Path) -> Manifest:
     """Write the corpus into the empty folder `root`; return (and write) its manifest."""
     sites = make_sites(random.Random(f"{params.seed}:sites"), params.sites)
     writer = CorpusWriter(root)
@@ -242,17 +270,17 @@ def generate_corpus(params: CorpusParams, root: Path) -> dict[str, object]:
         write_snapshot(writer, params, sites[index % len(sites)], index)
         index += 1
     add_large_files(writer, params)
-    manifest: dict[str, object] = {
+    manifest: Manifest = {
         "params": asdict(params),
-        "totals": writer.totals.as_dict(len(writer.snapshots)),
+        "totals": writer.totals.as_record(len(writer.snapshots)),
         "snapshots": writer.snapshots,
     }
     (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
 
 
-def load_manifest(root: Path) -> dict[str, object]:
-    loaded: dict[str, object] = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+def load_manifest(root: Path) -> Manifest:
+    loaded: Manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
     return loaded
 
 
@@ -305,7 +333,6 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     root = ensure_corpus(params, out)
     totals = load_manifest(root)["totals"]
-    assert isinstance(totals, dict)
     print(f"corpus {root} ({time.perf_counter() - started:.1f} s)")
     for key, value in totals.items():
         print(f"  {key:<13} {value:,}")

@@ -31,7 +31,8 @@ def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_leve
     """
     raw_digest = hashlib.sha256()
     size = 0
-    out = HashingWriter(target)
+    # Raw: the stored bytes are the raw bytes, so one digest serves both (no second pass).
+    out = HashingWriter(target, hash_writes=codec != "raw")
     compressor: zstandard.ZstdCompressionWriter | None = None
     if codec == "zstd":
         # The frame checksum lets the decoder catch damaged blocks before our rehash does.
@@ -52,4 +53,5 @@ def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_leve
             out.write(chunk)
     if compressor is not None:
         compressor.close()  # ends the frame; closefd=False leaves `target` open
-    return Encoded(raw_digest.hexdigest(), size, out.count, out.digest())
+    stored_digest = out.digest() if codec != "raw" else raw_digest.digest()
+    return Encoded(raw_digest.hexdigest(), size, out.count, stored_digest)

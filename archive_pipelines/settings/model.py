@@ -145,8 +145,9 @@ class Settings(_Section):
                 f"storage.primary = {self.storage.primary!r} names no configured store"
             )
         primary = self.store(self.storage.primary)
-        if primary.kind != "local":
-            raise ValueError("storage.primary must be a local store (views are symlinks into it)")
+        if primary.kind != "local" or primary.codec != "raw":
+            raise ValueError("storage.primary must be a local store with codec raw "
+                             "(views are symlinks that must open the bytes as they are)")
         return self
 
     def store(self, name: str) -> StoreSettings:

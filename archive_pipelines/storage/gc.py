@@ -82,11 +82,12 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, size: int, trash: Pat
     final = storage.primary.local_path(sha)
     if final is None:
         return
-    parked = trash / f"{sha}.{os.getpid()}"
+    parked: Path | None = trash / f"{sha}.{os.getpid()}"
     try:
-        os.replace(final, parked)
+        os.replace(final, parked)  # type: ignore[arg-type]
     except FileNotFoundError:
         parked = None  # already gone: the catalog now says so
+    storage.farm.remove_alias(sha)  # the views' hard link would keep the bytes alive
     with storage.session() as session:
         refs = session.scalar(select(Blob.ref_count).where(Blob.id == blob_id))
         if refs:
@@ -99,6 +100,8 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, size: int, trash: Pat
                     parked.unlink()
                 else:
                     os.replace(parked, final)
+            if final.exists():
+                storage.farm.ensure_alias(sha, final)
             report.revived += 1
             return
     if parked is not None:

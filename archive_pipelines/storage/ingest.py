@@ -141,10 +141,12 @@ def _ingest_batch(storage: Storage, items: list[IngestItem], allow_hardlink: boo
 
 def _link_batch(storage: Storage, entries: list[FileEntry], places: dict[str, SnapshotPlace],
                 report: IngestReport) -> None:
-    farm, key_of = storage.farm, storage.primary.key
+    farm, primary = storage.farm, storage.primary
+    for sha in {e.sha256 for e in entries}:
+        farm.ensure_alias(sha, primary.local_path(sha))
     dirs = {sid: [view_dir(view, place) for view in storage.views]
             for sid, place in places.items()}
-    links = [(f"{folder}/{e.extractor}/{e.relative_path}", key_of(e.sha256))
+    links = [(f"{folder}/{e.extractor}/{e.relative_path}", e.sha256)
              for e in entries if e.snapshot_id in dirs for folder in dirs[e.snapshot_id]]
     for outcome in storage.map_io(lambda link: farm.ensure_link(*link), links):
         if outcome == "created":

@@ -44,14 +44,17 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
                 if farm.remove_link(link, prune=False):
                     report.links_removed += 1
             farm.remove_empty_dirs(view)
+    aliased: set[str] = set()
     with storage.session() as session:
         for place, files in iter_snapshot_files(session, snapshot_query):
             report.snapshots += 1
             for extractor, rel, sha in files:
                 report.files += 1
-                key = storage.primary.key(sha)
+                if sha not in aliased:
+                    farm.ensure_alias(sha, storage.primary.local_path(sha))
+                    aliased.add(sha)
                 for view in chosen:
-                    outcome = farm.ensure_link(view_path(view, place, extractor, rel), key)
+                    outcome = farm.ensure_link(view_path(view, place, extractor, rel), sha)
                     if outcome == "created":
                         report.links_created += 1
                     elif outcome == "ok":

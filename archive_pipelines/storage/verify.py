@@ -9,18 +9,20 @@ A referenced blob is never deleted.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from sqlalchemy import func, select, update
 
+from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
 from archive_pipelines.catalog.places import iter_snapshot_files
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.views import SnapshotPlace, view_path
 
-KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_links", "wrong_links",
+KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
          "broken_links", "conflict_links", "orphan_links", "orphan_blobs",
          "untracked_blob_files", "refcount_drift")
 
@@ -75,6 +77,20 @@ def _check_refcounts(storage: Storage, report: VerifyReport, fix: bool) -> None:
                 report.fixed["refcount_drift"] += 1
 
 
+def _restore_from_alias(storage: Storage, sha: str) -> bool:
+    """A blob file lost or damaged while its alias (a hard link) still holds good bytes."""
+    alias = storage.farm.alias_path(sha)
+    if not os.path.isfile(alias) or sha256_file(Path(alias))[0] != sha:
+        return False
+    final = storage.primary.local_path(sha)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.restore-{os.getpid()}")
+    tmp.unlink(missing_ok=True)
+    os.link(alias, tmp)
+    os.replace(tmp, final)
+    return True
+
+
 def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[tuple[int, str, int, int]]:
     last = 0
     while True:
@@ -101,11 +117,18 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
             result = store.check(sha, expected_size=size)
             status = result.status
         else:
-            path = store.local_path(sha)
-            status = "ok" if path is not None and os.path.isfile(path) else "missing"
+            status = "ok" if os.path.isfile(store.local_path(sha)) else "missing"
+        if status == "ok" and not storage.farm.alias_ok(sha, store.local_path(sha)):
+            # The views' short-name hard link is gone or stale: links would dangle.
+            report.note("missing_aliases", sha)
+            if fix and storage.farm.ensure_alias(sha, store.local_path(sha)) != "missing_blob":
+                report.fixed["missing_aliases"] += 1
         if status != "ok":
             kind = "missing_blob_files" if status == "missing" else "corrupt_blob_files"
             report.note(kind, sha)
+            if fix and _restore_from_alias(storage, sha):
+                report.fixed[kind] += 1
+                continue
             bad.add(sha)
             if fix:  # record the truth so replication can restore it from a good copy
                 with storage.session() as session:
@@ -126,12 +149,11 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
     for place, files in _snapshot_files(storage):
         for extractor, rel, sha in files:
             report.files_checked += 1
-            key = storage.primary.key(sha)
             for view in storage.views:
                 link = view_path(view, place, extractor, rel)
                 expected[view].add(link)
                 report.links_checked += 1
-                state = farm.inspect(link, key)
+                state = farm.inspect(link, sha)
                 if state.status == "ok":
                     continue
                 if state.status == "broken" and sha in missing_blobs:
@@ -139,7 +161,7 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
                 kind = f"{state.status}_links"
                 report.note(kind, str(link))
                 repairable = state.status in ("missing", "wrong", "broken")
-                if fix and repairable and farm.ensure_link(link, key) != "conflict":
+                if fix and repairable and farm.ensure_link(link, sha) != "conflict":
                     report.fixed[kind] += 1
         if progress:
             progress("files", len(files))

@@ -1,15 +1,20 @@
-"""The symlink farm under archive/: create, inspect, remove and walk view links."""
+"""The symlink farm under archive/: create, inspect, remove and walk view links.
+
+Links are short relative symlinks `<ups>/.s/<alias>`: `.s` is an anchor symlink in each view
+root pointing at the primary store's alias index (`<store>/s/xy/<alias>`, hard links of the
+`sha256/ab/cd/<hash>` files). Short targets stay inside the inode (see views.paths).
+"""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from archive_pipelines.views.paths import link_target
+from archive_pipelines.views.paths import ALIAS_DIR, ANCHOR, blob_alias, link_target
 
 
 @dataclass(frozen=True)
@@ -21,24 +26,97 @@ class LinkState:
 
 
 class ViewFarm:
-    """Relative symlinks from archive/<view path> into the primary store.
-
-    `store_root` is the primary store's directory; blob keys are paths inside it.
-    Nothing here writes outside `archive_root`.
-    """
+    """Symlinks from archive/<view path> into the primary store. Writes stay in archive/
+    and in the store's alias index."""
 
     def __init__(self, archive_root: Path, store_root: Path) -> None:
         self.archive_root = Path(os.path.abspath(archive_root))
         self.store_root = Path(os.path.abspath(store_root))
-        self.store_rel = os.path.relpath(self.store_root, self.archive_root)
         self._root = str(self.archive_root) + "/"
+        self._aliases = str(self.store_root / ALIAS_DIR) + "/"
+        self._anchored: set[str] = set()
+        self._anchor_lock = threading.Lock()
 
-    def target_for(self, link_rel: str, key: str) -> str:
-        return link_target(link_rel, self.store_rel, key)
+    # -- the alias index ------------------------------------------------------------
 
-    def ensure_link(self, link_rel: str, key: str) -> str:
+    def alias_path(self, sha256: str) -> str:
+        return self._aliases + blob_alias(sha256)
+
+    def ensure_alias(self, sha256: str, blob_path: Path) -> str:
+        """Hard-link the blob file under its alias. Returns created|ok|fixed|missing_blob."""
+        alias = self.alias_path(sha256)
+        for _attempt in range(2):
+            try:
+                os.link(blob_path, alias)
+                return "created"
+            except FileNotFoundError:
+                if not os.path.exists(blob_path):
+                    return "missing_blob"
+                os.makedirs(os.path.dirname(alias), exist_ok=True)
+            except FileExistsError:
+                if _same_file(alias, blob_path):
+                    return "ok"
+                tmp = f"{alias}.tmp-{os.getpid()}-{threading.get_ident()}"
+                _unlink_quietly(tmp)
+                os.link(blob_path, tmp)
+                os.replace(tmp, alias)
+                return "fixed"
+        os.link(blob_path, alias)
+        return "created"
+
+    def alias_ok(self, sha256: str, blob_path: Path) -> bool:
+        return _same_file(self.alias_path(sha256), blob_path)
+
+    def remove_alias(self, sha256: str) -> bool:
+        try:
+            os.unlink(self.alias_path(sha256))
+            return True
+        except FileNotFoundError:
+            return False
+
+    def iter_aliases(self) -> Iterator[str]:
+        """Every alias file path in the index."""
+        root = self.store_root / ALIAS_DIR
+        try:
+            fans = sorted(os.scandir(root), key=lambda e: e.name)
+        except FileNotFoundError:
+            return
+        for fan in fans:
+            if fan.is_dir(follow_symlinks=False):
+                with os.scandir(fan.path) as entries:
+                    yield from (e.path for e in entries if e.is_file(follow_symlinks=False))
+
+    # -- links ------------------------------------------------------------------------
+
+    def target_for(self, link_rel: str, sha256: str) -> str:
+        return link_target(link_rel, sha256)
+
+    def ensure_anchor(self, view: str) -> None:
+        """The view root's `.s` symlink to the alias index (once per farm and view)."""
+        if view in self._anchored:
+            return
+        with self._anchor_lock:
+            if view not in self._anchored:
+                self._make_anchor(view)
+                self._anchored.add(view)
+
+    def _make_anchor(self, view: str) -> None:
+        view_root = self.archive_root / view
+        view_root.mkdir(parents=True, exist_ok=True)
+        anchor = view_root / ANCHOR
+        target = os.path.relpath(self.store_root / ALIAS_DIR, view_root)
+        (self.store_root / ALIAS_DIR).mkdir(parents=True, exist_ok=True)
+        try:
+            current: str | None = os.readlink(anchor)
+        except FileNotFoundError:
+            current = None
+        if current != target:
+            self._replace_link(str(anchor), target)
+
+    def ensure_link(self, link_rel: str, sha256: str) -> str:
         """Create the link, or fix it if it points elsewhere. Returns created|ok|fixed|conflict."""
-        target = self.target_for(link_rel, key)
+        self.ensure_anchor(link_rel.partition("/")[0])
+        target = link_target(link_rel, sha256)
         path = self._root + link_rel
         try:
             os.symlink(target, path)
@@ -65,7 +143,7 @@ class ViewFarm:
         self._replace_link(path, target)
         return "fixed"
 
-    def inspect(self, link_rel: str, key: str) -> LinkState:
+    def inspect(self, link_rel: str, sha256: str) -> LinkState:
         path = self._root + link_rel
         try:
             current = os.readlink(path)
@@ -77,7 +155,7 @@ class ViewFarm:
             if exc.errno == errno.EINVAL:
                 return LinkState("conflict")
             raise
-        if current != self.target_for(link_rel, key):
+        if current != link_target(link_rel, sha256):
             return LinkState("wrong", current)
         if not os.path.exists(path):
             return LinkState("broken", current)
@@ -100,15 +178,17 @@ class ViewFarm:
         parent = os.path.dirname(link_rel)
         while "/" in parent:  # keep the view roots themselves
             try:
-                os.rmdir(os.path.join(self.archive_root, parent))
+                os.rmdir(self._root + parent)
             except OSError:
                 return
             parent = os.path.dirname(parent)
 
     def iter_links(self, view: str) -> Iterator[tuple[str, str]]:
-        """Every symlink under archive/<view>/ as (archive-relative path, target). No follow."""
-        root = self.archive_root / view
+        """Every symlink under archive/<view>/ as (archive-relative path, target), except the
+        anchor. Never follows links."""
+        root = str(self.archive_root / view)
         stack = [root]
+        prefix = len(self._root)
         while stack:
             folder = stack.pop()
             try:
@@ -117,10 +197,11 @@ class ViewFarm:
                 continue
             for entry in entries:
                 if entry.is_symlink():
-                    rel = os.path.relpath(entry.path, self.archive_root)
-                    yield rel, os.readlink(entry.path)
+                    if folder == root and entry.name == ANCHOR:
+                        continue
+                    yield entry.path[prefix:], os.readlink(entry.path)
                 elif entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
+                    stack.append(entry.path)
 
     def remove_empty_dirs(self, view: str) -> int:
         """Remove empty folders under archive/<view>/ (bottom-up); returns how many."""
@@ -138,12 +219,25 @@ class ViewFarm:
 
     def _make_parents(self, link_rel: str) -> None:
         # Only called after symlink() failed with ENOENT, so the folder is really missing.
-        os.makedirs(os.path.join(self.archive_root, os.path.dirname(link_rel)), exist_ok=True)
+        os.makedirs(self._root + os.path.dirname(link_rel), exist_ok=True)
 
     @staticmethod
     def _replace_link(path: str, target: str) -> None:
-        tmp = f"{path}.tmp-{os.getpid()}"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+        tmp = f"{path}.tmp-{os.getpid()}-{threading.get_ident()}"
+        _unlink_quietly(tmp)
         os.symlink(target, tmp)
         os.replace(tmp, path)
+
+
+def _same_file(a: str | Path, b: str | Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import base64
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -122,9 +122,25 @@ def view_path(view: str, place: SnapshotPlace, extractor: str, relative_path: st
     return f"{view_dir(view, place)}/{extractor}/{relative_path}"
 
 
-def link_target(link_rel: str, store_rel_to_archive: str, key: str) -> str:
-    """Relative symlink target from archive/<link_rel> to <store>/<key>.
+# Each view root holds an anchor symlink `.s` -> the primary store's short-name index, so
+# file links stay under 60 bytes. ext4 stores such "fast symlinks" inside the inode; a
+# longer target costs a 4 KiB data block per link and is 20-100x slower to create and
+# remove (measured in bench/RESULTS.md). A full `../../cas/sha256/ab/cd/<64 hex>` target
+# never fits.
+ANCHOR = ".s"
+ALIAS_DIR = "s"
 
-    `store_rel_to_archive` is os.path.relpath(store root, archive root), computed once.
+
+def blob_alias(sha256: str) -> str:
+    """The blob's short name in the store's alias index: `xy/<26 base32 chars>`.
+
+    128 bits of the SHA-256 (base32, lowercase: safe on case-insensitive filesystems);
+    the alias is a hard link of the full-hash file, so content is identical by construction.
     """
-    return "../" * link_rel.count("/") + f"{store_rel_to_archive}/{key}"
+    name = base64.b32encode(bytes.fromhex(sha256)[:16]).decode("ascii").rstrip("=").lower()
+    return f"{name[:2]}/{name}"
+
+
+def link_target(link_rel: str, sha256: str) -> str:
+    """Relative symlink target from archive/<link_rel> to the blob, via its view's anchor."""
+    return "../" * (link_rel.count("/") - 1) + f"{ANCHOR}/{blob_alias(sha256)}"

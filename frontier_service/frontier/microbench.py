@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import random
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -42,8 +44,37 @@ def make_batches(urls: int, domains: int, batch: int, *, clustered: bool,
     return batches
 
 
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """Items per wall second, and CPU microseconds per item in this process and in Redis."""
+
+    per_second: float
+    client_us: float
+    redis_us: float
+
+    def __str__(self) -> str:
+        return (f"{self.per_second:,.0f}/s (CPU per item: client {self.client_us:.1f} us, "
+                f"redis {self.redis_us:.1f} us)")
+
+
+async def redis_cpu_seconds(redis: Redis) -> float:
+    info = await redis.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+async def measured(redis: Redis, items: Callable[[], Awaitable[int]]) -> Rate:
+    """Run items(); rate it by wall clock, with client and Redis CPU time per item."""
+    redis_before, cpu_before = await redis_cpu_seconds(redis), time.process_time()
+    started = time.perf_counter()
+    count = await items()
+    wall = time.perf_counter() - started
+    client = time.process_time() - cpu_before
+    server = await redis_cpu_seconds(redis) - redis_before
+    return Rate(count / wall, client / count * 1e6, server / count * 1e6)
+
+
 async def bench_adds(frontier: Frontier, batches: list[list[tuple[str, int]]],
-                     concurrency: int) -> float:
+                     concurrency: int) -> Rate:
     """URLs offered per second with `concurrency` concurrent add_urls callers."""
     feed: Iterator[list[tuple[str, int]]] = iter(batches)
 
@@ -51,12 +82,14 @@ async def bench_adds(frontier: Frontier, batches: list[list[tuple[str, int]]],
         for links in feed:
             await frontier.add_urls(links)
 
-    started = time.perf_counter()
-    await asyncio.gather(*(adder() for _ in range(concurrency)))
-    return sum(len(b) for b in batches) / (time.perf_counter() - started)
+    async def run_all() -> int:
+        await asyncio.gather(*(adder() for _ in range(concurrency)))
+        return sum(len(b) for b in batches)
+
+    return await measured(frontier.redis, run_all)
 
 
-async def bench_claims(frontier: Frontier, workers: int, seconds: float, per_call: int) -> float:
+async def bench_claims(frontier: Frontier, workers: int, seconds: float, per_call: int) -> Rate:
     """Domain claim+reschedule cycles per second (URLs are not consumed).
 
     One domain per call: claim, then reschedule (two round trips). More: one
@@ -84,9 +117,11 @@ async def bench_claims(frontier: Frontier, workers: int, seconds: float, per_cal
         if held and per_call > 1:
             await frontier.done_many(name, [Reschedule(d, time.time(), 0) for d in held])
 
-    started = time.perf_counter()
-    await asyncio.gather(*(worker(i) for i in range(workers)))
-    return cycles / (time.perf_counter() - started)
+    async def run_all() -> int:
+        await asyncio.gather(*(worker(i) for i in range(workers)))
+        return cycles
+
+    return await measured(frontier.redis, run_all)
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -107,20 +142,25 @@ async def run(args: argparse.Namespace) -> None:
             for label, clustered in (("clustered", True), ("uniform", False)):
                 batches = make_batches(args.urls, args.domains, args.batch, clustered=clustered,
                                        seed=len(label), tag=label)
+                gc.collect()
+                gc.freeze()  # keep the collector off the half million test URLs
                 per_batch = sum(len({u.split('/')[2] for u, _ in b}) for b in batches)
                 rate = await bench_adds(frontier, batches, args.adders)
                 print(f"add_urls, new URLs, {label} ({per_batch / len(batches):.0f} domains per "
-                      f"batch of {args.batch}): {rate:,.0f} URLs/s")
+                      f"batch of {args.batch}): {rate}")
                 if clustered:
                     rate = await bench_adds(frontier, batches, args.adders)
-                    print(f"add_urls, all duplicates, {label}: {rate:,.0f} URLs/s")
+                    print(f"add_urls, all duplicates, {label}: {rate}")
+                del batches
+                gc.unfreeze()
+                gc.collect()
             stats = await frontier.stats()
             print(f"frontier: {stats.counters.get('urls_added', 0):,} URLs, "
                   f"{stats.pending_bytes:,} bytes pending, {stats.ready_domains} ready domains")
             for per_call in (1, 8, 32):
                 rate = await bench_claims(frontier, args.workers, args.seconds, per_call)
                 print(f"claim+reschedule, {args.workers} workers, {per_call} domain(s) per call: "
-                      f"{rate:,.0f} domains/s")
+                      f"{rate}")
             seen_bytes = await frontier.seen.memory_bytes()
             print(f"seen filter memory: {seen_bytes:,} bytes = {seen_bytes / args.capacity:.2f} "
                   f"bytes per URL at capacity {args.capacity:,}")

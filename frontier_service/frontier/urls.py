@@ -21,9 +21,8 @@ _C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
 
 # Already-simple URLs that w3lib would only lowercase / reorder: skip its ~25 us parse.
 # tests/frontier_service/frontier/test_urls.py checks this path against w3lib.
-_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
 _FAST = re.compile(
-    rf"(https?)://({_LABEL}(?:\.{_LABEL})*)(?::([1-9][0-9]{{0,4}}))?"
+    r"(https?)://([a-z0-9.-]{1,253})(?::([1-9][0-9]{0,4}))?"
     r"(/[A-Za-z0-9._~/-]*)?(?:\?([A-Za-z0-9._~=&-]+))?",
     re.ASCII,
 )
@@ -77,7 +76,8 @@ def try_canonical_url_and_domain(url: str) -> tuple[str, str, bytes] | None:
 def _parse(url: str) -> tuple[str, str, bytes] | str:
     """The parse, or the reason the URL is invalid; cached, as pages repeat their links."""
     try:
-        url = url.strip(_C0_AND_SPACE)
+        if url and (url[0] <= " " or url[-1] <= " "):
+            url = url.strip(_C0_AND_SPACE)
         if len(url) > MAX_URL_BYTES:
             raise InvalidURL(f"URL is longer than {MAX_URL_BYTES} bytes")
         fast = _canonicalize_simple(url)
@@ -100,7 +100,7 @@ def _canonicalize_simple(url: str) -> tuple[str, str] | None:
         if m is None:
             return None
     scheme, host, port, path, query = m.groups()
-    if len(host) > 253 or (path is not None and "/." in path):
+    if not _plain_host(host) or (path is not None and "/." in path):
         return None
     netloc = host
     if port is not None:
@@ -112,14 +112,32 @@ def _canonicalize_simple(url: str) -> tuple[str, str] | None:
     path = path or "/"
     if query is None:
         return f"{scheme}://{netloc}{path}", netloc
-    # w3lib sorts (key, value) pairs and writes a bare key as `key=`; partition sorts the same.
+    query = _sorted_query(query)
+    if query is None:
+        return None
+    return f"{scheme}://{netloc}{path}?{query}", netloc
+
+
+def _plain_host(host: str) -> bool:
+    """Labels of 1-63 letters, digits and inner hyphens (what IDNA leaves unchanged)."""
+    if host[0] in ".-" or host[-1] in ".-" or ".." in host or ".-" in host or "-." in host:
+        return False
+    return len(host) <= 63 or all(len(label) <= 63 for label in host.split("."))
+
+
+def _sorted_query(query: str) -> str | None:
+    """w3lib's query: (key, value) pairs sorted, a bare key written `key=`; None if unusual."""
+    if "&" not in query:
+        key, equals, value = query.partition("=")
+        if not key or "=" in value:
+            return None
+        return query if equals else query + "="
     pairs = [piece.partition("=") for piece in query.split("&")]
     for key, _, value in pairs:
         if not key or "=" in value:
             return None
-    pairs.sort()
-    joined = "&".join([key + "=" + value for key, _, value in pairs])
-    return f"{scheme}://{netloc}{path}?{joined}", netloc
+    pairs.sort()  # partition triples sort exactly like w3lib's (key, value) pairs
+    return "&".join([key + "=" + value for key, _, value in pairs])
 
 
 def _canonicalize_general(url: str) -> tuple[str, str]:

@@ -60,10 +60,10 @@ def sha(data: bytes) -> str:
 
 
 def store_bytes(storage: Storage) -> int:
-    """Bytes of blob files in the primary store (what dedup saves)."""
-    total = 0
+    """Bytes the primary store occupies: each inode once (aliases are hard links)."""
+    sizes: dict[tuple[int, int], int] = {}
     for dirpath, _dirs, files in os.walk(storage.primary_root):
-        if ".gc-trash" in dirpath:
-            continue
-        total += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files)
-    return total
+        for name in files:
+            st = os.lstat(os.path.join(dirpath, name))
+            sizes[(st.st_dev, st.st_ino)] = st.st_size
+    return sum(sizes.values())

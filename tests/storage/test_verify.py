@@ -42,29 +42,35 @@ def test_each_failure_mode_is_detected_and_repaired(storage: Storage, tmp_path: 
     # 4. corrupt a ref_count
     with storage.session() as session:
         session.execute(update(Blob).where(Blob.sha256 == sha(b"c")).values(ref_count=7))
-    # 5. delete a blob file
+    # 5. delete a blob file (its alias, a hard link, still holds the bytes)
     blob_path = storage.primary.local_path(sha(b"js"))
-    assert blob_path is not None
     blob_path.unlink()
+    # 6. delete a blob file and its alias: nothing left to restore it from
+    lost = storage.primary.local_path(sha(b"c"))
+    lost.unlink()
+    os.unlink(storage.farm.alias_path(sha(b"c")))
 
     found = verify_storage(storage)
     assert found.found["missing_links"] == 1
     assert found.found["wrong_links"] == 1
     assert found.found["orphan_links"] == 1
     assert found.found["refcount_drift"] == 1
-    assert found.found["missing_blob_files"] == 1
-    # the by_domain/by_date/by_user links of app.js are right but dangle: counted once as
-    # a missing blob file, not as 3 broken links
+    assert found.found["missing_blob_files"] == 2
+    # c.css's 4 links are right but dangle: counted once as a missing blob file, not as
+    # 4 broken links
     assert found.found["broken_links"] == 0
 
     fixed = verify_storage(storage, fix=True, vacuum=True)
     assert fixed.fixed["missing_links"] == 1 and fixed.fixed["wrong_links"] == 1
     assert fixed.fixed["orphan_links"] == 1 and fixed.fixed["refcount_drift"] == 1
+    assert fixed.fixed["missing_blob_files"] == 1  # restored from its alias
+    assert blob_path.read_bytes() == b"js"
     assert not orphan.exists() and not orphan.parent.exists()
     assert (ts_dir / "index.html").read_bytes() == b"<html>"
 
     after = verify_storage(storage)
-    # the deleted blob cannot be conjured back (no replica yet): still reported, never hidden
+    # the blob lost with its alias cannot be conjured back (no replica yet): still
+    # reported, never hidden
     assert after.found["missing_blob_files"] == 1
     assert after.problems == 1
     assert after.found["refcount_drift"] == 0 and after.found["orphan_links"] == 0
@@ -85,8 +91,8 @@ def test_untracked_blob_files_and_deep_check(sqlite_storage: Storage, tmp_path: 
     _populated(sqlite_storage, tmp_path)
     sqlite_storage.primary.put_bytes(b"left behind by a crash")
     path = sqlite_storage.primary.local_path(sha(b"<html>"))
-    assert path is not None
-    path.write_bytes(b"<htmX>")  # same size, flipped byte
+    path.chmod(0o644)
+    path.write_bytes(b"<htmX>")  # same size, flipped byte (alias shares the inode)
     shallow = verify_storage(sqlite_storage)
     assert shallow.found["untracked_blob_files"] == 1
     assert shallow.found["corrupt_blob_files"] == 0
@@ -101,3 +107,14 @@ def test_rebuild_views_clean_and_subset(storage: Storage, tmp_path: Path) -> Non
     again = rebuild_views(storage)
     assert again.links_ok == 12 and again.links_created == 0
     assert verify_storage(storage).problems == 0
+
+
+def test_lost_alias_is_detected_and_recreated(sqlite_storage: Storage, tmp_path: Path) -> None:
+    _sid, archive = _populated(sqlite_storage, tmp_path)
+    os.unlink(sqlite_storage.farm.alias_path(sha(b"js")))
+    link = archive / "by_timestamp" / "1735142400.1" / "wget" / "app.js"
+    assert link.is_symlink() and not link.exists()
+    report = verify_storage(sqlite_storage, fix=True)
+    assert report.found["missing_aliases"] == 1 and report.fixed["missing_aliases"] == 1
+    assert link.read_bytes() == b"js"
+    assert verify_storage(sqlite_storage).problems == 0

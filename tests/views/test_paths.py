@@ -9,7 +9,7 @@ from archive_pipelines.views import (
     validate_relative_path,
     view_path,
 )
-from archive_pipelines.views.paths import link_target
+from archive_pipelines.views.paths import blob_alias, link_target
 
 PLACE = SnapshotPlace(snapshot_id="019b54ee-28d9-72dc-0000-000000000000",
                       url="https://Example.com:8443/a?b", timestamp="1735142400.123",
@@ -57,6 +57,10 @@ def test_safe_relative_paths_are_normalized() -> None:
     assert validate_relative_path("a\\b") == "a/b"
 
 
-def test_link_targets_are_relative_into_the_store() -> None:
-    link = "by_timestamp/1/wget/index.html"
-    assert link_target(link, "../cas", "sha256/ab/cd/abcd") == "../../../../cas/sha256/ab/cd/abcd"
+def test_link_targets_are_short_enough_to_live_in_the_inode() -> None:
+    digest = "ab" * 32
+    alias = blob_alias(digest)
+    assert len(alias) == 29 and alias == alias.lower()
+    assert link_target("by_timestamp/1/wget/index.html", digest) == f"../../.s/{alias}"
+    deep = "by_user/u/20240101/example.com/" + "0" * 36 + "/wget/a/b/c/index.html"
+    assert len(link_target(deep, digest)) < 60

@@ -1,0 +1,187 @@
+"""CAS benchmark: ingest, dedup, verify and view rebuild on a web-archive-like corpus,
+side by side with `restic backup` and `cp -a` on the same files in the same run.
+
+    .venv/bin/python bench/cas_bench.py [--files 20000] [--large 2] [--large-mb 120]
+
+Prints: small-file ingest files/s (catalog rows + 4 views each, SQLite), large-file MB/s
+beside hashlib.sha256's MB/s on the same bytes, dedup ratio, verify files/s,
+rebuild_views links/s, and whole-corpus wall times of our ingest, restic and cp -a.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from corpus import WORK_DIR, CorpusParams, ensure_corpus, load_manifest  # noqa: E402
+
+from archive_pipelines.catalog import CatalogRepository  # noqa: E402
+from archive_pipelines.datadir import initialize  # noqa: E402
+from archive_pipelines.settings import Settings  # noqa: E402
+from archive_pipelines.storage import IngestItem, Storage  # noqa: E402
+from archive_pipelines.storage.ingest import IngestReport, ingest_files  # noqa: E402
+from archive_pipelines.storage.rebuild import rebuild_views  # noqa: E402
+from archive_pipelines.storage.verify import verify_storage  # noqa: E402
+
+LARGE = 50 << 20  # files at or above this size are "large"
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=20_000, help="small files (default 20000)")
+    parser.add_argument("--large", type=int, default=2, help="large files (default 2)")
+    parser.add_argument("--large-mb", type=int, default=120, help="MiB each (default 120)")
+    parser.add_argument("--skip-peers", action="store_true", help="do not run restic / cp -a")
+    parser.add_argument("--keep", action="store_true", help="keep the data dirs afterwards")
+    return parser.parse_args()
+
+
+def warm(paths: list[Path]) -> int:
+    """Read every file once so every contender starts from the same page cache."""
+    total = 0
+    for path in paths:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                total += len(chunk)
+    return total
+
+
+def sha256_speed(paths: list[Path]) -> float:
+    """hashlib.sha256 MB/s reading the same large files."""
+    started, total = time.perf_counter(), 0
+    for path in paths:
+        digest = hashlib.sha256()
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+                total += len(chunk)
+    return total / (1 << 20) / (time.perf_counter() - started)
+
+
+def items_for(corpus: Path, manifest: dict, ids: dict[str, str], large: bool) -> Iterator[IngestItem]:  # type: ignore[type-arg]
+    for snap in manifest["snapshots"]:
+        for entry in snap["files"]:
+            if (entry["size"] >= LARGE) != large:
+                continue
+            parts = entry["path"].split("/", 2)
+            extractor, rel = ("index", parts[1]) if len(parts) == 2 else (parts[1], parts[2])
+            yield IngestItem(ids[snap["timestamp"]], extractor, rel, corpus / entry["path"])
+
+
+def timed_run(args: list[str], env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={**os.environ, **(env or {})})
+    return time.perf_counter() - started
+
+
+def run_peers(corpus: Path, work: Path) -> tuple[float | None, float | None]:
+    restic = shutil.which("restic")
+    restic_s = None
+    if restic:
+        repo, env = work / "restic-repo", {"RESTIC_PASSWORD": "bench", "RESTIC_CACHE_DIR":
+                                           str(work / "restic-cache")}
+        timed_run([restic, "-r", str(repo), "init"], env)
+        restic_s = timed_run([restic, "-r", str(repo), "backup", "--quiet", str(corpus)], env)
+    else:
+        print("restic not found (scripts/ensure-bench-deps.sh installs it): skipped")
+    cp_s = timed_run(["cp", "-a", str(corpus), str(work / "cp-copy")])
+    return restic_s, cp_s
+
+
+def main() -> int:
+    args = parse_args()
+    params = CorpusParams(files=args.files, large=args.large, large_mb=args.large_mb)
+    t0 = time.perf_counter()
+    corpus = ensure_corpus(params)
+    manifest = load_manifest(corpus)
+    totals = manifest["totals"]
+    print(f"corpus {corpus.name}: {totals['files']:,} files, {totals['bytes'] / 1e6:,.0f} MB, "
+          f"{totals['snapshots']:,} snapshots (ready in {time.perf_counter() - t0:.0f}s)")
+    all_paths = [corpus / f["path"] for s in manifest["snapshots"] for f in s["files"]]
+    large_paths = [p for p in all_paths if p.stat().st_size >= LARGE]
+    warm(all_paths)
+    hash_mbs = sha256_speed(large_paths) if large_paths else 0.0
+
+    work = WORK_DIR / f"cas-run-{os.getpid()}"
+    work.mkdir(parents=True)
+    try:
+        settings = Settings(data_dir=work / "data")
+        initialize(settings)
+        storage = Storage.open(settings)
+        repo = CatalogRepository(storage.engine)
+        ids = {}
+        for snap in manifest["snapshots"]:
+            ids[snap["timestamp"]] = repo.add_snapshot(
+                url=snap["url"], timestamp=snap["timestamp"], created_by="bench",
+                created_at=datetime.fromtimestamp(float(snap["timestamp"]), tz=UTC)).id
+
+        started = time.perf_counter()
+        small = ingest_files(storage, items_for(corpus, manifest, ids, large=False))
+        small_s = time.perf_counter() - started
+        started = time.perf_counter()
+        big = ingest_files(storage, items_for(corpus, manifest, ids, large=True))
+        large_s = time.perf_counter() - started
+        report = IngestReport()
+        report.merge(small)
+        report.merge(big)
+        assert not report.errors, report.errors[:3]
+        large_mb = big.bytes_in / (1 << 20)
+
+        started = time.perf_counter()
+        verified = verify_storage(storage)
+        verify_s = time.perf_counter() - started
+        assert verified.problems == 0, verified.examples
+
+        started = time.perf_counter()
+        rebuilt = rebuild_views(storage, clean=True)
+        rebuild_s = time.perf_counter() - started
+
+        peers = (None, None) if args.skip_peers else run_peers(corpus, work)
+        ours_s = small_s + large_s
+
+        print()
+        print(f"date {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
+              f"catalog SQLite, views {', '.join(storage.views)}")
+        print(f"small-file ingest   {small.files:>8,} files  {small_s:7.2f} s  "
+              f"{small.files / small_s:9,.0f} files/s   (target >= 3,000)")
+        if big.files:
+            ratio = (large_mb / large_s) / hash_mbs
+            print(f"large-file ingest   {big.files:>8,} files  {large_s:7.2f} s  "
+                  f"{large_mb / large_s:9,.0f} MB/s      hashlib.sha256 {hash_mbs:,.0f} MB/s "
+                  f"-> {ratio:.0%} (target >= 60%)")
+        print(f"dedup               {report.bytes_in / 1e6:,.0f} MB in, "
+              f"{report.bytes_stored / 1e6:,.0f} MB stored, ratio {report.dedup_ratio:.2f} "
+              f"(corpus says {totals['dedup_ratio']:.2f}); {report.new_blobs:,} blobs")
+        print(f"verify              {verified.files_checked:>8,} files  {verify_s:7.2f} s  "
+              f"{verified.files_checked / verify_s:9,.0f} files/s ({verified.links_checked:,} links)")
+        print(f"rebuild_views       {rebuilt.links:>8,} links  {rebuild_s:7.2f} s  "
+              f"{rebuilt.links / rebuild_s:9,.0f} links/s (clean rebuild)")
+        restic_s, cp_s = peers
+        print(f"whole corpus        ours {ours_s:.2f} s", end="")
+        if restic_s:
+            print(f" | restic backup {restic_s:.2f} s (ours/restic {ours_s / restic_s:.2f}, "
+                  f"target <= 1.00)", end="")
+        if cp_s:
+            print(f" | cp -a {cp_s:.2f} s (ours/cp {ours_s / cp_s:.2f})", end="")
+        print()
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
