@@ -66,8 +66,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--folders", type=int, default=100_000, metavar="N",
                         help="legacy folders in case (b) (default: 100000)")
-    parser.add_argument("--runs", type=int, default=11, metavar="N",
-                        help="timed runs per case and mode, median taken (default: 11, min 5)")
+    parser.add_argument("--runs", type=int, default=15, metavar="N",
+                        help="timed runs per case and mode, median taken (default: 15, min 5)")
     parser.add_argument("--samples", action="store_true",
                         help="also print every timed run, in order")
     args = parser.parse_args(argv)

@@ -42,6 +42,45 @@ def fresh_data_dir(path: Path) -> None:
     (path / MARKER).write_text("created by make demo; safe to delete\n")
 
 
+def make_legacy_archive(archive: Path) -> int:
+    """Organized legacy folders archive/<timestamp>/<extractor>/... with shared assets."""
+    import random
+
+    rng = random.Random(7)
+    shared = {"wget/static/jquery.min.js": b"/*! jQuery v3.7.1 */" + rng.randbytes(87_000),
+              "wget/static/site.css": b"body{margin:0}" * 2_000,
+              "wget/static/logo.png": b"\x89PNG\r\n\x1a\n" + rng.randbytes(12_000)}
+    files = 0
+    for n in range(12):
+        site = ("news.example", "blog.example", "docs.example")[n % 3]
+        folder = archive / f"{1735128000 + n * 3600}.{n}"
+        pages = {"index.json": (f'{{"url": "https://{site}/page{n}", '
+                                f'"title": "Page {n} of {site}"}}').encode(),
+                 "wget/index.html": f"<html><h1>{site} page {n}</h1></html>".encode() * 40,
+                 "screenshot/screenshot.png": rng.randbytes(30_000), **shared}
+        for rel, data in pages.items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            files += 1
+    return files
+
+
+def print_tree(root: Path, limit: int) -> None:
+    shown = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        depth = len(Path(dirpath).relative_to(root).parts)
+        print(f"{'  ' * depth}{Path(dirpath).name}/")
+        for name in sorted(filenames):
+            link = Path(dirpath) / name
+            print(f"{'  ' * (depth + 1)}{name} -> {os.readlink(link)}")
+            shown += 1
+            if shown >= limit:
+                print(f"{'  ' * (depth + 1)}...")
+                return
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data-dir", default=str(ROOT / "demo-data"))
@@ -60,6 +99,21 @@ def main() -> None:
     output = run([str(BIN / "dagster"), "job", "execute", "-m", "archive_pipelines.definitions",
                   "-j", "init_job"], env, quiet=True)
     print("RUN_SUCCESS" if "RUN_SUCCESS" in output else "run did not report success")
+
+    step("a small legacy archive: 12 snapshots of 3 sites sharing jquery, css and a logo")
+    made = make_legacy_archive(data / "archive")
+    print(f"wrote {made} files under archive/<timestamp>/<extractor>/")
+
+    step("migrate-to-cas: every file stored once by sha256, views generated")
+    run([*cli, "migrate-to-cas", "--cleanup-legacy"], env)
+
+    step("verify_storage_job through Dagster")
+    output = run([str(BIN / "dagster"), "job", "execute", "-m", "archive_pipelines.definitions",
+                  "-j", "verify_storage_job"], env, quiet=True)
+    print("RUN_SUCCESS: storage healthy" if "RUN_SUCCESS" in output else "verify failed")
+
+    step("a piece of the view tree (archive/by_domain/news.example)")
+    print_tree(data / "archive" / "by_domain" / "news.example", limit=14)
 
     step("catalog status")
     run([*cli, "status"], env)

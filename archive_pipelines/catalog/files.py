@@ -7,7 +7,19 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import Connection, and_, bindparam, case, func, insert, select, tuple_, update
+from sqlalchemy import (
+    Connection,
+    Table,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    select,
+    tuple_,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -51,7 +63,7 @@ class ApplyReport:
     new_blob_hashes: set[str] = field(default_factory=set)
 
 
-def _chunks(items: Sequence, size: int = _CHUNK) -> Iterator[Sequence]:  # type: ignore[type-arg]
+def _chunks(items: Sequence, size: int = _CHUNK) -> Iterator[Sequence]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
 
@@ -117,6 +129,7 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
         session.execute(insert(SnapshotFile), inserts)
     if moves:
         files = SnapshotFile.__table__
+        assert isinstance(files, Table)
         session.execute(
             update(files).where(files.c.id == bindparam("row_id"))
             .values(blob_id=bindparam("new_blob")),
@@ -174,6 +187,7 @@ def apply_ref_deltas(session: Session, deltas: dict[int, int], now: datetime) ->
     if not params:
         return
     blob = Blob.__table__  # Core executemany: one statement, many parameter sets
+    assert isinstance(blob, Table)
     new_count = blob.c.ref_count + bindparam("d")
     now_param = bindparam("now", type_=UtcDateTime())
     session.execute(
@@ -222,7 +236,7 @@ def release_files(session: Session, rows: Iterable[tuple[int, int]],
     for _row_id, blob_id in rows:
         deltas[blob_id] -= 1
     for chunk in _chunks([r for r, _ in rows]):
-        session.execute(SnapshotFile.__table__.delete().where(SnapshotFile.id.in_(chunk)))
+        session.execute(delete(SnapshotFile).where(SnapshotFile.id.in_(chunk)))
     apply_ref_deltas(session, deltas, now or utcnow())
     return len(rows)
 

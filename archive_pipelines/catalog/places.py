@@ -57,14 +57,14 @@ def places_for(session: Session, snapshot_ids: Iterable[str]) -> dict[str, Snaps
     return places
 
 
-def iter_places(session: Session, query: Select | None = None,  # type: ignore[type-arg]
+def iter_places(session: Session, query: Select | None = None,
                 batch: int = 1000) -> Iterator[SnapshotPlace]:
     """Every snapshot's place (optionally those whose id is in `query`), by id."""
     for page in iter_place_pages(session, query, batch):
         yield from page
 
 
-def iter_place_pages(session: Session, query: Select | None = None,  # type: ignore[type-arg]
+def iter_place_pages(session: Session, query: Select | None = None,
                      batch: int = 1000) -> Iterator[list[SnapshotPlace]]:
     """Pages of snapshot places, keyset-paginated by id, ownership resolved in one join."""
     owners = _owner_of_timestamp()
@@ -81,7 +81,7 @@ def iter_place_pages(session: Session, query: Select | None = None,  # type: ign
             return
         page = []
         for row in rows:
-            place = _place(tuple(row[:5]))  # type: ignore[arg-type]
+            place = _place(tuple(row[:5]))
             if row[5] != row[0]:
                 place = replace(place, owns_timestamp=False)
             page.append(place)
@@ -92,7 +92,7 @@ def iter_place_pages(session: Session, query: Select | None = None,  # type: ign
 SnapshotFiles = list[tuple[str, str, str]]  # (extractor, relative_path, sha256)
 
 
-def iter_snapshot_files(session: Session, snapshot_query: Select | None = None,  # type: ignore[type-arg]
+def iter_snapshot_files(session: Session, snapshot_query: Select | None = None,
                         ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles]]:
     """(place, files) per snapshot that has files; one files query per page of snapshots."""
     for page in iter_place_pages(session, snapshot_query, batch=500):

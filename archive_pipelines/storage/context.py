@@ -21,7 +21,6 @@ from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import Settings
 from archive_pipelines.views import ViewFarm
 
-
 IO_THREADS = 4
 T = TypeVar("T")
 R = TypeVar("R")

@@ -11,7 +11,7 @@ from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.storage.context import Storage
 
 
-def snapshots_created_between(start: datetime, end: datetime) -> Select:  # type: ignore[type-arg]
+def snapshots_created_between(start: datetime, end: datetime) -> Select:
     """Ids of snapshots created in [start, end) (uses ix_snapshot_created_at)."""
     return select(Snapshot.id).where(Snapshot.created_at >= start, Snapshot.created_at < end)
 

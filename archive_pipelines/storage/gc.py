@@ -70,13 +70,14 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, size: int, trash: Pat
                  report: GcReport) -> None:
     store_id = storage.primary_store_id
     with storage.session() as session:
-        claimed = session.execute(
+        result = session.execute(
             update(BlobCopy).where(
                 BlobCopy.blob_id == blob_id, BlobCopy.store_id == store_id,
                 BlobCopy.status == "present",
                 exists().where(and_(Blob.id == blob_id, Blob.ref_count == 0)),
             ).values(status="missing", mtime=utcnow())
-            .execution_options(synchronize_session=False)).rowcount
+            .execution_options(synchronize_session=False))
+        claimed = int(getattr(result, "rowcount", 0))
     if not claimed:
         return
     final = storage.primary.local_path(sha)

@@ -143,9 +143,8 @@ def migrate_to_cas(storage: Storage, *, dry_run: bool = False, cleanup_legacy: b
                                   batch_size=batch_size, allow_hardlink=True)
             ingest.errors[:0] = errors
             report.add_ingest(ingest)
-            if cleanup_legacy and not ingest.errors:
-                if _cleanup(storage, snapshot_id, folder):
-                    report.cleaned_folders += 1
+            if cleanup_legacy and not ingest.errors and _cleanup(storage, snapshot_id, folder):
+                report.cleaned_folders += 1
         if progress:
             progress(folder.name)
     return report

@@ -28,7 +28,7 @@ class RebuildReport:
 
 
 def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, clean: bool = False,
-                  snapshot_query: Select | None = None,  # type: ignore[type-arg]
+                  snapshot_query: Select | None = None,
                   progress: Callable[[int], None] | None = None) -> RebuildReport:
     """Create-if-wrong every link of the chosen views; `clean` removes all their links first.
 

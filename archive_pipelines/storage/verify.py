@@ -9,9 +9,9 @@ A referenced blob is never deleted.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import func, select, update
 

@@ -7,6 +7,7 @@ root pointing at the primary store's alias index (`<store>/s/xy/<alias>`, hard l
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
@@ -237,7 +238,5 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
 
 
 def _unlink_quietly(path: str) -> None:
-    try:
+    with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
-    except FileNotFoundError:
-        pass

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import re
+import resource
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,14 @@ log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^a-z0-9.-]")
 _MAX_NAME = 200
 _MAX_LINE = 1 << 20
+
+
+def default_max_open_files() -> int:
+    """Half the process's descriptor limit, between 64 and 8192."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 8192
+    return max(64, min(8192, soft // 2))
 
 
 def frontier_file_name(domain: str) -> str:
@@ -42,10 +51,10 @@ def frontier_file_name(domain: str) -> str:
 class FrontierFiles:
     """Appends and reads per-domain frontier files under `root/frontiers`; thread-safe."""
 
-    def __init__(self, root: Path, *, max_open_files: int = 1024) -> None:
+    def __init__(self, root: Path, *, max_open_files: int | None = None) -> None:
         self.root = Path(root)
         self.base = self.root / "frontiers"
-        self.max_open_files = max_open_files
+        self.max_open_files = max_open_files or default_max_open_files()
         self.corrupt_lines = 0
         self._fds: OrderedDict[str, int] = OrderedDict()
         self._dirs: set[str] = set()

@@ -35,7 +35,7 @@ class FrontierConfig:
     seen_error_rate: float = 0.001
     seen_backend: Backend = "auto"
     visited_expected: int = 1_000_000
-    max_open_files: int = 1024
+    max_open_files: int | None = None  # default: half of RLIMIT_NOFILE, at most 8192
 
 
 @dataclass(frozen=True, slots=True)

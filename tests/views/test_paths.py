@@ -1,5 +1,6 @@
 from dataclasses import replace
 from datetime import UTC, datetime
+
 import pytest
 
 from archive_pipelines.views import (

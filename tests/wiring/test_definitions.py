@@ -18,7 +18,7 @@ def test_defs_expose_the_expected_names() -> None:
     assert {"init_job", "verify_storage_job", "rebuild_views_job", "migrate_to_cas_job",
             "gc_job"} <= {job.name for job in repo.get_all_jobs()}
     assert {"settings", "catalog", "storage"} <= set(defs.resources or {})
-    assert {"blobs", "views"} <= {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
+    assert {"blobs", "views", "crawl_segments"} <= {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
     assert "verify_storage_schedule" in {s.name for s in repo.schedule_defs}
 
 

@@ -1,0 +1,46 @@
+"""Storage commands as a person runs them."""
+
+from pathlib import Path
+
+from tests.cli.test_cli import run_cli
+
+
+def test_ingest_verify_rebuild_gc_round_trip(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    src = tmp_path / "site"
+    (src / "static").mkdir(parents=True)
+    (src / "index.html").write_text("<html>hi</html>")
+    (src / "static" / "app.js").write_text("js" * 100)
+    for n in (1, 2):
+        done = run_cli("--data-dir", str(data), "ingest", "--url", f"https://a.test/{n}",
+                       "--timestamp", f"{n}.0", "--user", "alice", "wget", str(src))
+        assert done.returncode == 0, done.stderr
+    assert "deduplicated 2" in done.stdout
+    link = data / "archive" / "by_user" / "alice"
+    assert any(p.name == "app.js" for p in link.rglob("*"))
+
+    verify = run_cli("--data-dir", str(data), "verify")
+    assert verify.returncode == 0 and "healthy" in verify.stdout
+    (data / "archive" / "by_timestamp" / "1.0" / "wget" / "index.html").unlink()
+    broken = run_cli("--data-dir", str(data), "verify")
+    assert broken.returncode == 1 and "missing_links" in broken.stdout
+    fixed = run_cli("--data-dir", str(data), "verify", "--fix")
+    assert fixed.returncode == 0 and "fixed 1" in fixed.stdout
+
+    rebuilt = run_cli("--data-dir", str(data), "rebuild-views", "--clean", "--view", "by_date")
+    assert rebuilt.returncode == 0 and "4 links" in rebuilt.stdout
+    gc = run_cli("--data-dir", str(data), "gc", "--dry-run")
+    assert gc.returncode == 0 and "0 candidates" in gc.stdout
+
+
+def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    run_cli("--data-dir", str(data), "init")
+    bad_view = run_cli("--data-dir", str(data), "verify", "--view", "by_colour")
+    assert bad_view.returncode == 2 and "by_colour" in bad_view.stderr
+    both = run_cli("--data-dir", str(data), "migrate-to-cas", "--dry-run", "--cleanup-legacy")
+    assert both.returncode == 2 and "exclude each other" in both.stderr
+    missing = run_cli("--data-dir", str(data), "ingest", "--url", "https://x.test/", "wget",
+                      str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
