@@ -37,6 +37,7 @@ dev: venv
 		$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 bench: venv system-deps
+	@bash scripts/ensure-bench-deps.sh
 	@$(BIN)/python bench/run_all.py
 
 lint: venv

@@ -15,7 +15,20 @@ from archive_pipelines.blobstore.factory import open_store
 from archive_pipelines.blobstore.hashing import sha256_file
 from archive_pipelines.blobstore.local import LocalBlobStore
 from archive_pipelines.blobstore.results import CheckResult, PutResult
-from archive_pipelines.blobstore.s3 import S3BlobStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from archive_pipelines.blobstore.s3 import S3BlobStore
+
+
+def __getattr__(name: str) -> object:
+    # boto3 takes ~0.35 s to import: only programs that use S3 pay for it.
+    if name == "S3BlobStore":
+        from archive_pipelines.blobstore.s3 import S3BlobStore
+
+        return S3BlobStore
+    raise AttributeError(name)
+
 
 __all__ = [
     "BlobIntegrityError",

@@ -6,7 +6,6 @@ from pathlib import Path
 
 from archive_pipelines.blobstore.base import BlobStore
 from archive_pipelines.blobstore.local import LocalBlobStore
-from archive_pipelines.blobstore.s3 import S3BlobStore
 from archive_pipelines.settings import StoreSettings
 
 
@@ -18,6 +17,8 @@ def open_store(settings: StoreSettings, data_dir: Path) -> BlobStore:
             root = Path(data_dir) / root
         return LocalBlobStore(root, name=settings.name, codec=settings.codec,
                               zstd_level=settings.zstd_level, writable=settings.writable)
+    from archive_pipelines.blobstore.s3 import S3BlobStore  # boto3 is slow to import
+
     return S3BlobStore(bucket=settings.bucket, prefix=settings.prefix, name=settings.name,
                        codec=settings.codec, zstd_level=settings.zstd_level,
                        endpoint_url=settings.endpoint_url or None,

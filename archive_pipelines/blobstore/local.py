@@ -132,12 +132,13 @@ class LocalBlobStore(BlobStore):
             with self._os_errors(sha256):
                 ensure_dir(directory, sync=self._sync_each)
                 temp = temp_path(directory, sha256 or "put")
-                with open(temp, "xb") as target:
+                # Created read-only (mode applies to later opens): no separate chmod.
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _OBJECT_MODE)
+                with open(fd, "wb") as target:
                     encoded = encode_stream(source, target, codec=self.codec,
                                             zstd_level=self.zstd_level, limit=limit)
                     if check is not None:
                         check(encoded)
-                    os.fchmod(target.fileno(), _OBJECT_MODE)
                     target.flush()
                     if self._sync_each:
                         os.fsync(target.fileno())

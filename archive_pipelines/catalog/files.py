@@ -68,6 +68,12 @@ def _chunks(items: Sequence, size: int = _CHUNK) -> Iterator[Sequence]:
         yield items[start:start + size]
 
 
+def _table(model: type) -> Table:
+    table = model.__table__  # type: ignore[attr-defined]
+    assert isinstance(table, Table)
+    return table
+
+
 def _insert_ignore(session: Session):  # type: ignore[no-untyped-def]
     return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
@@ -126,7 +132,8 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
             report.deduplicated += 1
             report.bytes_saved += entry.size
     if inserts:
-        session.execute(insert(SnapshotFile), inserts)
+        # Core tables, not ORM entities: the ORM bulk path costs more than the SQL itself.
+        session.execute(insert(_table(SnapshotFile)), inserts)
     if moves:
         files = SnapshotFile.__table__
         assert isinstance(files, Table)
@@ -146,7 +153,8 @@ def _get_or_create_blobs(session: Session, entries: Sequence[FileEntry], now: da
     ids = _blob_ids(session, list(by_hash))
     missing = [by_hash[h] for h in by_hash if h not in ids]
     if missing:
-        ins = _insert_ignore(session)(Blob).on_conflict_do_nothing(index_elements=["sha256"])
+        ins = _insert_ignore(session)(_table(Blob)).on_conflict_do_nothing(
+            index_elements=["sha256"])
         session.execute(ins, [{"sha256": e.sha256, "size": e.size, "mime_type": e.mime_type,
                                "ref_count": 0, "created_at": now,
                                "unreferenced_since": now} for e in missing])
@@ -214,7 +222,7 @@ def _mark_primary_present(session: Session, entries: Sequence[FileEntry], blob_i
     fresh = [{"blob_id": bid, "store_id": store_id, "status": "present", "mtime": now}
              for bid in ids if bid not in known]
     if fresh:
-        ins = _insert_ignore(session)(BlobCopy).on_conflict_do_nothing(
+        ins = _insert_ignore(session)(_table(BlobCopy)).on_conflict_do_nothing(
             index_elements=["blob_id", "store_id"])
         session.execute(ins, fresh)
     revive = [bid for bid, status in known.items() if status != "present"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import click
@@ -43,6 +44,8 @@ for _command in (ingest_command, verify_command, rebuild_views_command, migrate_
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; `ArchiveError`s become one line on stderr and exit status 2."""
+    # Everything imported so far lives as long as the process: keep the collector off it.
+    gc.freeze()
     try:
         code = cli.main(args=argv, prog_name="archive-pipelines", standalone_mode=False)
     except click.exceptions.Abort:

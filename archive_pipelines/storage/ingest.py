@@ -135,14 +135,17 @@ def _ingest_batch(storage: Storage, items: list[IngestItem], allow_hardlink: boo
         # A blob gc had removed is referenced again: make sure its file is back.
         if put.sha256 in applied.revived and not primary.exists(put.sha256):
             primary.put_file(item.source)
-    _link_batch(storage, entries, places, report)
+    fresh = applied.new_blob_hashes | applied.revived | {
+        put.sha256 for _item, _rel, put in stored if put.created}
+    _link_batch(storage, entries, places, fresh, report)
     return report
 
 
 def _link_batch(storage: Storage, entries: list[FileEntry], places: dict[str, SnapshotPlace],
-                report: IngestReport) -> None:
+                fresh: set[str], report: IngestReport) -> None:
+    """Aliases for blobs new to the store or catalog (older ones have theirs), then links."""
     farm, primary = storage.farm, storage.primary
-    for sha in {e.sha256 for e in entries}:
+    for sha in fresh:
         farm.ensure_alias(sha, primary.local_path(sha))
     dirs = {sid: [view_dir(view, place) for view in storage.views]
             for sid, place in places.items()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +25,7 @@ from archive_pipelines.catalog.places import places_for
 from archive_pipelines.datadir.layout import VIEW_ROOTS
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files, walk_directory
-from archive_pipelines.views import view_dir
+from archive_pipelines.views import SnapshotPlace, view_dir
 
 MAX_INDEX_BYTES = 32 * 1024 * 1024
 INDEX_EXTRACTOR = "index"  # top-level files (index.json, index.html) of a legacy folder
@@ -113,7 +113,9 @@ def _snapshot_for(storage: Storage, folder: Path, report: MigrationReport) -> st
         return snapshot.id
 
 
-def _items(snapshot_id: str, folder: Path, errors: list[str]) -> Iterator[IngestItem]:
+def folder_items(snapshot_id: str, folder: Path, errors: list[str]) -> Iterator[IngestItem]:
+    """A snapshot folder's files as ingest items: top-level files as `index`, each top-level
+    folder as one extractor. Symlinks and special files are reported, never followed."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         if entry.is_dir(follow_symlinks=False):
             yield from walk_directory(snapshot_id, entry.name, Path(entry.path), errors)
@@ -139,7 +141,7 @@ def migrate_to_cas(storage: Storage, *, dry_run: bool = False, cleanup_legacy: b
         else:
             snapshot_id = _snapshot_for(storage, folder, report)
             errors: list[str] = []
-            ingest = ingest_files(storage, _items(snapshot_id, folder, errors),
+            ingest = ingest_files(storage, folder_items(snapshot_id, folder, errors),
                                   batch_size=batch_size, allow_hardlink=True)
             ingest.errors[:0] = errors
             report.add_ingest(ingest)
@@ -154,7 +156,7 @@ def _dry_run_folder(storage: Storage, folder: Path, report: MigrationReport,
                     seen: set[str]) -> None:
     errors: list[str] = []
     hashed: list[tuple[str, int]] = []
-    for item in _items("dry-run", folder, errors):
+    for item in folder_items("dry-run", folder, errors):
         try:
             hashed.append(sha256_file(item.source))
         except OSError as exc:
@@ -174,31 +176,66 @@ def _dry_run_folder(storage: Storage, folder: Path, report: MigrationReport,
     report.errors.extend(errors)
 
 
+def removal_problem(storage: Storage, item: IngestItem, recorded: tuple[str, int] | None) -> str | None:
+    """Why the legacy file `item` must stay, or None when the store verifiably holds its bytes.
+
+    Verified means the blob file exists with the catalog's size and is either the same inode
+    as the legacy file (a hardlink) or hashes, like the legacy file, to the catalog's sha256.
+    """
+    if recorded is None:
+        return "not recorded in the catalog"
+    sha, size = recorded
+    blob = storage.primary.local_path(sha)
+    try:
+        blob_stat, source_stat = os.stat(blob), os.lstat(item.source)
+    except FileNotFoundError as exc:
+        return f"{'blob' if exc.filename == str(blob) else 'file'} missing"
+    if blob_stat.st_size != size:
+        return f"blob {sha[:12]} has {blob_stat.st_size} bytes, the catalog says {size}"
+    if (blob_stat.st_dev, blob_stat.st_ino) == (source_stat.st_dev, source_stat.st_ino):
+        return None
+    if source_stat.st_size != size or sha256_file(item.source)[0] != sha:
+        return "content differs from the catalog's"
+    if sha256_file(blob)[0] != sha:
+        return f"blob {sha[:12]} is corrupt"
+    return None
+
+
+def remove_files(folder: Path, paths: Iterable[Path]) -> bool:
+    """Unlink `paths`, then every folder left empty under `folder`; True if `folder` is gone."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    for dirpath, _dirs, _files in os.walk(folder, topdown=False):
+        with contextlib.suppress(OSError):
+            os.rmdir(dirpath)
+    return not os.path.lexists(folder)
+
+
+def link_compat_folder(storage: Storage, folder: Path, place: SnapshotPlace) -> None:
+    """Make `archive/<timestamp>` (removed) a relative symlink to the snapshot's by_timestamp dir."""
+    target = os.path.relpath(storage.layout.archive / view_dir("by_timestamp", place), folder.parent)
+    os.symlink(target, folder)
+
+
 def _cleanup(storage: Storage, snapshot_id: str, folder: Path) -> bool:
     """Remove legacy files the catalog holds (verified by size + hash), then link the folder."""
     with storage.session() as session:
         recorded = {(ext, rel): sha for _, _, ext, rel, sha
                     in snapshot_file_rows(session, snapshot_id)}
         place = places_for(session, [snapshot_id])[snapshot_id]
+        sizes = {sha: size for sha, size in session.execute(
+            select(Blob.sha256, Blob.size).where(Blob.sha256.in_(set(recorded.values()))))}
     errors: list[str] = []
-    for item in list(_items(snapshot_id, folder, errors)):
+    removable = []
+    for item in list(folder_items(snapshot_id, folder, errors)):
         sha = recorded.get((item.extractor, item.relative_path))
-        if sha is None or not storage.primary.exists(sha):
-            continue
-        stored = storage.primary.local_path(sha)
-        if stored is not None and os.path.samefile(stored, item.source):
-            os.unlink(item.source)  # a hardlink of the blob: nothing to compare
-            continue
-        if sha256_file(item.source)[0] == sha:
-            os.unlink(item.source)
-    for dirpath, _dirs, _files in os.walk(folder, topdown=False):
-        with contextlib.suppress(OSError):
-            os.rmdir(dirpath)
-    if folder.exists():
+        record = (sha, int(sizes[sha])) if sha is not None else None
+        if removal_problem(storage, item, record) is None:
+            removable.append(item.source)
+    if not remove_files(folder, removable):
         return False  # something could not be migrated: the folder stays, with it
-    target = os.path.relpath(storage.layout.archive / view_dir("by_timestamp", place),
-                             folder.parent)
-    os.symlink(target, folder)
+    link_compat_folder(storage, folder, place)
     with storage.session() as session:
         session.execute(update(Snapshot).where(Snapshot.id == snapshot_id)
                         .values(fs_version="cas"))

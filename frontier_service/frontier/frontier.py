@@ -2,7 +2,12 @@
 
 Adding a batch is: canonicalize, one seen-filter call, one file append per domain, one
 record_appends call. A crash between the seen-filter call and the file append loses those
-URLs (they are seen but never queued); everything after the append is recovered.
+URLs (seen, never queued). A crash after the append but before record_appends leaves the
+lines in the file: a reader of that domain reads them anyway (it reads to the end of the
+file), and an idle domain picks them up with its next append.
+
+Within a domain URLs come out in the order they were added (priority is stored, not used
+for ordering); across domains, claims go to the domains whose next fetch time is earliest.
 """
 
 from __future__ import annotations

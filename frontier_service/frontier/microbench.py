@@ -20,7 +20,9 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from frontier_service.frontier.bloom_sizing import sizing
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
+from frontier_service.frontier.seen import plan_layout
 from frontier_service.frontier.state import Reschedule
 from frontier_service.frontier.visited import VisitedRecord
 
@@ -124,6 +126,56 @@ async def bench_claims(frontier: Frontier, workers: int, seconds: float, per_cal
     return await measured(frontier.redis, run_all)
 
 
+async def report_adds(frontier: Frontier, args: argparse.Namespace) -> None:
+    started = time.perf_counter()
+    await frontier.add_urls([(f"https://www.site{d}.example/", 0) for d in range(args.domains)])
+    took = time.perf_counter() - started
+    print(f"warm-up: {args.domains:,} domains' frontier files created in {took:.2f} s "
+          f"({took / args.domains * 1e3:.2f} ms per domain, mostly file creation)")
+    for label, clustered in (("clustered", True), ("uniform", False)):
+        batches = make_batches(args.urls, args.domains, args.batch, clustered=clustered,
+                               seed=len(label), tag=label)
+        gc.collect()
+        gc.freeze()  # keep the collector off the half million test URLs
+        per_batch = sum(len({u.split("/")[2] for u, _ in b}) for b in batches) / len(batches)
+        rate = await bench_adds(frontier, batches, args.adders)
+        print(f"add_urls, new URLs, {label} ({per_batch:.0f} domains per batch of "
+              f"{args.batch}): {rate}")
+        if clustered:
+            rate = await bench_adds(frontier, batches, args.adders)
+            print(f"add_urls, all duplicates, {label}: {rate}")
+        del batches
+        gc.unfreeze()
+        gc.collect()
+    stats = await frontier.stats()
+    print(f"frontier: {stats.counters.get('urls_added', 0):,} URLs, "
+          f"{stats.pending_bytes:,} bytes pending, {stats.ready_domains} ready domains")
+
+
+async def report_claims(frontier: Frontier, args: argparse.Namespace) -> None:
+    for per_call in (1, 8, 32):
+        rate = await bench_claims(frontier, args.workers, args.seconds, per_call)
+        print(f"claim+reschedule, {args.workers} workers, {per_call} domain(s) per call: {rate}")
+
+
+async def report_memory(frontier: Frontier, args: argparse.Namespace) -> None:
+    seen_bytes = await frontier.seen.memory_bytes()
+    print(f"seen filter memory: {seen_bytes:,} bytes = {seen_bytes / args.capacity:.2f} "
+          f"bytes per URL at capacity {args.capacity:,}")
+    bits, _ = sizing(160_000_000, 0.001)
+    big = plan_layout(160_000_000, 0.001)
+    total = big.shards * big.shard_bytes
+    print(f"160M URLs at 0.1%: sizing formula {bits / 8e6:.0f} MB; blocked layout "
+          f"{total / 1e6:.0f} MB in {big.shards} shards ({total / 160e6:.2f} bytes per URL)")
+    records = [VisitedRecord(f"https://v{i % 500}.example/p/{i}", 200, 1_700_000_000 + i,
+                             bytes(8)) for i in range(args.visited)]
+    for i in range(0, len(records), 1000):
+        await frontier.mark_visited(records[i:i + 1000])
+    visited_bytes = await frontier.visited.memory_bytes()
+    print(f"visited memory: {visited_bytes / args.visited:.1f} bytes per visited URL "
+          f"({args.visited:,} records, {frontier.visited.buckets:,} buckets)")
+
+
 async def run(args: argparse.Namespace) -> None:
     redis = Redis.from_url(args.redis_url)
     name = f"microbench-{uuid.uuid4().hex[:8]}"
@@ -133,45 +185,12 @@ async def run(args: argparse.Namespace) -> None:
                                     visited_expected=args.visited)
             frontier = await Frontier(redis, Path(tmp), config).open()
             print(f"seen filter: {frontier.seen.backend} backend, {frontier.seen.layout}")
-            started = time.perf_counter()
-            await frontier.add_urls([(f"https://www.site{d}.example/", 0)
-                                     for d in range(args.domains)])
-            took = time.perf_counter() - started
-            print(f"warm-up: {args.domains:,} domains' frontier files created in {took:.2f} s "
-                  f"({took / args.domains * 1e3:.2f} ms per domain, mostly file creation)")
-            for label, clustered in (("clustered", True), ("uniform", False)):
-                batches = make_batches(args.urls, args.domains, args.batch, clustered=clustered,
-                                       seed=len(label), tag=label)
-                gc.collect()
-                gc.freeze()  # keep the collector off the half million test URLs
-                per_batch = sum(len({u.split('/')[2] for u, _ in b}) for b in batches)
-                rate = await bench_adds(frontier, batches, args.adders)
-                print(f"add_urls, new URLs, {label} ({per_batch / len(batches):.0f} domains per "
-                      f"batch of {args.batch}): {rate}")
-                if clustered:
-                    rate = await bench_adds(frontier, batches, args.adders)
-                    print(f"add_urls, all duplicates, {label}: {rate}")
-                del batches
-                gc.unfreeze()
-                gc.collect()
-            stats = await frontier.stats()
-            print(f"frontier: {stats.counters.get('urls_added', 0):,} URLs, "
-                  f"{stats.pending_bytes:,} bytes pending, {stats.ready_domains} ready domains")
-            for per_call in (1, 8, 32):
-                rate = await bench_claims(frontier, args.workers, args.seconds, per_call)
-                print(f"claim+reschedule, {args.workers} workers, {per_call} domain(s) per call: "
-                      f"{rate}")
-            seen_bytes = await frontier.seen.memory_bytes()
-            print(f"seen filter memory: {seen_bytes:,} bytes = {seen_bytes / args.capacity:.2f} "
-                  f"bytes per URL at capacity {args.capacity:,}")
-            records = [VisitedRecord(f"https://v{i % 500}.example/p/{i}", 200,
-                                     1_700_000_000 + i, bytes(8)) for i in range(args.visited)]
-            for i in range(0, len(records), 1000):
-                await frontier.mark_visited(records[i:i + 1000])
-            visited_bytes = await frontier.visited.memory_bytes()
-            print(f"visited memory: {visited_bytes / args.visited:.1f} bytes per visited URL "
-                  f"({args.visited:,} records, {frontier.visited.buckets:,} buckets)")
-            frontier.close()
+            try:
+                await report_adds(frontier, args)
+                await report_claims(frontier, args)
+                await report_memory(frontier, args)
+            finally:
+                frontier.close()
     finally:
         async for key in redis.scan_iter(match=f"{name}:*", count=1000):
             await redis.unlink(key)

@@ -35,27 +35,6 @@ class Reschedule:
     new_read_offset: int
 
 
-def _release_lines(items: Sequence[Reschedule]) -> str:
-    return _lines((i.domain, repr(float(i.next_fetch_at)), int(i.new_read_offset)) for i in items)
-
-
-_DOMAIN_TOKEN = re.compile(r"\S+")
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def _lines(rows: Iterable[tuple[str, object, object]]) -> str:
-    """The `a b c\n` blob the scripts parse; a domain key with whitespace is refused."""
-    parts = []
-    for domain, second, third in rows:
-        if _DOMAIN_TOKEN.fullmatch(domain) is None:
-            raise ValueError(f"invalid domain key {domain!r}")
-        parts.append(f"{domain} {second} {third}\n")
-    return "".join(parts)
-
-
 class FrontierState:
     """The atomic domain state machine of one crawl (`name` prefixes every key)."""
 
@@ -167,3 +146,24 @@ class FrontierState:
     async def counters(self) -> dict[str, int]:
         raw = await self.redis.hgetall(self.keys.counters)
         return {_text(k): int(v) for k, v in raw.items()}
+
+
+_DOMAIN_TOKEN = re.compile(r"\S+")
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _lines(rows: Iterable[tuple[str, object, object]]) -> str:
+    """The `a b c\n` blob the scripts parse; a domain key with whitespace is refused."""
+    parts = []
+    for domain, second, third in rows:
+        if _DOMAIN_TOKEN.fullmatch(domain) is None:
+            raise ValueError(f"invalid domain key {domain!r}")
+        parts.append(f"{domain} {second} {third}\n")
+    return "".join(parts)
+
+
+def _release_lines(items: Sequence[Reschedule]) -> str:
+    return _lines((i.domain, repr(float(i.next_fetch_at)), int(i.new_read_offset)) for i in items)

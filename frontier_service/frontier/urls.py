@@ -199,9 +199,10 @@ def _encode_char(char: str) -> str:
 def decode_line_field(field: str) -> str:
     """The URL stored in a line's URL field.
 
-    Percent-encoding is itself a valid spelling of the same URL, so decoding is the identity:
-    canonical URLs (all the frontier writes) come back exactly, and any other URL comes back
-    as an equivalent URL with the same canonical form. Raises ValueError on a corrupt field.
+    Percent-encoding is itself a valid spelling of the URL, so decoding is the identity:
+    canonical URLs (all the frontier writes) come back exactly; a raw URL with `|` or spaces
+    comes back with the same canonical form; a raw CR/LF, which canonicalization would drop,
+    comes back as %0D/%0A. Raises ValueError on a corrupt field.
     """
     if not field or "|" in field or "\n" in field or "\r" in field:
         raise ValueError(f"not a frontier URL field: {field[:80]!r}")

@@ -47,7 +47,7 @@ def test_checker_catches_a_non_atomic_claim(redis_url: str, crawl_name: str) -> 
 
 def test_twenty_asyncio_workers_never_share_a_domain(redis_url: str, crawl_name: str) -> None:
     seed_domains(redis_url, crawl_name)
-    intervals = asyncio.run(run_workers(redis_url, crawl_name, [f"w{i}" for i in range(20)], 2.0))
+    intervals = asyncio.run(run_workers(redis_url, crawl_name, [f"w{i}" for i in range(20)], 1.5))
     assert len(intervals) > 500
     assert len({d for d, *_ in intervals}) == len(DOMAINS)
     assert overlapping(intervals) == []
@@ -57,7 +57,7 @@ def test_four_processes_never_share_a_domain(redis_url: str, crawl_name: str) ->
     seed_domains(redis_url, crawl_name)
     context = multiprocessing.get_context("spawn")
     with context.Pool(4) as pool:
-        results = pool.starmap(run_process, [(redis_url, crawl_name, p, 5, 2.5) for p in range(4)])
+        results = pool.starmap(run_process, [(redis_url, crawl_name, p, 5, 1.5) for p in range(4)])
     intervals = list(chain.from_iterable(results))
     assert all(results), "every process claimed domains"
     assert len(intervals) > 500

@@ -1,0 +1,276 @@
+"""Catalog queries for adopting legacy collections.
+
+Find snapshots by (url, timestamp) / (url, crawl_id), write reconciled values in bulk,
+page through snapshots needing filesystem migration with the (fs_version, id) index, and
+list exact-duplicate groups. Every query takes bounded input (at most one batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from sqlalchemy import and_, func, insert, select, tuple_, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog.models import (
+    ArchiveResult,
+    Blob,
+    Snapshot,
+    SnapshotFile,
+    SnapshotTag,
+    Tag,
+)
+from archive_pipelines.legacy.reconcile import CatalogSnapshotView, same_run
+from archive_pipelines.legacy.results import LegacyResult
+
+_CHUNK = 400  # bound parameters per IN (...) list
+DuplicateKey = Literal["timestamp", "crawl_id"]
+
+
+@dataclass(frozen=True)
+class SnapshotRow:
+    """The snapshot columns adoption and migration look at."""
+
+    id: str
+    url: str
+    timestamp: str
+    title: str | None
+    crawl_id: str | None
+    fs_version: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """One snapshot_file row with its blob's hash and size."""
+
+    extractor: str
+    relative_path: str
+    sha256: str
+    size: int
+
+
+_ROW_COLUMNS = (Snapshot.id, Snapshot.url, Snapshot.timestamp, Snapshot.title, Snapshot.crawl_id,
+                Snapshot.fs_version, Snapshot.created_at)
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _rows(session: Session, column: Any, values: Iterable[Any]) -> list[SnapshotRow]:
+    wanted = sorted(set(values))
+    found: list[SnapshotRow] = []
+    for chunk in _chunks(wanted):
+        query = select(*_ROW_COLUMNS).where(column.in_(chunk))
+        found.extend(SnapshotRow(*row) for row in session.execute(query))
+    found.sort(key=lambda r: (r.created_at, r.id))  # oldest first: the one a lookup returns
+    return found
+
+
+# -- finding -----------------------------------------------------------------------------
+
+
+def snapshots_by_timestamp(session: Session, timestamps: Iterable[str]) -> list[SnapshotRow]:
+    """Snapshots with any of these timestamps (indexed), oldest first."""
+    return _rows(session, Snapshot.timestamp, timestamps)
+
+
+def snapshots_by_crawl_id(session: Session, crawl_ids: Iterable[str]) -> list[SnapshotRow]:
+    """Snapshots with any of these crawl ids (indexed), oldest first."""
+    return _rows(session, Snapshot.crawl_id, crawl_ids)
+
+
+def snapshots_by_id(session: Session, ids: Iterable[str]) -> list[SnapshotRow]:
+    return _rows(session, Snapshot.id, ids)
+
+
+def catalog_views(session: Session, rows: Sequence[SnapshotRow]) -> dict[str, CatalogSnapshotView]:
+    """Reconcile's view (title, tags, results) of each snapshot, three queries per chunk."""
+    tags: dict[str, list[str]] = {row.id: [] for row in rows}
+    results: dict[str, dict[str, list[LegacyResult]]] = {row.id: {} for row in rows}
+    for chunk in _chunks(list(tags)):
+        query = (select(SnapshotTag.snapshot_id, Tag.name).join(Tag, Tag.id == SnapshotTag.tag_id)
+                 .where(SnapshotTag.snapshot_id.in_(chunk)))
+        for sid, name in session.execute(query):
+            tags[sid].append(name)
+        query2 = (select(ArchiveResult).where(ArchiveResult.snapshot_id.in_(chunk))
+                  .order_by(ArchiveResult.id))
+        for result in session.scalars(query2):
+            results[result.snapshot_id].setdefault(result.extractor, []).append(to_legacy(result))
+    return {
+        row.id: CatalogSnapshotView(
+            url=row.url, timestamp=row.timestamp, title=row.title, tags=tuple(sorted(tags[row.id])),
+            results={name: tuple(items) for name, items in results[row.id].items()})
+        for row in rows
+    }
+
+
+def to_legacy(result: ArchiveResult) -> LegacyResult:
+    return LegacyResult(cmd=tuple(result.cmd or ()), cmd_version=result.cmd_version, pwd=result.pwd,
+                        output=result.output, status=result.status, start_ts=result.start_ts,
+                        end_ts=result.end_ts)
+
+
+# -- writing reconciled values -----------------------------------------------------------
+
+
+def _insert_ignore(session: Session) -> Any:
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+
+
+def tag_ids(session: Session, names: Iterable[str]) -> dict[str, int]:
+    """Ids of these tags, creating the missing ones (safe against concurrent creators)."""
+    wanted = sorted(set(names))
+    ids: dict[str, int] = {}
+    for chunk in _chunks(wanted):
+        ids.update({name: tid for name, tid in session.execute(select(Tag.name, Tag.id).where(Tag.name.in_(chunk)))})
+    missing = [name for name in wanted if name not in ids]
+    if missing:
+        ins = _insert_ignore(session)(Tag).on_conflict_do_nothing(index_elements=["name"])
+        session.execute(ins, [{"name": name} for name in missing])
+        for chunk in _chunks(missing):
+            ids.update({name: tid for name, tid in
+                        session.execute(select(Tag.name, Tag.id).where(Tag.name.in_(chunk)))})
+    return ids
+
+
+def insert_snapshots(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Bulk insert of snapshot rows (each with its `id`)."""
+    if rows:
+        session.execute(insert(Snapshot), list(rows))
+
+
+def add_tags(session: Session, pairs: Iterable[tuple[str, int]]) -> None:
+    """Link (snapshot id, tag id) pairs; existing links are kept as they are."""
+    values = [{"snapshot_id": sid, "tag_id": tid} for sid, tid in sorted(set(pairs))]
+    if values:
+        ins = _insert_ignore(session)(SnapshotTag).on_conflict_do_nothing(
+            index_elements=["snapshot_id", "tag_id"])
+        session.execute(ins, values)
+
+
+def result_row(snapshot_id: str, extractor: str, result: LegacyResult) -> dict[str, Any]:
+    """An archive_result row for a legacy result (lengths cut to the columns)."""
+    return {"snapshot_id": snapshot_id, "extractor": extractor[:64], "status": result.status[:16],
+            "output": result.output, "cmd": list(result.cmd),
+            "cmd_version": result.cmd_version[:128] if result.cmd_version else None,
+            "pwd": result.pwd, "start_ts": result.start_ts, "end_ts": result.end_ts}
+
+
+def add_results(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
+    if rows:
+        session.execute(insert(ArchiveResult), list(rows))
+
+
+def update_snapshot(session: Session, snapshot_id: str, **values: Any) -> None:
+    session.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(**values))
+
+
+# -- filesystem migration ----------------------------------------------------------------
+
+
+def migration_candidates(session: Session, label: str, after_id: str, limit: int) -> list[str]:
+    """Ids with this fs_version after `after_id`, in id order: one (fs_version, id) range scan."""
+    query = (select(Snapshot.id).where(Snapshot.fs_version == label, Snapshot.id > after_id)
+             .order_by(Snapshot.id).limit(limit))
+    return list(session.scalars(query))
+
+
+def advance_fs_version(session: Session, ids: Sequence[str], from_label: str, to_label: str) -> int:
+    """Set fs_version where it is still `from_label` (compare-and-set); rows changed."""
+    changed = 0
+    for chunk in _chunks(list(ids)):
+        result = session.execute(
+            update(Snapshot).where(Snapshot.id.in_(chunk), Snapshot.fs_version == from_label)
+            .values(fs_version=to_label).execution_options(synchronize_session=False))
+        changed += result.rowcount or 0  # type: ignore[attr-defined]
+    return changed
+
+
+def file_records(session: Session, ids: Sequence[str]) -> dict[str, list[FileRecord]]:
+    """Every file row of these snapshots with its blob's hash and size."""
+    found: dict[str, list[FileRecord]] = {sid: [] for sid in ids}
+    for chunk in _chunks(list(ids)):
+        query = (select(SnapshotFile.snapshot_id, SnapshotFile.extractor, SnapshotFile.relative_path,
+                        Blob.sha256, Blob.size)
+                 .join(Blob, Blob.id == SnapshotFile.blob_id).where(SnapshotFile.snapshot_id.in_(chunk)))
+        for sid, extractor, rel, sha, size in session.execute(query):
+            found[sid].append(FileRecord(extractor, rel, sha, int(size)))
+    return found
+
+
+# -- exact duplicates --------------------------------------------------------------------
+
+
+def _key_column(key: DuplicateKey) -> Any:
+    return Snapshot.timestamp if key == "timestamp" else Snapshot.crawl_id
+
+
+def duplicate_groups(session: Session, key: DuplicateKey, after: tuple[str, str] | None,
+                     limit: int) -> list[tuple[str, str]]:
+    """One page of (key value, url) groups holding more than one snapshot, keyset-paginated."""
+    column = _key_column(key)
+    query = select(column, Snapshot.url).where(column.is_not(None))
+    if after is not None:
+        query = query.where(tuple_(column, Snapshot.url) > tuple_(*after))
+    query = (query.group_by(column, Snapshot.url).having(func.count() > 1)
+             .order_by(column, Snapshot.url).limit(limit))
+    return [(str(value), str(url)) for value, url in session.execute(query)]
+
+
+def group_members(session: Session, key: DuplicateKey, value: str, url: str) -> list[SnapshotRow]:
+    """The snapshots of one duplicate group, oldest (created_at, id) first."""
+    query = (select(*_ROW_COLUMNS).where(and_(_key_column(key) == value, Snapshot.url == url))
+             .order_by(Snapshot.created_at, Snapshot.id))
+    return [SnapshotRow(*row) for row in session.execute(query)]
+
+
+@dataclass
+class MergedRows:
+    """What moved from a duplicate to its keeper; conflicting file rows stay with the duplicate."""
+
+    moved_files: list[FileRecord]
+    conflicts: int
+    tags: int
+    results: int
+
+
+def merge_snapshot_rows(session: Session, keeper_id: str, duplicate_id: str) -> MergedRows:
+    """Re-point the duplicate's files (ref counts unchanged), tags and results to the keeper.
+
+    A file path the keeper has already keeps the keeper's file; a result describing a run the
+    keeper has (same extractor, same start time or output) is dropped with the duplicate.
+    """
+    keeper_paths = set(session.execute(
+        select(SnapshotFile.extractor, SnapshotFile.relative_path)
+        .where(SnapshotFile.snapshot_id == keeper_id)).tuples())
+    rows = session.execute(
+        select(SnapshotFile.id, SnapshotFile.extractor, SnapshotFile.relative_path, Blob.sha256, Blob.size)
+        .join(Blob, Blob.id == SnapshotFile.blob_id)
+        .where(SnapshotFile.snapshot_id == duplicate_id)).all()
+    moving = [row for row in rows if (row[1], row[2]) not in keeper_paths]
+    for chunk in _chunks([row[0] for row in moving]):
+        session.execute(update(SnapshotFile).where(SnapshotFile.id.in_(chunk))
+                        .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
+    tags = select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == duplicate_id).except_(
+        select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == keeper_id))
+    new_tags = list(session.scalars(tags))
+    add_tags(session, [(keeper_id, tag_id) for tag_id in new_tags])
+    kept = list(session.scalars(select(ArchiveResult).where(ArchiveResult.snapshot_id == keeper_id)))
+    moved_results = []
+    for result in session.scalars(select(ArchiveResult).where(ArchiveResult.snapshot_id == duplicate_id)):
+        theirs = to_legacy(result)
+        if not any(k.extractor == result.extractor and same_run(to_legacy(k), theirs) for k in kept):
+            moved_results.append(result.id)
+    for chunk in _chunks(moved_results):
+        session.execute(update(ArchiveResult).where(ArchiveResult.id.in_(chunk))
+                        .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
+    return MergedRows(moved_files=[FileRecord(r[1], r[2], r[3], int(r[4])) for r in moving],
+                      conflicts=len(rows) - len(moving), tags=len(new_tags), results=len(moved_results))

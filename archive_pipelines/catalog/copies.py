@@ -1,0 +1,214 @@
+"""Queries over `blob_copy`: the director's under-replication scan, status upserts, counts.
+
+Every query is bounded: the director scans at most `scan_limit` blob ids from its cursor
+(keyset pagination over the blob primary key), each with a correlated count over the
+(blob_id, store_id) primary key of `blob_copy`, so a tick costs the same at 1M blobs as at 1k.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog.models import COPY_STATUSES, Blob, BlobCopy
+
+_CHUNK = 500  # ids per IN (...) list / rows per upsert statement
+
+
+@dataclass(frozen=True)
+class BlobRow:
+    id: int
+    sha256: str
+    size: int
+    ref_count: int
+
+
+@dataclass(frozen=True)
+class CopyState:
+    """One (blob, store) status row."""
+
+    status: str
+    mtime: datetime | None
+
+
+@dataclass(frozen=True)
+class NeedyPage:
+    """One director scan: blobs short of the policy, and how far the scan went."""
+
+    blobs: list[tuple[int, str]]  # (blob id, sha256), in id order
+    scanned_to: int | None  # last blob id the scan covered; None if nothing was left
+    reached_end: bool  # the scan covered every blob id after the cursor
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def counted_copies(store_ids: Sequence[int], fresh_since: datetime) -> Any:
+    """Correlated `count(*)` of a blob's copies that count toward the policy.
+
+    Present copies count; so do ongoing ones requested after `fresh_since` (their copier is
+    presumed alive). One index range of the (blob_id, store_id) primary key per blob.
+    """
+    return (select(func.count()).select_from(BlobCopy)
+            .where(BlobCopy.blob_id == Blob.id, BlobCopy.store_id.in_(list(store_ids)),
+                   or_(BlobCopy.status == "present",
+                       and_(BlobCopy.status == "ongoing", BlobCopy.mtime > fresh_since)))
+            .correlate(Blob).scalar_subquery())
+
+
+def find_needy_blobs(session: Session, *, store_ids: Sequence[int], retention: int,
+                     fresh_since: datetime, cursor: int, scan_limit: int,
+                     limit: int) -> NeedyPage:
+    """Referenced blobs after `cursor` whose counted copies fall short of `retention`.
+
+    Scans at most `scan_limit` blob ids and returns at most `limit` blobs. Garbage
+    (ref_count 0) is never replicated.
+    """
+    # Where the scan window ends: the scan_limit-th id after the cursor (an index-only walk).
+    window_end = session.scalar(select(Blob.id).where(Blob.id > cursor).order_by(Blob.id)
+                                .offset(scan_limit - 1).limit(1))
+    query = (select(Blob.id, Blob.sha256)
+             .where(Blob.id > cursor, Blob.ref_count > 0,
+                    counted_copies(store_ids, fresh_since) < retention)
+             .order_by(Blob.id).limit(limit))
+    if window_end is not None:
+        query = query.where(Blob.id <= window_end)
+    rows = [(int(i), str(s)) for i, s in session.execute(query)]
+    if len(rows) >= limit:
+        return NeedyPage(rows, rows[-1][0], reached_end=False)
+    if window_end is not None:
+        return NeedyPage(rows, int(window_end), reached_end=False)
+    last = session.scalar(select(func.max(Blob.id)).where(Blob.id > cursor))
+    return NeedyPage(rows, None if last is None else int(last), reached_end=True)
+
+
+def count_blob_ids(session: Session, *, after: int, up_to: int) -> int:
+    """How many blob ids lie in (after, up_to] (what a director tick scanned)."""
+    return int(session.scalar(select(func.count()).select_from(Blob)
+                              .where(Blob.id > after, Blob.id <= up_to)) or 0)
+
+
+def blobs_by_sha256(session: Session, hashes: Sequence[str]) -> dict[str, BlobRow]:
+    found: dict[str, BlobRow] = {}
+    for chunk in _chunks(list(dict.fromkeys(hashes))):
+        for bid, sha, size, refs in session.execute(
+                select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
+                .where(Blob.sha256.in_(chunk))):
+            found[sha] = BlobRow(int(bid), str(sha), int(size), int(refs))
+    return found
+
+
+def copies_of(session: Session, blob_ids: Sequence[int]) -> dict[int, dict[int, CopyState]]:
+    """Where each blob has a status row: {blob id: {store id: state}} (absent = no row)."""
+    copies: dict[int, dict[int, CopyState]] = {bid: {} for bid in blob_ids}
+    for chunk in _chunks(list(blob_ids)):
+        for bid, sid, status, mtime in session.execute(
+                select(BlobCopy.blob_id, BlobCopy.store_id, BlobCopy.status, BlobCopy.mtime)
+                .where(BlobCopy.blob_id.in_(chunk))):
+            copies[int(bid)][int(sid)] = CopyState(str(status), mtime)
+    return copies
+
+
+def upsert_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], status: str,
+                  mtime: datetime, keep_present: bool = False) -> None:
+    """Insert or update the (blob, store) rows to `status` at `mtime`.
+
+    With `keep_present`, rows already `present` are left alone (marking a copy ongoing must
+    never hide a copy another worker has just finished).
+    """
+    if status not in COPY_STATUSES:
+        raise ValueError(f"unknown copy status {status!r}")
+    dialect = session.get_bind().dialect.name
+    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    for chunk in _chunks(sorted(set(blob_ids))):  # sorted: concurrent upserts lock in one order
+        stmt = insert(BlobCopy).values([{"blob_id": bid, "store_id": store_id, "status": status,
+                                         "mtime": mtime} for bid in chunk])
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["blob_id", "store_id"],
+            set_={"status": stmt.excluded.status, "mtime": stmt.excluded.mtime},
+            where=(BlobCopy.status != "present") if keep_present else None)
+        session.execute(stmt)
+
+
+def update_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], status: str,
+                  mtime: datetime, only_if: str, only_if_mtime: datetime | None = None) -> int:
+    """Move existing rows from status `only_if` (and mtime, if given) to `status`. Returns rows."""
+    changed = 0
+    for chunk in _chunks(sorted(set(blob_ids))):
+        conditions = [BlobCopy.store_id == store_id, BlobCopy.blob_id.in_(chunk),
+                      BlobCopy.status == only_if]
+        if only_if_mtime is not None:
+            conditions.append(BlobCopy.mtime == only_if_mtime)
+        result = session.execute(update(BlobCopy).where(*conditions)
+                                 .values(status=status, mtime=mtime)
+                                 .execution_options(synchronize_session=False))
+        changed += int(result.rowcount or 0)  # type: ignore[attr-defined]
+    return changed
+
+
+def status_counts(session: Session) -> dict[int, dict[str, int]]:
+    """{store id: {status: copies}} over the whole catalog."""
+    counts: dict[int, dict[str, int]] = defaultdict(dict)
+    for sid, status, n in session.execute(
+            select(BlobCopy.store_id, BlobCopy.status, func.count())
+            .group_by(BlobCopy.store_id, BlobCopy.status)):
+        counts[int(sid)][str(status)] = int(n)
+    return dict(counts)
+
+
+def count_referenced_blobs(session: Session) -> int:
+    return int(session.scalar(select(func.count()).select_from(Blob)
+                              .where(Blob.ref_count > 0)) or 0)
+
+
+def count_under_replicated(session: Session, *, store_ids: Sequence[int], retention: int,
+                           fresh_since: datetime | None = None) -> int:
+    """Referenced blobs with fewer than `retention` present copies (a full scan: for status).
+
+    With `fresh_since`, ongoing copies requested after it count too (the director's view).
+    """
+    counted = (BlobCopy.status == "present") if fresh_since is None else or_(
+        BlobCopy.status == "present",
+        and_(BlobCopy.status == "ongoing", BlobCopy.mtime > fresh_since))
+    per_blob = (select(BlobCopy.blob_id, func.count().label("n"))
+                .where(BlobCopy.store_id.in_(list(store_ids)), counted)
+                .group_by(BlobCopy.blob_id).subquery())
+    query = (select(func.count()).select_from(Blob)
+             .outerjoin(per_blob, per_blob.c.blob_id == Blob.id)
+             .where(Blob.ref_count > 0, func.coalesce(per_blob.c.n, 0) < retention))
+    return int(session.scalar(query) or 0)
+
+
+def copies_to_scrub(session: Session, *, store_id: int, statuses: Sequence[str],
+                    low: str, high: str | None, after: str | None,
+                    limit: int) -> list[tuple[int, str, int, str]]:
+    """(blob id, sha256, size, status) of a store's copies in sha256 order within [low, high).
+
+    Walks the blob.sha256 index from `after` (exclusive), so a hash-prefix partition is one
+    index range, and looks each blob's row up by the (blob_id, store_id) primary key.
+    """
+    conditions = [Blob.sha256 >= low, BlobCopy.status.in_(list(statuses))]
+    if high is not None:
+        conditions.append(Blob.sha256 < high)
+    if after is not None:
+        conditions.append(Blob.sha256 > after)
+    query = (select(Blob.id, Blob.sha256, Blob.size, BlobCopy.status)
+             .join(BlobCopy, and_(BlobCopy.blob_id == Blob.id, BlobCopy.store_id == store_id))
+             .where(*conditions).order_by(Blob.sha256).limit(limit))
+    return [(int(i), str(s), int(n), str(st)) for i, s, n, st in session.execute(query)]
+
+
+__all__ = ["BlobRow", "CopyState", "NeedyPage", "blobs_by_sha256", "copies_of",
+           "copies_to_scrub", "count_blob_ids", "count_referenced_blobs",
+           "count_under_replicated", "counted_copies", "find_needy_blobs", "status_counts",
+           "update_copies", "upsert_copies"]

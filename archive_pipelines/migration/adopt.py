@@ -1,0 +1,246 @@
+"""Adopt a batch of legacy records into the catalog: find or create, reconcile, apply.
+
+A record is one folder (with its index.json and/or ArchiveBox's index.sqlite3 row) or an
+index.sqlite3 row without a folder. The folder name is the snapshot's timestamp: it is where
+the files are. Lookups: (url, timestamp); else (url, crawl_id) when the match is a record
+without a folder (`0.x`), which then gets this folder. A folder whose index.json names a
+snapshot that lives in another folder (same url and crawl id, or same url and index.json
+timestamp) becomes its own snapshot and is counted as a duplicate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog import adoption
+from archive_pipelines.catalog.adoption import SnapshotRow
+from archive_pipelines.catalog.models import new_id, utcnow
+from archive_pipelines.legacy.index_json import LegacyIndex, dump_index
+from archive_pipelines.legacy.reconcile import CatalogSnapshotView, reconcile
+from archive_pipelines.legacy.results import LegacyResult
+from archive_pipelines.legacy.sqlite_index import ArchiveBoxSnapshot
+from archive_pipelines.migration.labels import NO_FOLDER
+
+IMPORTED, RECONCILED, DUPLICATE = "imported", "reconciled", "duplicate"
+MAX_TAG_CHARS = 255
+MAX_CRAWL_ID_CHARS = 64
+
+
+@dataclass(frozen=True)
+class LegacyRecord:
+    """What one legacy source says about a snapshot, cleaned for the catalog."""
+
+    url: str
+    timestamp: str
+    title: str | None
+    tags: tuple[str, ...]
+    results: Mapping[str, tuple[LegacyResult, ...]]
+    crawl_id: str | None = None
+    created: datetime | None = None
+
+
+@dataclass(frozen=True)
+class FolderRecord:
+    """One thing to adopt: the folder (its name is the timestamp) and its sources.
+
+    `index` is a valid index.json (None when missing or unusable); `write_index` asks for a
+    fresh index.json when the folder has none. `fs_version` labels a new snapshot.
+    """
+
+    folder: Path
+    fs_version: str
+    index: LegacyIndex | None = None
+    sqlite: ArchiveBoxSnapshot | None = None
+    write_index: bool = False
+
+    @property
+    def timestamp(self) -> str:
+        return self.folder.name
+
+
+@dataclass
+class Adopted:
+    """The outcome for one record; `index_bytes` is the index.json to write (None: as is)."""
+
+    record: FolderRecord
+    snapshot_id: str
+    outcome: str
+    index_bytes: bytes | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def clean_text(value: str | None, limit: int | None = None) -> str | None:
+    """No NUL, no lone surrogates (neither database stores them), at most `limit` chars."""
+    if value is None:
+        return None
+    text = value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+    return text[:limit] if limit else text
+
+
+def _clean_result(result: LegacyResult) -> LegacyResult:
+    return replace(result, cmd=tuple(clean_text(part) or "" for part in result.cmd),
+                   cmd_version=clean_text(result.cmd_version), pwd=clean_text(result.pwd),
+                   output=clean_text(result.output), status=clean_text(result.status) or "unknown")
+
+
+def _clean_tags(tags: Sequence[str]) -> tuple[str, ...]:
+    cleaned = {(clean_text(tag) or "").strip() for tag in tags}
+    return tuple(sorted(tag for tag in cleaned if tag and len(tag) <= MAX_TAG_CHARS))
+
+
+def legacy_record(source: LegacyIndex | ArchiveBoxSnapshot, timestamp: str) -> LegacyRecord:
+    crawl = source.crawl_id if isinstance(source, LegacyIndex) else None
+    crawl = clean_text(crawl)
+    return LegacyRecord(
+        url=source.url, timestamp=timestamp, title=clean_text(source.title),
+        tags=_clean_tags(source.tags),
+        results={name: tuple(_clean_result(r) for r in items) for name, items in source.results.items()},
+        crawl_id=crawl if crawl and len(crawl) <= MAX_CRAWL_ID_CHARS else None,
+        created=source.created or source.bookmarked)
+
+
+def _folder_time(name: str) -> datetime | None:
+    try:
+        seconds = float(".".join(name.split(".")[:2]))
+        return datetime.fromtimestamp(seconds, UTC) if math.isfinite(seconds) else None
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by: str) -> list[Adopted]:
+    """Find or create a snapshot per record and reconcile it; one flush of bulk writes."""
+    sources = {id(r): [legacy_record(s, r.timestamp) for s in (r.index, r.sqlite) if s is not None]
+               for r in records}
+    stamps = {r.timestamp for r in records}
+    stamps |= {r.index.timestamp for r in records if r.index is not None}
+    by_stamp = _index_rows(adoption.snapshots_by_timestamp(session, stamps), "timestamp")
+    crawls = {s[0].crawl_id for s in sources.values() if s and s[0].crawl_id}
+    by_crawl = _index_rows(adoption.snapshots_by_crawl_id(session, crawls), "crawl_id")
+    views = adoption.catalog_views(session, [row for rows in by_stamp.values() for row in rows]
+                                   + [row for rows in by_crawl.values() for row in rows])
+    writer = _BatchWriter(created_by)
+    claimed: set[str] = set()
+    adopted: list[Adopted] = []
+    for record in records:
+        first = sources[id(record)][0]
+        row, outcome = _match(record, first, by_stamp, by_crawl, claimed)
+        if row is not None:
+            claimed.add(row.id)
+        view = views.get(row.id) if row is not None else None
+        adopted.append(writer.apply(record, sources[id(record)], row, view, outcome))
+    writer.flush(session)
+    return adopted
+
+
+def _index_rows(rows: list[SnapshotRow], key: str) -> dict[tuple[str, str], list[SnapshotRow]]:
+    found: dict[tuple[str, str], list[SnapshotRow]] = {}
+    for row in rows:  # oldest first
+        found.setdefault((row.url, getattr(row, key)), []).append(row)
+    return found
+
+
+def _match(record: FolderRecord, first: LegacyRecord,
+           by_stamp: Mapping[tuple[str, str], list[SnapshotRow]],
+           by_crawl: Mapping[tuple[str, str], list[SnapshotRow]],
+           claimed: set[str]) -> tuple[SnapshotRow | None, str]:
+    rows = by_stamp.get((first.url, record.timestamp))
+    if rows:
+        return rows[0], RECONCILED
+    if first.crawl_id:
+        for row in by_crawl.get((first.url, first.crawl_id), []):
+            if row.fs_version == NO_FOLDER and row.id not in claimed:
+                return row, RECONCILED  # a folderless record of this capture gets its folder
+        if by_crawl.get((first.url, first.crawl_id)):
+            return None, DUPLICATE
+    if record.index is not None and record.index.timestamp != record.timestamp \
+            and by_stamp.get((first.url, record.index.timestamp)):
+        return None, DUPLICATE  # a copy of another snapshot's folder
+    return None, IMPORTED
+
+
+class _BatchWriter:
+    """Collects the batch's inserts and updates, then writes them in a few bulk statements."""
+
+    def __init__(self, created_by: str) -> None:
+        self.created_by = created_by
+        self.snapshots: list[dict[str, Any]] = []
+        self.results: list[dict[str, Any]] = []
+        self.tags: list[tuple[str, str]] = []
+        self.updates: list[tuple[str, dict[str, Any]]] = []
+
+    def apply(self, record: FolderRecord, sources: list[LegacyRecord], row: SnapshotRow | None,
+              view: CatalogSnapshotView | None, outcome: str) -> Adopted:
+        current = view
+        new_tags: list[str] = []
+        new_results: dict[str, list[LegacyResult]] = {}
+        for source in sources:
+            merged = reconcile(source, current)
+            new_tags.extend(merged.new_tags_for_catalog)
+            for name, items in merged.new_results_for_catalog.items():
+                new_results.setdefault(name, []).extend(items)
+            current = CatalogSnapshotView(url=merged.url, timestamp=record.timestamp,
+                                          title=merged.title, tags=merged.tags, results=merged.results)
+        assert current is not None
+        if row is None:
+            snapshot_id = new_id()
+            first = sources[0]
+            self.snapshots.append({
+                "id": snapshot_id, "url": first.url, "timestamp": record.timestamp,
+                "title": current.title, "created_by": self.created_by, "crawl_id": first.crawl_id,
+                "fs_version": record.fs_version, "updated_at": utcnow(),
+                "created_at": first.created or _folder_time(record.timestamp) or utcnow()})
+        else:
+            snapshot_id = row.id
+            changes: dict[str, Any] = {}
+            if view is not None and current.title != view.title:
+                changes["title"] = current.title
+            if row.fs_version == NO_FOLDER and record.fs_version != NO_FOLDER:
+                changes["fs_version"] = record.fs_version  # its folder turned up
+                changes["timestamp"] = record.timestamp
+            if changes:
+                self.updates.append((snapshot_id, changes))
+        self.tags.extend((snapshot_id, tag) for tag in new_tags)
+        for name, runs in new_results.items():
+            self.results.extend(adoption.result_row(snapshot_id, name, r) for r in runs)
+        return Adopted(record, snapshot_id, outcome, _index_bytes(record, current))
+
+    def flush(self, session: Session) -> None:
+        adoption.insert_snapshots(session, self.snapshots)
+        for snapshot_id, changes in self.updates:
+            adoption.update_snapshot(session, snapshot_id, **changes)
+        ids = adoption.tag_ids(session, {name for _sid, name in self.tags})
+        adoption.add_tags(session, [(sid, ids[name]) for sid, name in self.tags])
+        adoption.add_results(session, self.results)
+
+
+def _index_bytes(record: FolderRecord, merged: CatalogSnapshotView) -> bytes | None:
+    """The merged index.json when the folder's differs from the merged values (or is missing)."""
+    index = record.index
+    if index is None:
+        if not record.write_index:
+            return None
+        index = _blank_index(record, merged)
+    else:
+        seen = legacy_record(index, record.timestamp)
+        if not reconcile(seen, merged).index.any:
+            return None
+    return dump_index(index, title=merged.title, tags=merged.tags, results=merged.results)
+
+
+def _blank_index(record: FolderRecord, merged: CatalogSnapshotView) -> LegacyIndex:
+    sqlite = record.sqlite
+    raw = {"url": merged.url, "timestamp": record.timestamp}
+    return LegacyIndex(
+        folder=record.folder, url=merged.url, timestamp=record.timestamp, title=merged.title,
+        tags=tuple(merged.tags), bookmarked=sqlite.bookmarked if sqlite else None,
+        created=sqlite.created if sqlite else None, updated=sqlite.updated if sqlite else None,
+        snapshot_id=sqlite.snapshot_id if sqlite else None, abid=None, crawl_id=None,
+        fs_version=record.fs_version, raw=raw,
+        results={name: tuple(runs) for name, runs in merged.results.items()})

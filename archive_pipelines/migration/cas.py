@@ -1,0 +1,146 @@
+"""The `to_cas` step for a batch of organized folders: ingest, verify, remove, link.
+
+1. Ingest every file of every folder (one `ingest_files` call: hard links into the store,
+   dedup, exact ref counts, views); top-level files as extractor `index`, each top-level
+   folder as one extractor (`storage.legacy_cas.folder_items`).
+2. Verify per snapshot: every catalog file row's blob exists with its size, and every file of
+   the folder is recorded with a blob that is the same inode or hashes the same.
+3. Only for a snapshot where all of that holds: remove the folder's files and folders and
+   leave `archive/<timestamp>` as a compatibility symlink into `by_timestamp/`.
+The caller commits fs_version `cas` for the snapshots reported done, after all of this.
+A snapshot with any problem keeps its folder untouched and is reported.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive_pipelines.catalog import adoption
+from archive_pipelines.catalog.adoption import FileRecord, SnapshotRow
+from archive_pipelines.catalog.places import places_for
+from archive_pipelines.legacy.layout import display_path
+from archive_pipelines.migration.folders import is_partial
+from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.ingest import IngestItem, ingest_files
+from archive_pipelines.storage.legacy_cas import (
+    folder_items,
+    link_compat_folder,
+    removal_problem,
+    remove_files,
+)
+from archive_pipelines.views import SnapshotPlace
+
+MAX_PROBLEMS_SHOWN = 3
+
+
+@dataclass
+class CasOutcome:
+    """One snapshot's `to_cas`: `done` means its files are in the store and its folder linked."""
+
+    snapshot_id: str
+    done: bool = False
+    ingested: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[str, CasOutcome]:
+    """Run `to_cas` for organized snapshots whose folders the caller has locked."""
+    archive = storage.layout.archive
+    outcomes = {row.id: CasOutcome(row.id) for row in rows}
+    items: dict[str, list[IngestItem]] = {}
+    for row in rows:
+        folder = archive / row.timestamp
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            items[row.id] = _collect(row.id, folder, outcomes[row.id])
+    ingest = ingest_files(storage, [item for group in items.values() for item in group],
+                          allow_hardlink=True)
+    ids = [row.id for row in rows]
+    with storage.session() as session:
+        records = adoption.file_records(session, ids)
+        places = places_for(session, ids)
+    for row in rows:
+        outcome = outcomes[row.id]
+        folder = archive / row.timestamp
+        outcome.ingested = len(items.get(row.id, ()))
+        problems = _catalog_problems(storage, records[row.id])
+        if row.id in items:
+            problems += _ingest_errors(ingest.errors, folder)
+            problems += _unverified(storage, items[row.id], records[row.id])
+        elif os.path.islink(folder):
+            if not os.readlink(folder).startswith("by_timestamp/"):
+                problems.append(f"archive/{row.timestamp} is a symlink to {os.readlink(folder)!r}, "
+                                "not a compatibility link; left alone")
+        elif not records[row.id]:
+            problems.append("folder missing and no files recorded; nothing to link")
+        if problems or outcome.errors:
+            outcome.errors += problems[:MAX_PROBLEMS_SHOWN]
+            if len(problems) > MAX_PROBLEMS_SHOWN:
+                outcome.errors.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
+            continue
+        try:
+            _finish(storage, folder, items.get(row.id, []), places[row.id])
+            outcome.done = True
+        except OSError as exc:
+            outcome.errors.append(f"cleanup: {exc.strerror or exc}")
+    return outcomes
+
+
+def _collect(snapshot_id: str, folder: Path, outcome: CasOutcome) -> list[IngestItem]:
+    found: list[IngestItem] = []
+    errors: list[str] = []
+    try:
+        for item in folder_items(snapshot_id, folder, errors):
+            if is_partial(item.source.name):
+                os.unlink(item.source)  # a temp file of ours, left by a crash
+            else:
+                found.append(item)
+    except OSError as exc:
+        errors.append(f"{folder}: {exc.strerror or exc}")
+    outcome.errors += [_short(error, folder) for error in errors]
+    return found
+
+
+def _short(message: str, folder: Path) -> str:
+    return display_path(message.replace(f"{folder}/", "", 1))
+
+
+def _ingest_errors(errors: Sequence[str], folder: Path) -> list[str]:
+    prefix = f"{folder}/"
+    return [_short(error, folder) for error in errors if error.startswith(prefix)]
+
+
+def _catalog_problems(storage: Storage, records: Sequence[FileRecord]) -> list[str]:
+    """Every file row must have its blob, with the catalog's size."""
+    problems = []
+    for record in records:
+        try:
+            size = os.stat(storage.primary.local_path(record.sha256)).st_size
+        except FileNotFoundError:
+            problems.append(f"{record.extractor}/{record.relative_path}: blob {record.sha256[:12]} missing")
+            continue
+        if size != record.size:
+            problems.append(f"{record.extractor}/{record.relative_path}: blob size {size} != {record.size}")
+    return problems
+
+
+def _unverified(storage: Storage, items: Sequence[IngestItem],
+                records: Sequence[FileRecord]) -> list[str]:
+    recorded: Mapping[tuple[str, str], tuple[str, int]] = {
+        (r.extractor, r.relative_path): (r.sha256, r.size) for r in records}
+    problems = []
+    for item in items:
+        problem = removal_problem(storage, item, recorded.get((item.extractor, item.relative_path)))
+        if problem is not None:
+            problems.append(f"{item.extractor}/{display_path(item.relative_path)}: {problem}")
+    return problems
+
+
+def _finish(storage: Storage, folder: Path, items: Sequence[IngestItem], place: SnapshotPlace) -> None:
+    real_folder = os.path.isdir(folder) and not os.path.islink(folder)
+    if (items or real_folder) and not remove_files(folder, [item.source for item in items]):
+        raise OSError(f"{folder.name} still holds files that were not migrated")
+    if not os.path.lexists(folder):
+        link_compat_folder(storage, folder, place)

@@ -1,0 +1,122 @@
+"""Merge exact duplicates: snapshots with the same url and timestamp, or url and crawl id.
+
+Only exact duplicates: the same url captured at different times or in different crawls is
+not one. Per group the oldest (created_at, id) is kept; the others' files are re-pointed to
+it (ref counts unchanged; where both have a path, the keeper's file stays and the other's
+reference is released), their tags and results are added to it, then they are deleted with
+`storage.files.delete_snapshot` (references and view links released).
+
+Members must be in the CAS layout first (their files are catalog rows): a member with a
+real legacy folder is migrated, and if that fails the group waits for a later run.
+Streaming: groups come from a GROUP BY ... HAVING count(*) > 1 query, one keyset page of
+`batch_size` groups at a time, and one group's members are loaded at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive_pipelines.catalog import adoption
+from archive_pipelines.catalog.adoption import DuplicateKey, MergedRows, SnapshotRow
+from archive_pipelines.catalog.places import places_for
+from archive_pipelines.legacy.reconcile import best_title
+from archive_pipelines.legacy.versions import CAS
+from archive_pipelines.migration.steps import migrate_snapshot
+from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.files import delete_snapshot
+from archive_pipelines.views import SnapshotPlace, view_dir, view_path
+
+KEYS: tuple[DuplicateKey, ...] = ("timestamp", "crawl_id")
+
+
+@dataclass
+class MergeReport:
+    groups: int = 0  # duplicate groups found
+    merged: int = 0  # duplicate snapshots merged into their keeper and deleted
+    files_moved: int = 0  # file rows re-pointed to a keeper
+    skipped: int = 0  # groups left for a later run (a member could not be migrated)
+    errors: list[str] = field(default_factory=list)
+
+
+def merge_duplicates(storage: Storage, batch_size: int = 100) -> MergeReport:
+    """Find and merge every exact-duplicate group, `batch_size` groups per page."""
+    report = MergeReport()
+    for key in KEYS:
+        after: tuple[str, str] | None = None
+        while True:
+            with storage.session() as session:
+                page = adoption.duplicate_groups(session, key, after, batch_size)
+            for value, url in page:
+                _merge_group(storage, key, value, url, report)
+            if len(page) < batch_size:
+                break
+            after = page[-1]
+    return report
+
+
+def _merge_group(storage: Storage, key: DuplicateKey, value: str, url: str, report: MergeReport) -> None:
+    with storage.session() as session:
+        members = adoption.group_members(session, key, value, url)
+    if len(members) < 2:
+        return  # merged meanwhile
+    report.groups += 1
+    for member in members:
+        problem = _not_ready(storage, member)
+        if problem is not None:
+            report.skipped += 1
+            report.errors.append(f"{key}={value} {url}: {member.id} {problem}; group left for later")
+            return
+    keeper = members[0]
+    for duplicate in members[1:]:
+        merged = _merge_pair(storage, keeper, duplicate)
+        report.merged += 1
+        report.files_moved += len(merged.moved_files)
+
+
+def _not_ready(storage: Storage, member: SnapshotRow) -> str | None:
+    """None when the member's files are all catalog rows (migrating it first if needed)."""
+    if member.fs_version == CAS:
+        return None
+    folder = storage.layout.archive / member.timestamp
+    if folder.is_symlink() or not folder.exists():
+        return None  # no folder of its own: whatever files it has are catalog rows
+    step = migrate_snapshot(storage, member.id)
+    if step.to_version == CAS:
+        return None
+    return f"could not be migrated ({'; '.join(step.errors[:2]) or step.skipped})"
+
+
+def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -> MergedRows:
+    with storage.session() as session:
+        merged = adoption.merge_snapshot_rows(session, keeper.id, duplicate.id)
+        title = best_title(keeper.url, keeper.title, duplicate.title)
+        if title != keeper.title:
+            adoption.update_snapshot(session, keeper.id, title=title)
+        places = places_for(session, [keeper.id, duplicate.id])
+    keeper_place, dup_place = places[keeper.id], places[duplicate.id]
+    farm = storage.farm
+    for record in merged.moved_files:
+        farm.ensure_alias(record.sha256, storage.primary.local_path(record.sha256))
+        for view in storage.views:
+            farm.remove_link(view_path(view, dup_place, record.extractor, record.relative_path))
+            farm.ensure_link(view_path(view, keeper_place, record.extractor, record.relative_path),
+                             record.sha256)
+    delete_snapshot(storage, duplicate.id)
+    _repoint_compat_link(storage, duplicate, dup_place, keeper_place)
+    return merged
+
+
+def _repoint_compat_link(storage: Storage, duplicate: SnapshotRow, dup_place: SnapshotPlace,
+                         keeper_place: SnapshotPlace) -> None:
+    """`archive/<dup timestamp>`, if it links to the deleted snapshot, now links to the keeper."""
+    link = storage.layout.archive / duplicate.timestamp
+    if not link.is_symlink() or os.readlink(link) != view_dir("by_timestamp", dup_place):
+        return
+    target = view_dir("by_timestamp", keeper_place)
+    temp = Path(f"{link}.~ap-link")
+    if temp.is_symlink():
+        temp.unlink()
+    os.symlink(target, temp)
+    os.replace(temp, link)

@@ -1,0 +1,136 @@
+"""Filesystem primitives for snapshot folders: listing, locking, atomic writes, invalid/.
+
+Temp files this package writes inside a snapshot folder end with `TEMP_SUFFIX`; a crash can
+leave one behind, and the migration steps remove them instead of migrating them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from archive_pipelines.datadir.layout import VIEW_ROOTS
+from archive_pipelines.legacy.fields import looks_like_timestamp
+
+TEMP_SUFFIX = ".~ap-partial"
+MAX_TIMESTAMP_CHARS = 32  # snapshot.timestamp is String(32)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+
+
+def is_partial(name: str) -> bool:
+    """True for a temp file this package writes (never a file ArchiveBox wrote)."""
+    return name.endswith(TEMP_SUFFIX)
+
+
+def is_snapshot_name(name: str) -> bool:
+    """A folder name that can be a snapshot timestamp (and a by_timestamp/ name)."""
+    return len(name) <= MAX_TIMESTAMP_CHARS and looks_like_timestamp(name)
+
+
+def snapshot_folder_names(archive: Path, resume_from: str = "") -> list[str]:
+    """Names of real folders in archive/ (no view roots, dot entries or symlinks), sorted.
+
+    The name list is the only O(n) memory the import holds; `resume_from` keeps names >= it.
+    """
+    names: list[str] = []
+    try:
+        with os.scandir(archive) as entries:
+            for entry in entries:
+                name = entry.name
+                if name in VIEW_ROOTS or name.startswith(".") or name < resume_from:
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        names.append(name)
+                except OSError:
+                    continue
+    except FileNotFoundError:
+        return []
+    names.sort()
+    return names
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[bool]:
+    """Hold an exclusive flock on a real folder; yields False if it is busy, gone or a symlink.
+
+    Import and migration lock a folder before they read or change it, so two runs (or an
+    import racing a migration) never work on one folder at the same time.
+    """
+    try:
+        fd = os.open(folder, _DIR_FLAGS)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`: temp file beside it, fsync, rename, fsync the folder."""
+    temp = path.with_name(path.name + TEMP_SUFFIX)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(temp, flags, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def invalid_day(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y%m%d")
+
+
+def move_to_invalid(folder: Path, invalid_root: Path, day: str | None = None) -> Path:
+    """Rename `folder` to `invalid/YYYYMMDD/<name>` (`<name>_1`, `_2`... on collisions).
+
+    A rename, never a copy and delete: across filesystems it fails (EXDEV) and the folder
+    stays where it was. Returns the new path.
+    """
+    target_dir = invalid_root / (day or invalid_day())
+    target_dir.mkdir(parents=True, exist_ok=True)
+    target = target_dir / folder.name
+    counter = 0
+    while True:
+        # rename() would replace an empty directory: only rename onto a free name.
+        if not os.path.lexists(target):
+            try:
+                os.rename(folder, target)
+                return target
+            except OSError as exc:
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
+        counter += 1
+        target = target_dir / f"{folder.name}_{counter}"

@@ -1,0 +1,76 @@
+"""Migrate on save (seed 001): a snapshot is moved to the current layout before it changes.
+
+Only fields that do not place files can change here: `title`, `tags` (the full new set)
+and `crawl_id`. url, timestamp, created_at and created_by name view paths; changing them is
+a views rebuild, not a save.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import delete
+from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog import adoption
+from archive_pipelines.catalog.models import SnapshotTag, utcnow
+from archive_pipelines.errors import ArchiveError
+from archive_pipelines.migration.labels import NO_FOLDER, needs_migration
+from archive_pipelines.migration.steps import StepReport, migrate_snapshot
+from archive_pipelines.storage.context import Storage
+
+SAVABLE_FIELDS = frozenset({"title", "tags", "crawl_id"})
+
+
+class SnapshotMigrationError(ArchiveError):
+    """The snapshot could not be migrated, so the save was not applied."""
+
+
+@dataclass
+class SaveReport:
+    snapshot_id: str
+    migration: StepReport | None = None
+    changed: list[str] = field(default_factory=list)
+
+
+def save_snapshot(storage: Storage, snapshot_id: str, **changes: Any) -> SaveReport:
+    """Migrate the snapshot if its fs_version is behind, then apply `changes` in one transaction.
+
+    Raises ValueError for a field that cannot be saved here, KeyError for an unknown snapshot
+    and SnapshotMigrationError (changes not applied) when the migration did not complete.
+    """
+    unknown = sorted(set(changes) - SAVABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"cannot save {', '.join(unknown)} here; savable: {sorted(SAVABLE_FIELDS)}")
+    with storage.session() as session:
+        rows = adoption.snapshots_by_id(session, [snapshot_id])
+    if not rows:
+        raise KeyError(f"no snapshot {snapshot_id}")
+    report = SaveReport(snapshot_id)
+    row = rows[0]
+    folder_appeared = row.fs_version == NO_FOLDER and (storage.layout.archive / row.timestamp).is_dir()
+    if needs_migration(row.fs_version) or folder_appeared:
+        report.migration = migrate_snapshot(storage, snapshot_id)
+        if report.migration.errors or report.migration.skipped:
+            why = "; ".join(report.migration.errors[:3]) or report.migration.skipped
+            raise SnapshotMigrationError(f"snapshot {snapshot_id} ({row.fs_version}) could not be "
+                                         f"migrated, so it was not saved: {why}")
+    if not changes:
+        return report
+    with storage.session() as session:
+        values: dict[str, Any] = {k: v for k, v in changes.items() if k in ("title", "crawl_id")}
+        if "tags" in changes:
+            _replace_tags(session, snapshot_id, changes["tags"])
+        values["updated_at"] = utcnow()
+        adoption.update_snapshot(session, snapshot_id, **values)
+    report.changed = sorted(changes)
+    return report
+
+
+def _replace_tags(session: Session, snapshot_id: str, names: Iterable[str]) -> None:
+    wanted = sorted({name.strip() for name in names if name and name.strip()})
+    session.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id == snapshot_id))
+    ids = adoption.tag_ids(session, wanted)
+    adoption.add_tags(session, [(snapshot_id, ids[name]) for name in wanted])

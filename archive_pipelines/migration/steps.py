@@ -1,0 +1,210 @@
+"""Run the fs_version chain for snapshots: `organize`, then `to_cas`, in batches.
+
+Crash safety comes from ordering. Each step copies, verifies, then removes; the new
+fs_version is committed (compare-and-set on the old one) only after the step's files are
+verified in their new place and the old copies are gone. So after a kill at any instant:
+every original byte is at its flat path, its organized path or in the store; fs_version is
+never ahead of the files; re-running resumes (already copied files are skipped).
+Folders are flock'ed while a step works on them; a busy folder is skipped, not waited for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+
+from archive_pipelines.blobstore.local_files import sync_filesystem
+from archive_pipelines.catalog import adoption
+from archive_pipelines.catalog.adoption import SnapshotRow
+from archive_pipelines.legacy.versions import CAS, ORGANIZE, ORGANIZED, TO_CAS
+from archive_pipelines.migration.cas import migrate_to_cas_batch
+from archive_pipelines.migration.folders import folder_lock
+from archive_pipelines.migration.labels import NO_FOLDER, needs_migration, steps_for
+from archive_pipelines.migration.organize import FolderOrganizer
+from archive_pipelines.storage.context import Storage
+
+
+@dataclass
+class StepReport:
+    """One snapshot's migration: the steps that ran and where it ended up."""
+
+    snapshot_id: str
+    from_version: str
+    to_version: str
+    steps: list[str] = field(default_factory=list)
+    files_moved: int = 0
+    files_ingested: int = 0
+    skipped: str | None = None  # why nothing was tried (busy folder, shared folder, no folder)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def migrated(self) -> bool:
+        return self.to_version != self.from_version and not self.errors
+
+
+@dataclass
+class MigrateReport:
+    processed: int = 0
+    migrated: int = 0
+    failed: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+    snapshots: list[StepReport] = field(default_factory=list)
+
+
+def migrate_snapshot(storage: Storage, snapshot_id: str) -> StepReport:
+    """Migrate one snapshot to the CAS layout (a no-op when it is there already)."""
+    report = migrate_batch(storage, [snapshot_id])
+    if not report.snapshots:
+        raise KeyError(f"no snapshot {snapshot_id}")
+    return report.snapshots[0]
+
+
+def organize(storage: Storage, snapshot_id: str) -> StepReport:
+    """Only the `organize` step (flat legacy -> per-extractor folders) for one snapshot."""
+    return _run(storage, [snapshot_id], (ORGANIZE,)).snapshots[0]
+
+
+def to_cas(storage: Storage, snapshot_id: str) -> StepReport:
+    """Only the `to_cas` step (organized folder -> blobs + views) for one snapshot."""
+    return _run(storage, [snapshot_id], (TO_CAS,)).snapshots[0]
+
+
+def migrate_batch(storage: Storage, snapshot_ids: Sequence[str]) -> MigrateReport:
+    """Migrate these snapshots as far as they go; one transaction per step for the batch."""
+    return _run(storage, snapshot_ids, (ORGANIZE, TO_CAS))
+
+
+def _run(storage: Storage, snapshot_ids: Sequence[str], wanted: tuple[str, ...]) -> MigrateReport:
+    report = MigrateReport()
+    with storage.session() as session:
+        rows = {row.id: row for row in adoption.snapshots_by_id(session, snapshot_ids)}
+    steps: dict[str, StepReport] = {}
+    for sid in dict.fromkeys(snapshot_ids):
+        if sid not in rows:
+            report.failed += 1
+            report.errors.append(f"{sid}: no such snapshot")
+            continue
+        steps[sid] = StepReport(sid, rows[sid].fs_version, rows[sid].fs_version)
+    with _locked(storage, [rows[sid] for sid in steps], steps) as work:
+        if ORGANIZE in wanted:
+            _organize(storage, [row for row in work if ORGANIZE in steps_for(row.fs_version)], steps)
+        if TO_CAS in wanted:
+            current = [row for row in work if steps[row.id].to_version == ORGANIZED]
+            _to_cas(storage, current, steps)
+    for step in steps.values():
+        report.snapshots.append(step)
+        report.processed += 1
+        if step.errors:
+            report.failed += 1
+            report.errors.extend(f"{step.snapshot_id}: {error}" for error in step.errors)
+        elif step.skipped:
+            report.skipped += 1
+        elif step.migrated:
+            report.migrated += 1
+    return report
+
+
+@contextmanager
+def _locked(storage: Storage, rows: list[SnapshotRow],
+            steps: dict[str, StepReport]) -> Iterator[list[SnapshotRow]]:
+    """The rows to work on, their real folders flock'ed for the duration."""
+    archive = storage.layout.archive
+    with ExitStack() as stack:
+        work: list[SnapshotRow] = []
+        owners: dict[str, str] = {}
+        for row in sorted(rows, key=lambda r: (r.created_at, r.id)):
+            step = steps[row.id]
+            if not needs_migration(row.fs_version):
+                if row.fs_version == NO_FOLDER and (archive / row.timestamp).is_dir():
+                    pass  # its folder turned up: migrate it like a flat legacy folder
+                else:
+                    step.skipped = "no folder" if row.fs_version == NO_FOLDER else None
+                    continue
+            try:
+                steps_for(row.fs_version)
+            except ValueError as exc:
+                step.errors.append(str(exc))
+                continue
+            if row.timestamp in owners:
+                step.skipped = f"shares archive/{row.timestamp} with {owners[row.timestamp]}"
+                continue
+            owners[row.timestamp] = row.id
+            folder = archive / row.timestamp
+            if folder.is_dir() and not folder.is_symlink() and not stack.enter_context(folder_lock(folder)):
+                step.skipped = "folder busy (another run is working on it)"
+                continue
+            work.append(row)
+        yield work
+
+
+def _organize(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport]) -> None:
+    archive = storage.layout.archive
+    organizers: dict[str, FolderOrganizer] = {}
+    done: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        steps[row.id].steps.append(ORGANIZE)
+        folder = archive / row.timestamp
+        if folder.is_symlink() and os.readlink(folder).startswith("by_timestamp/"):
+            # Already in the store under a snapshot sharing this timestamp: nothing to organize.
+            done[row.fs_version].append(row.id)
+            continue
+        if folder.is_symlink() or not folder.is_dir():
+            what = "is a symlink" if folder.is_symlink() else "is missing"
+            steps[row.id].errors.append(f"organize: archive/{row.timestamp} {what}")
+            continue
+        organizers[row.id] = FolderOrganizer(folder, row.url)
+    pending = list(organizers.values())
+    for _round in range(2):  # a second round for folders a moving file was blocking
+        for organizer in pending:
+            organizer.place()
+        if pending:
+            sync_filesystem(archive)  # copies durable before any original is removed
+        for organizer in pending:
+            organizer.remove()
+        pending = [o for o in pending if o.blocked]
+        for organizer in pending:
+            organizer.errors, organizer.blocked = [], False
+    if organizers:
+        sync_filesystem(archive)  # removals durable before the version moves on
+    for row in rows:
+        found = organizers.get(row.id)
+        if found is None:
+            continue
+        step = steps[row.id]
+        step.files_moved += found.copied
+        step.errors.extend(f"organize: {error}" for error in found.errors)
+        if found.ok:
+            done[row.fs_version].append(row.id)
+    _advance(storage, done, ORGANIZED, steps)
+
+
+def _to_cas(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport]) -> None:
+    if not rows:
+        return
+    outcomes = migrate_to_cas_batch(storage, rows)
+    done: dict[str, list[str]] = defaultdict(list)
+    for row in rows:
+        step, outcome = steps[row.id], outcomes[row.id]
+        step.steps.append(TO_CAS)
+        step.files_ingested += outcome.ingested
+        step.errors.extend(f"to_cas: {error}" for error in outcome.errors)
+        if outcome.done:
+            done[ORGANIZED].append(row.id)
+    _advance(storage, done, CAS, steps)
+
+
+def _advance(storage: Storage, done: dict[str, list[str]], target: str,
+             steps: dict[str, StepReport]) -> None:
+    """Commit the new fs_version for verified snapshots (only where the old one still holds)."""
+    if not done:
+        return
+    with storage.session() as session:
+        for source, ids in done.items():
+            adoption.advance_fs_version(session, ids, source, target)
+    for ids in done.values():
+        for sid in ids:
+            steps[sid].to_version = target

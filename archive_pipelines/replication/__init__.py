@@ -1,0 +1,35 @@
+"""Replication (seed 004): keep `retention` verified copies of every referenced blob.
+
+Plain Python (no Dagster). The director (`plan_batches`) finds under-replicated blobs with
+one bounded, indexed query per tick; the worker (`archive_batch`) re-checks need, checks
+integrity at the source and copies with the copier, recording missing / ongoing / present /
+corrupted per (blob, store); `scrub_store` re-verifies copies at rest. Nothing here ever
+deletes an object at any store.
+"""
+
+from archive_pipelines.replication.copier import CopyItem, CopyOutcome, copy_object, copy_objects
+from archive_pipelines.replication.director import DirectorTick, plan_batches
+from archive_pipelines.replication.report import BatchReport, ReplicationFailed
+from archive_pipelines.replication.scrub import ScrubReport, prefix_range, scrub_store
+from archive_pipelines.replication.status import ReplicationStatus, replication_status
+from archive_pipelines.replication.stores import ReplicaSet, ReplicaStore
+from archive_pipelines.replication.worker import archive_batch
+
+__all__ = [
+    "BatchReport",
+    "CopyItem",
+    "CopyOutcome",
+    "DirectorTick",
+    "ReplicaSet",
+    "ReplicaStore",
+    "ReplicationFailed",
+    "ReplicationStatus",
+    "ScrubReport",
+    "archive_batch",
+    "copy_object",
+    "copy_objects",
+    "plan_batches",
+    "prefix_range",
+    "replication_status",
+    "scrub_store",
+]

@@ -1,0 +1,103 @@
+"""The archiver copier (seed 004): copy blobs from one store to another, object by object.
+
+Each object is streamed from the source through a size guard (a zstd bomb stops at the
+blob's size) into `put_verified`, which publishes it atomically only once it hashes to its
+name. Concurrent copiers of the same object are safe: the first one publishes, the others
+find an identical object, which counts as success once it checks out.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TypeVar
+
+from archive_pipelines.blobstore import BlobStore, BlobStoreError
+from archive_pipelines.replication.report import one_line
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class CopyItem:
+    sha256: str
+    size: int  # raw size from the catalog: the decode guard and the expected length
+
+
+@dataclass(frozen=True)
+class CopyOutcome:
+    """What happened to one object."""
+
+    sha256: str
+    size: int
+    created: bool = False  # False with no error: an identical object was already there
+    stored_bytes: int = 0  # bytes the destination now holds for it (0 if it already had it)
+    error: str | None = None  # one line; None on success
+    destination_corrupt: bool = False  # the destination already holds a bad object there
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def copy_object(source: BlobStore, destination: BlobStore, item: CopyItem) -> CopyOutcome:
+    """Copy one blob; never raises for store errors (they become the outcome's error)."""
+    try:
+        with source.open(item.sha256, max_size=item.size) as reader:
+            result = destination.put_verified(item.sha256, reader, size=item.size)
+        if result.created:
+            return CopyOutcome(item.sha256, item.size, created=True,
+                               stored_bytes=result.stored_bytes)
+        # Something was already stored under the key (a concurrent copier, or a run killed
+        # before it recorded its copy): it is only a copy if it is the blob.
+        check = destination.check(item.sha256, expected_size=item.size)
+    except (BlobStoreError, OSError) as exc:
+        return CopyOutcome(item.sha256, item.size, error=one_line(exc))
+    if check.ok:
+        return CopyOutcome(item.sha256, item.size)
+    return CopyOutcome(
+        item.sha256, item.size, destination_corrupt=check.status == "corrupt",
+        error=(f"store {destination.name!r}: blob {item.sha256} already has a {check.status} "
+               f"object ({check.detail}); left in place (replication never overwrites)"))
+
+
+def copy_objects(source: BlobStore, destination: BlobStore, items: Sequence[CopyItem], *,
+                 width: int, pool: ThreadPoolExecutor | None = None) -> list[CopyOutcome]:
+    """Copy every item, `width` at a time; outcomes in the order of `items`.
+
+    One failed object (a full disk, a read-only directory) does not stop the others.
+    """
+    return map_parallel(lambda item: copy_object(source, destination, item), items,
+                        width=width, pool=pool)
+
+
+def map_parallel(fn: Callable[[T], R], items: Sequence[T], *, width: int,
+                 pool: ThreadPoolExecutor | None = None) -> list[R]:
+    """`[fn(x) for x in items]` on `width` threads pulling from one shared queue.
+
+    One task per thread, not per item: per-item futures would cost more than copying a
+    small blob. Slow items (large blobs) do not hold up the rest of the queue.
+    """
+    if not items:
+        return []
+    results: list[R | None] = [None] * len(items)
+    next_index = itertools.count()  # the shared queue: next() is atomic under the GIL
+
+    def drain() -> None:
+        while (index := next(next_index)) < len(items):
+            results[index] = fn(items[index])
+
+    threads = max(1, min(width, len(items)))
+    if threads == 1:
+        drain()
+    elif pool is not None:
+        for future in [pool.submit(drain) for _ in range(threads)]:
+            future.result()
+    else:
+        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="copier") as own:
+            for future in [own.submit(drain) for _ in range(threads)]:
+                future.result()
+    return results  # type: ignore[return-value]  # every slot was filled

@@ -1,0 +1,76 @@
+"""The archival director (seed 004): find under-replicated blobs, cut them into batches.
+
+One tick scans a bounded window of blob ids from a cursor with one indexed query, so it
+costs the same whatever the catalog's size; successive ticks walk the whole catalog and
+wrap around to the start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from archive_pipelines.catalog.copies import NeedyPage, count_blob_ids, find_needy_blobs
+from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.replication.stores import ReplicaSet
+from archive_pipelines.storage.context import Storage
+
+DEFAULT_SCAN_LIMIT = 100_000  # blob ids per tick: ~0.2 s on PostgreSQL at 1M blobs
+
+
+@dataclass(frozen=True)
+class DirectorTick:
+    """What one director tick decided."""
+
+    batches: list[list[str]]  # sha256s, each list one worker run
+    next_cursor: int  # blob id to resume after; 0 once the scan wrapped around
+    scanned: int  # blob ids the tick looked at
+    wrapped: bool = False  # this tick reached the end of the catalog
+
+    @property
+    def blobs(self) -> int:
+        return sum(len(batch) for batch in self.batches)
+
+
+def chunk(items: Sequence[str], size: int) -> list[list[str]]:
+    """Consecutive batches of at most `size` items."""
+    if size < 1:
+        raise ValueError("batch size must be >= 1")
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+def next_cursor_after(page: NeedyPage, cursor: int) -> tuple[int, bool]:
+    """(cursor for the next tick, whether the scan wrapped) after scanning `page`.
+
+    A full page resumes after its last blob; a page that scanned to the end of the catalog
+    starts over at 0; otherwise the next tick continues after the scanned window.
+    """
+    if page.reached_end:
+        return 0, True
+    if page.scanned_to is None:
+        return cursor, False
+    return page.scanned_to, False
+
+
+def plan_batches(storage: Storage, replica_set: ReplicaSet, *, retention: int,
+                 max_age: timedelta, batch_size: int, cursor: int = 0, max_batches: int = 1,
+                 scan_limit: int = DEFAULT_SCAN_LIMIT, now: datetime | None = None
+                 ) -> DirectorTick:
+    """Batches of under-replicated blobs after `cursor`, at most `max_batches` of them.
+
+    A blob is under-replicated when its present copies, plus ongoing copies younger than
+    `max_age`, number fewer than `retention` across the configured stores.
+    """
+    if retention < 1 or max_batches < 1 or scan_limit < 1:
+        raise ValueError("retention, max_batches and scan_limit must be >= 1")
+    fresh_since = (now or utcnow()) - max_age
+    with storage.session() as session:
+        page = find_needy_blobs(session, store_ids=replica_set.store_ids, retention=retention,
+                                fresh_since=fresh_since, cursor=cursor, scan_limit=scan_limit,
+                                limit=batch_size * max_batches)
+        scanned = 0 if page.scanned_to is None else count_blob_ids(
+            session, after=cursor, up_to=page.scanned_to)
+    following, wrapped = next_cursor_after(page, cursor)
+    return DirectorTick(chunk([sha for _id, sha in page.blobs], batch_size), following,
+                        scanned, wrapped)

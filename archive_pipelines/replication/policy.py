@@ -1,0 +1,78 @@
+"""The retention policy as pure functions: what counts as a copy, where to copy from and to."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TypeVar
+
+from archive_pipelines.catalog.copies import CopyState
+
+T = TypeVar("T")
+Pair = tuple[str, str]  # (source store name, destination store name)
+
+
+def counts_as_copy(state: CopyState | None, *, now: datetime, max_age: timedelta) -> bool:
+    """Present copies count; ongoing ones count while younger than `max_age` (their
+    copier is presumed alive), and as missing once older (it presumably died)."""
+    if state is None:
+        return False
+    if state.status == "present":
+        return True
+    return (state.status == "ongoing" and state.mtime is not None
+            and now - state.mtime < max_age)
+
+
+@dataclass(frozen=True)
+class ObjectPlan:
+    """What one object needs: copies to make, and why some could not be planned."""
+
+    needed: int  # copies short of the policy (0: nothing to do)
+    pairs: list[Pair] = field(default_factory=list)
+    problem: str | None = None  # set when the plan cannot reach the policy
+
+
+def plan_object(copies: Mapping[str, CopyState], *, retention: int, now: datetime,
+                max_age: timedelta, readable: Collection[str], writable: Collection[str],
+                rng: random.Random) -> ObjectPlan:
+    """Choose (source, destination) pairs that bring one object up to `retention`.
+
+    `copies` maps store name -> status row for the configured stores. Sources are readable
+    stores with a present copy; destinations are writable stores without a counted copy and
+    without a corrupted one (replication never overwrites what it finds at a store).
+    """
+    counted = {name for name, state in copies.items()
+               if counts_as_copy(state, now=now, max_age=max_age)}
+    needed = retention - len(counted)
+    if needed <= 0:
+        return ObjectPlan(0)
+    sources = sorted(name for name, state in copies.items()
+                     if state.status == "present" and name in readable)
+    destinations = sorted(name for name in writable if name not in counted
+                          and (copies.get(name) is None or copies[name].status != "corrupted"))
+    if not sources:
+        return ObjectPlan(needed, problem="no readable store holds a present copy")
+    pairs = choose_pairs(sources, destinations, needed, rng)
+    if len(pairs) < needed:
+        return ObjectPlan(needed, pairs, problem=f"needs {needed} more copies, only "
+                          f"{len(pairs)} writable store(s) can take one")
+    return ObjectPlan(needed, pairs)
+
+
+def choose_pairs(sources: Sequence[str], destinations: Sequence[str], needed: int,
+                 rng: random.Random) -> list[Pair]:
+    """Up to `needed` random pairs with distinct destinations (sources may repeat)."""
+    chosen = rng.sample(list(destinations), min(needed, len(destinations)))
+    return [(rng.choice(list(sources)), destination) for destination in chosen]
+
+
+def group_by_pair(plans: Iterable[tuple[T, Sequence[Pair]]]) -> dict[Pair, list[T]]:
+    """{(source, destination): [objects]} in first-seen order."""
+    groups: dict[Pair, list[T]] = defaultdict(list)
+    for item, pairs in plans:
+        for pair in pairs:
+            groups[pair].append(item)
+    return dict(groups)

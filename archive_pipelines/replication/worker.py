@@ -1,0 +1,213 @@
+"""The archiver worker (seed 004): bring one batch of blobs up to the retention policy.
+
+1. Re-check each object's need against the catalog (another run may have copied it).
+2. Pick random (source, destination) pairs with distinct destinations; group by pair.
+3. Check every object's integrity at its source (read, decode, rehash). Missing or corrupt
+   objects get that status at the source and leave the batch.
+4. Mark the copies ongoing, copy them (atomic per object), mark them present.
+
+Statuses are written in short transactions, never held open while bytes move. Replication
+never deletes anything at any store.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+
+from archive_pipelines.blobstore import BlobStoreError, CheckResult
+from archive_pipelines.catalog.copies import (
+    BlobRow,
+    blobs_by_sha256,
+    copies_of,
+    update_copies,
+    upsert_copies,
+)
+from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.replication.copier import (
+    CopyItem,
+    CopyOutcome,
+    copy_objects,
+    map_parallel,
+)
+from archive_pipelines.replication.policy import Pair, group_by_pair, plan_object
+from archive_pipelines.replication.report import BatchReport, ReplicationFailed, one_line
+from archive_pipelines.replication.stores import ReplicaSet
+from archive_pipelines.storage.context import Storage
+
+SourceCheck = CheckResult | str  # a str is a store-level error (unreachable, denied)
+
+
+def archive_batch(storage: Storage, replica_set: ReplicaSet, sha256s: Sequence[str], *,
+                  retention: int, max_age: timedelta, width: int,
+                  rng: random.Random | None = None,
+                  raise_on_failure: bool = True) -> BatchReport:
+    """Copy the blobs in `sha256s` until each has `retention` copies (or try to).
+
+    Raises ReplicationFailed (carrying the report) when an object that checked valid at its
+    source could not be copied, unless `raise_on_failure` is False; either way every copy
+    that succeeded is recorded. Corrupt or missing sources are reported, not failures.
+    """
+    report = BatchReport(requested=len(sha256s))
+    for line in replica_set.errors:
+        report.note(line)
+    groups = _plan(storage, replica_set, list(dict.fromkeys(sha256s)), retention=retention,
+                   max_age=max_age, rng=rng or random.Random(), report=report)
+    if groups:
+        with ThreadPoolExecutor(max_workers=max(1, width),
+                                thread_name_prefix="archiver") as pool:
+            checks = _check_sources(replica_set, groups, width, pool)
+            valid = _record_source_problems(storage, replica_set, groups, checks, report)
+            ongoing_at = utcnow()
+            with storage.session() as session:
+                for (_source, destination), blobs in valid.items():
+                    upsert_copies(session, store_id=replica_set[destination].store_id,
+                                  blob_ids=[b.id for b in blobs], status="ongoing",
+                                  mtime=ongoing_at, keep_present=True)
+            for pair, blobs in valid.items():
+                _copy_group(storage, replica_set, pair, blobs, ongoing_at, width, pool, report)
+    if raise_on_failure and not report.ok:
+        raise ReplicationFailed(report)
+    return report
+
+
+def _plan(storage: Storage, replica_set: ReplicaSet, hashes: list[str], *, retention: int,
+          max_age: timedelta, rng: random.Random, report: BatchReport
+          ) -> dict[Pair, list[BlobRow]]:
+    now = utcnow()
+    with storage.session() as session:
+        blobs = blobs_by_sha256(session, hashes)
+        copies = copies_of(session, [b.id for b in blobs.values()])
+    names = replica_set.names
+    readable = {r.name for r in replica_set if r.readable}
+    writable = {r.name for r in replica_set if r.writable}
+    plans: list[tuple[BlobRow, list[Pair]]] = []
+    for sha in hashes:
+        blob = blobs.get(sha)
+        if blob is None or blob.ref_count == 0:
+            report.skipped += 1  # unknown, or garbage: garbage is not replicated
+            continue
+        states = {names[sid]: state for sid, state in copies[blob.id].items() if sid in names}
+        plan = plan_object(states, retention=retention, now=now, max_age=max_age,
+                           readable=readable, writable=writable, rng=rng)
+        if plan.needed == 0:
+            report.skipped += 1
+            continue
+        report.planned += 1
+        if plan.problem:
+            report.unplaceable += 1
+            report.note(f"blob {sha}: {plan.problem}")
+        if plan.pairs:
+            plans.append((blob, plan.pairs))
+    return group_by_pair(plans)
+
+
+def _check_sources(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]], width: int,
+                   pool: ThreadPoolExecutor) -> dict[tuple[str, str], SourceCheck]:
+    """Read, decode and rehash each (source, blob) once, in parallel."""
+    wanted = {(source, blob.sha256): blob.size
+              for (source, _dest), blobs in groups.items() for blob in blobs}
+
+    def check(key: tuple[str, str]) -> SourceCheck:
+        source, sha = key
+        try:
+            return replica_set[source].require().check(sha, expected_size=wanted[key])
+        except (BlobStoreError, OSError) as exc:
+            return one_line(exc)
+
+    keys = list(wanted)
+    return dict(zip(keys, map_parallel(check, keys, width=width, pool=pool), strict=True))
+
+
+def _record_source_problems(storage: Storage, replica_set: ReplicaSet,
+                            groups: dict[Pair, list[BlobRow]],
+                            checks: dict[tuple[str, str], SourceCheck],
+                            report: BatchReport) -> dict[Pair, list[BlobRow]]:
+    """Mark missing/corrupt source copies; return each group without its bad objects."""
+    found: dict[tuple[str, str], list[int]] = {}  # (source, status) -> blob ids
+    ids = {blob.sha256: blob.id for blobs in groups.values() for blob in blobs}
+    for (source, sha), result in checks.items():
+        if isinstance(result, str):
+            continue
+        if result.status != "ok":
+            status = "missing" if result.status == "missing" else "corrupted"
+            found.setdefault((source, status), []).append(ids[sha])
+            counter = report.missing_found if status == "missing" else report.corrupted_found
+            counter[source] += 1
+            detail = f": {result.detail}" if result.detail else ""
+            report.note(f"store {source!r}: blob {sha} is {status} at the source{detail}; "
+                        "not copied from there")
+    if found:
+        now = utcnow()
+        with storage.session() as session:
+            for (source, status), blob_ids in found.items():
+                update_copies(session, store_id=replica_set[source].store_id,
+                              blob_ids=blob_ids, status=status, mtime=now, only_if="present")
+    valid: dict[Pair, list[BlobRow]] = {}
+    for (source, destination), blobs in groups.items():
+        keep = []
+        for blob in blobs:
+            result = checks[(source, blob.sha256)]
+            if isinstance(result, str):  # the source store itself failed: a real failure
+                report.failures += 1
+                report.note(f"blob {blob.sha256}: cannot check at {source!r}: {result}")
+            elif result.ok:
+                keep.append(blob)
+        if keep:
+            valid[(source, destination)] = keep
+    return valid
+
+
+def _copy_group(storage: Storage, replica_set: ReplicaSet, pair: Pair, blobs: list[BlobRow],
+                ongoing_at: datetime, width: int, pool: ThreadPoolExecutor,
+                report: BatchReport) -> None:
+    source_name, destination_name = pair
+    source, destination = replica_set[source_name], replica_set[destination_name]
+    items = [CopyItem(b.sha256, b.size) for b in blobs]
+    with destination.batched_writes():
+        outcomes = copy_objects(source.require(), destination.require(), items,
+                                width=width, pool=pool)
+    done = [o for o in outcomes if o.ok]
+    if done:
+        try:
+            destination.sync()  # durable before the catalog says "present"
+        except OSError as exc:
+            report.failures += len(done)
+            report.note(f"store {destination_name!r}: cannot sync: {one_line(exc)}")
+            done = []
+    _record_copies(storage, destination.store_id, blobs, outcomes, done, ongoing_at)
+    for outcome in done:
+        report.copies[destination_name] += 1
+        if outcome.created:
+            report.created[destination_name] += 1
+            report.bytes_copied[destination_name] += outcome.size
+            report.stored_bytes[destination_name] += outcome.stored_bytes
+    for outcome in outcomes:
+        if not outcome.ok:
+            report.failures += 1
+            report.note(f"copy {source_name} -> {destination_name}: {outcome.error}")
+
+
+def _record_copies(storage: Storage, store_id: int, blobs: list[BlobRow],
+                   outcomes: list[CopyOutcome], done: list[CopyOutcome],
+                   ongoing_at: datetime) -> None:
+    ids = {b.sha256: b.id for b in blobs}
+    done_hashes = {o.sha256 for o in done}
+    corrupt = [ids[o.sha256] for o in outcomes if o.destination_corrupt]
+    failed = [ids[o.sha256] for o in outcomes
+              if o.sha256 not in done_hashes and not o.destination_corrupt]
+    now = utcnow()  # one mtime for the group, as the seed's copier batches have
+    with storage.session() as session:
+        if done:
+            upsert_copies(session, store_id=store_id, blob_ids=[ids[h] for h in done_hashes],
+                          status="present", mtime=now)
+        if corrupt:
+            upsert_copies(session, store_id=store_id, blob_ids=corrupt, status="corrupted",
+                          mtime=now, keep_present=True)
+        if failed:
+            # Ours, and still ours (no other worker has touched them since): say so now
+            # rather than leave "ongoing" to age out.
+            update_copies(session, store_id=store_id, blob_ids=failed, status="missing",
+                          mtime=now, only_if="ongoing", only_if_mtime=ongoing_at)
