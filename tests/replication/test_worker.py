@@ -88,10 +88,11 @@ def test_a_fresh_ongoing_copy_counts_and_a_stale_one_is_redone(env_local: Env) -
     env = env_local
     fresh, stale = sorted(env.blobs)[:2]
     local_id = env.replicas["local"].store_id
+    fresh_id, stale_id = _blob_id(env, fresh), _blob_id(env, stale)
     with env.storage.session() as session:
-        upsert_copies(session, store_id=local_id, blob_ids=[_blob_id(env, fresh)],
-                      status="ongoing", mtime=utcnow() - timedelta(minutes=5))
-        upsert_copies(session, store_id=local_id, blob_ids=[_blob_id(env, stale)], status="ongoing",
+        upsert_copies(session, store_id=local_id, blob_ids=[fresh_id], status="ongoing",
+                      mtime=utcnow() - timedelta(minutes=5))
+        upsert_copies(session, store_id=local_id, blob_ids=[stale_id], status="ongoing",
                       mtime=utcnow() - timedelta(minutes=90))
     replicate_all(env, retention=2, max_age=MAX_AGE)
     store = env.replicas["local"].require()
@@ -137,10 +138,13 @@ def test_a_zstd_bomb_at_a_replica_source_is_refused(env_local: Env) -> None:
     # The replica "holds" the blob, but its object inflates to 64 MiB of zeros.
     bomb = zstandard.ZstdCompressor(level=19).compress(bytes(64 << 20))
     write_stored(env.replicas["local"].require(), victim, bomb)
-    with env.storage.session() as session:
-        upsert_copies(session, store_id=env.replicas["local"].store_id,
-                      blob_ids=[_blob_id(env, victim)], status="present", mtime=utcnow())
+    victim_id = _blob_id(env, victim)
     env.storage.primary.local_path(victim).unlink()  # the bomb is the only source left
+    with env.storage.session() as session:
+        upsert_copies(session, store_id=env.replicas["local"].store_id, blob_ids=[victim_id],
+                      status="present", mtime=utcnow())
+        upsert_copies(session, store_id=env.replicas["primary"].store_id, blob_ids=[victim_id],
+                      status="missing", mtime=utcnow())
     report = archive_batch(env.storage, env.replicas, [victim], retention=2, max_age=MAX_AGE,
                            width=2)
     assert statuses(env.storage)[("local", victim)] == "corrupted"
