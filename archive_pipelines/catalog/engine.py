@@ -13,6 +13,14 @@ from archive_pipelines.catalog.urls import normalize_catalog_url, redact_url
 from archive_pipelines.errors import CatalogError
 
 
+READ_ONLY = "archive_read_only"
+
+
+def reader(engine: Engine) -> Engine:
+    """The same engine (and pool) for read-only transactions."""
+    return engine.execution_options(**{READ_ONLY: True})
+
+
 def make_engine(url: str, *, busy_timeout_ms: int = 30_000, check: bool = True) -> Engine:
     """An engine for the catalog URL; `check` connects once so a bad URL fails here, clearly."""
     url = normalize_catalog_url(url)
@@ -71,5 +79,10 @@ def _configure_sqlite(engine: Engine, busy_timeout_ms: int) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Any) -> None:
-        # IMMEDIATE takes the write lock up front: no deadlock-prone lock upgrades.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # Writers: IMMEDIATE takes the write lock up front (no failing lock upgrades).
+        # Readers (engine.execution_options(read_only=True)): a plain BEGIN, so a long
+        # verify or rebuild never blocks writers, and WAL lets readers run side by side.
+        if conn.get_execution_options().get(READ_ONLY):
+            conn.exec_driver_sql("BEGIN")
+        else:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")

@@ -10,6 +10,7 @@ from datetime import datetime
 from sqlalchemy import Engine, delete, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from archive_pipelines.catalog.engine import reader
 from archive_pipelines.catalog.errors import clear_catalog_errors
 from archive_pipelines.catalog.files import release_files, snapshot_file_rows
 from archive_pipelines.catalog.models import (
@@ -47,11 +48,18 @@ class CatalogRepository:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(reader(engine), expire_on_commit=False)
 
     @contextmanager
     def session(self) -> Iterator[Session]:
         """One transaction: committed on success, rolled back on error, errors made readable."""
         with clear_catalog_errors(), self._sessions() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def read_session(self) -> Iterator[Session]:
+        """A read-only transaction (never blocks writers on SQLite)."""
+        with clear_catalog_errors(), self._read_sessions() as session, session.begin():
             yield session
 
     # -- snapshots ---------------------------------------------------------------
@@ -88,7 +96,7 @@ class CatalogRepository:
             return snapshot
 
     def get_snapshot(self, snapshot_id: str) -> Snapshot | None:
-        with self.session() as session:
+        with self.read_session() as session:
             return session.get(Snapshot, snapshot_id)
 
     def find_snapshot(self, *, url: str, timestamp: str | None = None,
@@ -100,7 +108,7 @@ class CatalogRepository:
         if crawl_id is not None:
             query = query.where(Snapshot.crawl_id == crawl_id)
         query = query.order_by(Snapshot.created_at, Snapshot.id).limit(1)
-        with self.session() as session:
+        with self.read_session() as session:
             return session.scalars(query).first()
 
     def known_timestamps(self, timestamps: Iterable[str]) -> set[str]:
@@ -108,7 +116,7 @@ class CatalogRepository:
         wanted = list(set(timestamps))
         if not wanted:
             return set()
-        with self.session() as session:
+        with self.read_session() as session:
             rows = session.scalars(
                 select(Snapshot.timestamp).where(Snapshot.timestamp.in_(wanted))
             )
@@ -150,7 +158,7 @@ class CatalogRepository:
             return result
 
     def results_for(self, snapshot_id: str) -> list[ArchiveResult]:
-        with self.session() as session:
+        with self.read_session() as session:
             return list(session.scalars(
                 select(ArchiveResult)
                 .where(ArchiveResult.snapshot_id == snapshot_id)
@@ -172,7 +180,7 @@ class CatalogRepository:
     # -- status ------------------------------------------------------------------
 
     def status(self) -> CatalogStatus:
-        with self.session() as session:
+        with self.read_session() as session:
             def count(model: type) -> int:
                 return int(session.scalar(select(func.count()).select_from(model)) or 0)
 

@@ -134,7 +134,14 @@ def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by
         if row is not None:
             claimed.add(row.id)
         view = views.get(row.id) if row is not None else None
-        adopted.append(writer.apply(record, sources[id(record)], row, view, outcome))
+        item = writer.apply(record, sources[id(record)], row, view, outcome)
+        adopted.append(item)
+        if row is None:  # later records of this batch can be duplicates of it
+            new = SnapshotRow(item.snapshot_id, first.url, record.timestamp, None, first.crawl_id,
+                              record.fs_version, utcnow())
+            by_stamp.setdefault((new.url, new.timestamp), []).append(new)
+            if new.crawl_id:
+                by_crawl.setdefault((new.url, new.crawl_id), []).append(new)
     writer.flush(session)
     return adopted
 

@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from archive_pipelines.blobstore import LocalBlobStore, open_store
-from archive_pipelines.catalog.engine import make_engine
+from archive_pipelines.catalog.engine import make_engine, reader
 from archive_pipelines.catalog.errors import clear_catalog_errors
 from archive_pipelines.catalog.files import ensure_store
 from archive_pipelines.datadir import DataDir
@@ -34,9 +34,11 @@ class Storage:
     engine: Engine
     views: tuple[str, ...]
     _sessions: sessionmaker[Session] = field(init=False, repr=False)
+    _read_sessions: sessionmaker[Session] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(reader(self.engine), expire_on_commit=False)
 
     @classmethod
     def open(cls, settings: Settings, *, engine: Engine | None = None,
@@ -90,6 +92,12 @@ class Storage:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """One catalog transaction (committed on success), errors made readable."""
+        """One catalog write transaction (committed on success), errors made readable."""
         with clear_catalog_errors(), self._sessions() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def read_session(self) -> Iterator[Session]:
+        """A read-only transaction: never blocks writers (long scans use this)."""
+        with clear_catalog_errors(), self._read_sessions() as session, session.begin():
             yield session

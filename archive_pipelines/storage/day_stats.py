@@ -37,7 +37,7 @@ class DayStats:
 
 def day_stats(storage: Storage, start: datetime, end: datetime) -> DayStats:
     ids = snapshots_created_between(start, end)
-    with storage.session() as session:
+    with storage.read_session() as session:
         snapshots = session.scalar(select(func.count()).select_from(ids.subquery())) or 0
         legacy = frozenset(session.scalars(
             select(Snapshot.timestamp).where(Snapshot.id.in_(ids), Snapshot.fs_version != "cas")))

@@ -42,7 +42,7 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
     trash = storage.primary_root / TRASH
     last = 0
     while True:
-        with storage.session() as session:
+        with storage.read_session() as session:
             present = exists().where(and_(BlobCopy.blob_id == Blob.id,
                                           BlobCopy.store_id == store_id,
                                           BlobCopy.status == "present"))
@@ -120,7 +120,7 @@ def _remove_untracked(storage: Storage, grace_hours: float, report: GcReport) ->
     for prefix_int in range(256):
         prefix = f"{prefix_int:02x}"
         upper = f"{prefix_int + 1:02x}" if prefix_int < 255 else "g"
-        with storage.session() as session:
+        with storage.read_session() as session:
             known = set(session.scalars(select(Blob.sha256).where(
                 Blob.sha256 >= prefix, Blob.sha256 < upper)))
         for sha in storage.primary.iter_hashes(prefix):

@@ -45,7 +45,7 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
                     report.links_removed += 1
             farm.remove_empty_dirs(view)
     aliased: set[str] = set()
-    with storage.session() as session:
+    with storage.read_session() as session:
         for place, files in iter_snapshot_files(session, snapshot_query):
             report.snapshots += 1
             for extractor, rel, sha in files:

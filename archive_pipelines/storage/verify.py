@@ -56,7 +56,7 @@ def verify_storage(storage: Storage, *, fix: bool = False, vacuum: bool = False,
     _check_refcounts(storage, report, fix)
     missing = _check_blob_files(storage, report, deep, fix, progress)
     _check_links(storage, report, fix, vacuum, missing, progress)
-    with storage.session() as session:
+    with storage.read_session() as session:
         report.found["orphan_blobs"] = int(session.scalar(
             select(func.count()).select_from(Blob).where(Blob.ref_count == 0)) or 0)
     if scan_store:
@@ -94,7 +94,7 @@ def _restore_from_alias(storage: Storage, sha: str) -> bool:
 def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[tuple[int, str, int, int]]:
     last = 0
     while True:
-        with storage.session() as session:
+        with storage.read_session() as session:
             rows = session.execute(select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
                                    .where(Blob.id > last).order_by(Blob.id).limit(batch)).all()
         if not rows:
@@ -176,7 +176,7 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
 
 
 def _snapshot_files(storage: Storage) -> Iterator[tuple[SnapshotPlace, list[tuple[str, str, str]]]]:
-    with storage.session() as session:
+    with storage.read_session() as session:
         yield from iter_snapshot_files(session)
 
 
@@ -185,7 +185,7 @@ def _check_untracked(storage: Storage, report: VerifyReport) -> None:
     for prefix_int in range(256):
         prefix = f"{prefix_int:02x}"
         upper = f"{prefix_int + 1:02x}" if prefix_int < 255 else "g"
-        with storage.session() as session:
+        with storage.read_session() as session:
             known = set(session.scalars(select(Blob.sha256).where(
                 Blob.sha256 >= prefix, Blob.sha256 < upper)))
         for sha in storage.primary.iter_hashes(prefix):

@@ -84,8 +84,13 @@ class Fetcher:
         max_body_bytes: int | None = None,
         max_redirects: int | None = None,
         max_attempts: int | None = None,
+        follow_redirects: bool = True,
     ) -> FetchResult:
-        """GET `url`, following redirects one hop at a time; never raises for web trouble."""
+        """GET `url`, following redirects one hop at a time; never raises for web trouble.
+
+        With follow_redirects=False a redirect is the final response (its hop recorded in
+        `redirects`): a crawler queues the target itself, so politeness and dedup apply to it.
+        """
         s = self.settings
         trace = FetchTrace(url, self._default_request_headers())
         try:
@@ -95,12 +100,15 @@ class Fetcher:
                     s.max_body_bytes if max_body_bytes is None else max_body_bytes,
                     s.max_redirects if max_redirects is None else max_redirects,
                     max(1, s.max_attempts if max_attempts is None else max_attempts),
+                    follow_redirects,
                 )
         except TimeoutError:
             message = f"fetch deadline of {s.fetch_deadline_s:g} s exceeded"
             return trace.failed(FetchErrorKind.TIMEOUT, message)
 
-    async def _follow(self, trace: FetchTrace, cap: int, max_redirects: int, attempts: int) -> FetchResult:
+    async def _follow(
+        self, trace: FetchTrace, cap: int, max_redirects: int, attempts: int, follow: bool = True
+    ) -> FetchResult:
         seen = {_loop_key(trace.url)}
         for _ in range(max_redirects + 1):
             outcome, tries = await self._request_with_retries(trace.current, cap, attempts)
@@ -113,6 +121,8 @@ class Fetcher:
             if target is None:
                 message = f"redirect to unusable Location {outcome.location[:200]!r}"
                 return trace.finished(outcome, tries, FetchErrorKind.BAD_REDIRECT, message)
+            if not follow:
+                return trace.finished(outcome, tries)
             if _loop_key(target) in seen:
                 message = f"redirect loop: {target[:200]} was already visited"
                 return trace.finished(outcome, tries, FetchErrorKind.REDIRECT_LOOP, message)

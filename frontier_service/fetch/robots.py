@@ -96,6 +96,17 @@ class RobotsCache:
         # Shielded: one caller being cancelled must not cancel the others' shared fetch.
         return await asyncio.shield(task)
 
+    def cached_rules(self, url: str) -> RobotsRules | None:
+        """The parsed, unexpired rules for the origin of `url` if this process holds them.
+
+        Never fetches: a crawler asks first, so a robots.txt request can count as the
+        host's request in flight (and be followed by its politeness delay).
+        """
+        rules = self._parsed.get(origin_of(url))
+        if rules is None or rules.expired(self.clock()):
+            return None
+        return rules
+
     def _forget(self, origin: str, task: asyncio.Task[RobotsRules]) -> None:
         if self._loading.get(origin) is task:
             del self._loading[origin]

@@ -1,0 +1,129 @@
+"""CrawlerSettings: everything one crawler process needs, from the project settings plus overrides."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archive_pipelines.errors import SettingsError
+from archive_pipelines.settings import Settings
+
+EMBEDDED_REDIS = "embedded"
+
+
+@dataclass(frozen=True)
+class CrawlerSettings:
+    """One crawl process: politeness, scope, batching, segments and where things live.
+
+    Build it with `from_settings` (archive.toml + env, then CLI overrides).
+    """
+
+    data_dir: Path
+    redis_url: str = EMBEDDED_REDIS
+    crawl_name: str = "crawl"  # Redis key prefix: processes with one name share a frontier
+    # Politeness and scope (archive.toml [crawl]).
+    concurrency: int = 64  # concurrent fetches = worker tasks
+    min_delay_s: float = 1.0
+    max_crawl_delay_s: float = 30.0  # robots.txt Crawl-delay is trusted up to this
+    response_time_factor: float = 2.0
+    max_depth: int = 3
+    domain_page_budget: int = 10_000
+    max_body_bytes: int = 20 * 1024 * 1024
+    user_agent: str = "archive-pipelines/0.1 (+https://github.com/archive-pipelines)"
+    allowed_domains: tuple[str, ...] = ()  # names (and their subdomains) or glob patterns
+    allow_private_addresses: bool = False
+    host_map: tuple[tuple[str, str], ...] = ()  # (name or glob, "ip[:port]")
+    fetch_assets: bool = True  # queue <img>/<script>/stylesheet URLs at the page's depth
+    # Segments and reporting.
+    segment_pages: int = 5_000
+    segment_seconds: float = 300.0
+    dagster_home: Path | None = None  # report segments to this instance (None: do not report)
+    metrics_port: int = 0  # 0: any free port on 127.0.0.1; -1: no health endpoint
+    progress_seconds: float = 5.0
+    # Engine.
+    claim_batch: int = 64  # domains leased per Redis round trip at most
+    claim_poll_s: float = 0.01  # wait before asking again when fewer domains were due
+    lease_seconds: float = 120.0  # a crashed process's domains come back after this
+    link_flush_urls: int = 5_000  # discovered URLs buffered before add_urls ...
+    link_flush_s: float = 0.2  # ... or this long
+    ledger_flush_records: int = 1_000  # visited records buffered before a write ...
+    ledger_flush_s: float = 0.5  # ... or this long
+    drain_timeout_s: float = 15.0  # SIGTERM: how long in-flight fetches may finish
+    seen_capacity: int = 20_000_000
+    visited_expected: int = 2_000_000
+    robots_unreachable_retry_s: float = 60.0
+    fetch_overrides: dict[str, Any] = field(default_factory=dict)  # FetchSettings fields
+    # Stop conditions (0: none): for demos, benchmarks and tests.
+    max_pages: int = 0
+    max_seconds: float = 0.0
+    exit_when_idle_s: float = 0.0  # stop once nothing was due or in flight for this long
+    event_loop: str = "auto"  # auto (uvloop if installed) | asyncio | uvloop
+
+    @property
+    def embedded_redis(self) -> bool:
+        return self.redis_url == EMBEDDED_REDIS
+
+    def with_changes(self, **changes: Any) -> CrawlerSettings:
+        """A copy with some fields replaced (None values are ignored), validated."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(changes) - known)
+        if unknown:
+            raise SettingsError(f"unknown crawler setting(s): {', '.join(unknown)}")
+        updated = dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+        updated.validate()
+        return updated
+
+    def validate(self) -> None:
+        """SettingsError naming the first bad value."""
+        positive = {"concurrency": self.concurrency, "claim_batch": self.claim_batch,
+                    "segment_pages": self.segment_pages, "link_flush_urls": self.link_flush_urls,
+                    "domain_page_budget": self.domain_page_budget,
+                    "seen_capacity": self.seen_capacity}
+        for name, value in positive.items():
+            if value < 1:
+                raise SettingsError(f"`{name}` must be at least 1, got {value}")
+        non_negative = {"min_delay_s": self.min_delay_s, "max_depth": self.max_depth,
+                        "response_time_factor": self.response_time_factor,
+                        "max_pages": self.max_pages, "max_seconds": self.max_seconds,
+                        "exit_when_idle_s": self.exit_when_idle_s}
+        for name, value in non_negative.items():
+            if value < 0:
+                raise SettingsError(f"`{name}` must not be negative, got {value}")
+        if self.segment_seconds <= 0 or self.lease_seconds <= 0:
+            raise SettingsError("`segment_seconds` and `lease_seconds` must be positive")
+        if self.event_loop not in ("auto", "asyncio", "uvloop"):
+            raise SettingsError(f"`event_loop` must be auto, asyncio or uvloop, got {self.event_loop!r}")
+        if not self.crawl_name or any(c.isspace() for c in self.crawl_name):
+            raise SettingsError(f"`crawl_name` must be a non-empty word, got {self.crawl_name!r}")
+
+
+def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
+    """CrawlerSettings from the project's Settings ([crawl], [redis]), then `overrides`.
+
+    DAGSTER_HOME from the environment is used when no dagster_home override is given.
+    """
+    crawl = settings.crawl
+    env_home = os.environ.get("DAGSTER_HOME")
+    base = CrawlerSettings(
+        data_dir=settings.data_dir,
+        redis_url=settings.redis.url,
+        concurrency=crawl.concurrency,
+        min_delay_s=crawl.min_delay_seconds,
+        max_crawl_delay_s=crawl.max_crawl_delay_seconds,
+        response_time_factor=crawl.response_time_factor,
+        max_depth=crawl.max_depth,
+        domain_page_budget=crawl.domain_page_budget,
+        max_body_bytes=crawl.max_body_bytes,
+        user_agent=crawl.user_agent,
+        allowed_domains=tuple(crawl.allowed_domains),
+        allow_private_addresses=crawl.allow_private_addresses,
+        host_map=tuple(sorted(crawl.host_map.items())),
+        segment_pages=crawl.segment_pages,
+        segment_seconds=crawl.segment_seconds,
+        metrics_port=crawl.metrics_port,
+        dagster_home=Path(env_home) if env_home else None,
+    )
+    return base.with_changes(**overrides)

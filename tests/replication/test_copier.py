@@ -1,0 +1,113 @@
+"""The copier: atomic per object, safe under concurrency, one bad object never stops the rest."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from archive_pipelines.blobstore import BlobStore, LocalBlobStore, S3BlobStore
+from archive_pipelines.replication import CopyItem, copy_object, copy_objects
+from tests.blobstore.stored_objects import stored_files, write_stored
+from tests.replication.conftest import assert_store_sound, listing
+from tests.storage.conftest import sha
+
+DATA = [os.urandom(n) for n in (0, 1, 4096, 70_000, 1_500_000)] + [b"text " * 5000]
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> LocalBlobStore:
+    store = LocalBlobStore(tmp_path / "source", name="source", codec="raw")
+    for data in DATA:
+        store.put_bytes(data)
+    return store
+
+
+@pytest.fixture(params=["local", "s3"])
+def destination(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
+    if request.param == "local":
+        return LocalBlobStore(tmp_path / "dest", name="dest", codec="zstd")
+    endpoint = request.getfixturevalue("s3_endpoint_url")
+    bucket = request.getfixturevalue("s3_bucket")
+    return S3BlobStore(bucket=bucket, name="dest", endpoint_url=endpoint, codec="zstd")
+
+
+ITEMS = [CopyItem(sha(data), len(data)) for data in DATA]
+
+
+def test_copies_every_object_and_an_identical_one_counts(source: LocalBlobStore,
+                                                         destination: BlobStore) -> None:
+    first = copy_objects(source, destination, ITEMS, width=3)
+    assert [o.sha256 for o in first] == [i.sha256 for i in ITEMS]
+    assert all(o.ok and o.created for o in first)
+    assert listing(destination) == {i.sha256 for i in ITEMS}
+    assert_store_sound(destination)
+    second = copy_objects(source, destination, ITEMS, width=3)
+    assert all(o.ok and not o.created and o.stored_bytes == 0 for o in second)
+
+
+def test_many_copiers_of_the_same_objects_at_once(source: LocalBlobStore,
+                                                  destination: BlobStore) -> None:
+    barrier = threading.Barrier(6)
+    results: list[list[bool]] = []
+
+    def copier() -> None:
+        barrier.wait()
+        results.append([o.ok for o in copy_objects(source, destination, ITEMS, width=2)])
+
+    threads = [threading.Thread(target=copier) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [[True] * len(ITEMS)] * 6
+    assert listing(destination) == {i.sha256 for i in ITEMS}
+    assert_store_sound(destination)
+    if isinstance(destination, LocalBlobStore):  # no temp file left behind by the losers
+        assert len(stored_files(destination.root)) == len(ITEMS)
+
+
+def test_a_zstd_bomb_is_stopped_at_the_blob_size(tmp_path: Path, destination: BlobStore
+                                                 ) -> None:
+    replica = LocalBlobStore(tmp_path / "replica", name="replica", codec="zstd")
+    item = CopyItem(sha(b"small"), 5)
+    write_stored(replica, item.sha256, zstandard.ZstdCompressor().compress(bytes(32 << 20)))
+    outcome = copy_object(replica, destination, item)
+    assert not outcome.ok and "decompressed beyond 5 bytes" in (outcome.error or "")
+    assert listing(destination) == set()
+
+
+def test_a_destination_that_fills_up_fails_only_the_objects_that_do_not_fit(
+        source: LocalBlobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = LocalBlobStore(tmp_path / "full", name="full", codec="raw")
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_size > 50_000:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    outcomes = copy_objects(source, dest, ITEMS, width=2)
+    failed = {o.sha256 for o in outcomes if not o.ok}
+    assert failed == {i.sha256 for i in ITEMS if i.size > 50_000}
+    assert all("no space left on device" in (o.error or "") for o in outcomes if not o.ok)
+    assert listing(dest) == {i.sha256 for i in ITEMS} - failed
+    assert len(stored_files(dest.root)) == len(ITEMS) - len(failed)  # temp files removed
+    assert_store_sound(dest)
+
+
+def test_a_read_only_destination_is_each_objects_error(source: LocalBlobStore,
+                                                       read_only_dir: Path) -> None:
+    dest = LocalBlobStore(read_only_dir, name="ro", codec="zstd")
+    outcomes = copy_objects(source, dest, ITEMS, width=2)
+    assert len(outcomes) == len(ITEMS)
+    assert all(not o.ok and (o.error or "").startswith("store 'ro': cannot write ")
+               and "\n" not in (o.error or "") for o in outcomes)
+    assert list(read_only_dir.iterdir()) == []
