@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, insert, select, tuple_, update
+from sqlalchemy import Select, and_, func, insert, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -176,11 +176,14 @@ def update_snapshot(session: Session, snapshot_id: str, **values: Any) -> None:
 # -- filesystem migration ----------------------------------------------------------------
 
 
-def migration_candidates(session: Session, label: str, after_id: str, limit: int) -> list[str]:
+def migration_query(label: str, after_id: str, limit: int) -> Select[Any]:
     """Ids with this fs_version after `after_id`, in id order: one (fs_version, id) range scan."""
-    query = (select(Snapshot.id).where(Snapshot.fs_version == label, Snapshot.id > after_id)
-             .order_by(Snapshot.id).limit(limit))
-    return list(session.scalars(query))
+    return (select(Snapshot.id).where(Snapshot.fs_version == label, Snapshot.id > after_id)
+            .order_by(Snapshot.id).limit(limit))
+
+
+def migration_candidates(session: Session, label: str, after_id: str, limit: int) -> list[str]:
+    return list(session.scalars(migration_query(label, after_id, limit)))
 
 
 def advance_fs_version(session: Session, ids: Sequence[str], from_label: str, to_label: str) -> int:
@@ -248,9 +251,9 @@ def merge_snapshot_rows(session: Session, keeper_id: str, duplicate_id: str) -> 
     A file path the keeper has already keeps the keeper's file; a result describing a run the
     keeper has (same extractor, same start time or output) is dropped with the duplicate.
     """
-    keeper_paths = set(session.execute(
+    keeper_paths = {(extractor, rel) for extractor, rel in session.execute(
         select(SnapshotFile.extractor, SnapshotFile.relative_path)
-        .where(SnapshotFile.snapshot_id == keeper_id)).tuples())
+        .where(SnapshotFile.snapshot_id == keeper_id))}
     rows = session.execute(
         select(SnapshotFile.id, SnapshotFile.extractor, SnapshotFile.relative_path, Blob.sha256, Blob.size)
         .join(Blob, Blob.id == SnapshotFile.blob_id)

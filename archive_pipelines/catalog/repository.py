@@ -112,15 +112,17 @@ class CatalogRepository:
             return session.scalars(query).first()
 
     def known_timestamps(self, timestamps: Iterable[str]) -> set[str]:
-        """Which of these legacy timestamps the catalog has (one query, bounded input)."""
+        """Which of these legacy timestamps the catalog has (one query, bounded input).
+
+        Core, not the ORM: `init` calls this, and configuring the ORM mappers would be its
+        most expensive step.
+        """
         wanted = list(set(timestamps))
         if not wanted:
             return set()
-        with self.read_session() as session:
-            rows = session.scalars(
-                select(Snapshot.timestamp).where(Snapshot.timestamp.in_(wanted))
-            )
-            return set(rows)
+        column = Snapshot.__table__.c.timestamp
+        with clear_catalog_errors(), reader(self.engine).connect() as conn:
+            return set(conn.scalars(select(column).where(column.in_(wanted))))
 
     def delete_snapshot(self, snapshot_id: str) -> bool:
         """Delete a snapshot, releasing its files' blob references in the same transaction.

@@ -15,7 +15,7 @@ from archive_pipelines.errors import DataDirError
 from archive_pipelines.settings import Settings, render_default_toml
 
 # How many archive/ entries init may look at for its hint: bounded, never a full scan.
-HINT_SAMPLE = 1_000
+HINT_SAMPLE = 200
 
 DAGSTER_YAML = """\
 # Dagster instance for archive-pipelines' embedded default (written by `init`).

@@ -122,10 +122,10 @@ def _lookup(abx: ArchiveBoxIndex | None, name: str, report: ImportReport) -> Arc
 
 def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, day: str,
                  report: ImportReport) -> FolderRecord | None:
-    with folder_lock(folder) as locked:
-        if not locked:
+    with folder_lock(folder) as problem:
+        if problem is not None:
             report.skipped += 1
-            report.error(f"{folder.name}: busy (being migrated) or gone; skipped")
+            report.error(f"{folder.name}: {problem}; skipped")
             return None
         loaded: LegacyIndex | InvalidFolder
         if not is_snapshot_name(folder.name):
@@ -201,8 +201,9 @@ def _count(item: Adopted, report: ImportReport) -> None:
 def _write_index(item: Adopted, report: ImportReport) -> None:
     folder = item.record.folder
     assert item.index_bytes is not None
-    with folder_lock(folder) as locked:
-        if not locked:  # migrated meanwhile: the catalog holds the merged values anyway
+    with folder_lock(folder) as problem:
+        if problem is not None:  # e.g. migrated meanwhile: the catalog holds the merged values
+            report.error(f"{folder.name}: index.json not rewritten: {problem}")
             return
         try:
             write_atomically(folder / INDEX_FILENAME, item.index_bytes)

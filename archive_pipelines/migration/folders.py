@@ -56,16 +56,21 @@ def snapshot_folder_names(archive: Path, resume_from: str = "") -> list[str]:
 
 
 @contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[bool]:
-    """Hold an exclusive flock on a real folder; yields False if it is busy, gone or a symlink.
+def folder_lock(folder: Path) -> Iterator[str | None]:
+    """Hold an exclusive flock on a real folder; yields None, or why it could not be locked.
 
     Import and migration lock a folder before they read or change it, so two runs (or an
-    import racing a migration) never work on one folder at the same time.
+    import racing a migration) never work on one folder at the same time. Reasons: `busy`,
+    `gone`, `not a folder (symlink?)`, or the OS error (e.g. permission denied).
     """
     try:
         fd = os.open(folder, _DIR_FLAGS)
-    except OSError:
-        yield False
+    except FileNotFoundError:
+        yield "gone"
+        return
+    except OSError as exc:
+        yield "not a folder (symlink?)" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else (
+            f"cannot open: {exc.strerror or exc}")
         return
     try:
         try:
@@ -73,9 +78,9 @@ def folder_lock(folder: Path) -> Iterator[bool]:
         except OSError as exc:
             if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise
-            yield False
+            yield "busy"
             return
-        yield True
+        yield None
     finally:
         os.close(fd)  # closing releases the lock
 

@@ -73,9 +73,17 @@ def to_cas(storage: Storage, snapshot_id: str) -> StepReport:
     return _run(storage, [snapshot_id], (TO_CAS,)).snapshots[0]
 
 
-def migrate_batch(storage: Storage, snapshot_ids: Sequence[str]) -> MigrateReport:
-    """Migrate these snapshots as far as they go; one transaction per step for the batch."""
-    return _run(storage, snapshot_ids, (ORGANIZE, TO_CAS))
+def migrate_batch(storage: Storage, snapshot_ids: Sequence[str], *,
+                  steps: Sequence[str] = (ORGANIZE, TO_CAS)) -> MigrateReport:
+    """Migrate these snapshots as far as they go; one transaction per step for the batch.
+
+    `steps` limits which steps may run (`organize`, `to_cas`); each runs only where the
+    snapshot's fs_version calls for it.
+    """
+    unknown = set(steps) - {ORGANIZE, TO_CAS}
+    if unknown:
+        raise ValueError(f"unknown migration steps {sorted(unknown)}")
+    return _run(storage, snapshot_ids, tuple(steps))
 
 
 def _run(storage: Storage, snapshot_ids: Sequence[str], wanted: tuple[str, ...]) -> MigrateReport:
@@ -100,7 +108,8 @@ def _run(storage: Storage, snapshot_ids: Sequence[str], wanted: tuple[str, ...])
         report.processed += 1
         if step.errors:
             report.failed += 1
-            report.errors.extend(f"{step.snapshot_id}: {error}" for error in step.errors)
+            where = f"archive/{rows[step.snapshot_id].timestamp} ({step.snapshot_id})"
+            report.errors.extend(f"{where}: {error}" for error in step.errors)
         elif step.skipped:
             report.skipped += 1
         elif step.migrated:
@@ -134,9 +143,14 @@ def _locked(storage: Storage, rows: list[SnapshotRow],
                 continue
             owners[row.timestamp] = row.id
             folder = archive / row.timestamp
-            if folder.is_dir() and not folder.is_symlink() and not stack.enter_context(folder_lock(folder)):
-                step.skipped = "folder busy (another run is working on it)"
-                continue
+            if folder.is_dir() and not folder.is_symlink():
+                problem = stack.enter_context(folder_lock(folder))
+                if problem == "busy":
+                    step.skipped = "folder busy (another run is working on it)"
+                    continue
+                if problem is not None:
+                    step.errors.append(f"archive/{row.timestamp}: {problem}")
+                    continue
             work.append(row)
         yield work
 

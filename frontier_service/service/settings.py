@@ -55,6 +55,7 @@ class CrawlerSettings:
     seen_capacity: int = 20_000_000
     visited_expected: int = 2_000_000
     robots_unreachable_retry_s: float = 60.0
+    host_failure_backoff_s: tuple[float, ...] = (5.0, 30.0)  # then the host is retired
     fetch_overrides: dict[str, Any] = field(default_factory=dict)  # FetchSettings fields
     # Stop conditions (0: none): for demos, benchmarks and tests.
     max_pages: int = 0
@@ -78,14 +79,14 @@ class CrawlerSettings:
 
     def validate(self) -> None:
         """SettingsError naming the first bad value."""
-        positive = {"concurrency": self.concurrency, "claim_batch": self.claim_batch,
+        positive: dict[str, float] = {"concurrency": self.concurrency, "claim_batch": self.claim_batch,
                     "segment_pages": self.segment_pages, "link_flush_urls": self.link_flush_urls,
                     "domain_page_budget": self.domain_page_budget,
                     "seen_capacity": self.seen_capacity}
         for name, value in positive.items():
             if value < 1:
                 raise SettingsError(f"`{name}` must be at least 1, got {value}")
-        non_negative = {"min_delay_s": self.min_delay_s, "max_depth": self.max_depth,
+        non_negative: dict[str, float] = {"min_delay_s": self.min_delay_s, "max_depth": self.max_depth,
                         "response_time_factor": self.response_time_factor,
                         "max_pages": self.max_pages, "max_seconds": self.max_seconds,
                         "exit_when_idle_s": self.exit_when_idle_s}

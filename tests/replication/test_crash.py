@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from tests.replication.conftest import (
     populate,
     replicate_all,
     s3_replica,
+    statuses,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +81,7 @@ def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
         replicas = ReplicaSet.open(storage)
         local = replicas["local"].require()
         rng = random.Random(7)
-        kills = 0
+        kills = interrupted = 0
         for round_no in range(KILLS * 2):
             blobs |= populate(storage, tmp_path, wave(round_no), name=f"wave{round_no}",
                               timestamp=f"1735142400.{round_no}")
@@ -87,17 +89,20 @@ def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
             if killed:
                 kills += 1
                 assert returncode == -signal.SIGKILL
+                # Killed between "ongoing" and "present": a copy was cut short.
+                interrupted += "ongoing" in statuses(storage).values()
             else:
                 assert returncode == 0
             assert_store_sound(local)  # whatever was killed, nothing partial is visible
             if kills >= KILLS:
                 break
         assert kills >= 20
+        assert interrupted >= kills // 3, f"only {interrupted} of {kills} kills hit a copy"
 
         # Later runs converge: a clean worker process, then the in-process director.
         assert run_worker(settings_json, 3, None) == (0, False)
         env = Env(storage, replicas, blobs)
-        replicate_all(env, retention=3, max_age=__import__("datetime").timedelta(0))
+        replicate_all(env, retention=3, max_age=timedelta(0))
         status = replication_status(storage, replicas, 3)
         assert status.meets_policy and status.blobs == len(blobs)
         for name in ("local", "s3"):

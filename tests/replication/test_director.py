@@ -30,7 +30,8 @@ def test_pages_through_everything_once_then_wraps(catalog_only: tuple[Storage, R
                                                   ) -> None:
     storage, replicas = catalog_only
     seed_blobs(storage.engine, 95, replicas.store_ids[:1], 0.0)
-    cursor, seen, ticks = 0, [], 0
+    cursor, ticks = 0, 0
+    seen: list[str] = []
     while True:
         tick = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=10,
                             cursor=cursor, max_batches=2)

@@ -10,6 +10,7 @@ import pytest
 from archive_pipelines.catalog.copies import CopyState, NeedyPage
 from archive_pipelines.replication.director import chunk, next_cursor_after
 from archive_pipelines.replication.policy import (
+    ObjectPlan,
     choose_pairs,
     counts_as_copy,
     group_by_pair,
@@ -40,7 +41,7 @@ def test_counts_as_copy(copy: CopyState | None, counts: bool) -> None:
 
 
 def plan(copies: dict[str, CopyState], retention: int, readable: set[str] | None = None,
-         writable: set[str] | None = None, seed: int = 0):  # type: ignore[no-untyped-def]
+         writable: set[str] | None = None, seed: int = 0) -> ObjectPlan:
     stores = {"a", "b", "c", "d"}
     return plan_object(copies, retention=retention, now=NOW, max_age=HOUR,
                        readable=stores if readable is None else readable,

@@ -29,7 +29,6 @@ from tests.replication.conftest import (
     s3_replica,
     statuses,
 )
-from tests.storage.conftest import sha
 
 
 @pytest.mark.parametrize("retention", [2, 3])

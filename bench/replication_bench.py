@@ -1,0 +1,263 @@
+"""Replication benchmark: copies to a local zstd store and to S3 (moto_server), side by side
+with `rclone copy --checksum` local->local on the same files, and the director's tick time
+over 1M blobs on PostgreSQL.
+
+    .venv/bin/python bench/replication_bench.py [--small 100000] [--large-mb 1024]
+
+Targets: >= 3,000 small objects/s to the local store; ours/rclone wall time <= 1.5;
+director tick <= 1 s at 1M blobs. Scratch data lives in bench/.work/replication (removed
+at the end unless --keep). S3_ENDPOINT_URL / DATABASE_URL reuse running servers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import insert  # noqa: E402
+
+from archive_pipelines.catalog.models import Blob, BlobCopy  # noqa: E402
+from archive_pipelines.datadir import initialize  # noqa: E402
+from archive_pipelines.replication import ReplicaSet, archive_batch, plan_batches  # noqa: E402
+from archive_pipelines.replication.bench_data import seed_blobs  # noqa: E402
+from archive_pipelines.replication.copier import map_parallel  # noqa: E402
+from archive_pipelines.replication.report import BatchReport  # noqa: E402
+from archive_pipelines.services import LocalMotoServer, LocalPostgres  # noqa: E402
+from archive_pipelines.services.postgres import create_database, drop_database  # noqa: E402
+from archive_pipelines.settings import CatalogSettings, Settings, StoreSettings  # noqa: E402
+from archive_pipelines.storage import Storage  # noqa: E402
+
+WORK = ROOT / "bench" / ".work" / "replication"
+MIB = 1 << 20
+HOUR = timedelta(hours=1)
+PRIMARY = StoreSettings(name="primary", kind="local", path="cas", codec="raw")
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--small", type=int, default=100_000, help="small blobs (default 100000)")
+    parser.add_argument("--large-mb", type=int, default=1024, help="MiB of large blobs (1024)")
+    parser.add_argument("--director-blobs", type=int, default=1_000_000,
+                        help="catalog size for the director tick (default 1000000)")
+    parser.add_argument("--width", type=int, default=8, help="copier threads (default 8)")
+    parser.add_argument("--batch-size", type=int, default=1000, help="worker batch (1000)")
+    parser.add_argument("--skip-s3", action="store_true", help="no S3 destination")
+    parser.add_argument("--keep", action="store_true", help="keep bench/.work/replication")
+    return parser.parse_args()
+
+
+def small_sizes(n: int, rng: random.Random) -> list[int]:
+    """Log-normal, median 4 KiB (sigma 1), clipped to [1 B, 1 MiB]."""
+    return [min(MIB, max(1, int(rng.lognormvariate(math.log(4096), 1.0)))) for _ in range(n)]
+
+
+def make_blobs(storage: Storage, n_small: int, large_mb: int) -> tuple[list[str], list[str]]:
+    """Write blobs straight into the primary store and record them (ref_count 1, present)."""
+    rng = random.Random(42)
+    words = [w.encode() for w in ["<div>", "</div>", "<a", "href=", "class=", "the", "archive", "of", "web", "page", "snapshot", "2024", "html", "body", "script", "style"]]
+    text = b" ".join(rng.choices(words, k=1 << 20))[:4 * MIB]  # compressible, like HTML
+    noise = os.urandom(4 * MIB)  # incompressible, like images
+    primary = storage.primary
+
+    def put_small(item: tuple[int, int]) -> tuple[str, int]:
+        index, size = item
+        pool = text if index % 2 else noise
+        header = f"{index}:".encode()  # unique: no two blobs dedup into one
+        start = (index * 7919) % (len(pool) - size)
+        data = header + pool[start:start + max(0, size - len(header))]
+        return primary.put_bytes(data).sha256, len(data)
+
+    with primary.deferred_sync():
+        small = map_parallel(put_small, list(enumerate(small_sizes(n_small, rng))), width=4)
+        large: list[tuple[str, int]] = []
+        remaining = large_mb * MIB
+        while remaining > 0:
+            size = min(remaining, rng.randint(32, 160) * MIB)
+            stream = io.BytesIO(os.urandom(size))
+            large.append((primary.put_stream(stream).sha256, size))
+            remaining -= size
+    primary.sync()
+    now = datetime.now(UTC)
+    rows = {sha: size for sha, size in [*small, *large]}
+    with storage.session() as session:
+        store_id = storage.primary_store_id
+        ids = list(range(1, len(rows) + 1))
+        session.execute(insert(Blob), [
+            {"id": i, "sha256": sha, "size": size, "ref_count": 1, "created_at": now,
+             "mime_type": "application/octet-stream"} for i, (sha, size) in zip(ids, rows.items(),
+                                                                                  strict=True)])
+        session.execute(insert(BlobCopy), [{"blob_id": i, "store_id": store_id,
+                                            "status": "present", "mtime": now} for i in ids])
+    return [s for s, _ in small], [s for s, _ in large]
+
+
+def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str], width: int,
+                 batch_size: int) -> dict[str, float]:
+    """Director + worker runs bringing every blob to 2 copies on {primary, destination}."""
+    settings = Settings(data_dir=data_dir, catalog=CatalogSettings(),
+                        stores=[PRIMARY, destination])
+    storage = Storage.open(settings)
+    replicas = ReplicaSet.open(storage)
+    seconds = {"small": 0.0, "large": 0.0, "director": 0.0}
+    totals = BatchReport()
+    cursor = 0
+    while True:
+        started = time.perf_counter()
+        tick = plan_batches(storage, replicas, retention=2, max_age=HOUR,
+                            batch_size=batch_size, cursor=cursor, max_batches=4)
+        seconds["director"] += time.perf_counter() - started
+        for batch in tick.batches:
+            started = time.perf_counter()
+            totals.merge(archive_batch(storage, replicas, batch, retention=2, max_age=HOUR,
+                                       width=width))
+            kind = "large" if large.intersection(batch) else "small"
+            seconds[kind] += time.perf_counter() - started
+        cursor = tick.next_cursor
+        if tick.wrapped and not tick.batches:
+            break
+    storage.engine.dispose()
+    copied = totals.created[destination.name]
+    return {**seconds, "objects": copied, "bytes": totals.bytes_copied[destination.name],
+            "stored": totals.stored_bytes[destination.name], "errors": len(totals.errors)}
+
+
+def rclone_copy(source: Path, target: Path, width: int) -> float | None:
+    rclone = shutil.which("rclone")
+    if not rclone:
+        print("rclone not found (scripts/ensure-bench-deps.sh installs it): skipped")
+        return None
+    started = time.perf_counter()
+    subprocess.run([rclone, "copy", "--checksum", "--transfers", str(width), "--checkers",
+                    str(width), "--no-update-modtime", str(source), str(target)], check=True)
+    return time.perf_counter() - started
+
+
+def director_ticks(n: int) -> list[float]:
+    """Seconds per tick over one full cycle of a PostgreSQL catalog of `n` blobs."""
+    server = None if os.environ.get("DATABASE_URL") else LocalPostgres().start()
+    server_url = os.environ.get("DATABASE_URL") or (server.url if server else "")
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    url = create_database(server_url, name)
+    try:
+        settings = Settings(data_dir=WORK / "pg", catalog=CatalogSettings(url=url),
+                            stores=[PRIMARY, StoreSettings(name="r1", path="replicas/r1"),
+                                    StoreSettings(name="r2", path="replicas/r2")])
+        (WORK / "pg").mkdir(parents=True, exist_ok=True)
+        initialize(settings)
+        storage = Storage.open(settings)
+        replicas = ReplicaSet.open(storage, probe=False)
+        started = time.perf_counter()
+        seed_blobs(storage.engine, n, replicas.store_ids, replicated_fraction=0.99)
+        print(f"  seeded {n:,} blobs + copies in {time.perf_counter() - started:.1f} s")
+        ticks, cursor = [], 0
+        while True:
+            started = time.perf_counter()
+            tick = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=1000,
+                                cursor=cursor, max_batches=4)
+            ticks.append(time.perf_counter() - started)
+            cursor = tick.next_cursor
+            if tick.wrapped:
+                break
+        storage.engine.dispose()
+        return ticks
+    finally:
+        drop_database(server_url, name)
+        if server is not None:
+            server.stop()
+
+
+def main() -> int:
+    args = parse_args()
+    shutil.rmtree(WORK, ignore_errors=True)
+    data_dir = WORK / "data"
+    data_dir.mkdir(parents=True)
+    moto = None
+    verdicts: list[tuple[str, bool]] = []
+    try:
+        print(f"date {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
+              f"load {os.getloadavg()[0]:.2f}; width {args.width}, batch {args.batch_size}")
+        settings = Settings(data_dir=data_dir, catalog=CatalogSettings(), stores=[PRIMARY])
+        initialize(settings)
+        storage = Storage.open(settings)
+        started = time.perf_counter()
+        small, large = make_blobs(storage, args.small, args.large_mb)
+        storage.engine.dispose()
+        print(f"generated {len(small):,} small + {len(large)} large blobs "
+              f"({args.large_mb} MiB) in {time.perf_counter() - started:.1f} s")
+
+        local = replicate_to(data_dir, StoreSettings(name="local", path="replicas/local"),
+                             set(large), args.width, args.batch_size)
+        small_rate = len(small) / local["small"]
+        large_rate = args.large_mb / local["large"] if large else 0.0
+        ours_s = local["small"] + local["large"] + local["director"]
+        print(f"ours -> local zstd: {small_rate:,.0f} small objects/s, {large_rate:,.0f} MB/s "
+              f"large, {ours_s:.1f} s total ({local['objects']:,} objects, "
+              f"{local['bytes'] / MIB:,.0f} MiB -> {local['stored'] / MIB:,.0f} MiB stored, "
+              f"director {local['director']:.2f} s, errors {local['errors']})")
+        verdicts.append((f"small objects/s to local {small_rate:,.0f} >= 3,000",
+                         small_rate >= 3000))
+
+        raw = replicate_to(data_dir, StoreSettings(name="localraw", path="replicas/raw",
+                                                   codec="raw"), set(large), args.width,
+                           args.batch_size)
+        raw_s = raw["small"] + raw["large"] + raw["director"]
+        print(f"ours -> local raw:  {len(small) / raw['small']:,.0f} small objects/s, "
+              f"{args.large_mb / raw['large']:,.0f} MB/s large, {raw_s:.1f} s total")
+
+        rclone_s = rclone_copy(data_dir / "cas" / "sha256", WORK / "rclone", args.width)
+        if rclone_s is not None:
+            print(f"rclone copy --checksum local -> local: {rclone_s:.1f} s "
+                  f"(ours zstd/rclone {ours_s / rclone_s:.2f}, ours raw/rclone "
+                  f"{raw_s / rclone_s:.2f})")
+            verdicts.append((f"ours (zstd) / rclone {ours_s / rclone_s:.2f} <= 1.5",
+                             ours_s / rclone_s <= 1.5))
+
+        if not args.skip_s3:
+            endpoint = os.environ.get("S3_ENDPOINT_URL")
+            if not endpoint:
+                moto = LocalMotoServer().start()
+                endpoint = moto.url
+            for var, value in (("AWS_ACCESS_KEY_ID", "bench"), ("AWS_SECRET_ACCESS_KEY", "bench"),
+                               ("AWS_DEFAULT_REGION", "us-east-1")):
+                os.environ.setdefault(var, value)
+            import boto3
+
+            bucket = f"bench-{uuid.uuid4().hex[:8]}"
+            boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
+            s3 = replicate_to(data_dir, StoreSettings(name="s3", kind="s3", bucket=bucket,
+                                                      endpoint_url=endpoint), set(large),
+                              args.width, args.batch_size)
+            print(f"ours -> S3 (moto_server): {len(small) / s3['small']:,.0f} small objects/s, "
+                  f"{args.large_mb / s3['large'] if large else 0:,.0f} MB/s large, "
+                  f"errors {s3['errors']}")
+
+        ticks = director_ticks(args.director_blobs)
+        print(f"director tick at {args.director_blobs:,} blobs (PostgreSQL, {len(ticks)} ticks "
+              f"= one cycle): median {statistics.median(ticks):.3f} s, max {max(ticks):.3f} s")
+        verdicts.append((f"director tick max {max(ticks):.3f} s <= 1 s", max(ticks) <= 1.0))
+    finally:
+        if moto is not None:
+            moto.stop()
+        if not args.keep:
+            shutil.rmtree(WORK, ignore_errors=True)
+    for text, ok in verdicts:
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    return 0 if all(ok for _t, ok in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+"""`python -m frontier_service`: the same as the `frontier-service` command."""
+
+import sys
+
+from frontier_service.cli import main
+
+sys.exit(main())

@@ -1,0 +1,164 @@
+"""`frontier-service run | seed URL... | stats`: the crawler's command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from archive_pipelines.errors import ArchiveError, SettingsError
+from archive_pipelines.settings import Settings, load_settings
+from frontier_service.service.runner import configure_logging, run_async, run_crawler
+from frontier_service.service.settings import CrawlerSettings, from_settings
+
+PROG = "frontier-service"
+
+
+@dataclass
+class Context:
+    data_dir: str | None
+    overrides: dict[str, Any]
+
+    def project_settings(self) -> Settings:
+        return load_settings(self.data_dir)
+
+    def crawler_settings(self, **more: Any) -> CrawlerSettings:
+        return from_settings(self.project_settings(), **{**self.overrides, **more})
+
+
+def _host_map(values: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
+    if not values:
+        return None
+    pairs = []
+    for value in values:
+        name, sep, target = value.partition("=")
+        if not sep or not name or not target:
+            raise SettingsError(
+                f"--host-map {value!r}: expected NAME=IP[:PORT], e.g. '*.test=127.0.0.1:8080'")
+        pairs.append((name, target))
+    return tuple(pairs)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data-dir", envvar="ARCHIVE_DATA_DIR", default=None, metavar="DIR",
+              help="The data directory (default: $ARCHIVE_DATA_DIR or ./data).")
+@click.option("--redis-url", default=None, metavar="URL",
+              help="Redis URL, or 'embedded' (default: archive.toml [redis] url, or $REDIS_URL).")
+@click.option("--crawl-name", default=None, metavar="NAME",
+              help="Redis key prefix of the crawl; processes with one name share a frontier.")
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
+@click.pass_context
+def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_name: str | None,
+        verbose: bool) -> None:
+    """A fast, polite crawler: Redis + per-domain frontier files, archiving into the blob store."""
+    configure_logging(logging.DEBUG if verbose else logging.INFO)
+    ctx.obj = Context(data_dir, {"redis_url": redis_url, "crawl_name": crawl_name})
+
+
+@cli.command("run")
+@click.option("--seed", "seeds", multiple=True, metavar="URL", help="Queue this URL first (repeatable).")
+@click.option("--concurrency", type=int, help="Concurrent fetches (worker tasks).")
+@click.option("--min-delay", type=float, help="Minimum seconds between two requests to a host.")
+@click.option("--max-depth", type=int, help="Links deeper than this are not followed (seeds: 0).")
+@click.option("--page-budget", type=int, help="Pages fetched per domain at most.")
+@click.option("--allowed-domain", "allowed", multiple=True, metavar="NAME|GLOB",
+              help="Crawl only these hosts (and subdomains) or glob patterns (repeatable).")
+@click.option("--allow-private/--no-allow-private", default=None,
+              help="Allow loopback and private addresses (e.g. a local test web).")
+@click.option("--host-map", "host_map", multiple=True, metavar="NAME=IP[:PORT]",
+              help="Resolve NAME (or a glob like '*.test') to this address (repeatable).")
+@click.option("--segment-pages", type=int, help="Close a page-index segment after this many pages.")
+@click.option("--segment-seconds", type=float, help="... or after this many seconds.")
+@click.option("--dagster-home", type=click.Path(file_okay=False), default=None,
+              help="Report segments to this Dagster instance (default: $DAGSTER_HOME if set).")
+@click.option("--metrics-port", type=int, help="Health/metrics port on 127.0.0.1 (0 any, -1 off).")
+@click.option("--max-pages", type=int, help="Stop after this many pages.")
+@click.option("--max-seconds", type=float, help="Stop after this many seconds.")
+@click.option("--exit-when-idle", type=float, metavar="SECONDS",
+              help="Stop once the frontier has been empty this long.")
+@click.option("--lease-seconds", type=float, help="A crashed process's domains return after this.")
+@click.option("--drain-timeout", type=float, help="SIGTERM: seconds in-flight fetches may take.")
+@click.option("--progress-seconds", type=float, help="Seconds between progress lines.")
+@click.option("--no-assets", is_flag=True, default=False, help="Do not queue images, scripts, styles.")
+@click.option("--loop", "event_loop", type=click.Choice(["auto", "asyncio", "uvloop"]), default=None,
+              help="Event loop (auto: uvloop if installed).")
+@click.pass_obj
+def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
+                host_map: tuple[str, ...], no_assets: bool, dagster_home: str | None,
+                **options: Any) -> None:
+    """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit."""
+    from pathlib import Path
+
+    renames = {"min_delay": "min_delay_s", "page_budget": "domain_page_budget",
+               "drain_timeout": "drain_timeout_s", "exit_when_idle": "exit_when_idle_s",
+               "max_seconds": "max_seconds", "progress_seconds": "progress_seconds"}
+    overrides = {renames.get(k, k): v for k, v in options.items()}
+    overrides["allow_private_addresses"] = overrides.pop("allow_private")
+    overrides["allowed_domains"] = tuple(allowed) or None
+    overrides["host_map"] = _host_map(host_map)
+    overrides["fetch_assets"] = False if no_assets else None
+    overrides["dagster_home"] = Path(dagster_home).resolve() if dagster_home else None
+    settings = obj.crawler_settings(**overrides)
+    project = obj.project_settings()
+    report = run_crawler(settings, seeds=seeds, store_settings=project.primary_store)
+    click.echo(json.dumps({"session_id": report.session_id, "pages": report.pages,
+                           "seconds": round(report.seconds, 1),
+                           "pages_per_second": round(report.pages_per_second, 1),
+                           "segments": report.segments, "stopped": report.stop_reason}))
+
+
+@cli.command("seed")
+@click.argument("urls", nargs=-1, required=True)
+@click.pass_obj
+def seed_command(obj: Context, urls: tuple[str, ...]) -> None:
+    """Queue start URLs at depth 0 (all or nothing: one bad URL queues none)."""
+    from frontier_service.service.components import open_frontier
+    from frontier_service.service.seeding import add_seeds
+
+    settings = obj.crawler_settings()
+
+    async def seed() -> tuple[int, int]:
+        async with open_frontier(settings) as (frontier, _):
+            result = await add_seeds(frontier, settings, urls)
+        return result.added, result.duplicate
+
+    added, duplicate = run_async(seed(), "asyncio")
+    click.echo(f"queued {added} URL(s); {duplicate} already seen")
+
+
+@cli.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@click.pass_obj
+def stats_command(obj: Context, as_json: bool) -> None:
+    """The frontier's size, ready and leased domains, counters, and segments on disk."""
+    from frontier_service.service.stats import crawl_stats, format_stats
+
+    snapshot = run_async(crawl_stats(obj.crawler_settings()), "asyncio")
+    click.echo(json.dumps(snapshot) if as_json else format_stats(snapshot))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; errors meant for people become one line on stderr and exit status 2."""
+    try:
+        code = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except ArchiveError as exc:
+        click.echo(f"{PROG}: error: {exc}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("interrupted; run again to resume", err=True)
+        return 130
+    return code if isinstance(code, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

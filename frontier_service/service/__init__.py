@@ -1,0 +1,20 @@
+"""The crawler service: settings, startup, a TaskGroup of workers, graceful drain, health endpoint.
+
+Pure asyncio on the frontier, fetch and archiving packages; Dagster is touched only to
+report closed segments (`frontier_service.archiving.events`, imported lazily).
+"""
+
+from frontier_service.service.runner import configure_logging, run_crawler
+from frontier_service.service.scope import Scope
+from frontier_service.service.service import CrawlerService, RunReport
+from frontier_service.service.settings import CrawlerSettings, from_settings
+
+__all__ = [
+    "CrawlerService",
+    "CrawlerSettings",
+    "RunReport",
+    "Scope",
+    "configure_logging",
+    "from_settings",
+    "run_crawler",
+]

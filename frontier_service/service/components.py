@@ -1,0 +1,119 @@
+"""Startup and shutdown of the crawler's parts: Redis, frontier, fetcher, robots, archive.
+
+`open_components(settings)` is the startup hook (arq's `on_startup`): it checks the data
+dir, connects (or starts the embedded Redis), opens the frontier and the fetcher, and
+builds the archiver on the primary blob store; leaving the block closes them in reverse.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
+from archive_pipelines.errors import DataDirError
+from archive_pipelines.settings import StoreSettings
+from frontier_service.archiving.archiver import Archiver
+from frontier_service.archiving.page_index import PageIndexWriter
+from frontier_service.fetch.fetcher import Fetcher
+from frontier_service.fetch.robots import RobotsCache
+from frontier_service.fetch.settings import FetchSettings
+from frontier_service.frontier.frontier import Frontier, FrontierConfig
+from frontier_service.service.redis_conn import open_redis
+from frontier_service.service.resolver import CrawlResolver
+from frontier_service.service.robots_store import RedisRobotsStore
+from frontier_service.service.settings import CrawlerSettings
+
+log = logging.getLogger(__name__)
+
+DEFAULT_STORE = StoreSettings(name="primary", kind="local", path="cas", codec="raw")
+
+
+@dataclass
+class Components:
+    settings: CrawlerSettings
+    redis: Redis
+    redis_url: str
+    frontier: Frontier
+    fetcher: Fetcher
+    robots: RobotsCache
+    store: BlobStore
+    archiver: Archiver
+    owner: str  # lease owner id of this process
+    session_id: str
+
+
+def check_data_dir(data_dir: Path) -> Path:
+    """The data dir, created if missing; DataDirError (one line) if it is not writable."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        (data_dir / "frontiers").mkdir(exist_ok=True)
+        probe = data_dir / f".write-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise DataDirError(f"data dir {data_dir} is not writable: {reason}") from None
+    return data_dir
+
+
+def frontier_config(settings: CrawlerSettings) -> FrontierConfig:
+    return FrontierConfig(name=settings.crawl_name, lease_seconds=settings.lease_seconds,
+                          seen_capacity=settings.seen_capacity,
+                          visited_expected=settings.visited_expected)
+
+
+def fetch_settings(settings: CrawlerSettings) -> FetchSettings:
+    return FetchSettings(**{
+        "user_agent": settings.user_agent,
+        "max_body_bytes": settings.max_body_bytes,
+        "connection_limit": max(settings.concurrency, 16),
+        "limit_per_host": 1,
+        **settings.fetch_overrides,
+    })
+
+
+@contextlib.asynccontextmanager
+async def open_frontier(settings: CrawlerSettings) -> AsyncIterator[tuple[Frontier, str]]:
+    """Redis + the frontier only (for `seed` and `stats`); yields (frontier, redis url)."""
+    check_data_dir(settings.data_dir)
+    async with open_redis(settings.redis_url, settings.data_dir) as (redis, url):
+        frontier = await Frontier(redis, settings.data_dir, frontier_config(settings)).open()
+        try:
+            yield frontier, url
+        finally:
+            frontier.close()
+
+
+@contextlib.asynccontextmanager
+async def open_components(settings: CrawlerSettings,
+                          store_settings: StoreSettings | None = None) -> AsyncIterator[Components]:
+    """Everything a crawl needs, started; closed again (in reverse) on exit."""
+    async with contextlib.AsyncExitStack() as stack:
+        frontier, url = await stack.enter_async_context(open_frontier(settings))
+        resolver = CrawlResolver(settings.host_map, allow_private=settings.allow_private_addresses)
+        fetcher = await stack.enter_async_context(Fetcher(fetch_settings(settings), resolver=resolver))
+        robots = RobotsCache(fetcher, RedisRobotsStore(frontier.redis, settings.crawl_name),
+                             unreachable_retry_s=settings.robots_unreachable_retry_s)
+        store = open_store(store_settings or DEFAULT_STORE, settings.data_dir)
+        if isinstance(store, LocalBlobStore):
+            # Bodies skip their own fsyncs; the segment closer syncs them (one syncfs)
+            # before the records that point at them are written.
+            stack.enter_context(store.deferred_sync())
+        executor = stack.enter_context(ThreadPoolExecutor(16, thread_name_prefix="archive"))
+        session_id = str(uuid.uuid4())
+        archiver = Archiver(store, PageIndexWriter(settings.data_dir, session_id),
+                            segment_pages=settings.segment_pages,
+                            segment_seconds=settings.segment_seconds, executor=executor)
+        owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        yield Components(settings, frontier.redis, url, frontier, fetcher, robots, store,
+                         archiver, owner, session_id)

@@ -1,0 +1,117 @@
+"""LinkBuffer: discovered URLs batched across pages into few, large `add_urls` calls.
+
+A page yields ~50 links and `add_urls` costs a Redis round trip, a Lua call and file
+appends per call, so links wait here until `flush_urls` have gathered or `flush_s` have
+passed. Before buffering, each link is canonicalized, checked against the scope, and
+dropped if this process offered it recently (most links of a site repeat from page to
+page; the seen filter would drop them too, but only after a round trip).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.urls import try_canonical_url_and_domain
+from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.service.scope import Scope
+
+log = logging.getLogger(__name__)
+
+
+class RecentlyOffered:
+    """Fingerprints offered lately, in two generations of at most `capacity` each."""
+
+    def __init__(self, capacity: int = 500_000) -> None:
+        self.capacity = capacity
+        self._new: set[bytes] = set()
+        self._old: set[bytes] = set()
+
+    def check_and_add(self, fingerprint: bytes) -> bool:
+        """True if the fingerprint was offered recently; remembers it either way."""
+        if fingerprint in self._new or fingerprint in self._old:
+            return True
+        if len(self._new) >= self.capacity:
+            self._old, self._new = self._new, set()
+        self._new.add(fingerprint)
+        return False
+
+    def __len__(self) -> int:
+        return len(self._new) + len(self._old)
+
+
+class LinkBuffer:
+    """Buffers in-scope canonical URLs (with depth) and flushes them to the frontier."""
+
+    def __init__(self, frontier: Frontier, scope: Scope, metrics: CrawlMetrics, *,
+                 flush_urls: int = 5_000, flush_s: float = 0.2,
+                 recent_capacity: int = 500_000) -> None:
+        self.frontier = frontier
+        self.scope = scope
+        self.metrics = metrics
+        self.flush_urls = flush_urls
+        self.flush_s = flush_s
+        self.recent = RecentlyOffered(recent_capacity)
+        self._pending: list[tuple[str, int]] = []
+        self._full = asyncio.Event()
+        self._lock = asyncio.Lock()
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def add(self, urls: Iterable[str], depth: int) -> int:
+        """Buffer the in-scope, not recently offered URLs; returns how many were buffered."""
+        metrics = self.metrics
+        refusal = self.scope.refusal
+        check = self.recent.check_and_add
+        pending = self._pending
+        before = len(pending)
+        for url in urls:
+            metrics.links_found += 1
+            parsed = try_canonical_url_and_domain(url)
+            if parsed is None:
+                metrics.links_invalid += 1
+                continue
+            canonical, domain, fingerprint = parsed
+            if refusal(domain, depth) is not None:
+                metrics.links_out_of_scope += 1
+                continue
+            if check(fingerprint):
+                metrics.links_repeated += 1
+                continue
+            pending.append((canonical, depth))
+        if len(pending) >= self.flush_urls:
+            self._full.set()
+        return len(pending) - before
+
+    async def flush(self) -> int:
+        """Send everything buffered to the frontier; returns how many URLs were new."""
+        async with self._lock:
+            batch, self._pending = self._pending, []
+            self._full.clear()
+            if not batch:
+                return 0
+            try:
+                result = await self.frontier.add_urls(batch)
+            except BaseException:
+                self._pending = batch + self._pending  # not lost: the next flush retries
+                raise
+            self.metrics.urls_offered += len(batch)
+            self.metrics.urls_added += result.added
+            return result.added
+
+    async def run(self, finished: asyncio.Event) -> None:
+        """Flush every flush_s, or as soon as flush_urls are waiting, until `finished`."""
+        while not finished.is_set():
+            waiter = asyncio.ensure_future(self._full.wait())
+            try:
+                await asyncio.wait([waiter], timeout=self.flush_s)
+            finally:
+                waiter.cancel()
+            try:
+                await self.flush()
+            except Exception:  # Redis trouble: keep the crawl going, retry next round
+                log.exception("adding discovered URLs to the frontier failed")

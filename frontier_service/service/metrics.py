@@ -1,0 +1,80 @@
+"""The process's counters and gauges, and their Prometheus text exposition."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CrawlMetrics:
+    """Counters since the process started (monotonic, Prometheus `_total`) and gauges."""
+
+    started_at: float = field(default_factory=time.time)
+    pages: int = 0  # page fetches finished with a response or a final error
+    pages_ok: int = 0  # 2xx responses
+    fetch_errors: int = 0  # no usable response (connect, timeout, protocol ...)
+    host_failures: int = 0  # connect/timeout/429/503 counted against a host
+    hosts_retired: int = 0
+    robots_fetches: int = 0
+    robots_disallowed: int = 0
+    body_bytes: int = 0
+    new_blobs: int = 0
+    links_found: int = 0
+    links_invalid: int = 0
+    links_out_of_scope: int = 0
+    links_repeated: int = 0  # dropped by the process-local recently-offered filter
+    urls_offered: int = 0  # passed to add_urls
+    urls_added: int = 0  # new to the frontier
+    claims: int = 0
+    claim_calls: int = 0
+    leases_lost: int = 0
+    budget_exhausted: int = 0
+    segments_closed: int = 0
+    segments_reported: int = 0
+    report_errors: int = 0
+    # Gauges.
+    in_flight: int = 0
+    queued_domains: int = 0
+    frontier_pending_bytes: int = 0
+    frontier_ready_domains: int = 0
+    frontier_due_domains: int = 0
+    frontier_leased_domains: int = 0
+    stopping: bool = False
+
+    def uptime_s(self) -> float:
+        return max(time.time() - self.started_at, 1e-9)
+
+
+_GAUGES = frozenset({"in_flight", "queued_domains", "frontier_pending_bytes",
+                     "frontier_ready_domains", "frontier_due_domains",
+                     "frontier_leased_domains", "stopping"})
+_HELP = {
+    "pages": "Page fetches finished (response or final error).",
+    "pages_ok": "Page fetches answered 2xx.",
+    "fetch_errors": "Page fetches without a usable response.",
+    "robots_disallowed": "URLs skipped because robots.txt disallows them.",
+    "urls_added": "URLs new to the frontier.",
+    "in_flight": "Fetches in progress.",
+    "frontier_pending_bytes": "Bytes of frontier files not yet read.",
+    "frontier_ready_domains": "Domains waiting in the ready queue.",
+}
+
+
+def render_prometheus(metrics: CrawlMetrics, prefix: str = "frontier") -> str:
+    """Prometheus text format 0.0.4: `{prefix}_{name}_total` counters and gauges."""
+    lines: list[str] = []
+    for item in dataclasses.fields(metrics):
+        if item.name == "started_at":
+            continue
+        value = getattr(metrics, item.name)
+        gauge = item.name in _GAUGES
+        name = f"{prefix}_{item.name}" if gauge else f"{prefix}_{item.name}_total"
+        if item.name in _HELP:
+            lines.append(f"# HELP {name} {_HELP[item.name]}")
+        lines.append(f"# TYPE {name} {'gauge' if gauge else 'counter'}")
+        lines.append(f"{name} {int(value)}")
+    lines.append(f"# TYPE {prefix}_uptime_seconds gauge")
+    lines.append(f"{prefix}_uptime_seconds {metrics.uptime_s():.3f}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,172 @@
+"""PageProcessor: one claimed URL from robots check to archive, links and next fetch time.
+
+Politeness rules carried out here:
+- robots.txt is the domain's first request; the page waits a full delay after it.
+- a disallowed URL is recorded (page index and visited store), never fetched.
+- redirects are not followed inside a fetch: the target is queued like a link, so it
+  is deduplicated and waits its host's delay like any URL.
+- connection failures and 429/503 leave the URL in place and back off (HostHealth);
+  the third failure in a row retires the host. A timeout costs the URL, not the host.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from frontier_service.archiving.archiver import Archiver
+from frontier_service.archiving.page_record import page_record
+from frontier_service.fetch.fetcher import Fetcher
+from frontier_service.fetch.links import links_from_fetch
+from frontier_service.fetch.politeness import HostHealth, next_delay
+from frontier_service.fetch.result import FetchErrorKind, FetchResult
+from frontier_service.fetch.robots import RobotsCache
+from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.urls import InvalidURL
+from frontier_service.frontier.visited import VisitedRecord
+from frontier_service.service.claimer import Claimed
+from frontier_service.service.ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
+from frontier_service.service.link_buffer import LinkBuffer
+from frontier_service.service.metrics import CrawlMetrics
+
+_RETRY_SAME_URL = frozenset({FetchErrorKind.CONNECT})
+
+
+@dataclass(frozen=True)
+class Politeness:
+    min_delay_s: float
+    max_crawl_delay_s: float
+    response_time_factor: float
+
+    def delay(self, rules: RobotsRules | None, response_time_s: float) -> float:
+        crawl_delay = rules.crawl_delay() if rules is not None else None
+        return next_delay(self.min_delay_s, crawl_delay, self.max_crawl_delay_s,
+                          response_time_s, self.response_time_factor)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """When the domain may be fetched again, and the read offset to release it at."""
+
+    next_fetch_at: float
+    offset: int
+
+
+class PageProcessor:
+    def __init__(self, *, frontier: Frontier, fetcher: Fetcher, robots: RobotsCache,
+                 archiver: Archiver, links: LinkBuffer, ledger: FetchLedger,
+                 metrics: CrawlMetrics, politeness: Politeness, max_depth: int,
+                 fetch_assets: bool = True,
+                 failure_backoff_s: tuple[float, ...] = (5.0, 30.0)) -> None:
+        self.frontier = frontier
+        self.fetcher = fetcher
+        self.robots = robots
+        self.archiver = archiver
+        self.links = links
+        self.ledger = ledger
+        self.metrics = metrics
+        self.politeness = politeness
+        self.max_depth = max_depth
+        self.fetch_assets = fetch_assets
+        self.health = HostHealth(failure_backoff_s)
+
+    async def process(self, item: Claimed) -> Outcome:
+        url = item.record.url
+        try:
+            rules = self.robots.cached_rules(url)
+        except InvalidURL as exc:
+            await self._record_skip(item, f"invalid URL: {exc}", STATUS_NO_RESPONSE)
+            return Outcome(time.time(), item.end_offset)
+        if rules is None:
+            return await self._load_robots(item)
+        if rules.source is RobotsSource.UNREACHABLE:  # cached: no request until it expires
+            return await self._host_failed(item, rules, None, time.time())
+        if not rules.can_fetch(url):
+            self.metrics.robots_disallowed += 1
+            await self._record_skip(item, "disallowed by robots.txt", STATUS_ROBOTS_DISALLOWED)
+            return Outcome(time.time(), item.end_offset)  # nothing was sent: no delay owed
+        self.metrics.in_flight += 1
+        try:
+            result = await self.fetcher.fetch(url, follow_redirects=False, max_attempts=1)
+        finally:
+            self.metrics.in_flight -= 1
+        return await self._handle(item, rules, result)
+
+    async def _load_robots(self, item: Claimed) -> Outcome:
+        """Fetch (or load from Redis) the domain's robots.txt; the page waits one delay."""
+        self.metrics.robots_fetches += 1
+        self.metrics.in_flight += 1
+        try:
+            rules = await self.robots.rules_for(item.record.url)
+        finally:
+            self.metrics.in_flight -= 1
+        now = time.time()
+        if rules.source is RobotsSource.UNREACHABLE:
+            return await self._host_failed(item, rules, None, now)
+        return Outcome(now + self.politeness.delay(rules, 0.0), item.start_offset)
+
+    async def _handle(self, item: Claimed, rules: RobotsRules, result: FetchResult) -> Outcome:
+        now = time.time()
+        if result.host_failure:
+            return await self._host_failed(item, rules, result, now)
+        self.health.record_success(item.domain)
+        delay = self.politeness.delay(rules, result.response_time_s or result.elapsed_s)
+        await self._archive(item, result)
+        return Outcome(now + delay, item.end_offset)
+
+    async def _host_failed(self, item: Claimed, rules: RobotsRules, result: FetchResult | None,
+                           now: float) -> Outcome:
+        """Back off; retry the same URL after connection trouble; retire the host at strike 3."""
+        self.metrics.host_failures += 1
+        verdict = self.health.record_failure(item.domain)
+        delay = max(self.politeness.delay(rules, 0.0), verdict.retry_in_s)
+        if verdict.retired:
+            self.metrics.hosts_retired += 1
+            self.ledger.count("hosts_retired")
+            await self.frontier.state.exclude(item.domain, "host unreachable")
+            if result is not None:
+                await self._archive(item, result)
+            else:
+                await self._record_skip(item, "host unreachable", STATUS_NO_RESPONSE)
+            return Outcome(now + delay, item.end_offset)
+        if result is None or result.error_kind in _RETRY_SAME_URL or result.error is None:
+            return Outcome(now + delay, item.start_offset)  # the URL waits for the host
+        await self._archive(item, result)  # a timeout: this URL is done, the host gets a strike
+        return Outcome(now + delay, item.end_offset)
+
+    async def _archive(self, item: Claimed, result: FetchResult) -> None:
+        """Store the body and page record, queue its links, record the visit."""
+        depth = item.record.depth
+        archived = await self.archiver.archive(result, item.record.url, depth)
+        metrics = self.metrics
+        metrics.pages += 1
+        metrics.pages_ok += result.ok
+        metrics.fetch_errors += result.error is not None
+        metrics.body_bytes += archived.bytes
+        metrics.new_blobs += archived.new_blobs
+        links = links_from_fetch(result) if result.ok else None
+        if links is not None:
+            if depth < self.max_depth:
+                self.links.add(links.pages, depth + 1)
+            if self.fetch_assets:
+                self.links.add(links.assets, depth)
+        if result.redirects and result.error is None:
+            self.links.add([result.redirects[-1].location], depth)
+        body_hash = bytes.fromhex(archived.body_sha256[:16]) if archived.body_sha256 else b""
+        status = result.status if result.status is not None else STATUS_NO_RESPONSE
+        self.ledger.record(
+            VisitedRecord(item.record.url, status, int(time.time()), body_hash), item.domain,
+            ok=result.error is None, response_ms=result.response_time_s * 1000)
+
+    async def _record_skip(self, item: Claimed, reason: str, status: int) -> None:
+        """A URL that was not fetched: a page-index record with the reason, and a visit."""
+        url = item.record.url
+        result = FetchResult(url=url, final_url=url, status=None, error=reason,
+                             started_at=time.time())
+        record = page_record(session_id=self.archiver.session_id, page_url=url,
+                             depth=item.record.depth, page=(result, None))
+        record["requests"] = []  # nothing was sent
+        self.archiver.index_writer.add(record)
+        self.ledger.record(VisitedRecord(url, status, int(time.time())), item.domain, ok=None)
+        self.ledger.count("robots_disallowed" if status == STATUS_ROBOTS_DISALLOWED else "skipped")

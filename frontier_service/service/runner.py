@@ -1,0 +1,77 @@
+"""Running the service in a process: event loop choice, signals, logging."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from archive_pipelines.settings import StoreSettings
+from frontier_service.service.service import CrawlerService, RunReport
+from frontier_service.service.settings import CrawlerSettings
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    logging.basicConfig(level=level, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        datefmt="%H:%M:%S")
+    for noisy in ("aiohttp.access", "aiohttp.server", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+def loop_name(choice: str) -> str:
+    """The event loop `choice` gives: uvloop if asked (or auto and installed), else asyncio."""
+    if choice == "asyncio":
+        return "asyncio"
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        if choice == "uvloop":
+            raise RuntimeError("event_loop = uvloop, but uvloop is not installed") from None
+        return "asyncio"
+    return "uvloop"
+
+
+def run_async(main: Coroutine[Any, Any, T], event_loop: str = "auto") -> T:
+    """asyncio.run on the chosen loop."""
+    if loop_name(event_loop) == "uvloop":
+        import uvloop
+
+        return uvloop.run(main)
+    return asyncio.run(main)
+
+
+def run_crawler(settings: CrawlerSettings, *, seeds: tuple[str, ...] = (),
+                store_settings: StoreSettings | None = None,
+                on_started: Callable[[CrawlerService], None] | None = None) -> RunReport:
+    """Run a crawler until SIGTERM/SIGINT or a stop condition; a second signal aborts the drain."""
+
+    async def main() -> RunReport:
+        service = CrawlerService(settings, seeds=seeds, store_settings=store_settings)
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        signals = 0
+
+        def on_signal(signum: int) -> None:
+            nonlocal signals
+            signals += 1
+            if signals == 1:
+                service.request_stop(signal.Signals(signum).name)
+            elif task is not None:
+                log.warning("second %s: aborting the drain", signal.Signals(signum).name)
+                task.cancel()
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, on_signal, signum)
+        if on_started is not None:
+            on_started(service)
+        log.info("event loop: %s", loop_name(settings.event_loop))
+        return await service.run()
+
+    return run_async(main(), settings.event_loop)

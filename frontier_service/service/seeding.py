@@ -1,0 +1,60 @@
+"""Seeds: start URLs checked one by one (a clear reason for each bad one), queued at depth 0."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from archive_pipelines.errors import ArchiveError
+from frontier_service.frontier.frontier import AddResult, Frontier
+from frontier_service.frontier.urls import canonical_url_and_domain
+from frontier_service.service.scope import Scope
+from frontier_service.service.settings import CrawlerSettings
+
+
+class BadSeed(ArchiveError):
+    """A seed URL the crawl cannot use."""
+
+
+@dataclass(frozen=True)
+class CheckedSeeds:
+    urls: list[str] = field(default_factory=list)  # canonical
+    rejected: list[tuple[str, str]] = field(default_factory=list)  # (as given, reason)
+
+
+def check_seeds(raw: Iterable[str], scope: Scope) -> CheckedSeeds:
+    """Canonical seeds, and the reason each bad one was refused."""
+    checked = CheckedSeeds()
+    for url in raw:
+        shown = url if len(url) <= 100 else url[:97] + "..."
+        try:
+            canonical, domain, _ = canonical_url_and_domain(url)
+        except ValueError as exc:
+            checked.rejected.append((shown, str(exc)))
+            continue
+        refusal = scope.refusal(domain, 0)
+        if refusal is not None:
+            checked.rejected.append((shown, f"out of scope ({refusal}: {domain})"))
+            continue
+        checked.urls.append(canonical)
+    return checked
+
+
+def scope_of(settings: CrawlerSettings) -> Scope:
+    return Scope(settings.allowed_domains, max_depth=settings.max_depth,
+                 allow_private=settings.allow_private_addresses)
+
+
+async def add_seeds(frontier: Frontier, settings: CrawlerSettings, raw: Iterable[str]) -> AddResult:
+    """Queue seeds at depth 0; BadSeed (one line) if any is unusable, nothing queued then."""
+    checked = check_seeds(list(raw), scope_of(settings))
+    if checked.rejected:
+        url, reason = checked.rejected[0]
+        more = f" (and {len(checked.rejected) - 1} more)" if len(checked.rejected) > 1 else ""
+        raise BadSeed(f"bad seed URL {url!r}: {reason}{more}")
+    result = AddResult(0, 0, 0)
+    for start in range(0, len(checked.urls), 10_000):
+        part = await frontier.add_urls([(u, 0) for u in checked.urls[start:start + 10_000]])
+        result = AddResult(result.added + part.added, result.duplicate + part.duplicate,
+                           result.invalid + part.invalid)
+    return result

@@ -1,0 +1,215 @@
+"""CrawlerService: arq's lifecycle for the crawler.
+
+startup (components) -> a TaskGroup of N workers plus the claimer, the link and ledger
+flushers, the segment closer, the progress line and the limits watch -> on SIGTERM (or a
+limit): stop claiming, hand back unstarted domains, let in-flight fetches finish (up to
+`drain_timeout_s`, then cancel them and hand their URLs back), flush discovered links
+and visited records, release every lease, close the segment (shielded) -> shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+from redis.exceptions import RedisError
+
+from archive_pipelines.settings import StoreSettings
+from frontier_service.frontier.frontier import AddResult
+from frontier_service.service.claimer import DomainClaimer
+from frontier_service.service.components import Components, open_components
+from frontier_service.service.health import HealthServer
+from frontier_service.service.ledger import FetchLedger
+from frontier_service.service.link_buffer import LinkBuffer
+from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.service.pages import Outcome, PageProcessor, Politeness
+from frontier_service.service.progress import ProgressReporter, format_progress
+from frontier_service.service.scope import Scope
+from frontier_service.service.seeding import add_seeds
+from frontier_service.service.segments import DagsterReporter, SegmentCloser
+from frontier_service.service.settings import CrawlerSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunReport:
+    session_id: str = ""
+    pages: int = 0
+    seconds: float = 0.0
+    segments: int = 0
+    stop_reason: str = ""
+    health_url: str = ""
+    metrics: CrawlMetrics = field(default_factory=CrawlMetrics)
+
+    @property
+    def pages_per_second(self) -> float:
+        return self.pages / self.seconds if self.seconds > 0 else 0.0
+
+
+class CrawlerService:
+    """One crawler process. `await run()`; `request_stop()` (e.g. from SIGTERM) drains it."""
+
+    def __init__(self, settings: CrawlerSettings, *, seeds: tuple[str, ...] = (),
+                 store_settings: StoreSettings | None = None) -> None:
+        self.settings = settings
+        self.seeds = seeds
+        self.store_settings = store_settings
+        self.metrics = CrawlMetrics()
+        self.stopping = asyncio.Event()
+        self.finished = asyncio.Event()
+        self.stop_reason = ""
+        self.seed_result: AddResult | None = None
+        self.health: HealthServer | None = None
+        self.started = asyncio.Event()  # set once the workers run
+
+    def request_stop(self, reason: str = "stop requested") -> None:
+        if not self.stopping.is_set():
+            self.stop_reason = reason
+            log.info("stopping (%s): no new claims, draining in-flight fetches", reason)
+            self.metrics.stopping = True
+            self.stopping.set()
+
+    async def run(self) -> RunReport:
+        began = time.monotonic()
+        async with open_components(self.settings, self.store_settings) as parts:
+            if self.seeds:
+                self.seed_result = await add_seeds(parts.frontier, self.settings, self.seeds)
+            if self.settings.metrics_port >= 0:
+                self.health = HealthServer(self.metrics, port=self.settings.metrics_port)
+                await self.health.start()
+            try:
+                closer = await self._crawl(parts)
+            finally:
+                if self.health is not None:
+                    await self.health.stop()
+        return RunReport(parts.session_id, self.metrics.pages, time.monotonic() - began,
+                         len(closer.summaries), self.stop_reason,
+                         self.health.url if self.health else "", self.metrics)
+
+    async def _crawl(self, parts: Components) -> SegmentCloser:
+        s, m = self.settings, self.metrics
+        ledger = FetchLedger(parts.frontier, flush_records=s.ledger_flush_records,
+                             flush_s=s.ledger_flush_s)
+        scope = Scope(s.allowed_domains, max_depth=s.max_depth,
+                      allow_private=s.allow_private_addresses)
+        links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
+                           flush_s=s.link_flush_s)
+        claimer = DomainClaimer(parts.frontier, parts.owner, m, ledger, capacity=s.concurrency,
+                                batch=s.claim_batch, poll_s=s.claim_poll_s,
+                                page_budget=s.domain_page_budget)
+        processor = PageProcessor(
+            frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
+            archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
+            politeness=Politeness(s.min_delay_s, s.max_crawl_delay_s, s.response_time_factor),
+            max_depth=s.max_depth, fetch_assets=s.fetch_assets,
+            failure_backoff_s=s.host_failure_backoff_s)
+        reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
+        closer = SegmentCloser(parts.archiver, parts.store, m, reporter)
+        progress = ProgressReporter(parts.frontier, m, s.progress_seconds)
+        log.info("crawl %r session %s: %d workers, Redis %s, health %s", s.crawl_name,
+                 parts.session_id, s.concurrency, parts.redis_url,
+                 self.health.url if self.health else "off")
+        try:
+            async with asyncio.TaskGroup() as tg:
+                claim_task = tg.create_task(self._claim_loop(claimer), name="claimer")
+                workers = [tg.create_task(self._worker(claimer, processor), name=f"worker-{i}")
+                           for i in range(s.concurrency)]
+                tg.create_task(links.run(self.finished), name="links")
+                tg.create_task(ledger.run(self.finished), name="ledger")
+                tg.create_task(closer.run(self.finished), name="segments")
+                tg.create_task(progress.run(self.finished), name="progress")
+                tg.create_task(self._watch_limits(claimer, links, progress), name="limits")
+                tg.create_task(self._drain(claim_task, workers, claimer, links, ledger, closer),
+                               name="drain")
+                self.started.set()
+        finally:
+            if reporter is not None:
+                reporter.close()
+        log.info("%s", format_progress(m, m.pages / m.uptime_s()))
+        return closer
+
+    async def _claim_loop(self, claimer: DomainClaimer) -> None:
+        """The claimer, restarted after Redis trouble (the crawl waits, it does not die)."""
+        while not self.stopping.is_set():
+            try:
+                await claimer.run(self.stopping)
+            except (RedisError, OSError) as exc:
+                log.warning("claiming failed (%s); retrying in 1 s", exc)
+                await asyncio.sleep(1.0)
+
+    async def _worker(self, claimer: DomainClaimer, processor: PageProcessor) -> None:
+        while True:
+            item = await claimer.queue.get()
+            if item is None:
+                return
+            try:
+                outcome = await processor.process(item)
+            except asyncio.CancelledError:  # drain timed out: the URL goes back unfetched
+                claimer.release(item.domain, time.time(), item.start_offset)
+                raise
+            except Exception:
+                log.exception("processing %s failed; skipping it", item.record.url)
+                outcome = Outcome(time.time() + self.settings.min_delay_s, item.end_offset)
+            claimer.release(item.domain, outcome.next_fetch_at, outcome.offset)
+
+    async def _drain(self, claim_task: asyncio.Task[None], workers: list[asyncio.Task[None]],
+                     claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,
+                     closer: SegmentCloser) -> None:
+        await self.stopping.wait()
+        await claim_task  # it hands back queued domains as it ends
+        for _ in workers:
+            claimer.queue.put_nowait(None)
+        _, late = await asyncio.wait(workers, timeout=self.settings.drain_timeout_s)
+        if late:
+            log.warning("drain timeout: cancelling %d fetches, their URLs stay queued", len(late))
+            for task in late:
+                task.cancel()
+            await asyncio.wait(late)
+        await asyncio.shield(self._final_flush(claimer, links, ledger, closer))
+        self.finished.set()
+
+    async def _final_flush(self, claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,
+                           closer: SegmentCloser) -> None:
+        for step, flush in (("links", links.flush), ("visited records", ledger.flush),
+                            ("leases", claimer.flush_releases)):
+            try:
+                await flush()
+            except Exception:
+                log.exception("final flush of %s failed", step)
+        await closer.close_segment()
+
+    async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
+                            progress: ProgressReporter) -> None:
+        s, began = self.settings, time.monotonic()
+        idle_since: float | None = None
+        while not self.stopping.is_set():
+            try:
+                await asyncio.wait_for(self.stopping.wait(), 0.25)
+                return
+            except TimeoutError:
+                pass
+            now = time.monotonic()
+            if s.max_pages and self.metrics.pages >= s.max_pages:
+                self.request_stop(f"max pages ({s.max_pages}) reached")
+            elif s.max_seconds and now - began >= s.max_seconds:
+                self.request_stop(f"max seconds ({s.max_seconds:g}) reached")
+            elif s.exit_when_idle_s:
+                idle = await self._idle(claimer, links, progress)
+                idle_since = (idle_since or now) if idle else None
+                if idle_since is not None and now - idle_since >= s.exit_when_idle_s:
+                    self.request_stop("frontier exhausted")
+
+    async def _idle(self, claimer: DomainClaimer, links: LinkBuffer,
+                    progress: ProgressReporter) -> bool:
+        """Nothing leased, queued, buffered, or waiting in the ready queue (any process)."""
+        if claimer.outstanding or links.pending or claimer.idle_rounds == 0:
+            return False
+        try:
+            await progress.sample()
+        except (RedisError, OSError):
+            return False
+        m = self.metrics
+        return m.frontier_ready_domains == 0 and m.frontier_leased_domains == 0

@@ -1,0 +1,43 @@
+"""`frontier-service stats`: the frontier's queue sizes and counters, and what was archived."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from frontier_service.archiving.page_index import list_segments
+from frontier_service.service.components import open_frontier
+from frontier_service.service.settings import CrawlerSettings
+
+
+async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
+    """A snapshot of the crawl named in settings (JSON-ready)."""
+    async with open_frontier(settings) as (frontier, url):
+        stats = await frontier.stats(now=time.time())
+        visited = await frontier.visited.count()
+        seen_backend = frontier.seen.backend
+    sessions = settings.data_dir / "sessions"
+    segments = list_segments(sessions) if sessions.is_dir() else []
+    return {
+        "crawl": settings.crawl_name,
+        "redis": url,
+        "pending_bytes": stats.pending_bytes,
+        "ready_domains": stats.ready_domains,
+        "due_domains": stats.due_domains,
+        "leased_domains": stats.leased_domains,
+        "visited_urls": visited,
+        "seen_filter": seen_backend,
+        "segments": len(segments),
+        "counters": dict(sorted(stats.counters.items())),
+    }
+
+
+def format_stats(snapshot: dict[str, Any]) -> str:
+    lines = [f"crawl {snapshot['crawl']!r} on {snapshot['redis']}",
+             f"  frontier: {snapshot['pending_bytes']:,} bytes pending, "
+             f"{snapshot['ready_domains']:,} ready domains ({snapshot['due_domains']:,} due), "
+             f"{snapshot['leased_domains']:,} leased",
+             f"  visited URLs: {snapshot['visited_urls']:,}; seen filter: {snapshot['seen_filter']}",
+             f"  page-index segments on disk: {snapshot['segments']:,}"]
+    lines += [f"  {name}: {value:,}" for name, value in snapshot["counters"].items()]
+    return "\n".join(lines)

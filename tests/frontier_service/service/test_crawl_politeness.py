@@ -1,0 +1,60 @@
+"""One full crawl of the test web: exactly-once, robots, per-host delays."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from frontier_service.testweb import host_traits
+from tests.frontier_service.service.conftest import Crawl
+from tests.frontier_service.service.web import ALIVE, DEAD, WEB, expected_delay
+
+# time.monotonic() on both sides of loopback: allow for timer granularity only.
+_CLOCK_SLACK_S = 0.002
+
+
+def test_the_crawl_ran_to_the_end(crawl: Crawl) -> None:
+    assert crawl.report.stop_reason == "frontier exhausted"
+    assert crawl.report.pages > 300
+    hosts = {r.host for r in crawl.requests}
+    assert len(hosts & ALIVE) > 10 and hosts & DEAD
+
+
+def test_no_url_is_fetched_twice(crawl: Crawl) -> None:
+    # Dead hosts are retried by design (and aiohttp resends a GET on a dropped connection).
+    counts = Counter((r.host, r.path_qs) for r in crawl.requests if r.host in ALIVE)
+    twice = {key: n for key, n in counts.items() if n > 1}
+    assert not twice
+
+
+def test_robots_txt_is_fetched_once_per_host(crawl: Crawl) -> None:
+    robots = Counter(r.host for r in crawl.requests if r.path_qs == "/robots.txt" and r.host in ALIVE)
+    assert robots and set(robots.values()) == {1}
+
+
+def test_disallowed_urls_are_never_fetched(crawl: Crawl) -> None:
+    private = [r for r in crawl.requests if r.path_qs.startswith("/private/")]
+    for record in private:
+        traits = host_traits(WEB, record.host)
+        assert traits is not None and not traits.disallows_private, record
+    assert crawl.report.metrics.robots_disallowed > 0
+
+
+def test_each_host_waits_its_delay_between_requests(crawl: Crawl) -> None:
+    arrivals: dict[str, list[float]] = defaultdict(list)
+    for record in crawl.requests:
+        if record.host in ALIVE:
+            arrivals[record.host].append(record.time)
+    checked = 0
+    for host, times in arrivals.items():
+        times.sort()
+        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        if gaps:
+            checked += 1
+            assert min(gaps) >= expected_delay(host) - _CLOCK_SLACK_S, (host, min(gaps))
+    assert checked > 10
+
+
+def test_dead_hosts_are_retired_quickly(crawl: Crawl) -> None:
+    per_host = Counter(r.host for r in crawl.requests if r.host in DEAD)
+    assert per_host and max(per_host.values()) <= 12
+    assert crawl.report.metrics.hosts_retired >= len(per_host)

@@ -1,0 +1,30 @@
+"""Subprocess body for the kill -9 test: migrate everything in small batches, READY first.
+
+`python -m tests.migration.crash_migrate DATA_DIR chain|organize|to_cas`
+"""
+
+import sys
+from pathlib import Path
+
+from archive_pipelines.migration import migrate_batch, next_migration_batches
+from archive_pipelines.settings import Settings
+from archive_pipelines.storage import Storage
+
+STEPS = {"chain": ("organize", "to_cas"), "organize": ("organize",), "to_cas": ("to_cas",)}
+
+
+def main() -> None:
+    storage = Storage.open(Settings(data_dir=Path(sys.argv[1])))
+    steps = STEPS[sys.argv[2]]
+    print("READY", flush=True)
+    cursor = ""
+    while True:
+        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=4, max_batches=1)
+        for batch in batches:
+            migrate_batch(storage, batch, steps=steps)
+        if not cursor:
+            break
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""kill -9 the migration at random instants, 50+ times across organize and to_cas.
+
+After every kill, before any repair: every original file's bytes exist somewhere (flat path,
+organized path or the store; hash-compared with the generator's manifest) and no snapshot's
+fs_version is ahead of its files. A final uninterrupted run converges: everything in the
+store, every folder a compatibility link, storage verified.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from archive_pipelines.catalog.files import snapshot_file_rows
+from archive_pipelines.datadir import initialize
+from archive_pipelines.legacy.generate import Manifest, generate_collection
+from archive_pipelines.legacy.layout import FileMove, iter_organize
+from archive_pipelines.migration import import_orphans
+from archive_pipelines.migration.folders import is_partial
+from archive_pipelines.settings import Settings
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.verify import verify_storage
+from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots
+
+ROOT = Path(__file__).resolve().parents[2]
+MIN_KILLS = 52
+
+
+def fresh_collection(data: Path, seed: int) -> tuple[Storage, Manifest]:
+    manifest = generate_collection(data, 36, versions=ALL_RELEASES, shared_asset_fraction=0.5, seed=seed)
+    settings = Settings(data_dir=data)
+    initialize(settings)
+    storage = Storage.open(settings)
+    report = import_orphans(storage)
+    assert report.imported == 36 and report.index_rewritten == 0  # the manifest is exact
+    return storage, manifest
+
+
+def versions_not_ahead(storage: Storage) -> list[str]:
+    """Snapshots whose fs_version claims more than their files show."""
+    problems = []
+    for ts, snapshot in snapshots(storage).items():
+        folder = storage.layout.archive / ts
+        if snapshot.fs_version == "organized" and not folder.is_symlink():
+            flat = [m.src_rel for m in iter_organize(folder, snapshot.url)
+                    if isinstance(m, FileMove) and not m.is_noop and not is_partial(m.src_rel)]
+            if flat:
+                problems.append(f"{ts} organized but flat files remain: {flat[:3]}")
+        elif snapshot.fs_version == "cas":
+            if not folder.is_symlink():
+                problems.append(f"{ts} cas but archive/{ts} is not a compatibility link")
+            with storage.session() as session:
+                rows = snapshot_file_rows(session, snapshot.id)
+            if not rows or not all(storage.primary.exists(row[4]) for row in rows):
+                problems.append(f"{ts} cas but its blobs are not all in the store")
+    return problems
+
+
+@pytest.mark.slow
+def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path) -> None:
+    rng = random.Random(4242)
+    kills = runs = rounds = 0
+    started = time.monotonic()
+    while kills < MIN_KILLS:
+        rounds += 1
+        data = tmp_path / f"round{rounds}"
+        storage, manifest = fresh_collection(data, seed=rounds)
+        while True:
+            mode = rng.choice(("chain", "chain", "organize", "to_cas"))
+            args = [sys.executable, "-m", "tests.migration.crash_migrate", str(data), mode]
+            with subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True) as proc:
+                assert proc.stdout is not None and proc.stdout.readline().strip() == "READY"
+                time.sleep(rng.uniform(0.0, 0.5))
+                killed = proc.poll() is None
+                if killed:
+                    proc.kill()
+                proc.wait()
+                assert killed or proc.returncode == 0
+            runs += 1
+            kills += killed
+            # Invariants at the crash point, before anything repairs:
+            assert lost_bytes(storage, manifest) == [], f"round {rounds}, run {runs} ({mode})"
+            assert versions_not_ahead(storage) == [], f"round {rounds}, run {runs} ({mode})"
+            found = verify_storage(storage, scan_store=False).found
+            assert found["missing_blob_files"] == found["refcount_drift"] == 0
+            if not killed and mode == "chain":
+                break  # this collection is fully migrated; start another one
+        # Converged: every snapshot in the store, every folder a link, nothing lost.
+        assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
+        assert all(p.is_symlink() for p in storage.layout.archive.iterdir() if p.name[0].isdigit())
+        assert lost_bytes(storage, manifest) == []
+        verify_storage(storage, fix=True, vacuum=True)
+        assert verify_storage(storage).problems == 0
+        storage.engine.dispose()
+    assert time.monotonic() - started < 180, "keep the crash loop under ~2 minutes"
+    print(f"{kills} kills in {runs} runs over {rounds} collections")
+    assert os.cpu_count()  # noqa: the print above is the point of -s runs

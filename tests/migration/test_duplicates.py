@@ -1,0 +1,99 @@
+"""Exact duplicates (same url+timestamp, or url+crawl_id) are merged into the oldest."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+
+from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog.files import snapshot_file_rows
+from archive_pipelines.legacy.generate import generate_collection
+from archive_pipelines.migration import import_orphans, merge_duplicates, migrate_batch
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.ingest import ingest_file
+from archive_pipelines.storage.verify import verify_storage
+from tests.migration.conftest import lost_bytes, snapshots
+from tests.storage.conftest import sha, write_tree
+
+URL = "https://example.com/page"
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def make(storage: Storage, ts: str, age: int, files: dict[str, bytes], tags: list[str],
+         crawl_id: str | None = None, url: str = URL) -> str:
+    repo = CatalogRepository(storage.engine)
+    sid = repo.add_snapshot(url=url, timestamp=ts, created_at=T0 + timedelta(minutes=age), tags=tags,
+                            crawl_id=crawl_id, title=f"title {age}" * (age + 1)).id
+    src = write_tree(storage.settings.data_dir.parent / f"src-{sid}", files)
+    for rel in files:
+        extractor, _, path = rel.partition("/")
+        assert not ingest_file(storage, sid, extractor, path, src / rel).errors
+    repo.add_result(sid, extractor="dom", output=f"run-{age}.html", start_ts=T0 + timedelta(minutes=age))
+    return sid
+
+
+def files_of(storage: Storage, sid: str) -> dict[str, str]:
+    with storage.session() as session:
+        return {f"{r[2]}/{r[3]}": r[4] for r in snapshot_file_rows(session, sid)}
+
+
+def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> None:
+    keeper = make(storage, "1600000000", 0, {"dom/output.html": b"keeper dom", "pdf/output.pdf": b"pdf"},
+                  ["a"])
+    dup1 = make(storage, "1600000000", 5, {"dom/output.html": b"dup dom", "media/video.mp4": b"video"},
+                ["b"])
+    dup2 = make(storage, "1600000000", 9, {"warc/x.warc.gz": b"warc", "media/video.mp4": b"video"}, ["a", "c"])
+    other_time = make(storage, "1600000099", 1, {"dom/output.html": b"another capture"}, [])
+    link = storage.layout.archive / "1600000000"
+    os.symlink("by_timestamp/1600000000", link)
+
+    report = merge_duplicates(storage, batch_size=1)
+
+    assert (report.groups, report.merged, report.files_moved, report.skipped) == (1, 2, 2, 0)
+    left = snapshots(storage)
+    assert {s.id for s in left.values()} == {keeper, other_time}
+    assert files_of(storage, keeper) == {
+        "dom/output.html": sha(b"keeper dom"),  # the keeper's file wins a path conflict
+        "pdf/output.pdf": sha(b"pdf"), "media/video.mp4": sha(b"video"), "warc/x.warc.gz": sha(b"warc")}
+    assert sorted(t.name for t in left["1600000000"].tags) == ["a", "b", "c"]
+    assert left["1600000000"].title == "title 9" * 10  # the longest title
+    assert len(CatalogRepository(storage.engine).results_for(keeper)) == 3
+    assert (storage.layout.archive / "by_timestamp/1600000000/media/video.mp4").read_bytes() == b"video"
+    found = verify_storage(storage).found
+    assert found["refcount_drift"] == 0 and found["missing_links"] == 0 and found["orphan_links"] == 0
+    assert os.readlink(link) == "by_timestamp/1600000000"
+    assert {dup1, dup2}.isdisjoint(s.id for s in left.values())
+    assert merge_duplicates(storage).groups == 0
+
+
+def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Storage) -> None:
+    keeper = make(storage, "1600000000", 0, {"dom/output.html": b"dom"}, [], crawl_id="crawl-1")
+    dup = make(storage, "1600000050", 3, {"pdf/output.pdf": b"pdf"}, ["x"], crawl_id="crawl-1")
+    make(storage, "1600000060", 4, {"pdf/output.pdf": b"pdf"}, [], crawl_id="crawl-1",
+         url="https://example.com/other")  # same crawl, another url: not a duplicate
+    os.symlink("by_timestamp/1600000050", storage.layout.archive / "1600000050")
+
+    report = merge_duplicates(storage)
+
+    assert (report.groups, report.merged, report.files_moved) == (1, 1, 1)
+    assert dup not in {s.id for s in snapshots(storage).values()}
+    assert files_of(storage, keeper) == {"dom/output.html": sha(b"dom"), "pdf/output.pdf": sha(b"pdf")}
+    assert os.readlink(storage.layout.archive / "1600000050") == "by_timestamp/1600000000"
+    assert (storage.layout.archive / "1600000050/pdf/output.pdf").read_bytes() == b"pdf"
+    assert verify_storage(storage).found["refcount_drift"] == 0
+
+
+def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: Storage) -> None:
+    storage = sqlite_storage
+    manifest = generate_collection(storage.settings.data_dir, 12, versions=("0.9",), duplicates=3, seed=5)
+    import_orphans(storage)
+    assert len(snapshots(storage)) == 15
+
+    report = merge_duplicates(storage)
+
+    assert (report.groups, report.merged, report.skipped) == (3, 3, 0), report.errors
+    assert len(snapshots(storage)) == 12
+    assert lost_bytes(storage, manifest) == []
+    rest = [s.id for s in snapshots(storage).values() if s.fs_version != "cas"]
+    assert migrate_batch(storage, rest).failed == 0
+    assert verify_storage(storage).problems == 0

@@ -1,0 +1,46 @@
+"""Migrate on save: a snapshot whose fs_version is behind is migrated before it changes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.migration import SnapshotMigrationError, import_orphans, save_snapshot
+from archive_pipelines.storage import Storage
+from tests.migration.conftest import snapshots
+from tests.migration.test_steps import FLAT, TS, URL, flat_snapshot
+
+
+def test_save_migrates_first_then_applies_the_changes(storage: Storage) -> None:
+    sid, folder = flat_snapshot(storage)
+
+    report = save_snapshot(storage, sid, title="New title", tags=["b", "a", "a"], crawl_id="crawl-1")
+
+    assert report.migration is not None and report.migration.steps == ["organize", "to_cas"]
+    assert report.changed == ["crawl_id", "tags", "title"]
+    saved = snapshots(storage)[TS]
+    assert (saved.fs_version, saved.title, saved.crawl_id) == ("cas", "New title", "crawl-1")
+    assert sorted(t.name for t in saved.tags) == ["a", "b"]
+    assert os.readlink(folder) == f"by_timestamp/{TS}"
+    # Already current: no migration, just the change.
+    assert save_snapshot(storage, sid, tags=[]).migration is None
+    assert snapshots(storage)[TS].tags == []
+
+
+def test_a_failed_migration_blocks_the_save(sqlite_storage: Storage) -> None:
+    sid, folder = flat_snapshot(sqlite_storage, {**FLAT, "headers/headers.json": b"conflicting bytes"})
+    with pytest.raises(SnapshotMigrationError, match="not overwritten"):
+        save_snapshot(sqlite_storage, sid, title="Never saved")
+    assert snapshots(sqlite_storage)[TS].title != "Never saved"
+    assert (folder / "headers.json").read_bytes() == FLAT["headers.json"]
+
+
+def test_only_fields_that_place_no_files_can_be_saved(sqlite_storage: Storage) -> None:
+    sid = CatalogRepository(sqlite_storage.engine).add_snapshot(url=URL, timestamp=TS).id
+    with pytest.raises(ValueError, match="url"):
+        save_snapshot(sqlite_storage, sid, url="https://elsewhere.example/")
+    with pytest.raises(KeyError):
+        save_snapshot(sqlite_storage, "missing", title="x")
+    assert import_orphans(sqlite_storage).processed == 0

@@ -1,0 +1,169 @@
+"""The fs_version chain: organize (flat -> per-extractor folders), to_cas, batches, resumption."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog.files import snapshot_file_rows
+from archive_pipelines.legacy.generate import generate_collection
+from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, organize, to_cas
+from archive_pipelines.migration.folders import TEMP_SUFFIX, folder_lock
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.verify import verify_storage
+from tests.legacy.index_docs import v04
+from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
+from tests.storage.conftest import sha, write_tree
+
+URL = "https://www.example.com/blog/post"
+TS = "1600000000"
+FLAT = {
+    "index.json": json.dumps(v04(url=URL, timestamp=TS)).encode(),
+    "index.html": b"<html>index</html>",
+    "output.html": b"<html>dom</html>",
+    "screenshot.png": b"\x89PNG screenshot",
+    "headers.json": b'{"status": 200}',
+    "warc/1600000000.warc.gz": b"warc bytes",
+    "www.example.com/blog/post.html": b"<html>wget</html>",
+    "cdn.other-host.net/jquery.js": b"jquery()",
+    "notes.txt": b"a user's notes",
+    "sources/list.txt": b"https://www.example.com/blog/post\n",
+    "dom": b"a flat file named like an extractor folder",
+}
+ORGANIZED = {
+    "index.json": "index.json",
+    "index.html": "index.html",
+    "output.html": "dom/output.html",
+    "screenshot.png": "screenshot/screenshot.png",
+    "headers.json": "headers/headers.json",
+    "warc/1600000000.warc.gz": "warc/1600000000.warc.gz",
+    "www.example.com/blog/post.html": "wget/www.example.com/blog/post.html",
+    "cdn.other-host.net/jquery.js": "wget/cdn.other-host.net/jquery.js",
+    "notes.txt": "notes.txt",
+    "sources/list.txt": "sources/list.txt",
+    "dom": "unknown/dom",
+}
+
+
+def flat_snapshot(storage: Storage, files: dict[str, bytes] | None = None) -> tuple[str, Path]:
+    folder = write_tree(storage.layout.archive / TS, files or FLAT)
+    report = import_orphans(storage)
+    assert report.imported == 1, report.errors
+    return snapshots(storage)[TS].id, folder
+
+
+def test_organize_moves_flat_files_into_extractor_folders(sqlite_storage: Storage) -> None:
+    sid, folder = flat_snapshot(sqlite_storage)
+    (folder / "link-to-notes").symlink_to("notes.txt")
+
+    step = organize(sqlite_storage, sid)
+
+    assert step.errors == [] and step.to_version == "organized" and step.steps == ["organize"]
+    assert tree_hashes(folder) == {dst: sha(FLAT[src]) for src, dst in ORGANIZED.items()}
+    assert os.readlink(folder / "link-to-notes") == "notes.txt"  # left alone, never followed
+    assert not (folder / "www.example.com").exists()  # emptied host folders are removed
+    assert snapshots(sqlite_storage)[TS].fs_version == "organized"
+    again = organize(sqlite_storage, sid)  # organizing an organized folder changes nothing
+    assert again.errors == [] and again.files_moved == 0
+    assert tree_hashes(folder) == {dst: sha(FLAT[src]) for src, dst in ORGANIZED.items()}
+
+
+def test_an_interrupted_organize_resumes_and_never_overwrites(sqlite_storage: Storage) -> None:
+    sid, folder = flat_snapshot(sqlite_storage, {k: v for k, v in FLAT.items() if k != "dom"})
+    # An earlier run copied two files (one as a real copy) and died; a temp file was left.
+    write_tree(folder, {"dom/output.html": FLAT["output.html"], f"dom/x{TEMP_SUFFIX}": b"partial"})
+    (folder / "screenshot").mkdir()
+    os.link(folder / "screenshot.png", folder / "screenshot" / "screenshot.png")
+    # Someone else's different bytes sit where headers.json must go.
+    write_tree(folder, {"headers/headers.json": b"other bytes"})
+
+    step = organize(sqlite_storage, sid)
+
+    assert len(step.errors) == 1 and "headers.json" in step.errors[0] and "not overwritten" in step.errors[0]
+    assert step.to_version == "0.4"  # not advanced: one file could not be verified
+    assert (folder / "headers.json").read_bytes() == FLAT["headers.json"]
+    assert (folder / "headers/headers.json").read_bytes() == b"other bytes"
+    assert not (folder / "output.html").exists() and not (folder / f"dom/x{TEMP_SUFFIX}").exists()
+    assert (folder / "dom/output.html").read_bytes() == FLAT["output.html"]
+    os.unlink(folder / "headers/headers.json")
+    assert organize(sqlite_storage, sid).to_version == "organized"
+
+
+def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage: Storage) -> None:
+    storage = sqlite_storage
+    sid, folder = flat_snapshot(storage)
+    assert organize(storage, sid).errors == []
+
+    step = to_cas(storage, sid)
+
+    assert step.errors == [] and step.to_version == "cas" and step.files_ingested == len(FLAT)
+    assert os.readlink(folder) == f"by_timestamp/{TS}"
+    with storage.session() as session:
+        rows = {(r[2], r[3]): r[4] for r in snapshot_file_rows(session, sid)}
+    expected = {}
+    for src, dst in ORGANIZED.items():
+        top, _, rest = dst.partition("/")
+        expected[("index", top) if not rest else (top, rest)] = sha(FLAT[src])
+    assert rows == expected
+    assert (folder / "dom" / "output.html").read_bytes() == FLAT["output.html"]  # through the link
+    assert (folder / "index" / "index.json").read_bytes() == FLAT["index.json"]
+    assert verify_storage(storage).problems == 0
+    assert to_cas(storage, sid).to_version == "cas"  # idempotent
+
+
+def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: Storage) -> None:
+    sid, folder = flat_snapshot(sqlite_storage)
+    odd = os.fsdecode(b"odd-\xff-name.txt")
+    (folder / odd).write_bytes(b"not utf-8 named")
+    before = tree_hashes(folder)
+
+    step = migrate_snapshot(sqlite_storage, sid)
+
+    assert step.to_version == "organized" and step.steps == ["organize", "to_cas"]
+    assert any("not valid UTF-8" in error for error in step.errors)
+    assert folder.is_dir() and not folder.is_symlink()
+    assert sorted(tree_hashes(folder).values()) == sorted(before.values())  # all bytes still here
+
+
+def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Storage) -> None:
+    manifest = generate_collection(storage.settings.data_dir, 25, versions=ALL_RELEASES, seed=21)
+    import_orphans(storage)
+    ids = [s.id for s in snapshots(storage).values()]
+
+    report = migrate_batch(storage, ids)
+
+    assert (report.processed, report.migrated, report.failed) == (25, 25, 0), report.errors
+    assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
+    assert all(p.is_symlink() for p in storage.layout.archive.iterdir() if p.name[0].isdigit())
+    assert lost_bytes(storage, manifest) == []
+    assert verify_storage(storage).problems == 0
+    again = migrate_batch(storage, ids)
+    assert (again.migrated, again.failed) == (0, 0)
+
+
+def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
+    storage = sqlite_storage
+    sid, folder = flat_snapshot(storage)
+    repo = CatalogRepository(storage.engine)
+    folderless = repo.add_snapshot(url=URL, timestamp="1600000001", fs_version="0.x").id
+    missing = repo.add_snapshot(url=URL, timestamp="1600000002", fs_version="0.6").id
+    write_tree(storage.layout.archive / "1600000003", {"dom/output.html": b"organized by legacy_cas"})
+    old_label = repo.add_snapshot(url=URL, timestamp="1600000003", fs_version="legacy").id
+
+    with folder_lock(folder) as problem:
+        assert problem is None
+        report = migrate_batch(storage, [sid, folderless, missing, old_label, "no-such-id"])
+
+    by_id = {step.snapshot_id: step for step in report.snapshots}
+    assert by_id[sid].skipped == "folder busy (another run is working on it)"
+    assert by_id[folderless].skipped == "no folder" and by_id[folderless].to_version == "0.x"
+    assert "is missing" in by_id[missing].errors[0]
+    assert by_id[old_label].to_version == "cas"
+    assert (report.processed, report.migrated, report.skipped, report.failed) == (4, 1, 2, 2)
+    assert migrate_snapshot(storage, sid).to_version == "cas"
+    with pytest.raises(KeyError):
+        migrate_snapshot(storage, "no-such-id")
