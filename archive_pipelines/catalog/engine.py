@@ -12,7 +12,6 @@ from sqlalchemy.pool import NullPool
 from archive_pipelines.catalog.urls import normalize_catalog_url, redact_url
 from archive_pipelines.errors import CatalogError
 
-
 READ_ONLY = "archive_read_only"
 
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Engine, delete, func, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.engine import reader
 from archive_pipelines.catalog.errors import clear_catalog_errors
@@ -24,6 +23,7 @@ from archive_pipelines.catalog.models import (
     Store,
     Tag,
 )
+from archive_pipelines.catalog.sessions import Transactions
 
 
 @dataclass(frozen=True)
@@ -42,25 +42,8 @@ class CatalogStatus:
     page_fetches: int
 
 
-class CatalogRepository:
+class CatalogRepository(Transactions):
     """Snapshots, tags, archive results and catalog-wide counts."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self._read_sessions = sessionmaker(reader(engine), expire_on_commit=False)
-
-    @contextmanager
-    def session(self) -> Iterator[Session]:
-        """One transaction: committed on success, rolled back on error, errors made readable."""
-        with clear_catalog_errors(), self._sessions() as session, session.begin():
-            yield session
-
-    @contextmanager
-    def read_session(self) -> Iterator[Session]:
-        """A read-only transaction (never blocks writers on SQLite)."""
-        with clear_catalog_errors(), self._read_sessions() as session, session.begin():
-            yield session
 
     # -- snapshots ---------------------------------------------------------------
 

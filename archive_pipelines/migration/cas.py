@@ -58,7 +58,7 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
     ingest = ingest_files(storage, [item for group in items.values() for item in group],
                           allow_hardlink=True)
     ids = [row.id for row in rows]
-    with storage.session() as session:
+    with storage.read_session() as session:
         records = adoption.file_records(session, ids)
         places = places_for(session, ids)
     for row in rows:

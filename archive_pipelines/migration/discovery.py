@@ -160,7 +160,7 @@ def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, da
 
 
 def _catalog_knows(storage: Storage, timestamp: str) -> bool:
-    with storage.session() as session:
+    with storage.read_session() as session:
         return bool(adoption.snapshots_by_timestamp(session, [timestamp]))
 
 

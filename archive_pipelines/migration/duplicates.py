@@ -46,7 +46,7 @@ def merge_duplicates(storage: Storage, batch_size: int = 100) -> MergeReport:
     for key in KEYS:
         after: tuple[str, str] | None = None
         while True:
-            with storage.session() as session:
+            with storage.read_session() as session:
                 page = adoption.duplicate_groups(session, key, after, batch_size)
             for value, url in page:
                 _merge_group(storage, key, value, url, report)
@@ -57,7 +57,7 @@ def merge_duplicates(storage: Storage, batch_size: int = 100) -> MergeReport:
 
 
 def _merge_group(storage: Storage, key: DuplicateKey, value: str, url: str, report: MergeReport) -> None:
-    with storage.session() as session:
+    with storage.read_session() as session:
         members = adoption.group_members(session, key, value, url)
     if len(members) < 2:
         return  # merged meanwhile

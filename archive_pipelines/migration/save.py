@@ -44,7 +44,7 @@ def save_snapshot(storage: Storage, snapshot_id: str, **changes: Any) -> SaveRep
     unknown = sorted(set(changes) - SAVABLE_FIELDS)
     if unknown:
         raise ValueError(f"cannot save {', '.join(unknown)} here; savable: {sorted(SAVABLE_FIELDS)}")
-    with storage.session() as session:
+    with storage.read_session() as session:
         rows = adoption.snapshots_by_id(session, [snapshot_id])
     if not rows:
         raise KeyError(f"no snapshot {snapshot_id}")

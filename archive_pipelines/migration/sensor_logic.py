@@ -35,7 +35,7 @@ def next_migration_batches(storage: Storage, *, cursor: str, batch_size: int,
     position, after = parse_cursor(cursor)
     ids: list[str] = []
     next_cursor = ""
-    with storage.session() as session:
+    with storage.read_session() as session:
         while position < len(MIGRATABLE_LABELS):
             label = MIGRATABLE_LABELS[position]
             found = adoption.migration_candidates(session, label, after, wanted - len(ids))

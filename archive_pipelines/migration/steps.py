@@ -88,7 +88,7 @@ def migrate_batch(storage: Storage, snapshot_ids: Sequence[str], *,
 
 def _run(storage: Storage, snapshot_ids: Sequence[str], wanted: tuple[str, ...]) -> MigrateReport:
     report = MigrateReport()
-    with storage.session() as session:
+    with storage.read_session() as session:
         rows = {row.id: row for row in adoption.snapshots_by_id(session, snapshot_ids)}
     steps: dict[str, StepReport] = {}
     for sid in dict.fromkeys(snapshot_ids):

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
 
 from archive_pipelines.blobstore import LocalBlobStore, open_store
-from archive_pipelines.catalog.engine import make_engine, reader
-from archive_pipelines.catalog.errors import clear_catalog_errors
+from archive_pipelines.catalog.engine import make_engine
 from archive_pipelines.catalog.files import ensure_store
+from archive_pipelines.catalog.sessions import Transactions
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import Settings
 from archive_pipelines.views import ViewFarm
@@ -27,18 +25,18 @@ R = TypeVar("R")
 
 
 @dataclass
-class Storage:
-    """What ingest, verify, gc and rebuild need; open with `Storage.open(settings)`."""
+class Storage(Transactions):
+    """What ingest, verify, gc and rebuild need; open with `Storage.open(settings)`.
+
+    `session()` / `read_session()` (from Transactions) are catalog transactions.
+    """
 
     settings: Settings
     engine: Engine
     views: tuple[str, ...]
-    _sessions: sessionmaker[Session] = field(init=False, repr=False)
-    _read_sessions: sessionmaker[Session] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._read_sessions = sessionmaker(reader(self.engine), expire_on_commit=False)
+        Transactions.__init__(self, self.engine)
 
     @classmethod
     def open(cls, settings: Settings, *, engine: Engine | None = None,
@@ -89,15 +87,3 @@ class Storage:
         with self.session() as session:
             return ensure_store(session, name=store.name, kind=store.kind,
                                 location=str(self.primary_root), codec=store.codec)
-
-    @contextmanager
-    def session(self) -> Iterator[Session]:
-        """One catalog write transaction (committed on success), errors made readable."""
-        with clear_catalog_errors(), self._sessions() as session, session.begin():
-            yield session
-
-    @contextmanager
-    def read_session(self) -> Iterator[Session]:
-        """A read-only transaction: never blocks writers (long scans use this)."""
-        with clear_catalog_errors(), self._read_sessions() as session, session.begin():
-            yield session

@@ -35,7 +35,7 @@ def delete_keys(redis_url: str, name: str) -> None:
         client.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def web() -> Iterator[TestWeb]:
     with serve_in_background(WEB) as running:
         yield running
@@ -48,7 +48,7 @@ def crawl_name(redis_url: str) -> Iterator[str]:
     delete_keys(redis_url, name)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def crawl(web: TestWeb, redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawl]:
     """Crawl from SEEDS until the frontier is empty, with segments reported to Dagster."""
     root = tmp_path_factory.mktemp("crawl")
