@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def parse_args() -> argparse.Namespace:
                         help="catalog size for the director tick (default 1000000)")
     parser.add_argument("--width", type=int, default=8, help="copier threads (default 8)")
     parser.add_argument("--batch-size", type=int, default=1000, help="worker batch (1000)")
+    parser.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+                        help="worker runs at a time (default: one per core)")
     parser.add_argument("--skip-s3", action="store_true", help="no S3 destination")
     parser.add_argument("--keep", action="store_true", help="keep bench/.work/replication")
     return parser.parse_args()
@@ -68,7 +71,8 @@ def small_sizes(n: int, rng: random.Random) -> list[int]:
 def make_blobs(storage: Storage, n_small: int, large_mb: int) -> tuple[list[str], list[str]]:
     """Write blobs straight into the primary store and record them (ref_count 1, present)."""
     rng = random.Random(42)
-    words = [w.encode() for w in ["<div>", "</div>", "<a", "href=", "class=", "the", "archive", "of", "web", "page", "snapshot", "2024", "html", "body", "script", "style"]]
+    words = [b"<div>", b"</div>", b"<a", b"href=", b"class=", b"the", b"archive", b"of",
+             b"web", b"page", b"snapshot", b"2024", b"html", b"body", b"script", b"style"]
     text = b" ".join(rng.choices(words, k=1 << 20))[:4 * MIB]  # compressible, like HTML
     noise = os.urandom(4 * MIB)  # incompressible, like images
     primary = storage.primary
@@ -105,33 +109,55 @@ def make_blobs(storage: Storage, n_small: int, large_mb: int) -> tuple[list[str]
     return [s for s, _ in small], [s for s, _ in large]
 
 
-def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str], width: int,
-                 batch_size: int) -> dict[str, float]:
-    """Director + worker runs bringing every blob to 2 copies on {primary, destination}."""
+_WORKER: dict[str, object] = {}
+
+
+def _open_worker(settings_json: str) -> None:
+    """Process-pool initializer: one Storage and ReplicaSet per worker process."""
+    storage = Storage.open(Settings.model_validate_json(settings_json))
+    _WORKER["storage"], _WORKER["replicas"] = storage, ReplicaSet.open(storage)
+
+
+def _run_batch(args: tuple[list[str], int]) -> BatchReport:
+    batch, width = args
+    return archive_batch(_WORKER["storage"], _WORKER["replicas"], batch,  # type: ignore[arg-type]
+                         retention=2, max_age=HOUR, width=width)
+
+
+def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
+                 args: argparse.Namespace) -> dict[str, float]:
+    """Director ticks, then worker runs (one per batch, `--processes` at a time, as Dagster's
+    multiprocess executor would run them) bringing every blob to 2 copies on
+    {primary, destination}. Small-blob batches are timed apart from the large-blob batch."""
     settings = Settings(data_dir=data_dir, catalog=CatalogSettings(),
                         stores=[PRIMARY, destination])
     storage = Storage.open(settings)
     replicas = ReplicaSet.open(storage)
     seconds = {"small": 0.0, "large": 0.0, "director": 0.0}
     totals = BatchReport()
-    cursor = 0
-    while True:
-        started = time.perf_counter()
-        tick = plan_batches(storage, replicas, retention=2, max_age=HOUR,
-                            batch_size=batch_size, cursor=cursor, max_batches=4)
-        seconds["director"] += time.perf_counter() - started
-        for batch in tick.batches:
+    with ProcessPoolExecutor(args.processes, initializer=_open_worker,
+                             initargs=(settings.model_dump_json(),)) as pool:
+        list(pool.map(_run_batch, [([], 1)] * args.processes))  # start the processes
+        cursor = 0
+        while True:
             started = time.perf_counter()
-            totals.merge(archive_batch(storage, replicas, batch, retention=2, max_age=HOUR,
-                                       width=width))
-            kind = "large" if large.intersection(batch) else "small"
-            seconds[kind] += time.perf_counter() - started
-        cursor = tick.next_cursor
-        if tick.wrapped and not tick.batches:
-            break
+            tick = plan_batches(storage, replicas, retention=2, max_age=HOUR,
+                                batch_size=args.batch_size, cursor=cursor,
+                                max_batches=4 * args.processes)
+            seconds["director"] += time.perf_counter() - started
+            for kind in ("small", "large"):
+                batches = [(b, args.width) for b in tick.batches
+                           if bool(large.intersection(b)) == (kind == "large")]
+                started = time.perf_counter()
+                for report in pool.map(_run_batch, batches):
+                    totals.merge(report)
+                seconds[kind] += time.perf_counter() - started
+            cursor = tick.next_cursor
+            if tick.wrapped and not tick.batches:
+                break
     storage.engine.dispose()
-    copied = totals.created[destination.name]
-    return {**seconds, "objects": copied, "bytes": totals.bytes_copied[destination.name],
+    return {**seconds, "objects": totals.created[destination.name],
+            "bytes": totals.bytes_copied[destination.name],
             "stored": totals.stored_bytes[destination.name], "errors": len(totals.errors)}
 
 
@@ -189,7 +215,8 @@ def main() -> int:
     verdicts: list[tuple[str, bool]] = []
     try:
         print(f"date {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
-              f"load {os.getloadavg()[0]:.2f}; width {args.width}, batch {args.batch_size}")
+              f"load {os.getloadavg()[0]:.2f}; {args.processes} worker processes x {args.width} "
+              f"copier threads, batch {args.batch_size}")
         settings = Settings(data_dir=data_dir, catalog=CatalogSettings(), stores=[PRIMARY])
         initialize(settings)
         storage = Storage.open(settings)
@@ -200,7 +227,7 @@ def main() -> int:
               f"({args.large_mb} MiB) in {time.perf_counter() - started:.1f} s")
 
         local = replicate_to(data_dir, StoreSettings(name="local", path="replicas/local"),
-                             set(large), args.width, args.batch_size)
+                             set(large), args)
         small_rate = len(small) / local["small"]
         large_rate = args.large_mb / local["large"] if large else 0.0
         ours_s = local["small"] + local["large"] + local["director"]
@@ -212,8 +239,7 @@ def main() -> int:
                          small_rate >= 3000))
 
         raw = replicate_to(data_dir, StoreSettings(name="localraw", path="replicas/raw",
-                                                   codec="raw"), set(large), args.width,
-                           args.batch_size)
+                                                   codec="raw"), set(large), args)
         raw_s = raw["small"] + raw["large"] + raw["director"]
         print(f"ours -> local raw:  {len(small) / raw['small']:,.0f} small objects/s, "
               f"{args.large_mb / raw['large']:,.0f} MB/s large, {raw_s:.1f} s total")
@@ -240,7 +266,7 @@ def main() -> int:
             boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
             s3 = replicate_to(data_dir, StoreSettings(name="s3", kind="s3", bucket=bucket,
                                                       endpoint_url=endpoint), set(large),
-                              args.width, args.batch_size)
+                              args)
             print(f"ours -> S3 (moto_server): {len(small) / s3['small']:,.0f} small objects/s, "
                   f"{args.large_mb / s3['large'] if large else 0:,.0f} MB/s large, "
                   f"errors {s3['errors']}")

@@ -128,17 +128,21 @@ def _insert_ignore(session: Session) -> Any:
 def tag_ids(session: Session, names: Iterable[str]) -> dict[str, int]:
     """Ids of these tags, creating the missing ones (safe against concurrent creators)."""
     wanted = sorted(set(names))
-    ids: dict[str, int] = {}
-    for chunk in _chunks(wanted):
-        ids.update({name: tid for name, tid in session.execute(select(Tag.name, Tag.id).where(Tag.name.in_(chunk)))})
+    ids = _tag_ids(session, wanted)
     missing = [name for name in wanted if name not in ids]
     if missing:
         ins = _insert_ignore(session)(Tag).on_conflict_do_nothing(index_elements=["name"])
         session.execute(ins, [{"name": name} for name in missing])
-        for chunk in _chunks(missing):
-            ids.update({name: tid for name, tid in
-                        session.execute(select(Tag.name, Tag.id).where(Tag.name.in_(chunk)))})
+        ids.update(_tag_ids(session, missing))
     return ids
+
+
+def _tag_ids(session: Session, names: Sequence[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for chunk in _chunks(names):
+        for name, tag_id in session.execute(select(Tag.name, Tag.id).where(Tag.name.in_(chunk))):
+            found[name] = tag_id
+    return found
 
 
 def insert_snapshots(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:

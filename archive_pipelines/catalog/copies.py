@@ -11,9 +11,9 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import Table, and_, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -130,7 +130,7 @@ def upsert_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], s
         raise ValueError(f"unknown copy status {status!r}")
     dialect = session.get_bind().dialect.name
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
-    table = BlobCopy.__table__
+    table = cast(Table, BlobCopy.__table__)
     stmt = insert(table)
     stmt = stmt.on_conflict_do_update(
         index_elements=["blob_id", "store_id"],

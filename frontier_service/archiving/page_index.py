@@ -69,10 +69,15 @@ class PageIndexWriter:
             raise ValueError(f"{directory} is outside the data dir {self.root}")
         return directory
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        """Buffer one record (encoded now, so later changes to the mapping do not leak in)."""
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        self._lines.append(line.encode("utf-8", errors="surrogatepass") + b"\n")
+    def add(self, record: Mapping[str, Any]) -> bytes:
+        """Buffer one record (encoded now, so later changes to the mapping do not leak in).
+
+        Returns the encoded line (a journal may keep a copy until the segment is written).
+        """
+        text = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        line = text.encode("utf-8", errors="surrogatepass") + b"\n"
+        self._lines.append(line)
+        return line
 
     @property
     def pending(self) -> int:

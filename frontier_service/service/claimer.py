@@ -2,7 +2,9 @@
 
 One task talks to Redis for all workers: each round trip releases the domains workers
 finished (with their next fetch time and read offset) and leases as many due domains as
-there are idle workers (up to `batch`). Then one pipelined read gets the claimed
+there are idle workers (up to `batch`). Before a read offset moves, `checkpoint` makes
+the released URLs' results durable (index journal, visited records, discovered links),
+so a crash can repeat a fetch but never lose one. Then one pipelined read gets the claimed
 domains' offsets and page counts, and one thread hop reads their next URL from the files.
 A domain is leased while its one URL is in flight, so no host sees two requests at once.
 """
@@ -13,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from frontier_service.frontier.frontier import Frontier
@@ -40,7 +42,8 @@ class DomainClaimer:
 
     def __init__(self, frontier: Frontier, owner: str, metrics: CrawlMetrics, ledger: FetchLedger,
                  *, capacity: int, batch: int = 64, poll_s: float = 0.01,
-                 page_budget: int = 0, clock: Callable[[], float] = time.time) -> None:
+                 page_budget: int = 0, clock: Callable[[], float] = time.time,
+                 checkpoint: Callable[[], Awaitable[None]] | None = None) -> None:
         self.frontier = frontier
         self.owner = owner
         self.metrics = metrics
@@ -50,6 +53,7 @@ class DomainClaimer:
         self.poll_s = poll_s
         self.page_budget = page_budget
         self.clock = clock
+        self.checkpoint = checkpoint  # makes the results of released URLs durable first
         self.queue: asyncio.Queue[Claimed | None] = asyncio.Queue()
         self.outstanding = 0  # leased by us and not yet released
         self.idle_rounds = 0  # consecutive claims that found nothing due
@@ -89,6 +93,8 @@ class DomainClaimer:
         while self._releases:
             releases, self._releases = self._releases, []
             try:
+                if self.checkpoint is not None:
+                    await self.checkpoint()
                 codes = await self.frontier.done_many(self.owner, releases)
             except BaseException:
                 self._releases = releases + self._releases
@@ -107,6 +113,8 @@ class DomainClaimer:
     async def _round(self, want: int) -> int:
         releases, self._releases = self._releases, []
         try:
+            if releases and self.checkpoint is not None:
+                await self.checkpoint()
             codes, domains = await self.frontier.release_and_claim(
                 self.owner, releases, want, now=self.clock())
         except BaseException:

@@ -7,6 +7,7 @@ builds the archiver on the primary blob store; leaving the block closes them in 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -23,11 +24,11 @@ from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
 from archive_pipelines.errors import DataDirError
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
-from frontier_service.archiving.page_index import PageIndexWriter
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.settings import FetchSettings
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
+from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.resolver import CrawlResolver
 from frontier_service.service.robots_store import RedisRobotsStore
@@ -48,6 +49,7 @@ class Components:
     robots: RobotsCache
     store: BlobStore
     archiver: Archiver
+    index_writer: JournaledIndexWriter
     owner: str  # lease owner id of this process
     session_id: str
 
@@ -110,10 +112,14 @@ async def open_components(settings: CrawlerSettings,
             # before the records that point at them are written.
             stack.enter_context(store.deferred_sync())
         executor = stack.enter_context(ThreadPoolExecutor(16, thread_name_prefix="archive"))
+        for segment in await asyncio.to_thread(recover_journals, settings.data_dir):
+            log.warning("recovered %d page-index records of a crashed run into %s",
+                        segment.records, segment.path)
         session_id = str(uuid.uuid4())
-        archiver = Archiver(store, PageIndexWriter(settings.data_dir, session_id),
+        index_writer = JournaledIndexWriter(settings.data_dir, session_id)
+        archiver = Archiver(store, index_writer,
                             segment_pages=settings.segment_pages,
                             segment_seconds=settings.segment_seconds, executor=executor)
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         yield Components(settings, frontier.redis, url, frontier, fetcher, robots, store,
-                         archiver, owner, session_id)
+                         archiver, index_writer, owner, session_id)

@@ -21,6 +21,7 @@ from frontier_service.frontier.frontier import AddResult
 from frontier_service.service.claimer import DomainClaimer
 from frontier_service.service.components import Components, open_components
 from frontier_service.service.health import HealthServer
+from frontier_service.service.journal import IndexJournal
 from frontier_service.service.ledger import FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.metrics import CrawlMetrics
@@ -64,6 +65,7 @@ class CrawlerService:
         self.seed_result: AddResult | None = None
         self.health: HealthServer | None = None
         self.started = asyncio.Event()  # set once the workers run
+        self._journal: IndexJournal | None = None
 
     def request_stop(self, reason: str = "stop requested") -> None:
         if not self.stopping.is_set():
@@ -97,9 +99,15 @@ class CrawlerService:
                       allow_private=s.allow_private_addresses)
         links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
                            flush_s=s.link_flush_s)
+        journal = self._journal = parts.index_writer.journal
+
+        async def checkpoint() -> None:
+            journal.sync()
+            await asyncio.gather(links.flush(), ledger.flush())
+
         claimer = DomainClaimer(parts.frontier, parts.owner, m, ledger, capacity=s.concurrency,
                                 batch=s.claim_batch, poll_s=s.claim_poll_s,
-                                page_budget=s.domain_page_budget)
+                                page_budget=s.domain_page_budget, checkpoint=checkpoint)
         processor = PageProcessor(
             frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
             archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
@@ -180,6 +188,8 @@ class CrawlerService:
             except Exception:
                 log.exception("final flush of %s failed", step)
         await closer.close_segment()
+        if self._journal is not None:
+            self._journal.close()  # every record is in a segment now
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
                             progress: ProgressReporter) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +19,9 @@ from tests.storage.conftest import sqlite_storage, storage  # noqa: F401 -- fixt
 ALL_RELEASES = ("0.4", "0.5", "0.6", "0.7", "0.8", "0.8.2", "0.8.3", "0.9")
 
 
-def snapshots(storage: Storage) -> dict[str, Snapshot]:
+def snapshots(store: Storage) -> dict[str, Snapshot]:
     """Every snapshot by timestamp (tags loaded)."""
-    with storage.session() as session:
+    with store.session() as session:
         return {s.timestamp: s for s in session.scalars(select(Snapshot))}
 
 
@@ -36,17 +37,17 @@ def tree_hashes(root: Path) -> dict[str, str]:
     return found
 
 
-def lost_bytes(storage: Storage, manifest: Manifest, extra_roots: tuple[Path, ...] = ()) -> list[str]:
+def lost_bytes(store: Storage, manifest: Manifest, extra_roots: tuple[Path, ...] = ()) -> list[str]:
     """Manifest files whose bytes are nowhere: not a blob of the store, not a file under
     archive/ (any path: flat or organized) nor under `extra_roots`."""
     on_disk: set[str] = set()
-    for root in (storage.layout.archive, *extra_roots):
+    for root in (store.layout.archive, *extra_roots):
         on_disk.update(tree_hashes(root).values())
     lost = []
     for rel, entry in manifest.files.items():
         if rel == "index.sqlite3" or entry.sha256 in on_disk:
             continue
-        blob = storage.primary.local_path(entry.sha256)
+        blob = store.primary.local_path(entry.sha256)
         if blob.is_file():
             with open(blob, "rb") as handle:
                 if hashlib.file_digest(handle, "sha256").hexdigest() == entry.sha256:
@@ -61,4 +62,4 @@ def immutable() -> Iterator[list[Path]]:
     paths: list[Path] = []
     yield paths
     for path in paths:
-        os.system(f"chattr -i '{path}' 2>/dev/null")
+        subprocess.run(["chattr", "-i", str(path)], check=False, capture_output=True)

@@ -13,8 +13,8 @@ from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.legacy.index_json import load_index
 from archive_pipelines.legacy.layout import plan_organize
-from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration import discovery as discovery_module
+from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.folders import invalid_day
 from archive_pipelines.storage import Storage
 from tests.legacy.index_docs import result, v04

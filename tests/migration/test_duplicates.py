@@ -42,7 +42,8 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> Non
                   ["a"])
     dup1 = make(storage, "1600000000", 5, {"dom/output.html": b"dup dom", "media/video.mp4": b"video"},
                 ["b"])
-    dup2 = make(storage, "1600000000", 9, {"warc/x.warc.gz": b"warc", "media/video.mp4": b"video"}, ["a", "c"])
+    dup2 = make(storage, "1600000000", 9, {"warc/x.warc.gz": b"warc", "media/video.mp4": b"video"},
+                ["a", "c"])
     other_time = make(storage, "1600000099", 1, {"dom/output.html": b"another capture"}, [])
     link = storage.layout.archive / "1600000000"
     os.symlink("by_timestamp/1600000000", link)

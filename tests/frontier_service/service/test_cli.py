@@ -1,0 +1,132 @@
+"""The command line: help, one-line errors, SIGTERM drains, kill -9 resumes."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from frontier_service.archiving import iter_records
+from frontier_service.cli import main
+from frontier_service.service.components import open_frontier
+from frontier_service.service.settings import CrawlerSettings
+from frontier_service.testweb import TestWeb
+from tests.frontier_service.service.cli_runs import (
+    HOSTS,
+    cli,
+    crawl_args,
+    finish,
+    healthz,
+    metric,
+    start,
+    wait_for_pages,
+)
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["seed"], ["stats"]])
+def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*command, "--help"]) == 0
+    assert "Usage: frontier-service" in capsys.readouterr().out
+
+
+def test_python_dash_m_runs_the_same_cli() -> None:
+    done = cli("--help")
+    assert done.returncode == 0 and "run" in done.stdout and "seed" in done.stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--redis-url", "redis://127.0.0.1:1/0", "stats"], "cannot reach Redis at redis://127.0.0.1:1/0"),
+    (["seed", "ftp://example.com/x"], "bad seed URL 'ftp://example.com/x': unsupported scheme"),
+    (["seed", "not a url"], "bad seed URL 'not a url'"),
+    (["run", "--concurrency", "0"], "`concurrency` must be at least 1"),
+    (["run", "--host-map", "nonsense"], "expected NAME=IP[:PORT]"),
+])
+def test_bad_input_is_one_clear_line(tmp_path: Path, redis_url: str, args: list[str],
+                                     message: str) -> None:
+    done = cli("--data-dir", str(tmp_path / "data"), "--redis-url", redis_url, *args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], done.stderr
+
+
+def test_an_unwritable_data_dir_is_one_clear_line(tmp_path: Path, redis_url: str) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    done = cli("--data-dir", str(blocker / "data"), "--redis-url", redis_url, "stats")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"frontier-service: error: data dir {blocker / 'data'} is not writable: Not a directory"]
+
+
+def fetched_records(data_dir: Path) -> list[dict[str, object]]:
+    return [r for r in iter_records(data_dir / "sessions") if r["requests"]]
+
+
+def test_sigterm_drains_and_the_next_run_resumes_without_refetching(
+        web: TestWeb, tmp_path: Path, redis_url: str, crawl_name: str) -> None:
+    web.log.clear()
+    data = tmp_path / "data"
+    args = crawl_args(data, redis_url, crawl_name, web.port)
+    process, port = start(args)
+    wait_for_pages(process, port, 40)
+    assert metric(port, "stopping") == 0 and healthz(port)["status"] == "ok"
+    process.send_signal(signal.SIGTERM)
+    code, first, err = finish(process)
+    assert code == 0, err[-3000:]
+    assert "stopping (SIGTERM)" in err and first["stopped"] == "SIGTERM"
+    pages = int(str(first["pages"]))
+    assert 40 <= pages == len(fetched_records(data))  # every page's record was flushed
+    in_first_run = len(web.log)
+
+    process, port = start([*args, "--exit-when-idle", "0.5"])
+    code, second, err = finish(process)
+    assert code == 0 and second["stopped"] == "frontier exhausted", err[-3000:]
+    assert int(str(second["pages"])) > 0 and len(web.log) > in_first_run
+    counts = Counter((r.host, r.path_qs) for r in web.log.records())
+    assert max(counts.values()) == 1  # nothing fetched twice across the two runs
+    urls = Counter(r["page_url"] for r in fetched_records(data))
+    assert max(urls.values()) == 1 and sum(urls.values()) == pages + int(str(second["pages"]))
+
+
+def test_kill_9_then_resume_converges(web: TestWeb, tmp_path: Path, redis_url: str,
+                                      crawl_name: str) -> None:
+    web.log.clear()
+    data = tmp_path / "data"
+    args = crawl_args(data, redis_url, crawl_name, web.port, "--lease-seconds", "1")
+    process, port = start(args)
+    wait_for_pages(process, port, 30)
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=10)
+    killed_at = len(web.log)
+
+    process, port = start([*args, "--exit-when-idle", "1.5"])
+    code, resumed, err = finish(process)
+    assert code == 0 and resumed["stopped"] == "frontier exhausted", err[-3000:]
+    assert len(web.log) > killed_at
+    counts = Counter((r.host, r.path_qs) for r in web.log.records())
+    assert sum(n - 1 for n in counts.values()) <= 16  # at most the fetches in flight at the kill
+
+    settings = CrawlerSettings(data_dir=data, redis_url=redis_url, crawl_name=crawl_name)
+
+    async def check() -> None:
+        async with open_frontier(settings) as (frontier, _):
+            stats = await frontier.stats()
+            assert stats.ready_domains == 0 and stats.leased_domains == 0
+            assert stats.pending_bytes == 0
+            queued = []
+            for host in HOSTS:
+                records, _ = frontier.files.read_from(host, 0, 1_000_000)
+                visits = await frontier.visited.get_many([r.url for r in records])
+                assert records and all(v is not None for v in visits)
+                queued += [r.url for r in records]
+            assert frontier.files.corrupt_lines == 0
+        return queued
+
+    queued = asyncio.run(check())
+    # Every consumed URL has its page record: the killed run's came back from its journal.
+    recorded = {str(r["page_url"]) for r in iter_records(data / "sessions")}
+    assert recorded == set(queued)
+    assert len(list((data / "sessions").glob("*/*"))) == 2  # both sessions wrote segments
