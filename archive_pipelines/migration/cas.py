@@ -1,8 +1,11 @@
-"""The `to_cas` step for a batch of organized folders: ingest, verify, remove, link.
+"""The `to_cas` step for a batch of folders: ingest, verify, remove, link.
 
-1. Ingest every file of every folder (one `ingest_files` call: hard links into the store,
-   dedup, exact ref counts, views); top-level files as extractor `index`, each top-level
-   folder as one extractor (`storage.legacy_cas.folder_items`).
+1. Ingest every file of every folder under its organized name (one `ingest_files` call:
+   hard links into the store, dedup, exact ref counts, views): `<extractor>/<path>` as
+   extractor + path, top-level files as extractor `index` (as `storage.legacy_cas` does).
+   For an organized folder that is where the files are; a flat legacy folder goes straight
+   from its flat paths to those names (`organize` in passing, nothing moved on disk) unless
+   two files want the same name, which only a real `organize` can sort out.
 2. Verify per snapshot: every catalog file row's blob exists with its size, and every file of
    the folder is recorded with a blob that is the same inode or hashes the same.
 3. Only for a snapshot where all of that holds: remove the folder's files and folders and
@@ -13,7 +16,9 @@ A snapshot with any problem keeps its folder untouched and is reported.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,12 +26,12 @@ from pathlib import Path
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import FileRecord, SnapshotRow
 from archive_pipelines.catalog.places import places_for
-from archive_pipelines.legacy.layout import display_path
+from archive_pipelines.legacy.layout import FileMove, display_path, iter_organize
 from archive_pipelines.migration.folders import is_partial
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.ingest import IngestItem, ingest_files
 from archive_pipelines.storage.legacy_cas import (
-    folder_items,
+    INDEX_EXTRACTOR,
     link_compat_folder,
     removal_problem,
     remove_files,
@@ -42,21 +47,29 @@ class CasOutcome:
 
     snapshot_id: str
     done: bool = False
+    needs_organize: bool = False  # a flat folder that only a real `organize` can sort out
     ingested: int = 0
     errors: list[str] = field(default_factory=list)
 
 
 def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[str, CasOutcome]:
-    """Run `to_cas` for organized snapshots whose folders the caller has locked."""
+    """Run `to_cas` for snapshots (organized or flat) whose folders the caller has locked."""
     archive = storage.layout.archive
     outcomes = {row.id: CasOutcome(row.id) for row in rows}
     items: dict[str, list[IngestItem]] = {}
     for row in rows:
         folder = archive / row.timestamp
         if os.path.isdir(folder) and not os.path.islink(folder):
-            items[row.id] = _collect(row.id, folder, outcomes[row.id])
-    ingest = ingest_files(storage, [item for group in items.values() for item in group],
-                          allow_hardlink=True)
+            items[row.id] = _collect(row.id, folder, row.url, outcomes[row.id])
+            if outcomes[row.id].needs_organize:
+                del items[row.id]
+    try:
+        ingest = ingest_files(storage, [item for group in items.values() for item in group],
+                              allow_hardlink=True)
+    except OSError as exc:  # e.g. the views cannot be written: nothing is removed, all retried
+        for sid in items:
+            outcomes[sid].errors.append(f"ingest: {exc.strerror or exc}")
+        return outcomes
     ids = [row.id for row in rows]
     with storage.read_session() as session:
         records = adoption.file_records(session, ids)
@@ -64,6 +77,8 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
     for row in rows:
         outcome = outcomes[row.id]
         folder = archive / row.timestamp
+        if outcome.needs_organize:
+            continue
         outcome.ingested = len(items.get(row.id, ()))
         problems = _catalog_problems(storage, records[row.id])
         if row.id in items:
@@ -88,18 +103,24 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
     return outcomes
 
 
-def _collect(snapshot_id: str, folder: Path, outcome: CasOutcome) -> list[IngestItem]:
+def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> list[IngestItem]:
     found: list[IngestItem] = []
-    errors: list[str] = []
-    try:
-        for item in folder_items(snapshot_id, folder, errors):
-            if is_partial(item.source.name):
-                os.unlink(item.source)  # a temp file of ours, left by a crash
-            else:
-                found.append(item)
-    except OSError as exc:
-        errors.append(f"{folder}: {exc.strerror or exc}")
-    outcome.errors += [_short(error, folder) for error in errors]
+    for entry in iter_organize(folder, url):
+        if not isinstance(entry, FileMove):
+            outcome.errors.append(f"{display_path(entry.rel_path)}: {entry.reason}")
+        elif is_partial(entry.src_rel):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(folder / entry.src_rel)  # a temp file of ours, left by a crash
+        else:
+            top, _, rest = entry.dst_rel.partition("/")
+            extractor, rel = (top, rest) if rest else (INDEX_EXTRACTOR, top)
+            found.append(IngestItem(snapshot_id, extractor, rel, folder / entry.src_rel))
+    clashes = [f"{ext}/{rel}" for (ext, rel), count in
+               Counter((item.extractor, item.relative_path) for item in found).items() if count > 1]
+    if clashes:
+        outcome.needs_organize = True
+        outcome.errors.append(f"several files want the name {display_path(clashes[0])}; "
+                              "left for organize, which never overwrites")
     return found
 
 

@@ -52,12 +52,19 @@ class ImportReport:
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
     error_count: int = 0
-    last_timestamp: str = ""
+    warnings: list[str] = field(default_factory=list)  # fields dropped or repaired, adopted anyway
+    warning_count: int = 0
+    last_timestamp: str = ""  # the last folder looked at: resume_from it to go on from there
 
     def error(self, message: str) -> None:
         self.error_count += 1
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(message)
+
+    def warn(self, message: str) -> None:
+        self.warning_count += 1
+        if len(self.warnings) < MAX_ERRORS:
+            self.warnings.append(message)
 
 
 def import_orphans(storage: Storage, *, resume_from: str = "", batch_size: int = 200,
@@ -135,6 +142,11 @@ def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, da
             loaded = load_index(folder)
             known = _lookup(abx, folder.name, report)
         if isinstance(loaded, LegacyIndex):
+            for warning in loaded.warnings:
+                report.warn(f"{folder.name}: {warning}")
+            if loaded.timestamp != folder.name:
+                report.warn(f"{folder.name}: index.json says timestamp {loaded.timestamp}; "
+                            "the folder name is the snapshot's timestamp")
             return FolderRecord(folder, loaded.fs_version, index=loaded, sqlite=known)
         if loaded.reason == "unreadable":
             report.skipped += 1

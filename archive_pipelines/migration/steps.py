@@ -1,5 +1,9 @@
 """Run the fs_version chain for snapshots: `organize`, then `to_cas`, in batches.
 
+When both steps run, a flat folder goes straight from its flat paths to its organized names
+in the store (see `migration.cas`): the same end state without creating, then removing, the
+organized folders on disk. A real `organize` runs first only where two files want one name.
+
 Crash safety comes from ordering. Each step copies, verifies, then removes; the new
 fs_version is committed (compare-and-set on the old one) only after the step's files are
 verified in their new place and the old copies are gone. So after a kill at any instant:
@@ -98,8 +102,12 @@ def _run(storage: Storage, snapshot_ids: Sequence[str], wanted: tuple[str, ...])
             continue
         steps[sid] = StepReport(sid, rows[sid].fs_version, rows[sid].fs_version)
     with _locked(storage, [rows[sid] for sid in steps], steps) as work:
-        if ORGANIZE in wanted:
-            _organize(storage, [row for row in work if ORGANIZE in steps_for(row.fs_version)], steps)
+        flat = [row for row in work if ORGANIZE in steps_for(row.fs_version)]
+        if ORGANIZE in wanted and TO_CAS in wanted:
+            # Straight from the flat paths into the store; a real organize only where needed.
+            _organize(storage, _to_cas(storage, flat, steps, also=ORGANIZE), steps)
+        elif ORGANIZE in wanted:
+            _organize(storage, flat, steps)
         if TO_CAS in wanted:
             current = [row for row in work if steps[row.id].to_version == ORGANIZED]
             _to_cas(storage, current, steps)
@@ -144,6 +152,9 @@ def _locked(storage: Storage, rows: list[SnapshotRow],
             owners[row.timestamp] = row.id
             folder = archive / row.timestamp
             if folder.is_dir() and not folder.is_symlink():
+                if not os.access(folder, os.W_OK):  # read-only mount, immutable: nothing can move
+                    step.errors.append(f"archive/{row.timestamp} is read-only; left as is")
+                    continue
                 problem = stack.enter_context(folder_lock(folder))
                 if problem == "busy":
                     step.skipped = "folder busy (another run is working on it)"
@@ -196,19 +207,27 @@ def _organize(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepRe
     _advance(storage, done, ORGANIZED, steps)
 
 
-def _to_cas(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport]) -> None:
+def _to_cas(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport],
+            also: str | None = None) -> list[SnapshotRow]:
+    """Run `to_cas` (with `also` = organize: from flat folders); returns the rows that need a
+    real organize first (their errors are not recorded: that organize decides)."""
     if not rows:
-        return
+        return []
     outcomes = migrate_to_cas_batch(storage, rows)
     done: dict[str, list[str]] = defaultdict(list)
+    needs_organize = []
     for row in rows:
         step, outcome = steps[row.id], outcomes[row.id]
-        step.steps.append(TO_CAS)
+        if outcome.needs_organize and also:
+            needs_organize.append(row)
+            continue
+        step.steps.extend([also, TO_CAS] if also else [TO_CAS])
         step.files_ingested += outcome.ingested
         step.errors.extend(f"to_cas: {error}" for error in outcome.errors)
         if outcome.done:
-            done[ORGANIZED].append(row.id)
+            done[step.to_version].append(row.id)
     _advance(storage, done, CAS, steps)
+    return needs_organize
 
 
 def _advance(storage: Storage, done: dict[str, list[str]], target: str,

@@ -9,7 +9,7 @@ from sqlalchemy import Select
 
 from archive_pipelines.catalog.places import iter_snapshot_files
 from archive_pipelines.storage.context import Storage
-from archive_pipelines.views import view_path
+from archive_pipelines.views import view_dir
 
 
 @dataclass
@@ -40,29 +40,46 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
     farm = storage.farm
     if clean and snapshot_query is None:
         for view in chosen:
-            for link, _target in farm.iter_links(view):
-                if farm.remove_link(link, prune=False):
-                    report.links_removed += 1
+            links = [link for link, _target in farm.iter_links(view)]
+            removed = storage.map_io(lambda link: farm.remove_link(link, prune=False), links)
+            report.links_removed += sum(removed)
             farm.remove_empty_dirs(view)
-    aliased: set[str] = set()
+    pending: list[tuple[str, str]] = []
+    shas: set[str] = set()
     with storage.read_session() as session:
         for place, files in iter_snapshot_files(session, snapshot_query):
             report.snapshots += 1
+            report.files += len(files)
+            dirs = [view_dir(view, place) for view in chosen]
             for extractor, rel, sha in files:
-                report.files += 1
-                if sha not in aliased:
-                    farm.ensure_alias(sha, storage.primary.local_path(sha))
-                    aliased.add(sha)
-                for view in chosen:
-                    outcome = farm.ensure_link(view_path(view, place, extractor, rel), sha)
-                    if outcome == "created":
-                        report.links_created += 1
-                    elif outcome == "ok":
-                        report.links_ok += 1
-                    elif outcome == "fixed":
-                        report.links_fixed += 1
-                    else:
-                        report.link_conflicts += 1
-            if progress:
-                progress(len(files))
+                shas.add(sha)
+                pending.extend((f"{folder}/{extractor}/{rel}", sha) for folder in dirs)
+            if len(pending) >= LINKS_PER_ROUND:
+                _link_round(storage, shas, pending, report)
+                if progress:
+                    progress(len(pending) // len(chosen))
+                pending, shas = [], set()
+    if pending:
+        _link_round(storage, shas, pending, report)
+        if progress:
+            progress(len(pending) // len(chosen))
     return report
+
+
+LINKS_PER_ROUND = 4096
+
+
+def _link_round(storage: Storage, shas: set[str], links: list[tuple[str, str]],
+                report: RebuildReport) -> None:
+    """Aliases of this round's blobs, then its links, on the io threads."""
+    farm, primary = storage.farm, storage.primary
+    storage.map_io(lambda sha: farm.ensure_alias(sha, primary.local_path(sha)), sorted(shas))
+    for outcome in storage.map_io(lambda link: farm.ensure_link(*link), links):
+        if outcome == "created":
+            report.links_created += 1
+        elif outcome == "ok":
+            report.links_ok += 1
+        elif outcome == "fixed":
+            report.links_fixed += 1
+        else:
+            report.link_conflicts += 1

@@ -8,6 +8,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from frontier_service.fetch.link_resolve import LinkResolver
 from frontier_service.fetch.result import FetchResult
 
 # Elements whose URL is another document to crawl, and those whose URL the page loads.
@@ -50,6 +51,7 @@ def extract_links(body: bytes, url: str, *, charset: str | None = None) -> PageL
     base = _base_url(tree, url)
     pages: dict[str, None] = {}
     assets: dict[str, None] = {}
+    resolve = LinkResolver(base, resolve_link).resolve
     for node in tree.css(_SELECTOR):
         tag = node.tag or ""
         if tag == "link":
@@ -61,7 +63,7 @@ def extract_links(body: bytes, url: str, *, charset: str | None = None) -> PageL
             target, attr = pages, _PAGE_ATTRS[tag]
         else:
             target, attr = assets, _ASSET_ATTRS[tag]
-        absolute = resolve_link(base, node.attributes.get(attr))
+        absolute = resolve(node.attributes.get(attr))
         if absolute is not None:
             target[absolute] = None
     return PageLinks(base, list(pages), list(assets))
@@ -106,7 +108,12 @@ def decode_html(body: bytes, charset: str | None) -> str | None:
     return body.decode(info.name, errors="replace")
 
 
+_UTF8_LABELS = frozenset({"utf-8", "utf8", "UTF-8", "Utf-8"})
+
+
 def _parse(body: bytes, charset: str | None) -> LexborHTMLParser:
+    if charset in _UTF8_LABELS:  # lexbor reads bytes as UTF-8 (bad bytes become U+FFFD): no copy
+        return LexborHTMLParser(body)
     text = decode_html(body, charset)
     if text is not None:
         return LexborHTMLParser(text)

@@ -56,10 +56,9 @@ def test_permission_errors_are_reported_and_nothing_is_lost(sqlite_storage: Stor
 
         migrated = run_unprivileged(storage, "migrate")
         assert (migrated["processed"], migrated["migrated"], migrated["failed"]) == (8, 7, 1)
-        print(migrated["errors"])
         assert any(names[2] in e and "Permission denied" in e for e in migrated["errors"])
-        assert snapshots(storage)[names[2]].fs_version == "organized"  # organized, not in the store
-        victim = closed_file / "dom" / "output.html"
+        assert snapshots(storage)[names[2]].fs_version in ("0.4", "0.6", "0.8")  # not migrated
+        assert victim.stat().st_mode & 0o777 == 0  # untouched
     finally:
         os.chmod(closed_folder, 0o755)
         os.chmod(closed_index / "index.json", 0o644)

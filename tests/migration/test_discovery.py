@@ -175,6 +175,7 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: Storage) -> None
     assert found["1600000009"].title == "nul and ? lone surrogate"
     assert sorted(t.name for t in found["1600000009"].tags) == ["bad", "ok"]  # NUL dropped
     assert found["1600000007"].title is None
+    assert any(w.startswith("1600000007: timestamp") for w in report.warnings)  # repaired, reported
     repo = CatalogRepository(storage.engine)
     outputs = {r.extractor: r.output for r in repo.results_for(found["1600000008"].id)}
     assert outputs == {"dom": None, "wget": None}  # unsafe paths dropped, never followed

@@ -123,9 +123,14 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
 
     step = migrate_snapshot(sqlite_storage, sid)
 
-    assert step.to_version == "organized" and step.steps == ["organize", "to_cas"]
+    assert step.to_version == "0.4" and step.steps == ["organize", "to_cas"]
     assert any("not valid UTF-8" in error for error in step.errors)
     assert folder.is_dir() and not folder.is_symlink()
+    assert tree_hashes(folder) == before  # flat and untouched
+    # Organized on its own, it still cannot go further: the odd file stays, reported.
+    assert organize(sqlite_storage, sid).to_version == "organized"
+    step = to_cas(sqlite_storage, sid)
+    assert step.to_version == "organized" and any("not valid UTF-8" in e for e in step.errors)
     assert sorted(tree_hashes(folder).values()) == sorted(before.values())  # all bytes still here
 
 
@@ -161,9 +166,19 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
     by_id = {step.snapshot_id: step for step in report.snapshots}
     assert by_id[sid].skipped == "folder busy (another run is working on it)"
     assert by_id[folderless].skipped == "no folder" and by_id[folderless].to_version == "0.x"
-    assert "is missing" in by_id[missing].errors[0]
+    assert "missing" in by_id[missing].errors[0]
     assert by_id[old_label].to_version == "cas"
     assert (report.processed, report.migrated, report.skipped, report.failed) == (4, 1, 2, 2)
     assert migrate_snapshot(storage, sid).to_version == "cas"
     with pytest.raises(KeyError):
         migrate_snapshot(storage, "no-such-id")
+
+
+def test_a_name_clash_in_a_flat_folder_goes_through_a_real_organize(sqlite_storage: Storage) -> None:
+    files = {k: v for k, v in FLAT.items() if k != "dom"}
+    sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": FLAT["output.html"]})
+
+    step = migrate_snapshot(sqlite_storage, sid)  # flat output.html and dom/output.html: one name
+
+    assert (step.to_version, step.steps, step.errors) == ("cas", ["organize", "to_cas"], [])
+    assert (folder / "dom" / "output.html").read_bytes() == FLAT["output.html"]

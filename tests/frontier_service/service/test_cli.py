@@ -45,11 +45,10 @@ def test_python_dash_m_runs_the_same_cli() -> None:
     (["run", "--host-map", "nonsense"], "expected NAME=IP[:PORT]"),
 ])
 def test_bad_input_is_one_clear_line(tmp_path: Path, redis_url: str, args: list[str],
-                                     message: str) -> None:
-    done = cli("--data-dir", str(tmp_path / "data"), "--redis-url", redis_url, *args)
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0], done.stderr
+                                     message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--data-dir", str(tmp_path / "data"), "--redis-url", redis_url, *args]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
 
 
 def test_an_unwritable_data_dir_is_one_clear_line(tmp_path: Path, redis_url: str) -> None:

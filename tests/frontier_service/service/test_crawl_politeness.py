@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 
 from frontier_service.testweb import host_traits
@@ -47,7 +48,7 @@ def test_each_host_waits_its_delay_between_requests(crawl: Crawl) -> None:
     checked = 0
     for host, times in arrivals.items():
         times.sort()
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
         if gaps:
             checked += 1
             assert min(gaps) >= expected_delay(host) - _CLOCK_SLACK_S, (host, min(gaps))

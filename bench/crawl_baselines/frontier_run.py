@@ -1,0 +1,98 @@
+"""(a) frontier_service itself: the real CrawlerService, measured inside its own process."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import uuid
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from bench.crawl_baselines.common import MAX_BODY_BYTES, USER_AGENT, Window, add_common_args, seeds
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.service.components import frontier_config
+from frontier_service.service.runner import configure_logging, run_async
+from frontier_service.service.service import CrawlerService
+from frontier_service.service.settings import CrawlerSettings
+
+
+def settings_for(args: argparse.Namespace) -> CrawlerSettings:
+    return CrawlerSettings(
+        data_dir=Path(args.work_dir) / "data",
+        redis_url=args.redis_url,
+        crawl_name=f"bench-{uuid.uuid4().hex[:8]}",
+        concurrency=args.concurrency,
+        min_delay_s=args.delay,
+        max_crawl_delay_s=args.delay,
+        response_time_factor=2.0,
+        max_depth=1000,
+        user_agent=USER_AGENT,
+        max_body_bytes=MAX_BODY_BYTES,
+        allowed_domains=("*.test",),
+        allow_private_addresses=True,
+        host_map=(("*.test", f"127.0.0.1:{args.port}"),),
+        fetch_assets=False,  # the baselines follow <a> links only
+        metrics_port=-1,
+        progress_seconds=10.0,
+        seen_capacity=20_000_000,
+        visited_expected=1_000_000,
+        max_seconds=args.warmup + args.seconds + 0.5,
+        event_loop=args.loop,
+        drain_timeout_s=5.0,
+    )
+
+
+async def redis_memory(settings: CrawlerSettings) -> dict[str, float]:
+    """Bytes of Redis per seen URL (Bloom filter) and per visited URL (bucketed records)."""
+    client = Redis.from_url(settings.redis_url)
+    try:
+        frontier = await Frontier(client, settings.data_dir, frontier_config(settings)).open()
+        counters = (await frontier.stats()).counters
+        seen_urls = counters.get("urls_added", 0)
+        visited = await frontier.visited.count()
+        seen_bytes = await frontier.seen.memory_bytes()
+        visited_bytes = await frontier.visited.memory_bytes()
+        frontier.close()
+        async for key in client.scan_iter(match=f"{settings.crawl_name}:*", count=1000):
+            await client.unlink(key)
+    finally:
+        await client.aclose()
+    return {"seen_urls": seen_urls, "seen_bytes": seen_bytes,
+            "seen_capacity": settings.seen_capacity,
+            "visited_urls": visited, "visited_bytes_per_url": visited_bytes / max(visited, 1)}
+
+
+async def crawl(args: argparse.Namespace, settings: CrawlerSettings) -> None:
+    service = CrawlerService(settings, seeds=tuple(seeds(args)))
+    run = asyncio.create_task(service.run())
+    await service.started.wait()
+    window = Window(args.warmup, args.seconds)  # the window reads the service's page counter
+    await asyncio.sleep(args.warmup)
+    window.pages = service.metrics.pages
+    window.mark("open")
+    await asyncio.sleep(args.seconds)
+    window.pages = service.metrics.pages
+    window.mark("close")
+    service.request_stop("bench window over")
+    report = await run
+    window.pages, window.errors = report.pages, report.metrics.fetch_errors
+    memory = await redis_memory(settings)
+    m = report.metrics
+    window.result("frontier_service", loop=settings.event_loop, urls_added=m.urls_added,
+                  claims=m.claims, claim_calls=m.claim_calls, robots_disallowed=m.robots_disallowed,
+                  hosts_retired=m.hosts_retired, new_blobs=m.new_blobs, **memory).emit()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_common_args(parser)
+    parser.add_argument("--redis-url", required=True)
+    args = parser.parse_args()
+    configure_logging()
+    settings = settings_for(args)
+    run_async(crawl(args, settings), args.loop)
+
+
+if __name__ == "__main__":
+    main()

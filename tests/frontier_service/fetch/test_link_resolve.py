@@ -1,0 +1,40 @@
+"""LinkResolver's fast paths give exactly what resolve_link (urljoin) gives."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from frontier_service.fetch.link_resolve import LinkResolver
+from frontier_service.fetch.links import resolve_link
+from frontier_service.testweb import TestWebConfig, page_links, page_path
+
+BASES = ["http://h.test/dir/p.html", "http://h.test/", "https://h.test:8443/a/b/c/",
+         "http://h.test/a/./b.html", "http://h.test", "http://h.test/a//b/c.html?x=1"]
+HREFS = ["/a", "a", "./a", "../a", "../../../../a", "a/../../b", "a/./b/.", "a/b/..", ".", "..",
+         "", "?q=1", "#frag", "a#f", "/a?", "a?", "a?b=1&c=2", "/a?b=c?d|e", "//other.test/x",
+         "http://x.test", "http://x.test?q", "http://x.test/p?q#f", "HTTP://X.test/", "mailto:a@b",
+         "a:b/c", "./a:b", "http://[::1", "https:///nohost", " /a ", "/a\tb", "/s1/\np1.html",
+         "/a/%2e%2e/b", "a//b", "/a//b", "%41", "a b", "/a b", "http://h.test/a b", "\\a", "/a/../b"]
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_fast_paths_agree_with_urljoin(base: str) -> None:
+    resolver = LinkResolver(base, resolve_link)
+    for href in HREFS:
+        assert resolver.resolve(href) == resolve_link(base, href), (base, href)
+
+
+def test_agrees_on_the_test_webs_links() -> None:
+    config = TestWebConfig(seed=3, hosts=50, pages_per_host=200, special_fraction=0.5)
+    rng = random.Random(1)
+    checked = 0
+    for _ in range(150):
+        host, path = f"site{rng.randrange(50):04d}.test", page_path(rng.randrange(200))
+        base = f"http://{host}{path}"
+        resolver = LinkResolver(base, resolve_link)
+        for href in page_links(config, host, path):
+            assert resolver.resolve(href) == resolve_link(base, href), (base, href)
+            checked += 1
+    assert checked > 1000
