@@ -1,9 +1,10 @@
 """Lazy adoption of legacy collections (seed 001), measured three ways.
 
 1. `import_orphans` on 2,000 and on 20,000 generated legacy snapshots (~10 files each, every
-   index.json fingerprint): folders/s and peak RSS, each import in a fresh subprocess
-   (ru_maxrss and /proc VmHWM), cases alternated run by run, medians. Verdict: flat, i.e.
-   RSS(20k)/RSS(2k) <= 1.25 and folders/s(20k)/folders/s(2k) >= 0.75.
+   index.json fingerprint): folders/s and peak RSS, each import in a fresh subprocess, cases
+   alternated run by run, medians. Peak RSS is /proc VmHWM (reset by exec); ru_maxrss is
+   printed too but carries over the bench process it was forked from. Verdict: flat, i.e.
+   VmHWM(20k)/VmHWM(2k) <= 1.25 and folders/s(20k)/folders/s(2k) >= 0.75.
 2. End-to-end lazy migration into the CAS (the sensor's loop: `next_migration_batches` then
    `migrate_batch`, every view enabled) on a fresh copy of the 2,000-snapshot collection:
    snapshots/s, target >= 300/s. Printed beside it, for the breakdown: the same with no views.
@@ -96,26 +97,31 @@ def bench_import(sizes: list[int], runs: int) -> bool:
             assert result["imported"] == n and result["errors"] == 0, result
             samples[n].append(result)
     print(f"\n1. import_orphans, each run in a fresh process ({runs} runs per size, medians)")
-    print(f"{'snapshots':>10} {'folders/s':>10} {'seconds':>8} {'peak RSS MiB':>13} {'VmHWM MiB':>10}")
+    print(f"{'snapshots':>10} {'folders/s':>10} {'seconds':>8} {'VmHWM MiB':>10} {'ru_maxrss MiB':>14}")
     med: dict[int, dict[str, float]] = {}
     for n in sizes:
         med[n] = {key: statistics.median(s[key] for s in samples[n])
                   for key in ("seconds", "maxrss_kb", "vmhwm_kb")}
         med[n]["rate"] = n / med[n]["seconds"]
         print(f"{n:>10,} {med[n]['rate']:>10.0f} {med[n]['seconds']:>8.1f} "
-              f"{med[n]['maxrss_kb'] / 1024:>13.1f} {med[n]['vmhwm_kb'] / 1024:>10.1f}")
+              f"{med[n]['vmhwm_kb'] / 1024:>10.1f} {med[n]['maxrss_kb'] / 1024:>14.1f}")
     small, large = sizes
-    rss_ratio = med[large]["maxrss_kb"] / med[small]["maxrss_kb"]
+    rss_ratio = med[large]["vmhwm_kb"] / med[small]["vmhwm_kb"]
     rate_ratio = med[large]["rate"] / med[small]["rate"]
     ok = rss_ratio <= MAX_RSS_RATIO and rate_ratio >= MIN_RATE_RATIO
-    print(f"peak RSS {large:,}/{small:,} = {rss_ratio:.3f} (<= {MAX_RSS_RATIO}); "
+    print(f"VmHWM {large:,}/{small:,} = {rss_ratio:.3f} (<= {MAX_RSS_RATIO}); "
           f"folders/s {large:,}/{small:,} = {rate_ratio:.3f} (>= {MIN_RATE_RATIO})  "
           f"{'PASS' if ok else 'FAIL'}")
     return ok
 
 
-def migrate_all(n: int, views: tuple[str, ...] | None) -> tuple[float, float, int]:
-    """Copy the n-snapshot collection, import it, then run the sensor loop; (wall, cpu, failed)."""
+def migrate_all(n: int, views: tuple[str, ...] | None) -> tuple[float, float, int, Path]:
+    """Copy the n-snapshot collection, import it, then run the sensor loop.
+
+    Returns (wall, cpu, failed, data dir). The caller deletes the data dir after every case:
+    deleting ~20,000 files makes this disk slow for a while (`discard`), which would land
+    on the next case.
+    """
     from archive_pipelines.migration import import_orphans, migrate_batch, next_migration_batches
     from archive_pipelines.settings import Settings
     from archive_pipelines.storage import Storage
@@ -141,18 +147,20 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> tuple[float, float, in
     after = resource.getrusage(resource.RUSAGE_SELF)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     storage.engine.dispose()
-    shutil.rmtree(data)
-    return wall, cpu, failed
+    return wall, cpu, failed, data
 
 
 def bench_migration(n: int) -> bool:
     print(f"\n2. end-to-end lazy migration into the CAS, {n:,} snapshots (sensor loop, batches of 200)")
     print(f"{'views':>22} {'snapshots/s':>12} {'wall s':>7} {'cpu s':>7} {'failed':>7}")
-    rates = []
+    rates, leftovers = [], []
     for label, views in (("all four (default)", None), ("none (breakdown)", ())):
-        wall, cpu, failed = migrate_all(n, views)
+        wall, cpu, failed, data = migrate_all(n, views)
         rates.append((n / wall, failed))
+        leftovers.append(data)
         print(f"{label:>22} {n / wall:>12.0f} {wall:>7.1f} {cpu:>7.1f} {failed:>7}")
+    for data in leftovers:
+        shutil.rmtree(data)
     rate, failed = rates[0]
     ok = failed == 0 and rate >= TARGET_SNAPSHOTS_PER_S
     print(f"snapshots/s = {rate:.0f} (target >= {TARGET_SNAPSHOTS_PER_S:.0f})  {'PASS' if ok else 'FAIL'}")

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from sqlalchemy import Select, and_, func, insert, select, tuple_, update
+from sqlalchemy import Select, Table, and_, func, insert, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
@@ -147,8 +147,8 @@ def _tag_ids(session: Session, names: Sequence[str]) -> dict[str, int]:
 
 def insert_snapshots(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
     """Bulk insert of snapshot rows (each with its `id`)."""
-    if rows:
-        session.execute(insert(Snapshot), list(rows))
+    if rows:  # Core executemany: no ORM bookkeeping for a bulk write
+        session.execute(insert(cast(Table, Snapshot.__table__)), list(rows))
 
 
 def add_tags(session: Session, pairs: Iterable[tuple[str, int]]) -> None:
@@ -170,7 +170,7 @@ def result_row(snapshot_id: str, extractor: str, result: LegacyResult) -> dict[s
 
 def add_results(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
     if rows:
-        session.execute(insert(ArchiveResult), list(rows))
+        session.execute(insert(cast(Table, ArchiveResult.__table__)), list(rows))
 
 
 def update_snapshot(session: Session, snapshot_id: str, **values: Any) -> None:

@@ -10,6 +10,10 @@ import click
 from archive_pipelines import __version__
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.init_status import init_command, status_command
+from archive_pipelines.cli.replication_commands import (
+    replicate_command,
+    replication_status_command,
+)
 from archive_pipelines.cli.storage_commands import (
     gc_command,
     ingest_command,
@@ -38,7 +42,7 @@ def cli(ctx: click.Context, data_dir: str | None) -> None:
 cli.add_command(init_command)
 cli.add_command(status_command)
 for _command in (ingest_command, verify_command, rebuild_views_command, migrate_to_cas_command,
-                 gc_command):
+                 gc_command, replicate_command, replication_status_command):
     cli.add_command(_command)
 
 

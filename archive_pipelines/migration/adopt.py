@@ -80,14 +80,24 @@ def clean_text(value: str | None, limit: int | None = None) -> str | None:
     """No NUL, no lone surrogates (neither database stores them), at most `limit` chars."""
     if value is None:
         return None
-    text = value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
-    return text[:limit] if limit else text
+    if "\x00" in value:
+        value = value.replace("\x00", "")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            value = value.encode("utf-8", "replace").decode("utf-8")
+    return value[:limit] if limit else value
 
 
 def _clean_result(result: LegacyResult) -> LegacyResult:
-    return replace(result, cmd=tuple(clean_text(part) or "" for part in result.cmd),
-                   cmd_version=clean_text(result.cmd_version), pwd=clean_text(result.pwd),
-                   output=clean_text(result.output), status=clean_text(result.status) or "unknown")
+    cmd = tuple(clean_text(part) or "" for part in result.cmd)
+    fields = (clean_text(result.cmd_version), clean_text(result.pwd), clean_text(result.output),
+              clean_text(result.status) or "unknown")
+    if cmd == result.cmd and fields == (result.cmd_version, result.pwd, result.output, result.status):
+        return result  # the common case: nothing to clean
+    return replace(result, cmd=cmd, cmd_version=fields[0], pwd=fields[1], output=fields[2],
+                   status=fields[3])
 
 
 def _clean_tags(tags: Sequence[str]) -> tuple[str, ...]:
@@ -216,7 +226,8 @@ class _BatchWriter:
         self.tags.extend((snapshot_id, tag) for tag in new_tags)
         for name, runs in new_results.items():
             self.results.extend(adoption.result_row(snapshot_id, name, r) for r in runs)
-        return Adopted(record, snapshot_id, outcome, _index_bytes(record, current))
+        seen = sources[0] if record.index is not None else None
+        return Adopted(record, snapshot_id, outcome, _index_bytes(record, seen, current))
 
     def flush(self, session: Session) -> None:
         adoption.insert_snapshots(session, self.snapshots)
@@ -227,17 +238,17 @@ class _BatchWriter:
         adoption.add_results(session, self.results)
 
 
-def _index_bytes(record: FolderRecord, merged: CatalogSnapshotView) -> bytes | None:
-    """The merged index.json when the folder's differs from the merged values (or is missing)."""
+def _index_bytes(record: FolderRecord, seen: LegacyRecord | None,
+                 merged: CatalogSnapshotView) -> bytes | None:
+    """The merged index.json when the folder's (`seen`) differs from the merged values, or
+    a fresh one when the folder has none and `write_index` asks for it."""
     index = record.index
     if index is None:
         if not record.write_index:
             return None
         index = _blank_index(record, merged)
-    else:
-        seen = legacy_record(index, record.timestamp)
-        if not reconcile(seen, merged).index.any:
-            return None
+    elif seen is None or not reconcile(seen, merged).index.any:
+        return None
     return dump_index(index, title=merged.title, tags=merged.tags, results=merged.results)
 
 

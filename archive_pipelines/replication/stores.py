@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from botocore.exceptions import BotoCoreError
+
 from archive_pipelines.blobstore import BlobStore, BlobStoreError, LocalBlobStore, open_store
 from archive_pipelines.catalog.files import ensure_store
 from archive_pipelines.replication.report import one_line
@@ -102,7 +104,7 @@ class ReplicaSet:
             error: str | None = None
             try:
                 store = open_store(config, settings.data_dir)
-            except (ValueError, BlobStoreError) as exc:
+            except (ValueError, BlobStoreError, BotoCoreError) as exc:  # bad endpoint, region
                 error = f"store {config.name!r}: cannot open: {one_line(exc)}"
             with storage.session() as session:
                 store_id = ensure_store(session, name=config.name, kind=config.kind,

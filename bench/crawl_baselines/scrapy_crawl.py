@@ -134,8 +134,8 @@ def main() -> None:
     def engine_started() -> None:
         from twisted.internet import reactor
 
-        reactor.callLater(args.warmup, window.mark, "open")  # type: ignore[attr-defined]
-        reactor.callLater(args.warmup + args.seconds, close)  # type: ignore[attr-defined]
+        reactor.callLater(args.warmup, window.mark, "open")
+        reactor.callLater(args.warmup + args.seconds, close)
 
     def close() -> None:
         window.mark("close")

@@ -57,7 +57,8 @@ class DomainClaimer:
         self.queue: asyncio.Queue[Claimed | None] = asyncio.Queue()
         self.outstanding = 0  # leased by us and not yet released
         self.idle_rounds = 0  # consecutive claims that found nothing due
-        self._releases: list[Reschedule] = []
+        self._releases: list[Reschedule] = []  # from workers, results not yet durable
+        self._durable: list[Reschedule] = []  # checkpointed: sent with the next claim round
         self._wake = asyncio.Event()
 
     def release(self, domain: str, next_fetch_at: float, new_offset: int) -> None:
@@ -66,11 +67,40 @@ class DomainClaimer:
         self.outstanding -= 1
         self._wake.set()
 
+    async def run_checkpoints(self, finished: asyncio.Event, every_s: float = 0.05) -> None:
+        """Every `every_s`: make the released domains' results durable, then queue the releases.
+
+        Separate from the claim rounds, so a slow checkpoint (a big add_urls) delays only
+        the releases (whose next fetch is a politeness delay away anyway), never claims.
+        """
+        while not finished.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(finished.wait(), every_s)
+            try:
+                await self._checkpoint()
+            except Exception:
+                log.exception("checkpoint failed; retrying")
+
+    async def _checkpoint(self) -> None:
+        if not self._releases:
+            return
+        batch, self._releases = self._releases, []
+        began = time.monotonic()
+        try:
+            if self.checkpoint is not None:
+                await self.checkpoint()
+        except BaseException:
+            self._releases = batch + self._releases
+            raise
+        self._durable += batch
+        self.metrics.checkpoint_ms = int((time.monotonic() - began) * 1000)
+        self._wake.set()
+
     async def run(self, stopping: asyncio.Event) -> None:
         """Claim until `stopping`; then hand back what no worker started, and flush releases."""
         while not stopping.is_set():
             want = min(self.batch, self.capacity - self.outstanding)
-            if want <= 0 and not self._releases:
+            if want <= 0 and not self._durable:
                 await self._sleep(stopping, 1.0)
                 continue
             claimed = await self._round(max(want, 0))
@@ -90,14 +120,14 @@ class DomainClaimer:
         await self.flush_releases()
 
     async def flush_releases(self) -> None:
-        while self._releases:
-            releases, self._releases = self._releases, []
+        """Checkpoint and send every release now (shutdown)."""
+        await self._checkpoint()
+        while self._durable:
+            releases, self._durable = self._durable, []
             try:
-                if self.checkpoint is not None:
-                    await self.checkpoint()
                 codes = await self.frontier.done_many(self.owner, releases)
             except BaseException:
-                self._releases = releases + self._releases
+                self._durable = releases + self._durable
                 raise
             self.metrics.leases_lost += sum(code is Release.LEASE_LOST for code in codes)
 
@@ -110,15 +140,24 @@ class DomainClaimer:
             for waiter in waiters:
                 waiter.cancel()
 
+    def gauges(self) -> None:
+        self.metrics.queued_domains = self.queue.qsize()
+        self.metrics.releases_pending = len(self._releases) + len(self._durable)
+
     async def _round(self, want: int) -> int:
-        releases, self._releases = self._releases, []
+        began = time.monotonic()
         try:
-            if releases and self.checkpoint is not None:
-                await self.checkpoint()
+            return await self._claim(want)
+        finally:
+            self.metrics.claim_round_ms = int((time.monotonic() - began) * 1000)
+
+    async def _claim(self, want: int) -> int:
+        releases, self._durable = self._durable, []
+        try:
             codes, domains = await self.frontier.release_and_claim(
                 self.owner, releases, want, now=self.clock())
         except BaseException:
-            self._releases = releases + self._releases
+            self._durable = releases + self._durable
             raise
         self.metrics.claim_calls += 1
         self.metrics.leases_lost += sum(code is Release.LEASE_LOST for code in codes)

@@ -43,7 +43,7 @@ class RecentlyOffered:
 
 
 class LinkBuffer:
-    """Buffers in-scope canonical URLs (with depth) and flushes them to the frontier."""
+    """Buffers in-scope URLs (with depth) and flushes them to the frontier."""
 
     def __init__(self, frontier: Frontier, scope: Scope, metrics: CrawlMetrics, *,
                  flush_urls: int = 5_000, flush_s: float = 0.2,
@@ -75,14 +75,16 @@ class LinkBuffer:
             if parsed is None:
                 metrics.links_invalid += 1
                 continue
-            canonical, domain, fingerprint = parsed
+            _, domain, fingerprint = parsed
             if refusal(domain, depth) is not None:
                 metrics.links_out_of_scope += 1
                 continue
             if check(fingerprint):
                 metrics.links_repeated += 1
                 continue
-            pending.append((canonical, depth))
+            # The URL as found, not its canonical form: add_urls canonicalizes again, and
+            # the same string hits the canonicalizer's cache (the canonical one would not).
+            pending.append((url, depth))
         if len(pending) >= self.flush_urls:
             self._full.set()
         return len(pending) - before

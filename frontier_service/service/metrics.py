@@ -36,7 +36,10 @@ class CrawlMetrics:
     report_errors: int = 0
     # Gauges.
     in_flight: int = 0
-    queued_domains: int = 0
+    queued_domains: int = 0  # claimed, waiting for a worker
+    releases_pending: int = 0  # handled, waiting for a checkpoint or the next claim round
+    checkpoint_ms: int = 0  # the last checkpoint's duration
+    claim_round_ms: int = 0  # the last claim round's duration
     frontier_pending_bytes: int = 0
     frontier_ready_domains: int = 0
     frontier_due_domains: int = 0
@@ -47,7 +50,8 @@ class CrawlMetrics:
         return max(time.time() - self.started_at, 1e-9)
 
 
-_GAUGES = frozenset({"in_flight", "queued_domains", "frontier_pending_bytes",
+_GAUGES = frozenset({"in_flight", "queued_domains", "releases_pending", "checkpoint_ms",
+                     "claim_round_ms", "frontier_pending_bytes",
                      "frontier_ready_domains", "frontier_due_domains",
                      "frontier_leased_domains", "stopping"})
 _HELP = {

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import IO
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
 from archive_pipelines.errors import ArchiveError
@@ -44,12 +44,16 @@ async def open_redis(url: str, data_dir: Path) -> AsyncIterator[tuple[Redis, str
     with contextlib.ExitStack() as stack:
         if url == "embedded":
             url = await asyncio.to_thread(_embedded_url, data_dir / "redis", stack)
-        client = Redis.from_url(url, socket_connect_timeout=5, health_check_interval=30)
+        # Many workers share few connections: wait for a free one instead of failing.
+        pool = BlockingConnectionPool.from_url(url, max_connections=64, timeout=30,
+                                               socket_connect_timeout=5, health_check_interval=30)
+        client = Redis(connection_pool=pool)
         try:
             await ping(client, url)
             yield client, url
         finally:
             await client.aclose()
+            await pool.disconnect()
 
 
 def _embedded_url(workdir: Path, stack: contextlib.ExitStack) -> str:

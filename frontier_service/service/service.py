@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from redis.exceptions import RedisError
@@ -76,6 +77,9 @@ class CrawlerService:
 
     async def run(self) -> RunReport:
         began = time.monotonic()
+        # Frontier file appends and reads, robots parsing: more than the default ~6 threads.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(32, thread_name_prefix="crawler-io"))
         async with open_components(self.settings, self.store_settings) as parts:
             if self.seeds:
                 self.seed_result = await add_seeds(parts.frontier, self.settings, self.seeds)
@@ -116,7 +120,7 @@ class CrawlerService:
             failure_backoff_s=s.host_failure_backoff_s)
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
         closer = SegmentCloser(parts.archiver, parts.store, m, reporter)
-        progress = ProgressReporter(parts.frontier, m, s.progress_seconds)
+        progress = ProgressReporter(parts.frontier, m, s.progress_seconds, before=claimer.gauges)
         log.info("crawl %r session %s: %d workers, Redis %s, health %s", s.crawl_name,
                  parts.session_id, s.concurrency, parts.redis_url,
                  self.health.url if self.health else "off")
@@ -125,6 +129,7 @@ class CrawlerService:
                 claim_task = tg.create_task(self._claim_loop(claimer), name="claimer")
                 workers = [tg.create_task(self._worker(claimer, processor), name=f"worker-{i}")
                            for i in range(s.concurrency)]
+                tg.create_task(claimer.run_checkpoints(self.finished), name="checkpoints")
                 tg.create_task(links.run(self.finished), name="links")
                 tg.create_task(ledger.run(self.finished), name="ledger")
                 tg.create_task(closer.run(self.finished), name="segments")
@@ -158,6 +163,9 @@ class CrawlerService:
             except asyncio.CancelledError:  # drain timed out: the URL goes back unfetched
                 claimer.release(item.domain, time.time(), item.start_offset)
                 raise
+            except (RedisError, OSError) as exc:  # our trouble, not the URL's: try it again later
+                log.warning("processing %s failed (%s); it stays queued", item.record.url, exc)
+                outcome = Outcome(time.time() + self.settings.min_delay_s, item.start_offset)
             except Exception:
                 log.exception("processing %s failed; skipping it", item.record.url)
                 outcome = Outcome(time.time() + self.settings.min_delay_s, item.end_offset)

@@ -44,3 +44,24 @@ def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
     missing = run_cli("--data-dir", str(data), "ingest", "--url", "https://x.test/", "wget",
                       str(tmp_path / "nope"))
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_replicate_and_status(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "archive.toml").write_text(
+        '[replication]\nretention = 2\n[[stores]]\nname = "primary"\npath = "cas"\n'
+        'codec = "raw"\n[[stores]]\nname = "copy"\npath = "replicas/copy"\ncodec = "zstd"\n')
+    run_cli("--data-dir", str(data), "init")
+    src = tmp_path / "site"
+    src.mkdir()
+    for i in range(3):
+        (src / f"{i}.html").write_text(f"page {i}" * 100)
+    run_cli("--data-dir", str(data), "ingest", "--url", "https://a.test/", "wget", str(src))
+    short = run_cli("--data-dir", str(data), "replication-status")
+    assert short.returncode == 1 and "3 under-replicated" in short.stdout
+    done = run_cli("--data-dir", str(data), "replicate")
+    assert done.returncode == 0, done.stderr
+    assert "3 copies made" in done.stdout and "copy: 3" in done.stdout
+    status = run_cli("--data-dir", str(data), "replication-status")
+    assert status.returncode == 0 and "0 under-replicated" in status.stdout

@@ -15,6 +15,9 @@ from tests.replication.conftest import Env, replicate_all
 def test_status_before_and_after_replication(env_local: Env) -> None:
     env = env_local
     n = len(env.blobs)
+    # The primary is a store like any other, with the row ingest already uses.
+    assert env.replicas["primary"].store_id == env.storage.primary_store_id
+    assert env.reopen().ids == env.replicas.ids
     before = replication_status(env.storage, env.replicas, 2)
     assert before.blobs == n and before.under_replicated == n and not before.meets_policy
     assert before.copies_per_store == {

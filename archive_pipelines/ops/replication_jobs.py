@@ -1,0 +1,97 @@
+"""Replication jobs: one worker batch, the director (for cron/CI), and scrub."""
+
+import dagster as dg
+from pydantic import Field
+
+from archive_pipelines.replication import ReplicationFailed, archive_batch, plan_batches, scrub_store
+from archive_pipelines.resources.replication import ReplicationResource
+
+
+class ArchiveBatchConfig(dg.Config):
+    sha256s: list[str] = Field(default_factory=list, description="The batch (from the director).")
+
+
+@dg.op(description="Bring one batch of blobs to the retention policy (seed 004's worker).")
+def archive_batch_op(context: dg.OpExecutionContext, config: ArchiveBatchConfig,
+                     replication: ReplicationResource) -> dg.Output[int]:
+    storage, replicas, policy = replication.open()
+    try:
+        report = archive_batch(storage, replicas, config.sha256s, retention=policy.retention,
+                               max_age=replication.max_age(policy), width=policy.copier_width)
+    except ReplicationFailed as exc:
+        raise dg.Failure(str(exc)) from exc
+    for line in report.errors[:20]:
+        context.log.warning(line)
+    return dg.Output(sum(report.created.values()), metadata={
+        "requested": report.requested, "copies_made": sum(report.created.values()),
+        "bytes_copied": sum(report.bytes_copied.values()),
+        "corrupted_found": sum(report.corrupted_found.values()),
+        "missing_found": sum(report.missing_found.values())})
+
+
+@dg.job(description="Copy one batch of under-replicated blobs (launched by the director).")
+def archive_batch_job() -> None:
+    archive_batch_op()
+
+
+class DirectorConfig(dg.Config):
+    max_batches: int = Field(default=100, ge=1, description="Batches to run in this job.")
+
+
+@dg.op(description="Find under-replicated blobs and bring them to the policy, batch by batch.")
+def archive_director_op(context: dg.OpExecutionContext, config: DirectorConfig,
+                        replication: ReplicationResource) -> dg.Output[int]:
+    storage, replicas, policy = replication.open()
+    cursor, copies, failures = 0, 0, 0
+    for _round in range(config.max_batches):
+        tick = plan_batches(storage, replicas, retention=policy.retention,
+                            max_age=replication.max_age(policy), batch_size=policy.batch_size,
+                            cursor=cursor, max_batches=1)
+        for batch in tick.batches:
+            report = archive_batch(storage, replicas, batch, retention=policy.retention,
+                                   max_age=replication.max_age(policy),
+                                   width=policy.copier_width, raise_on_failure=False)
+            copies += sum(report.created.values())
+            failures += report.failures
+        cursor = tick.next_cursor
+        if tick.wrapped and not tick.batches:
+            break
+    if failures:
+        raise dg.Failure(f"{failures} object(s) could not be copied; a later run retries")
+    context.log.info(f"{copies} copies made")
+    return dg.Output(copies, metadata={"copies_made": copies})
+
+
+@dg.job(description="The archival director as a job, for cron or CI (the sensor does the "
+                    "same continuously, one run per batch).")
+def archive_director_job() -> None:
+    archive_director_op()
+
+
+class ScrubConfig(dg.Config):
+    store: str = Field(default="", description="Store to scrub; empty = every store.")
+    prefix: str = Field(default="", description="Hash prefix partition; empty = everything.")
+    limit: int = Field(default=100_000, ge=1, description="Copies to check per store.")
+
+
+@dg.op(description="Re-verify present copies at rest; mark corrupted/missing ones.")
+def scrub_op(context: dg.OpExecutionContext, config: ScrubConfig,
+             replication: ReplicationResource) -> dg.Output[int]:
+    storage, replicas, _policy = replication.open()
+    names = [config.store] if config.store else list(replicas.ids)
+    checked = corrupted = missing = 0
+    for name in names:
+        report = scrub_store(storage, replicas, name, prefix=config.prefix or None,
+                             limit=config.limit)
+        checked, corrupted, missing = (checked + report.checked, corrupted + report.corrupted,
+                                       missing + report.missing)
+        for line in report.problems:
+            context.log.warning(f"{name}: {line}")
+    return dg.Output(corrupted + missing, metadata={
+        "checked": checked, "corrupted": corrupted, "missing": missing})
+
+
+@dg.job(description="Scrub: periodic integrity check of stored copies (seed 004: archival-"
+                    "time checks do not replace periodic ones).")
+def scrub_job() -> None:
+    scrub_op()

@@ -1,0 +1,29 @@
+"""The archival director sensor: under-replicated blobs become `archive_batch_job` runs."""
+
+import hashlib
+
+import dagster as dg
+
+from archive_pipelines.ops.replication_jobs import archive_batch_job
+from archive_pipelines.replication import plan_batches
+from archive_pipelines.resources.replication import ReplicationResource
+
+
+def batch_run_key(batch: list[str]) -> str:
+    """Stable per batch content: the same batch is not launched twice while it runs."""
+    return "archive-" + hashlib.sha256("\n".join(batch).encode()).hexdigest()[:20]
+
+
+@dg.sensor(job=archive_batch_job, minimum_interval_seconds=60,
+           default_status=dg.DefaultSensorStatus.RUNNING,
+           description="Seed 004's director: finds blobs short of the retention policy "
+                       "(keyset-paginated with a cursor) and launches one run per batch.")
+def archival_director_sensor(context: dg.SensorEvaluationContext,
+                             replication: ReplicationResource) -> dg.SensorResult:
+    storage, replicas, policy = replication.open()
+    tick = plan_batches(storage, replicas, retention=policy.retention,
+                        max_age=replication.max_age(policy), batch_size=policy.batch_size,
+                        cursor=int(context.cursor or 0), max_batches=4)
+    runs = [dg.RunRequest(run_key=batch_run_key(batch), run_config={
+        "ops": {"archive_batch_op": {"config": {"sha256s": batch}}}}) for batch in tick.batches]
+    return dg.SensorResult(run_requests=runs, cursor=str(tick.next_cursor))

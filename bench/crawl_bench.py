@@ -1,0 +1,224 @@
+"""Crawl throughput: frontier_service against the seed's PostgreSQL queue, Scrapy and a ceiling.
+
+    .venv/bin/python bench/crawl_bench.py                 # 2,000 hosts, 60 s measured each
+    .venv/bin/python bench/crawl_bench.py --seconds 20 --hosts 500 --warmup 5
+
+One test web (its own process: the crawlers' CPU is measured apart from it) serves every
+crawler in turn with the same settings: `--hosts` virtual hosts, 100 ms latency, 1 s per
+host, 512 concurrent fetches, seeds = every host's home page. Each crawler runs in its
+own process and counts the pages it finished inside the measured window after a warm-up:
+(a) frontier_service (the real CrawlerService, Redis + frontier files, archiving),
+(b) the seed's old design, PostgreSQL as the queue (FOR UPDATE SKIP LOCKED, one
+    connection per worker), same fetch path,
+(c) Scrapy with equivalent settings, (d) the ceiling loop (no politeness, no persistence).
+Then the frontier micro-benchmarks and Redis bytes per seen / visited URL. Needs the
+`bench` extra (scrapy, asyncpg); a missing one is reported and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from archive_pipelines.services import LocalRedis  # noqa: E402
+from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
+from frontier_service.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
+
+TARGETS = {"pages_per_s": 600.0, "vs_ceiling": 0.6, "vs_scrapy": 3.0, "adds_per_s": 200_000.0,
+           "claims_per_s": 20_000.0}
+
+
+def test_web_config(args: argparse.Namespace) -> TestWebConfig:
+    # No Crawl-delay hosts: every crawler then owes each host the same 1 s (Scrapy's
+    # DOWNLOAD_DELAY ignores robots.txt's Crawl-delay).
+    return TestWebConfig(hosts=args.hosts, latency_ms=args.latency_ms, crawl_delay_fraction=0.0)
+
+
+def run_crawler(module: str, args: argparse.Namespace, port: int, work: Path,
+                *extra: str) -> dict[str, object] | str:
+    """Run one crawler process; its RESULT line as a dict, or a one-line failure."""
+    command = [sys.executable, "-m", f"bench.crawl_baselines.{module}", "--port", str(port),
+               "--hosts", str(args.hosts), "--concurrency", str(args.concurrency),
+               "--delay", str(args.delay), "--warmup", str(args.warmup),
+               "--seconds", str(args.seconds), "--work-dir", str(work), "--loop", args.loop,
+               *extra]
+    log = work.with_suffix(".log")
+    work.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as err:
+        done = subprocess.run(command, cwd=REPO, stdout=subprocess.PIPE, stderr=err, text=True,
+                              timeout=args.warmup + args.seconds + 300, check=False)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return dict(json.loads(line[len("RESULT "):]))
+    tail = log.read_text(errors="replace").strip().splitlines()[-1:] or ["no output"]
+    return f"failed (exit {done.returncode}): {tail[0][:200]} (log: {log})"
+
+
+def load() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min), {five:.1f} (5 min) on {os.cpu_count()} CPUs"
+
+
+def describe(name: str, result: dict[str, object] | str, web_cpu: float | None) -> str:
+    if isinstance(result, str):
+        return f"{name:<34} {result}"
+    pages, window = int(str(result["pages"])), float(str(result["window_s"]))
+    cpu = float(str(result["cpu_s"]))
+    web = f", test web CPU {web_cpu:.1f} s" if web_cpu is not None else ""
+    return (f"{name:<34} {pages / window:8.1f} pages/s  ({pages:,} pages in {window:.1f} s; "
+            f"crawler CPU {cpu:.1f} s = {cpu / max(pages, 1) * 1000:.2f} ms/page{web}; "
+            f"errors {result['errors']})")
+
+
+def crawl_all(args: argparse.Namespace, work: Path) -> dict[str, dict[str, object] | str]:
+    results: dict[str, dict[str, object] | str] = {}
+    with serve_in_subprocess(test_web_config(args)) as web:
+        print(f"test web: {args.hosts} hosts on 127.0.0.1:{web.port} (pid {web.process.pid}), "
+              f"{args.latency_ms:g} ms latency; {load()}", flush=True)
+        plan = ["frontier", "postgres", "scrapy", "ceiling"] if not args.only else args.only
+        for name in plan:
+            before = web.cpu_seconds()
+            started = time.monotonic()
+            if name == "frontier":
+                with LocalRedis() as redis:
+                    result = run_crawler("frontier_run", args, web.port, work / "frontier",
+                                         "--redis-url", redis.url)
+            elif name == "postgres":
+                result = run_postgres(args, web.port, work / "postgres")
+            elif name == "scrapy":
+                result = run_crawler("scrapy_crawl", args, web.port, work / "scrapy")
+            else:
+                result = run_crawler("ceiling", args, web.port, work / "ceiling")
+            after = web.cpu_seconds()
+            web_cpu = after - before if after is not None and before is not None else None
+            results[name] = result
+            print(describe(LABELS[name], result, web_cpu)
+                  + f" [{time.monotonic() - started:.0f} s; {load()}]", flush=True)
+    return results
+
+
+LABELS = {"frontier": "(a) frontier_service", "postgres": "(b) PostgreSQL queue (seed design)",
+          "scrapy": "(c) Scrapy", "ceiling": "(d) ceiling loop"}
+
+
+def run_postgres(args: argparse.Namespace, port: int, work: Path) -> dict[str, object] | str:
+    try:
+        import asyncpg  # noqa: F401
+    except ImportError:
+        return "skipped: asyncpg is not installed (pip install 'asyncpg==0.32.*')"
+    url = database_url_from_env()
+    if url is not None:
+        return run_crawler("pg_queue", args, port, work, "--dsn", url)
+    try:
+        server = BenchPostgres(max_connections=args.concurrency + 50).start()
+    except (RuntimeError, OSError) as exc:
+        return f"skipped: cannot start PostgreSQL ({exc})"
+    try:
+        dsn = asyncpg_dsn(server.create_database("crawl_bench"))
+        return run_crawler("pg_queue", args, port, work, "--dsn", dsn)
+    finally:
+        server.stop()
+
+
+def microbench(args: argparse.Namespace) -> dict[str, float]:
+    """frontier_service.frontier.microbench on a private redis-server; prints its output."""
+    with LocalRedis() as redis:
+        done = subprocess.run(
+            [sys.executable, "-m", "frontier_service.frontier.microbench", "--redis-url", redis.url,
+             "--urls", str(args.micro_urls), "--seconds", "3"],
+            cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
+    print(done.stdout.rstrip() or done.stderr.strip()[-2000:], flush=True)
+    rates: dict[str, float] = {}
+    adds = re.findall(r"add_urls, new URLs, \w+ .*?: ([\d,]+)/s", done.stdout)
+    if adds:
+        rates["adds_per_s"] = max(float(a.replace(",", "")) for a in adds)
+    claims = re.findall(r"claim\+reschedule, .*?: ([\d,]+)/s", done.stdout)
+    if claims:
+        rates["claims_per_s"] = max(float(c.replace(",", "")) for c in claims)
+    return rates
+
+
+def rate(result: dict[str, object] | str) -> float | None:
+    if isinstance(result, str):
+        return None
+    return int(str(result["pages"])) / float(str(result["window_s"]))
+
+
+def verdicts(results: dict[str, dict[str, object] | str], rates: dict[str, float]) -> list[str]:
+    lines = []
+    ours = rate(results.get("frontier", "missing"))
+    for key, label in (("postgres", "PostgreSQL queue"), ("scrapy", "Scrapy"), ("ceiling", "ceiling")):
+        theirs = rate(results.get(key, "missing"))
+        if ours is not None and theirs:
+            lines.append(f"(a) / {label}: {ours / theirs:.2f}x")
+    checks = [("(a) pages/s", ours, TARGETS["pages_per_s"])]
+    ceiling, scrapy = rate(results.get("ceiling", "")), rate(results.get("scrapy", ""))
+    if ours is not None and ceiling:
+        checks.append(("(a) / ceiling", ours / ceiling, TARGETS["vs_ceiling"]))
+    if ours is not None and scrapy:
+        checks.append(("(a) / Scrapy", ours / scrapy, TARGETS["vs_scrapy"]))
+    checks += [("URLs added/s (microbench)", rates.get("adds_per_s"), TARGETS["adds_per_s"]),
+               ("claims/s (microbench)", rates.get("claims_per_s"), TARGETS["claims_per_s"])]
+    for label, value, target in checks:
+        if value is not None:
+            verdict = "PASS" if value >= target else "FAIL"
+            lines.append(f"{verdict}  {label}: {value:,.2f} (target >= {target:,g})")
+    return lines
+
+
+def memory_lines(result: dict[str, object] | str) -> list[str]:
+    if isinstance(result, str):
+        return []
+    extra = result["extra"]
+    assert isinstance(extra, dict)
+    seen = int(extra["seen_bytes"]) / max(int(extra["seen_capacity"]), 1)
+    return [f"Redis per seen URL: {seen:.2f} bytes (Bloom filter sized for "
+            f"{int(extra['seen_capacity']):,} URLs at 0.1%; {int(extra['seen_urls']):,} added)",
+            f"Redis per visited URL: {float(extra['visited_bytes_per_url']):.1f} bytes "
+            f"({int(extra['visited_urls']):,} records)"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--hosts", type=int, default=2000)
+    parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
+    parser.add_argument("--warmup", type=float, default=15.0)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--delay", type=float, default=1.0, help="seconds between requests to a host")
+    parser.add_argument("--concurrency", type=int, default=512)
+    parser.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"])
+    parser.add_argument("--only", action="append", choices=list(LABELS), help="run only these crawlers")
+    parser.add_argument("--micro-urls", type=int, default=300_000, help="URLs for the add microbench")
+    parser.add_argument("--no-micro", action="store_true", help="skip the frontier microbenchmarks")
+    args = parser.parse_args(argv)
+    print(f"crawl bench {time.strftime('%Y-%m-%d %H:%M')}: {args.hosts} hosts, {args.latency_ms:g} ms "
+          f"latency, {args.delay:g} s per host, {args.concurrency} concurrent, "
+          f"{args.warmup:g} s warm-up + {args.seconds:g} s measured, loop {args.loop}", flush=True)
+    work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
+    try:
+        results = crawl_all(args, work)
+        rates: dict[str, float] = {}
+        if not args.no_micro:
+            print("\nfrontier microbenchmarks:", flush=True)
+            rates = microbench(args)
+        print()
+        for line in memory_lines(results.get("frontier", "")) + verdicts(results, rates):
+            print(line)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
