@@ -6,16 +6,16 @@ from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.ops.init import init_job
+from archive_pipelines.ops.replication_jobs import (
+    archive_batch_job,
+    archive_director_job,
+    scrub_job,
+)
 from archive_pipelines.ops.storage_jobs import (
     gc_job,
     migrate_to_cas_job,
     rebuild_views_job,
     verify_storage_job,
-)
-from archive_pipelines.ops.replication_jobs import (
-    archive_batch_job,
-    archive_director_job,
-    scrub_job,
 )
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.resources.replication import ReplicationResource

@@ -18,8 +18,12 @@ def test_defs_expose_the_expected_names() -> None:
     assert {"init_job", "verify_storage_job", "rebuild_views_job", "migrate_to_cas_job",
             "gc_job"} <= {job.name for job in repo.get_all_jobs()}
     assert {"settings", "catalog", "storage"} <= set(defs.resources or {})
-    assert {"blobs", "views", "crawl_segments"} <= {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
-    assert "verify_storage_schedule" in {s.name for s in repo.schedule_defs}
+    keys = {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
+    assert {"blobs", "views", "crawl_segments", "replica_copies"} <= keys
+    assert {"verify_storage_schedule", "scrub_schedule"} <= {s.name for s in repo.schedule_defs}
+    assert "archival_director_sensor" in {s.name for s in repo.sensor_defs}
+    assert {"archive_batch_job", "archive_director_job", "scrub_job"} <= {
+        job.name for job in repo.get_all_jobs()}
 
 
 def _env(data: Path, home: Path) -> dict[str, str]:
