@@ -4,8 +4,14 @@ import dagster as dg
 
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
+from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.ops.init import init_job
+from archive_pipelines.ops.migration_jobs import (
+    import_orphans_job,
+    merge_duplicates_job,
+    migrate_fs_job,
+)
 from archive_pipelines.ops.replication_jobs import (
     archive_batch_job,
     archive_director_job,
@@ -20,18 +26,20 @@ from archive_pipelines.ops.storage_jobs import (
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.director import archival_director_sensor
+from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
 from archive_pipelines.sensors.schedules import scrub_schedule, verify_storage_schedule
 
 _settings = SettingsResource()
 _storage = StorageResource(settings=_settings)
 
 defs = dg.Definitions(
-    assets=[blobs, views, replica_copies, crawl_segments],
+    assets=[snapshots, blobs, views, replica_copies, crawl_segments],
     asset_checks=[storage_health, replication_policy_met],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
-          archive_batch_job, archive_director_job, scrub_job],
+          archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
+          migrate_fs_job, merge_duplicates_job],
     schedules=[verify_storage_schedule, scrub_schedule],
-    sensors=[archival_director_sensor],
+    sensors=[archival_director_sensor, lazy_migration_sensor, orphan_import_sensor],
     resources={
         "settings": _settings,
         "catalog": CatalogResource(settings=_settings),

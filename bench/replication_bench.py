@@ -255,7 +255,8 @@ def main() -> int:
 
         rclone_s = rclone_copy(data_dir / "cas" / "sha256", WORK / "rclone", args.width)
         if rclone_s is not None:
-            print(f"rclone copy --checksum local -> local: {rclone_s:.1f} s "
+            print(f"rclone copy --checksum local -> local: {rclone_s:.1f} s, "
+                  f"{(len(small) + len(large)) / rclone_s:,.0f} objects/s overall "
                   f"(ours zstd/rclone {ours_s / rclone_s:.2f}, ours raw/rclone "
                   f"{raw_s / rclone_s:.2f})")
             verdicts.append((f"ours (zstd) / rclone {ours_s / rclone_s:.2f} <= 1.5",

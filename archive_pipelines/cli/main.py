@@ -21,6 +21,7 @@ from archive_pipelines.cli.storage_commands import (
     rebuild_views_command,
     verify_command,
 )
+from archive_pipelines.cli.update_command import update_command
 from archive_pipelines.errors import ArchiveError
 
 
@@ -42,7 +43,7 @@ def cli(ctx: click.Context, data_dir: str | None) -> None:
 cli.add_command(init_command)
 cli.add_command(status_command)
 for _command in (ingest_command, verify_command, rebuild_views_command, migrate_to_cas_command,
-                 gc_command, replicate_command, replication_status_command):
+                 gc_command, replicate_command, replication_status_command, update_command):
     cli.add_command(_command)
 
 

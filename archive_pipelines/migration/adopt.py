@@ -2,10 +2,12 @@
 
 A record is one folder (with its index.json and/or ArchiveBox's index.sqlite3 row) or an
 index.sqlite3 row without a folder. The folder name is the snapshot's timestamp: it is where
-the files are. Lookups: (url, timestamp); else (url, crawl_id) when the match is a record
-without a folder (`0.x`), which then gets this folder. A folder whose index.json names a
-snapshot that lives in another folder (same url and crawl id, or same url and index.json
-timestamp) becomes its own snapshot and is counted as a duplicate.
+the files are. A folder is matched to the snapshot with its url and timestamp. A folder whose
+index.json names a snapshot that lives elsewhere (same url and crawl id, or same url and the
+index.json's timestamp) becomes its own snapshot, counted as a duplicate: exact duplicates
+are merged later by `merge_duplicates`, which unions their files.
+A `0.x` record (index.sqlite3 only) whose folder turns up is relabelled with that folder's
+version.
 """
 
 from __future__ import annotations
@@ -136,13 +138,10 @@ def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by
     views = adoption.catalog_views(session, [row for rows in by_stamp.values() for row in rows]
                                    + [row for rows in by_crawl.values() for row in rows])
     writer = _BatchWriter(created_by)
-    claimed: set[str] = set()
     adopted: list[Adopted] = []
     for record in records:
         first = sources[id(record)][0]
-        row, outcome = _match(record, first, by_stamp, by_crawl, claimed)
-        if row is not None:
-            claimed.add(row.id)
+        row, outcome = _match(record, first, by_stamp, by_crawl)
         view = views.get(row.id) if row is not None else None
         item = writer.apply(record, sources[id(record)], row, view, outcome)
         adopted.append(item)
@@ -165,17 +164,12 @@ def _index_rows(rows: list[SnapshotRow], key: str) -> dict[tuple[str, str], list
 
 def _match(record: FolderRecord, first: LegacyRecord,
            by_stamp: Mapping[tuple[str, str], list[SnapshotRow]],
-           by_crawl: Mapping[tuple[str, str], list[SnapshotRow]],
-           claimed: set[str]) -> tuple[SnapshotRow | None, str]:
+           by_crawl: Mapping[tuple[str, str], list[SnapshotRow]]) -> tuple[SnapshotRow | None, str]:
     rows = by_stamp.get((first.url, record.timestamp))
     if rows:
         return rows[0], RECONCILED
-    if first.crawl_id:
-        for row in by_crawl.get((first.url, first.crawl_id), []):
-            if row.fs_version == NO_FOLDER and row.id not in claimed:
-                return row, RECONCILED  # a folderless record of this capture gets its folder
-        if by_crawl.get((first.url, first.crawl_id)):
-            return None, DUPLICATE
+    if first.crawl_id and by_crawl.get((first.url, first.crawl_id)):
+        return None, DUPLICATE  # the same capture in another folder: merge_duplicates' work
     if record.index is not None and record.index.timestamp != record.timestamp \
             and by_stamp.get((first.url, record.index.timestamp)):
         return None, DUPLICATE  # a copy of another snapshot's folder
@@ -220,7 +214,6 @@ class _BatchWriter:
                 changes["title"] = current.title
             if row.fs_version == NO_FOLDER and record.fs_version != NO_FOLDER:
                 changes["fs_version"] = record.fs_version  # its folder turned up
-                changes["timestamp"] = record.timestamp
             if changes:
                 self.updates.append((snapshot_id, changes))
         self.tags.extend((snapshot_id, tag) for tag in new_tags)

@@ -65,6 +65,7 @@ class FolderOrganizer:
         src, dst = self.folder / move.src_rel, self.folder / move.dst_rel
         try:
             source = os.lstat(src)
+            _make_parents(self.folder, move.dst_rel)
             try:
                 target: os.stat_result | None = os.lstat(dst)
             except FileNotFoundError:
@@ -109,9 +110,25 @@ class FolderOrganizer:
         self._verified = []
 
 
+def _make_parents(folder: Path, dst_rel: str) -> None:
+    """Create the folders leading to `dst_rel`, refusing to go through a symlink (a hostile
+    `dom -> /etc` must not make organize write outside the snapshot folder)."""
+    current = folder
+    for part in dst_rel.split("/")[:-1]:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            os.mkdir(current)
+            continue
+        if stat.S_ISLNK(mode):
+            raise OSError(errno.ELOOP, "a folder on the way is a symlink; not followed", str(current))
+        if not stat.S_ISDIR(mode):
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(current))
+
+
 def _copy(src: Path, dst: Path) -> None:
     """A hard link when possible (no bytes copied), else a fsynced copy renamed into place."""
-    dst.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.link(src, dst, follow_symlinks=False)
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import uuid
 from pathlib import Path
 
@@ -91,6 +92,8 @@ def main() -> None:
     args = parser.parse_args()
     configure_logging()
     settings = settings_for(args)
+    gc.freeze()  # as frontier_service.service.runner.run_crawler does
+    gc.set_threshold(20_000, 20, 20)
     run_async(crawl(args, settings), args.loop)
 
 

@@ -103,8 +103,17 @@ class Frontier:
         parsed = [(try_canonical_url_and_domain(url), depth) for url, depth in links]
         valid = [(found, depth) for found, depth in parsed if found is not None]
         invalid = len(links) - len(valid)
+        result = await self.add_canonical(valid, priority=priority, now=now)
+        return AddResult(result.added, result.duplicate, invalid)
+
+    async def add_canonical(self, entries: Sequence[tuple[tuple[str, str, bytes], int]], *,
+                            priority: float = 1.0, now: int | None = None) -> AddResult:
+        """add_urls for URLs already canonicalized: ((canonical URL, domain, fingerprint), depth)
+        as `urls.canonical_url_and_domain` returns them (a caller that filtered on them has)."""
+        now = int(time.time()) if now is None else now
+        valid = entries
         if not valid:
-            return AddResult(0, 0, invalid)
+            return AddResult(0, 0, 0)
         is_new = await self.seen.add_many([found[2] for found, _ in valid])
         # Canonical URLs never hold `|`, CR, LF or spaces: they go into lines as they are.
         tail = f"|{priority:g}|{now}\n"
@@ -121,7 +130,7 @@ class Frontier:
             await self.state.record_appends(
                 now, [(domain, offsets[domain][1], len(lines[domain])) for domain in lines])
         added = sum(len(pending) for pending in lines.values())
-        return AddResult(added, len(valid) - added, invalid)
+        return AddResult(added, len(valid) - added, 0)
 
     async def claim(self, worker_id: str, n: int = 1, *, now: float | None = None) -> list[str]:
         """Lease up to n due domains to worker_id for config.lease_seconds."""

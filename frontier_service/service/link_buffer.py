@@ -54,7 +54,7 @@ class LinkBuffer:
         self.flush_urls = flush_urls
         self.flush_s = flush_s
         self.recent = RecentlyOffered(recent_capacity)
-        self._pending: list[tuple[str, int]] = []
+        self._pending: list[tuple[tuple[str, str, bytes], int]] = []  # (canonical, domain, fp)
         self._full = asyncio.Event()
         self._lock = asyncio.Lock()
 
@@ -75,16 +75,13 @@ class LinkBuffer:
             if parsed is None:
                 metrics.links_invalid += 1
                 continue
-            _, domain, fingerprint = parsed
-            if refusal(domain, depth) is not None:
+            if refusal(parsed[1], depth) is not None:
                 metrics.links_out_of_scope += 1
                 continue
-            if check(fingerprint):
+            if check(parsed[2]):
                 metrics.links_repeated += 1
                 continue
-            # The URL as found, not its canonical form: add_urls canonicalizes again, and
-            # the same string hits the canonicalizer's cache (the canonical one would not).
-            pending.append((url, depth))
+            pending.append((parsed, depth))
         if len(pending) >= self.flush_urls:
             self._full.set()
         return len(pending) - before
@@ -97,7 +94,7 @@ class LinkBuffer:
             if not batch:
                 return 0
             try:
-                result = await self.frontier.add_urls(batch)
+                result = await self.frontier.add_canonical(batch)
             except BaseException:
                 self._pending = batch + self._pending  # not lost: the next flush retries
                 raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -71,6 +72,10 @@ def run_crawler(settings: CrawlerSettings, *, seeds: tuple[str, ...] = (),
             loop.add_signal_handler(signum, on_signal, signum)
         if on_started is not None:
             on_started(service)
+        # Imports and settings live as long as the process: keep the collector off them,
+        # and collect the young generation less often (a page makes thousands of objects).
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 20)
         log.info("event loop: %s", loop_name(settings.event_loop))
         return await service.run()
 

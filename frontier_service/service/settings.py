@@ -44,7 +44,7 @@ class CrawlerSettings:
     metrics_port: int = 0  # 0: any free port on 127.0.0.1; -1: no health endpoint
     progress_seconds: float = 5.0
     # Engine.
-    claim_batch: int = 256  # domains leased per Redis round trip at most
+    claim_batch: int = 512  # domains leased per Redis round trip at most
     claim_poll_s: float = 0.01  # wait before asking again when fewer domains were due
     lease_seconds: float = 120.0  # a crashed process's domains come back after this
     link_flush_urls: int = 5_000  # discovered URLs buffered before add_urls ...

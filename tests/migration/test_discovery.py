@@ -96,7 +96,8 @@ def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(
     manifest = generate_collection(root, 60, versions=("0.6", "0.8"), broken=3, with_sqlite=True, seed=5)
     # One snapshot only index.sqlite3 knows: its folder is gone altogether.
     gone = next(s for s in manifest.snapshots if s.in_sqlite and s.has_index)
-    shutil.rmtree(root / gone.folder)
+    aside = root.parent / "aside"
+    shutil.move(root / gone.folder, aside)
     sqlite_before = (root / "index.sqlite3").read_bytes()
     broken = [s for s in manifest.snapshots if s.broken]
 
@@ -123,6 +124,11 @@ def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(
         for rel, expected in moved.items():
             assert tree_hashes(day / name)[rel.split("/", 2)[2]] == expected.sha256  # nothing deleted
     assert (root / "index.sqlite3").read_bytes() == sqlite_before  # read-only, never modified
+    # The folder turns up again: the 0.x record gets it, and its version.
+    shutil.move(aside, root / gone.folder)
+    assert import_orphans(storage).imported == 0
+    back = snapshots(storage)[gone.timestamp]
+    assert (back.id, back.fs_version) == (found[gone.timestamp].id, gone.fs_version)
 
 
 def _folder(archive: Path, name: str, content: object, files: dict[str, bytes] | None = None) -> Path:

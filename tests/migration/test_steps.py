@@ -182,3 +182,16 @@ def test_a_name_clash_in_a_flat_folder_goes_through_a_real_organize(sqlite_stora
 
     assert (step.to_version, step.steps, step.errors) == ("cas", ["organize", "to_cas"], [])
     assert (folder / "dom" / "output.html").read_bytes() == FLAT["output.html"]
+
+
+def test_organize_never_writes_through_a_symlinked_folder(sqlite_storage: Storage, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sid, folder = flat_snapshot(sqlite_storage, {k: v for k, v in FLAT.items() if k != "dom"})
+    (folder / "dom").symlink_to(outside, target_is_directory=True)  # hostile: dom -> elsewhere
+
+    for step in (migrate_snapshot(sqlite_storage, sid), organize(sqlite_storage, sid)):
+        assert step.to_version == "0.4" and step.errors
+
+    assert list(outside.iterdir()) == []
+    assert (folder / "output.html").read_bytes() == FLAT["output.html"]

@@ -1,0 +1,72 @@
+"""Adoption jobs (seed 001): import orphan folders, migrate filesystems, merge duplicates."""
+
+import dagster as dg
+from pydantic import Field
+
+from archive_pipelines.migration import import_orphans, merge_duplicates, migrate_batch
+from archive_pipelines.resources import StorageResource
+
+
+class ImportOrphansConfig(dg.Config):
+    resume_from: str = Field(default="", description="First archive/<timestamp> to take.")
+    batch_size: int = Field(default=200, ge=1, description="Folders per transaction.")
+
+
+@dg.op(description="One streaming pass over archive/: adopt, reconcile, move the unadoptable "
+                   "to invalid/ (never deleted).")
+def import_orphans_op(context: dg.OpExecutionContext, config: ImportOrphansConfig,
+                      storage: StorageResource) -> dg.Output[int]:
+    report = import_orphans(storage.open(), resume_from=config.resume_from,
+                            batch_size=config.batch_size)
+    for line in report.errors[:20]:
+        context.log.warning(line)
+    return dg.Output(report.imported, metadata={
+        "processed": report.processed, "imported": report.imported,
+        "reconciled": report.reconciled, "invalid": report.invalid,
+        "duplicates": report.duplicates, "index_rewritten": report.index_rewritten,
+        "errors": report.error_count, "last_timestamp": report.last_timestamp})
+
+
+@dg.job(description="Adopt legacy folders under archive/ into the catalog (no up-front scan "
+                    "at init; this is the streaming pass).")
+def import_orphans_job() -> None:
+    import_orphans_op()
+
+
+class MigrateFsConfig(dg.Config):
+    snapshot_ids: list[str] = Field(default_factory=list,
+                                    description="The batch (from lazy_migration_sensor).")
+
+
+@dg.op(description="Run each snapshot's fs_version chain: organize, then into the blob store.")
+def migrate_fs_op(context: dg.OpExecutionContext, config: MigrateFsConfig,
+                  storage: StorageResource) -> dg.Output[int]:
+    report = migrate_batch(storage.open(), config.snapshot_ids)
+    for line in report.errors[:20]:
+        context.log.warning(line)
+    return dg.Output(report.migrated, metadata={
+        "processed": report.processed, "migrated": report.migrated,
+        "failed": report.failed, "skipped": report.skipped})
+
+
+@dg.job(description="Migrate one batch of snapshots to the current filesystem layout.")
+def migrate_fs_job() -> None:
+    migrate_fs_op()
+
+
+class MergeDuplicatesConfig(dg.Config):
+    batch_size: int = Field(default=100, ge=1)
+
+
+@dg.op(description="Merge exact duplicates (same url+timestamp or url+crawl_id) into the oldest.")
+def merge_duplicates_op(config: MergeDuplicatesConfig,
+                        storage: StorageResource) -> dg.Output[int]:
+    report = merge_duplicates(storage.open(), batch_size=config.batch_size)
+    return dg.Output(report.merged, metadata={
+        "groups": report.groups, "merged": report.merged, "files_moved": report.files_moved,
+        "skipped": report.skipped, "errors": len(report.errors)})
+
+
+@dg.job(description="Merge exact duplicate snapshots, streaming.")
+def merge_duplicates_job() -> None:
+    merge_duplicates_op()

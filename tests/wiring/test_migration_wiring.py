@@ -1,0 +1,74 @@
+"""Adoption wiring: import_orphans_job, the two sensors, migrate_fs_job, the CLI."""
+
+from pathlib import Path
+
+import dagster as dg
+
+from archive_pipelines.datadir import initialize
+from archive_pipelines.legacy.generate import generate_collection
+from archive_pipelines.ops.migration_jobs import import_orphans_job, migrate_fs_job
+from archive_pipelines.resources import SettingsResource, StorageResource
+from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
+from archive_pipelines.settings import load_settings
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.verify import verify_storage
+from tests.cli.test_cli import run_cli
+
+
+def _resources(data: Path) -> dict[str, object]:
+    settings = SettingsResource(data_dir=str(data))
+    return {"settings": settings, "storage": StorageResource(settings=settings)}
+
+
+def test_sensors_and_jobs_adopt_a_legacy_collection(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    initialize(load_settings(data, environ={}))
+    manifest = generate_collection(data, 6, versions=("0.4", "0.7", "0.8"), broken=1)
+    instance = dg.DagsterInstance.ephemeral()
+    resources = _resources(data)
+
+    with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as ctx:
+        noticed = orphan_import_sensor(ctx)
+    assert isinstance(noticed, dg.SensorResult) and len(noticed.run_requests or []) == 1
+    imported = import_orphans_job.execute_in_process(resources=resources, instance=instance)
+    assert imported.success
+    [step] = [e for e in imported.all_events if e.event_type_value == "STEP_OUTPUT"]
+    meta = step.event_specific_data.metadata  # type: ignore[union-attr]
+    assert meta["imported"].value == 6 and meta["invalid"].value == 1
+    assert any((data / "invalid").rglob("*")), "the broken folder is moved, never deleted"
+
+    with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as ctx:
+        planned = lazy_migration_sensor(ctx)
+    assert isinstance(planned, dg.SensorResult)
+    batches = [r.run_config["ops"]["migrate_fs_op"]["config"]["snapshot_ids"]
+               for r in planned.run_requests or []]
+    assert sum(len(b) for b in batches) == 6
+    for batch in batches:
+        run = migrate_fs_job.execute_in_process(
+            resources=resources, instance=instance,
+            run_config={"ops": {"migrate_fs_op": {"config": {"snapshot_ids": batch}}}})
+        assert run.success
+    with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as ctx:
+        after = lazy_migration_sensor(ctx)
+    assert isinstance(after, dg.SensorResult) and not after.run_requests
+    storage = Storage.open(load_settings(data, environ={}))
+    assert verify_storage(storage).problems == 0
+    # Every original file is in the blob store byte for byte, or was moved to invalid/
+    # (index.json files are rewritten by the reconcile, so they are not compared).
+    stored = {p.name for p in (data / "cas" / "sha256").rglob("*") if p.is_file()}
+    invalid = {p.name for p in (data / "invalid").rglob("*")}
+    for rel, expected in manifest.files.items():
+        if rel.endswith("index.json") or Path(rel).parts[1] in invalid:
+            continue
+        assert expected.sha256 in stored, rel
+
+
+def test_update_command_adopts_and_migrates(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    generate_collection(data, 4, versions=("0.7",))
+    done = run_cli("--data-dir", str(data), "update", "--import-orphans", "--migrate-fs")
+    assert done.returncode == 0, done.stderr
+    assert "imported 4" in done.stdout and "migrated 4" in done.stdout
+    verify = run_cli("--data-dir", str(data), "verify")
+    assert verify.returncode == 0, verify.stdout
