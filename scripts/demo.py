@@ -16,6 +16,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 MARKER = ".archive-pipelines-demo"
+REPLICA_SETTINGS = """
+# added by make demo: a local replica, every blob kept twice
+[[stores]]
+name = "replica1"
+kind = "local"
+path = "replicas/replica1"
+codec = "zstd"
+"""
 
 
 def step(title: str) -> None:
@@ -114,6 +122,24 @@ def main() -> None:
 
     step("a piece of the view tree (archive/by_domain/news.example)")
     print_tree(data / "archive" / "by_domain" / "news.example", limit=14)
+
+    step("an ArchiveBox collection: 0.4-, 0.7- and 0.8-style folders, one of them broken")
+    from archive_pipelines.legacy.generate import generate_collection
+
+    generated = generate_collection(data, 9, versions=("0.4", "0.7", "0.8"), broken=1, seed=3)
+    print(f"wrote {len(generated.files)} files in {len(generated.snapshots)} snapshot folders")
+
+    step("update --import-orphans --migrate-fs: adopt it (no up-front scan at init)")
+    run([*cli, "update", "--import-orphans", "--migrate-fs"], env)
+    moved = sorted(p.relative_to(data) for p in (data / "invalid").glob("*/*"))
+    print(f"moved to invalid/ (never deleted): {', '.join(map(str, moved)) or 'nothing'}")
+
+    step("a second copy of every blob: a local zstd replica, retention 2")
+    toml = (data / "archive.toml").read_text(encoding="utf-8")
+    toml = toml.replace("retention = 1 ", "retention = 2 ", 1) + REPLICA_SETTINGS
+    (data / "archive.toml").write_text(toml, encoding="utf-8")
+    run([*cli, "replicate"], env)
+    run([*cli, "replication-status"], env)
 
     step("catalog status")
     run([*cli, "status"], env)
