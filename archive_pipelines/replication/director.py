@@ -65,7 +65,7 @@ def plan_batches(storage: Storage, replica_set: ReplicaSet, *, retention: int,
     if retention < 1 or max_batches < 1 or scan_limit < 1:
         raise ValueError("retention, max_batches and scan_limit must be >= 1")
     fresh_since = (now or utcnow()) - max_age
-    with storage.session() as session:
+    with storage.read_session() as session:
         page = find_needy_blobs(session, store_ids=replica_set.store_ids, retention=retention,
                                 fresh_since=fresh_since, cursor=cursor, scan_limit=scan_limit,
                                 limit=batch_size * max_batches)

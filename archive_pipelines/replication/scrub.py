@@ -65,7 +65,7 @@ def scrub_store(storage: Storage, replica_set: ReplicaSet, store_name: str, *,
     replica = replica_set[store_name]
     store = replica.require()
     low, high = prefix_range(prefix)
-    with storage.session() as session:
+    with storage.read_session() as session:
         rows = copies_to_scrub(session, store_id=replica.store_id,
                                statuses=("present", "corrupted"), low=low, high=high,
                                after=cursor, limit=limit)

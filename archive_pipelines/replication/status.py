@@ -42,7 +42,7 @@ def replication_status(storage: Storage, replica_set: ReplicaSet, retention: int
     `in_progress` tells how many of those have enough fresh ongoing copies on the way.
     """
     ids = replica_set.store_ids
-    with storage.session() as session:
+    with storage.read_session() as session:
         counts = status_counts(session)
         blobs = count_referenced_blobs(session)
         short = count_under_replicated(session, store_ids=ids, retention=retention)

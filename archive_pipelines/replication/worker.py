@@ -77,7 +77,7 @@ def _plan(storage: Storage, replica_set: ReplicaSet, hashes: list[str], *, reten
           max_age: timedelta, rng: random.Random, report: BatchReport
           ) -> dict[Pair, list[BlobRow]]:
     now = utcnow()
-    with storage.session() as session:
+    with storage.read_session() as session:
         blobs = blobs_by_sha256(session, hashes)
         copies = copies_of(session, [b.id for b in blobs.values()])
     names = replica_set.names

@@ -100,9 +100,10 @@ class BenchResult:
 
 def make_fetcher(args: argparse.Namespace, *, polite: bool = True) -> Fetcher:
     """The fetch path every asyncio crawler here uses (and frontier_service uses too)."""
+    # As frontier_service configures it: no total cap (workers bound what is in flight),
+    # so keep-alive connections to thousands of hosts are reused, not closed and reopened.
     settings = FetchSettings(user_agent=USER_AGENT, max_body_bytes=MAX_BODY_BYTES,
-                             connection_limit=max(args.concurrency, 16),
-                             limit_per_host=1 if polite else 0)
+                             connection_limit=0, limit_per_host=1 if polite else 0)
     resolver = CrawlResolver([("*.test", f"127.0.0.1:{args.port}")], allow_private=True)
     return Fetcher(settings, resolver=resolver)
 

@@ -83,7 +83,7 @@ class Env:
 
 def statuses(storage: Storage) -> dict[tuple[str, str], str]:
     """{(store name, sha256): status} for every blob_copy row."""
-    with storage.session() as session:
+    with storage.read_session() as session:
         rows = session.execute(
             select(Store.name, Blob.sha256, BlobCopy.status)
             .join(Blob, Blob.id == BlobCopy.blob_id).join(Store, Store.id == BlobCopy.store_id))

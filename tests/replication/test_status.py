@@ -25,7 +25,7 @@ def test_status_before_and_after_replication(env_local: Env) -> None:
         "local": {"missing": 0, "ongoing": 0, "present": 0, "corrupted": 0}}
     assert replication_status(env.storage, env.replicas, 1).meets_policy
 
-    with env.storage.session() as session:
+    with env.storage.read_session() as session:
         some = list(session.scalars(select(Blob.id).order_by(Blob.id).limit(3)))
     with env.storage.session() as session:
         upsert_copies(session, store_id=env.replicas["local"].store_id, blob_ids=some,

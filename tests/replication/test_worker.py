@@ -232,5 +232,5 @@ def test_garbage_is_not_replicated(env_local: Env) -> None:
 
 
 def _blob_id(env: Env, digest: str) -> int:
-    with env.storage.session() as session:
+    with env.storage.read_session() as session:
         return int(session.scalars(select(Blob.id).where(Blob.sha256 == digest)).one())
