@@ -40,6 +40,23 @@ class LocalBlobStore(BlobStore):
         super().__init__(name=name, codec=codec, zstd_level=zstd_level, writable=writable)
         self.root = Path(root).expanduser().absolute()
         self._sync_each = True
+        # Leaf folders known to exist (the store never removes them): saves a stat per put.
+        self._known_dirs: set[Path] = set()
+
+    def _create(self, temp: Path) -> int:
+        """Create a temp file read-only (the mode applies to later opens; no chmod needed)."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+        try:
+            return os.open(temp, flags, _OBJECT_MODE)
+        except FileNotFoundError:  # a known folder was removed behind our back
+            self._known_dirs.discard(temp.parent)
+            self._ensure_dir(temp.parent)
+            return os.open(temp, flags, _OBJECT_MODE)
+
+    def _ensure_dir(self, directory: Path) -> None:
+        if directory not in self._known_dirs:
+            ensure_dir(directory, sync=self._sync_each)
+            self._known_dirs.add(directory)
 
     @contextlib.contextmanager
     def deferred_sync(self) -> Iterator[None]:
@@ -130,10 +147,10 @@ class LocalBlobStore(BlobStore):
         temp: Path | None = None
         try:
             with self._os_errors(sha256):
-                ensure_dir(directory, sync=self._sync_each)
+                self._ensure_dir(directory)
                 temp = temp_path(directory, sha256 or "put")
                 # Created read-only (mode applies to later opens): no separate chmod.
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, _OBJECT_MODE)
+                fd = self._create(temp)
                 with open(fd, "wb") as target:
                     encoded = encode_stream(source, target, codec=self.codec,
                                             zstd_level=self.zstd_level, limit=limit)
@@ -145,7 +162,7 @@ class LocalBlobStore(BlobStore):
                 final = self._path(encoded.sha256)
                 if final.exists():
                     return PutResult(encoded.sha256, encoded.size, 0, False)
-                ensure_dir(final.parent, sync=self._sync_each)
+                self._ensure_dir(final.parent)
                 created = publish(temp, final, sync=self._sync_each)
         finally:
             if temp is not None:
@@ -164,7 +181,7 @@ class LocalBlobStore(BlobStore):
         temp = temp_path(final.parent, sha256)
         try:
             with self._os_errors(sha256):
-                ensure_dir(final.parent, sync=self._sync_each)
+                self._ensure_dir(final.parent)
                 try:
                     os.link(path, temp)
                 except OSError as exc:

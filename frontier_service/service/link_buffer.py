@@ -47,12 +47,13 @@ class LinkBuffer:
 
     def __init__(self, frontier: Frontier, scope: Scope, metrics: CrawlMetrics, *,
                  flush_urls: int = 5_000, flush_s: float = 0.2,
-                 recent_capacity: int = 500_000) -> None:
+                 recent_capacity: int = 500_000, chunk_urls: int = 2_000) -> None:
         self.frontier = frontier
         self.scope = scope
         self.metrics = metrics
         self.flush_urls = flush_urls
         self.flush_s = flush_s
+        self.chunk_urls = chunk_urls
         self.recent = RecentlyOffered(recent_capacity)
         self._pending: list[tuple[tuple[str, str, bytes], int]] = []  # (canonical, domain, fp)
         self._full = asyncio.Event()
@@ -93,14 +94,20 @@ class LinkBuffer:
             self._full.clear()
             if not batch:
                 return 0
-            try:
-                result = await self.frontier.add_canonical(batch)
-            except BaseException:
-                self._pending = batch + self._pending  # not lost: the next flush retries
-                raise
-            self.metrics.urls_offered += len(batch)
-            self.metrics.urls_added += result.added
-            return result.added
+            added = 0
+            # Chunks: each add is a Lua call that holds Redis; small ones let the claims
+            # of other tasks run in between.
+            for start in range(0, len(batch), self.chunk_urls):
+                chunk = batch[start:start + self.chunk_urls]
+                try:
+                    result = await self.frontier.add_canonical(chunk)
+                except BaseException:
+                    self._pending = batch[start:] + self._pending  # the next flush retries
+                    raise
+                self.metrics.urls_offered += len(chunk)
+                self.metrics.urls_added += result.added
+                added += result.added
+            return added
 
     async def run(self, finished: asyncio.Event) -> None:
         """Flush every flush_s, or as soon as flush_urls are waiting, until `finished`."""

@@ -109,7 +109,10 @@ class CrawlerService:
             journal.sync()
             await asyncio.gather(links.flush(), ledger.flush())
 
-        claimer = DomainClaimer(parts.frontier, parts.owner, m, ledger, capacity=s.concurrency,
+        # Claimed domains wait in a queue up to claim_batch deep: a slow claim round (Redis
+        # busy with a big add) must not leave the workers idle.
+        claimer = DomainClaimer(parts.frontier, parts.owner, m, ledger,
+                                capacity=s.concurrency + min(s.claim_batch, s.concurrency),
                                 batch=s.claim_batch, poll_s=s.claim_poll_s,
                                 page_budget=s.domain_page_budget, checkpoint=checkpoint)
         processor = PageProcessor(
