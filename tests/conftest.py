@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import dagster as dg
 import pytest
 from sqlalchemy.engine import make_url
 
@@ -127,6 +128,13 @@ def data_dir(tmp_path: Path) -> Path:
 def settings(data_dir: Path) -> Settings:
     """Default settings on a temp data dir (SQLite catalog), with no environment overrides."""
     return load_settings(data_dir, environ={})
+
+
+@pytest.fixture
+def dagster_instance() -> Iterator[dg.DagsterInstance]:
+    """A temporary Dagster instance, disposed afterwards (no leaked temp dirs)."""
+    with dg.instance_for_test() as instance:
+        yield instance
 
 
 @pytest.fixture

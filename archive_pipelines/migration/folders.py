@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from archive_pipelines.blobstore.local_files import fsync_dir
 from archive_pipelines.datadir.layout import VIEW_ROOTS
 from archive_pipelines.legacy.fields import looks_like_timestamp
 
@@ -104,14 +105,6 @@ def write_atomically(path: Path, data: bytes) -> None:
             os.unlink(temp)
         raise
     fsync_dir(path.parent)
-
-
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def invalid_day(now: datetime | None = None) -> str:

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from archive_pipelines.legacy.versions import CAS, FS_VERSIONS, ORGANIZED, V0_4, migration_chain
+from archive_pipelines.legacy.versions import CAS, FS_VERSIONS, V0_4, migration_chain
 
 NO_FOLDER = "0.x"
 LEGACY_CAS_LABEL = "legacy"
@@ -37,6 +37,3 @@ def steps_for(label: str) -> list[str]:
         return []
     return migration_chain(effective_version(label))
 
-
-def is_organized(label: str) -> bool:
-    return label == ORGANIZED

@@ -29,6 +29,7 @@ from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.settings import FetchSettings
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
+from frontier_service.service.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.resolver import CrawlResolver
 from frontier_service.service.robots_store import RedisRobotsStore
@@ -50,6 +51,7 @@ class Components:
     store: BlobStore
     archiver: Archiver
     index_writer: JournaledIndexWriter
+    link_journal: LinkJournal
     owner: str  # lease owner id of this process
     session_id: str
 
@@ -115,14 +117,16 @@ async def open_components(settings: CrawlerSettings,
             # before the records that point at them are written.
             stack.enter_context(store.deferred_sync())
         executor = stack.enter_context(ThreadPoolExecutor(16, thread_name_prefix="archive"))
+        await replay_link_journals(frontier, settings.data_dir)
         for segment in await asyncio.to_thread(recover_journals, settings.data_dir):
             log.warning("recovered %d page-index records of a crashed run into %s",
                         segment.records, segment.path)
         session_id = str(uuid.uuid4())
         index_writer = JournaledIndexWriter(settings.data_dir, session_id)
+        link_journal = LinkJournal(settings.data_dir, session_id)
         archiver = Archiver(store, index_writer,
                             segment_pages=settings.segment_pages,
                             segment_seconds=settings.segment_seconds, executor=executor)
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         yield Components(settings, frontier.redis, url, frontier, fetcher, robots, store,
-                         archiver, index_writer, owner, session_id)
+                         archiver, index_writer, link_journal, owner, session_id)

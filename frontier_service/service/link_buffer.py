@@ -2,9 +2,10 @@
 
 A page yields ~50 links and `add_urls` costs a Redis round trip, a Lua call and file
 appends per call, so links wait here until `flush_urls` have gathered or `flush_s` have
-passed. Before buffering, each link is canonicalized, checked against the scope, and
-dropped if this process offered it recently (most links of a site repeat from page to
-page; the seen filter would drop them too, but only after a round trip).
+passed; meanwhile the crawler's checkpoint makes them durable in a LinkJournal. Before
+buffering, each link is canonicalized, checked against the scope, and dropped if this
+process offered it recently (most links of a site repeat from page to page; the seen
+filter would drop them too, but only after a round trip).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterable
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.urls import try_canonical_url_and_domain
+from frontier_service.service.link_journal import Entry, LinkJournal
 from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.scope import Scope
 
@@ -47,7 +49,8 @@ class LinkBuffer:
 
     def __init__(self, frontier: Frontier, scope: Scope, metrics: CrawlMetrics, *,
                  flush_urls: int = 5_000, flush_s: float = 0.2,
-                 recent_capacity: int = 500_000, chunk_urls: int = 2_000) -> None:
+                 recent_capacity: int = 500_000, chunk_urls: int = 2_000,
+                 journal: LinkJournal | None = None) -> None:
         self.frontier = frontier
         self.scope = scope
         self.metrics = metrics
@@ -55,13 +58,21 @@ class LinkBuffer:
         self.flush_s = flush_s
         self.chunk_urls = chunk_urls
         self.recent = RecentlyOffered(recent_capacity)
-        self._pending: list[tuple[tuple[str, str, bytes], int]] = []  # (canonical, domain, fp)
+        self._pending: list[Entry] = []  # ((canonical, domain, fingerprint), depth)
+        self.journal = journal
+        self._journaled = 0  # _pending[:_journaled] are in the journal
         self._full = asyncio.Event()
         self._lock = asyncio.Lock()
 
     @property
     def pending(self) -> int:
         return len(self._pending)
+
+    def journal_pending(self) -> None:
+        """Make every buffered link durable (one append): the checkpoint before a release."""
+        if self.journal is not None and self._journaled < len(self._pending):
+            self.journal.append(self._pending[self._journaled:])
+            self._journaled = len(self._pending)
 
     def add(self, urls: Iterable[str], depth: int) -> int:
         """Buffer the in-scope, not recently offered URLs; returns how many were buffered."""
@@ -94,6 +105,9 @@ class LinkBuffer:
             self._full.clear()
             if not batch:
                 return 0
+            self.journal_pending()  # the whole batch is in journal files <= `covered`
+            covered = self.journal.rotate() if self.journal is not None else -1
+            self._journaled = 0
             added = 0
             # Chunks: each add is a Lua call that holds Redis; small ones let the claims
             # of other tasks run in between.
@@ -103,10 +117,13 @@ class LinkBuffer:
                     result = await self.frontier.add_canonical(chunk)
                 except BaseException:
                     self._pending = batch[start:] + self._pending  # the next flush retries
+                    self._journaled = 0  # journaled again: a duplicate line is harmless
                     raise
                 self.metrics.urls_offered += len(chunk)
                 self.metrics.urls_added += result.added
                 added += result.added
+            if self.journal is not None:
+                self.journal.drop_through(covered)
             return added
 
     async def run(self, finished: asyncio.Event) -> None:

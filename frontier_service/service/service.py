@@ -102,12 +102,13 @@ class CrawlerService:
         scope = Scope(s.allowed_domains, max_depth=s.max_depth,
                       allow_private=s.allow_private_addresses)
         links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
-                           flush_s=s.link_flush_s)
+                           flush_s=s.link_flush_s, journal=parts.link_journal)
         journal = self._journal = parts.index_writer.journal
 
-        async def checkpoint() -> None:
+        async def checkpoint() -> None:  # results of released URLs: durable before release
             journal.sync()
-            await asyncio.gather(links.flush(), ledger.flush())
+            links.journal_pending()
+            await ledger.flush()
 
         # Claimed domains wait in a queue up to claim_batch deep: a slow claim round (Redis
         # busy with a big add) must not leave the workers idle.
@@ -201,6 +202,8 @@ class CrawlerService:
         await closer.close_segment()
         if self._journal is not None:
             self._journal.close()  # every record is in a segment now
+        if links.journal is not None and not links.pending:
+            links.journal.close()  # every link is in the frontier now
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
                             progress: ProgressReporter) -> None:

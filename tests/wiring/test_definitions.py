@@ -50,13 +50,15 @@ def test_init_job_runs_from_dagster_cli(tmp_path: Path, dagster_home: Path) -> N
     assert (data / "catalog.sqlite3").exists() and (data / "cas").is_dir()
 
 
-def test_init_job_in_process_reports_metadata(tmp_path: Path) -> None:
+def test_init_job_in_process_reports_metadata(
+    tmp_path: Path, dagster_instance: dg.DagsterInstance
+) -> None:
     from archive_pipelines.ops.init import init_job
     from archive_pipelines.resources import SettingsResource
 
     result = init_job.execute_in_process(
         resources={"settings": SettingsResource(data_dir=str(tmp_path / "d"))},
-        instance=dg.DagsterInstance.ephemeral(),
+        instance=dagster_instance,
     )
     assert result.success
     [mat] = [e for e in result.all_events if e.event_type_value == "STEP_OUTPUT"]

@@ -20,11 +20,13 @@ def _resources(data: Path) -> dict[str, object]:
     return {"settings": settings, "storage": StorageResource(settings=settings)}
 
 
-def test_sensors_and_jobs_adopt_a_legacy_collection(tmp_path: Path) -> None:
+def test_sensors_and_jobs_adopt_a_legacy_collection(
+    tmp_path: Path, dagster_instance: dg.DagsterInstance
+) -> None:
     data = tmp_path / "data"
     initialize(load_settings(data, environ={}))
     manifest = generate_collection(data, 6, versions=("0.4", "0.7", "0.8"), broken=1)
-    instance = dg.DagsterInstance.ephemeral()
+    instance = dagster_instance
     resources = _resources(data)
 
     with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as ctx:

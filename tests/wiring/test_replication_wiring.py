@@ -57,10 +57,12 @@ def _replica_files(data: Path) -> set[str]:
     return {p.name for p in (data / "replicas" / "replica1").rglob("*.zst")}
 
 
-def test_materializing_every_prefix_reaches_the_policy(tmp_path: Path) -> None:
+def test_materializing_every_prefix_reaches_the_policy(
+    tmp_path: Path, dagster_instance: dg.DagsterInstance
+) -> None:
     data, hashes = _data_dir(tmp_path)
     prefixes = sorted({h[:2] for h in hashes})
-    instance = dg.DagsterInstance.ephemeral()
+    instance = dagster_instance
     for prefix in prefixes:
         result = dg.materialize([replica_copies, replication_policy_met], partition_key=prefix,
                                 resources=_resources(data), instance=instance)
@@ -70,9 +72,11 @@ def test_materializing_every_prefix_reaches_the_policy(tmp_path: Path) -> None:
     assert check.passed
 
 
-def test_director_sensor_launches_one_run_per_batch(tmp_path: Path) -> None:
+def test_director_sensor_launches_one_run_per_batch(
+    tmp_path: Path, dagster_instance: dg.DagsterInstance
+) -> None:
     data, hashes = _data_dir(tmp_path)
-    instance = dg.DagsterInstance.ephemeral()
+    instance = dagster_instance
     with dg.build_sensor_context(instance=instance, cursor=None,
                                  resources=_resources(data)) as context:
         result = archival_director_sensor(context)

@@ -35,7 +35,9 @@ def _resources(data: Path) -> dict[str, object]:
     return {"settings": settings, "storage": StorageResource(settings=settings)}
 
 
-def test_backfilled_day_ingests_legacy_folders_and_builds_views(tmp_path: Path) -> None:
+def test_backfilled_day_ingests_legacy_folders_and_builds_views(
+    tmp_path: Path, dagster_instance: dg.DagsterInstance
+) -> None:
     data = tmp_path / "data"
     initialize(load_settings(data, environ={}))
     _legacy_archive(data)
@@ -46,7 +48,7 @@ def test_backfilled_day_ingests_legacy_folders_and_builds_views(tmp_path: Path) 
         repo.add_snapshot(url=url, timestamp=ts, fs_version="legacy",
                           created_at=datetime.fromtimestamp(float(ts), tz=UTC))
     engine.dispose()
-    instance = dg.DagsterInstance.ephemeral()
+    instance = dagster_instance
     result = dg.materialize([blobs, views, storage_health], partition_key="2024-12-25",
                             resources=_resources(data), instance=instance)
     assert result.success
@@ -87,14 +89,16 @@ def test_jobs_run_from_the_dagster_cli_with_and_without_config(tmp_path: Path,
     assert (data / "archive" / "by_timestamp" / "1735131600.2" / "wget" / "index.html").exists()
 
 
-def test_verify_job_reports_problems_as_metadata(tmp_path: Path) -> None:
+def test_verify_job_reports_problems_as_metadata(
+    tmp_path: Path, dagster_instance: dg.DagsterInstance
+) -> None:
     data = tmp_path / "data"
     initialize(load_settings(data, environ={}))
     orphan = data / "archive" / "by_date" / "20200101" / "x.test" / "id" / "wget" / "f"
     orphan.parent.mkdir(parents=True)
     os.symlink("nowhere", orphan)
     result = verify_storage_job.execute_in_process(
-        resources=_resources(data), instance=dg.DagsterInstance.ephemeral(),
+        resources=_resources(data), instance=dagster_instance,
         run_config={"ops": {"verify_storage_op": {"config": {"fix": True, "vacuum": True}}}})
     assert result.success
     assert result.output_for_node("verify_storage_op") == 0

@@ -40,7 +40,7 @@ def materializations(instance: dg.DagsterInstance) -> list[dg.AssetMaterializati
 
 
 def test_one_segment_is_one_materialization() -> None:
-    with dg.DagsterInstance.ephemeral() as instance:
+    with dg.instance_for_test() as instance:
         event = report_segment(instance, summary(), "2024-05-17")
         (stored,) = materializations(instance)
     assert event is not None and stored.partition == "2024-05-17"
@@ -59,7 +59,7 @@ def test_one_segment_is_one_materialization() -> None:
 
 
 def test_partition_defaults_to_the_segment_date_and_empty_segments_are_silent() -> None:
-    with dg.DagsterInstance.ephemeral() as instance:
+    with dg.instance_for_test() as instance:
         assert report_segment(instance, summary(pages=0, path=None)) is None
         report_segment(instance, summary())
         report_segment(instance, summary())

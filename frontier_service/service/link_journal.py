@@ -1,0 +1,111 @@
+"""A journal of discovered links not yet in the frontier, so a checkpoint need not wait for add_urls.
+
+Before a page's read offset is released its links must be durable. Adding them to the
+frontier (seen filter, files, Redis) takes a while under load; appending them here is one
+write. The link buffer adds them to the frontier in the background; once an add is done
+the journal files it covered are removed. A later process replays the journals of dead
+sessions (`replay_link_journals`; the seen filter drops what had already been added).
+Lines are `canonical-url|depth` (canonical URLs hold no `|` or newline).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO
+
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.urls import try_canonical_url_and_domain
+
+log = logging.getLogger(__name__)
+Entry = tuple[tuple[str, str, bytes], int]  # ((canonical URL, domain, fingerprint), depth)
+
+
+def link_journal_dir(data_dir: Path) -> Path:
+    return Path(data_dir) / "frontiers" / ".journals"
+
+
+class LinkJournal:
+    """Generations of append-only files `{session}.{n}.links`; use from the event loop."""
+
+    def __init__(self, data_dir: Path, session_id: str) -> None:
+        self.directory = link_journal_dir(data_dir)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.session_id = session_id
+        self._lock: IO[str] = open(self.directory / f"{session_id}.lock", "a")  # noqa: SIM115
+        fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX)
+        self.generation = 0
+        self._fd = self._open(0)
+
+    def append(self, entries: Sequence[Entry]) -> None:
+        if entries:
+            data = "".join([f"{found[0]}|{depth}\n" for found, depth in entries]).encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
+
+    def rotate(self) -> int:
+        """Later appends go to a new file; returns the generation now closed."""
+        os.close(self._fd)
+        closed = self.generation
+        self.generation += 1
+        self._fd = self._open(self.generation)
+        return closed
+
+    def drop_through(self, generation: int) -> None:
+        """Remove the files up to `generation`: their links are in the frontier."""
+        for path in self.directory.glob(f"{self.session_id}.*.links"):
+            number = path.name.split(".")[-2]
+            if number.isdigit() and int(number) <= generation:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+
+    def close(self) -> None:
+        """After the final add: remove everything."""
+        os.close(self._fd)
+        self.drop_through(self.generation)
+        with contextlib.suppress(FileNotFoundError):
+            (self.directory / f"{self.session_id}.lock").unlink()
+        self._lock.close()
+
+    def _open(self, generation: int) -> int:
+        path = self.directory / f"{self.session_id}.{generation:06d}.links"
+        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+
+
+async def replay_link_journals(frontier: Frontier, data_dir: Path) -> int:
+    """Add the links journaled by dead sessions to the frontier; returns how many were new."""
+    directory = link_journal_dir(data_dir)
+    if not directory.is_dir():
+        return 0
+    added = 0
+    for lock_path in sorted(directory.glob("*.lock")):
+        session_id = lock_path.name.removesuffix(".lock")
+        with open(lock_path, "a") as lock:
+            try:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a live process owns it
+            for path in sorted(directory.glob(f"{session_id}.*.links")):
+                entries = _read(path)
+                for start in range(0, len(entries), 2_000):
+                    added += (await frontier.add_canonical(entries[start:start + 2_000])).added
+                path.unlink()
+            lock_path.unlink()
+    if added:
+        log.warning("re-queued %d links a crashed run had found but not queued", added)
+    return added
+
+
+def _read(path: Path) -> list[Entry]:
+    entries: list[Entry] = []
+    for line in path.read_bytes().split(b"\n"):
+        url, _, depth = line.decode("utf-8", "replace").rpartition("|")
+        found = try_canonical_url_and_domain(url) if url else None
+        if found is not None and depth.isdigit():
+            entries.append((found, int(depth)))
+    return entries

@@ -1,0 +1,55 @@
+"""The journals that make kill -9 lose nothing: page-index records and discovered links."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from pathlib import Path
+
+from frontier_service.archiving import iter_records
+from frontier_service.frontier.urls import canonical_url_and_domain
+from frontier_service.service.components import open_frontier
+from frontier_service.service.journal import JournaledIndexWriter, recover_journals
+from frontier_service.service.link_journal import LinkJournal, replay_link_journals
+from frontier_service.service.settings import CrawlerSettings
+
+
+def record(n: int) -> dict[str, object]:
+    return {"page_url": f"http://site0001.test/p{n}", "navigation_id": f"nav-{n}", "requests": []}
+
+
+def test_records_of_a_crashed_session_become_a_segment_once(tmp_path: Path) -> None:
+    writer = JournaledIndexWriter(tmp_path, str(uuid.uuid4()))
+    for n in range(3):
+        writer.add(record(n))
+    writer.write_segment(writer.detach())  # records 0-2: in a segment, journal dropped
+    for n in range(3, 6):
+        writer.add(record(n))
+    writer.journal.sync()  # records 3-5: only in the journal when the process dies
+    assert recover_journals(tmp_path) == []  # the session is alive: left alone
+    writer.journal._lock.close()  # the process is gone: its flock with it
+    (segment,) = recover_journals(tmp_path)
+    assert segment.records == 3
+    urls = sorted(str(r["page_url"]) for r in iter_records(tmp_path / "sessions"))
+    assert urls == [f"http://site0001.test/p{n}" for n in range(6)]
+    assert recover_journals(tmp_path) == [] and not list((tmp_path / "sessions" / ".journals").iterdir())
+
+
+def test_links_of_a_crashed_session_are_queued_on_the_next_start(
+        tmp_path: Path, redis_url: str, crawl_name: str) -> None:
+    settings = CrawlerSettings(data_dir=tmp_path, redis_url=redis_url, crawl_name=crawl_name,
+                               seen_capacity=10_000, visited_expected=1_000)
+    journal = LinkJournal(tmp_path, str(uuid.uuid4()))
+    urls = [f"http://site0002.test/s1/p{n}.html" for n in range(5)]
+    journal.append([(canonical_url_and_domain(u), 1) for u in urls])
+    journal._lock.close()  # dies before adding them to the frontier
+
+    async def replay() -> tuple[int, int]:
+        async with open_frontier(settings) as (frontier, _):
+            added = await replay_link_journals(frontier, tmp_path)
+            again = await replay_link_journals(frontier, tmp_path)
+            records, _ = frontier.files.read_from("site0002.test", 0, 100)
+        assert [r.url for r in records] == urls and {r.depth for r in records} == {1}
+        return added, again
+
+    assert asyncio.run(replay()) == (5, 0)
