@@ -38,6 +38,7 @@ dev: venv
 
 bench: venv system-deps
 	@bash scripts/ensure-bench-deps.sh
+	@$(BIN)/pip install -q --disable-pip-version-check -e '.[dev,bench]'
 	@$(BIN)/python bench/run_all.py
 
 lint: venv

@@ -134,10 +134,16 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
 @click.option("--grace-hours", type=float, default=None,
               help="Override storage.gc_grace_hours.")
 @click.option("--dry-run", is_flag=True)
+@click.option("--untracked", is_flag=True,
+              help="Also remove blob files the catalog has no row for, older than the grace "
+                   "(leftovers of interrupted ingests). Careful: crawled bodies have no "
+                   "catalog rows yet.")
 @click.pass_obj
-def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool) -> None:
+def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
+               untracked: bool) -> None:
     """Remove blobs unreferenced for longer than the grace period (primary store only)."""
-    report = collect_garbage(_storage(obj), grace_hours=grace_hours, dry_run=dry_run)
+    report = collect_garbage(_storage(obj), grace_hours=grace_hours, dry_run=dry_run,
+                             untracked=untracked)
     verb = "would remove" if dry_run else "removed"
     click.echo(f"{report.candidates:,} candidates; {verb} "
                f"{report.candidates if dry_run else report.removed:,} blobs, "

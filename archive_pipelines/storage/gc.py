@@ -33,7 +33,7 @@ class GcReport:
 
 
 def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
-                    dry_run: bool = False, untracked: bool = True,
+                    dry_run: bool = False, untracked: bool = False,
                     batch: int = 500) -> GcReport:
     grace = storage.settings.storage.gc_grace_hours if grace_hours is None else grace_hours
     cutoff = utcnow() - timedelta(hours=grace)
@@ -113,6 +113,9 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, size: int, trash: Pat
 
 def _remove_untracked(storage: Storage, grace_hours: float, report: GcReport) -> None:
     """Blob files with no catalog row (left by an interrupted ingest), older than the grace.
+
+    Opt-in only: the crawler stores page bodies in the primary store and records them in
+    its page-index segments, not (yet) as catalog rows, so they look untracked here.
 
     Age is the inode change time: a hardlinked blob keeps its source's old mtime.
     """

@@ -50,4 +50,5 @@ def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: Storag
     verify_storage(sqlite_storage, fix=True, vacuum=True)
     final = verify_storage(sqlite_storage)
     assert final.problems == 0, final.examples
+    assert final.found["untracked_blob_files"] == 0  # every stored file ended up referenced
     assert final.files_checked == len(files) * len(snapshots)

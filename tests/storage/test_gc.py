@@ -41,6 +41,8 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: Storage, tmp_pat
 
 def test_gc_removes_old_untracked_files_only(sqlite_storage: Storage) -> None:
     put = sqlite_storage.primary.put_bytes(b"orphan file from a crashed ingest")
-    assert collect_garbage(sqlite_storage, grace_hours=1).untracked_removed == 0
-    assert collect_garbage(sqlite_storage, grace_hours=0).untracked_removed == 1
+    assert collect_garbage(sqlite_storage, grace_hours=0).untracked_removed == 0  # opt-in
+    assert sqlite_storage.primary.exists(put.sha256)
+    assert collect_garbage(sqlite_storage, grace_hours=1, untracked=True).untracked_removed == 0
+    assert collect_garbage(sqlite_storage, grace_hours=0, untracked=True).untracked_removed == 1
     assert not sqlite_storage.primary.exists(put.sha256)
