@@ -8,6 +8,8 @@ that needs a service never silently skips.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -128,6 +130,25 @@ def data_dir(tmp_path: Path) -> Path:
 def settings(data_dir: Path) -> Settings:
     """Default settings on a temp data dir (SQLite catalog), with no environment overrides."""
     return load_settings(data_dir, environ={})
+
+
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """An empty directory nobody can create entries in, root included (chattr +i)."""
+    path = tmp_path / "read-only"
+    path.mkdir()
+    if os.geteuid() != 0:
+        path.chmod(0o555)
+        undo = ["chmod", "755", str(path)]
+    elif shutil.which("chattr") and subprocess.run(
+            ["chattr", "+i", str(path)], capture_output=True).returncode == 0:
+        undo = ["chattr", "-i", str(path)]
+    else:
+        pytest.skip("running as root without chattr +i: cannot make a read-only directory")
+    try:
+        yield path
+    finally:
+        subprocess.run(undo, check=True)
 
 
 @pytest.fixture

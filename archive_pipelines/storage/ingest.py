@@ -12,6 +12,7 @@ from archive_pipelines.blobstore import BlobStoreError, PutResult
 from archive_pipelines.catalog.files import FileEntry, apply_files
 from archive_pipelines.catalog.places import places_for
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.views import (
     SnapshotPlace,
     UnsafePathError,
@@ -144,20 +145,14 @@ def _ingest_batch(storage: Storage, items: list[IngestItem], allow_hardlink: boo
 def _link_batch(storage: Storage, entries: list[FileEntry], places: dict[str, SnapshotPlace],
                 fresh: set[str], report: IngestReport) -> None:
     """Aliases for blobs new to the store or catalog (older ones have theirs), then links."""
-    farm, primary = storage.farm, storage.primary
-    for sha in fresh:
-        farm.ensure_alias(sha, primary.local_path(sha))
     dirs = {sid: [view_dir(view, place) for view in storage.views]
             for sid, place in places.items()}
     links = [(f"{folder}/{e.extractor}/{e.relative_path}", e.sha256)
              for e in entries if e.snapshot_id in dirs for folder in dirs[e.snapshot_id]]
-    for outcome in storage.map_io(lambda link: farm.ensure_link(*link), links):
-        if outcome == "created":
-            report.links_created += 1
-        elif outcome == "fixed":
-            report.links_fixed += 1
-        elif outcome == "conflict":
-            report.link_conflicts += 1
+    outcomes = ensure_links(storage, links, fresh)
+    report.links_created += outcomes["created"]
+    report.links_fixed += outcomes["fixed"]
+    report.link_conflicts += outcomes["conflict"]
 
 
 def walk_directory(snapshot_id: str, extractor: str, directory: Path,

@@ -9,6 +9,7 @@ from sqlalchemy import Select
 
 from archive_pipelines.catalog.places import iter_snapshot_files
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.views import view_dir
 
 
@@ -71,15 +72,8 @@ LINKS_PER_ROUND = 4096
 
 def _link_round(storage: Storage, shas: set[str], links: list[tuple[str, str]],
                 report: RebuildReport) -> None:
-    """Aliases of this round's blobs, then its links, on the io threads."""
-    farm, primary = storage.farm, storage.primary
-    storage.map_io(lambda sha: farm.ensure_alias(sha, primary.local_path(sha)), sorted(shas))
-    for outcome in storage.map_io(lambda link: farm.ensure_link(*link), links):
-        if outcome == "created":
-            report.links_created += 1
-        elif outcome == "ok":
-            report.links_ok += 1
-        elif outcome == "fixed":
-            report.links_fixed += 1
-        else:
-            report.link_conflicts += 1
+    outcomes = ensure_links(storage, links, shas)
+    report.links_created += outcomes["created"]
+    report.links_ok += outcomes["ok"]
+    report.links_fixed += outcomes["fixed"]
+    report.link_conflicts += outcomes["conflict"]

@@ -3,12 +3,11 @@
 import errno
 import hashlib
 import os
-import shutil
 import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -188,25 +187,6 @@ def test_kill_9_mid_write_leaves_no_object(tmp_path: Path, codec: str) -> None:
     assert store.remove_stale_temp_files(max_age_seconds=3600) == 0  # too young
     assert store.remove_stale_temp_files(max_age_seconds=0) == 1
     assert stored_files(root) == [store.local_path(result.sha256)]
-
-
-@pytest.fixture
-def read_only_dir(tmp_path: Path) -> Iterator[Path]:
-    """A directory nobody can create entries in, root included (chattr +i)."""
-    path = tmp_path / "read-only"
-    path.mkdir()
-    if os.geteuid() != 0:
-        path.chmod(0o555)
-        undo = ["chmod", "755", str(path)]
-    elif shutil.which("chattr") and subprocess.run(
-            ["chattr", "+i", str(path)], capture_output=True).returncode == 0:
-        undo = ["chattr", "-i", str(path)]
-    else:
-        pytest.skip("running as root without chattr +i: cannot make a read-only directory")
-    try:
-        yield path
-    finally:
-        subprocess.run(undo, check=True)
 
 
 @pytest.mark.parametrize("under", ["", "missing/store"])

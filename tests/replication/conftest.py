@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -183,20 +181,3 @@ def env_both_catalogs(data_dir: Path, tmp_path: Path, catalog_url: str, s3_endpo
         storage.engine.dispose()
 
 
-@pytest.fixture
-def read_only_dir(tmp_path: Path) -> Iterator[Path]:
-    """An empty directory nobody can create entries in, root included (chattr +i)."""
-    path = tmp_path / "read-only"
-    path.mkdir()
-    if os.geteuid() != 0:
-        path.chmod(0o555)
-        undo = ["chmod", "755", str(path)]
-    elif shutil.which("chattr") and subprocess.run(
-            ["chattr", "+i", str(path)], capture_output=True).returncode == 0:
-        undo = ["chattr", "-i", str(path)]
-    else:
-        pytest.skip("running as root without chattr +i: cannot make a read-only directory")
-    try:
-        yield path
-    finally:
-        subprocess.run(undo, check=True)

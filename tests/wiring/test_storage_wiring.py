@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.catalog import CatalogRepository, make_engine
@@ -110,3 +111,14 @@ def test_verification_due() -> None:
     assert verification_due(None, now, 24)
     assert not verification_due(now - timedelta(hours=23), now, 24)
     assert verification_due(now - timedelta(hours=24), now, 24)
+
+
+def test_verify_schedule_runs_when_due(dagster_instance: dg.DagsterInstance,
+                                       monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from archive_pipelines.sensors.schedules import verify_storage_schedule
+
+    monkeypatch.setenv("ARCHIVE_DATA_DIR", str(tmp_path / "data"))
+    context = dg.build_schedule_context(instance=dagster_instance,
+                                        scheduled_execution_time=datetime(2026, 1, 2, tzinfo=UTC))
+    decision = verify_storage_schedule(context)
+    assert isinstance(decision, dg.RunRequest)
