@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from archive_pipelines.errors import ArchiveError, SettingsError
+from archive_pipelines.cli.runner import run_group
+from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import Settings, load_settings
 from frontier_service.service.runner import configure_logging, run_async, run_crawler
 from frontier_service.service.settings import CrawlerSettings, from_settings
@@ -143,21 +144,7 @@ def stats_command(obj: Context, as_json: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; errors meant for people become one line on stderr and exit status 2."""
-    try:
-        code = cli.main(args=argv, prog_name=PROG, standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return 130
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except ArchiveError as exc:
-        click.echo(f"{PROG}: error: {exc}", err=True)
-        return 2
-    except KeyboardInterrupt:
-        click.echo("interrupted; run again to resume", err=True)
-        return 130
-    return code if isinstance(code, int) else 0
+    return run_group(cli, PROG, argv)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from archive_pipelines.cli.replication_commands import (
     replicate_command,
     replication_status_command,
 )
+from archive_pipelines.cli.runner import run_group
 from archive_pipelines.cli.storage_commands import (
     gc_command,
     ingest_command,
@@ -22,7 +23,6 @@ from archive_pipelines.cli.storage_commands import (
     verify_command,
 )
 from archive_pipelines.cli.update_command import update_command
-from archive_pipelines.errors import ArchiveError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,21 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; `ArchiveError`s become one line on stderr and exit status 2."""
     # Everything imported so far lives as long as the process: keep the collector off it.
     gc.freeze()
-    try:
-        code = cli.main(args=argv, prog_name="archive-pipelines", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        return 130
-    except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except ArchiveError as exc:
-        click.echo(f"archive-pipelines: error: {exc}", err=True)
-        return 2
-    except KeyboardInterrupt:
-        click.echo("interrupted; re-run the same command to resume", err=True)
-        return 130
-    return code if isinstance(code, int) else 0
+    return run_group(cli, "archive-pipelines", argv)
 
 
 if __name__ == "__main__":

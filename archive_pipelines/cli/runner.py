@@ -1,0 +1,26 @@
+"""Running a click group the way both command-line tools do: one line per error."""
+
+from __future__ import annotations
+
+import click
+
+from archive_pipelines.errors import ArchiveError
+
+
+def run_group(group: click.Group, prog: str, argv: list[str] | None = None) -> int:
+    """Run `group`; `ArchiveError`s become `<prog>: error: ...` on stderr and exit status 2."""
+    try:
+        code = group.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except ArchiveError as exc:
+        click.echo(f"{prog}: error: {exc}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("interrupted; run the same command again to resume", err=True)
+        return 130
+    return code if isinstance(code, int) else 0
