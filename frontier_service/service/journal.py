@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile, iter_records, list_segments
+from frontier_service.service.session_lock import lock_session
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +35,8 @@ class IndexJournal:
 
     def __init__(self, data_dir: Path, session_id: str) -> None:
         self.directory = journal_dir(data_dir)
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.session_id = session_id
-        self._lock: IO[str] = open(self.directory / f"{session_id}.lock", "a")  # noqa: SIM115
-        fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX)
+        self._lock: IO[str] = lock_session(self.directory, session_id)
         self._generation = 0
         self._pending: list[bytes] = []
         self._fd = self._open(0)

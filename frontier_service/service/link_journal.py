@@ -20,6 +20,7 @@ from typing import IO
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.urls import try_canonical_url_and_domain
+from frontier_service.service.session_lock import lock_session
 
 log = logging.getLogger(__name__)
 Entry = tuple[tuple[str, str, bytes], int]  # ((canonical URL, domain, fingerprint), depth)
@@ -34,10 +35,8 @@ class LinkJournal:
 
     def __init__(self, data_dir: Path, session_id: str) -> None:
         self.directory = link_journal_dir(data_dir)
-        self.directory.mkdir(parents=True, exist_ok=True)
         self.session_id = session_id
-        self._lock: IO[str] = open(self.directory / f"{session_id}.lock", "a")  # noqa: SIM115
-        fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX)
+        self._lock: IO[str] = lock_session(self.directory, session_id)
         self.generation = 0
         self._fd = self._open(0)
 
