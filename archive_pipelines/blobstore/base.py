@@ -18,8 +18,8 @@ from archive_pipelines.blobstore.errors import (
     BlobStoreError,
     StoreNotWritable,
 )
-from archive_pipelines.blobstore.hashing import FileState
-from archive_pipelines.blobstore.layout import CHUNK_SIZE, Codec, blob_key, check_codec
+from archive_pipelines.blobstore.hashing import FileState, chunk_buffer
+from archive_pipelines.blobstore.layout import Codec, blob_key, check_codec
 from archive_pipelines.blobstore.results import CheckResult, PutResult
 
 
@@ -105,9 +105,10 @@ class BlobStore(abc.ABC):
         size = 0
         try:
             with self.open(sha256, max_size=expected_size) as reader:
-                while chunk := reader.read(CHUNK_SIZE):
-                    digest.update(chunk)
-                    size += len(chunk)
+                _buffer, view = chunk_buffer()
+                while got := reader.readinto(view):  # type: ignore[attr-defined]
+                    digest.update(view[:got])
+                    size += got
         except BlobNotFound:
             return CheckResult(sha256, "missing", f"not in store {self.name!r}")
         except BlobIntegrityError as exc:

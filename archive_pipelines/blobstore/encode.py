@@ -8,7 +8,7 @@ from typing import IO, BinaryIO, cast
 
 import zstandard
 
-from archive_pipelines.blobstore.hashing import HashingWriter
+from archive_pipelines.blobstore.hashing import HashingWriter, chunk_buffer
 from archive_pipelines.blobstore.layout import CHUNK_SIZE, Codec
 
 
@@ -38,13 +38,21 @@ def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_leve
         # The frame checksum lets the decoder catch damaged blocks before our rehash does.
         compressor = zstandard.ZstdCompressor(level=zstd_level, write_checksum=True).stream_writer(
             cast(IO[bytes], out), closefd=False)
+    readinto = getattr(source, "readinto", None)
+    _buffer, view = chunk_buffer()  # reused: no fresh 1 MiB object (and page faults) per read
     while True:
         want = CHUNK_SIZE if limit is None else min(CHUNK_SIZE, limit + 1 - size)
         if want <= 0:
             break
-        chunk = source.read(want)
-        if not chunk:
-            break
+        if readinto is not None:
+            got = readinto(view[:want])
+            if not got:
+                break
+            chunk: bytes | memoryview = view[:got]
+        else:
+            chunk = source.read(want)
+            if not chunk:
+                break
         raw_digest.update(chunk)
         size += len(chunk)
         if compressor is not None:

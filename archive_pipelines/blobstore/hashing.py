@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -11,15 +12,41 @@ from typing import BinaryIO
 from archive_pipelines.blobstore.layout import CHUNK_SIZE
 
 
-def sha256_file(path: Path) -> tuple[str, int]:
+def sha256_file(path: Path | str) -> tuple[str, int]:
     """Hash a file in chunks. Returns (hex sha256, size in bytes)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return sha256_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def sha256_fd(fd: int) -> tuple[str, int]:
+    """Hash what remains of an open file descriptor. Returns (hex sha256, size read).
+
+    Reads into one reused buffer per thread: a fresh 1 MiB bytes object per read costs an
+    mmap and 256 page faults, which made hashing from the page cache half as fast.
+    """
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as source:
-        while chunk := source.read(CHUNK_SIZE):
-            digest.update(chunk)
-            size += len(chunk)
+    buffer, view = chunk_buffer()
+    while count := os.readv(fd, [buffer]):
+        digest.update(view[:count])
+        size += count
     return digest.hexdigest(), size
+
+
+_buffers = threading.local()
+
+
+def chunk_buffer() -> tuple[bytearray, memoryview]:
+    """This thread's reusable CHUNK_SIZE buffer and a view of it (not reentrant)."""
+    try:
+        return _buffers.pair
+    except AttributeError:
+        buffer = bytearray(CHUNK_SIZE)
+        _buffers.pair = (buffer, memoryview(buffer))
+        return _buffers.pair
 
 
 @dataclass(frozen=True)

@@ -36,10 +36,12 @@ class LocalBlobStore(BlobStore):
     """Blobs as files under `root/sha256/ab/cd/`."""
 
     def __init__(self, root: Path, *, name: str = "primary", codec: str = "raw",
-                 zstd_level: int = 3, writable: bool = True) -> None:
+                 zstd_level: int = 3, writable: bool = True, sync_each: bool = True) -> None:
+        """`sync_each=False` is `deferred_sync()` for the store's whole life."""
         super().__init__(name=name, codec=codec, zstd_level=zstd_level, writable=writable)
         self.root = Path(root).expanduser().absolute()
-        self._sync_each = True
+        self._sync_each = sync_each
+        self._unsynced = False  # an object was published since the last sync (deferred mode)
         # Leaf folders known to exist (the store never removes them): saves a stat per put.
         self._known_dirs: set[Path] = set()
 
@@ -72,8 +74,14 @@ class LocalBlobStore(BlobStore):
 
     def sync(self) -> None:
         """Make every object written so far durable (one syncfs for the store's filesystem)."""
+        self._unsynced = False  # before the syncfs: a put racing it sets this again
         if self.root.is_dir():
             sync_filesystem(self.root)
+
+    def sync_pending(self) -> None:
+        """`sync()` if any object was published in deferred mode since the last sync."""
+        if self._unsynced:
+            self.sync()
 
     def __repr__(self) -> str:
         return f"LocalBlobStore(name={self.name!r}, codec={self.codec!r}, root={str(self.root)!r})"
@@ -164,6 +172,10 @@ class LocalBlobStore(BlobStore):
                     return PutResult(encoded.sha256, encoded.size, 0, False)
                 self._ensure_dir(final.parent)
                 created = publish(temp, final, sync=self._sync_each)
+                if created:
+                    temp = None  # renamed into place
+                    if not self._sync_each:
+                        self._unsynced = True
         finally:
             if temp is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -178,7 +190,8 @@ class LocalBlobStore(BlobStore):
         change the stored blob, so callers only allow this for files nobody edits.
         """
         final = self._path(sha256)
-        temp = temp_path(final.parent, sha256)
+        temp: Path | None = temp_path(final.parent, sha256)
+        assert temp is not None
         try:
             with self._os_errors(sha256):
                 self._ensure_dir(final.parent)
@@ -193,9 +206,14 @@ class LocalBlobStore(BlobStore):
                 if self._sync_each:
                     fsync_file(temp)  # the source's data may not have reached the disk yet
                 created = publish(temp, final, sync=self._sync_each)
+                if created:
+                    temp = None  # renamed into place
+                    if not self._sync_each:
+                        self._unsynced = True
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                temp.unlink()
+            if temp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    temp.unlink()
         return PutResult(sha256, size, size if created else 0, created)
 
     @contextlib.contextmanager

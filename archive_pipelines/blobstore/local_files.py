@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import re
@@ -99,25 +100,49 @@ def remove_stale_temps(directories: list[Path], max_age_seconds: float) -> int:
 
 
 def publish(temp: Path, final: Path, *, sync: bool = True) -> bool:
-    """Give `temp` (complete and fsynced) the name `final` atomically.
+    """Give `temp` (complete and fsynced) the name `final` atomically, never overwriting.
 
-    Returns False if `final` already exists (a concurrent writer won): the existing object is
-    left untouched. The caller removes `temp` afterwards in every case.
+    Returns True when `temp` became `final` (the name `temp` is then gone), False if `final`
+    already exists (a concurrent writer won): the existing object is left untouched and the
+    caller removes `temp`. One renameat2(RENAME_NOREPLACE) where the kernel and filesystem
+    have it; else link + unlink, or a plain rename on filesystems without hard links.
     """
-    try:
-        os.link(temp, final)  # fails instead of overwriting
-    except FileExistsError:
+    renamed = _rename_noreplace(temp, final)
+    if renamed is False:
         return False
-    except OSError as exc:
-        if exc.errno not in LINK_UNSUPPORTED:
-            raise
-        # No hard links on this filesystem: rename. Racing writers hold identical bytes.
-        if os.path.lexists(final):
+    if renamed is None:
+        try:
+            os.link(temp, final)  # fails instead of overwriting
+        except FileExistsError:
             return False
-        os.replace(temp, final)
+        except OSError as exc:
+            if exc.errno not in LINK_UNSUPPORTED:
+                raise
+            # No hard links on this filesystem: rename. Racing writers hold identical bytes.
+            if os.path.lexists(final):
+                return False
+            os.replace(temp, final)
+        else:
+            os.unlink(temp)
     if sync:
-        fsync_dir(final.parent)
+        fsync_dir(final.parent)  # the journal commits the rename as one transaction
     return True
+
+
+def _rename_noreplace(temp: Path, final: Path) -> bool | None:
+    """renameat2(temp, final, RENAME_NOREPLACE): True if renamed, False if `final` exists,
+    None if this kernel or filesystem cannot do it (the caller falls back)."""
+    if _renameat2 is None:
+        return None
+    if _renameat2(_AT_FDCWD, os.fsencode(temp), _AT_FDCWD, os.fsencode(final),
+                  _RENAME_NOREPLACE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err == errno.EEXIST:
+        return False
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return None
+    raise OSError(err, os.strerror(err), str(final))
 
 
 def sync_filesystem(path: Path) -> None:
@@ -133,13 +158,15 @@ def sync_filesystem(path: Path) -> None:
         os.close(fd)
 
 
-def _load_syncfs():  # type: ignore[no-untyped-def]
+def _libc_function(name: str):  # type: ignore[no-untyped-def]
+    """A libc function through ctypes (which releases the GIL during the call), or None."""
     try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True).syncfs
+        return getattr(ctypes.CDLL(None, use_errno=True), name)
     except (OSError, AttributeError):
         return None
 
 
-_syncfs = _load_syncfs()
+_syncfs = _libc_function("syncfs")
+_renameat2 = _libc_function("renameat2")
+_AT_FDCWD = -100
+_RENAME_NOREPLACE = 1

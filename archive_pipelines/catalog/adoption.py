@@ -17,6 +17,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from archive_pipelines.catalog.fs_versions import checked_fs_version
 from archive_pipelines.catalog.models import (
     ArchiveResult,
     Blob,
@@ -27,6 +28,7 @@ from archive_pipelines.catalog.models import (
 )
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, same_run
 from archive_pipelines.legacy.results import LegacyResult
+from archive_pipelines.legacy.versions import CAS
 
 _CHUNK = 400  # bound parameters per IN (...) list
 DuplicateKey = Literal["timestamp", "crawl_id"]
@@ -80,6 +82,22 @@ def _rows(session: Session, column: Any, values: Iterable[Any]) -> list[Snapshot
 def snapshots_by_timestamp(session: Session, timestamps: Iterable[str]) -> list[SnapshotRow]:
     """Snapshots with any of these timestamps (indexed), oldest first."""
     return _rows(session, Snapshot.timestamp, timestamps)
+
+
+def folder_claimant(rows: Sequence[SnapshotRow], folder_url: str | None) -> SnapshotRow | None:
+    """The snapshot whose files the real folder `archive/<timestamp>` holds, or None.
+
+    `rows` are the snapshots with that timestamp, oldest (created_at, id) first. The folder is
+    the oldest one's whose url is the folder's index.json url; failing that, the oldest one's
+    not in the CAS layout yet (a CAS snapshot has no legacy folder of its own). Only that
+    snapshot may migrate the folder: another one sharing the timestamp would take its files
+    and leave a link in its place.
+    """
+    if folder_url:
+        for row in rows:
+            if row.url == folder_url:
+                return row
+    return next((row for row in rows if row.fs_version != CAS), None)
 
 
 def snapshots_by_crawl_id(session: Session, crawl_ids: Iterable[str]) -> list[SnapshotRow]:
@@ -146,7 +164,10 @@ def _tag_ids(session: Session, names: Sequence[str]) -> dict[str, int]:
 
 
 def insert_snapshots(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Bulk insert of snapshot rows (each with its `id`)."""
+    """Bulk insert of snapshot rows (each with its `id`); fs_version labels are checked."""
+    for row in rows:
+        if "fs_version" in row:
+            checked_fs_version(row["fs_version"])
     if rows:  # Core executemany: no ORM bookkeeping for a bulk write
         session.execute(insert(cast(Table, Snapshot.__table__)), list(rows))
 
@@ -174,6 +195,8 @@ def add_results(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
 
 
 def update_snapshot(session: Session, snapshot_id: str, **values: Any) -> None:
+    if "fs_version" in values:
+        checked_fs_version(values["fs_version"])
     session.execute(update(Snapshot).where(Snapshot.id == snapshot_id).values(**values))
 
 
@@ -192,6 +215,7 @@ def migration_candidates(session: Session, label: str, after_id: str, limit: int
 
 def advance_fs_version(session: Session, ids: Sequence[str], from_label: str, to_label: str) -> int:
     """Set fs_version where it is still `from_label` (compare-and-set); rows changed."""
+    checked_fs_version(to_label)
     changed = 0
     for chunk in _chunks(list(ids)):
         result = session.execute(

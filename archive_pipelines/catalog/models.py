@@ -17,8 +17,10 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
 from sqlalchemy.types import JSON, TypeDecorator
+
+from archive_pipelines.catalog.fs_versions import checked_fs_version
 
 COPY_STATUSES = ("missing", "ongoing", "present", "corrupted")
 
@@ -103,6 +105,10 @@ class Snapshot(Base):
         # The lazy-migration sensor pages through (fs_version, id) with a cursor.
         Index("ix_snapshot_fs_version_id", "fs_version", "id"),
     )
+
+    @validates("fs_version")
+    def _check_fs_version(self, _key: str, value: str) -> str:
+        return checked_fs_version(value)
 
 
 class ArchiveResult(Base):

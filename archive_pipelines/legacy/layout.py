@@ -4,6 +4,11 @@ Organized layout: `<extractor>/<name>` for canonical files, directories kept (`w
 wget's host folders under `wget/`, metadata (`index.json`, `index.html`) and unknown files
 where they are. Classifying an organized folder again yields no-op moves, so an interrupted
 `organize` step can be planned again.
+
+Top-level files are stored as extractor `index` (`index/index.json`, `index/notes.txt`), so
+a top-level *folder* named `index` (wget saving a path `index/`) would share their names: it
+moves to `unknown/index/...` instead, like a flat file named after an extractor folder moves
+under `unknown/`. Nothing else is ever stored under `index`.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from urllib.parse import urlsplit
 
 from archive_pipelines.legacy.index_json import LegacyIndex
 
-INDEX = "index"
+INDEX = "index"  # the extractor of an organized folder's top-level files
 UNKNOWN = "unknown"
 WGET = "wget"
 
@@ -163,6 +168,8 @@ def classify(parts: Sequence[str], url_host: str | None = None) -> tuple[str, st
         return UNKNOWN, rel
     if top in CANONICAL_DIRS:
         return CANONICAL_DIRS[top], rel
+    if top == INDEX:  # the top-level files' extractor: not a folder of its own
+        return UNKNOWN, f"{UNKNOWN}/{rel}"
     if top in EXTRACTOR_DIRS:
         return top, rel
     if looks_like_host(top, url_host):

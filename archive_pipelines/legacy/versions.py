@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from archive_pipelines.legacy.fields import looks_like_timestamp
+from archive_pipelines.views.paths import SnapshotPlace, view_dir
 
 V0_4 = "0.4"  # 0.4.x-0.5.x: `history`, `updated`, no `snapshot_id`
 V0_6 = "0.6"  # 0.6.x-0.8.1: adds `snapshot_id`, `tags_str`, `icons`
@@ -116,14 +117,16 @@ def needs_fs_migration(version: str) -> bool:
     return version_rank(version) < version_rank(CURRENT_VERSION)
 
 
-def output_dir(data_dir: Path, timestamp: str, version: str) -> Path:
-    """Where a snapshot's files live for `version`.
+def output_dir(data_dir: Path, place: SnapshotPlace, version: str) -> Path:
+    """Where the snapshot at `place` has its files for `version`.
 
-    Legacy and organized folders are `archive/<timestamp>`; CAS snapshots are viewed at
-    `archive/by_timestamp/<timestamp>` (the old path stays as a compatibility link).
+    Legacy and organized folders are `archive/<timestamp>` (one folder per timestamp on disk).
+    CAS snapshots are viewed at their by_timestamp folder: `archive/by_timestamp/<timestamp>`
+    for the timestamp's owner, `archive/by_timestamp/<timestamp>__<id8>` for the others, as in
+    the views; `archive/<timestamp>` stays as a link to the owner's (`compat_link_target`).
     """
-    if not looks_like_timestamp(timestamp):
-        raise ValueError(f"{timestamp!r} is not a snapshot timestamp")
+    if not looks_like_timestamp(place.timestamp):
+        raise ValueError(f"{place.timestamp!r} is not a snapshot timestamp")
     if version_rank(version) < version_rank(CAS):
-        return data_dir / "archive" / timestamp
-    return data_dir / "archive" / "by_timestamp" / timestamp
+        return data_dir / "archive" / place.timestamp
+    return data_dir / "archive" / view_dir("by_timestamp", place)

@@ -9,7 +9,8 @@
 2. Verify per snapshot: every catalog file row's blob exists with its size, and every file of
    the folder is recorded with a blob that is the same inode or hashes the same.
 3. Only for a snapshot where all of that holds: remove the folder's files and folders and
-   leave `archive/<timestamp>` as a compatibility symlink into `by_timestamp/`.
+   leave `archive/<timestamp>` as a compatibility symlink into `by_timestamp/` (to the
+   timestamp owner's folder, see `views.compat_link_target`).
 The caller commits fs_version `cas` for the snapshots reported done, after all of this.
 A snapshot with any problem keeps its folder untouched and is reported.
 """
@@ -25,7 +26,6 @@ from pathlib import Path
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import FileRecord, SnapshotRow
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.legacy.layout import FileMove, display_path, iter_organize
 from archive_pipelines.migration.folders import is_partial
 from archive_pipelines.storage.context import Storage
@@ -36,7 +36,6 @@ from archive_pipelines.storage.legacy_cas import (
     removal_problem,
     remove_files,
 )
-from archive_pipelines.views import SnapshotPlace
 
 MAX_PROBLEMS_SHOWN = 3
 
@@ -73,7 +72,6 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
     ids = [row.id for row in rows]
     with storage.read_session() as session:
         records = adoption.file_records(session, ids)
-        places = places_for(session, ids)
     for row in rows:
         outcome = outcomes[row.id]
         folder = archive / row.timestamp
@@ -96,7 +94,7 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
                 outcome.errors.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
             continue
         try:
-            _finish(storage, folder, items.get(row.id, []), places[row.id])
+            _finish(folder, items.get(row.id, []))
             outcome.done = True
         except OSError as exc:
             outcome.errors.append(f"cleanup: {exc.strerror or exc}")
@@ -159,9 +157,9 @@ def _unverified(storage: Storage, items: Sequence[IngestItem],
     return problems
 
 
-def _finish(storage: Storage, folder: Path, items: Sequence[IngestItem], place: SnapshotPlace) -> None:
+def _finish(folder: Path, items: Sequence[IngestItem]) -> None:
     real_folder = os.path.isdir(folder) and not os.path.islink(folder)
     if (items or real_folder) and not remove_files(folder, [item.source for item in items]):
         raise OSError(f"{folder.name} still holds files that were not migrated")
     if not os.path.lexists(folder):
-        link_compat_folder(storage, folder, place)
+        link_compat_folder(folder)

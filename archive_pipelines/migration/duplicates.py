@@ -26,7 +26,7 @@ from archive_pipelines.legacy.versions import CAS
 from archive_pipelines.migration.steps import migrate_snapshot
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.files import delete_snapshot
-from archive_pipelines.views import SnapshotPlace, view_dir, view_path
+from archive_pipelines.views import SnapshotPlace, compat_link_target, view_dir, view_path
 
 KEYS: tuple[DuplicateKey, ...] = ("timestamp", "crawl_id")
 
@@ -110,11 +110,18 @@ def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -
 
 def _repoint_compat_link(storage: Storage, duplicate: SnapshotRow, dup_place: SnapshotPlace,
                          keeper_place: SnapshotPlace) -> None:
-    """`archive/<dup timestamp>`, if it links to the deleted snapshot, now links to the keeper."""
+    """`archive/<dup timestamp>`, if it links to the deleted snapshot's by_timestamp folder,
+    now links to the timestamp's owner (`compat_link_target`) or, when no snapshot has that
+    timestamp any more, to the keeper's by_timestamp folder."""
     link = storage.layout.archive / duplicate.timestamp
     if not link.is_symlink() or os.readlink(link) != view_dir("by_timestamp", dup_place):
         return
-    target = view_dir("by_timestamp", keeper_place)
+    with storage.read_session() as session:
+        still_used = bool(adoption.snapshots_by_timestamp(session, [duplicate.timestamp]))
+    target = (compat_link_target(duplicate.timestamp) if still_used
+              else view_dir("by_timestamp", keeper_place))
+    if os.readlink(link) == target:
+        return
     temp = Path(f"{link}.~ap-link")
     if temp.is_symlink():
         temp.unlink()

@@ -33,6 +33,12 @@ def is_snapshot_name(name: str) -> bool:
     return len(name) <= MAX_TIMESTAMP_CHARS and looks_like_timestamp(name)
 
 
+def real_folder(path: Path) -> bool:
+    """True for a folder that is not a symlink: `archive/<timestamp>` as a compatibility link
+    is the timestamp owner's, never a folder that "turned up" for another snapshot."""
+    return path.is_dir() and not path.is_symlink()
+
+
 def snapshot_folder_names(archive: Path, resume_from: str = "") -> list[str]:
     """Names of real folders in archive/ (no view roots, dot entries or symlinks), sorted.
 

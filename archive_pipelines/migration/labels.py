@@ -2,15 +2,20 @@
 
 - `0.x`: a snapshot only ArchiveBox's `index.sqlite3` knows, with no folder (no files).
   Nothing to migrate; if its folder turns up, discovery or `migrate_snapshot` relabels it.
-- `legacy`: written by `storage.legacy_cas.migrate_to_cas` for folders it ingested but did not
-  clean up. Treated as the oldest legacy layout: `organize` is a no-op on an organized folder.
+- `legacy`: written by older versions of `storage.legacy_cas.migrate_to_cas` for folders it
+  ingested but did not clean up. Read only: the catalog refuses to write it now
+  (`catalog.fs_versions`). Treated as the oldest legacy layout: `organize` is a no-op on an
+  organized folder.
 """
 
 from __future__ import annotations
 
+from archive_pipelines.catalog.fs_versions import NO_FOLDER
 from archive_pipelines.legacy.versions import CAS, FS_VERSIONS, V0_4, migration_chain
 
-NO_FOLDER = "0.x"
+__all__ = ["LEGACY_CAS_LABEL", "MIGRATABLE_LABELS", "NO_FOLDER", "effective_version",
+           "needs_migration", "steps_for"]
+
 LEGACY_CAS_LABEL = "legacy"
 
 # What the lazy-migration sensor pages through, oldest layout first (0.x has nothing to move).

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.models import SnapshotTag, utcnow
 from archive_pipelines.errors import ArchiveError
+from archive_pipelines.migration.folders import real_folder
 from archive_pipelines.migration.labels import NO_FOLDER, needs_migration
 from archive_pipelines.migration.steps import StepReport, migrate_snapshot
 from archive_pipelines.storage.context import Storage
@@ -50,7 +51,7 @@ def save_snapshot(storage: Storage, snapshot_id: str, **changes: Any) -> SaveRep
         raise KeyError(f"no snapshot {snapshot_id}")
     report = SaveReport(snapshot_id)
     row = rows[0]
-    folder_appeared = row.fs_version == NO_FOLDER and (storage.layout.archive / row.timestamp).is_dir()
+    folder_appeared = row.fs_version == NO_FOLDER and real_folder(storage.layout.archive / row.timestamp)
     if needs_migration(row.fs_version) or folder_appeared:
         report.migration = migrate_snapshot(storage, snapshot_id)
         if report.migration.errors or report.migration.skipped:

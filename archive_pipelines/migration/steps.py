@@ -10,6 +10,9 @@ verified in their new place and the old copies are gone. So after a kill at any 
 every original byte is at its flat path, its organized path or in the store; fs_version is
 never ahead of the files; re-running resumes (already copied files are skipped).
 Folders are flock'ed while a step works on them; a busy folder is skipped, not waited for.
+A real folder `archive/<timestamp>` is migrated only by the snapshot whose files it holds
+(`adoption.folder_claimant`); another snapshot sharing the timestamp is skipped until the
+folder is a compatibility link, so it never takes the folder's files or replaces its link.
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
 from archive_pipelines.legacy.versions import CAS, ORGANIZE, ORGANIZED, TO_CAS
 from archive_pipelines.migration.cas import migrate_to_cas_batch
-from archive_pipelines.migration.folders import folder_lock
+from archive_pipelines.migration.folders import folder_lock, real_folder
 from archive_pipelines.migration.labels import NO_FOLDER, needs_migration, steps_for
 from archive_pipelines.migration.organize import FolderOrganizer
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.legacy_cas import read_legacy_index
 
 
 @dataclass
@@ -130,13 +134,14 @@ def _locked(storage: Storage, rows: list[SnapshotRow],
             steps: dict[str, StepReport]) -> Iterator[list[SnapshotRow]]:
     """The rows to work on, their real folders flock'ed for the duration."""
     archive = storage.layout.archive
+    claimants = _folder_claimants(storage, rows)
     with ExitStack() as stack:
         work: list[SnapshotRow] = []
         owners: dict[str, str] = {}
         for row in sorted(rows, key=lambda r: (r.created_at, r.id)):
             step = steps[row.id]
             if not needs_migration(row.fs_version):
-                if row.fs_version == NO_FOLDER and (archive / row.timestamp).is_dir():
+                if row.fs_version == NO_FOLDER and real_folder(archive / row.timestamp):
                     pass  # its folder turned up: migrate it like a flat legacy folder
                 else:
                     step.skipped = "no folder" if row.fs_version == NO_FOLDER else None
@@ -149,8 +154,12 @@ def _locked(storage: Storage, rows: list[SnapshotRow],
             if row.timestamp in owners:
                 step.skipped = f"shares archive/{row.timestamp} with {owners[row.timestamp]}"
                 continue
-            owners[row.timestamp] = row.id
             folder = archive / row.timestamp
+            claimant = claimants.get(row.timestamp)
+            if claimant is not None and claimant != row.id:
+                step.skipped = f"archive/{row.timestamp} holds the files of {claimant}"
+                continue
+            owners[row.timestamp] = row.id
             if folder.is_dir() and not folder.is_symlink():
                 if not os.access(folder, os.W_OK):  # read-only mount, immutable: nothing can move
                     step.errors.append(f"archive/{row.timestamp} is read-only; left as is")
@@ -164,6 +173,29 @@ def _locked(storage: Storage, rows: list[SnapshotRow],
                     continue
             work.append(row)
         yield work
+
+
+def _folder_claimants(storage: Storage, rows: list[SnapshotRow]) -> dict[str, str]:
+    """Per timestamp with a real folder: the id of the snapshot whose files it holds."""
+    archive = storage.layout.archive
+    real = {row.timestamp for row in rows if real_folder(archive / row.timestamp)}
+    if not real:
+        return {}
+    with storage.read_session() as session:
+        sharing = adoption.snapshots_by_timestamp(session, real)  # oldest first
+    by_stamp: dict[str, list[SnapshotRow]] = defaultdict(list)
+    for row in sharing:
+        by_stamp[row.timestamp].append(row)
+    claimants = {}
+    for timestamp, candidates in by_stamp.items():
+        if len(candidates) == 1:
+            claimants[timestamp] = candidates[0].id  # the common case: no index.json read
+            continue
+        url = read_legacy_index(archive / timestamp).get("url")
+        found = adoption.folder_claimant(candidates, url if isinstance(url, str) else None)
+        if found is not None:
+            claimants[timestamp] = found.id
+    return claimants
 
 
 def _organize(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,9 +18,11 @@ from archive_pipelines.catalog.files import ensure_store
 from archive_pipelines.catalog.sessions import Transactions
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import Settings
+from archive_pipelines.storage.file_workers import FileWorkers
 from archive_pipelines.views import ViewFarm
 
 IO_THREADS = 4
+MAX_AUTO_PROCESSES = 8
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -76,6 +79,18 @@ class Storage(Transactions):
         for part in self.io_pool.map(lambda chunk: [fn(item) for item in chunk], slices):
             results.extend(part)
         return results
+
+    @property
+    def ingest_processes(self) -> int:
+        """Worker processes for a large ingest (see `file_workers`); < 2 means none."""
+        configured = self.settings.storage.ingest_processes
+        if configured is None:
+            return min(os.cpu_count() or 1, MAX_AUTO_PROCESSES)
+        return configured
+
+    def file_workers(self) -> FileWorkers:
+        """A new pool of `ingest_processes` workers on the primary store and view farm."""
+        return FileWorkers(self.primary, self.farm, max(1, self.ingest_processes))
 
     @cached_property
     def farm(self) -> ViewFarm:

@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import mimetypes
 import os
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archive_pipelines.blobstore import BlobStoreError, PutResult
+from archive_pipelines.blobstore import PutResult
 from archive_pipelines.catalog.files import FileEntry, apply_files
 from archive_pipelines.catalog.places import places_for
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.file_workers import FileWorkers, PutRequest, put_one
 from archive_pipelines.storage.linking import ensure_links
-from archive_pipelines.views import (
-    SnapshotPlace,
-    UnsafePathError,
-    validate_extractor,
-    validate_relative_path,
-    view_dir,
-)
+from archive_pipelines.views import SnapshotPlace, view_dir
 
 
 @dataclass(frozen=True)
@@ -71,56 +69,96 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
                  progress: Callable[[int], None] | None = None) -> IngestReport:
     """Store files and record them; one catalog transaction per batch.
 
-    Crash-safe by ordering: blob files are durable before the catalog commit, views after
-    it; re-running the same ingest converges (same content at same path is a no-op).
+    Crash-safe by ordering: a batch's blob files are durable (one syncfs) before its catalog
+    commit, its views after the commit; re-running the same ingest converges (same content
+    at the same path is a no-op). Pipelined: while batch N is synced, committed and linked
+    on a second thread, batch N+1's files are already being stored. From the second batch
+    on, the file work runs in worker processes (`Storage.file_workers`).
     """
     size = batch_size or storage.settings.storage.ingest_batch_size
     report = IngestReport()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(storage.primary.deferred_sync())
+        committer = stack.enter_context(ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="ingest-commit"))
+        workers: FileWorkers | None = None
+        pending: tuple[Future[IngestReport], int] | None = None
+        for index, batch in enumerate(_batches(items, size)):
+            if index == 1 and storage.ingest_processes > 1:  # a large ingest
+                workers = stack.enter_context(storage.file_workers())
+            try:
+                stored, put_report = _put_batch(storage, workers, batch, allow_hardlink)
+            except BrokenProcessPool:
+                if index != 1:
+                    raise
+                # The workers could not start (e.g. a script without a __main__ guard, which
+                # spawned processes re-run): this ingest uses threads, as small ones do.
+                workers = None
+                stored, put_report = _put_batch(storage, workers, batch, allow_hardlink)
+            if pending is not None:
+                _collect(pending, report, progress)  # one batch in flight: bounded memory
+            pending = committer.submit(_commit_batch, storage, workers, stored,
+                                       put_report), len(batch)
+        if pending is not None:
+            _collect(pending, report, progress)
+    return report
+
+
+def _collect(pending: tuple[Future[IngestReport], int], report: IngestReport,
+             progress: Callable[[int], None] | None) -> None:
+    future, count = pending
+    report.merge(future.result())
+    if progress:
+        progress(count)
+
+
+def _batches(items: Iterable[IngestItem], size: int) -> Iterator[list[IngestItem]]:
     batch: list[IngestItem] = []
     for item in items:
         batch.append(item)
         if len(batch) >= size:
-            report.merge(_ingest_batch(storage, batch, allow_hardlink))
-            if progress:
-                progress(len(batch))
+            yield batch
             batch = []
     if batch:
-        report.merge(_ingest_batch(storage, batch, allow_hardlink))
-        if progress:
-            progress(len(batch))
-    return report
+        yield batch
 
 
-def _put_one(storage: Storage, item: IngestItem, allow_hardlink: bool
-             ) -> tuple[IngestItem, str, PutResult] | str:
-    """Validate and store one file; an error line instead of raising."""
-    try:
-        rel = validate_relative_path(item.relative_path)
-        validate_extractor(item.extractor)
-        return item, rel, storage.primary.put_file(item.source, allow_hardlink=allow_hardlink)
-    except (UnsafePathError, BlobStoreError) as exc:
-        return f"{item.source}: {exc}"
-    except OSError as exc:  # unreadable, vanished, special file
-        return f"{item.source}: {exc.strerror or exc}"
+Stored = tuple[IngestItem, str, PutResult]
 
 
-def _ingest_batch(storage: Storage, items: list[IngestItem], allow_hardlink: bool) -> IngestReport:
+def _put_batch(storage: Storage, workers: FileWorkers | None, items: list[IngestItem],
+               allow_hardlink: bool) -> tuple[list[Stored], IngestReport]:
+    """Store a batch's files, in worker processes or on the io threads (no fsyncs: the
+    commit step syncs once)."""
+    requests = [PutRequest(item.extractor, item.relative_path, item.source) for item in items]
+    if workers is not None:
+        outcomes = workers.submit_puts(requests, allow_hardlink)()
+    else:
+        primary = storage.primary
+        outcomes = storage.map_io(lambda r: put_one(primary, r, allow_hardlink), requests)
     report = IngestReport()
-    stored: list[tuple[IngestItem, str, PutResult]] = []
-    primary = storage.primary
-    # One syncfs per batch instead of fsyncs per file; blobs are durable before the commit.
-    with primary.deferred_sync():
-        for outcome in storage.map_io(lambda i: _put_one(storage, i, allow_hardlink), items):
-            if isinstance(outcome, str):
-                report.errors.append(outcome)
-                continue
-            stored.append(outcome)
-            report.bytes_in += outcome[2].size
-            report.bytes_stored += outcome[2].stored_bytes
+    stored: list[Stored] = []
+    for item, outcome in zip(items, outcomes, strict=True):
+        if isinstance(outcome, str):
+            report.errors.append(outcome)
+            continue
+        rel, put = outcome
+        stored.append((item, rel, put))
+        report.bytes_in += put.size
+        report.bytes_stored += put.stored_bytes
+    return stored, report
+
+
+def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[Stored],
+                  report: IngestReport) -> IngestReport:
+    """Make the batch's blobs durable, record them in one transaction, then link the views."""
     if not stored:
         return report
+    primary = storage.primary
     if any(put.created for _item, _rel, put in stored):
         primary.sync()
+    else:  # a file this batch found may be an earlier batch's unsynced write
+        primary.sync_pending()
     entries = [FileEntry(item.snapshot_id, item.extractor, rel, put.sha256, put.size,
                          guess_mime(rel)) for item, rel, put in stored]
     store_id = storage.primary_store_id
@@ -136,20 +174,24 @@ def _ingest_batch(storage: Storage, items: list[IngestItem], allow_hardlink: boo
         # A blob gc had removed is referenced again: make sure its file is back.
         if put.sha256 in applied.revived and not primary.exists(put.sha256):
             primary.put_file(item.source)
+            primary.sync_pending()
     fresh = applied.new_blob_hashes | applied.revived | {
         put.sha256 for _item, _rel, put in stored if put.created}
-    _link_batch(storage, entries, places, fresh, report)
+    _link_batch(storage, workers, entries, places, fresh, report)
     return report
 
 
-def _link_batch(storage: Storage, entries: list[FileEntry], places: dict[str, SnapshotPlace],
-                fresh: set[str], report: IngestReport) -> None:
+def _link_batch(storage: Storage, workers: FileWorkers | None, entries: list[FileEntry],
+                places: dict[str, SnapshotPlace], fresh: set[str], report: IngestReport) -> None:
     """Aliases for blobs new to the store or catalog (older ones have theirs), then links."""
     dirs = {sid: [view_dir(view, place) for view in storage.views]
             for sid, place in places.items()}
     links = [(f"{folder}/{e.extractor}/{e.relative_path}", e.sha256)
              for e in entries if e.snapshot_id in dirs for folder in dirs[e.snapshot_id]]
-    outcomes = ensure_links(storage, links, fresh)
+    if workers is not None:
+        outcomes = workers.ensure_links(links, sorted(fresh))
+    else:
+        outcomes = ensure_links(storage, links, fresh)
     report.links_created += outcomes["created"]
     report.links_fixed += outcomes["fixed"]
     report.link_conflicts += outcomes["conflict"]

@@ -16,19 +16,23 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from archive_pipelines.blobstore import sha256_file
+from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.catalog.models import Blob, Snapshot
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.datadir.layout import VIEW_ROOTS
+from archive_pipelines.legacy.layout import INDEX, UNKNOWN
+from archive_pipelines.legacy.versions import CAS, ORGANIZED, detect_version, is_legacy
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files, walk_directory
-from archive_pipelines.views import SnapshotPlace, view_dir
+from archive_pipelines.views import compat_link_target
 
 MAX_INDEX_BYTES = 32 * 1024 * 1024
-INDEX_EXTRACTOR = "index"  # top-level files (index.json, index.html) of a legacy folder
+# Top-level files (index.json, index.html, ...) of a legacy folder. A top-level *folder*
+# named `index` is stored as `unknown/index/...` instead, as `organize` moves it.
+INDEX_EXTRACTOR = INDEX
 
 
 @dataclass
@@ -91,22 +95,37 @@ def _created_at(index: dict[str, object], timestamp: str) -> datetime:
     return datetime.now(UTC)
 
 
+def folder_version(index: dict[str, object]) -> str:
+    """The fs_version of a real folder before it is in the store, from its index.json.
+
+    A label past `organized` (written back into index.json) cannot describe a folder that is
+    still real: such a folder is taken as organized.
+    """
+    version = detect_version(index)
+    return version if is_legacy(version) else ORGANIZED
+
+
 def _snapshot_for(storage: Storage, folder: Path, report: MigrationReport) -> str:
+    """The folder's snapshot (see `adoption.folder_claimant`), created when there is none.
+
+    A new snapshot is labelled with the folder's version, not `cas`: the version moves on
+    only once the files are verified in the store and the folder is gone (`_cleanup`), so
+    an ingest without cleanup leaves it to the lazy migration to finish.
+    """
     index = read_legacy_index(folder)
     url = index.get("url") if isinstance(index.get("url"), str) else ""
     timestamp = folder.name
     with storage.session() as session:
-        query = select(Snapshot.id).where(Snapshot.timestamp == timestamp)
-        if url:
-            query = query.where(Snapshot.url == url)
-        found = session.scalars(query.order_by(Snapshot.created_at, Snapshot.id).limit(1)).first()
-        if found:
-            return str(found)
+        rows = adoption.snapshots_by_timestamp(session, [timestamp])
+        found = adoption.folder_claimant(rows, str(url) or None)
+        if found is not None and (not url or found.url == url):
+            return found.id
         title = index.get("title")
         snapshot = Snapshot(url=str(url or ""), timestamp=timestamp,
                             title=title if isinstance(title, str) else None,
                             created_at=_created_at(index, timestamp),
-                            created_by=storage.settings.views.default_user, fs_version="legacy")
+                            created_by=storage.settings.views.default_user,
+                            fs_version=folder_version(index))
         session.add(snapshot)
         session.flush()
         report.created_snapshots += 1
@@ -115,9 +134,15 @@ def _snapshot_for(storage: Storage, folder: Path, report: MigrationReport) -> st
 
 def folder_items(snapshot_id: str, folder: Path, errors: list[str]) -> Iterator[IngestItem]:
     """A snapshot folder's files as ingest items: top-level files as `index`, each top-level
-    folder as one extractor. Symlinks and special files are reported, never followed."""
+    folder as one extractor, except a folder named `index` (e.g. wget saved a path `index/`):
+    its files are `unknown/index/...`, so they never take the names of the top-level files.
+    Symlinks and special files are reported, never followed."""
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.is_dir(follow_symlinks=False):
+        if entry.is_dir(follow_symlinks=False) and entry.name == INDEX_EXTRACTOR:
+            for item in walk_directory(snapshot_id, UNKNOWN, Path(entry.path), errors):
+                yield IngestItem(snapshot_id, UNKNOWN, f"{entry.name}/{item.relative_path}",
+                                 item.source)
+        elif entry.is_dir(follow_symlinks=False):
             yield from walk_directory(snapshot_id, entry.name, Path(entry.path), errors)
         elif entry.is_file(follow_symlinks=False):
             yield IngestItem(snapshot_id, INDEX_EXTRACTOR, entry.name, Path(entry.path))
@@ -212,10 +237,14 @@ def remove_files(folder: Path, paths: Iterable[Path]) -> bool:
     return not os.path.lexists(folder)
 
 
-def link_compat_folder(storage: Storage, folder: Path, place: SnapshotPlace) -> None:
-    """Make `archive/<timestamp>` (removed) a relative symlink to the snapshot's by_timestamp dir."""
-    target = os.path.relpath(storage.layout.archive / view_dir("by_timestamp", place), folder.parent)
-    os.symlink(target, folder)
+def link_compat_folder(folder: Path) -> None:
+    """Make `archive/<timestamp>` (removed) a relative symlink into `by_timestamp/`.
+
+    The target is the timestamp owner's folder (`views.compat_link_target`), also when the
+    folder held a snapshot that does not own its timestamp. Never replaces anything: an
+    existing entry (the owner's link, or a folder) makes this fail with FileExistsError.
+    """
+    os.symlink(compat_link_target(folder.name), folder)
 
 
 def _cleanup(storage: Storage, snapshot_id: str, folder: Path) -> bool:
@@ -223,7 +252,6 @@ def _cleanup(storage: Storage, snapshot_id: str, folder: Path) -> bool:
     with storage.session() as session:
         recorded = {(ext, rel): sha for _, _, ext, rel, sha
                     in snapshot_file_rows(session, snapshot_id)}
-        place = places_for(session, [snapshot_id])[snapshot_id]
         sizes = {sha: size for sha, size in session.execute(
             select(Blob.sha256, Blob.size).where(Blob.sha256.in_(set(recorded.values()))))}
     errors: list[str] = []
@@ -235,8 +263,7 @@ def _cleanup(storage: Storage, snapshot_id: str, folder: Path) -> bool:
             removable.append(item.source)
     if not remove_files(folder, removable):
         return False  # something could not be migrated: the folder stays, with it
-    link_compat_folder(storage, folder, place)
+    link_compat_folder(folder)
     with storage.session() as session:
-        session.execute(update(Snapshot).where(Snapshot.id == snapshot_id)
-                        .values(fs_version="cas"))
+        adoption.update_snapshot(session, snapshot_id, fs_version=CAS)
     return True

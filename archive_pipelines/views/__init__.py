@@ -4,6 +4,7 @@ from archive_pipelines.views.farm import LinkState, ViewFarm
 from archive_pipelines.views.paths import (
     SnapshotPlace,
     UnsafePathError,
+    compat_link_target,
     domain_of,
     validate_extractor,
     validate_relative_path,
@@ -16,6 +17,7 @@ __all__ = [
     "SnapshotPlace",
     "UnsafePathError",
     "ViewFarm",
+    "compat_link_target",
     "domain_of",
     "validate_extractor",
     "validate_relative_path",

@@ -117,6 +117,20 @@ def view_dir(view: str, place: SnapshotPlace) -> str:
     raise ValueError(f"unknown view {view!r}")
 
 
+def compat_link_target(timestamp: str) -> str:
+    """What `archive/<timestamp>` links to once its folder is in the store (archive/-relative).
+
+    `by_timestamp/<timestamp>`, the folder of the timestamp's owner (its oldest snapshot),
+    whichever snapshot the legacy folder held: the target depends on the timestamp alone, so
+    a non-owner's migration writes the very link the owner's would (never another one), and
+    the link stays valid when ownership passes to another snapshot. A non-owner's files are
+    at `by_timestamp/<timestamp>__<id8>` (`SnapshotPlace.timestamp_dir`). Only when
+    `merge_duplicates` deletes the last snapshot with the timestamp does the link move, to
+    the keeper's folder.
+    """
+    return f"by_timestamp/{safe_segment(timestamp, fallback='unknown')}"
+
+
 def view_path(view: str, place: SnapshotPlace, extractor: str, relative_path: str) -> str:
     """archive/-relative path of one file in one view (relative_path already validated)."""
     return f"{view_dir(view, place)}/{extractor}/{relative_path}"

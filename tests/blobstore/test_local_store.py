@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import archive_pipelines.blobstore.local as local_module
+import archive_pipelines.blobstore.local_files as local_files
 from archive_pipelines.blobstore import (
     BlobIntegrityError,
     BlobStoreError,
@@ -135,10 +136,12 @@ def test_a_file_that_changes_during_ingest_leaves_nothing(
     assert list(local_store.iter_hashes()) == []
 
 
-@pytest.mark.parametrize("links", [True, False])
-def test_publish_never_replaces_an_existing_object(tmp_path: Path, links: bool,
+@pytest.mark.parametrize("how", ["renameat2", "link", "rename"])
+def test_publish_never_replaces_an_existing_object(tmp_path: Path, how: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    if not links:  # a filesystem without hard links: publish renames instead
+    if how != "renameat2":  # a kernel or filesystem without RENAME_NOREPLACE
+        monkeypatch.setattr(local_files, "_renameat2", None)
+    if how == "rename":  # a filesystem without hard links either: publish renames
         def no_links(src: object, dst: object, **kwargs: object) -> None:
             raise OSError(errno.EPERM, os.strerror(errno.EPERM))
         monkeypatch.setattr(os, "link", no_links)
@@ -147,8 +150,10 @@ def test_publish_never_replaces_an_existing_object(tmp_path: Path, links: bool,
     second.write_bytes(b"second")
 
     assert publish(first, final) is True
+    assert not first.exists()  # it became `final`
     assert publish(second, final) is False
     assert final.read_bytes() == b"first"
+    assert second.read_bytes() == b"second"  # the loser's temp is the caller's to remove
 
 
 @pytest.mark.parametrize("codec", ["raw", "zstd"])

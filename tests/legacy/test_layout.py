@@ -75,6 +75,10 @@ def make(folder: Path, files: dict[str, bytes]) -> None:
         ("files.zip/x", "wget", "wget/files.zip/x"),  # .zip is a real TLD
         ("dom", "unknown", "unknown/dom"),  # a flat file named like an extractor folder
         ("unknown", "unknown", "unknown/unknown"),
+        # A folder wget saved as `index/`: top-level files are extractor `index`, so it moves.
+        ("index/index.html", "unknown", "unknown/index/index.html"),
+        ("index/a/b.css", "unknown", "unknown/index/a/b.css"),
+        ("index", "unknown", "index"),  # a top-level file: stays, stored as index/index
     ],
 )
 def test_classify_flat_names(rel: str, extractor: str, dst: str) -> None:
@@ -86,6 +90,7 @@ def test_organized_paths_classify_to_themselves() -> None:
         "dom/output.html",
         "wget/www.example.com/blog/post.html",
         "unknown/dom",
+        "unknown/index/index.html",
         "screenshot/screenshot.png",
         "archive_org/archive.org.txt",
     ):

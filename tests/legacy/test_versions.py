@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from archive_pipelines.legacy.versions import (
     output_dir,
     version_after,
 )
+from archive_pipelines.views import SnapshotPlace, view_dir
 
 HISTORY = {"wget": [{"status": "succeeded", "output": "example.com/index.html"}]}
 BASE = {"url": "https://example.com/", "timestamp": "1600000000", "history": HISTORY}
@@ -81,13 +83,27 @@ def test_cas_needs_nothing_and_unknown_versions_are_refused() -> None:
         migration_chain("1.0")
 
 
+def place(timestamp: str, *, owner: bool = True) -> SnapshotPlace:
+    return SnapshotPlace(snapshot_id="0123abcd-5678-4000-8000-000000000000", url="https://example.com/",
+                         timestamp=timestamp, created_at=datetime(2020, 9, 13, tzinfo=UTC),
+                         created_by="system", owns_timestamp=owner)
+
+
 def test_output_dir_per_version(tmp_path: Path) -> None:
-    assert output_dir(tmp_path, "1600000000.5", "0.4") == tmp_path / "archive" / "1600000000.5"
-    assert output_dir(tmp_path, "1600000000", ORGANIZED) == tmp_path / "archive" / "1600000000"
-    assert output_dir(tmp_path, "1600000000", CAS) == (tmp_path / "archive" / "by_timestamp" / "1600000000")
+    assert output_dir(tmp_path, place("1600000000.5"), "0.4") == tmp_path / "archive" / "1600000000.5"
+    assert output_dir(tmp_path, place("1600000000"), ORGANIZED) == tmp_path / "archive" / "1600000000"
+    assert output_dir(tmp_path, place("1600000000"), CAS) == tmp_path / "archive/by_timestamp/1600000000"
+
+
+def test_output_dir_of_a_snapshot_that_does_not_own_its_timestamp(tmp_path: Path) -> None:
+    other = place("1600000000", owner=False)
+    # The same path the views give it; the legacy folder is the one folder of that timestamp.
+    assert output_dir(tmp_path, other, CAS) == tmp_path / "archive" / view_dir("by_timestamp", other)
+    assert output_dir(tmp_path, other, CAS) == tmp_path / "archive/by_timestamp/1600000000__0123abcd"
+    assert output_dir(tmp_path, other, ORGANIZED) == tmp_path / "archive" / "1600000000"
 
 
 @pytest.mark.parametrize("timestamp", ["", "..", "../1600000000", "16/00", "1600000000\x00", "abc"])
 def test_output_dir_refuses_timestamps_that_are_not_one_folder(tmp_path: Path, timestamp: str) -> None:
     with pytest.raises(ValueError):
-        output_dir(tmp_path, timestamp, "0.4")
+        output_dir(tmp_path, place(timestamp), "0.4")

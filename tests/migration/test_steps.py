@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.files import snapshot_file_rows
@@ -157,7 +158,9 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
     folderless = repo.add_snapshot(url=URL, timestamp="1600000001", fs_version="0.x").id
     missing = repo.add_snapshot(url=URL, timestamp="1600000002", fs_version="0.6").id
     write_tree(storage.layout.archive / "1600000003", {"dom/output.html": b"organized by legacy_cas"})
-    old_label = repo.add_snapshot(url=URL, timestamp="1600000003", fs_version="legacy").id
+    old_label = repo.add_snapshot(url=URL, timestamp="1600000003", fs_version="0.4").id
+    with storage.session() as session:  # a label older versions wrote; the catalog refuses it now
+        session.execute(text("UPDATE snapshot SET fs_version = 'legacy' WHERE id = :id"), {"id": old_label})
 
     with folder_lock(folder) as problem:
         assert problem is None
@@ -195,3 +198,47 @@ def test_organize_never_writes_through_a_symlinked_folder(sqlite_storage: Storag
 
     assert list(outside.iterdir()) == []
     assert (folder / "output.html").read_bytes() == FLAT["output.html"]
+
+
+INDEX_FOLDER = {  # wget saved a path `index/`: its files must not take the top-level names
+    "index/index.html": b"<html>wget's index/ page</html>",
+    "index/index.json": b'{"wget": "index/index.json"}',
+    "index/style.css": b"body {}",
+}
+
+
+def test_a_top_level_index_folder_never_takes_the_top_level_files_names(sqlite_storage: Storage) -> None:
+    storage = sqlite_storage
+    sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
+
+    step = migrate_snapshot(storage, sid)
+
+    assert (step.to_version, step.errors) == ("cas", [])
+    with storage.session() as session:
+        rows = {f"{r[2]}/{r[3]}": r[4] for r in snapshot_file_rows(session, sid)}
+    assert rows["index/index.html"] == sha(FLAT["index.html"])
+    assert rows["index/index.json"] == sha(FLAT["index.json"])
+    for rel, data in INDEX_FOLDER.items():
+        assert rows[f"unknown/{rel}"] == sha(data)
+    assert len(rows) == len(FLAT) + len(INDEX_FOLDER)  # no file lost or overwritten
+    assert (folder / "unknown" / "index" / "index.html").read_bytes() == INDEX_FOLDER["index/index.html"]
+
+
+def test_organize_moves_a_top_level_index_folder_and_a_rerun_converges(sqlite_storage: Storage) -> None:
+    storage = sqlite_storage
+    sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
+    # An earlier organize linked one file into place and died before removing anything.
+    (folder / "unknown" / "index").mkdir(parents=True)
+    os.link(folder / "index" / "index.html", folder / "unknown" / "index" / "index.html")
+
+    step = organize(storage, sid)
+
+    assert (step.to_version, step.errors) == ("organized", [])
+    expected = {dst: sha(FLAT[src]) for src, dst in ORGANIZED.items()}
+    expected |= {f"unknown/{rel}": sha(data) for rel, data in INDEX_FOLDER.items()}
+    assert tree_hashes(folder) == expected
+    assert organize(storage, sid).files_moved == 0  # organized: classifies to itself
+    assert to_cas(storage, sid).to_version == "cas"
+    with storage.session() as session:
+        rows = {f"{r[2]}/{r[3]}": r[4] for r in snapshot_file_rows(session, sid)}
+    assert rows == {(dst if "/" in dst else f"index/{dst}"): digest for dst, digest in expected.items()}

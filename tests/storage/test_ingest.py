@@ -1,12 +1,21 @@
 import os
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from archive_pipelines.catalog.models import Blob, BlobCopy, SnapshotFile
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.files import delete_snapshot, remove_file
-from archive_pipelines.storage.ingest import ingest_directory, ingest_file
+from archive_pipelines.datadir import initialize
+from archive_pipelines.settings import Settings, StorageSettings
+from archive_pipelines.storage.ingest import (
+    ingest_directory,
+    ingest_file,
+    ingest_files,
+    walk_directory,
+)
+from archive_pipelines.storage.verify import verify_storage
 from tests.storage.conftest import add_snapshot, sha, store_bytes, write_tree
 
 JQUERY = b"/* jquery */" + b"j" * 30_000
@@ -125,3 +134,44 @@ def test_unreadable_and_vanished_files_are_reported(sqlite_storage: Storage,
     ])
     assert report.files == 1 and len(report.errors) == 2
     assert any("leaves its folder" in e for e in report.errors)
+
+
+@pytest.mark.parametrize("hardlink", [False, True])
+def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
+        data_dir: Path, tmp_path: Path, hardlink: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From its second batch an ingest stores and links in worker processes: same catalog,
+    same links, same bytes as an ingest on threads, and verify finds nothing wrong."""
+    files = {f"site/page{i}.html": f"<html>{i % 7}</html>".encode() for i in range(40)}
+    files |= {f"static/{i}.js": JQUERY + bytes([i % 5]) for i in range(12)}
+    pools: list[int] = []
+    real_file_workers = Storage.file_workers
+
+    def counted(self: Storage) -> object:
+        pools.append(self.ingest_processes)
+        return real_file_workers(self)
+    monkeypatch.setattr(Storage, "file_workers", counted)
+    outcomes = {}
+    for processes in (0, 2):
+        settings = Settings(data_dir=data_dir / f"p{processes}",
+                            storage=StorageSettings(ingest_processes=processes,
+                                                    ingest_batch_size=7))
+        initialize(settings)
+        storage = Storage.open(settings)
+        try:
+            sid = add_snapshot(storage)
+            src = write_tree(tmp_path / f"src{processes}", files)
+            report = ingest_files(storage, walk_directory(sid, "wget", src),
+                                  allow_hardlink=hardlink)
+            assert not report.errors
+            assert (report.files, report.new_blobs, report.links_created) == (52, 12, 52 * 4)
+            assert verify_storage(storage).problems == 0
+            archive = storage.layout.archive
+            links = sorted(str(p.relative_to(archive)) for p in archive.rglob("*")
+                           if p.is_symlink() and p.name != ".s")
+            assert all((archive / link).read_bytes() == files[link.split("/wget/", 1)[1]]
+                       for link in links)
+            outcomes[processes] = (ref_counts(storage), [x.replace(sid, "SID") for x in links])
+        finally:
+            storage.engine.dispose()
+    assert pools == [2]  # only the second ingest used worker processes
+    assert outcomes[0] == outcomes[2]

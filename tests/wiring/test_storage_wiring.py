@@ -46,7 +46,7 @@ def test_backfilled_day_ingests_legacy_folders_and_builds_views(
     engine = make_engine(load_settings(data, environ={}).catalog_url)
     repo = CatalogRepository(engine)
     for ts, url in (("1735128000.1", "https://a.test/"), ("1735131600.2", "https://b.test/")):
-        repo.add_snapshot(url=url, timestamp=ts, fs_version="legacy",
+        repo.add_snapshot(url=url, timestamp=ts, fs_version="organized",
                           created_at=datetime.fromtimestamp(float(ts), tz=UTC))
     engine.dispose()
     instance = dagster_instance

@@ -1,0 +1,153 @@
+"""Per-file work of a large ingest (store puts, aliases, view links) in worker processes.
+
+Ingest is system-call bound: every file costs a hash, a few stats, a create or link and four
+symlinks with their folders. Threads in one process serialise the Python between those calls
+on the GIL and spend a fifth of the time handing it over, so a large ingest uses one worker
+process per core instead. Workers only touch the store and the view farm; the catalog stays
+in the parent, which commits each batch after the workers' puts and syncs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from archive_pipelines.blobstore import BlobStoreError, LocalBlobStore, PutResult
+from archive_pipelines.views import UnsafePathError, ViewFarm, validate_extractor, validate_relative_path
+
+T = TypeVar("T")
+R = TypeVar("R")
+CHUNKS_PER_WORKER = 2  # per batch and phase: a worker that finishes early takes another chunk
+
+
+@dataclass(frozen=True)
+class PutRequest:
+    """One file to store: what ingest validated and where it is."""
+
+    extractor: str
+    relative_path: str
+    source: Path
+
+
+def put_one(store: LocalBlobStore, request: PutRequest, allow_hardlink: bool
+            ) -> tuple[str, PutResult] | str:
+    """Validate and store one file: (normalized relative path, put result) or an error line."""
+    try:
+        rel = validate_relative_path(request.relative_path)
+        validate_extractor(request.extractor)
+        return rel, store.put_file(request.source, allow_hardlink=allow_hardlink)
+    except (UnsafePathError, BlobStoreError) as exc:
+        return f"{request.source}: {exc}"
+    except OSError as exc:  # unreadable, vanished, special file
+        return f"{request.source}: {exc.strerror or exc}"
+
+
+def link_one(farm: ViewFarm, link: tuple[str, str]) -> str:
+    return farm.ensure_link(*link)
+
+
+def alias_one(farm: ViewFarm, store: LocalBlobStore, sha256: str) -> str:
+    return farm.ensure_alias(sha256, store.local_path(sha256))
+
+
+# -- inside a worker process -------------------------------------------------------------
+
+_store: LocalBlobStore | None = None
+_farm: ViewFarm | None = None
+
+
+def _start_worker(store_root: str, codec: str, zstd_level: int, archive_root: str) -> None:
+    global _store, _farm
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and stops us
+    # No fsyncs here: the parent syncs the filesystem once per batch, before its commit.
+    _store = LocalBlobStore(Path(store_root), codec=codec, zstd_level=zstd_level,
+                            sync_each=False)
+    _farm = ViewFarm(Path(archive_root), Path(store_root))
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when the parent dies, so a killed ingest leaves no writer."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before prctl: stop now
+            os._exit(1)
+
+
+def _put_chunk(requests: list[PutRequest], allow_hardlink: bool
+               ) -> list[tuple[str, PutResult] | str]:
+    assert _store is not None
+    return [put_one(_store, request, allow_hardlink) for request in requests]
+
+
+def _link_chunk(links: list[tuple[str, str]]) -> list[str]:
+    assert _farm is not None
+    return [link_one(_farm, link) for link in links]
+
+
+def _alias_chunk(hashes: list[str]) -> list[str]:
+    assert _farm is not None and _store is not None
+    return [alias_one(_farm, _store, sha256) for sha256 in hashes]
+
+
+# -- in the parent --------------------------------------------------------------------------
+
+class FileWorkers:
+    """A pool of worker processes bound to one store and view farm. Use as a context manager.
+
+    Processes start with `spawn` (never fork a process that may run threads) and die with
+    the parent; each call splits its items into contiguous chunks and keeps their order.
+    """
+
+    def __init__(self, store: LocalBlobStore, farm: ViewFarm, processes: int) -> None:
+        self.processes = processes
+        self._pool = ProcessPoolExecutor(
+            max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+            initargs=(str(store.root), store.codec, store.zstd_level, str(farm.archive_root)))
+
+    def __enter__(self) -> FileWorkers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def submit_puts(self, requests: Sequence[PutRequest], allow_hardlink: bool
+                    ) -> Callable[[], list[tuple[str, PutResult] | str]]:
+        """Start storing `requests`; returns a function that waits for the results."""
+        return self._submit(_put_chunk, requests, allow_hardlink)
+
+    def ensure_links(self, links: list[tuple[str, str]], aliases: Sequence[str]) -> Counter[str]:
+        """Aliases first (links point through them), then links; outcome counts."""
+        self._submit(_alias_chunk, list(aliases))()
+        return Counter(self._submit(_link_chunk, links)())
+
+    def _submit(self, fn: Callable[..., list[R]], items: Sequence[T], *args: object
+                ) -> Callable[[], list[R]]:
+        if not items:
+            return list
+        chunks = self.processes * CHUNKS_PER_WORKER
+        step = max(1, -(-len(items) // chunks))
+        futures: list[Future[list[R]]] = [
+            self._pool.submit(fn, list(items[i:i + step]), *args)
+            for i in range(0, len(items), step)]
+
+        def results() -> list[R]:
+            out: list[R] = []
+            for future in futures:
+                out.extend(future.result())
+            return out
+        return results
