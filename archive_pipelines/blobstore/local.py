@@ -184,10 +184,12 @@ class LocalBlobStore(BlobStore):
         return PutResult(encoded.sha256, encoded.size, stored, created)
 
     def _link_in(self, path: Path, sha256: str, size: int, before: FileState) -> PutResult | None:
-        """Hardlink an already-hashed file into place; None if the filesystem refuses links.
+        """Hardlink an already-hashed file into place; None if the filesystem refuses links
+        (or the file's mode cannot be changed): the caller copies instead.
 
-        The store then shares the inode with `path`: editing `path` in place later would
-        change the stored blob, so callers only allow this for files nobody edits.
+        The store then shares the inode with `path`, which is made read-only like every
+        stored object: editing `path` in place would change the stored blob, so callers only
+        allow this for files nobody edits.
         """
         final = self._path(sha256)
         temp: Path | None = temp_path(final.parent, sha256)
@@ -201,8 +203,11 @@ class LocalBlobStore(BlobStore):
                     if exc.errno in LINK_UNSUPPORTED:
                         return None
                     raise
-                if FileState.of(temp) != before:
+                linked = os.stat(temp)
+                if FileState.from_stat(linked) != before:
                     raise self._changed_during_ingest(path, sha256)
+                if linked.st_mode & 0o222 and not _make_read_only(temp, linked.st_mode):
+                    return None  # not ours to chmod: copy instead
                 if self._sync_each:
                     fsync_file(temp)  # the source's data may not have reached the disk yet
                 created = publish(temp, final, sync=self._sync_each)
@@ -272,6 +277,15 @@ class LocalBlobStore(BlobStore):
                 for second in _sorted_names(top / first, dirs=True):
                     if second.startswith(prefix[2:4]):
                         yield first, second
+
+
+def _make_read_only(path: Path, mode: int) -> bool:
+    """chmod a-w (keeping the other bits); False if we may not (another user's file)."""
+    try:
+        os.chmod(path, mode & 0o7555)
+    except PermissionError:
+        return False
+    return True
 
 
 def _sorted_names(directory: Path, *, dirs: bool) -> list[str]:

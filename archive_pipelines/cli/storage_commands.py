@@ -38,11 +38,15 @@ def _print_errors(errors: list[str], limit: int = 10) -> None:
 @click.option("--timestamp", default=None, help="Legacy timestamp key (default: now).")
 @click.option("--user", default=None, help="Who created the snapshot (by_user view).")
 @click.option("--title", default=None)
+@click.option("--copy/--hardlink", "copy", default=None,
+              help="Copy files into the store, or hard-link them when the store is raw and on "
+                   "the same filesystem (the source files then share the stored, read-only "
+                   "inode). Default: the storage.ingest_hardlink setting (hard-link).")
 @click.argument("extractor")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.pass_obj
 def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str | None,
-                   title: str | None, extractor: str, directory: Path) -> None:
+                   title: str | None, copy: bool | None, extractor: str, directory: Path) -> None:
     """Store every file under DIRECTORY as EXTRACTOR output of the snapshot of --url."""
     now = datetime.now(UTC)
     timestamp = timestamp or f"{now.timestamp():.3f}"
@@ -53,7 +57,8 @@ def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str |
     storage = _storage(obj)
     started = time.monotonic()
     with progress_bar("ingest", "file") as bar:
-        report = ingest_directory(storage, snapshot.id, extractor, directory, progress=bar.update)
+        report = ingest_directory(storage, snapshot.id, extractor, directory, progress=bar.update,
+                                  allow_hardlink=None if copy is None else not copy)
     elapsed = time.monotonic() - started
     click.echo(f"snapshot {snapshot.id} ({url} @ {timestamp})")
     click.echo(f"files {report.files:,} ({report.added:,} added, {report.unchanged:,} unchanged, "

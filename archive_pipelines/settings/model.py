@@ -75,6 +75,9 @@ class StorageSettings(_Section):
     gc_grace_hours: float = Field(default=24.0, ge=0)
     verify_interval_hours: int = Field(default=24, ge=1)
     ingest_batch_size: int = Field(default=500, ge=1)
+    # Ingest hard-links a source file into a raw primary on the same filesystem instead of
+    # copying it; the shared inode is made read-only. False: always copy.
+    ingest_hardlink: bool = True
     # Worker processes for the file work of ingests longer than one batch; None = one per
     # CPU (at most 8); 0 or 1 = threads in the ingesting process only.
     ingest_processes: int | None = Field(default=None, ge=0, le=64)

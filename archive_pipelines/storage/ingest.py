@@ -65,9 +65,13 @@ def guess_mime(relative_path: str) -> str:
 
 
 def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: int | None = None,
-                 allow_hardlink: bool = False,
+                 allow_hardlink: bool | None = None,
                  progress: Callable[[int], None] | None = None) -> IngestReport:
     """Store files and record them; one catalog transaction per batch.
+
+    `allow_hardlink` (default: the `storage.ingest_hardlink` setting) lets a raw primary on
+    the source's filesystem hard-link the file instead of copying it (the shared inode is
+    made read-only: editing the source in place would edit the archive).
 
     Crash-safe by ordering: a batch's blob files are durable (one syncfs) before its catalog
     commit, its views after the commit; re-running the same ingest converges (same content
@@ -76,6 +80,8 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
     on, the file work runs in worker processes (`Storage.file_workers`).
     """
     size = batch_size or storage.settings.storage.ingest_batch_size
+    hardlink = (storage.settings.storage.ingest_hardlink if allow_hardlink is None
+                else allow_hardlink)
     report = IngestReport()
     with contextlib.ExitStack() as stack:
         stack.enter_context(storage.primary.deferred_sync())
@@ -87,14 +93,14 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
             if index == 1 and storage.ingest_processes > 1:  # a large ingest
                 workers = stack.enter_context(storage.file_workers())
             try:
-                stored, put_report = _put_batch(storage, workers, batch, allow_hardlink)
+                stored, put_report = _put_batch(storage, workers, batch, hardlink)
             except BrokenProcessPool:
                 if index != 1:
                     raise
                 # The workers could not start (e.g. a script without a __main__ guard, which
                 # spawned processes re-run): this ingest uses threads, as small ones do.
                 workers = None
-                stored, put_report = _put_batch(storage, workers, batch, allow_hardlink)
+                stored, put_report = _put_batch(storage, workers, batch, hardlink)
             if pending is not None:
                 _collect(pending, report, progress)  # one batch in flight: bounded memory
             pending = committer.submit(_commit_batch, storage, workers, stored,

@@ -243,3 +243,28 @@ def test_a_store_that_does_not_exist_yet(tmp_path: Path) -> None:
     assert not store.exists(sha256)
     assert store.check(sha256).status == "missing"
     assert not (tmp_path / "not").exists()
+
+
+def test_a_hardlinked_put_shares_the_inode_and_makes_it_read_only(
+        local_store: LocalBlobStore, source: Path) -> None:
+    source.chmod(0o664)
+    put = local_store.put_file(source, allow_hardlink=True)
+    assert put.created and put.stored_bytes == len(DATA)
+    assert os.path.samefile(local_store.local_path(put.sha256), source)
+    assert stat.S_IMODE(source.stat().st_mode) == 0o444
+
+
+def test_a_source_we_may_not_chmod_is_copied(local_store: LocalBlobStore, source: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    source.chmod(0o644)
+
+    def refuse(path: object, mode: int, **kwargs: object) -> None:
+        raise PermissionError(errno.EPERM, "Operation not permitted", str(path))
+    monkeypatch.setattr(os, "chmod", refuse)
+    put = local_store.put_file(source, allow_hardlink=True)
+    monkeypatch.undo()
+    assert put.created
+    stored = local_store.local_path(put.sha256)
+    assert not os.path.samefile(stored, source) and stored.read_bytes() == DATA
+    assert stat.S_IMODE(source.stat().st_mode) == 0o644
+    assert sorted(p.name for p in stored_files(local_store.root)) == [stored.name]

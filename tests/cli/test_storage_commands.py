@@ -1,5 +1,6 @@
 """Storage commands as a person runs them."""
 
+import os
 from pathlib import Path
 
 from tests.cli.test_cli import run_cli
@@ -65,3 +66,23 @@ def test_replicate_and_status(tmp_path: Path) -> None:
     assert "3 copies made" in done.stdout and "copy: 3" in done.stdout
     status = run_cli("--data-dir", str(data), "replication-status")
     assert status.returncode == 0 and "0 under-replicated" in status.stdout
+
+
+def test_ingest_hardlinks_by_default_and_copies_with_copy(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    for n, flags in ((1, ()), (2, ("--copy",))):
+        src = tmp_path / f"site{n}"
+        src.mkdir()
+        page = src / "index.html"
+        page.write_text(f"<html>{n}</html>")
+        page.chmod(0o644)
+        done = run_cli("--data-dir", str(data), "ingest", "--url", f"https://a.test/{n}",
+                       "--timestamp", f"{n}.0", *flags, "wget", str(src))
+        assert done.returncode == 0, done.stderr
+        stored = (data / "archive" / "by_timestamp" / f"{n}.0" / "wget" / "index.html").resolve()
+        assert stored.read_text() == f"<html>{n}</html>"
+        if flags:  # a copy: the source is left as it was
+            assert not os.path.samefile(stored, page) and page.stat().st_mode & 0o777 == 0o644
+        else:  # one inode, now read-only for everyone
+            assert os.path.samefile(stored, page) and page.stat().st_mode & 0o777 == 0o444
