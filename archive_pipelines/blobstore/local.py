@@ -29,6 +29,7 @@ from archive_pipelines.blobstore.results import PutResult
 
 _OBJECT_MODE = 0o444  # stored copies are immutable; a view's symlink must not edit the store
 _STAGING = "tmp"  # streams of unknown hash are written here, then linked into place
+_WRITE_BUFFER = 1 << 20
 SINGLE_PASS_BYTES = 8 << 20  # from this size, put_file hashes while copying (one read)
 
 
@@ -112,7 +113,7 @@ class LocalBlobStore(BlobStore):
             linked = self._link_in(path, sha256, size, before)
             if linked is not None:
                 return linked
-        with open(path, "rb") as source:
+        with open(path, "rb", buffering=0) as source:  # read in whole chunks: no buffer
             if FileState.of(source.fileno()) != before:
                 raise self._changed_during_ingest(path, sha256)
 
@@ -127,7 +128,7 @@ class LocalBlobStore(BlobStore):
 
         A duplicate then costs a wasted temp write, which is rare for large files.
         """
-        with open(path, "rb") as source:
+        with open(path, "rb", buffering=0) as source:
             if FileState.of(source.fileno()) != before:
                 raise self._changed_during_ingest(path, "")
 
@@ -159,7 +160,7 @@ class LocalBlobStore(BlobStore):
                 temp = temp_path(directory, sha256 or "put")
                 # Created read-only (mode applies to later opens): no separate chmod.
                 fd = self._create(temp)
-                with open(fd, "wb") as target:
+                with open(fd, "wb", buffering=_WRITE_BUFFER) as target:  # sized: no isatty()
                     encoded = encode_stream(source, target, codec=self.codec,
                                             zstd_level=self.zstd_level, limit=limit)
                     if check is not None:
@@ -168,9 +169,8 @@ class LocalBlobStore(BlobStore):
                     if self._sync_each:
                         os.fsync(target.fileno())
                 final = self._path(encoded.sha256)
-                if final.exists():
-                    return PutResult(encoded.sha256, encoded.size, 0, False)
                 self._ensure_dir(final.parent)
+                # Never overwrites: an object already there (a concurrent writer) wins.
                 created = publish(temp, final, sync=self._sync_each)
                 if created:
                     temp = None  # renamed into place
