@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 
 @contextmanager
-def progress_bar(desc: str, unit: str, total: int | None = None) -> Iterator[tqdm]:  # type: ignore[type-arg]
+def progress_bar(desc: str, unit: str, total: int | None = None) -> Iterator[tqdm]:
     bar = tqdm(desc=desc, unit=unit, total=total, file=sys.stderr, dynamic_ncols=True,
                disable=None, mininterval=0.5)
     try:

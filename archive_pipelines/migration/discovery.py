@@ -69,7 +69,7 @@ class ImportReport:
 
 def import_orphans(storage: Storage, *, resume_from: str = "", batch_size: int = 200,
                    archivebox_index: Path | None = None, read_archivebox_index: bool = True,
-                   progress: Callable[[str], None] | None = None) -> ImportReport:
+                   progress: Callable[[str], object] | None = None) -> ImportReport:
     """Adopt every folder of archive/ named >= `resume_from`; one transaction per batch.
 
     `archivebox_index` defaults to `<data>/index.sqlite3` when that file exists (opened
@@ -225,7 +225,7 @@ def _write_index(item: Adopted, report: ImportReport) -> None:
 
 
 def _import_folderless(storage: Storage, abx: ArchiveBoxIndex, resume_from: str, batch_size: int,
-                       report: ImportReport, progress: Callable[[str], None] | None) -> None:
+                       report: ImportReport, progress: Callable[[str], object] | None) -> None:
     archive = storage.layout.archive
     pending: list[FolderRecord] = []
     try:

@@ -16,9 +16,10 @@ def verification_due(last_start: datetime | None, now: datetime, interval_hours:
 
 def _run_if_due(context: dg.ScheduleEvaluationContext, job_name: str,
                 interval_hours: int) -> dg.RunRequest | dg.SkipReason:
-    runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name), limit=1)
-    last = (datetime.fromtimestamp(runs[0].start_time, tz=UTC)
-            if runs and runs[0].start_time else None)
+    records = context.instance.get_run_records(filters=dg.RunsFilter(job_name=job_name),
+                                                limit=1)
+    last = (datetime.fromtimestamp(records[0].start_time, tz=UTC)
+            if records and records[0].start_time else None)
     now = context.scheduled_execution_time or datetime.now(UTC)
     if last is not None and not verification_due(last, now, interval_hours):
         return dg.SkipReason(f"last {job_name} run {last:%Y-%m-%d %H:%M} UTC; "

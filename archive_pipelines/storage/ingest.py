@@ -66,7 +66,7 @@ def guess_mime(relative_path: str) -> str:
 
 def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: int | None = None,
                  allow_hardlink: bool | None = None,
-                 progress: Callable[[int], None] | None = None) -> IngestReport:
+                 progress: Callable[[int], object] | None = None) -> IngestReport:
     """Store files and record them; one catalog transaction per batch.
 
     `allow_hardlink` (default: the `storage.ingest_hardlink` setting) lets a raw primary on
@@ -111,7 +111,7 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
 
 
 def _collect(pending: tuple[Future[IngestReport], int], report: IngestReport,
-             progress: Callable[[int], None] | None) -> None:
+             progress: Callable[[int], object] | None) -> None:
     future, count = pending
     report.merge(future.result())
     if progress:

@@ -153,7 +153,7 @@ def folder_items(snapshot_id: str, folder: Path, errors: list[str]) -> Iterator[
 def migrate_to_cas(storage: Storage, *, dry_run: bool = False, cleanup_legacy: bool = False,
                    batch_size: int | None = None, resume_from: str = "",
                    only: set[str] | None = None,
-                   progress: Callable[[str], None] | None = None) -> MigrationReport:
+                   progress: Callable[[str], object] | None = None) -> MigrationReport:
     """Migrate every legacy folder (or only those whose timestamp is in `only`)."""
     report = MigrationReport()
     seen_in_run: set[str] = set()

@@ -30,7 +30,7 @@ class RebuildReport:
 
 def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, clean: bool = False,
                   snapshot_query: Select | None = None,
-                  progress: Callable[[int], None] | None = None) -> RebuildReport:
+                  progress: Callable[[int], object] | None = None) -> RebuildReport:
     """Create-if-wrong every link of the chosen views; `clean` removes all their links first.
 
     `clean` only applies to a full rebuild (no `snapshot_query`): removing one day's links

@@ -52,7 +52,7 @@ class VerifyReport:
 
 def verify_storage(storage: Storage, *, fix: bool = False, vacuum: bool = False,
                    deep: bool = False, scan_store: bool = True,
-                   progress: Callable[[str, int], None] | None = None) -> VerifyReport:
+                   progress: Callable[[str, int], object] | None = None) -> VerifyReport:
     """Check everything; `fix` repairs links and ref counts; `vacuum` removes orphan links."""
     report = VerifyReport()
     _check_refcounts(storage, report, fix)
@@ -107,7 +107,7 @@ def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[tuple[int, str,
 
 
 def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: bool,
-                      progress: Callable[[str, int], None] | None) -> set[str]:
+                      progress: Callable[[str, int], object] | None) -> set[str]:
     """Referenced blobs whose primary file is missing or corrupt (returned)."""
     bad: set[str] = set()
     store = storage.primary
@@ -145,7 +145,7 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
 
 
 def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool,
-                 missing_blobs: set[str], progress: Callable[[str, int], None] | None) -> None:
+                 missing_blobs: set[str], progress: Callable[[str, int], object] | None) -> None:
     expected: dict[str, set[str]] = {view: set() for view in storage.views}
     farm = storage.farm
     for place, files in _snapshot_files(storage):

@@ -5,10 +5,10 @@ import pytest
 from sqlalchemy import select
 
 from archive_pipelines.catalog.models import Blob, BlobCopy, SnapshotFile
-from archive_pipelines.storage import Storage
-from archive_pipelines.storage.files import delete_snapshot, remove_file
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.files import delete_snapshot, remove_file
 from archive_pipelines.storage.ingest import (
     ingest_directory,
     ingest_file,

@@ -122,3 +122,22 @@ def test_verify_schedule_runs_when_due(dagster_instance: dg.DagsterInstance,
                                         scheduled_execution_time=datetime(2026, 1, 2, tzinfo=UTC))
     decision = verify_storage_schedule(context)
     assert isinstance(decision, dg.RunRequest)
+
+
+def test_verify_schedule_skips_until_the_last_run_is_old_enough(
+        dagster_instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    from archive_pipelines.definitions import defs
+    from archive_pipelines.sensors.schedules import verify_storage_schedule
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("ARCHIVE_DATA_DIR", str(data))
+    initialize(load_settings(data, environ={}))
+    ran = defs.get_job_def("verify_storage_job").execute_in_process(instance=dagster_instance)
+    assert ran.success
+    started = datetime.now(UTC)
+    for later, due in ((timedelta(hours=1), False), (timedelta(hours=25), True)):
+        context = dg.build_schedule_context(instance=dagster_instance,
+                                            scheduled_execution_time=started + later)
+        decision = verify_storage_schedule(context)
+        assert isinstance(decision, dg.RunRequest if due else dg.SkipReason), decision

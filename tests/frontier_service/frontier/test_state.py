@@ -164,3 +164,24 @@ def test_robots_cache_and_fetch_stats(redis_url: str, crawl_name: str) -> None:
             assert (info.pages_fetched, info.fetch_errors, info.last_response_ms) == (1, 1, 80)
 
     asyncio.run(main())
+
+
+def test_shards_keep_their_domains_and_take_others_once_overdue(redis_url: str,
+                                                                crawl_name: str) -> None:
+    async def main() -> None:
+        async with connect(redis_url) as redis:
+            shards = [FrontierState(redis, crawl_name, shard=i, shards=2, steal_after_s=5.0)
+                      for i in range(2)]
+            domains = [f"d{n}.example" for n in range(40)]
+            await shards[0].record_appends(NOW, [(d, 10, 1) for d in domains])
+            mine = await shards[0].claim("w0", NOW + 1, 300, 100)
+            assert 5 < len(mine) < 35  # only its shard, although all 40 are due
+            theirs = await shards[1].claim("w1", NOW + 1, 300, 100)
+            assert sorted(mine + theirs) == sorted(domains)  # each domain to one of them
+            for d in theirs:  # w1 finishes its domains; nobody claims them in time ...
+                assert await shards[1].reschedule(d, "w1", NOW + 2, 0)
+            assert await shards[0].claim("w0", NOW + 3, 300, 100) == []
+            # ... until they have been due for steal_after_s: then anyone takes them.
+            assert sorted(await shards[0].claim("w0", NOW + 7.5, 300, 100)) == sorted(theirs)
+
+    asyncio.run(main())
