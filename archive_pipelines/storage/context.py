@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ class Storage(Transactions):
 
     def __post_init__(self) -> None:
         Transactions.__init__(self, self.engine)
+        self._workers: FileWorkers | None = None
+        self._workers_failed = False
 
     @classmethod
     def open(cls, settings: Settings, *, engine: Engine | None = None,
@@ -84,13 +87,31 @@ class Storage(Transactions):
     def ingest_processes(self) -> int:
         """Worker processes for a large ingest (see `file_workers`); < 2 means none."""
         configured = self.settings.storage.ingest_processes
+        if self._workers_failed:
+            return 0
         if configured is None:
             return min(os.cpu_count() or 1, MAX_AUTO_PROCESSES)
         return configured
 
     def file_workers(self) -> FileWorkers:
-        """A new pool of `ingest_processes` workers on the primary store and view farm."""
-        return FileWorkers(self.primary, self.farm, max(1, self.ingest_processes))
+        """The pool of `ingest_processes` workers on the primary store and view farm, started
+        on first use and kept for later ingests (a migration ingests batch after batch);
+        `close()` or garbage collection stops it."""
+        if self._workers is None:
+            self._workers = FileWorkers(self.primary, self.farm, max(1, self.ingest_processes))
+            weakref.finalize(self, self._workers.close, wait=False)
+        return self._workers
+
+    def workers_failed(self) -> None:
+        """The worker processes could not start: stop them, and use threads from now on."""
+        self._workers_failed = True
+        self.close()
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started (the engine is the caller's)."""
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None
 
     @cached_property
     def farm(self) -> ViewFarm:

@@ -9,11 +9,11 @@ in the parent, which commits each batch after the workers' puts and syncs.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -65,9 +65,10 @@ _store: LocalBlobStore | None = None
 _farm: ViewFarm | None = None
 
 
-def _start_worker(store_root: str, codec: str, zstd_level: int, archive_root: str) -> None:
+def _start_worker(parent: int, store_root: str, codec: str, zstd_level: int,
+                  archive_root: str) -> None:
     global _store, _farm
-    _die_with_parent()
+    _die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and stops us
     # No fsyncs here: the parent syncs the filesystem once per batch, before its commit.
     _store = LocalBlobStore(Path(store_root), codec=codec, zstd_level=zstd_level,
@@ -75,13 +76,17 @@ def _start_worker(store_root: str, codec: str, zstd_level: int, archive_root: st
     _farm = ViewFarm(Path(archive_root), Path(store_root))
 
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this worker when the parent dies, so a killed ingest leaves no writer."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() == 1:  # the parent died before prctl: stop now
-            os._exit(1)
+def _die_with_parent(parent: int) -> None:
+    """Exit (within half a second) once the parent is gone, so a killed ingest leaves no
+    writer behind. A watchdog thread, not prctl(PR_SET_PDEATHSIG): that fires when the
+    parent *thread* that started us exits, and pools outlive the threads that start workers.
+    `parent` comes from the parent itself: one that died while we were starting is noticed."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
 def _put_chunk(requests: list[PutRequest], allow_hardlink: bool
@@ -103,7 +108,7 @@ def _alias_chunk(hashes: list[str]) -> list[str]:
 # -- in the parent --------------------------------------------------------------------------
 
 class FileWorkers:
-    """A pool of worker processes bound to one store and view farm. Use as a context manager.
+    """A pool of worker processes bound to one store and view farm (`close()` when done).
 
     Processes start with `spawn` (never fork a process that may run threads) and die with
     the parent; each call splits its items into contiguous chunks and keeps their order.
@@ -114,16 +119,19 @@ class FileWorkers:
         self._pool = ProcessPoolExecutor(
             max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
             initializer=_start_worker,
-            initargs=(str(store.root), store.codec, store.zstd_level, str(farm.archive_root)))
+            initargs=(os.getpid(), str(store.root), store.codec, store.zstd_level,
+                      str(farm.archive_root)))
+        # Start them all now, from this thread, rather than one by one from whichever thread
+        # submits later; a worker that cannot start breaks the pool here (BrokenProcessPool).
+        for future in [self._pool.submit(os.getpid) for _ in range(processes)]:
+            future.result()
 
-    def __enter__(self) -> FileWorkers:
-        return self
+    def pids(self) -> list[int]:
+        """The worker processes' pids (started ones only), sorted."""
+        return sorted(self._pool._processes or {})  # no public accessor
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, *, wait: bool = True) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
     def submit_puts(self, requests: Sequence[PutRequest], allow_hardlink: bool
                     ) -> Callable[[], list[tuple[str, PutResult] | str]]:

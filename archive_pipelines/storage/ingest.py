@@ -77,7 +77,7 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
     commit, its views after the commit; re-running the same ingest converges (same content
     at the same path is a no-op). Pipelined: while batch N is synced, committed and linked
     on a second thread, batch N+1's files are already being stored. From the second batch
-    on, the file work runs in worker processes (`Storage.file_workers`).
+    on, the file work runs in the storage's worker processes (`Storage.file_workers`).
     """
     size = batch_size or storage.settings.storage.ingest_batch_size
     hardlink = (storage.settings.storage.ingest_hardlink if allow_hardlink is None
@@ -91,7 +91,7 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
         pending: tuple[Future[IngestReport], int] | None = None
         for index, batch in enumerate(_batches(items, size)):
             if index == 1 and storage.ingest_processes > 1:  # a large ingest
-                workers = stack.enter_context(storage.file_workers())
+                workers = storage.file_workers()
             try:
                 stored, put_report = _put_batch(storage, workers, batch, hardlink)
             except BrokenProcessPool:
@@ -99,6 +99,7 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
                     raise
                 # The workers could not start (e.g. a script without a __main__ guard, which
                 # spawned processes re-run): this ingest uses threads, as small ones do.
+                storage.workers_failed()
                 workers = None
                 stored, put_report = _put_batch(storage, workers, batch, hardlink)
             if pending is not None:

@@ -1,0 +1,69 @@
+"""The ingest worker processes: they outlive the threads that start them, die with their
+parent, and store and link exactly what the in-process path does (see test_ingest)."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from archive_pipelines.datadir import initialize
+from archive_pipelines.settings import Settings, StorageSettings
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.ingest import ingest_directory
+from tests.storage.conftest import add_snapshot, write_tree
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "tests.storage.file_workers_parent", str(tmp_path / "data")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        if parent.stdout is not None:
+            parent.stdout.close()
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, "a worker outlived its killed parent"
+        time.sleep(0.1)
+
+
+def test_the_pool_outlives_the_thread_that_started_it(data_dir: Path, tmp_path: Path) -> None:
+    settings = Settings(data_dir=data_dir, storage=StorageSettings(ingest_processes=2,
+                                                                   ingest_batch_size=3))
+    initialize(settings)
+    storage = Storage.open(settings)
+    try:
+        reports = []
+        for n in range(2):  # each ingest in its own short-lived thread
+            sid = add_snapshot(storage, timestamp=f"{n}.0")
+            src = write_tree(tmp_path / f"s{n}", {f"f{i}": f"{n}-{i}".encode() for i in range(10)})
+            thread = threading.Thread(target=lambda sid=sid, src=src: reports.append(
+                ingest_directory(storage, sid, "wget", src)))
+            thread.start()
+            thread.join()
+            if n == 0:
+                first_pids = storage.file_workers().pids()
+        assert [(r.files, r.errors) for r in reports] == [(10, []), (10, [])]
+        assert storage.file_workers().pids() == first_pids
+        assert all(_alive(pid) for pid in first_pids)
+    finally:
+        storage.close()
+        storage.engine.dispose()
+    assert not any(_alive(pid) for pid in first_pids)
+    assert os.path.islink(data_dir / "archive" / "by_timestamp" / "1.0" / "wget" / "f9")
