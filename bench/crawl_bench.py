@@ -7,7 +7,8 @@ One test web (its own process: the crawlers' CPU is measured apart from it) serv
 crawler in turn with the same settings: `--hosts` virtual hosts, 100 ms latency, 1 s per
 host, 512 concurrent fetches, seeds = every host's home page. Each crawler runs in its
 own process and counts the pages it finished inside the measured window after a warm-up:
-(a) frontier_service (the real CrawlerService, Redis + frontier files, archiving),
+(a) frontier_service (`frontier-service run --processes auto`: one CrawlerService per CPU on
+    one Redis frontier, frontier files, archiving; the process count is printed),
 (b) the seed's old design, PostgreSQL as the queue (FOR UPDATE SKIP LOCKED, one
     connection per worker), same fetch path,
 (c) Scrapy with equivalent settings, (d) the ceiling loop (no politeness, no persistence).
@@ -93,7 +94,7 @@ def crawl_all(args: argparse.Namespace, work: Path) -> dict[str, dict[str, objec
             if name == "frontier":
                 with LocalRedis() as redis:
                     result = run_crawler("frontier_run", args, web.port, work / "frontier",
-                                         "--redis-url", redis.url)
+                                         "--redis-url", redis.url, "--processes", args.processes)
             elif name == "postgres":
                 result = run_postgres(args, web.port, work / "postgres")
             elif name == "scrapy":
@@ -103,7 +104,10 @@ def crawl_all(args: argparse.Namespace, work: Path) -> dict[str, dict[str, objec
             after = web.cpu_seconds()
             web_cpu = after - before if after is not None and before is not None else None
             results[name] = result
-            print(describe(LABELS[name], result, web_cpu)
+            label = LABELS[name]
+            if name == "frontier" and not isinstance(result, str):
+                label += f", {result['extra']['processes']} processes"
+            print(describe(label, result, web_cpu)
                   + f" [{time.monotonic() - started:.0f} s; {load()}]", flush=True)
     return results
 
@@ -198,13 +202,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=1.0, help="seconds between requests to a host")
     parser.add_argument("--concurrency", type=int, default=512)
     parser.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"])
+    parser.add_argument("--processes", default="auto",
+                        help="(a)'s crawler processes, as `frontier-service run --processes` "
+                             "(auto: one per CPU)")
     parser.add_argument("--only", action="append", choices=list(LABELS), help="run only these crawlers")
     parser.add_argument("--micro-urls", type=int, default=300_000, help="URLs for the add microbench")
     parser.add_argument("--no-micro", action="store_true", help="skip the frontier microbenchmarks")
     args = parser.parse_args(argv)
     print(f"crawl bench {time.strftime('%Y-%m-%d %H:%M')}: {args.hosts} hosts, {args.latency_ms:g} ms "
           f"latency, {args.delay:g} s per host, {args.concurrency} concurrent, "
-          f"{args.warmup:g} s warm-up + {args.seconds:g} s measured, loop {args.loop}", flush=True)
+          f"{args.warmup:g} s warm-up + {args.seconds:g} s measured, loop {args.loop}, "
+          f"(a) processes {args.processes}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     try:
         results = crawl_all(args, work)

@@ -15,6 +15,7 @@ from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import Settings, load_settings
 from frontier_service.service.runner import configure_logging, run_async, run_crawler
 from frontier_service.service.settings import CrawlerSettings, from_settings
+from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
 
@@ -62,7 +63,11 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 
 @cli.command("run")
 @click.option("--seed", "seeds", multiple=True, metavar="URL", help="Queue this URL first (repeatable).")
-@click.option("--concurrency", type=int, help="Concurrent fetches (worker tasks).")
+@click.option("--concurrency", type=int,
+              help="Concurrent fetches (worker tasks), in all processes together.")
+@click.option("--processes", default="1", show_default=True, metavar="N|auto",
+              help="Crawler processes sharing the frontier (auto: one per CPU). One process "
+                   "uses one core; more crawl faster on a multi-core machine.")
 @click.option("--min-delay", type=float, help="Minimum seconds between two requests to a host.")
 @click.option("--max-depth", type=int, help="Links deeper than this are not followed (seeds: 0).")
 @click.option("--page-budget", type=int, help="Pages fetched per domain at most.")
@@ -90,7 +95,7 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.pass_obj
 def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
                 host_map: tuple[str, ...], no_assets: bool, dagster_home: str | None,
-                **options: Any) -> None:
+                processes: str, **options: Any) -> None:
     """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit."""
     from pathlib import Path
 
@@ -105,11 +110,16 @@ def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
     overrides["dagster_home"] = Path(dagster_home).resolve() if dagster_home else None
     settings = obj.crawler_settings(**overrides)
     project = obj.project_settings()
-    report = run_crawler(settings, seeds=seeds, store_settings=project.primary_store)
+    count = resolve_processes(processes)
+    if count == 1:
+        report = run_crawler(settings, seeds=seeds, store_settings=project.primary_store)
+    else:
+        report = run_supervisor(settings, count, seeds=seeds, store_settings=project.primary_store)
     click.echo(json.dumps({"session_id": report.session_id, "pages": report.pages,
                            "seconds": round(report.seconds, 1),
                            "pages_per_second": round(report.pages_per_second, 1),
-                           "segments": report.segments, "stopped": report.stop_reason}))
+                           "segments": report.segments, "stopped": report.stop_reason,
+                           "processes": count}))
 
 
 @cli.command("seed")

@@ -61,8 +61,9 @@ class Window:
         self.pages += 1
         self.errors += not ok
 
-    def mark(self, name: str) -> None:
-        self.marks[name] = (time.monotonic(), self.pages, cpu_seconds())
+    def mark(self, name: str, cpu: float | None = None) -> None:
+        """`cpu`: the crawler's CPU seconds if not this process's alone (several processes)."""
+        self.marks[name] = (time.monotonic(), self.pages, cpu_seconds() if cpu is None else cpu)
 
     @property
     def deadline(self) -> float:

@@ -1,4 +1,8 @@
-"""(a) frontier_service itself: the real CrawlerService, measured inside its own process."""
+"""(a) frontier_service itself: the real CrawlerService, or N of them under the supervisor.
+
+With `--processes N` (N > 1) this is `frontier-service run --processes N`: the supervisor
+runs here, the crawlers in spawned children; pages and CPU are the children's, summed.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +14,20 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from bench.crawl_baselines.common import MAX_BODY_BYTES, USER_AGENT, Window, add_common_args, seeds
+from bench.crawl_baselines.common import (
+    MAX_BODY_BYTES,
+    USER_AGENT,
+    Window,
+    add_common_args,
+    cpu_seconds,
+    seeds,
+)
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.service.components import frontier_config
 from frontier_service.service.runner import configure_logging, run_async
 from frontier_service.service.service import CrawlerService
 from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes
 
 
 def settings_for(args: argparse.Namespace) -> CrawlerSettings:
@@ -44,6 +56,11 @@ def settings_for(args: argparse.Namespace) -> CrawlerSettings:
     )
 
 
+def service_cpu(service: CrawlerService | CrawlerSupervisor) -> float:
+    """CPU seconds of the crawler: this process, plus its children when supervised."""
+    return service.cpu_seconds() if isinstance(service, CrawlerSupervisor) else cpu_seconds()
+
+
 async def redis_memory(settings: CrawlerSettings) -> dict[str, float]:
     """Bytes of Redis per seen URL (Bloom filter) and per visited URL (bucketed records)."""
     client = Redis.from_url(settings.redis_url)
@@ -65,22 +82,28 @@ async def redis_memory(settings: CrawlerSettings) -> dict[str, float]:
 
 
 async def crawl(args: argparse.Namespace, settings: CrawlerSettings) -> None:
-    service = CrawlerService(settings, seeds=tuple(seeds(args)))
+    processes = resolve_processes(args.processes)
+    service: CrawlerService | CrawlerSupervisor
+    if processes == 1:
+        service = CrawlerService(settings, seeds=tuple(seeds(args)))
+    else:  # `frontier-service run --processes N`: children report pages and CPU
+        service = CrawlerSupervisor(settings, processes, seeds=tuple(seeds(args)))
     run = asyncio.create_task(service.run())
     await service.started.wait()
     window = Window(args.warmup, args.seconds)  # the window reads the service's page counter
     await asyncio.sleep(args.warmup)
     window.pages = service.metrics.pages
-    window.mark("open")
+    window.mark("open", cpu=service_cpu(service))
     await asyncio.sleep(args.seconds)
     window.pages = service.metrics.pages
-    window.mark("close")
+    window.mark("close", cpu=service_cpu(service))
     service.request_stop("bench window over")
     report = await run
     window.pages, window.errors = report.pages, report.metrics.fetch_errors
     memory = await redis_memory(settings)
     m = report.metrics
-    window.result("frontier_service", loop=settings.event_loop, urls_added=m.urls_added,
+    window.result("frontier_service", processes=processes, loop=settings.event_loop,
+                  urls_added=m.urls_added,
                   claims=m.claims, claim_calls=m.claim_calls, robots_disallowed=m.robots_disallowed,
                   hosts_retired=m.hosts_retired, new_blobs=m.new_blobs, **memory).emit()
 
@@ -89,6 +112,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     add_common_args(parser)
     parser.add_argument("--redis-url", required=True)
+    parser.add_argument("--processes", default="1", help="crawler processes (N or auto)")
     args = parser.parse_args()
     configure_logging()
     settings = settings_for(args)

@@ -26,7 +26,7 @@ from frontier_service.frontier.files import FrontierFiles
 from frontier_service.frontier.records import FrontierRecord
 from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import FrontierState, Release, Reschedule
-from frontier_service.frontier.urls import try_canonical_url_and_domain
+from frontier_service.frontier.urls import try_canonical_many
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore
 
 
@@ -41,6 +41,9 @@ class FrontierConfig:
     seen_backend: Backend = "auto"
     visited_expected: int = 1_000_000
     max_open_files: int | None = None  # default: half of RLIMIT_NOFILE, at most 8192
+    shard: int = 0  # claims prefer this shard's domains (one process per shard) ...
+    shards: int = 1
+    steal_after_s: float = 2.0  # ... and take other shards' once due this long
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +79,9 @@ class Frontier:
         self.config = config or FrontierConfig()
         self.redis = redis
         self.files = FrontierFiles(root, max_open_files=self.config.max_open_files)
-        self.state = FrontierState(redis, self.config.name)
+        self.state = FrontierState(redis, self.config.name, shard=self.config.shard,
+                                   shards=self.config.shards,
+                                   steal_after_s=self.config.steal_after_s)
         self.meta = DomainMeta(redis, self.config.name)
         keys = self.state.keys
         self.seen = SeenFilter(redis, keys.seen, self.config.seen_capacity,
@@ -100,8 +105,9 @@ class Frontier:
         if discovered_from is not None:
             links = [(u if u.startswith(("http://", "https://")) else urljoin(discovered_from, u),
                       depth) for u, depth in links]
-        parsed = [(try_canonical_url_and_domain(url), depth) for url, depth in links]
-        valid = [(found, depth) for found, depth in parsed if found is not None]
+        parsed = try_canonical_many([url for url, _ in links])
+        valid = [(found, depth) for found, (_, depth) in zip(parsed, links, strict=True)
+                 if found is not None]
         invalid = len(links) - len(valid)
         result = await self.add_canonical(valid, priority=priority, now=now)
         return AddResult(result.added, result.duplicate, invalid)

@@ -58,11 +58,22 @@ local function release_all(worker, blob)
 end
 """
 
-# claim(worker, now, lease_seconds, want, max_expired) -> leased domains.
-# Expired leases go back to ready first; exhausted or excluded due domains are retired.
+# claim(worker, now, lease_seconds, want, max_expired, shard, shards, steal_after) -> leased
+# domains. Expired leases go back to ready first; exhausted or excluded due domains are
+# retired. With shards > 1 a worker takes the due domains of its shard (a hash of the name)
+# and others' only once they have been due for steal_after seconds: a domain keeps going to
+# the same process (and its open connection) unless that process falls behind or died.
 _CLAIM = """
-local function claim(worker, now_text, lease_seconds, want, max_expired)
+local function in_shard(d, shard, shards)
+  local h = 0
+  for i = 1, #d do h = (h * 31 + string.byte(d, i)) % 1000003 end
+  return h % shards == shard
+end
+
+local function claim(worker, now_text, lease_seconds, want, max_expired, shard, shards, steal_after)
   local now = tonumber(now_text)
+  shard, shards = tonumber(shard) or 0, tonumber(shards) or 1
+  local steal_before = now - (tonumber(steal_after) or 0)
   want = tonumber(want)
   local lease_until = tostring(now + tonumber(lease_seconds))
   local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now_text, 'LIMIT', 0, max_expired)
@@ -82,9 +93,20 @@ local function claim(worker, now_text, lease_seconds, want, max_expired)
   each_chunk('ZADD', ready, requeued)
   if #expired > 0 then redis.call('HINCRBY', counters, 'leases_expired', #expired) end
   local out, dropped = {}, 0
-  while #out < want do
-    local due = redis.call('ZRANGEBYSCORE', ready, '-inf', now_text, 'LIMIT', 0, want - #out)
+  local skipped, scan_limit = 0, 4 * want + 100
+  while #out < want and skipped < scan_limit do
+    local due = redis.call('ZRANGEBYSCORE', ready, '-inf', now_text, 'WITHSCORES',
+                           'LIMIT', skipped, want - #out)
     if #due == 0 then break end
+    local taken = {}
+    for j = 1, #due, 2 do
+      if shards <= 1 or tonumber(due[j + 1]) <= steal_before or in_shard(due[j], shard, shards) then
+        taken[#taken + 1] = due[j]
+      else
+        skipped = skipped + 1  -- stays in ready, in front of what the next range returns
+      end
+    end
+    due = taken
     each_chunk('ZREM', ready, due)
     local leased = {}
     for _, d in ipairs(due) do
@@ -108,9 +130,10 @@ local function claim(worker, now_text, lease_seconds, want, max_expired)
 end
 """
 
-# ARGV: prefix, worker, now, lease_seconds, max_domains, max_expired. Returns leased domains.
+# ARGV: prefix, worker, now, lease_seconds, max_domains, max_expired, shard, shards,
+# steal_after. Returns leased domains.
 CLAIM = _HEADER + _CLAIM + """
-return claim(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6])
+return claim(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
 """
 
 # ARGV: prefix, worker, blob of `domain next_fetch_at new_read_offset` lines.
@@ -119,11 +142,12 @@ RESCHEDULE = _HEADER + _RELEASE + """
 return release_all(ARGV[2], ARGV[3])
 """
 
-# ARGV: prefix, worker, blob (as RESCHEDULE), now, lease_seconds, max_domains, max_expired.
-# Releases, then claims, in one round trip. Returns {release codes, leased domains}.
+# ARGV: prefix, worker, blob (as RESCHEDULE), now, lease_seconds, max_domains, max_expired,
+# shard, shards, steal_after. Releases, then claims, in one round trip.
+# Returns {release codes, leased domains}.
 RELEASE_AND_CLAIM = _HEADER + _RELEASE + _CLAIM + """
 local codes = release_all(ARGV[2], ARGV[3])
-return {codes, claim(ARGV[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7])}
+return {codes, claim(ARGV[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])}
 """
 
 # ARGV: prefix, now, blob of `domain end_offset urls` lines. Returns how many became ready.
@@ -219,4 +243,18 @@ if (not h[1] or h[1] == '') and (tonumber(h[2]) or 0) > (tonumber(h[3]) or 0) th
   return 1
 end
 return 0
+"""
+
+# ARGV: prefix, worker. Ends every lease `worker` holds now (its process is known dead):
+# the next claim re-queues those domains instead of waiting for the leases to run out.
+EXPIRE_LEASES_OF = _HEADER + """
+local expired = {}
+for _, d in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
+  if redis.call('HGET', prefix .. d, 'lease_owner') == ARGV[2] then
+    expired[#expired + 1] = '0'
+    expired[#expired + 1] = d
+  end
+end
+each_chunk('ZADD', leases, expired)
+return #expired / 2
 """

@@ -19,7 +19,8 @@ TEST_AND_SET = """
 local k, S, nblocks, stride = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local add, blob = ARGV[5] == '1', ARGV[6]
 local nshards, BB = #KEYS, k * S
-local sbyte, schar, fmt = string.byte, string.char, string.format
+local sbyte, schar, unpack, call = string.byte, string.char, unpack, redis.call
+-- Per hash byte v: its byte within the segment (1-based), that bit's value, and twice it.
 local BOFF, MASK, M2 = {}, {}, {}
 for v = 0, 255 do
   local b = ((v - v % S) / S) % 8
@@ -34,25 +35,28 @@ for u = 0, #blob / stride - 1 do
   local sh = g % nshards
   local key = KEYS[sh + 1]
   local first = (g - sh) / nshards * BB
-  local start = fmt('%d', first)
-  local blk = redis.call('GETRANGE', key, start, fmt('%d', first + BB - 1))
+  -- Integers below 2^53 reach Redis as plain digits: no string.format needed.
+  local blk = call('GETRANGE', key, first, first + BB - 1)
   if #blk < BB then blk = blk .. string.sub(zero, 1, BB - #blk) end
-  local t, base, present = nil, 0, true
+  local base, present, changed = 0, true, nil
   for i = 1, k do
     local v = sbyte(blob, o + 4 + i)
-    local bi, m = base + BOFF[v], MASK[v]
-    local cur = t and t[bi] or sbyte(blk, bi)
+    local bi = base + BOFF[v]
+    local cur = sbyte(blk, bi)
+    local m = MASK[v]
     if cur % M2[v] < m then
       present = false
       if not add then break end
-      if not t then t = {sbyte(blk, 1, BB)} end
-      t[bi] = cur + m
+      if not changed then changed = {sbyte(blk, 1, BB)} end
+      changed[bi] = cur + m
     end
     base = base + S
   end
   if add then
-    out[u + 1] = present and '0' or '1'
-    if t then redis.call('SETRANGE', key, start, schar(unpack(t, 1, BB))) end
+    if present then out[u + 1] = '0' else
+      out[u + 1] = '1'
+      call('SETRANGE', key, first, schar(unpack(changed, 1, BB)))
+    end
   else
     out[u + 1] = present and '1' or '0'
   end

@@ -38,10 +38,17 @@ class Reschedule:
 class FrontierState:
     """The atomic domain state machine of one crawl (`name` prefixes every key)."""
 
-    def __init__(self, redis: Redis, name: str, *, max_expired_per_claim: int = 100) -> None:
+    def __init__(self, redis: Redis, name: str, *, max_expired_per_claim: int = 100,
+                 shard: int = 0, shards: int = 1, steal_after_s: float = 2.0) -> None:
+        """`shard` of `shards`: claims prefer the domains that hash to this shard and take
+        others' once they have been due `steal_after_s` (one process per shard keeps its
+        domains, and their keep-alive connections, unless it falls behind or dies)."""
+        if not 0 <= shard < shards:
+            raise ValueError(f"shard {shard} is not one of {shards} shards")
         self.redis = redis
         self.keys = FrontierKeys(name)
         self.max_expired_per_claim = max_expired_per_claim
+        self.affinity: list[str | int] = [shard, shards, repr(float(steal_after_s))]
         self._claim = redis.register_script(lua_domain.CLAIM)
         self._reschedule = redis.register_script(lua_domain.RESCHEDULE)
         self._release_and_claim = redis.register_script(lua_domain.RELEASE_AND_CLAIM)
@@ -50,6 +57,7 @@ class FrontierState:
         self._record_appends = redis.register_script(lua_domain.RECORD_APPENDS)
         self._exclude = redis.register_script(lua_domain.EXCLUDE)
         self._include = redis.register_script(lua_domain.INCLUDE)
+        self._expire_leases_of = redis.register_script(lua_domain.EXPIRE_LEASES_OF)
 
     async def claim(self, worker_id: str, now: float, lease_seconds: float,
                     max_domains: int) -> list[str]:
@@ -57,7 +65,7 @@ class FrontierState:
         domains = await self._claim(
             keys=self.keys.coordination,
             args=[self.keys.domain_prefix, worker_id, repr(now), repr(lease_seconds),
-                  max_domains, self.max_expired_per_claim])
+                  max_domains, self.max_expired_per_claim, *self.affinity])
         return [_text(d) for d in domains]
 
     async def reschedule(self, domain: str, worker_id: str, next_fetch_at: float,
@@ -86,7 +94,7 @@ class FrontierState:
         codes, domains = await self._release_and_claim(
             keys=self.keys.coordination,
             args=[self.keys.domain_prefix, worker_id, _release_lines(items), repr(now),
-                  repr(lease_seconds), max_domains, self.max_expired_per_claim])
+                  repr(lease_seconds), max_domains, self.max_expired_per_claim, *self.affinity])
         return [Release(int(code)) for code in codes], [_text(d) for d in domains]
 
     async def retire_if_exhausted(self, domain: str, worker_id: str,
@@ -135,6 +143,14 @@ class FrontierState:
         """Lift an exclusion; True if the domain went back to ready."""
         return int(await self._include(keys=self.keys.coordination,
                                        args=[self.keys.domain_prefix, domain, repr(now)])) == 1
+
+    async def expire_leases_of(self, worker_id: str) -> int:
+        """End the leases of a worker known to be dead; returns how many it held.
+
+        Its domains go back to ready at their last checkpointed offset on the next claim.
+        """
+        return int(await self._expire_leases_of(keys=self.keys.coordination,
+                                                args=[self.keys.domain_prefix, worker_id]))
 
     async def read_offset(self, domain: str) -> int:
         value = await self.redis.hget(self.keys.domain(domain), "read_offset")

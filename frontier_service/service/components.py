@@ -73,7 +73,8 @@ def check_data_dir(data_dir: Path) -> Path:
 def frontier_config(settings: CrawlerSettings) -> FrontierConfig:
     return FrontierConfig(name=settings.crawl_name, lease_seconds=settings.lease_seconds,
                           seen_capacity=settings.seen_capacity,
-                          visited_expected=settings.visited_expected)
+                          visited_expected=settings.visited_expected,
+                          shard=settings.shard, shards=settings.shards)
 
 
 def fetch_settings(settings: CrawlerSettings) -> FetchSettings:
@@ -101,6 +102,14 @@ async def open_frontier(settings: CrawlerSettings) -> AsyncIterator[tuple[Fronti
             frontier.close()
 
 
+async def recover_crashed_runs(frontier: Frontier, data_dir: Path) -> None:
+    """Queue the links and write the page records that dead sessions journaled."""
+    await replay_link_journals(frontier, data_dir)
+    for segment in await asyncio.to_thread(recover_journals, data_dir):
+        log.warning("recovered %d page-index records of a crashed run into %s",
+                    segment.records, segment.path)
+
+
 @contextlib.asynccontextmanager
 async def open_components(settings: CrawlerSettings,
                           store_settings: StoreSettings | None = None) -> AsyncIterator[Components]:
@@ -117,10 +126,8 @@ async def open_components(settings: CrawlerSettings,
             # before the records that point at them are written.
             stack.enter_context(store.deferred_sync())
         executor = stack.enter_context(ThreadPoolExecutor(16, thread_name_prefix="archive"))
-        await replay_link_journals(frontier, settings.data_dir)
-        for segment in await asyncio.to_thread(recover_journals, settings.data_dir):
-            log.warning("recovered %d page-index records of a crashed run into %s",
-                        segment.records, segment.path)
+        if settings.recover_on_start:
+            await recover_crashed_runs(frontier, settings.data_dir)
         session_id = str(uuid.uuid4())
         index_writer = JournaledIndexWriter(settings.data_dir, session_id)
         link_journal = LinkJournal(settings.data_dir, session_id)

@@ -82,3 +82,29 @@ def render_prometheus(metrics: CrawlMetrics, prefix: str = "frontier") -> str:
     lines.append(f"# TYPE {prefix}_uptime_seconds gauge")
     lines.append(f"{prefix}_uptime_seconds {metrics.uptime_s():.3f}")
     return "\n".join(lines) + "\n"
+
+
+# Gauges that sample the shared frontier (the same value in every process) or a latency.
+_SHARED_OR_WORST = frozenset({"checkpoint_ms", "claim_round_ms", "frontier_pending_bytes",
+                              "frontier_ready_domains", "frontier_due_domains",
+                              "frontier_leased_domains"})
+
+
+def combine_metrics(parts: list[CrawlMetrics]) -> CrawlMetrics:
+    """The metrics of several crawler processes as one: counters and local gauges add up;
+    frontier samples and latencies take the largest; stopping if any is stopping."""
+    total = CrawlMetrics()
+    if not parts:
+        return total
+    for item in dataclasses.fields(total):
+        values = [getattr(part, item.name) for part in parts]
+        if item.name == "started_at":
+            value: object = min(values)
+        elif item.name == "stopping":
+            value = any(values)
+        elif item.name in _SHARED_OR_WORST:
+            value = max(values)
+        else:
+            value = sum(values)
+        setattr(total, item.name, value)
+    return total

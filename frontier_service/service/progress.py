@@ -55,6 +55,9 @@ class ProgressReporter:
         return (pages - before) / max(now - then, 1e-9)
 
     async def run(self, finished: asyncio.Event) -> None:
+        if self.every_s <= 0:  # no progress line (and no busy loop of samples)
+            await finished.wait()
+            return
         while not finished.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(finished.wait(), self.every_s)
@@ -64,5 +67,4 @@ class ProgressReporter:
                 await self.sample()
             except Exception as exc:  # Redis hiccup: the line can wait
                 log.warning("frontier stats unavailable: %s", exc)
-            if self.every_s > 0:
-                log.info("%s", format_progress(self.metrics, self.rate()))
+            log.info("%s", format_progress(self.metrics, self.rate()))

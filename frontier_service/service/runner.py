@@ -18,9 +18,11 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-def configure_logging(level: int = logging.INFO) -> None:
+def configure_logging(level: int = logging.INFO, tag: str = "") -> None:
+    """Log lines to stderr; `tag` (e.g. a child process's name) goes into each line."""
+    prefix = f"[{tag}] " if tag else ""
     logging.basicConfig(level=level, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+                        format=f"%(asctime)s %(levelname)s {prefix}%(name)s: %(message)s",
                         datefmt="%H:%M:%S")
     for noisy in ("aiohttp.access", "aiohttp.server", "asyncio"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -50,8 +52,10 @@ def run_async(main: Coroutine[Any, Any, T], event_loop: str = "auto") -> T:
 
 def run_crawler(settings: CrawlerSettings, *, seeds: tuple[str, ...] = (),
                 store_settings: StoreSettings | None = None,
-                on_started: Callable[[CrawlerService], None] | None = None) -> RunReport:
-    """Run a crawler until SIGTERM/SIGINT or a stop condition; a second signal aborts the drain."""
+                on_started: Callable[[CrawlerService], None] | None = None,
+                stop_signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGINT),
+                ) -> RunReport:
+    """Run a crawler until a stop signal or a stop condition; a second signal aborts the drain."""
 
     async def main() -> RunReport:
         service = CrawlerService(settings, seeds=seeds, store_settings=store_settings)
@@ -68,7 +72,7 @@ def run_crawler(settings: CrawlerSettings, *, seeds: tuple[str, ...] = (),
                 log.warning("second %s: aborting the drain", signal.Signals(signum).name)
                 task.cancel()
 
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in stop_signals:
             loop.add_signal_handler(signum, on_signal, signum)
         if on_started is not None:
             on_started(service)

@@ -67,6 +67,8 @@ class CrawlerService:
         self.health: HealthServer | None = None
         self.started = asyncio.Event()  # set once the workers run
         self._journal: IndexJournal | None = None
+        self.session_id = ""  # known once started
+        self.owner = ""  # this process's lease owner id, known once started
 
     def request_stop(self, reason: str = "stop requested") -> None:
         if not self.stopping.is_set():
@@ -104,6 +106,7 @@ class CrawlerService:
         links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
                            flush_s=s.link_flush_s, journal=parts.link_journal)
         journal = self._journal = parts.index_writer.journal
+        self.session_id, self.owner = parts.session_id, parts.owner
 
         async def checkpoint() -> None:  # results of released URLs: durable before release
             journal.sync()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import os
 from pathlib import Path
 from typing import IO
 
@@ -14,6 +15,15 @@ def lock_session(directory: Path, session_id: str) -> IO[str]:
     returned file to release it.
     """
     directory.mkdir(parents=True, exist_ok=True)
-    lock: IO[str] = open(directory / f"{session_id}.lock", "a")  # noqa: SIM115
-    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-    return lock
+    path = directory / f"{session_id}.lock"
+    while True:
+        lock: IO[str] = open(path, "a")  # noqa: SIM115
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        # Another process's recovery may have taken the file between our open and flock, and
+        # removed it: a lock on a removed file protects nothing, so lock the new one.
+        try:
+            if os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino:
+                return lock
+        except FileNotFoundError:
+            pass
+        lock.close()

@@ -62,6 +62,12 @@ class CrawlerSettings:
     max_seconds: float = 0.0
     exit_when_idle_s: float = 0.0  # stop once nothing was due or in flight for this long
     event_loop: str = "auto"  # auto (uvloop if installed) | asyncio | uvloop
+    # Replay crashed runs' journals at startup; a supervisor of several processes does it
+    # once itself, so that its children do not race each other over the same files.
+    recover_on_start: bool = True
+    # Domain affinity of several processes: this one prefers the domains of `shard`.
+    shard: int = 0
+    shards: int = 1
 
     @property
     def embedded_redis(self) -> bool:
@@ -95,6 +101,8 @@ class CrawlerSettings:
                 raise SettingsError(f"`{name}` must not be negative, got {value}")
         if self.segment_seconds <= 0 or self.lease_seconds <= 0:
             raise SettingsError("`segment_seconds` and `lease_seconds` must be positive")
+        if not 0 <= self.shard < self.shards:
+            raise SettingsError(f"`shard` must be in 0..{self.shards - 1}, got {self.shard}")
         if self.event_loop not in ("auto", "asyncio", "uvloop"):
             raise SettingsError(f"`event_loop` must be auto, asyncio or uvloop, got {self.event_loop!r}")
         if not self.crawl_name or any(c.isspace() for c in self.crawl_name):
