@@ -65,9 +65,10 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.option("--seed", "seeds", multiple=True, metavar="URL", help="Queue this URL first (repeatable).")
 @click.option("--concurrency", type=int,
               help="Concurrent fetches (worker tasks), in all processes together.")
-@click.option("--processes", default="1", show_default=True, metavar="N|auto",
-              help="Crawler processes sharing the frontier (auto: one per CPU). One process "
-                   "uses one core; more crawl faster on a multi-core machine.")
+@click.option("--processes", default=None, metavar="N|auto",
+              help="Crawler processes sharing the frontier (auto: one per CPU; default: the "
+                   "crawl.processes setting, 1). One process uses one core; more crawl faster "
+                   "on a multi-core machine.")
 @click.option("--min-delay", type=float, help="Minimum seconds between two requests to a host.")
 @click.option("--max-depth", type=int, help="Links deeper than this are not followed (seeds: 0).")
 @click.option("--page-budget", type=int, help="Pages fetched per domain at most.")
@@ -95,7 +96,7 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.pass_obj
 def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
                 host_map: tuple[str, ...], no_assets: bool, dagster_home: str | None,
-                processes: str, **options: Any) -> None:
+                processes: str | None, **options: Any) -> None:
     """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit."""
     from pathlib import Path
 
@@ -110,7 +111,7 @@ def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
     overrides["dagster_home"] = Path(dagster_home).resolve() if dagster_home else None
     settings = obj.crawler_settings(**overrides)
     project = obj.project_settings()
-    count = resolve_processes(processes)
+    count = resolve_processes(processes if processes is not None else project.crawl.processes)
     if count == 1:
         report = run_crawler(settings, seeds=seeds, store_settings=project.primary_store)
     else:

@@ -143,7 +143,8 @@ max_runs_per_tick = 2
 sensor_interval_seconds = 30
 
 [crawl]
-concurrency = 64
+concurrency = 64             # concurrent fetches, all processes together
+processes = 1                # crawler processes sharing the frontier ("auto": one per CPU)
 min_delay_seconds = 1.0
 max_crawl_delay_seconds = 30.0
 response_time_factor = 2.0

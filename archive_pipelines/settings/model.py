@@ -6,7 +6,14 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
 
 ALL_VIEWS = ("by_domain", "by_date", "by_user", "by_timestamp")
 ViewName = Literal["by_domain", "by_date", "by_user", "by_timestamp"]
@@ -115,7 +122,9 @@ class MigrationSettings(_Section):
 class CrawlSettings(_Section):
     """Seed 002: the frontier service."""
 
-    concurrency: int = Field(default=64, ge=1)
+    concurrency: int = Field(default=64, ge=1)  # in all processes together
+    # Crawler processes sharing the frontier; "auto" = one per CPU (`run --processes`).
+    processes: PositiveInt | Literal["auto"] = 1
     min_delay_seconds: float = Field(default=1.0, ge=0)
     max_crawl_delay_seconds: float = Field(default=30.0, ge=0)
     response_time_factor: float = Field(default=2.0, ge=0)

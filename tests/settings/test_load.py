@@ -56,6 +56,8 @@ def test_data_dir_from_environment(tmp_path: Path) -> None:
         ("[[stores]]\nname='primary'\nkind='s3'\n", "needs `bucket`"),
         ("[[stores]]\nname='Bad Name'\npath='x'\n", "store name"),
         ("data_dir = '/elsewhere'\n", "cannot be set in the file"),
+        ("[crawl]\nprocesses = 'many'\n", "`crawl.processes"),
+        ("[crawl]\nprocesses = 0\n", "`crawl.processes"),
     ],
 )
 def test_bad_settings_give_one_clear_line(tmp_path: Path, text: str, expected: str) -> None:
@@ -66,3 +68,9 @@ def test_bad_settings_give_one_clear_line(tmp_path: Path, text: str, expected: s
     assert expected in message
     assert "archive.toml" in message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize(("text", "expected"), [("'auto'", "auto"), ("3", 3)])
+def test_crawl_processes_is_a_count_or_auto(tmp_path: Path, text: str, expected: object) -> None:
+    (tmp_path / "archive.toml").write_text(f"[crawl]\nprocesses = {text}\n")
+    assert load_settings(tmp_path, environ={}).crawl.processes == expected
