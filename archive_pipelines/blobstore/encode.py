@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 from typing import IO, BinaryIO, cast
 
@@ -22,6 +23,22 @@ class Encoded:
     stored_digest: bytes  # sha256 of the encoded bytes (for S3's upload checksum)
 
 
+_compressors = threading.local()
+
+
+def _compressor(level: int) -> zstandard.ZstdCompressor:
+    """This thread's compressor for `level`, reused: a new one per blob costs more than
+    compressing a small blob (a fresh context and its tables each time)."""
+    cache: dict[int, zstandard.ZstdCompressor] | None = getattr(_compressors, "by_level", None)
+    if cache is None:
+        cache = _compressors.by_level = {}
+    found = cache.get(level)
+    if found is None:
+        # The frame checksum lets the decoder catch damaged blocks before our rehash does.
+        found = cache[level] = zstandard.ZstdCompressor(level=level, write_checksum=True)
+    return found
+
+
 def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_level: int,
                   limit: int | None = None) -> Encoded:
     """Copy `source` to `target` in chunks, compressing for zstd; hash raw and stored bytes.
@@ -35,31 +52,34 @@ def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_leve
     out = HashingWriter(target, hash_writes=codec != "raw")
     compressor: zstandard.ZstdCompressionWriter | None = None
     if codec == "zstd":
-        # The frame checksum lets the decoder catch damaged blocks before our rehash does.
-        compressor = zstandard.ZstdCompressor(level=zstd_level, write_checksum=True).stream_writer(
-            cast(IO[bytes], out), closefd=False)
-    readinto = getattr(source, "readinto", None)
-    _buffer, view = chunk_buffer()  # reused: no fresh 1 MiB object (and page faults) per read
-    while True:
-        want = CHUNK_SIZE if limit is None else min(CHUNK_SIZE, limit + 1 - size)
-        if want <= 0:
-            break
-        if readinto is not None:
-            got = readinto(view[:want])
-            if not got:
+        compressor = _compressor(zstd_level).stream_writer(cast(IO[bytes], out), closefd=False)
+    try:
+        readinto = getattr(source, "readinto", None)
+        _buffer, view = chunk_buffer()  # reused: no fresh 1 MiB object (and page faults) per read
+        while True:
+            want = CHUNK_SIZE if limit is None else min(CHUNK_SIZE, limit + 1 - size)
+            if want <= 0:
                 break
-            chunk: bytes | memoryview = view[:got]
-        else:
-            chunk = source.read(want)
-            if not chunk:
-                break
-        raw_digest.update(chunk)
-        size += len(chunk)
+            if readinto is not None:
+                got = readinto(view[:want])
+                if not got:
+                    break
+                chunk: bytes | memoryview = view[:got]
+            else:
+                chunk = source.read(want)
+                if not chunk:
+                    break
+            raw_digest.update(chunk)
+            size += len(chunk)
+            if compressor is not None:
+                compressor.write(chunk)
+            else:
+                out.write(chunk)
         if compressor is not None:
-            compressor.write(chunk)
-        else:
-            out.write(chunk)
-    if compressor is not None:
-        compressor.close()  # ends the frame; closefd=False leaves `target` open
+            compressor.close()  # ends the frame; closefd=False leaves `target` open
+    except BaseException:
+        if compressor is not None:  # mid-frame: never hand this context to the next blob
+            _compressors.by_level.pop(zstd_level, None)
+        raise
     stored_digest = out.digest() if codec != "raw" else raw_digest.digest()
     return Encoded(raw_digest.hexdigest(), size, out.count, stored_digest)
