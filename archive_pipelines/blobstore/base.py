@@ -95,20 +95,29 @@ class BlobStore(abc.ABC):
     def local_path(self, sha256: str) -> Path | None:
         """Absolute path of the blob's file in a local store, whether present or not; else None."""
 
-    def check(self, sha256: str, *, expected_size: int | None = None) -> CheckResult:
+    def check(self, sha256: str, *, expected_size: int | None = None,
+              keep_up_to: int = 0) -> CheckResult:
         """Read, decode and rehash a blob. Never raises for a missing or corrupt blob.
 
-        Store-level failures (unreachable bucket, permissions) still raise BlobStoreError.
+        With `keep_up_to`, a good blob of at most that many bytes comes back with its bytes
+        (`CheckResult.data`): a copier can then write exactly what was verified, without
+        reading the blob a second time. Store-level failures (unreachable bucket,
+        permissions) still raise BlobStoreError.
         """
         self.key(sha256)
         digest = hashlib.sha256()
         size = 0
+        kept: list[bytes] | None = [] if keep_up_to > 0 else None
         try:
             with self.open(sha256, max_size=expected_size) as reader:
                 _buffer, view = chunk_buffer()
                 while got := reader.readinto(view):  # type: ignore[attr-defined]
                     digest.update(view[:got])
                     size += got
+                    if kept is not None and size <= keep_up_to:
+                        kept.append(bytes(view[:got]))
+                    else:
+                        kept = None
         except BlobNotFound:
             return CheckResult(sha256, "missing", f"not in store {self.name!r}")
         except BlobIntegrityError as exc:
@@ -119,7 +128,7 @@ class BlobStore(abc.ABC):
         got = digest.hexdigest()
         if got != sha256:
             return CheckResult(sha256, "corrupt", f"hash mismatch: got {got[:16]}..")
-        return CheckResult(sha256, "ok")
+        return CheckResult(sha256, "ok", data=b"".join(kept) if kept is not None else None)
 
     # Helpers for the backends.
 

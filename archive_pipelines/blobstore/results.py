@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 CheckStatus = Literal["ok", "missing", "corrupt"]
@@ -25,6 +25,8 @@ class CheckResult:
     sha256: str
     status: CheckStatus
     detail: str = ""
+    # The verified raw bytes, when `check(keep_up_to=...)` was asked to keep them.
+    data: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:

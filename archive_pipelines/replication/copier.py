@@ -8,10 +8,11 @@ find an identical object, which counts as success once it checks out.
 
 from __future__ import annotations
 
+import io
 import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from archive_pipelines.blobstore import BlobStore, BlobStoreError
@@ -25,6 +26,9 @@ R = TypeVar("R")
 class CopyItem:
     sha256: str
     size: int  # raw size from the catalog: the decode guard and the expected length
+    # The raw bytes as the source check verified them (small blobs): copied as they are,
+    # without reading the source again.
+    data: bytes | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,8 @@ class CopyOutcome:
 def copy_object(source: BlobStore, destination: BlobStore, item: CopyItem) -> CopyOutcome:
     """Copy one blob; never raises for store errors (they become the outcome's error)."""
     try:
-        with source.open(item.sha256, max_size=item.size) as reader:
+        with (io.BytesIO(item.data) if item.data is not None
+              else source.open(item.sha256, max_size=item.size)) as reader:
             result = destination.put_verified(item.sha256, reader, size=item.size)
         if result.created:
             return CopyOutcome(item.sha256, item.size, created=True,

@@ -3,7 +3,9 @@
 1. Re-check each object's need against the catalog (another run may have copied it).
 2. Pick random (source, destination) pairs with distinct destinations; group by pair.
 3. Check every object's integrity at its source (read, decode, rehash). Missing or corrupt
-   objects get that status at the source and leave the batch.
+   objects get that status at the source and leave the batch. Small objects keep the bytes
+   that were checked, and those are what gets copied (no second read, nothing changed in
+   between); larger ones are streamed again and rehashed on the way.
 4. Mark the copies ongoing, copy them (atomic per object), mark them present.
 
 Statuses are written in short transactions, never held open while bytes move. Replication
@@ -38,6 +40,9 @@ from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.storage.context import Storage
 
 SourceCheck = CheckResult | str  # a str is a store-level error (unreachable, denied)
+# Blobs up to this size keep their verified bytes from the source check to the copy (at most
+# batch_size of them in memory): the copy writes what was checked and reads nothing again.
+KEEP_VERIFIED_BYTES = 64 << 10
 
 
 def archive_batch(storage: Storage, replica_set: ReplicaSet, sha256s: Sequence[str], *,
@@ -67,7 +72,9 @@ def archive_batch(storage: Storage, replica_set: ReplicaSet, sha256s: Sequence[s
                                   blob_ids=[b.id for b in blobs], status="ongoing",
                                   mtime=ongoing_at, keep_present=True)
             for pair, blobs in valid.items():
-                _copy_group(storage, replica_set, pair, blobs, ongoing_at, width, pool, report)
+                verified = {b.sha256: checks[(pair[0], b.sha256)] for b in blobs}
+                _copy_group(storage, replica_set, pair, blobs, verified, ongoing_at, width,
+                            pool, report)
     if raise_on_failure and not report.ok:
         raise ReplicationFailed(report)
     return report
@@ -113,7 +120,8 @@ def _check_sources(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]], w
     def check(key: tuple[str, str]) -> SourceCheck:
         source, sha = key
         try:
-            return replica_set[source].require().check(sha, expected_size=wanted[key])
+            return replica_set[source].require().check(sha, expected_size=wanted[key],
+                                                       keep_up_to=KEEP_VERIFIED_BYTES)
         except (BlobStoreError, OSError) as exc:
             return one_line(exc)
 
@@ -161,11 +169,11 @@ def _record_source_problems(storage: Storage, replica_set: ReplicaSet,
 
 
 def _copy_group(storage: Storage, replica_set: ReplicaSet, pair: Pair, blobs: list[BlobRow],
-                ongoing_at: datetime, width: int, pool: ThreadPoolExecutor,
-                report: BatchReport) -> None:
+                verified: dict[str, SourceCheck], ongoing_at: datetime, width: int,
+                pool: ThreadPoolExecutor, report: BatchReport) -> None:
     source_name, destination_name = pair
     source, destination = replica_set[source_name], replica_set[destination_name]
-    items = [CopyItem(b.sha256, b.size) for b in blobs]
+    items = [CopyItem(b.sha256, b.size, _verified_bytes(verified[b.sha256])) for b in blobs]
     with destination.batched_writes():
         outcomes = copy_objects(source.require(), destination.require(), items,
                                 width=width, pool=pool)
@@ -188,6 +196,10 @@ def _copy_group(storage: Storage, replica_set: ReplicaSet, pair: Pair, blobs: li
         if not outcome.ok:
             report.failures += 1
             report.note(f"copy {source_name} -> {destination_name}: {outcome.error}")
+
+
+def _verified_bytes(check: SourceCheck) -> bytes | None:
+    return None if isinstance(check, str) else check.data
 
 
 def _record_copies(storage: Storage, store_id: int, blobs: list[BlobRow],

@@ -111,3 +111,36 @@ def test_a_read_only_destination_is_each_objects_error(source: LocalBlobStore,
     assert all(not o.ok and (o.error or "").startswith("store 'ro': cannot write ")
                and "\n" not in (o.error or "") for o in outcomes)
     assert list(read_only_dir.iterdir()) == []
+
+
+def test_a_checked_copy_writes_the_verified_bytes_without_reading_the_source_again(
+        source: LocalBlobStore, destination: BlobStore) -> None:
+    data = DATA[3]
+    checked = source.check(sha(data), expected_size=len(data), keep_up_to=len(data))
+    assert checked.ok and checked.data == data
+    source.delete(sha(data))  # the copy must not need the source any more
+    outcome = copy_object(source, destination, CopyItem(sha(data), len(data), checked.data))
+    assert outcome.ok and outcome.created
+    with destination.open(sha(data)) as reader:
+        assert reader.read() == data
+
+
+def test_bytes_that_do_not_hash_to_the_blob_are_never_stored(
+        source: LocalBlobStore, destination: BlobStore) -> None:
+    data = DATA[2]
+    outcome = copy_object(source, destination,
+                          CopyItem(sha(data), len(data), b"\0" + data[1:]))
+    assert not outcome.ok and "hash" in (outcome.error or "")
+    assert listing(destination) == set()
+
+
+def test_check_keeps_only_small_good_blobs(source: LocalBlobStore) -> None:
+    small, large = DATA[3], DATA[4]
+    assert source.check(sha(small), keep_up_to=len(small) - 1).data is None
+    assert source.check(sha(large), keep_up_to=1 << 20).data is None
+    assert source.check(sha(small)).data is None  # not asked
+    path = source.local_path(sha(small))
+    os.chmod(path, 0o644)
+    path.write_bytes(b"x" + small[1:])
+    damaged = source.check(sha(small), keep_up_to=1 << 20)
+    assert damaged.status == "corrupt" and damaged.data is None

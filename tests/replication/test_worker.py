@@ -10,6 +10,7 @@ import pytest
 import zstandard
 from sqlalchemy import select, update
 
+from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.catalog.copies import upsert_copies
 from archive_pipelines.catalog.models import Blob, utcnow
 from archive_pipelines.replication import ReplicaSet, ReplicationFailed, archive_batch
@@ -234,3 +235,23 @@ def test_garbage_is_not_replicated(env_local: Env) -> None:
 def _blob_id(env: Env, digest: str) -> int:
     with env.storage.read_session() as session:
         return int(session.scalars(select(Blob.id).where(Blob.sha256 == digest)).one())
+
+
+def test_each_small_source_object_is_read_once(env_local: Env,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The source check keeps a small blob's verified bytes and the copy writes those."""
+    env = env_local
+    store_class = type(env.storage.primary)  # the replica set opens its own store objects
+    opened: list[str] = []
+    real_open = store_class.open
+
+    def counting_open(self: LocalBlobStore, sha256: str, **kwargs: object) -> object:
+        if self.name == "primary":
+            opened.append(sha256)
+        return real_open(self, sha256, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(store_class, "open", counting_open)
+    report = replicate_all(env, retention=2)
+    assert report.ok and sum(report.created.values()) == len(env.blobs)
+    small = {digest for digest, data in env.blobs.items() if len(data) <= 64 << 10}
+    assert small and sorted(d for d in opened if d in small) == sorted(small)
+    assert_statuses_truthful(env)
