@@ -7,18 +7,32 @@ Every query is bounded: the director scans at most `scan_limit` blob ids from it
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, func, or_, select, update
+from sqlalchemy import (
+    BigInteger,
+    String,
+    Table,
+    and_,
+    bindparam,
+    func,
+    literal,
+    or_,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
-from archive_pipelines.catalog.models import COPY_STATUSES, Blob, BlobCopy
+from archive_pipelines.catalog.models import COPY_STATUSES, Blob, BlobCopy, UtcDateTime
 
 _CHUNK = 500  # ids per IN (...) list / rows per upsert statement
 
@@ -131,16 +145,24 @@ def upsert_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], s
     dialect = session.get_bind().dialect.name
     insert = pg_insert if dialect == "postgresql" else sqlite_insert
     table = cast(Table, BlobCopy.__table__)
-    stmt = insert(table)
+    ids = sorted(set(blob_ids))  # concurrent upserts take row locks in one order
+    if not ids:
+        return
+    # One statement per batch, the ids as one array parameter: no per-row parameter sets
+    # (building and binding those was most of a replication batch's catalog time).
+    values = (literal(store_id, BigInteger), literal(status, String()),
+              literal(mtime, UtcDateTime()))
+    if dialect == "postgresql":
+        rows = select(func.unnest(bindparam("ids", ids, type_=ARRAY(BigInteger))), *values)
+    else:  # json_each: SQLite's table of a JSON array; WHERE keeps ON CONFLICT unambiguous
+        each = func.json_each(bindparam("ids", json.dumps(ids))).table_valued("value")
+        rows = select(each.c.value, *values).select_from(each).where(true())
+    stmt = insert(table).from_select(["blob_id", "store_id", "status", "mtime"], rows)
     stmt = stmt.on_conflict_do_update(
         index_elements=["blob_id", "store_id"],
         set_={"status": stmt.excluded.status, "mtime": stmt.excluded.mtime},
         where=(table.c.status != "present") if keep_present else None)
-    # One statement, many parameter sets (executemany): far cheaper to compile than a
-    # multi-row VALUES list. Sorted, so concurrent upserts take row locks in one order.
-    for chunk in _chunks(sorted(set(blob_ids)), 5000):
-        session.execute(stmt, [{"blob_id": bid, "store_id": store_id, "status": status,
-                                "mtime": mtime} for bid in chunk])
+    session.execute(stmt)
 
 
 def update_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], status: str,

@@ -18,6 +18,27 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
+def on_stop_signals(signums: tuple[signal.Signals, ...], *, first: Callable[[str], object],
+                    second: Callable[[], object], what: str) -> None:
+    """On the running loop: the first of these signals calls `first(name)` (drain and stop),
+    any later one `second()` (abort `what`)."""
+    loop = asyncio.get_running_loop()
+    received = 0
+
+    def on_signal(signum: int) -> None:
+        nonlocal received
+        received += 1
+        name = signal.Signals(signum).name
+        if received == 1:
+            first(name)
+        else:
+            log.warning("second %s: aborting %s", name, what)
+            second()
+
+    for signum in signums:
+        loop.add_signal_handler(signum, on_signal, signum)
+
+
 def configure_logging(level: int = logging.INFO, tag: str = "") -> None:
     """Log lines to stderr; `tag` (e.g. a child process's name) goes into each line."""
     prefix = f"[{tag}] " if tag else ""
@@ -59,21 +80,10 @@ def run_crawler(settings: CrawlerSettings, *, seeds: tuple[str, ...] = (),
 
     async def main() -> RunReport:
         service = CrawlerService(settings, seeds=seeds, store_settings=store_settings)
-        loop = asyncio.get_running_loop()
         task = asyncio.current_task()
-        signals = 0
-
-        def on_signal(signum: int) -> None:
-            nonlocal signals
-            signals += 1
-            if signals == 1:
-                service.request_stop(signal.Signals(signum).name)
-            elif task is not None:
-                log.warning("second %s: aborting the drain", signal.Signals(signum).name)
-                task.cancel()
-
-        for signum in stop_signals:
-            loop.add_signal_handler(signum, on_signal, signum)
+        on_stop_signals(stop_signals, first=service.request_stop,
+                        second=task.cancel if task is not None else lambda: None,
+                        what="the drain")
         if on_started is not None:
             on_started(service)
         # Imports and settings live as long as the process: keep the collector off them,

@@ -41,6 +41,7 @@ from frontier_service.service.health import HealthServer
 from frontier_service.service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.service.progress import format_progress
 from frontier_service.service.redis_conn import open_redis
+from frontier_service.service.runner import on_stop_signals
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.service import RunReport
 from frontier_service.service.settings import CrawlerSettings
@@ -322,20 +323,8 @@ def run_supervisor(settings: CrawlerSettings, processes: int, *, seeds: tuple[st
     async def main() -> RunReport:
         supervisor = CrawlerSupervisor(settings, processes, seeds=seeds,
                                        store_settings=store_settings)
-        loop = asyncio.get_running_loop()
-        signals = 0
-
-        def on_signal(signum: int) -> None:
-            nonlocal signals
-            signals += 1
-            if signals == 1:
-                supervisor.request_stop(signal.Signals(signum).name)
-            else:
-                log.warning("second %s: aborting the drains", signal.Signals(signum).name)
-                supervisor.abort_drain()
-
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(signum, on_signal, signum)
+        on_stop_signals((signal.SIGTERM, signal.SIGINT), first=supervisor.request_stop,
+                        second=supervisor.abort_drain, what="the drains")
         return await supervisor.run()
 
     return asyncio.run(main())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from archive_pipelines.services import free_port
+from frontier_service.service.components import open_frontier
+from frontier_service.service.settings import CrawlerSettings
 from frontier_service.testweb import hosts_where
 from tests.frontier_service.service.web import WEB
 
@@ -86,3 +89,25 @@ def finish(process: subprocess.Popen[str], timeout: float = 40) -> tuple[int, di
     out, err = process.communicate(timeout=timeout)
     lines = [line for line in out.splitlines() if line.startswith("{")]
     return process.returncode, (json.loads(lines[-1]) if lines else {}), err
+
+
+def visited_queue(data: Path, redis_url: str, crawl_name: str) -> list[str]:
+    """Every URL queued for HOSTS, after checking the crawl finished: nothing ready, leased
+    or pending, no corrupt frontier line, and every queued URL visited."""
+    settings = CrawlerSettings(data_dir=data, redis_url=redis_url, crawl_name=crawl_name)
+
+    async def check() -> list[str]:
+        async with open_frontier(settings) as (frontier, _):
+            stats = await frontier.stats()
+            assert stats.ready_domains == 0 and stats.leased_domains == 0
+            assert stats.pending_bytes == 0
+            queued = []
+            for host in HOSTS:
+                records, _ = frontier.files.read_from(host, 0, 1_000_000)
+                visits = await frontier.visited.get_many([r.url for r in records])
+                assert records and all(v is not None for v in visits)
+                queued += [r.url for r in records]
+            assert frontier.files.corrupt_lines == 0
+        return queued
+
+    return asyncio.run(check())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 from collections import Counter
 from pathlib import Path
@@ -11,17 +10,15 @@ import pytest
 
 from frontier_service.archiving import iter_records
 from frontier_service.cli import main
-from frontier_service.service.components import open_frontier
-from frontier_service.service.settings import CrawlerSettings
 from frontier_service.testweb import TestWeb
 from tests.frontier_service.service.cli_runs import (
-    HOSTS,
     cli,
     crawl_args,
     finish,
     healthz,
     metric,
     start,
+    visited_queue,
     wait_for_pages,
 )
 
@@ -108,23 +105,7 @@ def test_kill_9_then_resume_converges(web: TestWeb, tmp_path: Path, redis_url: s
     counts = Counter((r.host, r.path_qs) for r in web.log.records())
     assert sum(n - 1 for n in counts.values()) <= 16  # at most the fetches in flight at the kill
 
-    settings = CrawlerSettings(data_dir=data, redis_url=redis_url, crawl_name=crawl_name)
-
-    async def check() -> None:
-        async with open_frontier(settings) as (frontier, _):
-            stats = await frontier.stats()
-            assert stats.ready_domains == 0 and stats.leased_domains == 0
-            assert stats.pending_bytes == 0
-            queued = []
-            for host in HOSTS:
-                records, _ = frontier.files.read_from(host, 0, 1_000_000)
-                visits = await frontier.visited.get_many([r.url for r in records])
-                assert records and all(v is not None for v in visits)
-                queued += [r.url for r in records]
-            assert frontier.files.corrupt_lines == 0
-        return queued
-
-    queued = asyncio.run(check())
+    queued = visited_queue(data, redis_url, crawl_name)
     # Every consumed URL has its page record: the killed run's came back from its journal.
     recorded = {str(r["page_url"]) for r in iter_records(data / "sessions")}
     assert recorded == set(queued)

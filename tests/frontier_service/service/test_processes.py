@@ -13,12 +13,16 @@ from pathlib import Path
 import pytest
 
 from frontier_service.archiving import iter_records
-from frontier_service.service.components import open_frontier
 from frontier_service.service.metrics import CrawlMetrics, combine_metrics
-from frontier_service.service.settings import CrawlerSettings
 from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes, split_concurrency
 from frontier_service.testweb import TestWeb
-from tests.frontier_service.service.cli_runs import HOSTS, crawl_args, finish, start, wait_for_pages
+from tests.frontier_service.service.cli_runs import (
+    crawl_args,
+    finish,
+    start,
+    visited_queue,
+    wait_for_pages,
+)
 from tests.frontier_service.service.web import ALIVE, SEEDS, crawler_settings, expected_delay
 
 _CLOCK_SLACK_S = 0.002
@@ -126,21 +130,6 @@ def test_a_killed_process_is_replaced_and_loses_no_url(
     counts = Counter((r.host, r.path_qs) for r in web.log.records())
     assert sum(n - 1 for n in counts.values()) <= 8  # at most the dead one's fetches in flight
 
-    settings = CrawlerSettings(data_dir=data, redis_url=redis_url, crawl_name=crawl_name)
-
-    async def queued_urls() -> list[str]:
-        async with open_frontier(settings) as (frontier, _):
-            stats = await frontier.stats()
-            assert stats.ready_domains == 0 and stats.leased_domains == 0
-            assert stats.pending_bytes == 0
-            queued = []
-            for host in HOSTS:
-                records, _ = frontier.files.read_from(host, 0, 1_000_000)
-                visits = await frontier.visited.get_many([r.url for r in records])
-                assert records and all(v is not None for v in visits)
-                queued += [r.url for r in records]
-        return queued
-
-    queued = asyncio.run(queued_urls())
+    queued = visited_queue(data, redis_url, crawl_name)
     # Every consumed URL has its page record: the dead process's came back from its journal.
     assert {str(r["page_url"]) for r in iter_records(data / "sessions")} == set(queued)
