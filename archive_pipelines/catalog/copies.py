@@ -114,8 +114,9 @@ def count_blob_ids(session: Session, *, after: int, up_to: int) -> int:
 
 def blobs_by_sha256(session: Session, hashes: Sequence[str]) -> dict[str, BlobRow]:
     found: dict[str, BlobRow] = {}
+    connection = session.connection()  # Core rows: no ORM loading machinery per row
     for chunk in _chunks(list(dict.fromkeys(hashes))):
-        for bid, sha, size, refs in session.execute(
+        for bid, sha, size, refs in connection.execute(
                 select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
                 .where(Blob.sha256.in_(chunk))):
             found[sha] = BlobRow(int(bid), str(sha), int(size), int(refs))
@@ -125,8 +126,9 @@ def blobs_by_sha256(session: Session, hashes: Sequence[str]) -> dict[str, BlobRo
 def copies_of(session: Session, blob_ids: Sequence[int]) -> dict[int, dict[int, CopyState]]:
     """Where each blob has a status row: {blob id: {store id: state}} (absent = no row)."""
     copies: dict[int, dict[int, CopyState]] = {bid: {} for bid in blob_ids}
+    connection = session.connection()  # Core rows: no ORM loading machinery per row
     for chunk in _chunks(list(blob_ids)):
-        for bid, sid, status, mtime in session.execute(
+        for bid, sid, status, mtime in connection.execute(
                 select(BlobCopy.blob_id, BlobCopy.store_id, BlobCopy.status, BlobCopy.mtime)
                 .where(BlobCopy.blob_id.in_(chunk))):
             copies[int(bid)][int(sid)] = CopyState(str(status), mtime)
