@@ -1,17 +1,12 @@
 """The archival director sensor: under-replicated blobs become `archive_batch_job` runs."""
 
-import hashlib
 
 import dagster as dg
 
 from archive_pipelines.ops.replication_jobs import archive_batch_job
 from archive_pipelines.replication import plan_batches
 from archive_pipelines.resources.replication import ReplicationResource
-
-
-def batch_run_key(batch: list[str]) -> str:
-    """Stable per batch content: the same batch is not launched twice while it runs."""
-    return "archive-" + hashlib.sha256("\n".join(batch).encode()).hexdigest()[:20]
+from archive_pipelines.sensors.run_keys import batch_run_key
 
 
 @dg.sensor(job=archive_batch_job, minimum_interval_seconds=60,
@@ -24,6 +19,6 @@ def archival_director_sensor(context: dg.SensorEvaluationContext,
     tick = plan_batches(storage, replicas, retention=policy.retention,
                         max_age=replication.max_age(policy), batch_size=policy.batch_size,
                         cursor=int(context.cursor or 0), max_batches=4)
-    runs = [dg.RunRequest(run_key=batch_run_key(batch), run_config={
+    runs = [dg.RunRequest(run_key=batch_run_key("archive", batch), run_config={
         "ops": {"archive_batch_op": {"config": {"sha256s": batch}}}}) for batch in tick.batches]
     return dg.SensorResult(run_requests=runs, cursor=str(tick.next_cursor))

@@ -1,12 +1,11 @@
 """Lazy migration (seed 001): sensors that adopt and migrate a little at a time."""
 
-import hashlib
-
 import dagster as dg
 
 from archive_pipelines.migration import next_migration_batches, orphan_folders_changed
 from archive_pipelines.ops.migration_jobs import import_orphans_job, migrate_fs_job
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.sensors.run_keys import batch_run_key
 
 
 @dg.sensor(job=migrate_fs_job, minimum_interval_seconds=30,
@@ -21,7 +20,7 @@ def lazy_migration_sensor(context: dg.SensorEvaluationContext,
                                              batch_size=policy.batch_size,
                                              max_batches=policy.max_runs_per_tick)
     runs = [dg.RunRequest(
-        run_key="migrate-" + hashlib.sha256("\n".join(batch).encode()).hexdigest()[:20],
+        run_key=batch_run_key("migrate", batch),
         run_config={"ops": {"migrate_fs_op": {"config": {"snapshot_ids": batch}}}})
         for batch in batches]
     return dg.SensorResult(run_requests=runs, cursor=cursor)

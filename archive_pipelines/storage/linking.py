@@ -6,12 +6,14 @@ from collections import Counter
 from collections.abc import Iterable
 
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.file_workers import alias_one, link_one
 
 
 def ensure_links(storage: Storage, links: list[tuple[str, str]],
                  aliases: Iterable[str] = ()) -> Counter[str]:
     """Aliases for `aliases` (blob hashes), then every (link path, sha256); returns how many
-    links were created / ok / fixed / conflict."""
+    links were created / ok / fixed / conflict. (`FileWorkers.ensure_links` is the same in
+    worker processes.)"""
     farm, primary = storage.farm, storage.primary
-    storage.map_io(lambda sha: farm.ensure_alias(sha, primary.local_path(sha)), sorted(aliases))
-    return Counter(storage.map_io(lambda link: farm.ensure_link(*link), links))
+    storage.map_io(lambda sha: alias_one(farm, primary, sha), sorted(aliases))
+    return Counter(storage.map_io(lambda link: link_one(farm, link), links))
