@@ -16,8 +16,9 @@ from sqlalchemy import (
     delete,
     func,
     insert,
+    literal,
     select,
-    tuple_,
+    true,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -33,6 +34,7 @@ from archive_pipelines.catalog.models import (
     UtcDateTime,
     utcnow,
 )
+from archive_pipelines.catalog.row_sets import INT, TEXT, row_set
 
 _CHUNK = 400  # bound parameters per IN (...) list
 
@@ -104,16 +106,15 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
     blob_ids = _get_or_create_blobs(session, entries, now, report)
     existing = _existing_rows(session, entries)
     deltas: dict[int, int] = defaultdict(int)
-    inserts, moves = [], []
+    inserts: list[tuple[str, int, str, str]] = []
+    moves = []
     stored_once: set[str] = set()  # new blobs: their first reference is not a dedup
     for entry in entries:
         blob_id = blob_ids[entry.sha256]
         key = (entry.snapshot_id, entry.extractor, entry.relative_path)
         current = existing.get(key)
         if current is None:
-            inserts.append({"snapshot_id": entry.snapshot_id, "blob_id": blob_id,
-                            "extractor": entry.extractor, "relative_path": entry.relative_path,
-                            "created_at": now})
+            inserts.append((entry.snapshot_id, blob_id, entry.extractor, entry.relative_path))
             existing[key] = (-1, blob_id)  # a path repeated within the batch counts once
             deltas[blob_id] += 1
             report.added += 1
@@ -132,8 +133,12 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
             report.deduplicated += 1
             report.bytes_saved += entry.size
     if inserts:
-        # Core tables, not ORM entities: the ORM bulk path costs more than the SQL itself.
-        session.execute(insert(_table(SnapshotFile)), inserts)
+        src = row_set(session, [("sid", TEXT), ("bid", INT), ("ext", TEXT), ("rel", TEXT)],
+                      inserts)
+        session.execute(insert(_table(SnapshotFile)).from_select(
+            ["snapshot_id", "blob_id", "extractor", "relative_path", "created_at"],
+            select(src.c.sid, src.c.bid, src.c.ext, src.c.rel, literal(now, UtcDateTime()))
+            .where(true())))
     if moves:
         files = SnapshotFile.__table__
         assert isinstance(files, Table)
@@ -153,11 +158,13 @@ def _get_or_create_blobs(session: Session, entries: Sequence[FileEntry], now: da
     ids = _blob_ids(session, list(by_hash))
     missing = [by_hash[h] for h in by_hash if h not in ids]
     if missing:
-        ins = _insert_ignore(session)(_table(Blob)).on_conflict_do_nothing(
-            index_elements=["sha256"])
-        session.execute(ins, [{"sha256": e.sha256, "size": e.size, "mime_type": e.mime_type,
-                               "ref_count": 0, "created_at": now,
-                               "unreferenced_since": now} for e in missing])
+        src = row_set(session, [("sha", TEXT), ("size", INT), ("mime", TEXT)],
+                      [(e.sha256, e.size, e.mime_type) for e in missing])
+        at = literal(now, UtcDateTime())
+        ins = _insert_ignore(session)(_table(Blob)).from_select(
+            ["sha256", "size", "mime_type", "ref_count", "created_at", "unreferenced_since"],
+            select(src.c.sha, src.c.size, src.c.mime, literal(0), at, at).where(true()))
+        session.execute(ins.on_conflict_do_nothing(index_elements=["sha256"]))
         created = _blob_ids(session, [e.sha256 for e in missing])
         ids.update(created)
         # Another writer may have won the insert race; those are not ours to count as new.
@@ -167,64 +174,58 @@ def _get_or_create_blobs(session: Session, entries: Sequence[FileEntry], now: da
 
 
 def _blob_ids(session: Session, hashes: Sequence[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for chunk in _chunks(hashes):
-        for sha, blob_id in session.execute(
-                select(Blob.sha256, Blob.id).where(Blob.sha256.in_(chunk))):
-            found[sha] = blob_id
-    return found
+    src = row_set(session, [("sha", TEXT)], [(h,) for h in hashes])
+    query = select(Blob.sha256, Blob.id).where(Blob.sha256.in_(select(src.c.sha)))
+    return {sha: blob_id for sha, blob_id in session.execute(query)}
 
 
 def _existing_rows(session: Session, entries: Sequence[FileEntry]
                    ) -> dict[tuple[str, str, str], tuple[int, int]]:
     keys = list({(e.snapshot_id, e.extractor, e.relative_path) for e in entries})
-    rows: dict[tuple[str, str, str], tuple[int, int]] = {}
-    cols = tuple_(SnapshotFile.snapshot_id, SnapshotFile.extractor, SnapshotFile.relative_path)
-    for chunk in _chunks(keys, 300):
-        query = select(SnapshotFile.snapshot_id, SnapshotFile.extractor,
-                       SnapshotFile.relative_path, SnapshotFile.id, SnapshotFile.blob_id
-                       ).where(cols.in_(chunk))
-        for sid, ext, rel, row_id, blob_id in session.execute(query):
-            rows[(sid, ext, rel)] = (row_id, blob_id)
-    return rows
+    src = row_set(session, [("sid", TEXT), ("ext", TEXT), ("rel", TEXT)], keys)
+    query = (select(SnapshotFile.snapshot_id, SnapshotFile.extractor,
+                    SnapshotFile.relative_path, SnapshotFile.id, SnapshotFile.blob_id)
+             .join(src, and_(SnapshotFile.snapshot_id == src.c.sid,
+                             SnapshotFile.extractor == src.c.ext,
+                             SnapshotFile.relative_path == src.c.rel)))
+    return {(sid, ext, rel): (row_id, blob_id)
+            for sid, ext, rel, row_id, blob_id in session.execute(query)}
 
 
 def apply_ref_deltas(session: Session, deltas: dict[int, int], now: datetime) -> None:
     """ref_count += delta per blob; keeps unreferenced_since (gc's clock) in step."""
-    params = [{"bid": bid, "d": d} for bid, d in deltas.items() if d]
-    if not params:
+    changes = sorted((bid, d) for bid, d in deltas.items() if d)  # one lock order
+    if not changes:
         return
-    blob = Blob.__table__  # Core executemany: one statement, many parameter sets
-    assert isinstance(blob, Table)
-    new_count = blob.c.ref_count + bindparam("d")
-    now_param = bindparam("now", type_=UtcDateTime())
+    blob = _table(Blob)
+    src = row_set(session, [("bid", INT), ("d", INT)], changes)
+    new_count = blob.c.ref_count + src.c.d
     session.execute(
-        update(blob).where(blob.c.id == bindparam("bid")).values(
+        update(blob).where(blob.c.id == src.c.bid).values(
             ref_count=new_count,
             # NULL while referenced; set when the count reaches 0 (kept if already set).
             unreferenced_since=case(
-                (new_count == 0, func.coalesce(blob.c.unreferenced_since, now_param)),
+                (new_count == 0, func.coalesce(blob.c.unreferenced_since,
+                                               literal(now, UtcDateTime()))),
                 else_=None),
-        ),
-        [{**p, "now": now} for p in params],
-    )
+        ))
 
 
 def _mark_primary_present(session: Session, entries: Sequence[FileEntry], blob_ids: dict[str, int],
                           store_id: int, now: datetime, report: ApplyReport) -> None:
     ids = sorted({blob_ids[e.sha256] for e in entries})
-    known: dict[int, str] = {}
-    for chunk in _chunks(ids):
-        for bid, status in session.execute(
-                select(BlobCopy.blob_id, BlobCopy.status).where(
-                    and_(BlobCopy.store_id == store_id, BlobCopy.blob_id.in_(chunk)))):
-            known[bid] = status
-    fresh = [{"blob_id": bid, "store_id": store_id, "status": "present", "mtime": now}
-             for bid in ids if bid not in known]
+    src = row_set(session, [("bid", INT)], [(bid,) for bid in ids])
+    known: dict[int, str] = dict(session.execute(
+        select(BlobCopy.blob_id, BlobCopy.status)
+        .where(BlobCopy.blob_id.in_(select(src.c.bid)), BlobCopy.store_id == store_id)).all())
+    fresh = [(bid,) for bid in ids if bid not in known]
     if fresh:
-        ins = _insert_ignore(session)(_table(BlobCopy)).on_conflict_do_nothing(
-            index_elements=["blob_id", "store_id"])
-        session.execute(ins, fresh)
+        new = row_set(session, [("bid", INT)], fresh, name="fresh")
+        ins = _insert_ignore(session)(_table(BlobCopy)).from_select(
+            ["blob_id", "store_id", "status", "mtime"],
+            select(new.c.bid, literal(store_id), literal("present"),
+                   literal(now, UtcDateTime())).where(true()))
+        session.execute(ins.on_conflict_do_nothing(index_elements=["blob_id", "store_id"]))
     revive = [bid for bid, status in known.items() if status != "present"]
     if revive:
         session.execute(update(BlobCopy).where(

@@ -96,13 +96,15 @@ def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -
             adoption.update_snapshot(session, keeper.id, title=title)
         places = places_for(session, [keeper.id, duplicate.id])
     keeper_place, dup_place = places[keeper.id], places[duplicate.id]
-    farm = storage.farm
-    for record in merged.moved_files:
-        farm.ensure_alias(record.sha256, storage.primary.local_path(record.sha256))
-        for view in storage.views:
-            farm.remove_link(view_path(view, dup_place, record.extractor, record.relative_path))
-            farm.ensure_link(view_path(view, keeper_place, record.extractor, record.relative_path),
-                             record.sha256)
+    farm, home = storage.farm, storage.file_view
+    if home is not None and merged.moved_files:
+        for record in merged.moved_files:
+            farm.ensure_alias(record.sha256, storage.primary.local_path(record.sha256))
+            farm.remove_link(view_path(home, dup_place, record.extractor, record.relative_path))
+            farm.ensure_link(view_path(home, keeper_place, record.extractor,
+                                       record.relative_path), record.sha256)
+        for link, target in storage.folder_links(keeper_place):
+            farm.ensure_folder_link(link, target)
     delete_snapshot(storage, duplicate.id)
     _repoint_compat_link(storage, duplicate, dup_place, keeper_place)
     return merged

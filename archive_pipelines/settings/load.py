@@ -102,7 +102,7 @@ url = "embedded"
 primary = "primary"          # the store views point into (must be local)
 gc_grace_hours = 24.0        # unreferenced blobs older than this are removed by gc
 verify_interval_hours = 24   # schedule of verify_storage_job
-ingest_batch_size = 500      # files per catalog transaction
+ingest_batch_size = 2000     # files per catalog transaction
 ingest_hardlink = true       # same filesystem: hard-link sources (made read-only), don't copy
 # ingest_processes = 2       # worker processes for ingests over one batch (default: 1 per CPU)
 

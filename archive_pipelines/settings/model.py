@@ -81,7 +81,7 @@ class StorageSettings(_Section):
     primary: str = "primary"
     gc_grace_hours: float = Field(default=24.0, ge=0)
     verify_interval_hours: int = Field(default=24, ge=1)
-    ingest_batch_size: int = Field(default=500, ge=1)
+    ingest_batch_size: int = Field(default=2000, ge=1)
     # Ingest hard-links a source file into a raw primary on the same filesystem instead of
     # copying it; the shared inode is made read-only. False: always copy.
     ingest_hardlink: bool = True

@@ -2,9 +2,25 @@
 
 Ingest (dedup + exact ref counts + views), verify and repair, garbage collection,
 view rebuilds and migration of legacy folders into the store.
+
+The names below load on first use: ingest's worker processes import
+`storage.file_workers`, which must not pull in the catalog (SQLAlchemy, Alembic) with it.
 """
 
-from archive_pipelines.storage.context import Storage
-from archive_pipelines.storage.ingest import IngestItem, IngestReport
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from archive_pipelines.storage.context import Storage
+    from archive_pipelines.storage.ingest import IngestItem, IngestReport
+
+_HOMES = {"Storage": "context", "IngestItem": "ingest", "IngestReport": "ingest"}
 __all__ = ["IngestItem", "IngestReport", "Storage"]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)

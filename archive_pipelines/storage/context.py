@@ -20,7 +20,7 @@ from archive_pipelines.catalog.sessions import Transactions
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.file_workers import FileWorkers
-from archive_pipelines.views import ViewFarm
+from archive_pipelines.views import SnapshotPlace, ViewFarm, file_view, folder_links
 
 IO_THREADS = 4
 MAX_AUTO_PROCESSES = 8
@@ -51,6 +51,16 @@ class Storage(Transactions):
                                        busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
         enabled = tuple(settings.views.enabled) if views is None else views
         return cls(settings=settings, engine=engine, views=enabled)
+
+    @cached_property
+    def file_view(self) -> str | None:
+        """The view with a link per file (`views.file_view`), fixed by the enabled views of
+        the settings whichever subset `views` this Storage works on."""
+        return file_view(self.settings.views.enabled) or file_view(self.views)
+
+    def folder_links(self, place: SnapshotPlace) -> list[tuple[str, str]]:
+        """The snapshot's folder links in `views` (see `views.folder_links`)."""
+        return [] if self.file_view is None else folder_links(self.file_view, self.views, place)
 
     @property
     def layout(self) -> DataDir:

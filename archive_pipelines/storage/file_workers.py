@@ -9,13 +9,15 @@ in the parent, which commits each batch after the workers' puts and syncs.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +55,10 @@ def put_one(store: LocalBlobStore, request: PutRequest, allow_hardlink: bool
 
 def link_one(farm: ViewFarm, link: tuple[str, str]) -> str:
     return farm.ensure_link(*link)
+
+
+def folder_link_one(farm: ViewFarm, link: tuple[str, str]) -> str:
+    return farm.ensure_folder_link(*link)
 
 
 def alias_one(farm: ViewFarm, store: LocalBlobStore, sha256: str) -> str:
@@ -100,12 +106,40 @@ def _link_chunk(links: list[tuple[str, str]]) -> list[str]:
     return [link_one(_farm, link) for link in links]
 
 
+def _folder_link_chunk(links: list[tuple[str, str]]) -> list[str]:
+    assert _farm is not None
+    return [folder_link_one(_farm, link) for link in links]
+
+
 def _alias_chunk(hashes: list[str]) -> list[str]:
     assert _farm is not None and _store is not None
     return [alias_one(_farm, _store, sha256) for sha256 in hashes]
 
 
 # -- in the parent --------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """Start spawned workers without re-running the parent's main module in each of them.
+
+    `spawn` imports the parent's `__main__` (script or `-m` module) in every child so that
+    functions defined there can be unpickled. Our workers run only this module's functions,
+    and a main such as Dagster's CLI or a benchmark script costs each worker a second of
+    imports. multiprocessing reads `__main__.__spec__` / `__file__` when a process starts
+    (`spawn.get_preparation_data`), so they are hidden for exactly that moment."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved: dict[str, object] = {name: main.__dict__[name] for name in ("__spec__", "__file__")
+             if name in main.__dict__}
+    main.__spec__ = None
+    main.__dict__.pop("__file__", None)
+    try:
+        yield
+    finally:
+        main.__dict__.update(saved)
+
 
 class FileWorkers:
     """A pool of worker processes bound to one store and view farm (`close()` when done).
@@ -122,9 +156,11 @@ class FileWorkers:
             initargs=(os.getpid(), str(store.root), store.codec, store.zstd_level,
                       str(farm.archive_root)))
         # Start them all now, from this thread, rather than one by one from whichever thread
-        # submits later; a worker that cannot start breaks the pool here (BrokenProcessPool).
-        for future in [self._pool.submit(os.getpid) for _ in range(processes)]:
-            future.result()
+        # submits later. Not waited for: they start while the caller works on. A worker that
+        # cannot start breaks the pool, and the first call fails with BrokenProcessPool.
+        with _main_module_hidden():
+            for _ in range(processes):
+                self._pool.submit(os.getpid)
 
     def pids(self) -> list[int]:
         """The worker processes' pids (started ones only), sorted."""
@@ -138,10 +174,14 @@ class FileWorkers:
         """Start storing `requests`; returns a function that waits for the results."""
         return self._submit(_put_chunk, requests, allow_hardlink)
 
-    def ensure_links(self, links: list[tuple[str, str]], aliases: Sequence[str]) -> Counter[str]:
-        """Aliases first (links point through them), then links; outcome counts."""
+    def ensure_links(self, links: list[tuple[str, str]], aliases: Sequence[str],
+                     folder_links: Sequence[tuple[str, str]] = ()) -> Counter[str]:
+        """Aliases first (file links point through them), then file links, then folder links
+        (they point at the file links' folders); outcome counts."""
         self._submit(_alias_chunk, list(aliases))()
-        return Counter(self._submit(_link_chunk, links)())
+        outcomes = Counter(self._submit(_link_chunk, links)())
+        outcomes.update(self._submit(_folder_link_chunk, folder_links)())
+        return outcomes
 
     def _submit(self, fn: Callable[..., list[R]], items: Sequence[T], *args: object
                 ) -> Callable[[], list[R]]:

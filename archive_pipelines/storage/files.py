@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from sqlalchemy import delete
@@ -10,7 +11,7 @@ from archive_pipelines.catalog.files import release_files, snapshot_file_rows
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.catalog.places import places_for
 from archive_pipelines.storage.context import Storage
-from archive_pipelines.views import SnapshotPlace, view_path
+from archive_pipelines.views import SnapshotPlace, view_dir
 
 
 @dataclass
@@ -46,9 +47,13 @@ def delete_snapshot(storage: Storage, snapshot_id: str) -> RemoveReport:
 
 
 def _unlink(storage: Storage, place: SnapshotPlace, files: list[tuple[str, str]]) -> int:
-    removed = 0
-    for extractor, rel in files:
-        for view in storage.views:
-            if storage.farm.remove_link(view_path(view, place, extractor, rel)):
-                removed += 1
+    """Remove the files' links from the file view; once the snapshot's folder there is gone
+    (no file left), its folder links in the other views too."""
+    home, farm = storage.file_view, storage.farm
+    if home is None:
+        return 0
+    folder = view_dir(home, place)
+    removed = sum(farm.remove_link(f"{folder}/{extractor}/{rel}") for extractor, rel in files)
+    if not os.path.isdir(farm.archive_root / folder):
+        removed += sum(farm.remove_link(link) for link, _target in storage.folder_links(place))
     return removed

@@ -88,17 +88,22 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
         committer = stack.enter_context(ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="ingest-commit"))
         workers: FileWorkers | None = None
+        starting: FileWorkers | None = None
         pending: tuple[Future[IngestReport], int] | None = None
-        for index, batch in enumerate(_batches(items, size)):
-            if index == 1 and storage.ingest_processes > 1:  # a large ingest
-                workers = storage.file_workers()
+        first = min(size, FIRST_BATCH)
+        for index, batch in enumerate(_batches(items, first, size)):
+            if index == 0 and len(batch) == first and storage.ingest_processes > 1:
+                # A large ingest: the workers start while this batch is stored on threads.
+                starting = storage.file_workers()
+            elif index == 1 and starting is not None:
+                workers = starting
             try:
                 stored, put_report = _put_batch(storage, workers, batch, hardlink)
             except BrokenProcessPool:
                 if index != 1:
                     raise
-                # The workers could not start (e.g. a script without a __main__ guard, which
-                # spawned processes re-run): this ingest uses threads, as small ones do.
+                # The workers could not start (e.g. out of processes or memory): this
+                # ingest uses threads, as small ones do.
                 storage.workers_failed()
                 workers = None
                 stored, put_report = _put_batch(storage, workers, batch, hardlink)
@@ -119,13 +124,20 @@ def _collect(pending: tuple[Future[IngestReport], int], report: IngestReport,
         progress(count)
 
 
-def _batches(items: Iterable[IngestItem], size: int) -> Iterator[list[IngestItem]]:
+# The first batch is short: stored on threads, it decides whether to start worker processes
+# (an ingest that fills it is a large one) and gives them time to start.
+FIRST_BATCH = 256
+
+
+def _batches(items: Iterable[IngestItem], first: int, size: int) -> Iterator[list[IngestItem]]:
+    """`first` items, then `size` at a time."""
     batch: list[IngestItem] = []
+    limit = first
     for item in items:
         batch.append(item)
-        if len(batch) >= size:
+        if len(batch) >= limit:
             yield batch
-            batch = []
+            batch, limit = [], size
     if batch:
         yield batch
 
@@ -190,15 +202,20 @@ def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[St
 
 def _link_batch(storage: Storage, workers: FileWorkers | None, entries: list[FileEntry],
                 places: dict[str, SnapshotPlace], fresh: set[str], report: IngestReport) -> None:
-    """Aliases for blobs new to the store or catalog (older ones have theirs), then links."""
-    dirs = {sid: [view_dir(view, place) for view in storage.views]
-            for sid, place in places.items()}
-    links = [(f"{folder}/{e.extractor}/{e.relative_path}", e.sha256)
-             for e in entries if e.snapshot_id in dirs for folder in dirs[e.snapshot_id]]
+    """Aliases for blobs new to the store or catalog (older ones have theirs), file links in
+    the file view (always: the other views' folder links point into it), then each
+    snapshot's folder links in the other views."""
+    home = storage.file_view
+    if home is None or not storage.views:
+        return
+    dirs = {sid: view_dir(home, place) for sid, place in places.items()}
+    links = [(f"{dirs[e.snapshot_id]}/{e.extractor}/{e.relative_path}", e.sha256)
+             for e in entries if e.snapshot_id in dirs]
+    folders = [link for place in places.values() for link in storage.folder_links(place)]
     if workers is not None:
-        outcomes = workers.ensure_links(links, sorted(fresh))
+        outcomes = workers.ensure_links(links, sorted(fresh), folders)
     else:
-        outcomes = ensure_links(storage, links, fresh)
+        outcomes = ensure_links(storage, links, fresh, folders)
     report.links_created += outcomes["created"]
     report.links_fixed += outcomes["fixed"]
     report.link_conflicts += outcomes["conflict"]

@@ -32,6 +32,7 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
                   snapshot_query: Select | None = None,
                   progress: Callable[[int], object] | None = None) -> RebuildReport:
     """Create-if-wrong every link of the chosen views; `clean` removes all their links first.
+    `progress` is called with the number of links done.
 
     `clean` only applies to a full rebuild (no `snapshot_query`): removing one day's links
     would need the catalog to say which links are that day's, which is what we rebuild.
@@ -45,25 +46,31 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
             removed = storage.map_io(lambda link: farm.remove_link(link, prune=False), links)
             report.links_removed += sum(removed)
             farm.remove_empty_dirs(view)
+    # Only the file view has a link per file; a chosen view other than it gets each
+    # snapshot's folder link (`views.file_view`).
+    home = storage.file_view
+    files_too = home in chosen
     pending: list[tuple[str, str]] = []
+    folders: list[tuple[str, str]] = []
     shas: set[str] = set()
     with storage.read_session() as session:
         for place, files in iter_snapshot_files(session, snapshot_query):
+            if home is None:
+                break
             report.snapshots += 1
             report.files += len(files)
-            dirs = [view_dir(view, place) for view in chosen]
-            for extractor, rel, sha in files:
-                shas.add(sha)
-                pending.extend((f"{folder}/{extractor}/{rel}", sha) for folder in dirs)
-            if len(pending) >= LINKS_PER_ROUND:
-                _link_round(storage, shas, pending, report)
-                if progress:
-                    progress(len(pending) // len(chosen))
-                pending, shas = [], set()
-    if pending:
-        _link_round(storage, shas, pending, report)
-        if progress:
-            progress(len(pending) // len(chosen))
+            folders.extend(link for link in storage.folder_links(place)
+                           if link[0].partition("/")[0] in chosen)
+            if files_too:
+                folder = view_dir(home, place)
+                for extractor, rel, sha in files:
+                    shas.add(sha)
+                    pending.append((f"{folder}/{extractor}/{rel}", sha))
+            if len(pending) + len(folders) >= LINKS_PER_ROUND:
+                _link_round(storage, shas, pending, folders, report, progress)
+                pending, folders, shas = [], [], set()
+    if pending or folders:
+        _link_round(storage, shas, pending, folders, report, progress)
     return report
 
 
@@ -71,9 +78,12 @@ LINKS_PER_ROUND = 4096
 
 
 def _link_round(storage: Storage, shas: set[str], links: list[tuple[str, str]],
-                report: RebuildReport) -> None:
-    outcomes = ensure_links(storage, links, shas)
+                folders: list[tuple[str, str]], report: RebuildReport,
+                progress: Callable[[int], object] | None) -> None:
+    outcomes = ensure_links(storage, links, shas, folders)
     report.links_created += outcomes["created"]
     report.links_ok += outcomes["ok"]
     report.links_fixed += outcomes["fixed"]
     report.link_conflicts += outcomes["conflict"]
+    if progress:
+        progress(len(links) + len(folders))

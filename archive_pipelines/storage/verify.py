@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy import func, select, update
@@ -20,7 +21,7 @@ from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
 from archive_pipelines.catalog.places import iter_snapshot_files
 from archive_pipelines.storage.context import Storage
-from archive_pipelines.views import SnapshotPlace, view_path
+from archive_pipelines.views import LinkState, SnapshotPlace, view_dir
 
 KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
          "broken_links", "conflict_links", "orphan_links", "orphan_blobs",
@@ -146,25 +147,33 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
 
 def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool,
                  missing_blobs: set[str], progress: Callable[[str, int], object] | None) -> None:
+    """File links in the file view, folder links in the others (`views.file_view`), then
+    orphans: any other link under an enabled view."""
+    home = storage.file_view
     expected: dict[str, set[str]] = {view: set() for view in storage.views}
     farm = storage.farm
     for place, files in _snapshot_files(storage):
-        for extractor, rel, sha in files:
+        if home is None:
+            break
+        folder = view_dir(home, place)
+        for extractor, rel, sha in files if home in expected else ():
             report.files_checked += 1
-            for view in storage.views:
-                link = view_path(view, place, extractor, rel)
-                expected[view].add(link)
-                report.links_checked += 1
-                state = farm.inspect(link, sha)
-                if state.status == "ok":
-                    continue
-                if state.status == "broken" and sha in missing_blobs:
-                    continue  # counted as a missing blob file; the link itself is right
-                kind = f"{state.status}_links"
-                report.note(kind, str(link))
-                repairable = state.status in ("missing", "wrong", "broken")
-                if fix and repairable and farm.ensure_link(link, sha) != "conflict":
-                    report.fixed[kind] += 1
+            link = f"{folder}/{extractor}/{rel}"
+            expected[home].add(link)
+            state = farm.inspect(link, sha)
+            if state.status == "broken" and sha in missing_blobs:
+                # Counted as a missing blob file; the link itself is right.
+                state = LinkState("ok", state.current_target)
+            _note_link(report, link, state,
+                       partial(farm.ensure_link, link, sha) if fix else None)
+        for link, target in storage.folder_links(place):
+            expected[link.partition("/")[0]].add(link)
+            state = farm.inspect_target(link, target)
+            # A conflict here may be an earlier version's per-file folder, which the repair
+            # replaces when it holds only links (user files are never touched).
+            _note_link(report, link, state,
+                       partial(farm.ensure_folder_link, link, target) if fix else None,
+                       also=("conflict",))
         if progress:
             progress("files", len(files))
     for view in storage.views:
@@ -175,6 +184,20 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
                     report.fixed["orphan_links"] += 1
         if vacuum:
             farm.remove_empty_dirs(view)
+
+
+def _note_link(report: VerifyReport, link: str, state: LinkState,
+               repair: Callable[[], str] | None, also: tuple[str, ...] = ()) -> None:
+    """Count one checked link; note a problem and, given a `repair`, try it (the statuses
+    missing, wrong and broken, plus `also`)."""
+    report.links_checked += 1
+    if state.status == "ok":
+        return
+    kind = f"{state.status}_links"
+    report.note(kind, link)
+    if (repair is not None and state.status in ("missing", "wrong", "broken", *also)
+            and repair() != "conflict"):
+        report.fixed[kind] += 1
 
 
 def _snapshot_files(storage: Storage) -> Iterator[tuple[SnapshotPlace, list[tuple[str, str, str]]]]:

@@ -115,9 +115,24 @@ class ViewFarm:
             self._replace_link(str(anchor), target)
 
     def ensure_link(self, link_rel: str, sha256: str) -> str:
-        """Create the link, or fix it if it points elsewhere. Returns created|ok|fixed|conflict."""
+        """Create the file link, or fix it if it points elsewhere.
+        Returns created|ok|fixed|conflict."""
         self.ensure_anchor(link_rel.partition("/")[0])
-        target = link_target(link_rel, sha256)
+        return self._ensure_symlink(link_rel, link_target(link_rel, sha256))
+
+    def ensure_folder_link(self, link_rel: str, target: str) -> str:
+        """Create a snapshot's folder link (`views.folder_links`), or fix it.
+
+        A real folder in its place that holds only links and folders (the per-file layout
+        of earlier versions) is replaced by the link; one holding anything else is left
+        alone and reported as a conflict. Returns created|ok|fixed|conflict."""
+        outcome = self._ensure_symlink(link_rel, target)
+        if outcome == "conflict" and os.path.isdir(self._root + link_rel) and \
+                _clear_link_tree(self._root + link_rel):
+            return self._ensure_symlink(link_rel, target)
+        return outcome
+
+    def _ensure_symlink(self, link_rel: str, target: str) -> str:
         path = self._root + link_rel
         try:
             os.symlink(target, path)
@@ -145,6 +160,11 @@ class ViewFarm:
         return "fixed"
 
     def inspect(self, link_rel: str, sha256: str) -> LinkState:
+        """The state of a file link."""
+        return self.inspect_target(link_rel, link_target(link_rel, sha256))
+
+    def inspect_target(self, link_rel: str, target: str) -> LinkState:
+        """The state of a link that should point at `target` (a file or folder link)."""
         path = self._root + link_rel
         try:
             current = os.readlink(path)
@@ -156,7 +176,7 @@ class ViewFarm:
             if exc.errno == errno.EINVAL:
                 return LinkState("conflict")
             raise
-        if current != link_target(link_rel, sha256):
+        if current != target:
             return LinkState("wrong", current)
         if not os.path.exists(path):
             return LinkState("broken", current)
@@ -235,6 +255,34 @@ def _same_file(a: str | Path, b: str | Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _clear_link_tree(folder: str) -> bool:
+    """Remove a real folder that holds nothing but symlinks and folders. False when it holds
+    anything else (then nothing is removed) or cannot be cleared."""
+    links: list[str] = []
+    folders: list[str] = []  # deepest first
+    try:
+        for dirpath, dirnames, filenames in os.walk(folder, topdown=False, onerror=_raise):
+            for name in (*filenames, *dirnames):
+                path = os.path.join(dirpath, name)
+                if os.path.islink(path):
+                    links.append(path)
+                elif name in filenames:
+                    return False
+                else:
+                    folders.append(path)
+        for path in links:
+            os.unlink(path)
+        for path in (*folders, folder):
+            os.rmdir(path)
+    except OSError:
+        return False
+    return True
+
+
+def _raise(exc: OSError) -> None:
+    raise exc
 
 
 def _unlink_quietly(path: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cached_property
@@ -132,8 +133,39 @@ def compat_link_target(timestamp: str) -> str:
 
 
 def view_path(view: str, place: SnapshotPlace, extractor: str, relative_path: str) -> str:
-    """archive/-relative path of one file in one view (relative_path already validated)."""
+    """archive/-relative path of one file in one view (relative_path already validated).
+
+    In the file view this is the file's own link; in the others the path goes through the
+    snapshot's folder link (see `file_view`)."""
     return f"{view_dir(view, place)}/{extractor}/{relative_path}"
+
+
+# The order in which an enabled view is chosen to hold the per-file links.
+FILE_VIEW_ORDER = ("by_timestamp", "by_domain", "by_date", "by_user")
+
+
+def file_view(views: Sequence[str]) -> str | None:
+    """The one enabled view whose snapshot folders hold a link per file.
+
+    Every other view gets one link per snapshot, `<its snapshot folder>` -> the file view's
+    snapshot folder, so a file still appears in all four views while ingest creates one
+    link (and one set of folders) per file instead of four. The file view is by_timestamp
+    when enabled (snapshot folders there are unique), else the first enabled view in
+    FILE_VIEW_ORDER; None when no view is enabled.
+    """
+    return next((view for view in FILE_VIEW_ORDER if view in views), None)
+
+
+def folder_links(home: str, views: Iterable[str], place: SnapshotPlace) -> list[tuple[str, str]]:
+    """The snapshot's folder links in `views` (the file view `home` itself excluded) as
+    (archive/-relative link path, relative target in `home`)."""
+    target = view_dir(home, place)
+    links = []
+    for view in views:
+        if view != home:
+            link = view_dir(view, place)
+            links.append((link, "../" * link.count("/") + target))
+    return links
 
 
 # Each view root holds an anchor symlink `.s` -> the primary store's short-name index, so

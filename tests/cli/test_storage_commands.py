@@ -18,8 +18,8 @@ def test_ingest_verify_rebuild_gc_round_trip(tmp_path: Path) -> None:
                        "--timestamp", f"{n}.0", "--user", "alice", "wget", str(src))
         assert done.returncode == 0, done.stderr
     assert "deduplicated 2" in done.stdout
-    link = data / "archive" / "by_user" / "alice"
-    assert any(p.name == "app.js" for p in link.rglob("*"))
+    by_user = data / "archive" / "by_user" / "alice"
+    assert any("app.js" in files for _dir, _dirs, files in os.walk(by_user, followlinks=True))
 
     verify = run_cli("--data-dir", str(data), "verify")
     assert verify.returncode == 0 and "healthy" in verify.stdout
@@ -30,7 +30,7 @@ def test_ingest_verify_rebuild_gc_round_trip(tmp_path: Path) -> None:
     assert fixed.returncode == 0 and "fixed 1" in fixed.stdout
 
     rebuilt = run_cli("--data-dir", str(data), "rebuild-views", "--clean", "--view", "by_date")
-    assert rebuilt.returncode == 0 and "4 links" in rebuilt.stdout
+    assert rebuilt.returncode == 0 and "2 links" in rebuilt.stdout
     gc = run_cli("--data-dir", str(data), "gc", "--dry-run")
     assert gc.returncode == 0 and "0 candidates" in gc.stdout
 

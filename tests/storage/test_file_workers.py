@@ -67,3 +67,17 @@ def test_the_pool_outlives_the_thread_that_started_it(data_dir: Path, tmp_path: 
         storage.engine.dispose()
     assert not any(_alive(pid) for pid in first_pids)
     assert os.path.islink(data_dir / "archive" / "by_timestamp" / "1.0" / "wget" / "f9")
+
+
+def test_workers_do_not_rerun_the_parents_main_script(tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "src", {f"f{i}": f"{i}".encode() for i in range(9)})
+    runs = tmp_path / "runs"
+    done = subprocess.run(
+        [sys.executable, "tests/storage/file_workers_unguarded.py", str(tmp_path / "data"),
+         str(runs), str(src)],
+        capture_output=True, text=True, timeout=120, check=False,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["9", "0", "2"]  # every file stored, by two workers
+    assert runs.read_text() == "ran\n"  # the script ran once: in the parent only

@@ -37,7 +37,8 @@ def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: Storage, tmp_pat
                                               "static/site.css": CSS})
         report = ingest_directory(storage, sid, "wget", src)
         assert report.files == 3 and not report.errors
-        assert report.links_created == 3 * 4
+        # One link per file in by_timestamp, one folder link per other view.
+        assert report.links_created == 3 + 3
     assert store_bytes(storage) == unique_total
     counts = ref_counts(storage)
     assert counts[sha(JQUERY)] == 3 and counts[sha(CSS)] == 3
@@ -58,6 +59,11 @@ def test_links_open_the_stored_bytes(storage: Storage, tmp_path: Path) -> None:
     assert link.read_bytes() == b"hello"
     by_domain = list((archive / "by_domain" / "example.com" / "20241225").iterdir())
     assert [p.name for p in by_domain] == [sid]
+    # The other views show the snapshot through one folder link into by_timestamp.
+    assert os.readlink(by_domain[0]) == "../../../by_timestamp/1735142400.1"
+    assert (by_domain[0] / "wget" / "a" / "b" / "index.html").read_bytes() == b"hello"
+    assert (archive / "by_date" / "20241225" / "example.com" / sid / "wget" / "a" / "b" /
+            "index.html").read_bytes() == b"hello"
     assert (archive / "by_user" / "squash" / "20241225" / "example.com" / sid / "wget" / "a" /
             "b" / "index.html").read_bytes() == b"hello"
 
@@ -83,11 +89,15 @@ def test_ref_counts_are_exact_under_reingest_replace_and_delete(storage: Storage
     assert link.read_bytes() == b"two"
 
     removed = remove_file(storage, a, "wget", "x")  # deleting a file releases it
-    assert removed.files == 1 and removed.links_removed == 4
+    assert removed.files == 1 and removed.links_removed == 1  # "y" keeps the folder
     assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 0}
     assert not link.is_symlink()
 
-    delete_snapshot(storage, b)
+    b_folder = storage.layout.archive / "by_domain" / "example.com" / "20241225" / b
+    assert b_folder.is_symlink()
+    gone = delete_snapshot(storage, b)
+    assert gone.links_removed == 2 + 3  # its two file links, then its three folder links
+    assert not b_folder.is_symlink()
     assert ref_counts(storage) == {sha(b"one"): 1, sha(b"two"): 0}
     with storage.session() as session:
         unreferenced = session.scalars(select(Blob.unreferenced_since)
@@ -163,11 +173,11 @@ def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
             report = ingest_files(storage, walk_directory(sid, "wget", src),
                                   allow_hardlink=hardlink)
             assert not report.errors
-            assert (report.files, report.new_blobs, report.links_created) == (52, 12, 52 * 4)
+            assert (report.files, report.new_blobs, report.links_created) == (52, 12, 52 + 3)
             assert verify_storage(storage).problems == 0
             archive = storage.layout.archive
             links = sorted(str(p.relative_to(archive)) for p in archive.rglob("*")
-                           if p.is_symlink() and p.name != ".s")
+                           if p.is_symlink() and p.is_file())
             assert all((archive / link).read_bytes() == files[link.split("/wget/", 1)[1]]
                        for link in links)
             outcomes[processes] = (ref_counts(storage), [x.replace(sid, "SID") for x in links])

@@ -24,7 +24,7 @@ def test_clean_storage_is_healthy(storage: Storage, tmp_path: Path) -> None:
     _populated(storage, tmp_path)
     report = verify_storage(storage)
     assert report.problems == 0
-    assert report.links_checked == 12 and report.blobs_checked == 3
+    assert report.links_checked == 3 + 3 and report.blobs_checked == 3  # files + folders
 
 
 def test_each_failure_mode_is_detected_and_repaired(storage: Storage, tmp_path: Path) -> None:
@@ -76,6 +76,30 @@ def test_each_failure_mode_is_detected_and_repaired(storage: Storage, tmp_path: 
     assert after.found["refcount_drift"] == 0 and after.found["orphan_links"] == 0
 
 
+def test_folder_links_of_the_other_views_are_checked_and_repaired(storage: Storage,
+                                                                  tmp_path: Path) -> None:
+    sid, archive = _populated(storage, tmp_path)
+    by_domain = archive / "by_domain" / "example.com" / "20241225" / sid
+    by_date = archive / "by_date" / "20241225" / "example.com" / sid
+    by_user = archive / "by_user" / "squash" / "20241225" / "example.com" / sid
+    by_domain.unlink()  # missing
+    by_date.unlink()
+    os.symlink("../../../by_timestamp/elsewhere", by_date)  # wrong
+    by_user.unlink()  # an earlier version's per-file folder: links only
+    (by_user / "wget").mkdir(parents=True)
+    os.symlink("../../../../../../.s/xx/old", by_user / "wget" / "app.js")
+
+    found = verify_storage(storage)
+    assert (found.found["missing_links"], found.found["wrong_links"],
+            found.found["conflict_links"], found.found["orphan_links"]) == (1, 1, 1, 1)
+
+    fixed = verify_storage(storage, fix=True, vacuum=True)
+    assert fixed.problems == 0
+    for folder in (by_domain, by_date, by_user):
+        assert (folder / "wget" / "app.js").read_bytes() == b"js"
+    assert verify_storage(storage).problems == 0
+
+
 def test_broken_link_to_existing_blob_path_and_conflicts(sqlite_storage: Storage,
                                                          tmp_path: Path) -> None:
     _sid, archive = _populated(sqlite_storage, tmp_path)
@@ -103,9 +127,9 @@ def test_untracked_blob_files_and_deep_check(sqlite_storage: Storage, tmp_path: 
 def test_rebuild_views_clean_and_subset(storage: Storage, tmp_path: Path) -> None:
     _sid, _archive = _populated(storage, tmp_path)
     report = rebuild_views(storage, clean=True, views=("by_date",))
-    assert report.links_removed == 3 and report.links_created == 3
+    assert report.links_removed == 1 and report.links_created == 1  # the folder link
     again = rebuild_views(storage)
-    assert again.links_ok == 12 and again.links_created == 0
+    assert again.links_ok == 3 + 3 and again.links_created == 0
     assert verify_storage(storage).problems == 0
 
 

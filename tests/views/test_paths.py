@@ -1,3 +1,4 @@
+import posixpath
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -7,6 +8,8 @@ from archive_pipelines.views import (
     SnapshotPlace,
     UnsafePathError,
     domain_of,
+    file_view,
+    folder_links,
     validate_relative_path,
     view_path,
 )
@@ -65,3 +68,19 @@ def test_link_targets_are_short_enough_to_live_in_the_inode() -> None:
     assert link_target("by_timestamp/1/wget/index.html", digest) == f"../../.s/{alias}"
     deep = "by_user/u/20240101/example.com/" + "0" * 36 + "/wget/a/b/c/index.html"
     assert len(link_target(deep, digest)) < 60
+
+
+def test_by_timestamp_holds_the_files_and_the_other_views_link_to_its_folders() -> None:
+    assert file_view(["by_domain", "by_date", "by_user", "by_timestamp"]) == "by_timestamp"
+    assert file_view(["by_user", "by_date"]) == "by_date"
+    assert file_view([]) is None
+    sid = PLACE.snapshot_id
+    links = dict(folder_links("by_timestamp", ["by_domain", "by_timestamp", "by_user"], PLACE))
+    assert links == {
+        f"by_domain/example.com/20241225/{sid}": "../../../by_timestamp/1735142400.123",
+        f"by_user/squash/20241225/example.com/{sid}":
+            "../../../../by_timestamp/1735142400.123"}
+    # Each target resolves, from the link's folder, to the file view's snapshot folder.
+    for link, target in links.items():
+        assert posixpath.normpath(posixpath.join(posixpath.dirname(link), target)) == (
+            "by_timestamp/1735142400.123")
