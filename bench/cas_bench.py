@@ -3,7 +3,8 @@ side by side with `restic backup` and `cp -a` on the same files in the same run.
 
     .venv/bin/python bench/cas_bench.py [--files 20000] [--large 2] [--large-mb 120]
 
-Prints: small-file ingest files/s (catalog rows + 4 views each, SQLite), large-file MB/s
+Prints: small-file ingest files/s (catalog rows + 4 views each, SQLite: a link per file in
+by_timestamp, a folder link per snapshot in the other three views), large-file MB/s
 beside hashlib.sha256's MB/s on the same bytes -- both for the default put (hard-link: the
 corpus is on the data dir's filesystem) and for --copy --, dedup ratio, verify files/s,
 rebuild_views links/s, and whole-corpus wall times of our ingest, restic and cp -a.

@@ -1,8 +1,10 @@
 """The symlink farm under archive/: create, inspect, remove and walk view links.
 
-Links are short relative symlinks `<ups>/.s/<alias>`: `.s` is an anchor symlink in each view
-root pointing at the primary store's alias index (`<store>/s/xy/<alias>`, hard links of the
-`sha256/ab/cd/<hash>` files). Short targets stay inside the inode (see views.paths).
+File links are short relative symlinks `<ups>/.s/<alias>`: `.s` is an anchor symlink in the
+view root pointing at the primary store's alias index (`<store>/s/xy/<alias>`, hard links of
+the `sha256/ab/cd/<hash>` files). Short targets stay inside the inode (see views.paths).
+Folder links (`views.folder_links`) point a snapshot's folder in one view at its folder in
+the file view.
 """
 
 from __future__ import annotations
