@@ -146,11 +146,15 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
 @click.pass_obj
 def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
                untracked: bool) -> None:
-    """Remove blobs unreferenced for longer than the grace period (primary store only)."""
+    """Remove blobs unreferenced for longer than the grace period (primary store only), and
+    migrated legacy folders (in migrated/) older than it."""
     report = collect_garbage(_storage(obj), grace_hours=grace_hours, dry_run=dry_run,
                              untracked=untracked)
     verb = "would remove" if dry_run else "removed"
     click.echo(f"{report.candidates:,} candidates; {verb} "
                f"{report.candidates if dry_run else report.removed:,} blobs, "
                f"{human_bytes(report.bytes_freed)}; revived {report.revived:,}; "
-               f"untracked files removed {report.untracked_removed:,}")
+               f"untracked files removed {report.untracked_removed:,}; migrated legacy "
+               f"folders {'to remove' if dry_run else 'removed'} "
+               f"{report.migrated_folders_removed:,}")
+    _print_errors(report.errors)

@@ -42,6 +42,11 @@ class DataDir:
         return self.root / "invalid"
 
     @property
+    def migrated(self) -> Path:
+        """Legacy folders whose every file is in the store, until gc removes them."""
+        return self.root / "migrated"
+
+    @property
     def replicas(self) -> Path:
         return self.root / "replicas"
 

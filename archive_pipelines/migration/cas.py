@@ -8,9 +8,10 @@
    two files want the same name, which only a real `organize` can sort out.
 2. Verify per snapshot: every catalog file row's blob exists with its size, and every file of
    the folder is recorded with a blob that is the same inode or hashes the same.
-3. Only for a snapshot where all of that holds: remove the folder's files and folders and
-   leave `archive/<timestamp>` as a compatibility symlink into `by_timestamp/` (to the
-   timestamp owner's folder, see `views.compat_link_target`).
+3. Only for a snapshot where all of that holds: move the folder to `migrated/` in one rename
+   (gc deletes it after the grace period, see `storage.retired`) and leave
+   `archive/<timestamp>` as a compatibility symlink into `by_timestamp/` (to the timestamp
+   owner's folder, see `views.compat_link_target`).
 The caller commits fs_version `cas` for the snapshots reported done, after all of this.
 A snapshot with any problem keeps its folder untouched and is reported.
 """
@@ -36,6 +37,7 @@ from archive_pipelines.storage.legacy_cas import (
     removal_problem,
     remove_files,
 )
+from archive_pipelines.storage.retired import retire_folder
 
 MAX_PROBLEMS_SHOWN = 3
 
@@ -94,7 +96,7 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
                 outcome.errors.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
             continue
         try:
-            _finish(folder, items.get(row.id, []))
+            _finish(storage, folder, items.get(row.id, []))
             outcome.done = True
         except OSError as exc:
             outcome.errors.append(f"cleanup: {exc.strerror or exc}")
@@ -157,9 +159,13 @@ def _unverified(storage: Storage, items: Sequence[IngestItem],
     return problems
 
 
-def _finish(folder: Path, items: Sequence[IngestItem]) -> None:
+def _finish(storage: Storage, folder: Path, items: Sequence[IngestItem]) -> None:
+    """Move the verified folder aside (`storage.retired`; gc deletes it later) or, across
+    filesystems, remove its files in place; then link `archive/<timestamp>`."""
     real_folder = os.path.isdir(folder) and not os.path.islink(folder)
-    if (items or real_folder) and not remove_files(folder, [item.source for item in items]):
+    sources = [item.source for item in items]
+    if real_folder and retire_folder(storage.layout, folder, sources) is None and \
+            not remove_files(folder, sources):
         raise OSError(f"{folder.name} still holds files that were not migrated")
     if not os.path.lexists(folder):
         link_compat_folder(folder)

@@ -104,7 +104,9 @@ def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
     return dg.Output(report.removed, metadata={
         "candidates": report.candidates, "removed": report.removed,
         "bytes_freed": report.bytes_freed, "revived": report.revived,
-        "untracked_removed": report.untracked_removed, "dry_run": config.dry_run})
+        "untracked_removed": report.untracked_removed,
+        "migrated_folders_removed": report.migrated_folders_removed,
+        "errors": len(report.errors), "dry_run": config.dry_run})
 
 
 @dg.job(description="Garbage-collect unreferenced blobs from the primary store.")

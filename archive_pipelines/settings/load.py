@@ -138,7 +138,7 @@ copier_width = 8
 scrub_interval_hours = 168
 
 [migration]
-batch_size = 200
+batch_size = 1000           # snapshots per migration run
 max_runs_per_tick = 2
 sensor_interval_seconds = 30
 

@@ -114,7 +114,7 @@ class ReplicationSettings(_Section):
 class MigrationSettings(_Section):
     """Seed 001: lazy adoption of legacy collections."""
 
-    batch_size: int = Field(default=200, ge=1)
+    batch_size: int = Field(default=1000, ge=1)
     max_runs_per_tick: int = Field(default=2, ge=1)
     sensor_interval_seconds: int = Field(default=30, ge=5)
 

@@ -1,4 +1,5 @@
-"""Garbage collection: remove blobs unreferenced for longer than the grace period.
+"""Garbage collection: remove blobs unreferenced for longer than the grace period, and
+legacy folders the migration moved to `migrated/` longer ago than that (`storage.retired`).
 
 Only the primary store is touched; replicas are append-only (seed 004). The blob row
 stays (ref_count 0, primary copy `missing`) so a later ingest of the same bytes revives it.
@@ -18,6 +19,7 @@ from sqlalchemy import and_, exists, select, update
 
 from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.retired import remove_retired
 
 TRASH = ".gc-trash"
 
@@ -29,6 +31,7 @@ class GcReport:
     bytes_freed: int = 0
     revived: int = 0
     untracked_removed: int = 0
+    migrated_folders_removed: int = 0  # legacy folders the migration moved aside
     errors: list[str] = field(default_factory=list)
 
 
@@ -63,6 +66,9 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
             _collect_one(storage, int(blob_id), str(sha), int(size), trash, report)
     if untracked and not dry_run:
         _remove_untracked(storage, grace, report)
+    retired = remove_retired(storage.layout, grace_hours=grace, dry_run=dry_run)
+    report.migrated_folders_removed = retired.folders
+    report.errors += retired.errors
     return report
 
 

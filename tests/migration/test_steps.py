@@ -113,6 +113,9 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
     assert (folder / "dom" / "output.html").read_bytes() == FLAT["output.html"]  # through the link
     assert (folder / "index" / "index.json").read_bytes() == FLAT["index.json"]
     assert verify_storage(storage).problems == 0
+    # The emptied folder was moved aside in one piece, for gc to delete after the grace.
+    [moved] = storage.layout.migrated.glob(f"*/{TS}")
+    assert sorted(tree_hashes(moved).values()) == sorted(sha(data) for data in FLAT.values())
     assert to_cas(storage, sid).to_version == "cas"  # idempotent
 
 
