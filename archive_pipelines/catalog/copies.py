@@ -7,7 +7,6 @@ Every query is bounded: the director scans at most `scan_limit` blob ids from it
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from sqlalchemy import (
     String,
     Table,
     and_,
-    bindparam,
+    case,
     func,
     literal,
     or_,
@@ -27,12 +26,12 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.models import COPY_STATUSES, Blob, BlobCopy, UtcDateTime
+from archive_pipelines.catalog.row_sets import INT, TEXT, row_set
 
 _CHUNK = 500  # ids per IN (...) list / rows per upsert statement
 
@@ -47,10 +46,10 @@ class BlobRow:
 
 @dataclass(frozen=True)
 class CopyState:
-    """One (blob, store) status row."""
+    """One (blob, store) status row, as the planner needs it."""
 
     status: str
-    mtime: datetime | None
+    mtime: datetime | None  # when it became ongoing (from `copies_of`: ongoing rows only)
 
 
 @dataclass(frozen=True)
@@ -113,25 +112,26 @@ def count_blob_ids(session: Session, *, after: int, up_to: int) -> int:
 
 
 def blobs_by_sha256(session: Session, hashes: Sequence[str]) -> dict[str, BlobRow]:
-    found: dict[str, BlobRow] = {}
-    connection = session.connection()  # Core rows: no ORM loading machinery per row
-    for chunk in _chunks(list(dict.fromkeys(hashes))):
-        for bid, sha, size, refs in connection.execute(
-                select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
-                .where(Blob.sha256.in_(chunk))):
-            found[sha] = BlobRow(int(bid), str(sha), int(size), int(refs))
-    return found
+    src = row_set(session, [("sha", TEXT)], [(h,) for h in dict.fromkeys(hashes)])
+    query = (select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
+             .where(Blob.sha256.in_(select(src.c.sha))))
+    # Core rows: no ORM loading machinery per row.
+    return {sha: BlobRow(int(bid), str(sha), int(size), int(refs))
+            for bid, sha, size, refs in session.connection().execute(query)}
 
 
 def copies_of(session: Session, blob_ids: Sequence[int]) -> dict[int, dict[int, CopyState]]:
-    """Where each blob has a status row: {blob id: {store id: state}} (absent = no row)."""
+    """Where each blob has a status row: {blob id: {store id: state}} (absent = no row).
+
+    Only `ongoing` rows carry their mtime (it decides whether they still count): parsing
+    a timestamp per present copy was a tenth of a replication batch's time."""
     copies: dict[int, dict[int, CopyState]] = {bid: {} for bid in blob_ids}
-    connection = session.connection()  # Core rows: no ORM loading machinery per row
-    for chunk in _chunks(list(blob_ids)):
-        for bid, sid, status, mtime in connection.execute(
-                select(BlobCopy.blob_id, BlobCopy.store_id, BlobCopy.status, BlobCopy.mtime)
-                .where(BlobCopy.blob_id.in_(chunk))):
-            copies[int(bid)][int(sid)] = CopyState(str(status), mtime)
+    src = row_set(session, [("bid", INT)], [(bid,) for bid in copies])
+    ongoing_mtime = case((BlobCopy.status == "ongoing", BlobCopy.mtime), else_=None)
+    query = (select(BlobCopy.blob_id, BlobCopy.store_id, BlobCopy.status, ongoing_mtime)
+             .where(BlobCopy.blob_id.in_(select(src.c.bid))))
+    for bid, sid, status, mtime in session.connection().execute(query):
+        copies[int(bid)][int(sid)] = CopyState(str(status), mtime)
     return copies
 
 
@@ -150,15 +150,11 @@ def upsert_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], s
     ids = sorted(set(blob_ids))  # concurrent upserts take row locks in one order
     if not ids:
         return
-    # One statement per batch, the ids as one array parameter: no per-row parameter sets
-    # (building and binding those was most of a replication batch's catalog time).
-    values = (literal(store_id, BigInteger), literal(status, String()),
-              literal(mtime, UtcDateTime()))
-    if dialect == "postgresql":
-        rows = select(func.unnest(bindparam("ids", ids, type_=ARRAY(BigInteger))), *values)
-    else:  # json_each: SQLite's table of a JSON array; WHERE keeps ON CONFLICT unambiguous
-        each = func.json_each(bindparam("ids", json.dumps(ids))).table_valued("value")
-        rows = select(each.c.value, *values).select_from(each).where(true())
+    # One statement per batch, the ids as one parameter (`row_set`): no per-row parameter
+    # sets (building and binding those was most of a replication batch's catalog time).
+    src = row_set(session, [("bid", INT)], [(bid,) for bid in ids])
+    rows = select(src.c.bid, literal(store_id, BigInteger), literal(status, String()),
+                  literal(mtime, UtcDateTime())).where(true())  # true(): see row_set
     stmt = insert(table).from_select(["blob_id", "store_id", "status", "mtime"], rows)
     stmt = stmt.on_conflict_do_update(
         index_elements=["blob_id", "store_id"],

@@ -116,8 +116,11 @@ def test_upserts_insert_update_and_keep_present(engine: Engine, stores: list[int
                   keep_present=True)
     copies = copies_of(session, [1, 2, 3])
     assert copies[1][store].status == "present"
-    assert copies[2][store].status == "present" and copies[2][store].mtime == t0
+    assert copies[2][store].status == "present"  # keep_present: neither status nor mtime moved
+    assert session.scalar(select(BlobCopy.mtime).where(BlobCopy.blob_id == 2,
+                                                       BlobCopy.store_id == store)) == t0
     assert copies[3][store].status == "ongoing" and copies[3][store].mtime == t1
+    assert copies[1][store].mtime is None  # only an ongoing copy's age matters to the planner
     upsert_copies(session, store_id=store, blob_ids=[2], status="corrupted", mtime=t1)
     assert copies_of(session, [2])[2][store].status == "corrupted"
     # Conditional moves: only rows in the expected status (and mtime) change.
