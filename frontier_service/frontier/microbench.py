@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 
 from frontier_service.frontier.bloom_sizing import sizing
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
+from frontier_service.frontier.parallel_adds import ChildSpec, redis_cpu_seconds, run_parallel
 from frontier_service.frontier.seen import plan_layout
 from frontier_service.frontier.state import Reschedule
 from frontier_service.frontier.visited import VisitedRecord
@@ -57,11 +58,6 @@ class Rate:
     def __str__(self) -> str:
         return (f"{self.per_second:,.0f}/s (CPU per item: client {self.client_us:.1f} us, "
                 f"redis {self.redis_us:.1f} us)")
-
-
-async def redis_cpu_seconds(redis: Redis) -> float:
-    info = await redis.info("cpu")
-    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
 async def measured(redis: Redis, items: Callable[[], Awaitable[int]]) -> Rate:
@@ -126,7 +122,7 @@ async def bench_claims(frontier: Frontier, workers: int, seconds: float, per_cal
     return await measured(frontier.redis, run_all)
 
 
-async def report_adds(frontier: Frontier, args: argparse.Namespace) -> None:
+async def report_adds(frontier: Frontier, args: argparse.Namespace, root: Path) -> None:
     started = time.perf_counter()
     await frontier.add_urls([(f"https://www.site{d}.example/", 0) for d in range(args.domains)])
     took = time.perf_counter() - started
@@ -135,9 +131,13 @@ async def report_adds(frontier: Frontier, args: argparse.Namespace) -> None:
     for label, clustered in (("clustered", True), ("uniform", False)):
         batches = make_batches(args.urls, args.domains, args.batch, clustered=clustered,
                                seed=len(label), tag=label)
+        per_batch = sum(len({u.split("/")[2] for u, _ in b}) for b in batches) / len(batches)
+        if clustered and args.processes > 1:
+            del batches
+            await report_parallel_adds(frontier, args, root, label, per_batch)
+            continue
         gc.collect()
         gc.freeze()  # keep the collector off the half million test URLs
-        per_batch = sum(len({u.split("/")[2] for u, _ in b}) for b in batches) / len(batches)
         rate = await bench_adds(frontier, batches, args.adders)
         print(f"add_urls, new URLs, {label} ({per_batch:.0f} domains per batch of "
               f"{args.batch}): {rate}")
@@ -150,6 +150,25 @@ async def report_adds(frontier: Frontier, args: argparse.Namespace) -> None:
     stats = await frontier.stats()
     print(f"frontier: {stats.counters.get('urls_added', 0):,} URLs, "
           f"{stats.pending_bytes:,} bytes pending, {stats.ready_domains} ready domains")
+
+
+async def report_parallel_adds(frontier: Frontier, args: argparse.Namespace, root: Path,
+                               label: str, per_batch: float) -> None:
+    """The clustered adds from args.processes processes, each with args.adders callers."""
+    specs = [ChildSpec(args.redis_url, root, frontier.config, index, args.processes,
+                       args.adders, args.urls, args.domains, args.batch, label)
+             for index in range(args.processes)]
+    new, duplicates = await run_parallel(frontier.redis, specs, rounds=2)
+    for title, result in ((f"new URLs, {label} ({per_batch:.0f} domains per batch of "
+                           f"{args.batch}, {args.processes} processes)", new),
+                          (f"all duplicates, {label}", duplicates)):
+        rate = Rate(result.offered / result.wall, result.client_cpu / result.offered * 1e6,
+                    result.redis_cpu / result.offered * 1e6)
+        print(f"add_urls, {title}: {rate}")
+        for index, child in enumerate(result.children):
+            print(f"  {child.describe(index)}")
+    print(f"  added: {new.added:,} of {new.offered:,} new URLs, then {duplicates.added:,} "
+          f"of the {duplicates.offered:,} again")
 
 
 async def report_claims(frontier: Frontier, args: argparse.Namespace) -> None:
@@ -186,7 +205,7 @@ async def run(args: argparse.Namespace) -> None:
             frontier = await Frontier(redis, Path(tmp), config).open()
             print(f"seen filter: {frontier.seen.backend} backend, {frontier.seen.layout}")
             try:
-                await report_adds(frontier, args)
+                await report_adds(frontier, args, Path(tmp))
                 await report_claims(frontier, args)
                 await report_memory(frontier, args)
             finally:
@@ -204,6 +223,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--domains", type=int, default=2_000)
     parser.add_argument("--batch", type=int, default=1_000)
     parser.add_argument("--adders", type=int, default=4, help="concurrent add_urls callers")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="processes adding the clustered URLs (as `run --processes`)")
     parser.add_argument("--workers", type=int, default=8, help="concurrent claiming workers")
     parser.add_argument("--seconds", type=float, default=3.0, help="claim benchmark length")
     parser.add_argument("--capacity", type=int, default=2_000_000, help="seen filter capacity")

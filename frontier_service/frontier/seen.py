@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 from redis.exceptions import ResponseError
 
 from frontier_service.frontier import lua_seen
@@ -54,14 +55,26 @@ class BitmapLayout:
         return max(16, 4 + self.hashes)
 
 
-def plan_layout(capacity: int, error_rate: float, *, segment_bytes: int = 8,
+def plan_layout(capacity: int, error_rate: float, *, segment_bytes: int = 32,
                 max_shard_bytes: int = 64 << 20) -> BitmapLayout:
-    """A layout holding `error_rate` at `capacity`, in shards of at most max_shard_bytes."""
+    """A layout holding `error_rate` at `capacity`, in shards of at most max_shard_bytes.
+
+    Each hash costs Redis CPU on every add, so the layout takes the fewest hashes whose
+    filter is no bigger than the textbook k's with 8-byte segments: with 32-byte segments
+    that is 7 hashes instead of 10 at 0.1%, in slightly fewer bits.
+    """
     if segment_bytes not in (1, 2, 4, 8, 16, 32):
         raise ValueError("segment_bytes must be a power of two <= 32 (one hash byte per bit)")
     if not 0 < max_shard_bytes <= 512 << 20:
         raise ValueError("a Redis string holds at most 512 MB")
-    hashes = sizing(capacity, error_rate)[1]
+    textbook = sizing(capacity, error_rate)[1]
+    budget = max(blocked_bits(capacity, error_rate, textbook, 64),
+                 blocked_bits(capacity, error_rate, textbook, segment_bytes * 8))
+    hashes = next(k for k in range(1, textbook + 1)
+                  if blocked_bits(capacity, error_rate, k, segment_bytes * 8) <= budget)
+    if hashes > lua_seen.MAX_HASHES:
+        raise ValueError(f"error rate {error_rate} needs {hashes} hashes; "
+                         f"the filter supports {lua_seen.MAX_HASHES}")
     bits = blocked_bits(capacity, error_rate, hashes, segment_bytes * 8)
     block_bytes = hashes * segment_bytes
     blocks = max(1, math.ceil(bits / (block_bytes * 8)))
@@ -92,7 +105,7 @@ class SeenFilter:
     """A Bloom filter of URL fingerprints sized for `capacity` URLs at `error_rate`."""
 
     def __init__(self, redis: Redis, name: str, capacity: int, error_rate: float, *,
-                 backend: Backend = "auto", segment_bytes: int = 8,
+                 backend: Backend = "auto", segment_bytes: int = 32,
                  max_shard_bytes: int = 64 << 20) -> None:
         self.redis = redis
         self.name = name
@@ -102,7 +115,7 @@ class SeenFilter:
         self.backend: Literal["bitmap", "bloom"] = "bitmap"
         self.layout = plan_layout(capacity, error_rate, segment_bytes=segment_bytes,
                                   max_shard_bytes=max_shard_bytes)
-        self._script = redis.register_script(lua_seen.TEST_AND_SET)
+        self._script = self._script_for(self.layout)
 
     @property
     def meta_key(self) -> str:
@@ -164,6 +177,7 @@ class SeenFilter:
                 flags += [bool(int(reply)) for reply in replies]
             return flags
         layout = self.layout
+        offsets, masks = lua_seen.hash_byte_tables(layout.segment_bytes)
         flags = []
         for i in range(0, len(fingerprints), _LUA_CHUNK):
             chunk = fingerprints[i:i + _LUA_CHUNK]
@@ -174,8 +188,8 @@ class SeenFilter:
                                 for fp in chunk)
             reply = await self._script(
                 keys=self.shard_keys,
-                args=[layout.hashes, layout.segment_bytes, layout.blocks, layout.stride,
-                      "1" if add else "0", blob])
+                args=[layout.blocks, layout.stride, "1" if add else "0", blob,
+                      blob.translate(offsets), blob.translate(masks)])
             flags += [byte == 49 for byte in reply]  # b"1"
         return flags
 
@@ -212,6 +226,11 @@ class SeenFilter:
         self.capacity = int(meta["capacity"])
         self.error_rate = float(meta["error_rate"])
         self.layout = stored
+        self._script = self._script_for(stored)
+
+    def _script_for(self, layout: BitmapLayout) -> AsyncScript:
+        return self.redis.register_script(
+            lua_seen.test_and_set(layout.hashes, layout.segment_bytes))
 
 
 def _text(value: bytes | str) -> str:

@@ -7,12 +7,18 @@ import hashlib
 
 import pytest
 
+from frontier_service.frontier import lua_seen
 from frontier_service.frontier.bloom_sizing import (
     blocked_bits,
     blocked_false_positive_rate,
     sizing,
 )
-from frontier_service.frontier.seen import SeenFilter, bloom_module_loaded, plan_layout
+from frontier_service.frontier.seen import (
+    BitmapLayout,
+    SeenFilter,
+    bloom_module_loaded,
+    plan_layout,
+)
 from tests.frontier_service.frontier.helpers import connect
 
 
@@ -93,7 +99,7 @@ def test_sharded_layout_and_many_hashes(redis_url: str, crawl_name: str) -> None
     async def main() -> None:
         async with connect(redis_url) as redis:
             seen = await SeenFilter(redis, f"{crawl_name}:seen", 5_000, 1e-6,
-                                    max_shard_bytes=4_096).open()
+                                    segment_bytes=8, max_shard_bytes=4_096).open()
             assert seen.layout.shards > 3 and seen.layout.hashes > 12
             assert all(await seen.add_many(items))
             assert not any(await seen.add_many(items))
@@ -115,5 +121,61 @@ def test_a_second_process_adopts_the_stored_layout(redis_url: str, crawl_name: s
             assert second.layout == first.layout and second.capacity == 10_000
             assert not any(await second.add_many(items))
             assert await second.memory_bytes() >= second.layout.shard_bytes
+
+    asyncio.run(main())
+
+
+def test_layout_takes_the_fewest_hashes_that_cost_no_memory() -> None:
+    textbook = plan_layout(2_000_000, 0.001, segment_bytes=8)
+    layout = plan_layout(2_000_000, 0.001)
+    assert textbook.hashes == 10 and layout.hashes == 7 and layout.segment_bytes == 32
+    assert layout.blocks * layout.block_bytes <= textbook.blocks * textbook.block_bytes
+    bits_per_url = layout.blocks * layout.block_bytes * 8 / 2_000_000
+    assert blocked_false_positive_rate(bits_per_url, 7, 256) <= 0.001
+    with pytest.raises(ValueError, match="hashes"):
+        lua_seen.test_and_set(lua_seen.MAX_HASHES + 1, 8)
+
+
+def bits_of(fingerprint: bytes, layout: BitmapLayout) -> tuple[int, list[int]]:
+    """Reference model of the blocked layout: (shard, bit numbers in that shard's string)."""
+    block = int.from_bytes(fingerprint[:4], "little") % layout.blocks
+    shard, index = block % layout.shards, block // layout.shards
+    first_bit = index * layout.block_bytes * 8
+    bits = []
+    for i in range(layout.hashes):
+        v = fingerprint[4 + i]
+        byte = i * layout.segment_bytes + v % layout.segment_bytes
+        bits.append(first_bit + byte * 8 + (v // layout.segment_bytes) % 8)
+    return shard, bits
+
+
+@pytest.mark.parametrize("segment_bytes", [8, 32])
+def test_bits_set_match_the_layout(redis_url: str, crawl_name: str,
+                                   segment_bytes: int) -> None:
+    """The script sets exactly the layout's bits: filters made before it keep working."""
+    items = fingerprints(f"b{segment_bytes}", 300)
+
+    async def main() -> None:
+        async with connect(redis_url) as redis:
+            seen = await SeenFilter(redis, f"{crawl_name}:seen", 2_000, 0.001,
+                                    segment_bytes=segment_bytes, max_shard_bytes=1_024).open()
+            layout = seen.layout
+            assert layout.shards > 1
+            assert all(await seen.add_many(items))
+            expected: dict[int, set[int]] = {}
+            for fp in items:
+                shard, bits = bits_of(fp, layout)
+                expected.setdefault(shard, set()).update(bits)
+            for shard, key in enumerate(seen.shard_keys):
+                raw = await redis.get(key)
+                assert raw is not None
+                # BITFIELD-style numbering: bit 0 is the lowest bit of byte 0.
+                found = {i * 8 + b for i, byte in enumerate(raw) for b in range(8)
+                         if byte >> b & 1}
+                assert found == expected.get(shard, set())
+            # A process opened with the other default adopts the stored layout.
+            other = await SeenFilter(redis, f"{crawl_name}:seen", 2_000, 0.001).open()
+            assert other.layout == layout
+            assert not any(await other.add_many(items))
 
     asyncio.run(main())
