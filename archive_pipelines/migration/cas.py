@@ -12,6 +12,7 @@
    (gc deletes it after the grace period, see `storage.retired`) and leave
    `archive/<timestamp>` as a compatibility symlink into `by_timestamp/` (to the timestamp
    owner's folder, see `views.compat_link_target`).
+Steps 2 and 3 are `storage.legacy_finish`, run in the ingest's worker processes.
 The caller commits fs_version `cas` for the snapshots reported done, after all of this.
 A snapshot with any problem keeps its folder untouched and is reported.
 """
@@ -21,25 +22,18 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.adoption import FileRecord, SnapshotRow
+from archive_pipelines.catalog.adoption import SnapshotRow
 from archive_pipelines.legacy.layout import FileMove, display_path, iter_organize
 from archive_pipelines.migration.folders import is_partial
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.ingest import IngestItem, ingest_files
-from archive_pipelines.storage.legacy_cas import (
-    INDEX_EXTRACTOR,
-    link_compat_folder,
-    removal_problem,
-    remove_files,
-)
-from archive_pipelines.storage.retired import retire_folder
-
-MAX_PROBLEMS_SHOWN = 3
+from archive_pipelines.storage.legacy_cas import INDEX_EXTRACTOR
+from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
 
 
 @dataclass
@@ -71,35 +65,28 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
         for sid in items:
             outcomes[sid].errors.append(f"ingest: {exc.strerror or exc}")
         return outcomes
-    ids = [row.id for row in rows]
     with storage.read_session() as session:
-        records = adoption.file_records(session, ids)
-    for row in rows:
+        records = adoption.file_records(session, [row.id for row in rows])
+    finishing = [row for row in rows if not outcomes[row.id].needs_organize]
+    tasks = [FinishTask(
+        row.timestamp, storage.layout.migrated,
+        None if row.id not in items else tuple(
+            (item.extractor, item.relative_path, item.source) for item in items[row.id]),
+        tuple((r.extractor, r.relative_path, r.sha256, r.size) for r in records[row.id]),
+        tuple(e for e in ingest.errors if e.startswith(f"{archive / row.timestamp}/")),
+        retire=not outcomes[row.id].errors)
+        for row in finishing]
+    # Stats, a hash where the store's file is not the legacy one, a rename and a link per
+    # snapshot: the ingest's worker processes take the snapshots in parallel.
+    if storage.ingest_processes > 1 and len(tasks) > 1:
+        problems = storage.file_workers().map(verify_and_finish, tasks)
+    else:
+        problems = [verify_and_finish(storage.primary, storage.farm, task) for task in tasks]
+    for row, found in zip(finishing, problems, strict=True):
         outcome = outcomes[row.id]
-        folder = archive / row.timestamp
-        if outcome.needs_organize:
-            continue
         outcome.ingested = len(items.get(row.id, ()))
-        problems = _catalog_problems(storage, records[row.id])
-        if row.id in items:
-            problems += _ingest_errors(ingest.errors, folder)
-            problems += _unverified(storage, items[row.id], records[row.id])
-        elif os.path.islink(folder):
-            if not os.readlink(folder).startswith("by_timestamp/"):
-                problems.append(f"archive/{row.timestamp} is a symlink to {os.readlink(folder)!r}, "
-                                "not a compatibility link; left alone")
-        elif not records[row.id]:
-            problems.append("folder missing and no files recorded; nothing to link")
-        if problems or outcome.errors:
-            outcome.errors += problems[:MAX_PROBLEMS_SHOWN]
-            if len(problems) > MAX_PROBLEMS_SHOWN:
-                outcome.errors.append(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
-            continue
-        try:
-            _finish(storage, folder, items.get(row.id, []))
-            outcome.done = True
-        except OSError as exc:
-            outcome.errors.append(f"cleanup: {exc.strerror or exc}")
+        outcome.errors += found
+        outcome.done = not outcome.errors
     return outcomes
 
 
@@ -124,48 +111,3 @@ def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> l
     return found
 
 
-def _short(message: str, folder: Path) -> str:
-    return display_path(message.replace(f"{folder}/", "", 1))
-
-
-def _ingest_errors(errors: Sequence[str], folder: Path) -> list[str]:
-    prefix = f"{folder}/"
-    return [_short(error, folder) for error in errors if error.startswith(prefix)]
-
-
-def _catalog_problems(storage: Storage, records: Sequence[FileRecord]) -> list[str]:
-    """Every file row must have its blob, with the catalog's size."""
-    problems = []
-    for record in records:
-        try:
-            size = os.stat(storage.primary.local_path(record.sha256)).st_size
-        except FileNotFoundError:
-            problems.append(f"{record.extractor}/{record.relative_path}: blob {record.sha256[:12]} missing")
-            continue
-        if size != record.size:
-            problems.append(f"{record.extractor}/{record.relative_path}: blob size {size} != {record.size}")
-    return problems
-
-
-def _unverified(storage: Storage, items: Sequence[IngestItem],
-                records: Sequence[FileRecord]) -> list[str]:
-    recorded: Mapping[tuple[str, str], tuple[str, int]] = {
-        (r.extractor, r.relative_path): (r.sha256, r.size) for r in records}
-    problems = []
-    for item in items:
-        problem = removal_problem(storage, item, recorded.get((item.extractor, item.relative_path)))
-        if problem is not None:
-            problems.append(f"{item.extractor}/{display_path(item.relative_path)}: {problem}")
-    return problems
-
-
-def _finish(storage: Storage, folder: Path, items: Sequence[IngestItem]) -> None:
-    """Move the verified folder aside (`storage.retired`; gc deletes it later) or, across
-    filesystems, remove its files in place; then link `archive/<timestamp>`."""
-    real_folder = os.path.isdir(folder) and not os.path.islink(folder)
-    sources = [item.source for item in items]
-    if real_folder and retire_folder(storage.layout, folder, sources) is None and \
-            not remove_files(folder, sources):
-        raise OSError(f"{folder.name} still holds files that were not migrated")
-    if not os.path.lexists(folder):
-        link_compat_folder(folder)

@@ -111,6 +111,11 @@ def _folder_link_chunk(links: list[tuple[str, str]]) -> list[str]:
     return [folder_link_one(_farm, link) for link in links]
 
 
+def _call_chunk(items: list[T], fn: Callable[[LocalBlobStore, ViewFarm, T], R]) -> list[R]:
+    assert _store is not None and _farm is not None
+    return [fn(_store, _farm, item) for item in items]
+
+
 def _alias_chunk(hashes: list[str]) -> list[str]:
     assert _farm is not None and _store is not None
     return [alias_one(_farm, _store, sha256) for sha256 in hashes]
@@ -182,6 +187,12 @@ class FileWorkers:
         outcomes = Counter(self._submit(_link_chunk, links)())
         outcomes.update(self._submit(_folder_link_chunk, folder_links)())
         return outcomes
+
+    def map(self, fn: Callable[[LocalBlobStore, ViewFarm, T], R], items: Sequence[T]) -> list[R]:
+        """`[fn(store, farm, item) for item in items]` in the workers, in order. `fn` must be
+        a module-level function of a module that imports no catalog (it is imported by
+        name in each worker)."""
+        return self._submit(_call_chunk, items, fn)()
 
     def _submit(self, fn: Callable[..., list[R]], items: Sequence[T], *args: object
                 ) -> Callable[[], list[R]]:

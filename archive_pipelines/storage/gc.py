@@ -66,7 +66,7 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
             _collect_one(storage, int(blob_id), str(sha), int(size), trash, report)
     if untracked and not dry_run:
         _remove_untracked(storage, grace, report)
-    retired = remove_retired(storage.layout, grace_hours=grace, dry_run=dry_run)
+    retired = remove_retired(storage.layout.migrated, grace_hours=grace, dry_run=dry_run)
     report.migrated_folders_removed = retired.folders
     report.errors += retired.errors
     return report

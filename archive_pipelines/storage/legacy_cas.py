@@ -8,10 +8,9 @@ Files that could not be ingested stay where they were. Dry run writes nothing.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,7 +26,7 @@ from archive_pipelines.legacy.layout import INDEX, UNKNOWN
 from archive_pipelines.legacy.versions import CAS, ORGANIZED, detect_version, is_legacy
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files, walk_directory
-from archive_pipelines.views import compat_link_target
+from archive_pipelines.storage.legacy_files import link_compat_folder, removal_problem, remove_files
 
 MAX_INDEX_BYTES = 32 * 1024 * 1024
 # Top-level files (index.json, index.html, ...) of a legacy folder. A top-level *folder*
@@ -201,52 +200,6 @@ def _dry_run_folder(storage: Storage, folder: Path, report: MigrationReport,
     report.errors.extend(errors)
 
 
-def removal_problem(storage: Storage, item: IngestItem, recorded: tuple[str, int] | None) -> str | None:
-    """Why the legacy file `item` must stay, or None when the store verifiably holds its bytes.
-
-    Verified means the blob file exists with the catalog's size and is either the same inode
-    as the legacy file (a hardlink) or hashes, like the legacy file, to the catalog's sha256.
-    """
-    if recorded is None:
-        return "not recorded in the catalog"
-    sha, size = recorded
-    blob = storage.primary.local_path(sha)
-    try:
-        blob_stat, source_stat = os.stat(blob), os.lstat(item.source)
-    except FileNotFoundError as exc:
-        return f"{'blob' if exc.filename == str(blob) else 'file'} missing"
-    if blob_stat.st_size != size:
-        return f"blob {sha[:12]} has {blob_stat.st_size} bytes, the catalog says {size}"
-    if (blob_stat.st_dev, blob_stat.st_ino) == (source_stat.st_dev, source_stat.st_ino):
-        return None
-    if source_stat.st_size != size or sha256_file(item.source)[0] != sha:
-        return "content differs from the catalog's"
-    if sha256_file(blob)[0] != sha:
-        return f"blob {sha[:12]} is corrupt"
-    return None
-
-
-def remove_files(folder: Path, paths: Iterable[Path]) -> bool:
-    """Unlink `paths`, then every folder left empty under `folder`; True if `folder` is gone."""
-    for path in paths:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-    for dirpath, _dirs, _files in os.walk(folder, topdown=False):
-        with contextlib.suppress(OSError):
-            os.rmdir(dirpath)
-    return not os.path.lexists(folder)
-
-
-def link_compat_folder(folder: Path) -> None:
-    """Make `archive/<timestamp>` (removed) a relative symlink into `by_timestamp/`.
-
-    The target is the timestamp owner's folder (`views.compat_link_target`), also when the
-    folder held a snapshot that does not own its timestamp. Never replaces anything: an
-    existing entry (the owner's link, or a folder) makes this fail with FileExistsError.
-    """
-    os.symlink(compat_link_target(folder.name), folder)
-
-
 def _cleanup(storage: Storage, snapshot_id: str, folder: Path) -> bool:
     """Remove legacy files the catalog holds (verified by size + hash), then link the folder."""
     with storage.session() as session:
@@ -259,7 +212,7 @@ def _cleanup(storage: Storage, snapshot_id: str, folder: Path) -> bool:
     for item in list(folder_items(snapshot_id, folder, errors)):
         sha = recorded.get((item.extractor, item.relative_path))
         record = (sha, int(sizes[sha])) if sha is not None else None
-        if removal_problem(storage, item, record) is None:
+        if removal_problem(storage.primary, item.source, record) is None:
             removable.append(item.source)
     if not remove_files(folder, removable):
         return False  # something could not be migrated: the folder stays, with it

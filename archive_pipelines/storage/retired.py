@@ -22,21 +22,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archive_pipelines.datadir.layout import DataDir
-
 
 class FolderChanged(OSError):
     """The folder held a file the migration had not verified; it was put back."""
 
 
-def retire_folder(layout: DataDir, folder: Path, verified: Iterable[Path]) -> Path | None:
-    """Move `folder` (every file of it in `verified`) to `migrated/`; returns where it went.
+def retire_folder(migrated: Path, folder: Path, verified: Iterable[Path]) -> Path | None:
+    """Move `folder` (every file of it in `verified`) to `migrated` (the data dir's
+    `migrated/`); returns where it went.
 
     None when `migrated/` is on another filesystem than the folder (a rename cannot move
     it): the caller removes the files in place instead. FolderChanged when the moved folder
     holds anything else than `verified` (it is moved back first).
     """
-    day = layout.migrated / datetime.now(UTC).strftime("%Y%m%d")
+    day = migrated / datetime.now(UTC).strftime("%Y%m%d")
     day.mkdir(parents=True, exist_ok=True)
     target = _free_name(day, folder.name)
     try:
@@ -78,13 +77,13 @@ class RetiredReport:
     errors: list[str] = field(default_factory=list)
 
 
-def remove_retired(layout: DataDir, *, grace_hours: float, dry_run: bool = False) -> RetiredReport:
-    """Delete folders moved to `migrated/` more than `grace_hours` ago (by the time of the
+def remove_retired(migrated: Path, *, grace_hours: float, dry_run: bool = False) -> RetiredReport:
+    """Delete folders moved to `migrated` more than `grace_hours` ago (by the time of the
     move: the folder's inode change time); empty day folders go too."""
     report = RetiredReport()
     horizon = time.time() - grace_hours * 3600
     try:
-        days = sorted(os.scandir(layout.migrated), key=lambda e: e.name)
+        days = sorted(os.scandir(migrated), key=lambda e: e.name)
     except FileNotFoundError:
         return report
     for day in days:

@@ -25,12 +25,12 @@ def legacy(root: Path, name: str = "1600000000.1") -> tuple[Path, list[Path]]:
 def test_a_verified_folder_moves_to_migrated_in_one_piece(tmp_path: Path) -> None:
     layout = DataDir(tmp_path)
     folder, verified = legacy(tmp_path)
-    moved = retire_folder(layout, folder, verified)
+    moved = retire_folder(layout.migrated, folder, verified)
     assert moved is not None and moved.parent.parent == layout.migrated
     assert not os.path.lexists(folder)
     assert (moved / "wget" / "a" / "index.html").read_bytes() == b"<html>"
     again, verified = legacy(tmp_path)  # the same name again: never overwrites
-    second = retire_folder(layout, again, verified)
+    second = retire_folder(layout.migrated, again, verified)
     assert second is not None and second.name == f"{folder.name}.1"
 
 
@@ -39,7 +39,7 @@ def test_a_folder_with_an_unverified_file_is_put_back(tmp_path: Path) -> None:
     folder, verified = legacy(tmp_path)
     (folder / "wget" / "late.html").write_bytes(b"written after the check")
     with pytest.raises(FolderChanged, match=r"late\.html"):
-        retire_folder(layout, folder, verified)
+        retire_folder(layout.migrated, folder, verified)
     assert (folder / "wget" / "late.html").read_bytes() == b"written after the check"
     assert (folder / "index.json").read_bytes() == b"{}"
     assert not any(layout.migrated.rglob("*.html"))
@@ -52,7 +52,7 @@ def test_across_filesystems_the_caller_removes_in_place(tmp_path: Path,
     def cross_device(_src: object, _dst: object) -> None:
         raise OSError(errno.EXDEV, "Invalid cross-device link")
     monkeypatch.setattr(os, "rename", cross_device)
-    assert retire_folder(DataDir(tmp_path), folder, verified) is None
+    assert retire_folder(DataDir(tmp_path).migrated, folder, verified) is None
     assert (folder / "index.json").exists()
 
 
@@ -61,7 +61,7 @@ def test_gc_deletes_migrated_folders_only_after_the_grace(storage: Storage) -> N
     moved = []
     for name in ("1500000000.1", "1600000000.1"):
         folder, verified = legacy(layout.root, name)
-        moved.append(retire_folder(layout, folder, verified))
+        moved.append(retire_folder(layout.migrated, folder, verified))
     assert all(path is not None and path.is_dir() for path in moved)
 
     kept = collect_garbage(storage, grace_hours=24)  # moved seconds ago: within the grace
@@ -72,4 +72,4 @@ def test_gc_deletes_migrated_folders_only_after_the_grace(storage: Storage) -> N
     assert done.migrated_folders_removed == 2 and not done.errors, done.errors
     assert not any(p.exists() for p in moved if p)
     assert list(layout.migrated.iterdir()) == []  # emptied day folders go too
-    assert remove_retired(layout, grace_hours=0).folders == 0
+    assert remove_retired(layout.migrated, grace_hours=0).folders == 0

@@ -1,0 +1,63 @@
+"""File-level steps of retiring a legacy folder: is a file safe to remove, remove, link.
+
+No catalog here: the migration runs these in the ingest's worker processes, which must not
+import SQLAlchemy (see `storage.file_workers`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from archive_pipelines.blobstore import LocalBlobStore, sha256_file
+from archive_pipelines.views import compat_link_target
+
+
+def removal_problem(store: LocalBlobStore, source: Path,
+                    recorded: tuple[str, int] | None) -> str | None:
+    """Why the legacy file `source` must stay, or None when the store verifiably holds its
+    bytes (`recorded` = the catalog's (sha256, size) for it).
+
+    Verified means the blob file exists with the catalog's size and is either the same inode
+    as the legacy file (a hardlink) or hashes, like the legacy file, to the catalog's sha256.
+    """
+    if recorded is None:
+        return "not recorded in the catalog"
+    sha, size = recorded
+    blob = store.local_path(sha)
+    try:
+        blob_stat, source_stat = os.stat(blob), os.lstat(source)
+    except FileNotFoundError as exc:
+        return f"{'blob' if exc.filename == str(blob) else 'file'} missing"
+    if blob_stat.st_size != size:
+        return f"blob {sha[:12]} has {blob_stat.st_size} bytes, the catalog says {size}"
+    if (blob_stat.st_dev, blob_stat.st_ino) == (source_stat.st_dev, source_stat.st_ino):
+        return None
+    if source_stat.st_size != size or sha256_file(source)[0] != sha:
+        return "content differs from the catalog's"
+    if sha256_file(blob)[0] != sha:
+        return f"blob {sha[:12]} is corrupt"
+    return None
+
+
+def remove_files(folder: Path, paths: Iterable[Path]) -> bool:
+    """Unlink `paths`, then every folder left empty under `folder`; True if `folder` is gone."""
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+    for dirpath, _dirs, _files in os.walk(folder, topdown=False):
+        with contextlib.suppress(OSError):
+            os.rmdir(dirpath)
+    return not os.path.lexists(folder)
+
+
+def link_compat_folder(folder: Path) -> None:
+    """Make `archive/<timestamp>` (removed) a relative symlink into `by_timestamp/`.
+
+    The target is the timestamp owner's folder (`views.compat_link_target`), also when the
+    folder held a snapshot that does not own its timestamp. Never replaces anything: an
+    existing entry (the owner's link, or a folder) makes this fail with FileExistsError.
+    """
+    os.symlink(compat_link_target(folder.name), folder)

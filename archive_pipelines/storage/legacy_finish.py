@@ -1,0 +1,99 @@
+"""The last part of `to_cas` for one snapshot: verify its files, then retire its folder.
+
+Plain file work over what the parent read from the catalog (no catalog access here), so the
+migration runs it in the ingest's worker processes, one snapshot per call
+(`FileWorkers.map`); `migration.cas` is the whole step.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from archive_pipelines.blobstore import LocalBlobStore
+from archive_pipelines.legacy.layout import display_path
+from archive_pipelines.storage.legacy_files import link_compat_folder, removal_problem, remove_files
+from archive_pipelines.storage.retired import retire_folder
+from archive_pipelines.views import ViewFarm
+
+MAX_PROBLEMS_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class FinishTask:
+    """One snapshot's folder, what was ingested from it, and what the catalog records."""
+
+    timestamp: str
+    migrated: Path  # the data dir's migrated/ (`storage.retired`)
+    # (extractor, relative_path, source file) ingested from its folder; None: it had no
+    # folder of its own (already retired, or never had one).
+    files: tuple[tuple[str, str, Path], ...] | None
+    records: tuple[tuple[str, str, str, int], ...]  # (extractor, relative_path, sha256, size)
+    ingest_errors: tuple[str, ...]  # the ingest's errors for files of this folder
+    retire: bool = True  # False: the folder has problems already; only check and report
+
+
+def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -> list[str]:
+    """Check the snapshot against the catalog and the store; only if all holds, move its
+    folder to `migrated/` and link `archive/<timestamp>`. Returns the problems ([] = done)."""
+    folder = farm.archive_root / task.timestamp
+    problems = _catalog_problems(store, task.records)
+    if task.files is not None:
+        problems += [_short(error, folder) for error in task.ingest_errors]
+        problems += _unverified(store, task.files, task.records)
+    elif os.path.islink(folder):
+        if not os.readlink(folder).startswith("by_timestamp/"):
+            problems.append(f"archive/{task.timestamp} is a symlink to {os.readlink(folder)!r}, "
+                            "not a compatibility link; left alone")
+    elif not task.records:
+        problems.append("folder missing and no files recorded; nothing to link")
+    if problems or not task.retire:
+        more = len(problems) - MAX_PROBLEMS_SHOWN
+        return problems[:MAX_PROBLEMS_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
+    try:
+        _retire(task.migrated, folder, [f[2] for f in task.files or ()])
+    except OSError as exc:
+        return [f"cleanup: {exc.strerror or exc}"]
+    return []
+
+
+def _catalog_problems(store: LocalBlobStore, records: tuple[tuple[str, str, str, int], ...]
+                      ) -> list[str]:
+    """Every file row must have its blob, with the catalog's size."""
+    problems = []
+    for extractor, rel, sha, size in records:
+        try:
+            found = os.stat(store.local_path(sha)).st_size
+        except FileNotFoundError:
+            problems.append(f"{extractor}/{rel}: blob {sha[:12]} missing")
+            continue
+        if found != size:
+            problems.append(f"{extractor}/{rel}: blob size {found} != {size}")
+    return problems
+
+
+def _unverified(store: LocalBlobStore, files: tuple[tuple[str, str, Path], ...],
+                records: tuple[tuple[str, str, str, int], ...]) -> list[str]:
+    recorded = {(ext, rel): (sha, size) for ext, rel, sha, size in records}
+    problems = []
+    for extractor, rel, source in files:
+        problem = removal_problem(store, source, recorded.get((extractor, rel)))
+        if problem is not None:
+            problems.append(f"{extractor}/{display_path(rel)}: {problem}")
+    return problems
+
+
+def _short(message: str, folder: Path) -> str:
+    return display_path(message.replace(f"{folder}/", "", 1))
+
+
+def _retire(migrated: Path, folder: Path, sources: list[Path]) -> None:
+    """Move the verified folder aside (`storage.retired`; gc deletes it later) or, across
+    filesystems, remove its files in place; then link `archive/<timestamp>`."""
+    real_folder = os.path.isdir(folder) and not os.path.islink(folder)
+    if real_folder and retire_folder(migrated, folder, sources) is None and \
+            not remove_files(folder, sources):
+        raise OSError(f"{folder.name} still holds files that were not migrated")
+    if not os.path.lexists(folder):
+        link_compat_folder(folder)
