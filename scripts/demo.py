@@ -75,11 +75,13 @@ def make_legacy_archive(archive: Path) -> int:
 
 
 def print_tree(root: Path, limit: int) -> None:
+    """Folders and file links under `root`, into snapshot folder links (shown with targets)."""
     shown = 0
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         dirnames.sort()
         depth = len(Path(dirpath).relative_to(root).parts)
-        print(f"{'  ' * depth}{Path(dirpath).name}/")
+        target = f" -> {os.readlink(dirpath)}" if os.path.islink(dirpath) else ""
+        print(f"{'  ' * depth}{Path(dirpath).name}/{target}")
         for name in sorted(filenames):
             link = Path(dirpath) / name
             print(f"{'  ' * (depth + 1)}{name} -> {os.readlink(link)}")
