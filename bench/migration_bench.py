@@ -8,7 +8,7 @@
 2. End-to-end lazy migration into the CAS (the sensor's loop: `next_migration_batches` then
    `migrate_batch`, every view enabled) on a fresh copy of the 2,000-snapshot collection:
    snapshots/s, target >= 300/s. Printed beside it, for the breakdown: the same with no views.
-3. The sensor's tick (`next_migration_batches`, 2 batches of 200) on a catalog of 1,000,000
+3. The sensor's tick (`next_migration_batches`, the default batches) on a catalog of 1,000,000
    snapshot rows (10% behind), on PostgreSQL (DATABASE_URL, else a private server) and on
    SQLite: worst and median of 20 ticks walking the cursor, target <= 1 s.
 
@@ -151,7 +151,11 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> tuple[float, float, in
 
 
 def bench_migration(n: int) -> bool:
-    print(f"\n2. end-to-end lazy migration into the CAS, {n:,} snapshots (sensor loop, batches of 200)")
+    from archive_pipelines.settings import MigrationSettings
+
+    batch = MigrationSettings().batch_size
+    print(f"\n2. end-to-end lazy migration into the CAS, {n:,} snapshots (sensor loop, "
+          f"batches of {batch}, the default)")
     print(f"{'views':>22} {'snapshots/s':>12} {'wall s':>7} {'cpu s':>7} {'failed':>7}")
     rates, leftovers = [], []
     for label, views in (("all four (default)", None), ("none (breakdown)", ())):
@@ -195,14 +199,16 @@ def fill_catalog(url: str, rows: int) -> None:
 
 def time_ticks(url: str, data: Path) -> list[float]:
     from archive_pipelines.migration import next_migration_batches
-    from archive_pipelines.settings import CatalogSettings, Settings
+    from archive_pipelines.settings import CatalogSettings, MigrationSettings, Settings
     from archive_pipelines.storage import Storage
 
     storage = Storage.open(Settings(data_dir=data, catalog=CatalogSettings(url=url)))
+    defaults = MigrationSettings()
     ticks, cursor = [], ""
     for _tick in range(20):
         started = time.perf_counter()
-        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=200, max_batches=2)
+        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=defaults.batch_size,
+                                                 max_batches=defaults.max_runs_per_tick)
         ticks.append(time.perf_counter() - started)
         assert batches, "no snapshots behind: the fill went wrong"
     storage.engine.dispose()
@@ -212,8 +218,11 @@ def time_ticks(url: str, data: Path) -> list[float]:
 def bench_sensor(rows: int) -> bool:
     from archive_pipelines.services import LocalPostgres
     from archive_pipelines.services.postgres import create_database
+    from archive_pipelines.settings import MigrationSettings
 
-    print(f"\n3. sensor tick (next_migration_batches, 2 x 200 ids) with {rows:,} snapshot rows")
+    defaults = MigrationSettings()
+    print(f"\n3. sensor tick (next_migration_batches, {defaults.max_runs_per_tick} x "
+          f"{defaults.batch_size} ids, the defaults) with {rows:,} snapshot rows")
     print(f"{'catalog':>12} {'fill s':>7} {'worst tick s':>13} {'median tick s':>14}")
     server = None
     ok = True
