@@ -2,7 +2,9 @@
 
 Each folder becomes (or is matched to) a snapshot; its files are ingested (hardlinked into
 the store when possible), verified against the catalog, and — with `cleanup_legacy` —
-removed, leaving `archive/<timestamp>` as a compatibility link into `by_timestamp/`.
+removed (a folder verified whole moves to `migrated/` in one rename, for gc; otherwise its
+verified files are unlinked), leaving `archive/<timestamp>` as a compatibility link into
+`by_timestamp/`.
 Files that could not be ingested stay where they were. Dry run writes nothing.
 """
 
@@ -26,7 +28,8 @@ from archive_pipelines.legacy.layout import INDEX, UNKNOWN
 from archive_pipelines.legacy.versions import CAS, ORGANIZED, detect_version, is_legacy
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files, walk_directory
-from archive_pipelines.storage.legacy_files import link_compat_folder, removal_problem, remove_files
+from archive_pipelines.storage.legacy_files import removal_problem, remove_files
+from archive_pipelines.storage.legacy_finish import retire_or_remove
 
 MAX_INDEX_BYTES = 32 * 1024 * 1024
 # Top-level files (index.json, index.html, ...) of a legacy folder. A top-level *folder*
@@ -208,15 +211,20 @@ def _cleanup(storage: Storage, snapshot_id: str, folder: Path) -> bool:
         sizes = {sha: size for sha, size in session.execute(
             select(Blob.sha256, Blob.size).where(Blob.sha256.in_(set(recorded.values()))))}
     errors: list[str] = []
+    items = list(folder_items(snapshot_id, folder, errors))
     removable = []
-    for item in list(folder_items(snapshot_id, folder, errors)):
+    for item in items:
         sha = recorded.get((item.extractor, item.relative_path))
         record = (sha, int(sizes[sha])) if sha is not None else None
         if removal_problem(storage.primary, item.source, record) is None:
             removable.append(item.source)
-    if not remove_files(folder, removable):
-        return False  # something could not be migrated: the folder stays, with it
-    link_compat_folder(folder)
+    if errors or len(removable) < len(items):
+        remove_files(folder, removable)  # what is verified goes; the folder stays with the rest
+        return False
+    try:  # everything verified: the folder moves aside in one rename, as in the migration
+        retire_or_remove(storage.layout.migrated, folder, removable)
+    except OSError:
+        return False
     with storage.session() as session:
         adoption.update_snapshot(session, snapshot_id, fs_version=CAS)
     return True

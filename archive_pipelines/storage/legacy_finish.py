@@ -52,7 +52,7 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
         more = len(problems) - MAX_PROBLEMS_SHOWN
         return problems[:MAX_PROBLEMS_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
     try:
-        _retire(task.migrated, folder, [f[2] for f in task.files or ()])
+        retire_or_remove(task.migrated, folder, [f[2] for f in task.files or ()])
     except OSError as exc:
         return [f"cleanup: {exc.strerror or exc}"]
     return []
@@ -88,9 +88,10 @@ def _short(message: str, folder: Path) -> str:
     return display_path(message.replace(f"{folder}/", "", 1))
 
 
-def _retire(migrated: Path, folder: Path, sources: list[Path]) -> None:
-    """Move the verified folder aside (`storage.retired`; gc deletes it later) or, across
-    filesystems, remove its files in place; then link `archive/<timestamp>`."""
+def retire_or_remove(migrated: Path, folder: Path, sources: list[Path]) -> None:
+    """Move a folder whose every file is in `sources` (verified in the store) aside
+    (`storage.retired`; gc deletes it later) or, across filesystems, remove those files in
+    place; then link `archive/<timestamp>`. OSError when the folder has to stay."""
     real_folder = os.path.isdir(folder) and not os.path.islink(folder)
     if real_folder and retire_folder(migrated, folder, sources) is None and \
             not remove_files(folder, sources):
