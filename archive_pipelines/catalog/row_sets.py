@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import BigInteger, Integer, String, Subquery, bindparam, func, select, true, type_coerce
+from sqlalchemy import BigInteger, String, Subquery, bindparam, func, select, true, type_coerce
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
@@ -36,8 +36,7 @@ def row_set(session: Session, columns: Sequence[tuple[str, str]],
         return select(*arrays).subquery(name)
     each = func.json_each(bindparam(f"{name}_json", json.dumps(rows, separators=(",", ":")))
                           ).table_valued("value")
-    values = [type_coerce(func.json_extract(each.c.value, f"$[{i}]"),
-                          _TYPES[kind] if kind == TEXT else Integer()).label(col)
+    values = [type_coerce(func.json_extract(each.c.value, f"$[{i}]"), _TYPES[kind]).label(col)
               for i, (col, kind) in enumerate(columns)]
     # WHERE true: lets an INSERT ... SELECT from it take an ON CONFLICT clause in SQLite.
     return select(*values).select_from(each).where(true()).subquery(name)

@@ -98,7 +98,7 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
 def rebuild_views_command(obj: CliContext, clean: bool, views: tuple[str, ...]) -> None:
     """Regenerate the symlink views from the catalog."""
     started = time.monotonic()
-    with progress_bar("rebuild", "file") as bar:
+    with progress_bar("rebuild", "link") as bar:
         report = rebuild_views(_storage(obj, views), clean=clean, progress=bar.update)
     click.echo(f"{report.snapshots:,} snapshots, {report.links:,} links "
                f"({report.links_created:,} created, {report.links_fixed:,} fixed, "
