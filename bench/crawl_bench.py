@@ -12,13 +12,16 @@ own process and counts the pages it finished inside the measured window after a 
 (b) the seed's old design, PostgreSQL as the queue (FOR UPDATE SKIP LOCKED, one
     connection per worker), same fetch path,
 (c) Scrapy with equivalent settings, (d) the ceiling loop (no politeness, no persistence).
-Then the frontier micro-benchmarks and Redis bytes per seen / visited URL. Needs the
+While (a) crawls, its frontier's counters give the add mix: the share of the URLs offered
+to the frontier after the warm-up that were new. Then the frontier micro-benchmarks (with
+that share as their crawl-mix line) and Redis bytes per seen / visited URL. Needs the
 `bench` extra (scrapy, asyncpg); a missing one is reported and skipped.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -26,8 +29,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import redis as redis_client
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -82,7 +90,75 @@ def describe(name: str, result: dict[str, object] | str, web_cpu: float | None) 
             f"errors {result['errors']})")
 
 
-def crawl_all(args: argparse.Namespace, work: Path) -> dict[str, dict[str, object] | str]:
+@dataclass
+class AddMix:
+    """The frontier's own counters during (a): URLs offered to add_urls / add_canonical, and
+    how many were new, at the end of the warm-up and at the end of the crawl."""
+
+    warmup_s: float
+    at_warmup: tuple[int, int] | None = None
+    last: tuple[int, int] = (0, 0)
+
+    @property
+    def window(self) -> tuple[int, int]:
+        """(offered, new) after the warm-up: the crawl's steady state, without the seeds."""
+        start = self.at_warmup or (0, 0)
+        return self.last[0] - start[0], self.last[1] - start[1]
+
+    @property
+    def share(self) -> float | None:
+        offered, new = self.window
+        return new / offered if offered else None
+
+    def describe(self) -> str:
+        offered, new = self.window
+        total_offered, total_new = self.last
+        return (f"(a) offered the frontier {offered:,} URLs after its {self.warmup_s:g} s "
+                f"warm-up, {new:,} of them new; {total_offered:,} and {total_new:,} with the "
+                f"warm-up and seeds ({total_new / max(total_offered, 1):.1%})")
+
+
+@contextlib.contextmanager
+def watch_add_mix(redis_url: str, mix: AddMix, every_s: float = 1.0) -> Iterator[AddMix]:
+    """Poll every crawl's `{name}:counters` (urls_offered, urls_added) while (a) runs.
+
+    The crawler deletes its keys when it ends, so the last poll before that is kept.
+    """
+    stop = threading.Event()
+
+    def poll() -> None:
+        client = redis_client.Redis.from_url(redis_url)
+        first: float | None = None
+        try:
+            while not stop.wait(every_s):
+                offered = added = 0
+                for key in client.scan_iter(match="*:counters", count=1000):
+                    values = client.hmget(key, ["urls_offered", "urls_added"])
+                    offered += int(values[0] or 0)
+                    added += int(values[1] or 0)
+                if not offered:
+                    continue
+                now = time.monotonic()
+                first = now if first is None else first
+                if mix.at_warmup is None and now - first >= mix.warmup_s:
+                    mix.at_warmup = (offered, added)
+                mix.last = (offered, added)
+        except redis_client.RedisError:
+            pass  # the server went away with the crawl: keep the last poll
+        finally:
+            client.close()
+
+    thread = threading.Thread(target=poll, name="add-mix", daemon=True)
+    thread.start()
+    try:
+        yield mix
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+def crawl_all(args: argparse.Namespace, work: Path,
+              mix: AddMix) -> dict[str, dict[str, object] | str]:
     results: dict[str, dict[str, object] | str] = {}
     with serve_in_subprocess(test_web_config(args)) as web:
         print(f"test web: {args.hosts} hosts on 127.0.0.1:{web.port} (pid {web.process.pid}), "
@@ -92,7 +168,7 @@ def crawl_all(args: argparse.Namespace, work: Path) -> dict[str, dict[str, objec
             before = web.cpu_seconds()
             started = time.monotonic()
             if name == "frontier":
-                with LocalRedis() as redis:
+                with LocalRedis() as redis, watch_add_mix(redis.url, mix):
                     result = run_crawler("frontier_run", args, web.port, work / "frontier",
                                          "--redis-url", redis.url, "--processes", args.processes)
             elif name == "postgres":
@@ -109,6 +185,8 @@ def crawl_all(args: argparse.Namespace, work: Path) -> dict[str, dict[str, objec
                 label += f", {result['extra']['processes']} processes"
             print(describe(label, result, web_cpu)
                   + f" [{time.monotonic() - started:.0f} s; {load()}]", flush=True)
+            if name == "frontier" and mix.share is not None:
+                print(f"    add mix: {mix.share:.1%} new; {mix.describe()}", flush=True)
     return results
 
 
@@ -135,13 +213,20 @@ def run_postgres(args: argparse.Namespace, port: int, work: Path) -> dict[str, o
         server.stop()
 
 
-def microbench(args: argparse.Namespace) -> dict[str, float]:
-    """frontier_service.frontier.microbench on a private redis-server; prints its output."""
+def microbench(args: argparse.Namespace, mix: AddMix) -> dict[str, float]:
+    """frontier_service.frontier.microbench on a private redis-server; prints its output.
+
+    With (a)'s add mix measured, the microbench also adds batches with that share of new URLs.
+    """
+    command = [sys.executable, "-m", "frontier_service.frontier.microbench",
+               "--urls", str(args.micro_urls), "--seconds", "3",
+               "--processes", str(args.micro_processes)]
+    if mix.share is not None:
+        command += ["--new-share", f"{mix.share:.4f}", "--new-share-source",
+                    "measured in crawl_bench", "--new-share-detail", mix.describe()]
     with LocalRedis() as redis:
-        done = subprocess.run(
-            [sys.executable, "-m", "frontier_service.frontier.microbench", "--redis-url", redis.url,
-             "--urls", str(args.micro_urls), "--seconds", "3"],
-            cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
+        done = subprocess.run([*command, "--redis-url", redis.url],
+                              cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
     print(done.stdout.rstrip() or done.stderr.strip()[-2000:], flush=True)
     rates: dict[str, float] = {}
     adds = re.findall(r"add_urls, new URLs, \w+ .*?: ([\d,]+)/s", done.stdout)
@@ -207,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
                              "(auto: one per CPU)")
     parser.add_argument("--only", action="append", choices=list(LABELS), help="run only these crawlers")
     parser.add_argument("--micro-urls", type=int, default=300_000, help="URLs for the add microbench")
+    parser.add_argument("--micro-processes", type=int, default=1,
+                        help="adder processes in the add microbench (its --processes)")
     parser.add_argument("--no-micro", action="store_true", help="skip the frontier microbenchmarks")
     args = parser.parse_args(argv)
     print(f"crawl bench {time.strftime('%Y-%m-%d %H:%M')}: {args.hosts} hosts, {args.latency_ms:g} ms "
@@ -215,11 +302,12 @@ def main(argv: list[str] | None = None) -> int:
           f"(a) processes {args.processes}", flush=True)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     try:
-        results = crawl_all(args, work)
+        mix = AddMix(warmup_s=args.warmup)
+        results = crawl_all(args, work, mix)
         rates: dict[str, float] = {}
         if not args.no_micro:
             print("\nfrontier microbenchmarks:", flush=True)
-            rates = microbench(args)
+            rates = microbench(args, mix)
         print()
         for line in memory_lines(results.get("frontier", "")) + verdicts(results, rates):
             print(line)

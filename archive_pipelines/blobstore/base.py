@@ -46,7 +46,7 @@ class BlobStore(abc.ABC):
         return blob_key(sha256, self.codec)
 
     @abc.abstractmethod
-    def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
+    def put_file(self, path: Path | str, *, allow_hardlink: bool = False) -> PutResult:
         """Store a regular file: hash it; if the blob is new, copy it in.
 
         `allow_hardlink` applies to local raw stores on the same filesystem (else: a copy).
@@ -70,6 +70,10 @@ class BlobStore(abc.ABC):
         Raises BlobIntegrityError, leaving nothing visible, if it does not. The stream is
         always read and verified, even when the store already holds the blob.
         """
+
+    def put_verified_bytes(self, sha256: str, data: bytes) -> PutResult:
+        """`put_verified` of a blob held in memory (its size is `len(data)`)."""
+        return self.put_verified(sha256, io.BytesIO(data), size=len(data))
 
     @abc.abstractmethod
     def open(self, sha256: str, *, max_size: int | None = None) -> BinaryIO:
@@ -122,10 +126,14 @@ class BlobStore(abc.ABC):
             return CheckResult(sha256, "missing", f"not in store {self.name!r}")
         except BlobIntegrityError as exc:
             return CheckResult(sha256, "corrupt", exc.detail)
+        return self._checked(sha256, digest.hexdigest(), size, expected_size, kept)
+
+    def _checked(self, sha256: str, got: str, size: int, expected_size: int | None,
+                 kept: list[bytes] | None) -> CheckResult:
+        """The verdict once a blob was read whole: `got` is the hash of its `size` bytes."""
         if expected_size is not None and size != expected_size:
             return CheckResult(sha256, "corrupt",
                                f"size mismatch: got {size} bytes, expected {expected_size}")
-        got = digest.hexdigest()
         if got != sha256:
             return CheckResult(sha256, "corrupt", f"hash mismatch: got {got[:16]}..")
         return CheckResult(sha256, "ok", data=b"".join(kept) if kept is not None else None)
@@ -150,7 +158,7 @@ class BlobStore(abc.ABC):
             detail = f"hash mismatch: got {encoded.sha256[:16]}.."
             raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
 
-    def _source_state(self, path: Path) -> FileState:
+    def _source_state(self, path: Path | str) -> FileState:
         """The identity of a file about to be ingested; it must be a regular file."""
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, BinaryIO, cast
 
 import zstandard
@@ -39,6 +40,9 @@ class _DecodedRaw(io.RawIOBase):
         self._count = 0
         self._tracker: ZstdFrameTracker | None = None
         self._source: IO[bytes] = stored
+        # Raw objects from a file (not an S3 body) are read into the caller's buffer.
+        self._direct: Callable[[memoryview], int | None] | None = (
+            getattr(stored, "readinto", None) if codec == "raw" else None)
         if codec == "zstd":
             self._tracker = ZstdFrameTracker()
             self._source = zstandard.ZstdDecompressor().stream_reader(
@@ -50,6 +54,13 @@ class _DecodedRaw(io.RawIOBase):
 
     def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")
+        if self._direct is not None:  # raw: straight into the caller's buffer, no copy
+            got = self._direct(view)
+            if got:
+                self._count += got
+                if self._max_size is not None and self._count > self._max_size:
+                    raise self._corrupt(f"larger than {self._max_size} bytes")
+            return got or 0
         try:
             data = self._source.read(len(view))
         except zstandard.ZstdError as exc:

@@ -20,7 +20,7 @@ class Encoded:
     sha256: str  # hex of the raw bytes read
     size: int  # raw bytes read
     stored_bytes: int  # encoded bytes written
-    stored_digest: bytes  # sha256 of the encoded bytes (for S3's upload checksum)
+    stored_digest: bytes  # sha256 of the encoded bytes (S3's upload checksum); b"" if not asked
 
 
 _compressors = threading.local()
@@ -39,8 +39,13 @@ def _compressor(level: int) -> zstandard.ZstdCompressor:
     return found
 
 
+def encode_bytes(data: bytes, *, codec: Codec, zstd_level: int) -> bytes:
+    """`data` as the codec stores it, in one call (a blob already in memory)."""
+    return data if codec == "raw" else _compressor(zstd_level).compress(data)
+
+
 def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_level: int,
-                  limit: int | None = None) -> Encoded:
+                  limit: int | None = None, stored_digest: bool = True) -> Encoded:
     """Copy `source` to `target` in chunks, compressing for zstd; hash raw and stored bytes.
 
     With `limit`, reading stops after `limit + 1` raw bytes, so a caller that expects at most
@@ -49,7 +54,9 @@ def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_leve
     raw_digest = hashlib.sha256()
     size = 0
     # Raw: the stored bytes are the raw bytes, so one digest serves both (no second pass).
-    out = HashingWriter(target, hash_writes=codec != "raw")
+    # Without `stored_digest` (local stores), the encoded bytes are not hashed at all.
+    hash_stored = stored_digest and codec != "raw"
+    out = HashingWriter(target, hash_writes=hash_stored)
     compressor: zstandard.ZstdCompressionWriter | None = None
     if codec == "zstd":
         compressor = _compressor(zstd_level).stream_writer(cast(IO[bytes], out), closefd=False)
@@ -81,5 +88,5 @@ def encode_stream(source: BinaryIO, target: BinaryIO, *, codec: Codec, zstd_leve
         if compressor is not None:  # mid-frame: never hand this context to the next blob
             _compressors.by_level.pop(zstd_level, None)
         raise
-    stored_digest = out.digest() if codec != "raw" else raw_digest.digest()
-    return Encoded(raw_digest.hexdigest(), size, out.count, stored_digest)
+    digest = raw_digest.digest() if codec == "raw" else (out.digest() if hash_stored else b"")
+    return Encoded(raw_digest.hexdigest(), size, out.count, digest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,10 +11,15 @@ from typing import BinaryIO
 
 from archive_pipelines.blobstore.base import BlobStore
 from archive_pipelines.blobstore.decode import open_decoded
-from archive_pipelines.blobstore.encode import Encoded, encode_stream
-from archive_pipelines.blobstore.errors import BlobNotFound, BlobStoreError
-from archive_pipelines.blobstore.hashing import FileState, sha256_file
-from archive_pipelines.blobstore.layout import check_hex_prefix, hash_from_key
+from archive_pipelines.blobstore.encode import Encoded, encode_bytes, encode_stream
+from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound, BlobStoreError
+from archive_pipelines.blobstore.hashing import FileState, chunk_buffer, sha256_fd
+from archive_pipelines.blobstore.layout import (
+    SUFFIXES,
+    check_hex_prefix,
+    check_sha256,
+    hash_from_key,
+)
 from archive_pipelines.blobstore.local_files import (
     LINK_UNSUPPORTED,
     describe_os_error,
@@ -23,9 +29,10 @@ from archive_pipelines.blobstore.local_files import (
     publish,
     remove_stale_temps,
     sync_filesystem,
+    temp_name,
     temp_path,
 )
-from archive_pipelines.blobstore.results import PutResult
+from archive_pipelines.blobstore.results import CheckResult, PutResult
 
 _OBJECT_MODE = 0o444  # stored copies are immutable; a view's symlink must not edit the store
 _STAGING = "tmp"  # streams of unknown hash are written here, then linked into place
@@ -44,7 +51,9 @@ class LocalBlobStore(BlobStore):
         self._sync_each = sync_each
         self._unsynced = False  # an object was published since the last sync (deferred mode)
         # Leaf folders known to exist (the store never removes them): saves a stat per put.
-        self._known_dirs: set[Path] = set()
+        self._known_dirs: set[str] = set()
+        self._objects = f"{self.root}/sha256/"
+        self._suffix = SUFFIXES[self.codec]
 
     def _create(self, temp: Path) -> int:
         """Create a temp file read-only (the mode applies to later opens; no chmod needed)."""
@@ -52,14 +61,25 @@ class LocalBlobStore(BlobStore):
         try:
             return os.open(temp, flags, _OBJECT_MODE)
         except FileNotFoundError:  # a known folder was removed behind our back
-            self._known_dirs.discard(temp.parent)
+            self._known_dirs.discard(str(temp.parent))
             self._ensure_dir(temp.parent)
             return os.open(temp, flags, _OBJECT_MODE)
 
-    def _ensure_dir(self, directory: Path) -> None:
-        if directory not in self._known_dirs:
-            ensure_dir(directory, sync=self._sync_each)
-            self._known_dirs.add(directory)
+    def _ensure_dir(self, directory: Path | str) -> None:
+        directory = os.fspath(directory)
+        if directory in self._known_dirs:
+            return
+        if self._sync_each:
+            ensure_dir(Path(directory), sync=True)
+        else:  # deferred: the batch's syncfs covers new folders; one mkdir if the parent exists
+            try:
+                os.mkdir(directory)
+            except FileExistsError:
+                if not os.path.isdir(directory):
+                    raise
+            except FileNotFoundError:
+                ensure_dir(Path(directory), sync=False)
+        self._known_dirs.add(directory)
 
     @contextlib.contextmanager
     def deferred_sync(self) -> Iterator[None]:
@@ -94,34 +114,49 @@ class LocalBlobStore(BlobStore):
         return self._path(sha256)
 
     def exists(self, sha256: str) -> bool:
-        return self._path(sha256).is_file()
+        return os.path.isfile(self._path(sha256))
+
+    def object_path(self, sha256: str) -> str:
+        """`local_path` as a string, cheaper for callers that go through many blobs."""
+        check_sha256(sha256)
+        return self._object_path(sha256)
+
+    def _object_path(self, sha256: str) -> str:
+        """`object_path` for a hash this store computed itself (not validated)."""
+        return f"{self._objects}{sha256[:2]}/{sha256[2:4]}/{sha256}{self._suffix}"
 
     # Writing.
 
-    def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
+    def put_file(self, path: Path | str, *, allow_hardlink: bool = False) -> PutResult:
         self._require_writable(f"store {path}")
-        path = Path(path)
-        before = self._source_state(path)
+        source = os.fspath(path)
+        before = self._source_state(source)
         if before.size >= SINGLE_PASS_BYTES and not (allow_hardlink and self.codec == "raw"):
-            return self._put_large(path, before)
-        sha256, size = sha256_file(path)
-        if FileState.of(path) != before:
-            raise self._changed_during_ingest(path, sha256)
-        if self.exists(sha256):
-            return PutResult(sha256, size, 0, False)
-        if allow_hardlink and self.codec == "raw":
-            linked = self._link_in(path, sha256, size, before)
-            if linked is not None:
-                return linked
-        with open(path, "rb", buffering=0) as source:  # read in whole chunks: no buffer
-            if FileState.of(source.fileno()) != before:
-                raise self._changed_during_ingest(path, sha256)
+            return self._put_large(Path(source), before)
+        # Plain strings and the open descriptor from here on: ingest calls this per file, and
+        # pathlib objects and repeated path lookups were a third of its cost.
+        fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            sha256, size = sha256_fd(fd)
+            if FileState.of(fd) != before:  # another file, or this one edited meanwhile
+                raise self._changed_during_ingest(Path(source), sha256)
+            final = self._object_path(sha256)
+            if os.path.isfile(final):
+                return PutResult(sha256, size, 0, False)
+            if allow_hardlink and self.codec == "raw":
+                linked = self._link_in(source, final, sha256, size, before)
+                if linked is not None:
+                    return linked
+            os.lseek(fd, 0, os.SEEK_SET)
+            with open(fd, "rb", buffering=0, closefd=False) as reader:  # whole chunks: no buffer
 
-            def unchanged(encoded: Encoded) -> None:
-                if encoded.sha256 != sha256 or FileState.of(source.fileno()) != before:
-                    raise self._changed_during_ingest(path, sha256)
+                def unchanged(encoded: Encoded) -> None:
+                    if encoded.sha256 != sha256 or FileState.of(fd) != before:
+                        raise self._changed_during_ingest(Path(source), sha256)
 
-            return self._write(source, self._path(sha256).parent, sha256, check=unchanged)
+                return self._write(reader, Path(final).parent, sha256, check=unchanged)
+        finally:
+            os.close(fd)
 
     def _put_large(self, path: Path, before: FileState) -> PutResult:
         """Large files: hash while copying (one read) instead of hash-then-copy (two).
@@ -149,6 +184,41 @@ class LocalBlobStore(BlobStore):
         return self._write(stream, final.parent, sha256, limit=size,
                            check=lambda encoded: self._verify(encoded, sha256, size))
 
+    def put_verified_bytes(self, sha256: str, data: bytes) -> PutResult:
+        """One hash, one encode call, then create, write, rename: for a small blob the
+        streaming machinery of `put_verified` cost more than the syscalls."""
+        self._require_writable(f"store blob {sha256}")
+        final = self._object_path(check_sha256(sha256))
+        got = hashlib.sha256(data).hexdigest()
+        if got != sha256:
+            detail = f"hash mismatch: got {got[:16]}.."
+            raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
+        payload = encode_bytes(data, codec=self.codec, zstd_level=self.zstd_level)
+        directory = os.path.dirname(final)
+        temp: str | None = temp_name(directory, sha256)
+        assert temp is not None
+        try:
+            with self._os_errors(sha256):
+                self._ensure_dir(directory)
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                             _OBJECT_MODE)
+                try:
+                    _write_all(fd, payload)
+                    if self._sync_each:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+                created = publish(temp, final, sync=self._sync_each)
+                if created:
+                    temp = None  # renamed into place
+                    if not self._sync_each:
+                        self._unsynced = True
+        finally:
+            if temp is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
+        return PutResult(sha256, len(data), len(payload) if created else 0, created)
+
     def _write(self, source: BinaryIO, directory: Path, sha256: str | None, *,
                limit: int | None = None,
                check: Callable[[Encoded], None] | None = None) -> PutResult:
@@ -162,7 +232,8 @@ class LocalBlobStore(BlobStore):
                 fd = self._create(temp)
                 with open(fd, "wb", buffering=_WRITE_BUFFER) as target:  # sized: no isatty()
                     encoded = encode_stream(source, target, codec=self.codec,
-                                            zstd_level=self.zstd_level, limit=limit)
+                                            zstd_level=self.zstd_level, limit=limit,
+                                            stored_digest=False)  # only S3 uploads use it
                     if check is not None:
                         check(encoded)
                     target.flush()
@@ -183,7 +254,8 @@ class LocalBlobStore(BlobStore):
         stored = encoded.stored_bytes if created else 0
         return PutResult(encoded.sha256, encoded.size, stored, created)
 
-    def _link_in(self, path: Path, sha256: str, size: int, before: FileState) -> PutResult | None:
+    def _link_in(self, path: str, final: str, sha256: str, size: int, before: FileState
+                 ) -> PutResult | None:
         """Hardlink an already-hashed file into place; None if the filesystem refuses links
         (or the file's mode cannot be changed): the caller copies instead.
 
@@ -191,25 +263,30 @@ class LocalBlobStore(BlobStore):
         stored object: editing `path` in place would change the stored blob, so callers only
         allow this for files nobody edits.
         """
-        final = self._path(sha256)
-        temp: Path | None = temp_path(final.parent, sha256)
+        directory = os.path.dirname(final)
+        temp: str | None = temp_name(directory, sha256)
         assert temp is not None
         try:
             with self._os_errors(sha256):
-                self._ensure_dir(final.parent)
                 try:
-                    os.link(path, temp)
+                    try:
+                        os.link(path, temp)
+                    except FileNotFoundError:  # a leaf folder not made yet
+                        if not os.path.exists(path):
+                            raise
+                        self._ensure_dir(directory)
+                        os.link(path, temp)
                 except OSError as exc:
                     if exc.errno in LINK_UNSUPPORTED:
                         return None
                     raise
                 linked = os.stat(temp)
                 if FileState.from_stat(linked) != before:
-                    raise self._changed_during_ingest(path, sha256)
+                    raise self._changed_during_ingest(Path(path), sha256)
                 if linked.st_mode & 0o222 and not _make_read_only(temp, linked.st_mode):
                     return None  # not ours to chmod: copy instead
                 if self._sync_each:
-                    fsync_file(temp)  # the source's data may not have reached the disk yet
+                    fsync_file(Path(temp))  # the source's data may not have reached the disk yet
                 created = publish(temp, final, sync=self._sync_each)
                 if created:
                     temp = None  # renamed into place
@@ -218,7 +295,7 @@ class LocalBlobStore(BlobStore):
         finally:
             if temp is not None:
                 with contextlib.suppress(FileNotFoundError):
-                    temp.unlink()
+                    os.unlink(temp)
         return PutResult(sha256, size, size if created else 0, created)
 
     @contextlib.contextmanager
@@ -242,6 +319,34 @@ class LocalBlobStore(BlobStore):
             raise BlobNotFound(f"{self._label(sha256)} not found ({path})") from None
         return open_decoded(stored, codec=self.codec, max_size=max_size,
                             label=self._label(sha256))
+
+    def check(self, sha256: str, *, expected_size: int | None = None,
+              keep_up_to: int = 0) -> CheckResult:
+        """As `BlobStore.check`; raw objects are read straight from their descriptor into
+        one reused buffer (no decoding reader, no buffer allocated per read)."""
+        if self.codec != "raw":
+            return super().check(sha256, expected_size=expected_size, keep_up_to=keep_up_to)
+        try:
+            fd = os.open(self._object_path(check_sha256(sha256)), os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return CheckResult(sha256, "missing", f"not in store {self.name!r}")
+        digest = hashlib.sha256()
+        size = 0
+        kept: list[bytes] | None = [] if keep_up_to > 0 else None
+        try:
+            buffer, view = chunk_buffer()
+            while got := os.readv(fd, [buffer]):
+                size += got
+                if expected_size is not None and size > expected_size:
+                    return CheckResult(sha256, "corrupt", f"larger than {expected_size} bytes")
+                digest.update(view[:got])
+                if kept is not None and size <= keep_up_to:
+                    kept.append(bytes(view[:got]))
+                else:
+                    kept = None
+        finally:
+            os.close(fd)
+        return self._checked(sha256, digest.hexdigest(), size, expected_size, kept)
 
     def delete(self, sha256: str) -> bool:
         self._require_writable(f"delete blob {sha256}")
@@ -279,7 +384,13 @@ class LocalBlobStore(BlobStore):
                         yield first, second
 
 
-def _make_read_only(path: Path, mode: int) -> bool:
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _make_read_only(path: Path | str, mode: int) -> bool:
     """chmod a-w (keeping the other bits); False if we may not (another user's file)."""
     try:
         os.chmod(path, mode & 0o7555)

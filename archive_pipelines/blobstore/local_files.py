@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import itertools
 import os
 import re
 import secrets
@@ -71,7 +72,25 @@ _TEMP_NAME = re.compile(r"\.[0-9a-z]{1,16}\.[0-9a-f]{16}\.tmp")
 
 def temp_path(directory: Path, hint: str) -> Path:
     """A fresh hidden name in `directory`; never a valid blob key, so listings skip it."""
-    return directory / f".{hint[:16]}.{secrets.token_hex(8)}.tmp"
+    return Path(temp_name(str(directory), hint))
+
+
+def temp_name(directory: str, hint: str) -> str:
+    """`temp_path` as a string: a random per-process prefix and a counter (no getrandom
+    call per file). Names may repeat across processes only by chance (2^-32); whoever
+    creates the second one gets FileExistsError, as with any O_EXCL or link() name."""
+    return f"{directory}/.{hint[:16]}.{_temp_prefix}{next(_temp_counter) & 0xFFFFFFFF:08x}.tmp"
+
+
+def _new_temp_prefix() -> None:
+    global _temp_prefix
+    _temp_prefix = secrets.token_hex(4)
+
+
+_temp_prefix = ""
+_new_temp_prefix()
+os.register_at_fork(after_in_child=_new_temp_prefix)  # a forked child must not repeat ours
+_temp_counter = itertools.count()
 
 
 def remove_stale_temps(directories: list[Path], max_age_seconds: float) -> int:
@@ -99,7 +118,7 @@ def remove_stale_temps(directories: list[Path], max_age_seconds: float) -> int:
     return removed
 
 
-def publish(temp: Path, final: Path, *, sync: bool = True) -> bool:
+def publish(temp: Path | str, final: Path | str, *, sync: bool = True) -> bool:
     """Give `temp` (complete and fsynced) the name `final` atomically, never overwriting.
 
     Returns True when `temp` became `final` (the name `temp` is then gone), False if `final`
@@ -125,11 +144,11 @@ def publish(temp: Path, final: Path, *, sync: bool = True) -> bool:
         else:
             os.unlink(temp)
     if sync:
-        fsync_dir(final.parent)  # the journal commits the rename as one transaction
+        fsync_dir(Path(final).parent)  # the journal commits the rename as one transaction
     return True
 
 
-def _rename_noreplace(temp: Path, final: Path) -> bool | None:
+def _rename_noreplace(temp: Path | str, final: Path | str) -> bool | None:
     """renameat2(temp, final, RENAME_NOREPLACE): True if renamed, False if `final` exists,
     None if this kernel or filesystem cannot do it (the caller falls back)."""
     if _renameat2 is None:

@@ -98,7 +98,7 @@ class S3BlobStore(BlobStore):
 
     # Writing.
 
-    def put_file(self, path: Path, *, allow_hardlink: bool = False) -> PutResult:
+    def put_file(self, path: Path | str, *, allow_hardlink: bool = False) -> PutResult:
         self._require_writable(f"store {path}")
         path = Path(path)
         before = self._source_state(path)

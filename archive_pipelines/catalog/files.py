@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from sqlalchemy import (
     Connection,
@@ -39,9 +40,9 @@ from archive_pipelines.catalog.row_sets import INT, TEXT, row_set
 _CHUNK = 400  # bound parameters per IN (...) list
 
 
-@dataclass(frozen=True)
-class FileEntry:
-    """One file to record: (snapshot, extractor, relative_path) -> content."""
+class FileEntry(NamedTuple):
+    """One file to record: (snapshot, extractor, relative_path) -> content. (A tuple: an
+    ingest makes one per file, and a frozen dataclass's __init__ cost three times as much.)"""
 
     snapshot_id: str
     extractor: str

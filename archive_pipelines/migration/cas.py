@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,18 +52,23 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
     archive = storage.layout.archive
     outcomes = {row.id: CasOutcome(row.id) for row in rows}
     items: dict[str, list[IngestItem]] = {}
-    for row in rows:
-        folder = archive / row.timestamp
-        if os.path.isdir(folder) and not os.path.islink(folder):
-            items[row.id] = _collect(row.id, folder, row.url, outcomes[row.id])
-            if outcomes[row.id].needs_organize:
-                del items[row.id]
+
+    def collected() -> Iterator[IngestItem]:
+        """Each folder's files, listed while the ingest stores the ones before."""
+        for row in rows:
+            folder = archive / row.timestamp
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                found = _collect(row.id, folder, row.url, outcomes[row.id])
+                if not outcomes[row.id].needs_organize:
+                    items[row.id] = found
+                    yield from found
+
     try:
-        ingest = ingest_files(storage, [item for group in items.values() for item in group],
-                              allow_hardlink=True)
+        ingest = ingest_files(storage, collected(), allow_hardlink=True)
     except OSError as exc:  # e.g. the views cannot be written: nothing is removed, all retried
-        for sid in items:
-            outcomes[sid].errors.append(f"ingest: {exc.strerror or exc}")
+        for outcome in outcomes.values():
+            if not outcome.needs_organize:
+                outcome.errors.append(f"ingest: {exc.strerror or exc}")
         return outcomes
     with storage.read_session() as session:
         records = adoption.file_records(session, [row.id for row in rows])
@@ -92,7 +97,8 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
 
 def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> list[IngestItem]:
     found: list[IngestItem] = []
-    for entry in iter_organize(folder, url):
+    base = f"{folder}/"  # string paths: a Path per file cost more than the rest of this
+    for entry in iter_organize(folder, url, sizes=False):
         if not isinstance(entry, FileMove):
             outcome.errors.append(f"{display_path(entry.rel_path)}: {entry.reason}")
         elif is_partial(entry.src_rel):
@@ -101,7 +107,7 @@ def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> l
         else:
             top, _, rest = entry.dst_rel.partition("/")
             extractor, rel = (top, rest) if rest else (INDEX_EXTRACTOR, top)
-            found.append(IngestItem(snapshot_id, extractor, rel, folder / entry.src_rel))
+            found.append(IngestItem(snapshot_id, extractor, rel, base + entry.src_rel))
     clashes = [f"{ext}/{rel}" for (ext, rel), count in
                Counter((item.extractor, item.relative_path) for item in found).items() if count > 1]
     if clashes:

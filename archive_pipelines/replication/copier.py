@@ -2,20 +2,22 @@
 
 Each object is streamed from the source through a size guard (a zstd bomb stops at the
 blob's size) into `put_verified`, which publishes it atomically only once it hashes to its
-name. Concurrent copiers of the same object are safe: the first one publishes, the others
-find an identical object, which counts as success once it checks out.
+name; a small blob whose bytes the source check kept goes to `put_verified_bytes`, which
+hashes them again before publishing. Concurrent copiers of the same object are safe: the
+first one publishes, the others find an identical object, which counts as success once it
+checks out.
 """
 
 from __future__ import annotations
 
-import io
+import contextlib
 import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from archive_pipelines.blobstore import BlobStore, BlobStoreError
+from archive_pipelines.blobstore import BlobStore, BlobStoreError, LocalBlobStore
 from archive_pipelines.replication.report import one_line
 
 T = TypeVar("T")
@@ -50,9 +52,11 @@ class CopyOutcome:
 def copy_object(source: BlobStore, destination: BlobStore, item: CopyItem) -> CopyOutcome:
     """Copy one blob; never raises for store errors (they become the outcome's error)."""
     try:
-        with (io.BytesIO(item.data) if item.data is not None
-              else source.open(item.sha256, max_size=item.size)) as reader:
-            result = destination.put_verified(item.sha256, reader, size=item.size)
+        if item.data is not None:  # checked at the source: hash and size
+            result = destination.put_verified_bytes(item.sha256, item.data)
+        else:
+            with source.open(item.sha256, max_size=item.size) as reader:
+                result = destination.put_verified(item.sha256, reader, size=item.size)
         if result.created:
             return CopyOutcome(item.sha256, item.size, created=True,
                                stored_bytes=result.stored_bytes)
@@ -75,34 +79,45 @@ def copy_objects(source: BlobStore, destination: BlobStore, items: Sequence[Copy
 
     One failed object (a full disk, a read-only directory) does not stop the others.
     """
+    # Verified bytes to a local directory cost a few syscalls each: done on this thread.
+    local = isinstance(destination, LocalBlobStore)
     return map_parallel(lambda item: copy_object(source, destination, item), items,
-                        width=width, pool=pool)
+                        width=width, pool=pool,
+                        inline=lambda item: local and item.data is not None)
 
 
 def map_parallel(fn: Callable[[T], R], items: Sequence[T], *, width: int,
-                 pool: ThreadPoolExecutor | None = None) -> list[R]:
+                 pool: ThreadPoolExecutor | None = None,
+                 inline: Callable[[T], bool] | None = None) -> list[R]:
     """`[fn(x) for x in items]` on `width` threads pulling from one shared queue.
 
     One task per thread, not per item: per-item futures would cost more than copying a
-    small blob. Slow items (large blobs) do not hold up the rest of the queue.
+    small blob. Slow items (large blobs) do not hold up the rest of the queue. Items for
+    which `inline(item)` is true run on the calling thread meanwhile: for small local work,
+    the GIL hand-offs between threads cost more CPU than the threads save.
     """
-    if not items:
-        return []
+    here = [inline(item) for item in items] if inline is not None else [False] * len(items)
+    queued = [i for i, cheap in enumerate(here) if not cheap]
+    if width <= 1 or not queued or len(items) == 1:
+        return [fn(item) for item in items]
+    mine = [i for i, cheap in enumerate(here) if cheap]
     results: list[R | None] = [None] * len(items)
     next_index = itertools.count()  # the shared queue: next() is atomic under the GIL
 
     def drain() -> None:
-        while (index := next(next_index)) < len(items):
-            results[index] = fn(items[index])
+        while (index := next(next_index)) < len(queued):
+            results[queued[index]] = fn(items[queued[index]])
 
-    threads = max(1, min(width, len(items)))
-    if threads == 1:
-        drain()
-    elif pool is not None:
-        for future in [pool.submit(drain) for _ in range(threads)]:
-            future.result()
-    else:
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="copier") as own:
-            for future in [own.submit(drain) for _ in range(threads)]:
+    with contextlib.ExitStack() as stack:
+        threads = min(width, len(queued))
+        if pool is None:
+            pool = stack.enter_context(
+                ThreadPoolExecutor(max_workers=threads, thread_name_prefix="copier"))
+        futures = [pool.submit(drain) for _ in range(threads)]
+        try:
+            for index in mine:
+                results[index] = fn(items[index])
+        finally:
+            for future in futures:
                 future.result()
     return results  # type: ignore[return-value]  # every slot was filled

@@ -64,9 +64,16 @@ def plan_object(copies: Mapping[str, CopyState], *, retention: int, now: datetim
 
 def choose_pairs(sources: Sequence[str], destinations: Sequence[str], needed: int,
                  rng: random.Random) -> list[Pair]:
-    """Up to `needed` random pairs with distinct destinations (sources may repeat)."""
-    chosen = rng.sample(list(destinations), min(needed, len(destinations)))
-    return [(rng.choice(list(sources)), destination) for destination in chosen]
+    """Up to `needed` random pairs with distinct destinations (sources may repeat).
+
+    Draws only where there is a choice: with one source and every destination taken (the
+    usual case, planned for each of a batch's thousand objects) the pairs are fixed.
+    """
+    everyone = needed >= len(destinations)
+    chosen = list(destinations) if everyone else rng.sample(list(destinations), needed)
+    if len(sources) == 1:
+        return [(sources[0], destination) for destination in chosen]
+    return [(rng.choice(sources), destination) for destination in chosen]
 
 
 def group_by_pair(plans: Iterable[tuple[T, Sequence[Pair]]]) -> dict[Pair, list[T]]:

@@ -47,6 +47,11 @@ class ReplicaStore:
     def writable(self) -> bool:
         return self.readable and self.write_error is None
 
+    @property
+    def local(self) -> bool:
+        """A directory on this machine: small reads and writes cost microseconds."""
+        return isinstance(self.store, LocalBlobStore)
+
     def require(self) -> BlobStore:
         if self.store is None or self.error is not None:
             raise BlobStoreError(self.error or f"store {self.name!r} is not available")

@@ -8,6 +8,10 @@
    between); larger ones are streamed again and rehashed on the way.
 4. Mark the copies ongoing, copy them (atomic per object), mark them present.
 
+Small objects at local stores are checked and copied on the calling thread: a few syscalls
+each, cheaper there than the GIL hand-offs of the copier threads, which take the rest
+(large blobs, S3) meanwhile.
+
 Statuses are written in short transactions, never held open while bytes move. Replication
 never deletes anything at any store.
 """
@@ -125,8 +129,12 @@ def _check_sources(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]], w
         except (BlobStoreError, OSError) as exc:
             return one_line(exc)
 
+    def cheap(key: tuple[str, str]) -> bool:  # a small local read: on this thread
+        return wanted[key] <= KEEP_VERIFIED_BYTES and replica_set[key[0]].local
+
     keys = list(wanted)
-    return dict(zip(keys, map_parallel(check, keys, width=width, pool=pool), strict=True))
+    return dict(zip(keys, map_parallel(check, keys, width=width, pool=pool, inline=cheap),
+                    strict=True))
 
 
 def _record_source_problems(storage: Storage, replica_set: ReplicaSet,

@@ -112,6 +112,12 @@ class Storage(Transactions):
             weakref.finalize(self, self._workers.close, wait=False)
         return self._workers
 
+    def started_file_workers(self) -> FileWorkers | None:
+        """The pool, if an earlier ingest started it and it still works; else None."""
+        if self._workers is None or self._workers.broken:
+            return None
+        return self._workers
+
     def workers_failed(self) -> None:
         """The worker processes could not start: stop them, and use threads from now on."""
         self._workers_failed = True

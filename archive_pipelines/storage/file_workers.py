@@ -19,9 +19,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from archive_pipelines.blobstore import BlobStoreError, LocalBlobStore, PutResult
 from archive_pipelines.views import UnsafePathError, ViewFarm, validate_extractor, validate_relative_path
@@ -31,13 +30,13 @@ R = TypeVar("R")
 CHUNKS_PER_WORKER = 2  # per batch and phase: a worker that finishes early takes another chunk
 
 
-@dataclass(frozen=True)
-class PutRequest:
-    """One file to store: what ingest validated and where it is."""
+class PutRequest(NamedTuple):
+    """One file to store: what ingest validated and where it is (a tuple and a string path:
+    cheap to send to a worker)."""
 
     extractor: str
     relative_path: str
-    source: Path
+    source: str
 
 
 def put_one(store: LocalBlobStore, request: PutRequest, allow_hardlink: bool
@@ -171,6 +170,11 @@ class FileWorkers:
         """The worker processes' pids (started ones only), sorted."""
         return sorted(self._pool._processes or {})  # no public accessor
 
+    @property
+    def broken(self) -> bool:
+        """A worker died (or could not start): every call fails with BrokenProcessPool."""
+        return bool(self._pool._broken)  # no public accessor
+
     def close(self, *, wait: bool = True) -> None:
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
@@ -181,11 +185,30 @@ class FileWorkers:
 
     def ensure_links(self, links: list[tuple[str, str]], aliases: Sequence[str],
                      folder_links: Sequence[tuple[str, str]] = ()) -> Counter[str]:
-        """Aliases first (file links point through them), then file links, then folder links
-        (they point at the file links' folders); outcome counts."""
+        """Aliases first (file links point through them), then file links, then folder
+        links (they point at the file links' folders); outcome counts."""
         self._submit(_alias_chunk, list(aliases))()
         outcomes = Counter(self._submit(_link_chunk, links)())
         outcomes.update(self._submit(_folder_link_chunk, folder_links)())
+        return outcomes
+
+    def start_links(self, links: list[tuple[str, str]], aliases: Sequence[str],
+                    folder_links: Sequence[tuple[str, str]] = ()
+                    ) -> Callable[[], Counter[str]]:
+        """`ensure_links` without waiting: the aliases, file links and folder links are
+        queued in that order, and the function returned waits for their outcome counts.
+        The workers take the chunks in order, so a link is rarely made before what it
+        points at (its alias, or a folder link's folder); when it is, the target appears
+        a moment later. A crash in between leaves what `verify --fix` repairs."""
+        aliased = self._submit(_alias_chunk, list(aliases))
+        files = self._submit(_link_chunk, links)
+        folders = self._submit(_folder_link_chunk, folder_links)
+
+        def outcomes() -> Counter[str]:
+            aliased()
+            counts = Counter(files())
+            counts.update(folders())
+            return counts
         return outcomes
 
     def map(self, fn: Callable[[LocalBlobStore, ViewFarm, T], R], items: Sequence[T]) -> list[R]:

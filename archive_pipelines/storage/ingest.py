@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import mimetypes
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.catalog.files import FileEntry, apply_files
@@ -20,14 +23,14 @@ from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.views import SnapshotPlace, view_dir
 
 
-@dataclass(frozen=True)
-class IngestItem:
-    """A file on disk to store as (snapshot, extractor, relative_path)."""
+class IngestItem(NamedTuple):
+    """A file on disk to store as (snapshot, extractor, relative_path). (A tuple: made per
+    file, and a frozen dataclass's __init__ cost three times as much.)"""
 
     snapshot_id: str
     extractor: str
     relative_path: str
-    source: Path
+    source: Path | str
 
 
 @dataclass
@@ -61,7 +64,16 @@ class IngestReport:
 
 
 def guess_mime(relative_path: str) -> str:
-    return mimetypes.guess_type(relative_path, strict=False)[0] or "application/octet-stream"
+    """The MIME type by the name's extensions (everything from the first dot of its last
+    part: `.tar.gz` counts as a whole), looked up once per extension."""
+    name = relative_path.rpartition("/")[2]
+    dot = name.find(".", 1)
+    return _mime_for(name[dot:] if dot > 0 else "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _mime_for(extensions: str) -> str:
+    return mimetypes.guess_type(f"x{extensions}", strict=False)[0] or "application/octet-stream"
 
 
 def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: int | None = None,
@@ -87,39 +99,108 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
         stack.enter_context(storage.primary.deferred_sync())
         committer = stack.enter_context(ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="ingest-commit"))
-        workers: FileWorkers | None = None
+        # Workers a previous ingest started (and used) serve from the first batch on.
+        workers: FileWorkers | None = storage.started_file_workers()
+        proven = False  # a batch of this ingest has been stored by the workers
         starting: FileWorkers | None = None
-        pending: tuple[Future[IngestReport], int] | None = None
+        pending: _Pending | None = None
+        putting: _Puts | None = None
+        linking: list[Callable[[], Counter[str]]] = []  # batches whose links are being made
         first = min(size, FIRST_BATCH)
         for index, batch in enumerate(_batches(items, first, size)):
-            if index == 0 and len(batch) == first and storage.ingest_processes > 1:
+            if workers is None and index == 0 and len(batch) == first and \
+                    storage.ingest_processes > 1:
                 # A large ingest: the workers start while this batch is stored on threads.
                 starting = storage.file_workers()
             elif index == 1 and starting is not None:
                 workers = starting
-            try:
-                stored, put_report = _put_batch(storage, workers, batch, hardlink)
-            except BrokenProcessPool:
-                if index != 1:
-                    raise
-                # The workers could not start (e.g. out of processes or memory): this
-                # ingest uses threads, as small ones do.
-                storage.workers_failed()
-                workers = None
-                stored, put_report = _put_batch(storage, workers, batch, hardlink)
-            if pending is not None:
-                _collect(pending, report, progress)  # one batch in flight: bounded memory
-            pending = committer.submit(_commit_batch, storage, workers, stored,
-                                       put_report), len(batch)
+            # The puts run in the workers while this thread takes in the next batch (the
+            # caller's items may be generated, e.g. by walking folders).
+            puts = _start_puts(storage, workers, batch, hardlink)
+            if putting is not None:
+                pending, proven = _after_puts(storage, committer, putting, pending, report,
+                                              progress, proven, hardlink, linking)
+                if putting.workers is not None and not proven:  # they failed: threads now
+                    workers = None
+                    puts = _start_puts(storage, None, batch, hardlink)
+            putting = puts
+        if putting is not None:
+            pending, proven = _after_puts(storage, committer, putting, pending, report,
+                                          progress, proven, hardlink, linking)
         if pending is not None:
-            _collect(pending, report, progress)
+            _collect(pending, report, progress, linking)
+        for links in linking:
+            _count_links(report, links())
     return report
 
 
-def _collect(pending: tuple[Future[IngestReport], int], report: IngestReport,
-             progress: Callable[[int], object] | None) -> None:
+# A batch on the commit thread, and its file count. The commit returns the batch's report
+# and, with worker processes, the wait for its view links, which the workers make while
+# the next batch is committed.
+_Pending = tuple[Future[tuple[IngestReport, Callable[[], Counter[str]] | None]], int]
+
+
+@dataclass
+class _Puts:
+    """A batch whose files are being stored, and how."""
+
+    batch: list[IngestItem]
+    workers: FileWorkers | None
+    results: Callable[[], list[tuple[str, PutResult] | str]]
+
+
+def _start_puts(storage: Storage, workers: FileWorkers | None, items: list[IngestItem],
+                allow_hardlink: bool) -> _Puts:
+    """Start storing a batch's files in worker processes, or store them now on the io
+    threads (no fsyncs: the commit step syncs once)."""
+    requests = [PutRequest(item.extractor, item.relative_path, os.fspath(item.source))
+                for item in items]
+    if workers is not None:
+        try:
+            return _Puts(items, workers, workers.submit_puts(requests, allow_hardlink))
+        except BrokenProcessPool as exc:
+            broken = exc
+
+            def fail() -> list[tuple[str, PutResult] | str]:
+                raise broken
+            return _Puts(items, workers, fail)
+    primary = storage.primary
+    outcomes = storage.map_io(lambda r: put_one(primary, r, allow_hardlink), requests)
+    return _Puts(items, None, lambda: outcomes)
+
+
+def _after_puts(storage: Storage, committer: ThreadPoolExecutor, puts: _Puts,
+                pending: _Pending | None, report: IngestReport,
+                progress: Callable[[int], object] | None, proven: bool, allow_hardlink: bool,
+                linking: list[Callable[[], Counter[str]]]) -> tuple[_Pending, bool]:
+    """Wait for a batch's puts, then hand it to the commit thread (after the previous
+    batch's commit: one in flight keeps memory bounded). Returns the new pending commit
+    and whether the workers have proven to work."""
+    try:
+        outcomes = puts.results()
+        proven = proven or puts.workers is not None
+    except BrokenProcessPool:
+        if proven or puts.workers is None:
+            raise
+        # The workers could not start (e.g. out of processes or memory): this ingest uses
+        # threads, as small ones do.
+        storage.workers_failed()
+        puts = _start_puts(storage, None, puts.batch, allow_hardlink)
+        outcomes = puts.results()
+    stored, put_report = _stored(puts.batch, outcomes)
+    if pending is not None:
+        _collect(pending, report, progress, linking)
+    return (committer.submit(_commit_batch, storage, puts.workers, stored, put_report),
+            len(puts.batch)), proven
+
+
+def _collect(pending: _Pending, report: IngestReport, progress: Callable[[int], object] | None,
+             linking: list[Callable[[], Counter[str]]]) -> None:
     future, count = pending
-    report.merge(future.result())
+    done, links = future.result()
+    report.merge(done)
+    if links is not None:
+        linking.append(links)
     if progress:
         progress(count)
 
@@ -145,16 +226,8 @@ def _batches(items: Iterable[IngestItem], first: int, size: int) -> Iterator[lis
 Stored = tuple[IngestItem, str, PutResult]
 
 
-def _put_batch(storage: Storage, workers: FileWorkers | None, items: list[IngestItem],
-               allow_hardlink: bool) -> tuple[list[Stored], IngestReport]:
-    """Store a batch's files, in worker processes or on the io threads (no fsyncs: the
-    commit step syncs once)."""
-    requests = [PutRequest(item.extractor, item.relative_path, item.source) for item in items]
-    if workers is not None:
-        outcomes = workers.submit_puts(requests, allow_hardlink)()
-    else:
-        primary = storage.primary
-        outcomes = storage.map_io(lambda r: put_one(primary, r, allow_hardlink), requests)
+def _stored(items: list[IngestItem], outcomes: list[tuple[str, PutResult] | str]
+            ) -> tuple[list[Stored], IngestReport]:
     report = IngestReport()
     stored: list[Stored] = []
     for item, outcome in zip(items, outcomes, strict=True):
@@ -169,10 +242,12 @@ def _put_batch(storage: Storage, workers: FileWorkers | None, items: list[Ingest
 
 
 def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[Stored],
-                  report: IngestReport) -> IngestReport:
-    """Make the batch's blobs durable, record them in one transaction, then link the views."""
+                  report: IngestReport
+                  ) -> tuple[IngestReport, Callable[[], Counter[str]] | None]:
+    """Make the batch's blobs durable, record them in one transaction, then link the views
+    (in worker processes: started, and the wait for them returned)."""
     if not stored:
-        return report
+        return report, None
     primary = storage.primary
     if any(put.created for _item, _rel, put in stored):
         primary.sync()
@@ -196,26 +271,30 @@ def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[St
             primary.sync_pending()
     fresh = applied.new_blob_hashes | applied.revived | {
         put.sha256 for _item, _rel, put in stored if put.created}
-    _link_batch(storage, workers, entries, places, fresh, report)
-    return report
+    return report, _link_batch(storage, workers, entries, places, fresh, report)
 
 
 def _link_batch(storage: Storage, workers: FileWorkers | None, entries: list[FileEntry],
-                places: dict[str, SnapshotPlace], fresh: set[str], report: IngestReport) -> None:
+                places: dict[str, SnapshotPlace], fresh: set[str], report: IngestReport
+                ) -> Callable[[], Counter[str]] | None:
     """Aliases for blobs new to the store or catalog (older ones have theirs), file links in
     the file view (always: the other views' folder links point into it), then each
-    snapshot's folder links in the other views."""
+    snapshot's folder links in the other views. In worker processes this returns once the
+    aliases exist, with the wait for the links; on threads it counts them into `report`."""
     home = storage.file_view
     if home is None or not storage.views:
-        return
+        return None
     dirs = {sid: view_dir(home, place) for sid, place in places.items()}
     links = [(f"{dirs[e.snapshot_id]}/{e.extractor}/{e.relative_path}", e.sha256)
              for e in entries if e.snapshot_id in dirs]
     folders = [link for place in places.values() for link in storage.folder_links(place)]
     if workers is not None:
-        outcomes = workers.ensure_links(links, sorted(fresh), folders)
-    else:
-        outcomes = ensure_links(storage, links, fresh, folders)
+        return workers.start_links(links, sorted(fresh), folders)
+    _count_links(report, ensure_links(storage, links, fresh, folders))
+    return None
+
+
+def _count_links(report: IngestReport, outcomes: Counter[str]) -> None:
     report.links_created += outcomes["created"]
     report.links_fixed += outcomes["fixed"]
     report.link_conflicts += outcomes["conflict"]

@@ -15,10 +15,12 @@ from archive_pipelines.blobstore import LocalBlobStore, sha256_file
 from archive_pipelines.views import compat_link_target
 
 
-def removal_problem(store: LocalBlobStore, source: Path,
-                    recorded: tuple[str, int] | None) -> str | None:
+def removal_problem(store: LocalBlobStore, source: Path | str,
+                    recorded: tuple[str, int] | None,
+                    blob_stat: os.stat_result | None = None) -> str | None:
     """Why the legacy file `source` must stay, or None when the store verifiably holds its
-    bytes (`recorded` = the catalog's (sha256, size) for it).
+    bytes (`recorded` = the catalog's (sha256, size) for it; `blob_stat`, if the caller has
+    it, the stat of that blob's file).
 
     Verified means the blob file exists with the catalog's size and is either the same inode
     as the legacy file (a hardlink) or hashes, like the legacy file, to the catalog's sha256.
@@ -26,11 +28,13 @@ def removal_problem(store: LocalBlobStore, source: Path,
     if recorded is None:
         return "not recorded in the catalog"
     sha, size = recorded
-    blob = store.local_path(sha)
+    blob = store.object_path(sha)
     try:
-        blob_stat, source_stat = os.stat(blob), os.lstat(source)
+        if blob_stat is None:
+            blob_stat = os.stat(blob)
+        source_stat = os.lstat(source)
     except FileNotFoundError as exc:
-        return f"{'blob' if exc.filename == str(blob) else 'file'} missing"
+        return f"{'blob' if exc.filename == blob else 'file'} missing"
     if blob_stat.st_size != size:
         return f"blob {sha[:12]} has {blob_stat.st_size} bytes, the catalog says {size}"
     if (blob_stat.st_dev, blob_stat.st_ino) == (source_stat.st_dev, source_stat.st_ino):
@@ -42,7 +46,7 @@ def removal_problem(store: LocalBlobStore, source: Path,
     return None
 
 
-def remove_files(folder: Path, paths: Iterable[Path]) -> bool:
+def remove_files(folder: Path, paths: Iterable[Path | str]) -> bool:
     """Unlink `paths`, then every folder left empty under `folder`; True if `folder` is gone."""
     for path in paths:
         with contextlib.suppress(FileNotFoundError):

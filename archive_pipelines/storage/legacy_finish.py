@@ -28,7 +28,7 @@ class FinishTask:
     migrated: Path  # the data dir's migrated/ (`storage.retired`)
     # (extractor, relative_path, source file) ingested from its folder; None: it had no
     # folder of its own (already retired, or never had one).
-    files: tuple[tuple[str, str, Path], ...] | None
+    files: tuple[tuple[str, str, Path | str], ...] | None
     records: tuple[tuple[str, str, str, int], ...]  # (extractor, relative_path, sha256, size)
     ingest_errors: tuple[str, ...]  # the ingest's errors for files of this folder
     retire: bool = True  # False: the folder has problems already; only check and report
@@ -38,10 +38,11 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
     """Check the snapshot against the catalog and the store; only if all holds, move its
     folder to `migrated/` and link `archive/<timestamp>`. Returns the problems ([] = done)."""
     folder = farm.archive_root / task.timestamp
-    problems = _catalog_problems(store, task.records)
+    blob_stats: dict[str, os.stat_result] = {}
+    problems = _catalog_problems(store, task.records, blob_stats)
     if task.files is not None:
         problems += [_short(error, folder) for error in task.ingest_errors]
-        problems += _unverified(store, task.files, task.records)
+        problems += _unverified(store, task.files, task.records, blob_stats)
     elif os.path.islink(folder):
         if not os.readlink(folder).startswith("by_timestamp/"):
             problems.append(f"archive/{task.timestamp} is a symlink to {os.readlink(folder)!r}, "
@@ -58,27 +59,32 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
     return []
 
 
-def _catalog_problems(store: LocalBlobStore, records: tuple[tuple[str, str, str, int], ...]
-                      ) -> list[str]:
-    """Every file row must have its blob, with the catalog's size."""
+def _catalog_problems(store: LocalBlobStore, records: tuple[tuple[str, str, str, int], ...],
+                      blob_stats: dict[str, os.stat_result]) -> list[str]:
+    """Every file row must have its blob, with the catalog's size (stats kept in
+    `blob_stats`: a snapshot's files are checked against the same blobs next)."""
     problems = []
     for extractor, rel, sha, size in records:
         try:
-            found = os.stat(store.local_path(sha)).st_size
+            found = blob_stats.get(sha) or os.stat(store.object_path(sha))
         except FileNotFoundError:
             problems.append(f"{extractor}/{rel}: blob {sha[:12]} missing")
             continue
-        if found != size:
-            problems.append(f"{extractor}/{rel}: blob size {found} != {size}")
+        blob_stats[sha] = found
+        if found.st_size != size:
+            problems.append(f"{extractor}/{rel}: blob size {found.st_size} != {size}")
     return problems
 
 
-def _unverified(store: LocalBlobStore, files: tuple[tuple[str, str, Path], ...],
-                records: tuple[tuple[str, str, str, int], ...]) -> list[str]:
+def _unverified(store: LocalBlobStore, files: tuple[tuple[str, str, Path | str], ...],
+                records: tuple[tuple[str, str, str, int], ...],
+                blob_stats: dict[str, os.stat_result]) -> list[str]:
     recorded = {(ext, rel): (sha, size) for ext, rel, sha, size in records}
     problems = []
     for extractor, rel, source in files:
-        problem = removal_problem(store, source, recorded.get((extractor, rel)))
+        record = recorded.get((extractor, rel))
+        problem = removal_problem(store, source, record,
+                                  blob_stats.get(record[0]) if record else None)
         if problem is not None:
             problems.append(f"{extractor}/{display_path(rel)}: {problem}")
     return problems
@@ -88,7 +94,7 @@ def _short(message: str, folder: Path) -> str:
     return display_path(message.replace(f"{folder}/", "", 1))
 
 
-def retire_or_remove(migrated: Path, folder: Path, sources: list[Path]) -> None:
+def retire_or_remove(migrated: Path, folder: Path, sources: list[Path | str]) -> None:
     """Move a folder whose every file is in `sources` (verified in the store) aside
     (`storage.retired`; gc deletes it later) or, across filesystems, remove those files in
     place; then link `archive/<timestamp>`. OSError when the folder has to stay."""

@@ -27,7 +27,7 @@ class FolderChanged(OSError):
     """The folder held a file the migration had not verified; it was put back."""
 
 
-def retire_folder(migrated: Path, folder: Path, verified: Iterable[Path]) -> Path | None:
+def retire_folder(migrated: Path, folder: Path, verified: Iterable[Path | str]) -> Path | None:
     """Move `folder` (every file of it in `verified`) to `migrated` (the data dir's
     `migrated/`); returns where it went.
 
@@ -36,21 +36,32 @@ def retire_folder(migrated: Path, folder: Path, verified: Iterable[Path]) -> Pat
     holds anything else than `verified` (it is moved back first).
     """
     day = migrated / datetime.now(UTC).strftime("%Y%m%d")
-    day.mkdir(parents=True, exist_ok=True)
+    if day not in _days_made:
+        day.mkdir(parents=True, exist_ok=True)
+        _days_made.add(day)
     target = _free_name(day, folder.name)
     try:
         os.rename(folder, target)
+    except FileNotFoundError:
+        if os.path.isdir(folder):  # the day folder went away (gc emptied it): make it again
+            _days_made.discard(day)
+            return retire_folder(migrated, folder, verified)
+        raise
     except OSError as exc:
         if exc.errno == errno.EXDEV:
             return None
         raise
-    expected = {os.path.relpath(path, folder) for path in verified}
-    unexpected = sorted(set(_entries(target)) - expected)
+    start = len(str(folder)) + 1
+    expected = {str(path)[start:] for path in verified}
+    unexpected = sorted(set(_entries(str(target))) - expected)
     if unexpected:
         os.rename(target, folder)
         raise FolderChanged(errno.EEXIST, f"{folder.name} holds files the migration did not "
                             f"verify ({', '.join(unexpected[:3])}); left in place")
     return target
+
+
+_days_made: set[Path] = set()  # day folders made by this process (`retire_folder`)
 
 
 def _free_name(parent: Path, name: str) -> Path:
@@ -60,15 +71,15 @@ def _free_name(parent: Path, name: str) -> Path:
     return candidate
 
 
-def _entries(root: Path) -> Iterator[str]:
+def _entries(root: str, prefix: str = "") -> Iterator[str]:
     """Relative paths of everything but folders under `root` (never following links)."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in filenames:
-            yield os.path.relpath(os.path.join(dirpath, name), root)
-        for name in dirnames:  # symlinks to folders are listed here; os.walk does not follow
-            path = os.path.join(dirpath, name)
-            if os.path.islink(path):
-                yield os.path.relpath(path, root)
+    with os.scandir(root) as listing:
+        entries = list(listing)
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield from _entries(entry.path, f"{prefix}{entry.name}/")
+        else:  # files, symlinks (also to folders), anything else
+            yield prefix + entry.name
 
 
 @dataclass

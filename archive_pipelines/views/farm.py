@@ -28,6 +28,9 @@ class LinkState:
     current_target: str | None = None
 
 
+_MADE_MAX = 65536
+
+
 class ViewFarm:
     """Symlinks from archive/<view path> into the primary store. Writes stay in archive/
     and in the store's alias index."""
@@ -38,6 +41,7 @@ class ViewFarm:
         self._root = str(self.archive_root) + "/"
         self._aliases = str(self.store_root / ALIAS_DIR) + "/"
         self._anchored: set[str] = set()
+        self._made: set[str] = set()  # folders this farm made lately (`_make_parents`)
         self._anchor_lock = threading.Lock()
 
     # -- the alias index ------------------------------------------------------------
@@ -242,7 +246,25 @@ class ViewFarm:
 
     def _make_parents(self, link_rel: str) -> None:
         # Only called after symlink() failed with ENOENT, so the folder is really missing.
-        os.makedirs(self._root + os.path.dirname(link_rel), exist_ok=True)
+        # A snapshot's folders are made one after another: when the parent is one this farm
+        # made (and nothing removed since), one mkdir does, not makedirs' walk up.
+        folder = self._root + os.path.dirname(link_rel)
+        parent = os.path.dirname(folder)
+        made = self._made
+        if parent in made:
+            try:
+                os.mkdir(folder)
+            except FileExistsError:
+                pass
+            except FileNotFoundError:  # removed behind our back
+                made.clear()
+                os.makedirs(folder, exist_ok=True)
+        else:
+            os.makedirs(folder, exist_ok=True)
+            made.add(parent)  # exists now too: the snapshot's next folder needs one mkdir
+        if len(made) >= _MADE_MAX:
+            made.clear()
+        made.add(folder)
 
     @staticmethod
     def _replace_link(path: str, target: str) -> None:

@@ -1,10 +1,11 @@
 """The Frontier facade the crawler uses: add URLs, claim domains, read their URLs, release them.
 
 Adding a batch is: canonicalize, one seen-filter call, one file append per domain, one
-record_appends call. A crash between the seen-filter call and the file append loses those
-URLs (seen, never queued). A crash after the append but before record_appends leaves the
-lines in the file: a reader of that domain reads them anyway (it reads to the end of the
-file), and an idle domain picks them up with its next append.
+record_appends call, which also counts `urls_offered` (a batch with no new URL skips it
+unless a second has passed since the last one). A crash between the seen-filter call and
+the file append loses those URLs (seen, never queued). A crash after the append but before
+record_appends leaves the lines in the file: a reader of that domain reads them anyway (it
+reads to the end of the file), and an idle domain picks them up with its next append.
 
 Within a domain URLs come out in the order they were added (priority is stored, not used
 for ordering); across domains, claims go to the domains whose next fetch time is earliest.
@@ -28,6 +29,8 @@ from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import FrontierState, Release, Reschedule
 from frontier_service.frontier.urls import try_canonical_many
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore
+
+_OFFERED_EVERY_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,8 @@ class Frontier:
                                self.config.seen_error_rate, backend=self.config.seen_backend)
         self.visited = VisitedStore(redis, keys.visited,
                                     expected_records=self.config.visited_expected)
+        self._offered_unrecorded = 0  # offered URLs not yet in the urls_offered counter
+        self._offered_recorded_at = 0.0
 
     async def open(self) -> Frontier:
         await self.seen.open()
@@ -130,13 +135,29 @@ class Frontier:
                 if pending is None:
                     lines[domain] = pending = []
                 pending.append(f"{url}|{depth}{tail}")
+        appends: list[tuple[str, int, int]] = []
         if lines:
             batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}
             offsets = await asyncio.to_thread(self.files.append_many, batches)
-            await self.state.record_appends(
-                now, [(domain, offsets[domain][1], len(lines[domain])) for domain in lines])
+            appends = [(domain, offsets[domain][1], len(lines[domain])) for domain in lines]
+        # The URLs offered (new or not) ride along; an all-duplicate batch's wait for the
+        # next call, or at most _OFFERED_EVERY_S (no round trip just to count them).
+        offered = self._offered_unrecorded + len(valid)
+        clock = time.monotonic()
+        if appends or clock - self._offered_recorded_at >= _OFFERED_EVERY_S:
+            self._offered_unrecorded, self._offered_recorded_at = 0, clock
+            await self.state.record_appends(now, appends, offered=offered)
+        else:
+            self._offered_unrecorded = offered
         added = sum(len(pending) for pending in lines.values())
         return AddResult(added, len(valid) - added, 0)
+
+    async def flush_offered(self) -> None:
+        """Count the offered URLs add_canonical has not sent yet (all-duplicate batches)."""
+        offered, self._offered_unrecorded = self._offered_unrecorded, 0
+        if offered:
+            self._offered_recorded_at = time.monotonic()
+            await self.state.record_appends(int(time.time()), [], offered=offered)
 
     async def claim(self, worker_id: str, n: int = 1, *, now: float | None = None) -> list[str]:
         """Lease up to n due domains to worker_id for config.lease_seconds."""

@@ -150,10 +150,13 @@ local codes = release_all(ARGV[2], ARGV[3])
 return {codes, claim(ARGV[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])}
 """
 
-# ARGV: prefix, now, blob of `domain end_offset urls` lines. Returns how many became ready.
+# ARGV: prefix, now, blob of `domain end_offset urls` lines, and URLs offered (new or not)
+# or ''. Returns how many became ready.
 # size = max(size, end_offset); an idle, not excluded domain with unread bytes becomes ready.
 RECORD_APPENDS = _HEADER + """
 local now = ARGV[2]
+local offered = tonumber(ARGV[4])
+if offered and offered > 0 then redis.call('HINCRBY', counters, 'urls_offered', offered) end
 local grown, added, readied = 0, 0, 0
 for d, end_offset, urls in string.gmatch(ARGV[3], '(%S+) (%S+) (%S+)\\n') do
   local key = prefix .. d

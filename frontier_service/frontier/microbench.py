@@ -2,6 +2,10 @@
 
     python -m frontier_service.frontier.microbench --redis-url redis://127.0.0.1:6379/0
 
+Adds run all new, then all duplicates, then (with --new-share) in the crawl mix: batches
+of which a measured share is new, the rest already seen (bench/crawl_bench.py measures
+the share in its frontier crawl and passes it on).
+
 Uses a throwaway key prefix and temp dir, and deletes both afterwards.
 """
 
@@ -45,6 +49,26 @@ def make_batches(urls: int, domains: int, batch: int, *, clustered: bool,
             serial += 1
         batches.append(links)
     return batches
+
+
+def mix_batches(old: list[list[tuple[str, int]]], fresh: list[list[tuple[str, int]]],
+                new_share: float) -> list[list[tuple[str, int]]]:
+    """Batches of `old` (URLs already added) with new_share of their URLs taken from `fresh`.
+
+    Batch i keeps old[i]'s positions and takes its first URLs from fresh[i] (built with the
+    same seed: the same hosts), so the domains per batch stay as they were; the counts are
+    rounded so that the whole run holds new_share new URLs.
+    """
+    if not 0.0 <= new_share <= 1.0:
+        raise ValueError(f"new_share must be within 0 and 1, not {new_share}")
+    mixed: list[list[tuple[str, int]]] = []
+    done = total = 0
+    for seen, new in zip(old, fresh, strict=True):
+        total += len(seen)
+        take = round(total * new_share) - done
+        done += take
+        mixed.append(new[:take] + seen[take:])
+    return mixed
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +160,11 @@ async def report_adds(frontier: Frontier, args: argparse.Namespace, root: Path) 
             del batches
             await report_parallel_adds(frontier, args, root, label, per_batch)
             continue
+        mixed = None
+        if clustered and args.new_share is not None:
+            mixed = mix_batches(batches, make_batches(
+                args.urls, args.domains, args.batch, clustered=True, seed=len(label),
+                tag=f"{label}-mix"), args.new_share)
         gc.collect()
         gc.freeze()  # keep the collector off the half million test URLs
         rate = await bench_adds(frontier, batches, args.adders)
@@ -144,7 +173,10 @@ async def report_adds(frontier: Frontier, args: argparse.Namespace, root: Path) 
         if clustered:
             rate = await bench_adds(frontier, batches, args.adders)
             print(f"add_urls, all duplicates, {label}: {rate}")
-        del batches
+        if mixed is not None:
+            rate = await bench_adds(frontier, mixed, args.adders)
+            print(f"add_urls, {crawl_mix_title(args)}: {rate}")
+        del batches, mixed
         gc.unfreeze()
         gc.collect()
     stats = await frontier.stats()
@@ -156,19 +188,30 @@ async def report_parallel_adds(frontier: Frontier, args: argparse.Namespace, roo
                                label: str, per_batch: float) -> None:
     """The clustered adds from args.processes processes, each with args.adders callers."""
     specs = [ChildSpec(args.redis_url, root, frontier.config, index, args.processes,
-                       args.adders, args.urls, args.domains, args.batch, label)
+                       args.adders, args.urls, args.domains, args.batch, label, args.new_share)
              for index in range(args.processes)]
-    new, duplicates = await run_parallel(frontier.redis, specs, rounds=2)
-    for title, result in ((f"new URLs, {label} ({per_batch:.0f} domains per batch of "
-                           f"{args.batch}, {args.processes} processes)", new),
-                          (f"all duplicates, {label}", duplicates)):
+    mixing = args.new_share is not None
+    results = await run_parallel(frontier.redis, specs,
+                                 ("new", "again", "mix") if mixing else ("new", "again"))
+    new, duplicates = results[0], results[1]
+    titled = [(f"new URLs, {label} ({per_batch:.0f} domains per batch of "
+               f"{args.batch}, {args.processes} processes)", new),
+              (f"all duplicates, {label}", duplicates)]
+    if mixing:
+        titled.append((f"{crawl_mix_title(args)}, {args.processes} processes", results[2]))
+    for title, result in titled:
         rate = Rate(result.offered / result.wall, result.client_cpu / result.offered * 1e6,
                     result.redis_cpu / result.offered * 1e6)
         print(f"add_urls, {title}: {rate}")
         for index, child in enumerate(result.children):
             print(f"  {child.describe(index)}")
     print(f"  added: {new.added:,} of {new.offered:,} new URLs, then {duplicates.added:,} "
-          f"of the {duplicates.offered:,} again")
+          f"of the {duplicates.offered:,} again"
+          + (f", then {results[2].added:,} of {results[2].offered:,} mixed" if mixing else ""))
+
+
+def crawl_mix_title(args: argparse.Namespace) -> str:
+    return f"crawl mix ({args.new_share:.0%} new, {args.new_share_source})"
 
 
 async def report_claims(frontier: Frontier, args: argparse.Namespace) -> None:
@@ -204,6 +247,10 @@ async def run(args: argparse.Namespace) -> None:
                                     visited_expected=args.visited)
             frontier = await Frontier(redis, Path(tmp), config).open()
             print(f"seen filter: {frontier.seen.backend} backend, {frontier.seen.layout}")
+            if args.new_share is not None:
+                print(f"crawl mix: {args.new_share:.2%} of the URLs offered to the frontier "
+                      f"are new ({args.new_share_source}"
+                      + (f": {args.new_share_detail}" if args.new_share_detail else "") + ")")
             try:
                 await report_adds(frontier, args, Path(tmp))
                 await report_claims(frontier, args)
@@ -230,6 +277,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--capacity", type=int, default=2_000_000, help="seen filter capacity")
     parser.add_argument("--visited", type=int, default=100_000, help="visited records to write")
     parser.add_argument("--uvloop", action="store_true", help="run on uvloop if installed")
+    parser.add_argument("--new-share", type=float, default=None,
+                        help="also add batches of which this share is new (the crawl mix: "
+                             "measure it, e.g. bench/crawl_bench.py passes its crawl's share)")
+    parser.add_argument("--new-share-source", default="given on the command line",
+                        help="where --new-share was measured (printed with it)")
+    parser.add_argument("--new-share-detail", default="",
+                        help="the measurement behind --new-share (printed with it)")
     args = parser.parse_args(argv)
     if args.uvloop:
         import uvloop

@@ -2,7 +2,8 @@
 
 Each child opens its own Frontier (own Redis connection, own file descriptors) on the same
 crawl name and directory, builds the same batches and adds every N-th one: together they
-add each URL once, through the same add_urls path the crawler uses. The parent starts each
+add each URL once, through the same add_urls path the crawler uses. Any number of
+processes works; on 2 CPUs, 3 keeps a CPU busy while another adder waits on Redis. The parent starts each
 round in all children at once and takes the wall time until the last one answers.
 """
 
@@ -12,6 +13,7 @@ import asyncio
 import gc
 import multiprocessing
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -33,6 +35,7 @@ class ChildSpec:
     domains: int
     batch: int
     tag: str
+    new_share: float | None = None  # also a "mix" round: this share of each batch is new
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,27 +66,36 @@ class ParallelRound:
 
 
 def child_main(spec: ChildSpec, conn: Connection) -> None:
-    """Child entry point (module level, for `spawn`): one round per "go" message."""
+    """Child entry point (module level, for `spawn`): one round per round-name message."""
     asyncio.run(_child(spec, conn))
 
 
 async def _child(spec: ChildSpec, conn: Connection) -> None:
-    from frontier_service.frontier.microbench import make_batches
+    from frontier_service.frontier.microbench import make_batches, mix_batches
 
     batches = make_batches(spec.urls, spec.domains, spec.batch, clustered=True,
-                           seed=len(spec.tag), tag=spec.tag)[spec.index::spec.processes]
-    offered = sum(len(b) for b in batches)
+                           seed=len(spec.tag), tag=spec.tag)
+    rounds = {"new": batches, "again": batches}
+    if spec.new_share is not None:  # same hosts batch by batch, fresh paths
+        fresh = make_batches(spec.urls, spec.domains, spec.batch, clustered=True,
+                             seed=len(spec.tag), tag=f"{spec.tag}-mix")
+        rounds["mix"] = mix_batches(batches, fresh, spec.new_share)
+        del fresh
+    mine = {name: b[spec.index::spec.processes] for name, b in rounds.items()}
+    del batches, rounds
     gc.collect()
     gc.freeze()
     redis = Redis.from_url(spec.redis_url)
     frontier = await Frontier(redis, spec.root, spec.config).open()
     try:
         conn.send("ready")
-        while conn.recv() == "go":
+        while (name := conn.recv()) in mine:
+            offered = sum(len(b) for b in mine[name])
             cpu, started = time.process_time(), time.perf_counter()
-            added = await add_all(frontier, batches, spec.adders)
+            added = await add_all(frontier, mine[name], spec.adders)
             conn.send(ChildRound(offered, added, time.perf_counter() - started,
                                  time.process_time() - cpu))
+            await frontier.flush_offered()
     finally:
         frontier.close()
         await redis.aclose()
@@ -110,8 +122,13 @@ async def redis_cpu_seconds(redis: Redis) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-async def run_parallel(redis: Redis, specs: list[ChildSpec], rounds: int) -> list[ParallelRound]:
-    """Start one child per spec, run `rounds` rounds of their adds, and stop them."""
+async def run_parallel(redis: Redis, specs: list[ChildSpec],
+                       rounds: Sequence[str] = ("new", "again")) -> list[ParallelRound]:
+    """Start one child per spec, run the named rounds of their adds, and stop them.
+
+    "new" and "again" add the clustered batches (all new, then all duplicates); "mix"
+    adds batches of which spec.new_share is new (needs "new" before it).
+    """
     context = multiprocessing.get_context("spawn")
     pipes, children = [], []
     for spec in specs:
@@ -125,11 +142,11 @@ async def run_parallel(redis: Redis, specs: list[ChildSpec], rounds: int) -> lis
         for pipe in pipes:
             if await asyncio.to_thread(pipe.recv) != "ready":
                 raise RuntimeError("an adder process failed to start")
-        for _ in range(rounds):
+        for name in rounds:
             redis_before = await redis_cpu_seconds(redis)
             started = time.perf_counter()
             for pipe in pipes:
-                pipe.send("go")
+                pipe.send(name)
             done: list[ChildRound] = [await asyncio.to_thread(pipe.recv) for pipe in pipes]
             wall = time.perf_counter() - started
             redis_cpu = await redis_cpu_seconds(redis) - redis_before

@@ -122,17 +122,19 @@ class FrontierState:
         """Note bytes appended to a domain's file; True if that made an idle domain ready."""
         return await self.record_appends(now, [(domain, end_offset, urls)]) == 1
 
-    async def record_appends(self, now: float, appends: Sequence[tuple[str, int, int]]) -> int:
+    async def record_appends(self, now: float, appends: Sequence[tuple[str, int, int]], *,
+                             offered: int = 0) -> int:
         """record_append for many (domain, end_offset, urls) in one call; returns domains readied.
 
         size = max(size, end_offset); a domain that is not ready, not leased and not excluded
-        becomes ready, so an append racing a retirement never strands its URLs.
+        becomes ready, so an append racing a retirement never strands its URLs. `offered`
+        (URLs tested, new or not) goes to the `urls_offered` counter.
         """
-        if not appends:
+        if not appends and not offered:
             return 0
         return int(await self._record_appends(
             keys=self.keys.coordination,
-            args=[self.keys.domain_prefix, repr(float(now)), _lines(appends)]))
+            args=[self.keys.domain_prefix, repr(float(now)), _lines(appends), offered]))
 
     async def exclude(self, domain: str, reason: str) -> None:
         """Stop scheduling a domain (a lease in flight ends without re-queueing it)."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
 from archive_pipelines.errors import DataDirError
@@ -99,6 +100,10 @@ async def open_frontier(settings: CrawlerSettings) -> AsyncIterator[tuple[Fronti
         try:
             yield frontier, url
         finally:
+            try:  # the urls_offered count of the last all-duplicate batches
+                await frontier.flush_offered()
+            except (OSError, RedisError) as exc:
+                log.warning("urls_offered not counted at shutdown: %s", exc)
             frontier.close()
 
 

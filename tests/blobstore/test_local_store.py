@@ -18,8 +18,8 @@ from archive_pipelines.blobstore import (
     BlobIntegrityError,
     BlobStoreError,
     LocalBlobStore,
-    sha256_file,
 )
+from archive_pipelines.blobstore.hashing import sha256_fd
 from archive_pipelines.blobstore.local_files import publish
 from tests.blobstore.stored_objects import stored_files
 
@@ -106,11 +106,11 @@ def test_a_file_that_changes_during_ingest_leaves_nothing(
         local_store: LocalBlobStore, source: Path, monkeypatch: pytest.MonkeyPatch,
         mutate: Callable[[Path], None], moment: str, hardlink: bool) -> None:
     if moment == "after hashing":
-        def hash_then_change(path: Path) -> tuple[str, int]:
-            digest = sha256_file(path)
-            mutate(path)
+        def hash_then_change(fd: int) -> tuple[str, int]:
+            digest = sha256_fd(fd)
+            mutate(source)
             return digest
-        monkeypatch.setattr(local_module, "sha256_file", hash_then_change)
+        monkeypatch.setattr(local_module, "sha256_fd", hash_then_change)
     elif moment == "while copying":
         real_encode = local_module.encode_stream
 
@@ -268,3 +268,20 @@ def test_a_source_we_may_not_chmod_is_copied(local_store: LocalBlobStore, source
     assert not os.path.samefile(stored, source) and stored.read_bytes() == DATA
     assert stat.S_IMODE(source.stat().st_mode) == 0o644
     assert sorted(p.name for p in stored_files(local_store.root)) == [stored.name]
+
+
+def test_temp_names_are_unique_hidden_and_new_in_a_forked_child(tmp_path: Path) -> None:
+    names = {local_files.temp_name(str(tmp_path), "ab" * 32) for _ in range(1000)}
+    assert len(names) == 1000
+    assert all(local_files._TEMP_NAME.fullmatch(os.path.basename(n)) for n in names)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, local_files.temp_name(str(tmp_path), "x").encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 200).decode()
+    ours = local_files.temp_name(str(tmp_path), "x")
+    def prefix(name: str) -> str:
+        return os.path.basename(name).split(".")[2][:8]
+    assert prefix(child) != prefix(ours)  # another random prefix

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
+import archive_pipelines.migration.cas as cas_module
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, organize, to_cas
 from archive_pipelines.migration.folders import TEMP_SUFFIX, folder_lock
 from archive_pipelines.storage import Storage
+from archive_pipelines.storage.ingest import IngestItem
 from archive_pipelines.storage.verify import verify_storage
 from tests.legacy.index_docs import v04
 from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
@@ -152,6 +156,30 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
     assert verify_storage(storage).problems == 0
     again = migrate_batch(storage, ids)
     assert (again.migrated, again.failed) == (0, 0)
+
+
+def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
+        sqlite_storage: Storage, monkeypatch: pytest.MonkeyPatch) -> None:
+    generate_collection(sqlite_storage.settings.data_dir, 6, versions=ALL_RELEASES, seed=5)
+    import_orphans(sqlite_storage)
+    before = tree_hashes(sqlite_storage.layout.archive)
+    real = cas_module.ingest_files
+
+    def fail_midway(storage: Storage, items: Iterator[IngestItem], **kwargs: object) -> object:
+        taken = [next(iter(items)) for _ in range(3)]  # the folders are listed lazily
+        assert taken
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(cas_module, "ingest_files", fail_midway)
+
+    report = migrate_batch(sqlite_storage, [s.id for s in snapshots(sqlite_storage).values()])
+
+    assert (report.processed, report.migrated, report.failed) == (6, 0, 6)
+    assert all("No space left on device" in error for error in report.errors)
+    assert {s.fs_version for s in snapshots(sqlite_storage).values()} != {"cas"}
+    assert tree_hashes(sqlite_storage.layout.archive) == before
+    monkeypatch.setattr(cas_module, "ingest_files", real)
+    again = migrate_batch(sqlite_storage, [s.id for s in snapshots(sqlite_storage).values()])
+    assert (again.migrated, again.failed) == (6, 0), again.errors
 
 
 def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:

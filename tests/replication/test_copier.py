@@ -13,6 +13,7 @@ import zstandard
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, S3BlobStore
 from archive_pipelines.replication import CopyItem, copy_object, copy_objects
+from archive_pipelines.replication.copier import map_parallel
 from tests.blobstore.stored_objects import stored_files, write_stored
 from tests.replication.conftest import assert_store_sound, listing
 from tests.storage.conftest import sha
@@ -144,3 +145,44 @@ def test_check_keeps_only_small_good_blobs(source: LocalBlobStore) -> None:
     path.write_bytes(b"x" + small[1:])
     damaged = source.check(sha(small), keep_up_to=1 << 20)
     assert damaged.status == "corrupt" and damaged.data is None
+
+
+@pytest.mark.parametrize("width", [1, 4])
+def test_map_parallel_runs_cheap_items_on_the_calling_thread(width: int) -> None:
+    caller = threading.get_ident()
+    ran_on: dict[int, int] = {}
+
+    def work(item: int) -> int:
+        ran_on[item] = threading.get_ident()
+        return item * item
+
+    items = list(range(40))
+    assert map_parallel(work, items, width=width, inline=lambda i: i % 3 != 0) == [
+        i * i for i in items]
+    assert all(ran_on[i] == caller for i in items if i % 3)
+    queued = {ran_on[i] for i in items if i % 3 == 0}
+    assert (caller not in queued) if width > 1 else queued == {caller}
+
+
+def test_map_parallel_starts_no_thread_when_every_item_is_cheap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threading.Thread, "start", lambda self: pytest.fail("thread started"))
+    assert map_parallel(lambda i: i + 1, [1, 2, 3], width=8, inline=lambda i: True) == [2, 3, 4]
+
+
+def test_verified_bytes_to_a_local_store_are_copied_on_the_calling_thread(
+        source: LocalBlobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dest = LocalBlobStore(tmp_path / "inline", name="inline", codec="zstd")
+    caller = threading.get_ident()
+    writers: set[int] = set()
+    real = LocalBlobStore.put_verified_bytes
+
+    def put(self: LocalBlobStore, sha256: str, data: bytes) -> object:
+        writers.add(threading.get_ident())
+        return real(self, sha256, data)
+
+    monkeypatch.setattr(LocalBlobStore, "put_verified_bytes", put)
+    items = [CopyItem(sha(data), len(data), data) for data in DATA]
+    outcomes = copy_objects(source, dest, items, width=4)
+    assert all(o.ok and o.created for o in outcomes) and writers == {caller}
+    assert_store_sound(dest)

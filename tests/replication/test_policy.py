@@ -87,6 +87,16 @@ def test_choose_pairs_never_exceeds_what_exists() -> None:
     assert len(pairs) == 2 and len({d for _s, d in pairs}) == 2
 
 
+def test_choose_pairs_draws_only_where_there_is_a_choice() -> None:
+    rng = random.Random(7)
+    before = rng.getstate()
+    assert choose_pairs(["a"], ["b", "c"], 2, rng) == [("a", "b"), ("a", "c")]
+    assert choose_pairs(["a"], ["b"], 3, rng) == [("a", "b")]
+    assert rng.getstate() == before
+    sources = {s for _ in range(40) for s, _d in choose_pairs(["a", "b"], ["c"], 1, rng)}
+    assert sources == {"a", "b"}
+
+
 def test_group_by_pair() -> None:
     groups = group_by_pair([("x", [("a", "b")]), ("y", [("a", "b"), ("a", "c")]),
                             ("z", [])])

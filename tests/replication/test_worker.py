@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -242,14 +243,16 @@ def test_each_small_source_object_is_read_once(env_local: Env,
     """The source check keeps a small blob's verified bytes and the copy writes those."""
     env = env_local
     store_class = type(env.storage.primary)  # the replica set opens its own store objects
-    opened: list[str] = []
-    real_open = store_class.open
+    opened: list[str] = []  # the raw primary's check reads its file itself (no open())
+    for method in ("open", "check"):
+        real = getattr(store_class, method)
 
-    def counting_open(self: LocalBlobStore, sha256: str, **kwargs: object) -> object:
-        if self.name == "primary":
-            opened.append(sha256)
-        return real_open(self, sha256, **kwargs)  # type: ignore[arg-type]
-    monkeypatch.setattr(store_class, "open", counting_open)
+        def counting(self: LocalBlobStore, sha256: str, *args: object, _real: Any = real,
+                     **kwargs: object) -> object:
+            if self.name == "primary":
+                opened.append(sha256)
+            return _real(self, sha256, *args, **kwargs)
+        monkeypatch.setattr(store_class, method, counting)
     report = replicate_all(env, retention=2)
     assert report.ok and sum(report.created.values()) == len(env.blobs)
     small = {digest for digest, data in env.blobs.items() if len(data) <= 64 << 10}

@@ -185,3 +185,15 @@ def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
             storage.engine.dispose()
     assert pools == [2]  # only the second ingest used worker processes
     assert outcomes[0] == outcomes[2]
+
+
+@pytest.mark.parametrize("name", [
+    "dom/output.html", "x.tar.gz", "js/jquery.min.js", "README", ".htaccess", "a.b/c",
+    "media/v.MP4", "a:b.html", "screenshot.png", "x.", "warc/a.warc.gz", "archive.org.txt",
+    "wget/www.example.com/path/index.html", "a/b.c/d.json", "font.woff2", "x.tar.bz2"])
+def test_guess_mime_matches_mimetypes_on_the_whole_name(name: str) -> None:
+    import mimetypes
+
+    from archive_pipelines.storage.ingest import guess_mime
+    expected = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
+    assert guess_mime(name) == expected

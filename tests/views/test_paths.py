@@ -70,6 +70,18 @@ def test_link_targets_are_short_enough_to_live_in_the_inode() -> None:
     assert len(link_target(deep, digest)) < 60
 
 
+def test_aliases_are_base32_of_the_first_128_bits_as_existing_stores_have_them() -> None:
+    import base64
+    import hashlib
+
+    for n in range(300):
+        digest = hashlib.sha256(str(n).encode()).hexdigest()
+        name = base64.b32encode(bytes.fromhex(digest)[:16]).decode().rstrip("=").lower()
+        assert blob_alias(digest) == f"{name[:2]}/{name}"
+    assert blob_alias("f" * 64).endswith("/" + "7" * 25 + "4")  # 3 bits + 2 of padding
+    assert blob_alias("0" * 64).endswith("/" + "a" * 26)
+
+
 def test_by_timestamp_holds_the_files_and_the_other_views_link_to_its_folders() -> None:
     assert file_view(["by_domain", "by_date", "by_user", "by_timestamp"]) == "by_timestamp"
     assert file_view(["by_user", "by_date"]) == "by_date"

@@ -29,6 +29,9 @@ def test_add_urls_counts_new_duplicate_and_invalid(
             stats = await frontier.stats()
             assert (stats.ready_domains, stats.due_domains, stats.leased_domains) == (2, 2, 0)
             assert stats.counters["urls_added"] == 2
+            assert stats.counters["urls_offered"] == 4  # `again` waits: no round trip for it
+            await frontier.flush_offered()
+            assert (await frontier.stats()).counters["urls_offered"] == 5
             assert stats.pending_bytes == sum(frontier.files.size(d)
                                               for d in ("a.example", "b.example"))
 

@@ -158,3 +158,66 @@ def test_fast_path_agrees_with_w3lib() -> None:
         assert fast == urls._canonicalize_general(url), url
         assert fast[0].split("#")[0].startswith(canonicalize_url(url).split("://")[0])
     assert checked > 2_000
+
+
+_TRICKY = [
+    "https://a.example/", "http://a.example/x?b=1&a=2", "http://a.example/x?a=2&a=1",
+    "http://a.example/x?a-b=1&a=2", "http://a.example/x?a=1&a-b=2", "http://a.example/x?a.=1&a=0",
+    "http://a.example/x?a=&a", "http://a.example/x?=1", "http://a.example/x?a==1",
+    "http://a.example/x?a=1&&b=2", "http://a.example/x?", "http://a.example/x?a=1#f",
+    "http://a.example/x/./y", "http://a.example/x/../y", "http://a.example/.hidden",
+    "http://a.example/x/.", "http://a.example//x", "http://a.example/~u/_x/-y.z",
+    "http://A.example/", "HTTP://a.example/", "http://a.example:80/", "http://a.example:8080/",
+    "http://a.example", "http://a.example?x=1", "http://a.example./", "http://.a.example/",
+    "http://-a.example/", "http://a-.example/", "http://a..example/", "http://a.-b.example/",
+    "http://a-.b.example/", "http://a--b.example/", "http://xn--bcher-kva.de/", "http://a_b.example/",
+    "http://127.0.0.1/", "http://0/", "http://1.2.3.4.5/", "http://[::1]/",
+    "http://" + "a" * 63 + ".example/", "http://" + "a" * 64 + ".example/",
+    "http://" + ".".join(["abcdefghi"] * 25) + "/", "http://" + ".".join(["abcdefghi"] * 26) + "/",
+    "http://a.example/%7E", "http://a.example/a b", "http://a.example/a|b", "http://a.example/é",
+    "http://user@a.example/", "http://a.example/x?q=a/b", "http://a.example/x?q=a?b",
+    " http://a.example/", "http://a.example/ ", "http://a.example/\t", "https://a.example/x;p",
+    "http://a.example/" + "x" * 8200, "http://a.example/x?" + "&".join(f"k{i}=v" for i in range(30, 0, -1)),
+]
+
+
+@pytest.mark.parametrize("url", _TRICKY)
+def test_canonical_fast_path_matches_the_full_parse_on_tricky_urls(url: str) -> None:
+    assert urls._parse_uncached(url) == urls._parse_rewriting(url)
+    assert urls.try_canonical_many([url]) == [_via_full_parse(url)]
+
+
+def test_canonical_fast_path_matches_the_full_parse_on_random_urls() -> None:
+    """Random URLs near the fast path's edges: both paths give the same URL, domain and hash."""
+    rnd = random.Random(11)
+
+    def word(alphabet: str, low: int, high: int) -> str:
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(low, high)))
+
+    batch = []
+    for _ in range(20_000):
+        host = rnd.choice(".-") * (rnd.random() < 0.05) + ".".join(
+            word("abcz019" + "-" * (rnd.random() < 0.3) + "A_." * (rnd.random() < 0.1), 1, 8)
+            for _ in range(rnd.randint(1, 4)))
+        if rnd.random() < 0.03:
+            host = word("ab", 60, 70) + ".example"
+        port = rnd.choice(["", "", "", ":80", ":443", ":8080"])
+        path = rnd.choice(["", "/", "/" + word("aZ09._~/-", 0, 14), "/" + word("aZ09_~-", 0, 14),
+                           "/" + word("aZ09./%é |", 0, 8)])
+        pairs = [word("aZ09._~-", 0, 3) + rnd.choice(["=", "=", "", "=="]) + word("aZ0._~-", 0, 3)
+                 for _ in range(rnd.randint(1, 4))]
+        query = "?" + "&".join(pairs) if rnd.random() < 0.5 else ""
+        fragment = "#f" if rnd.random() < 0.1 else ""
+        scheme = rnd.choice(["http", "https", "https", "HTTPS"])
+        batch.append(f"{scheme}://{host}{port}{path}{query}{fragment}")
+    fast = 0
+    for url in batch:
+        assert urls._parse_uncached(url) == urls._parse_rewriting(url), url
+        fast += urls._already_canonical(url) is not None
+    assert urls.try_canonical_many(batch) == [_via_full_parse(url) for url in batch]
+    assert fast > 1_000  # the fast path was exercised (~1,600 of these edge-heavy URLs)
+
+
+def _via_full_parse(url: str) -> tuple[str, str, bytes] | None:
+    found = urls._parse_rewriting(url)
+    return None if isinstance(found, str) else found
