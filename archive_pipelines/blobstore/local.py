@@ -30,7 +30,6 @@ from archive_pipelines.blobstore.local_files import (
     remove_stale_temps,
     sync_filesystem,
     temp_name,
-    temp_path,
 )
 from archive_pipelines.blobstore.results import CheckResult, PutResult
 
@@ -195,62 +194,40 @@ class LocalBlobStore(BlobStore):
             raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
         payload = encode_bytes(data, codec=self.codec, zstd_level=self.zstd_level)
         directory = os.path.dirname(final)
-        temp: str | None = temp_name(directory, sha256)
-        assert temp is not None
-        try:
-            with self._os_errors(sha256):
-                self._ensure_dir(directory)
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
-                             _OBJECT_MODE)
-                try:
-                    _write_all(fd, payload)
-                    if self._sync_each:
-                        os.fsync(fd)
-                finally:
-                    os.close(fd)
-                created = publish(temp, final, sync=self._sync_each)
-                if created:
-                    temp = None  # renamed into place
-                    if not self._sync_each:
-                        self._unsynced = True
-        finally:
-            if temp is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp)
+        with self._os_errors(sha256), self._staged(temp_name(directory, sha256)) as temp:
+            self._ensure_dir(directory)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                         _OBJECT_MODE)
+            try:
+                _write_all(fd, payload)
+                if self._sync_each:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            created = self._publish(temp, final)
         return PutResult(sha256, len(data), len(payload) if created else 0, created)
 
     def _write(self, source: BinaryIO, directory: Path, sha256: str | None, *,
                limit: int | None = None,
                check: Callable[[Encoded], None] | None = None) -> PutResult:
         """Encode `source` into a temp file in `directory`, check it, then link it into place."""
-        temp: Path | None = None
-        try:
-            with self._os_errors(sha256):
-                self._ensure_dir(directory)
-                temp = temp_path(directory, sha256 or "put")
-                # Created read-only (mode applies to later opens): no separate chmod.
-                fd = self._create(temp)
-                with open(fd, "wb", buffering=_WRITE_BUFFER) as target:  # sized: no isatty()
-                    encoded = encode_stream(source, target, codec=self.codec,
-                                            zstd_level=self.zstd_level, limit=limit,
-                                            stored_digest=False)  # only S3 uploads use it
-                    if check is not None:
-                        check(encoded)
-                    target.flush()
-                    if self._sync_each:
-                        os.fsync(target.fileno())
-                final = self._path(encoded.sha256)
-                self._ensure_dir(final.parent)
-                # Never overwrites: an object already there (a concurrent writer) wins.
-                created = publish(temp, final, sync=self._sync_each)
-                if created:
-                    temp = None  # renamed into place
-                    if not self._sync_each:
-                        self._unsynced = True
-        finally:
-            if temp is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    temp.unlink()
+        with self._os_errors(sha256), \
+                self._staged(temp_name(str(directory), sha256 or "put")) as temp:
+            self._ensure_dir(directory)
+            # Created read-only (mode applies to later opens): no separate chmod.
+            fd = self._create(Path(temp))
+            with open(fd, "wb", buffering=_WRITE_BUFFER) as target:  # sized: no isatty()
+                encoded = encode_stream(source, target, codec=self.codec,
+                                        zstd_level=self.zstd_level, limit=limit,
+                                        stored_digest=False)  # only S3 uploads use it
+                if check is not None:
+                    check(encoded)
+                target.flush()
+                if self._sync_each:
+                    os.fsync(target.fileno())
+            final = self._object_path(encoded.sha256)
+            self._ensure_dir(os.path.dirname(final))
+            created = self._publish(temp, final)
         stored = encoded.stored_bytes if created else 0
         return PutResult(encoded.sha256, encoded.size, stored, created)
 
@@ -264,39 +241,47 @@ class LocalBlobStore(BlobStore):
         allow this for files nobody edits.
         """
         directory = os.path.dirname(final)
-        temp: str | None = temp_name(directory, sha256)
-        assert temp is not None
-        try:
-            with self._os_errors(sha256):
+        with self._os_errors(sha256), self._staged(temp_name(directory, sha256)) as temp:
+            try:
                 try:
-                    try:
-                        os.link(path, temp)
-                    except FileNotFoundError:  # a leaf folder not made yet
-                        if not os.path.exists(path):
-                            raise
-                        self._ensure_dir(directory)
-                        os.link(path, temp)
-                except OSError as exc:
-                    if exc.errno in LINK_UNSUPPORTED:
-                        return None
-                    raise
-                linked = os.stat(temp)
-                if FileState.from_stat(linked) != before:
-                    raise self._changed_during_ingest(Path(path), sha256)
-                if linked.st_mode & 0o222 and not _make_read_only(temp, linked.st_mode):
-                    return None  # not ours to chmod: copy instead
-                if self._sync_each:
-                    fsync_file(Path(temp))  # the source's data may not have reached the disk yet
-                created = publish(temp, final, sync=self._sync_each)
-                if created:
-                    temp = None  # renamed into place
-                    if not self._sync_each:
-                        self._unsynced = True
-        finally:
-            if temp is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(temp)
+                    os.link(path, temp)
+                except FileNotFoundError:  # a leaf folder not made yet
+                    if not os.path.exists(path):
+                        raise
+                    self._ensure_dir(directory)
+                    os.link(path, temp)
+            except OSError as exc:
+                if exc.errno in LINK_UNSUPPORTED:
+                    return None
+                raise
+            linked = os.stat(temp)
+            if FileState.from_stat(linked) != before:
+                raise self._changed_during_ingest(Path(path), sha256)
+            if linked.st_mode & 0o222 and not _make_read_only(temp, linked.st_mode):
+                return None  # not ours to chmod: copy instead
+            if self._sync_each:
+                fsync_file(Path(temp))  # the source's data may not have reached the disk yet
+            created = self._publish(temp, final)
         return PutResult(sha256, size, size if created else 0, created)
+
+    @contextlib.contextmanager
+    def _staged(self, temp: str) -> Iterator[str]:
+        """A temp name for an object being written; whatever is left under it (the object
+        was not published, or an error came first) is removed on the way out (after a
+        publish, that unlink finds nothing: one cheap failed lookup)."""
+        try:
+            yield temp
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+    def _publish(self, temp: str, final: str) -> bool:
+        """Give the complete temp its final name; never overwrites: an object already there
+        (a concurrent writer) wins, and False says so."""
+        created = publish(temp, final, sync=self._sync_each)
+        if created and not self._sync_each:
+            self._unsynced = True
+        return created
 
     @contextlib.contextmanager
     def _os_errors(self, sha256: str | None) -> Iterator[None]:

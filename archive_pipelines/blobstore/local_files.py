@@ -70,15 +70,11 @@ def ensure_dir(directory: Path, *, sync: bool = True) -> None:
 _TEMP_NAME = re.compile(r"\.[0-9a-z]{1,16}\.[0-9a-f]{16}\.tmp")
 
 
-def temp_path(directory: Path, hint: str) -> Path:
-    """A fresh hidden name in `directory`; never a valid blob key, so listings skip it."""
-    return Path(temp_name(str(directory), hint))
-
-
 def temp_name(directory: str, hint: str) -> str:
-    """`temp_path` as a string: a random per-process prefix and a counter (no getrandom
-    call per file). Names may repeat across processes only by chance (2^-32); whoever
-    creates the second one gets FileExistsError, as with any O_EXCL or link() name."""
+    """A fresh hidden name in `directory`, never a valid blob key (listings skip it): a
+    random per-process prefix and a counter (no getrandom call per file). Names may repeat
+    across processes only by chance (2^-32); whoever creates the second one gets
+    FileExistsError, as with any O_EXCL or link() name."""
     return f"{directory}/.{hint[:16]}.{_temp_prefix}{next(_temp_counter) & 0xFFFFFFFF:08x}.tmp"
 
 
