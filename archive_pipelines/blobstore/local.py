@@ -6,6 +6,7 @@ import contextlib
 import hashlib
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -194,7 +195,8 @@ class LocalBlobStore(BlobStore):
             raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
         payload = encode_bytes(data, codec=self.codec, zstd_level=self.zstd_level)
         directory = os.path.dirname(final)
-        with self._os_errors(sha256), self._staged(temp_name(directory, sha256)) as temp:
+        with self._os_errors(sha256), self._staged(temp_name(directory, sha256)) as staged:
+            temp = staged.path
             self._ensure_dir(directory)
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
                          _OBJECT_MODE)
@@ -204,7 +206,7 @@ class LocalBlobStore(BlobStore):
                     os.fsync(fd)
             finally:
                 os.close(fd)
-            created = self._publish(temp, final)
+            created = self._publish(staged, final)
         return PutResult(sha256, len(data), len(payload) if created else 0, created)
 
     def _write(self, source: BinaryIO, directory: Path, sha256: str | None, *,
@@ -212,7 +214,8 @@ class LocalBlobStore(BlobStore):
                check: Callable[[Encoded], None] | None = None) -> PutResult:
         """Encode `source` into a temp file in `directory`, check it, then link it into place."""
         with self._os_errors(sha256), \
-                self._staged(temp_name(str(directory), sha256 or "put")) as temp:
+                self._staged(temp_name(str(directory), sha256 or "put")) as staged:
+            temp = staged.path
             self._ensure_dir(directory)
             # Created read-only (mode applies to later opens): no separate chmod.
             fd = self._create(Path(temp))
@@ -227,7 +230,7 @@ class LocalBlobStore(BlobStore):
                     os.fsync(target.fileno())
             final = self._object_path(encoded.sha256)
             self._ensure_dir(os.path.dirname(final))
-            created = self._publish(temp, final)
+            created = self._publish(staged, final)
         stored = encoded.stored_bytes if created else 0
         return PutResult(encoded.sha256, encoded.size, stored, created)
 
@@ -241,7 +244,8 @@ class LocalBlobStore(BlobStore):
         allow this for files nobody edits.
         """
         directory = os.path.dirname(final)
-        with self._os_errors(sha256), self._staged(temp_name(directory, sha256)) as temp:
+        with self._os_errors(sha256), self._staged(temp_name(directory, sha256)) as staged:
+            temp = staged.path
             try:
                 try:
                     os.link(path, temp)
@@ -261,24 +265,25 @@ class LocalBlobStore(BlobStore):
                 return None  # not ours to chmod: copy instead
             if self._sync_each:
                 fsync_file(Path(temp))  # the source's data may not have reached the disk yet
-            created = self._publish(temp, final)
+            created = self._publish(staged, final)
         return PutResult(sha256, size, size if created else 0, created)
 
     @contextlib.contextmanager
-    def _staged(self, temp: str) -> Iterator[str]:
-        """A temp name for an object being written; whatever is left under it (the object
-        was not published, or an error came first) is removed on the way out (after a
-        publish, that unlink finds nothing: one cheap failed lookup)."""
+    def _staged(self, temp: str) -> Iterator[_Staged]:
+        """A temp name for an object being written; unless `_publish` gave it its final
+        name, whatever is left under it is removed on the way out."""
+        staged = _Staged(temp)
         try:
-            yield temp
+            yield staged
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
+            if not staged.published:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(temp)
 
-    def _publish(self, temp: str, final: str) -> bool:
+    def _publish(self, staged: _Staged, final: str) -> bool:
         """Give the complete temp its final name; never overwrites: an object already there
         (a concurrent writer) wins, and False says so."""
-        created = publish(temp, final, sync=self._sync_each)
+        created = staged.published = publish(staged.path, final, sync=self._sync_each)
         if created and not self._sync_each:
             self._unsynced = True
         return created
@@ -373,6 +378,14 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+@dataclass
+class _Staged:
+    """A temp file being written (`LocalBlobStore._staged`)."""
+
+    path: str
+    published: bool = False
 
 
 def _make_read_only(path: Path | str, mode: int) -> bool:

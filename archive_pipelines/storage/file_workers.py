@@ -183,20 +183,12 @@ class FileWorkers:
         """Start storing `requests`; returns a function that waits for the results."""
         return self._submit(_put_chunk, requests, allow_hardlink)
 
-    def ensure_links(self, links: list[tuple[str, str]], aliases: Sequence[str],
-                     folder_links: Sequence[tuple[str, str]] = ()) -> Counter[str]:
-        """Aliases first (file links point through them), then file links, then folder
-        links (they point at the file links' folders); outcome counts."""
-        self._submit(_alias_chunk, list(aliases))()
-        outcomes = Counter(self._submit(_link_chunk, links)())
-        outcomes.update(self._submit(_folder_link_chunk, folder_links)())
-        return outcomes
-
     def start_links(self, links: list[tuple[str, str]], aliases: Sequence[str],
                     folder_links: Sequence[tuple[str, str]] = ()
                     ) -> Callable[[], Counter[str]]:
-        """`ensure_links` without waiting: the aliases, file links and folder links are
-        queued in that order, and the function returned waits for their outcome counts.
+        """Make aliases, file links and folder links (`storage.linking.ensure_links` in the
+        workers) without waiting: they are queued in that order, and the function returned
+        waits for their outcome counts.
         The workers take the chunks in order, so a link is rarely made before what it
         points at (its alias, or a folder link's folder); when it is, the target appears
         a moment later. A crash in between leaves what `verify --fix` repairs."""

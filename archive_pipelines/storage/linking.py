@@ -13,7 +13,7 @@ def ensure_links(storage: Storage, links: list[tuple[str, str]], aliases: Iterab
                  folder_links: Sequence[tuple[str, str]] = ()) -> Counter[str]:
     """Aliases for `aliases` (blob hashes), then every file link (link path, sha256), then
     every folder link (link path, target); returns how many links were created / ok /
-    fixed / conflict. (`FileWorkers.ensure_links` is the same in worker processes.)"""
+    fixed / conflict. (`FileWorkers.start_links` is the same in worker processes.)"""
     farm, primary = storage.farm, storage.primary
     storage.map_io(lambda sha: alias_one(farm, primary, sha), sorted(aliases))
     outcomes = Counter(storage.map_io(lambda link: link_one(farm, link), links))
