@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import WORK_DIR, CorpusParams, ensure_corpus, load_manifest  # noqa: E402
+from settle import remove_tree, settle  # noqa: E402
 
 from archive_pipelines.catalog import CatalogRepository  # noqa: E402
 from archive_pipelines.datadir import initialize  # noqa: E402
@@ -121,6 +122,7 @@ def main() -> int:
           f"{totals['snapshots']:,} snapshots (ready in {time.perf_counter() - t0:.0f}s)")
     all_paths = [corpus / f["path"] for s in manifest["snapshots"] for f in s["files"]]
     large_paths = [p for p in all_paths if p.stat().st_size >= LARGE]
+    settle()
     warm(all_paths)
     hash_mbs = sha256_speed(large_paths) if large_paths else 0.0
 
@@ -179,9 +181,7 @@ def main() -> int:
             print()
     finally:
         if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
-            print("(removed the run's files: ext4 slows new inodes for a few minutes after a "
-                  "large delete, so wait ~5 minutes before a rerun)")
+            remove_tree(work)
     return 0
 
 

@@ -29,7 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+from settle import remove_tree, settle  # noqa: E402
 from sqlalchemy import insert  # noqa: E402
 
 from archive_pipelines.catalog.models import Blob, BlobCopy  # noqa: E402
@@ -233,6 +235,7 @@ def main() -> int:
     previous = WORK.with_name(f"{WORK.name}-previous-{os.getpid()}")
     if WORK.exists():
         WORK.rename(previous)
+    settle()
     data_dir = WORK / "data"
     data_dir.mkdir(parents=True)
     moto = None
@@ -310,8 +313,8 @@ def main() -> int:
         if moto is not None:
             moto.stop()
         if not args.keep:
-            shutil.rmtree(WORK, ignore_errors=True)
-        shutil.rmtree(previous, ignore_errors=True)
+            remove_tree(WORK)
+        remove_tree(previous)
     for text, ok in verdicts:
         print(f"{'PASS' if ok else 'FAIL'}  {text}")
     return 0 if all(ok for _t, ok in verdicts) else 1
