@@ -11,7 +11,8 @@ own process and counts the pages it finished inside the measured window after a 
     one Redis frontier, frontier files, archiving; the process count is printed),
 (b) the seed's old design, PostgreSQL as the queue (FOR UPDATE SKIP LOCKED, one
     connection per worker), same fetch path,
-(c) Scrapy with equivalent settings, (d) the ceiling loop (no politeness, no persistence).
+(c) Scrapy with equivalent settings, (d) the ceiling loop (no politeness, no persistence)
+    in as many processes as (a) ran, each with its share of the hosts.
 While (a) crawls, its frontier's counters give the add mix: the share of the URLs offered
 to the frontier after the warm-up that were new. Then the frontier micro-benchmarks (with
 that share as their crawl-mix line) and Redis bytes per seen / visited URL. Needs the
@@ -175,19 +176,31 @@ def crawl_all(args: argparse.Namespace, work: Path,
                 result = run_postgres(args, web.port, work / "postgres")
             elif name == "scrapy":
                 result = run_crawler("scrapy_crawl", args, web.port, work / "scrapy")
-            else:
-                result = run_crawler("ceiling", args, web.port, work / "ceiling")
+            else:  # as many processes as (a) ran: a ceiling for the same machine share
+                result = run_crawler("ceiling", args, web.port, work / "ceiling",
+                                     "--processes", ceiling_processes(args, results))
             after = web.cpu_seconds()
             web_cpu = after - before if after is not None and before is not None else None
             results[name] = result
             label = LABELS[name]
-            if name == "frontier" and not isinstance(result, str):
+            if name in ("frontier", "ceiling") and not isinstance(result, str):
                 label += f", {result['extra']['processes']} processes"
             print(describe(label, result, web_cpu)
                   + f" [{time.monotonic() - started:.0f} s; {load()}]", flush=True)
             if name == "frontier" and mix.share is not None:
                 print(f"    add mix: {mix.share:.1%} new; {mix.describe()}", flush=True)
     return results
+
+
+def ceiling_processes(args: argparse.Namespace,
+                      results: dict[str, dict[str, object] | str]) -> str:
+    """(a)'s process count when it ran, else what --processes resolves to."""
+    ran = results.get("frontier")
+    if isinstance(ran, dict):
+        extra = ran.get("extra")
+        if isinstance(extra, dict) and "processes" in extra:
+            return str(extra["processes"])
+    return args.processes
 
 
 LABELS = {"frontier": "(a) frontier_service", "postgres": "(b) PostgreSQL queue (seed design)",
