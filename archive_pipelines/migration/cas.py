@@ -20,11 +20,10 @@ A snapshot with any problem keeps its folder untouched and is reported.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +37,6 @@ from archive_pipelines.storage.legacy_cas import INDEX_EXTRACTOR
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
 
 _LISTING_THREADS = 4  # folders listed at once (threads: the listing waits on the disk)
-_LISTING_AHEAD = 16  # folders listed ahead of the ingest
 
 
 @dataclass
@@ -68,25 +66,14 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
         """Each folder's files, in order, while the ingest stores the ones before.
 
         Listing a folder that is not in the page cache is mostly waiting for the disk (py-spy:
-        ~40% of the parent's samples were in scandir), so threads list a few folders ahead.
+        ~40% of the parent's samples were in scandir), so threads list the folders ahead of it.
         """
         with ThreadPoolExecutor(_LISTING_THREADS, thread_name_prefix="to-cas-list") as pool:
-            ahead: deque[tuple[SnapshotRow, Future[list[IngestItem] | None]]] = deque()
-            queue = iter(rows)
-            try:
-                for row in itertools.islice(queue, _LISTING_AHEAD):
-                    ahead.append((row, pool.submit(listed, row)))
-                while ahead:
-                    row, listing = ahead.popleft()
-                    for following in itertools.islice(queue, 1):
-                        ahead.append((following, pool.submit(listed, following)))
-                    found = listing.result()
-                    if found is not None and not outcomes[row.id].needs_organize:
-                        items[row.id] = found
-                        yield from found
-            finally:  # the ingest stopped early: do not list the rest
-                for _row, pending in ahead:
-                    pending.cancel()
+            # map yields in order and cancels what is not listed yet if the ingest stops early
+            for row, found in zip(rows, pool.map(listed, rows), strict=True):
+                if found is not None and not outcomes[row.id].needs_organize:
+                    items[row.id] = found
+                    yield from found
 
     try:
         ingest = ingest_files(storage, collected(), allow_hardlink=True)
