@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.inputs import check_url, timestamp_time
 from archive_pipelines.cli.progress import human_bytes, progress_bar
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.settings import ALL_VIEWS
@@ -34,8 +35,10 @@ def _print_errors(errors: list[str], limit: int = 10) -> None:
 
 
 @click.command("ingest")
-@click.option("--url", required=True, help="The snapshot's URL.")
-@click.option("--timestamp", default=None, help="Legacy timestamp key (default: now).")
+@click.option("--url", required=True, help="The snapshot's URL (http:// or https://).")
+@click.option("--timestamp", default=None,
+              help="Legacy timestamp key: unix seconds, e.g. 1700000000.123 (default: now). "
+                   "Its day names the snapshot's folders in the views.")
 @click.option("--user", default=None, help="Who created the snapshot (by_user view).")
 @click.option("--title", default=None)
 @click.option("--copy/--hardlink", "copy", default=None,
@@ -48,11 +51,15 @@ def _print_errors(errors: list[str], limit: int = 10) -> None:
 def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str | None,
                    title: str | None, copy: bool | None, extractor: str, directory: Path) -> None:
     """Store every file under DIRECTORY as EXTRACTOR output of the snapshot of --url."""
-    now = datetime.now(UTC)
-    timestamp = timestamp or f"{now.timestamp():.3f}"
+    check_url(url)
+    if timestamp is None:
+        created_at = datetime.now(UTC)
+        timestamp = f"{created_at.timestamp():.3f}"
+    else:  # the snapshot's time, which names its day in the views
+        created_at = timestamp_time(timestamp)
     catalog = obj.catalog
     snapshot = catalog.find_snapshot(url=url, timestamp=timestamp) or catalog.add_snapshot(
-        url=url, timestamp=timestamp, title=title, created_at=now,
+        url=url, timestamp=timestamp, title=title, created_at=created_at,
         created_by=user or obj.settings.views.default_user)
     storage = _storage(obj)
     started = time.monotonic()

@@ -3,6 +3,8 @@
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_cli import run_cli
 
 
@@ -86,3 +88,62 @@ def test_ingest_hardlinks_by_default_and_copies_with_copy(tmp_path: Path) -> Non
             assert not os.path.samefile(stored, page) and page.stat().st_mode & 0o777 == 0o644
         else:  # one inode, now read-only for everyone
             assert os.path.samefile(stored, page) and page.stat().st_mode & 0o777 == 0o444
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("example.org", "not an absolute URL (no scheme)"),
+    ("example.org:8080/page", "not an absolute URL (no scheme)"),
+    ("ftp://example.org/file", "unsupported scheme 'ftp' (only http and https)"),
+    ("https://", "URL has no host"),
+])
+def test_ingest_refuses_a_url_without_http_scheme_and_host(tmp_path: Path, url: str,
+                                                           reason: str) -> None:
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    src = tmp_path / "site"
+    src.mkdir()
+    (src / "index.html").write_text("<html>hi</html>")
+    done = run_cli("--data-dir", str(data), "ingest", "--url", url, "wget", str(src))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"archive-pipelines: error: bad --url {url!r}: {reason}"
+        + ("; give it with http:// or https://" if "no scheme" in reason else "")]
+    assert not (data / "archive" / "by_domain").exists()  # no by_domain/unknown/
+    assert "snapshots       0" in run_cli("--data-dir", str(data), "status").stdout
+
+
+def test_ingest_files_a_given_timestamp_under_its_day(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    src = tmp_path / "site"
+    src.mkdir()
+    (src / "index.html").write_text("<html>hi</html>")
+    done = run_cli("--data-dir", str(data), "ingest", "--url", "https://example.com/",
+                   "--timestamp", "1700000000", "wget", str(src))  # 2023-11-14 22:13:20 UTC
+    assert done.returncode == 0, done.stderr
+    archive = data / "archive"
+    assert [p.name for p in (archive / "by_domain" / "example.com").iterdir()] == ["20231114"]
+    assert [p.name for p in (archive / "by_date").iterdir()] == ["20231114"]
+    [snapshot] = (archive / "by_domain" / "example.com" / "20231114").iterdir()
+    assert (snapshot / "wget" / "index.html").read_text() == "<html>hi</html>"
+    assert (archive / "by_timestamp" / "1700000000" / "wget" / "index.html").exists()
+
+
+@pytest.mark.parametrize(("timestamp", "reason"), [
+    ("yesterday", "expected unix seconds"),
+    ("2023-11-14", "expected unix seconds"),
+    ("-5", "expected unix seconds"),
+    ("99999999999999999999", "after the year 9999"),
+])
+def test_ingest_refuses_a_bad_timestamp(tmp_path: Path, timestamp: str, reason: str) -> None:
+    data = tmp_path / "data"
+    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    src = tmp_path / "site"
+    src.mkdir()
+    (src / "index.html").write_text("<html>hi</html>")
+    done = run_cli("--data-dir", str(data), "ingest", "--url", "https://example.com/",
+                   "--timestamp", timestamp, "wget", str(src))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"bad --timestamp {timestamp!r}: {reason}" in lines[0], lines
+    assert "snapshots       0" in run_cli("--data-dir", str(data), "status").stdout
