@@ -8,6 +8,7 @@ from functools import cached_property
 from sqlalchemy import Engine
 
 from archive_pipelines.catalog import CatalogRepository, make_engine
+from archive_pipelines.datadir import require_initialized
 from archive_pipelines.settings import Settings, load_settings
 
 
@@ -17,8 +18,15 @@ class CliContext:
     _engine: Engine | None = field(default=None, repr=False)
 
     @cached_property
-    def settings(self) -> Settings:
+    def unchecked_settings(self) -> Settings:
+        """The settings, whether or not the data dir exists (for `init`, which makes it)."""
         return load_settings(self.data_dir)
+
+    @cached_property
+    def settings(self) -> Settings:
+        """The settings of a data dir `init` made; a DataDirError naming `init` otherwise,
+        before anything is read or written there."""
+        return require_initialized(self.unchecked_settings)
 
     @property
     def engine(self) -> Engine:

@@ -18,9 +18,10 @@ def init_command(obj: CliContext) -> None:
 
     O(1) whatever archive/ holds: existing folders are adopted later, lazily.
     """
-    report = initialize(obj.settings)
+    settings = obj.unchecked_settings  # the one command that may make the data dir
+    report = initialize(settings)
     click.echo(f"data dir      {report.data_dir}")
-    click.echo(f"catalog       {redact_url(obj.settings.catalog_url)}")
+    click.echo(f"catalog       {redact_url(settings.catalog_url)}")
     schema = (f"{report.schema_before or 'empty'} -> {report.schema_after}"
               if report.schema_before != report.schema_after else f"{report.schema_after} (current)")
     click.echo(f"schema        {schema}")

@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
+from archive_pipelines.datadir import require_data_dir
 from archive_pipelines.errors import DataDirError
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
@@ -91,10 +92,27 @@ def fetch_settings(settings: CrawlerSettings) -> FetchSettings:
     })
 
 
+def require_crawl_data(settings: CrawlerSettings) -> None:
+    """For read-only commands (`stats`): DataDirError unless the data dir exists and, with
+    the embedded Redis, that Redis has a folder there (no crawl ran otherwise); creates
+    nothing."""
+    require_data_dir(settings.data_dir)
+    workdir = settings.data_dir / "redis"
+    if settings.embedded_redis and not workdir.is_dir():
+        raise DataDirError(f"no crawl has run in data dir {settings.data_dir} ({workdir}, the "
+                           "embedded Redis, does not exist): nothing to show")
+
+
 @contextlib.asynccontextmanager
-async def open_frontier(settings: CrawlerSettings) -> AsyncIterator[tuple[Frontier, str]]:
-    """Redis + the frontier only (for `seed` and `stats`); yields (frontier, redis url)."""
-    check_data_dir(settings.data_dir)
+async def open_frontier(settings: CrawlerSettings, *, create: bool = True
+                        ) -> AsyncIterator[tuple[Frontier, str]]:
+    """Redis + the frontier only (for `seed` and `stats`); yields (frontier, redis url).
+
+    `create=False` (read-only commands): a missing data dir is an error, not made."""
+    if create:
+        check_data_dir(settings.data_dir)
+    else:
+        require_crawl_data(settings)
     async with open_redis(settings.redis_url, settings.data_dir) as (redis, url):
         frontier = await Frontier(redis, settings.data_dir, frontier_config(settings)).open()
         try:

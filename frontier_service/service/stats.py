@@ -11,8 +11,9 @@ from frontier_service.service.settings import CrawlerSettings
 
 
 async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
-    """A snapshot of the crawl named in settings (JSON-ready)."""
-    async with open_frontier(settings) as (frontier, url):
+    """A snapshot of the crawl named in settings (JSON-ready); reads only: a missing data
+    dir is a DataDirError, never made."""
+    async with open_frontier(settings, create=False) as (frontier, url):
         stats = await frontier.stats(now=time.time())
         visited = await frontier.visited.count()
         seen_backend = frontier.seen.backend

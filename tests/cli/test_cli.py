@@ -37,7 +37,50 @@ def test_init_then_status(tmp_path: Path) -> None:
 def test_status_before_init_says_what_to_do(tmp_path: Path) -> None:
     result = run_cli("--data-dir", str(tmp_path), "status")
     assert result.returncode == 2
-    assert "run `archive-pipelines init`" in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"archive-pipelines: error: {tmp_path} is not an initialized data dir (no archive.toml): "
+        f"run `archive-pipelines --data-dir {tmp_path} init`"]
+    assert not any(tmp_path.iterdir())  # nothing written
+
+
+# Every command but init, with the arguments it needs.
+COMMANDS = [["status"], ["verify"], ["gc"], ["gc", "--dry-run"], ["update"],
+            ["update", "--import-orphans"], ["replicate"], ["replication-status"],
+            ["rebuild-views"], ["migrate-to-cas"], ["migrate-to-cas", "--dry-run"],
+            ["ingest", "--url", "https://example.com/", "wget", "SITE"]]
+
+
+def _with_site(command: list[str], tmp_path: Path) -> list[str]:
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "index.html").write_text("<html>hi</html>")
+    return [str(site) if arg == "SITE" else arg for arg in command]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_missing_data_dir_names_init_and_nothing_is_created(tmp_path: Path,
+                                                             command: list[str]) -> None:
+    missing = tmp_path / "no" / "such dir"
+    done = run_cli("--data-dir", str(missing), *_with_site(command, tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"archive-pipelines: error: there is no data dir at {missing}: run "
+        f"`archive-pipelines --data-dir '{missing}' init` to create one"]
+    assert not (tmp_path / "no").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_data_dir_without_catalog_names_init_and_nothing_is_created(
+        tmp_path: Path, command: list[str]) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "archive.toml").write_text("")
+    done = run_cli("--data-dir", str(data), *_with_site(command, tmp_path))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"archive-pipelines: error: data dir {data} has no catalog ({data / 'catalog.sqlite3'} "
+        f"does not exist): run `archive-pipelines --data-dir {data} init`"]
+    assert [p.name for p in data.iterdir()] == ["archive.toml"]
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,7 @@ def test_python_dash_m_runs_the_same_cli() -> None:
 ])
 def test_bad_input_is_one_clear_line(tmp_path: Path, redis_url: str, args: list[str],
                                      message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "data").mkdir()
     assert main(["--data-dir", str(tmp_path / "data"), "--redis-url", redis_url, *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
@@ -51,10 +52,34 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, redis_url: str, args: list[
 def test_an_unwritable_data_dir_is_one_clear_line(tmp_path: Path, redis_url: str) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    done = cli("--data-dir", str(blocker / "data"), "--redis-url", redis_url, "stats")
+    done = cli("--data-dir", str(blocker / "data"), "--redis-url", redis_url, "seed",
+               "http://a.test/")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"frontier-service: error: data dir {blocker / 'data'} is not writable: Not a directory"]
+
+
+def test_stats_on_a_missing_data_dir_is_one_clear_line_and_creates_nothing(
+        tmp_path: Path, redis_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no" / "data"
+    assert main(["--data-dir", str(missing), "--redis-url", redis_url, "stats"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"frontier-service: error: there is no data dir at {missing}: run "
+        f"`archive-pipelines --data-dir {missing} init` to create one"]
+    assert not (tmp_path / "no").exists()
+
+
+def test_stats_without_a_crawl_does_not_start_the_embedded_redis(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    data = tmp_path / "data"
+    data.mkdir()
+    assert main(["--data-dir", str(data), "stats"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"frontier-service: error: no crawl has run in data dir {data} ({data / 'redis'}, the "
+        "embedded Redis, does not exist): nothing to show"]
+    assert not any(data.iterdir())
 
 
 def fetched_records(data_dir: Path) -> list[dict[str, object]]:
