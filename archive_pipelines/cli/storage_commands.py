@@ -14,7 +14,7 @@ from archive_pipelines.cli.progress import human_bytes, progress_bar
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.settings import ALL_VIEWS
 from archive_pipelines.storage import Storage
-from archive_pipelines.storage.gc import collect_garbage
+from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
 from archive_pipelines.storage.ingest import ingest_directory
 from archive_pipelines.storage.legacy_cas import migrate_to_cas
 from archive_pipelines.storage.rebuild import rebuild_views
@@ -78,21 +78,33 @@ def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str |
 @click.command("verify")
 @click.option("--fix", is_flag=True, help="Repair links and ref counts.")
 @click.option("--vacuum", is_flag=True, help="Remove orphan links and empty folders.")
-@click.option("--deep", is_flag=True, help="Rehash every referenced blob.")
+@click.option("--deep", is_flag=True,
+              help="Re-read and hash every referenced blob (slow). Without it only the "
+                   "existence of each blob file is checked: a blob whose bytes changed in "
+                   "place, e.g. through a legacy path hard-linked into the store, goes "
+                   "unnoticed.")
 @click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Limit to these views.")
 @click.pass_obj
 def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
                    views: tuple[str, ...]) -> None:
-    """Check the store and views against the catalog; exit 1 if problems remain."""
+    """Check the store and views against the catalog; exit 1 if problems remain.
+
+    Blob contents are only hashed with --deep: a file hard-linked into the store at ingest
+    shares its inode with the legacy path, so editing that path in place (same size) changes
+    the blob, which then no longer hashes to its name. Only --deep finds that (reported as
+    corrupt_blob_files)."""
     with progress_bar("verify", "item") as bar:
         report = verify_storage(_storage(obj, views), fix=fix, vacuum=vacuum, deep=deep,
                                 progress=lambda _kind, n: bar.update(n))
-    click.echo(f"checked {report.blobs_checked:,} blobs, {report.files_checked:,} files, "
-               f"{report.links_checked:,} links")
+    click.echo(f"checked {report.blobs_checked:,} blobs{' (hashed)' if deep else ''}, "
+               f"{report.files_checked:,} files, {report.links_checked:,} links")
     for kind in KINDS:
         if report.found[kind]:
             fixed = f", fixed {report.fixed[kind]:,}" if report.fixed[kind] else ""
             click.echo(f"  {kind:<22} {report.found[kind]:,}{fixed}")
+            if kind in ("missing_blob_files", "corrupt_blob_files"):
+                for example in report.examples.get(kind, []):
+                    click.echo(f"    {example}")
     click.echo("healthy" if report.problems == 0 else f"{report.problems:,} problem(s) left")
     if report.problems:
         raise click.exceptions.Exit(1)
@@ -145,23 +157,67 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
 @click.command("gc")
 @click.option("--grace-hours", type=float, default=None,
               help="Override storage.gc_grace_hours.")
-@click.option("--dry-run", is_flag=True)
+@click.option("--dry-run", is_flag=True,
+              help="Walk the same decisions as the real run and say what it would remove; "
+                   "change nothing.")
 @click.option("--untracked", is_flag=True,
               help="Also remove blob files the catalog has no row for, older than the grace "
                    "(leftovers of interrupted ingests). Careful: crawled bodies have no "
                    "catalog rows yet.")
+@click.option("-v", "--verbose", "--list", "listing", is_flag=True,
+              help="List each blob (sha256) and folder (path) removed, or that would be.")
 @click.pass_obj
 def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
-               untracked: bool) -> None:
+               untracked: bool, listing: bool) -> None:
     """Remove blobs unreferenced for longer than the grace period (primary store only), and
-    migrated legacy folders (in migrated/) older than it."""
+    migrated legacy folders (in migrated/) older than it; with --untracked, untracked blob
+    files older than it too.
+
+    A blob whose file has another name outside the store (a legacy file it was hard-linked
+    from) is unlinked from the store but frees no bytes: it is reported apart, as "unlinked
+    (still held by another path)"."""
+    freed = "would be freed" if dry_run else "freed"
+    removed, unlinked = ("would remove", "would unlink") if dry_run else ("removed", "unlinked")
+
+    def show(item: GcItem) -> None:
+        if not listing:
+            return
+        if item.held:
+            click.echo(f"  {unlinked} {item.kind} {item.name} ({human_bytes(item.size)}, "
+                       "still held by another path)")
+        else:
+            click.echo(f"  {removed} {item.kind} {item.name} ({human_bytes(item.size)})")
+
+    if dry_run:
+        click.echo("dry run: nothing is changed")
     report = collect_garbage(_storage(obj), grace_hours=grace_hours, dry_run=dry_run,
-                             untracked=untracked)
-    verb = "would remove" if dry_run else "removed"
-    click.echo(f"{report.candidates:,} candidates; {verb} "
-               f"{report.candidates if dry_run else report.removed:,} blobs, "
-               f"{human_bytes(report.bytes_freed)}; revived {report.revived:,}; "
-               f"untracked files removed {report.untracked_removed:,}; migrated legacy "
-               f"folders {'to remove' if dry_run else 'removed'} "
-               f"{report.migrated_folders_removed:,}")
+                             untracked=untracked, on_item=show)
+
+    def tally(counted: Tally) -> str:
+        text = f"{removed} {counted.count - counted.held:,}"
+        text += f" ({human_bytes(counted.bytes)} {freed})"
+        if counted.held:
+            text += (f", {unlinked} {counted.held:,} (still held by another path, "
+                     f"{human_bytes(counted.held_bytes)} not freed)")
+        return text
+
+    click.echo(f"unreferenced blobs past the grace: {report.candidates:,}; "
+               + tally(report.blobs))
+    if report.already_gone:
+        click.echo(f"  {report.already_gone:,} already missing from the store "
+                   f"(catalog {'would be ' if dry_run else ''}updated)")
+    if report.revived:
+        click.echo(f"  revived {report.revived:,} (referenced again meanwhile: kept)")
+    if report.untracked_checked:
+        click.echo("untracked blob files: " + tally(report.untracked))
+    else:
+        click.echo("untracked blob files: not checked (--untracked)")
+    folders = report.folders
+    text = f"migrated legacy folders: {removed} {folders.count:,} " \
+           f"({human_bytes(folders.bytes)} {freed}"
+    if folders.held:
+        text += (f"; {folders.held:,} files' bytes ({human_bytes(folders.held_bytes)}) "
+                 "still held by another path, e.g. the store")
+    click.echo(text + ")")
+    click.echo(f"total: {human_bytes(report.total_bytes_freed)} {freed}")
     _print_errors(report.errors)

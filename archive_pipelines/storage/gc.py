@@ -1,48 +1,184 @@
-"""Garbage collection: remove blobs unreferenced for longer than the grace period, and
-legacy folders the migration moved to `migrated/` longer ago than that (`storage.retired`).
+"""Garbage collection: remove blobs unreferenced for longer than the grace period, optionally
+untracked blob files older than it, and legacy folders the migration moved to `migrated/`
+longer ago than that (`storage.retired`).
 
-Only the primary store is touched; replicas are append-only (seed 004). The blob row
-stays (ref_count 0, primary copy `missing`) so a later ingest of the same bytes revives it.
-Safe against a concurrent ingest re-referencing a blob: the file is first moved to a
-trash name, the reference count re-checked in a transaction, and only then unlinked.
+Each kind of garbage is chosen by one function that the dry run and the real run both
+follow, and each item's outcome is judged by one function too (`_fate`, `folder_usage`):
+what a dry run lists is what the real run removes, short of concurrent changes.
+
+- Unreferenced blobs (`_unreferenced_blobs`): ref_count 0 for longer than the grace and
+  present on the primary. The blob row stays (ref_count 0, primary copy `missing`) so a
+  later ingest of the same bytes revives it.
+- Untracked blob files (`_untracked_files`, opt-in): files in the primary store with no
+  catalog row, whose inode changed before the grace (an ingest writes or hard-links a file
+  before its transaction records it: the grace protects that moment). To close the other
+  race, an ingest that finds such a file already there and records it without rewriting
+  it, each one first gets a catalog row of its own (ref_count 0, present) and is then
+  collected as an unreferenced blob: an ingest committing meanwhile references that row
+  and revives the file, exactly as for a collected blob.
+- Retired folders (`storage.retired.retired_entries`).
+
+Only the primary store is touched; replicas are append-only (seed 004). A blob is removed
+only after a transaction has claimed it (ref_count 0, its row locked, its primary copy
+marked `missing`); the file is then moved to a trash name, the ref count re-checked, and
+only then unlinked, or put back if it was referenced again meanwhile (`revived`).
+
+Hard links: a blob whose inode has a name outside the store (st_nlink beyond the store's
+name and its alias; e.g. the legacy file it was hard-linked from at ingest) is removed from
+the store all the same, since nothing in the catalog references it, but counted apart as
+"unlinked (still held by another path)": removing the store's name frees none of its bytes.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Literal
 
 from sqlalchemy import and_, exists, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound
 from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
 from archive_pipelines.storage.context import Storage
-from archive_pipelines.storage.retired import remove_retired
+from archive_pipelines.storage.retired import FolderUsage, remove_retired
 
 TRASH = ".gc-trash"
+
+Kind = Literal["blob", "untracked", "folder"]
+
+
+@dataclass(frozen=True)
+class GcItem:
+    """One thing gc removed (in a dry run: would remove)."""
+
+    kind: Kind
+    name: str  # the blob's sha256, or the folder's path
+    size: int  # bytes: freed, or, when `held`, that stay held by another path
+    held: bool = False  # a blob whose inode has another name: unlinked, nothing freed
+
+
+@dataclass
+class Tally:
+    """Items of one kind removed (in a dry run: that would be). `count` includes the `held`
+    ones; `bytes` counts only bytes freed, `held_bytes` those another path still holds.
+    For folders `held` counts files whose inode has a name outside the folder."""
+
+    count: int = 0
+    bytes: int = 0
+    held: int = 0
+    held_bytes: int = 0
 
 
 @dataclass
 class GcReport:
-    candidates: int = 0
-    removed: int = 0
-    bytes_freed: int = 0
-    revived: int = 0
-    untracked_removed: int = 0
-    migrated_folders_removed: int = 0  # legacy folders the migration moved aside
+    dry_run: bool = False
+    untracked_checked: bool = False
+    candidates: int = 0  # unreferenced blobs past the grace, present on the primary
+    blobs: Tally = field(default_factory=Tally)
+    untracked: Tally = field(default_factory=Tally)
+    folders: Tally = field(default_factory=Tally)
+    already_gone: int = 0  # candidates whose file was missing: only the catalog changes
+    revived: int = 0  # referenced again while being collected: kept
     errors: list[str] = field(default_factory=list)
+
+    @property
+    def removed(self) -> int:
+        return self.blobs.count
+
+    @property
+    def bytes_freed(self) -> int:
+        return self.blobs.bytes
+
+    @property
+    def untracked_removed(self) -> int:
+        return self.untracked.count
+
+    @property
+    def migrated_folders_removed(self) -> int:
+        return self.folders.count
+
+    @property
+    def total_bytes_freed(self) -> int:
+        return self.blobs.bytes + self.untracked.bytes + self.folders.bytes
 
 
 def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
-                    dry_run: bool = False, untracked: bool = False,
-                    batch: int = 500) -> GcReport:
+                    dry_run: bool = False, untracked: bool = False, batch: int = 500,
+                    on_item: Callable[[GcItem], object] | None = None) -> GcReport:
+    """Collect garbage; `dry_run` walks the same decisions and changes nothing.
+
+    `on_item` hears of every item removed (or, in a dry run, that would be)."""
     grace = storage.settings.storage.gc_grace_hours if grace_hours is None else grace_hours
-    cutoff = utcnow() - timedelta(hours=grace)
-    report = GcReport()
-    store_id = storage.primary_store_id
+    report = GcReport(dry_run=dry_run, untracked_checked=untracked)
     trash = storage.primary_root / TRASH
+    # Names the dry run would unlink per inode: a retired folder's file then counts as the
+    # real run will find it, after the blob pass took the store's name of that inode.
+    planned: Counter[tuple[int, int]] = Counter()
+
+    def note(tally: Tally, kind: Kind, sha: str, fate: _Fate) -> None:
+        tally.count += 1
+        if fate.held:
+            tally.held += 1
+            tally.held_bytes += fate.size
+        else:
+            tally.bytes += fate.size
+        if dry_run:
+            planned[fate.inode] += fate.names
+        if on_item is not None:
+            on_item(GcItem(kind, sha, fate.size, fate.held))
+
+    def take(tally: Tally, kind: Kind, blob_id: int, sha: str) -> None:
+        if dry_run:
+            outcome: _Fate | str | None = _fate(storage, sha)
+        else:
+            trash.mkdir(exist_ok=True)
+            outcome = _collect_one(storage, blob_id, sha, trash)
+        if outcome is None:
+            report.already_gone += 1
+        elif outcome == "revived":
+            report.revived += 1
+        elif isinstance(outcome, _Fate):
+            note(tally, kind, sha, outcome)
+
+    cutoff = utcnow() - timedelta(hours=grace)
+    for rows in _unreferenced_blobs(storage, cutoff, batch):
+        report.candidates += len(rows)
+        for blob_id, sha in rows:
+            take(report.blobs, "blob", blob_id, sha)
+    if untracked:
+        for sha, ctime in _untracked_files(storage, grace):
+            if dry_run:
+                fate = _fate(storage, sha)
+                if fate is not None:
+                    note(report.untracked, "untracked", sha, fate)
+                continue
+            tracked = _track(storage, sha, ctime)
+            if tracked is not None:  # else an ingest recorded it meanwhile: not garbage
+                take(report.untracked, "untracked", tracked, sha)
+
+    def folder(path: str, usage: FolderUsage) -> None:
+        if on_item is not None:
+            on_item(GcItem("folder", path, usage.bytes_freed))
+
+    retired = remove_retired(storage.layout.migrated, grace_hours=grace, dry_run=dry_run,
+                             unlinked=planned, on_folder=folder)
+    report.folders = Tally(retired.folders, retired.bytes_freed, retired.held,
+                           retired.bytes_held)
+    report.errors += retired.errors
+    return report
+
+
+def _unreferenced_blobs(storage: Storage, cutoff: datetime, batch: int
+                        ) -> Iterator[list[tuple[int, str]]]:
+    """The decision for blobs: ref_count 0 since before `cutoff`, present on the primary."""
+    store_id = storage.primary_store_id
     last = 0
     while True:
         with storage.read_session() as session:
@@ -50,45 +186,142 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
                                           BlobCopy.store_id == store_id,
                                           BlobCopy.status == "present"))
             rows = session.execute(
-                select(Blob.id, Blob.sha256, Blob.size)
+                select(Blob.id, Blob.sha256)
                 .where(Blob.id > last, Blob.ref_count == 0,
                        Blob.unreferenced_since < cutoff, present)
                 .order_by(Blob.id).limit(batch)).all()
         if not rows:
-            break
+            return
         last = rows[-1][0]
-        report.candidates += len(rows)
-        if dry_run:
-            report.bytes_freed += sum(int(r[2]) for r in rows)
-            continue
-        trash.mkdir(exist_ok=True)
-        for blob_id, sha, size in rows:
-            _collect_one(storage, int(blob_id), str(sha), int(size), trash, report)
-    if untracked and not dry_run:
-        _remove_untracked(storage, grace, report)
-    retired = remove_retired(storage.layout.migrated, grace_hours=grace, dry_run=dry_run)
-    report.migrated_folders_removed = retired.folders
-    report.errors += retired.errors
-    return report
+        yield [(int(blob_id), str(sha)) for blob_id, sha in rows]
 
 
-def _collect_one(storage: Storage, blob_id: int, sha: str, size: int, trash: Path,
-                 report: GcReport) -> None:
+def _untracked_files(storage: Storage, grace_hours: float) -> Iterator[tuple[str, float]]:
+    """The decision for untracked files: blob files in the primary with no catalog row
+    (left by an interrupted ingest), whose inode changed before the grace; (sha, ctime).
+
+    Opt-in only: the crawler stores page bodies in the primary store and records them in
+    its page-index segments, not (yet) as catalog rows, so they look untracked here.
+
+    Age is the inode change time: a hardlinked blob keeps its source's old mtime, while
+    linking it (and making it read-only) sets its ctime.
+    """
+    horizon = time.time() - grace_hours * 3600
+    for prefix_int in range(256):
+        prefix = f"{prefix_int:02x}"
+        upper = f"{prefix_int + 1:02x}" if prefix_int < 255 else "g"
+        with storage.read_session() as session:
+            known = set(session.scalars(select(Blob.sha256).where(
+                Blob.sha256 >= prefix, Blob.sha256 < upper)))
+        for sha in storage.primary.iter_hashes(prefix):
+            if sha in known:
+                continue
+            try:
+                ctime = os.lstat(storage.primary.local_path(sha)).st_ctime
+            except FileNotFoundError:
+                continue
+            if ctime < horizon:
+                yield sha, ctime
+
+
+@dataclass(frozen=True)
+class _Fate:
+    """What removing a blob file from the store does: `size` bytes freed, or kept by
+    another path when `held`; `names` the store's names of the inode (its own and the
+    alias when that is the same inode) that the removal unlinks."""
+
+    size: int
+    held: bool
+    inode: tuple[int, int]
+    names: int
+
+
+def _fate(storage: Storage, sha: str) -> _Fate | None:
+    """The outcome rule for a blob file, shared by the dry run and (just before it acts) the
+    real run; None when the file is already gone."""
+    try:
+        st = os.lstat(storage.primary.local_path(sha))
+    except FileNotFoundError:
+        return None
+    names = 1
+    try:
+        if os.path.samestat(os.lstat(storage.farm.alias_path(sha)), st):
+            names = 2
+    except FileNotFoundError:
+        pass
+    return _Fate(st.st_size, st.st_nlink > names, (st.st_dev, st.st_ino), names)
+
+
+def _track(storage: Storage, sha: str, ctime: float) -> int | None:
+    """Give an untracked blob file a catalog row (ref_count 0 since its ctime, present on
+    the primary) so that it is collected, and can be revived, like any unreferenced blob.
+    None when a row appeared meanwhile (an ingest recorded the file: not garbage)."""
+    store_id = storage.primary_store_id
+    size = _logical_size(storage, sha)
+    if size is None:
+        return None
+    since = datetime.fromtimestamp(ctime, UTC)
+    with storage.session() as session:
+        dialect_insert = (pg_insert if session.get_bind().dialect.name == "postgresql"
+                          else sqlite_insert)
+        blob_id = session.scalar(
+            dialect_insert(Blob).values(sha256=sha, size=size, ref_count=0,
+                                        created_at=utcnow(), unreferenced_since=since)
+            .on_conflict_do_nothing(index_elements=["sha256"]).returning(Blob.id))
+        if blob_id is None:
+            return None
+        session.add(BlobCopy(blob_id=blob_id, store_id=store_id, status="present",
+                             mtime=utcnow()))
+    return int(blob_id)
+
+
+def _logical_size(storage: Storage, sha: str) -> int | None:
+    """The blob's size as the catalog records it (decoded, for a compressing store); None
+    when the file is gone."""
+    store = storage.primary
+    try:
+        stored = os.lstat(store.local_path(sha)).st_size
+    except FileNotFoundError:
+        return None
+    if store.codec == "raw":
+        return stored
+    size = 0
+    try:
+        with store.open(sha) as reader:
+            while chunk := reader.read(1 << 20):
+                size += len(chunk)
+    except BlobNotFound:
+        return None
+    except BlobIntegrityError:  # damaged: garbage all the same; its stored size will do
+        return stored
+    return size
+
+
+def _collect_one(storage: Storage, blob_id: int, sha: str, trash: Path
+                 ) -> _Fate | Literal["revived", "skipped"] | None:
+    """Remove one unreferenced blob's primary file: its `_fate`, "revived" when it was
+    referenced again meanwhile (the file stays), "skipped" when it could not be claimed (no
+    longer unreferenced, or not present), None when the file was already gone."""
     store_id = storage.primary_store_id
     with storage.session() as session:
+        # Lock the blob row: an ingest adding a reference now waits for this claim (and
+        # then sees the copy `missing`, and rewrites the file), or this claim waits for it
+        # (and sees ref_count > 0). On SQLite write transactions are serialized anyway.
+        unreferenced = session.scalar(select(Blob.id).where(
+            Blob.id == blob_id, Blob.ref_count == 0).with_for_update())
+        if unreferenced is None:
+            return "skipped"
         result = session.execute(
             update(BlobCopy).where(
                 BlobCopy.blob_id == blob_id, BlobCopy.store_id == store_id,
                 BlobCopy.status == "present",
-                exists().where(and_(Blob.id == blob_id, Blob.ref_count == 0)),
             ).values(status="missing", mtime=utcnow())
             .execution_options(synchronize_session=False))
         claimed = int(getattr(result, "rowcount", 0))
     if not claimed:
-        return
+        return "skipped"
     final = storage.primary.local_path(sha)
-    if final is None:
-        return
+    fate = _fate(storage, sha)
     parked: Path | None = trash / f"{sha}.{os.getpid()}"
     try:
         os.replace(final, parked)  # type: ignore[arg-type]
@@ -109,38 +342,8 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, size: int, trash: Pat
                     os.replace(parked, final)
             if final.exists():
                 storage.farm.ensure_alias(sha, final)
-            report.revived += 1
-            return
-    if parked is not None:
-        parked.unlink()
-        report.removed += 1
-        report.bytes_freed += size
-
-
-def _remove_untracked(storage: Storage, grace_hours: float, report: GcReport) -> None:
-    """Blob files with no catalog row (left by an interrupted ingest), older than the grace.
-
-    Opt-in only: the crawler stores page bodies in the primary store and records them in
-    its page-index segments, not (yet) as catalog rows, so they look untracked here.
-
-    Age is the inode change time: a hardlinked blob keeps its source's old mtime.
-    """
-    horizon = time.time() - grace_hours * 3600
-    for prefix_int in range(256):
-        prefix = f"{prefix_int:02x}"
-        upper = f"{prefix_int + 1:02x}" if prefix_int < 255 else "g"
-        with storage.read_session() as session:
-            known = set(session.scalars(select(Blob.sha256).where(
-                Blob.sha256 >= prefix, Blob.sha256 < upper)))
-        for sha in storage.primary.iter_hashes(prefix):
-            if sha in known:
-                continue
-            path = storage.primary.local_path(sha)
-            if path is None:
-                continue
-            try:
-                if os.lstat(path).st_ctime < horizon:
-                    path.unlink()
-                    report.untracked_removed += 1
-            except FileNotFoundError:
-                continue
+            return "revived"
+    if parked is None:
+        return None
+    parked.unlink()
+    return fate

@@ -7,7 +7,7 @@ from sqlalchemy import update
 
 from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage import Storage
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.ingest import IngestItem, ingest_directory, ingest_files
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
 from tests.storage.conftest import add_snapshot, sha, write_tree
@@ -142,3 +142,34 @@ def test_lost_alias_is_detected_and_recreated(sqlite_storage: Storage, tmp_path:
     assert report.found["missing_aliases"] == 1 and report.fixed["missing_aliases"] == 1
     assert link.read_bytes() == b"js"
     assert verify_storage(sqlite_storage).problems == 0
+
+
+def test_deep_verify_finds_a_hard_linked_blob_edited_through_its_legacy_path(
+        sqlite_storage: Storage, tmp_path: Path) -> None:
+    """Ingest hard-links the legacy file into the store (one inode, made read-only); whoever
+    can write it anyway (root, or after a chmod) edits the blob. Same size, so only a
+    deep verify, which hashes every blob, can tell."""
+    storage = sqlite_storage
+    original, edited = b"<html>original page</html>", b"<html>EDITED!! page</html>"
+    assert len(original) == len(edited)
+    legacy = write_tree(tmp_path / "legacy", {"index.html": original}) / "index.html"
+    ingest_files(storage, [IngestItem(add_snapshot(storage), "wget", "index.html", legacy)],
+                 allow_hardlink=True)
+    blob = storage.primary.local_path(sha(original))
+    assert os.stat(legacy).st_ino == os.stat(blob).st_ino
+    assert os.stat(legacy).st_mode & 0o222 == 0  # read-only for everyone
+
+    legacy.chmod(0o644)
+    with open(legacy, "r+b") as handle:  # in place: same inode, same size
+        handle.write(edited)
+    assert blob.read_bytes() == edited and os.stat(blob).st_size == len(original)
+
+    shallow = verify_storage(storage)  # checks the file is there, not what it holds
+    assert shallow.found["corrupt_blob_files"] == 0 and shallow.problems == 0
+    deep = verify_storage(storage, deep=True)
+    assert deep.found["corrupt_blob_files"] == 1 and deep.problems == 1
+    assert deep.examples["corrupt_blob_files"] == [sha(original)]
+    # The alias is the same inode: nothing to restore from, so it stays a problem.
+    fixed = verify_storage(storage, deep=True, fix=True)
+    assert fixed.fixed["corrupt_blob_files"] == 0 and fixed.problems == 1
+    assert verify_storage(storage, deep=True).problems == 1
