@@ -1,4 +1,5 @@
-"""State shared by CLI commands: the data dir, settings and catalog, opened lazily."""
+"""State shared by CLI commands: the data dir, settings, catalog and storage, opened lazily
+and closed when the command ends (`close()`, which the command group registers)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from sqlalchemy import Engine
 from archive_pipelines.catalog import CatalogRepository, make_engine
 from archive_pipelines.datadir import require_initialized
 from archive_pipelines.settings import Settings, load_settings
+from archive_pipelines.storage import Storage
 
 
 @dataclass
 class CliContext:
     data_dir: str | None
     _engine: Engine | None = field(default=None, repr=False)
+    _storages: list[Storage] = field(default_factory=list, repr=False)
 
     @cached_property
     def unchecked_settings(self) -> Settings:
@@ -40,3 +43,19 @@ class CliContext:
     @property
     def catalog(self) -> CatalogRepository:
         return CatalogRepository(self.engine)
+
+    def storage(self, views: tuple[str, ...] | None = None) -> Storage:
+        """A Storage on the catalog engine (`views`: a subset of the enabled ones), closed
+        by `close()`: its worker processes are stopped and waited for before the process
+        exits, never left to the interpreter's exit hooks."""
+        storage = Storage.open(self.settings, engine=self.engine, views=views or None)
+        self._storages.append(storage)
+        return storage
+
+    def close(self) -> None:
+        """Stop the worker processes of every storage opened, then dispose of the engine."""
+        while self._storages:
+            self._storages.pop().close()
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None

@@ -38,6 +38,7 @@ from archive_pipelines.cli.update_command import update_command
 def cli(ctx: click.Context, data_dir: str | None) -> None:
     """archive-pipelines: store web archives once, browse them as folders, keep N copies."""
     ctx.obj = CliContext(data_dir=data_dir)
+    ctx.call_on_close(ctx.obj.close)  # also when the command fails or is interrupted
 
 
 cli.add_command(init_command)

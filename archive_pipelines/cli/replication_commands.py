@@ -19,7 +19,7 @@ from archive_pipelines.storage import Storage
 
 
 def _open(obj: CliContext) -> tuple[Storage, ReplicaSet]:
-    storage = Storage.open(obj.settings, engine=obj.engine)
+    storage = obj.storage()  # closed (worker processes stopped) when the command ends
     replicas = ReplicaSet.open(storage)
     for error in replicas.errors:
         click.echo(f"  ! {error}", err=True)

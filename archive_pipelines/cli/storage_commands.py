@@ -24,7 +24,7 @@ VIEW_CHOICE = click.Choice(ALL_VIEWS)
 
 
 def _storage(obj: CliContext, views: tuple[str, ...] = ()) -> Storage:
-    return Storage.open(obj.settings, engine=obj.engine, views=views or None)
+    return obj.storage(views)  # closed (worker processes stopped) when the command ends
 
 
 def _print_errors(errors: list[str], limit: int = 10) -> None:

@@ -32,7 +32,7 @@ def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuou
     """Adopt an existing ArchiveBox-style collection, gradually and safely (seed 001)."""
     if not (do_import or do_migrate):
         do_import = do_migrate = True
-    storage = Storage.open(obj.settings, engine=obj.engine)
+    storage = obj.storage()  # closed (worker processes stopped) when the command ends
     size = batch_size or obj.settings.migration.batch_size
     while True:
         if do_import:

@@ -105,8 +105,13 @@ class Storage(Transactions):
 
     def file_workers(self) -> FileWorkers:
         """The pool of `ingest_processes` workers on the primary store and view farm, started
-        on first use and kept for later ingests (a migration ingests batch after batch);
-        `close()` or garbage collection stops it."""
+        on first use and kept for later ingests (a migration ingests batch after batch).
+
+        Whoever opened the Storage stops the pool with `close()` (or `with storage:`) when
+        done. Garbage collection only asks it to stop, without waiting: a process that then
+        exits at once races the pool's manager thread, which is still closing its wakeup
+        pipe, with the interpreter's exit hook writing to it (CPython 3.11:
+        `OSError: [Errno 9] Bad file descriptor` from concurrent/futures/process.py)."""
         if self._workers is None:
             self._workers = FileWorkers(self.primary, self.farm, max(1, self.ingest_processes))
             weakref.finalize(self, self._workers.close, wait=False)
@@ -124,10 +129,17 @@ class Storage(Transactions):
         self.close()
 
     def close(self) -> None:
-        """Stop the worker processes, if any were started (the engine is the caller's)."""
+        """Stop the worker processes, if any were started, and wait until they and the
+        pool's manager thread are gone (the engine is the caller's). Idempotent."""
         if self._workers is not None:
             self._workers.close()
             self._workers = None
+
+    def __enter__(self) -> Storage:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     @cached_property
     def farm(self) -> ViewFarm:

@@ -3,9 +3,19 @@
 import os
 import subprocess
 import sys
+import threading
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import pytest
+
+from archive_pipelines.cli.main import cli
+from archive_pipelines.cli.runner import run_group
+from archive_pipelines.datadir import initialize
+from archive_pipelines.legacy.generate import generate_collection
+from archive_pipelines.settings import load_settings
+from archive_pipelines.storage import Storage
+from archive_pipelines.storage.file_workers import FileWorkers
 
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
 
@@ -112,3 +122,33 @@ def test_not_writable_data_dir_is_one_clear_line(tmp_path: Path) -> None:
     result = run_cli("--data-dir", str(blocker / "data"), "init")
     assert result.returncode == 2
     assert "cannot be created" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_update_stops_its_worker_processes_before_it_returns(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not left to garbage collection: a pool shut down without waiting while the process
+    exits made the interpreter's exit hook write to the pool's closed wakeup pipe
+    (`OSError: [Errno 9] Bad file descriptor` from concurrent/futures/process.py)."""
+    for var in ("DATABASE_URL", "REDIS_URL", "ARCHIVE_DATA_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "archive.toml").write_text("[storage]\ningest_processes = 2\n")
+    initialize(load_settings(data))
+    generate_collection(data, 8)
+    started: list[tuple[threading.Thread, list[BaseProcess]]] = []
+    file_workers = Storage.file_workers
+
+    def spy(storage: Storage) -> FileWorkers:
+        workers = file_workers(storage)
+        pool = workers._pool
+        if pool._executor_manager_thread is not None and pool._processes:
+            started.append((pool._executor_manager_thread, list(pool._processes.values())))
+        return workers
+
+    monkeypatch.setattr(Storage, "file_workers", spy)
+    assert run_group(cli, "archive-pipelines", ["--data-dir", str(data), "update"]) == 0
+    assert started, "the migration did not use the worker processes"
+    for manager, processes in started:
+        assert not manager.is_alive()
+        assert not any(process.is_alive() for process in processes)

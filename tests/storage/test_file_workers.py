@@ -81,3 +81,19 @@ def test_workers_do_not_rerun_the_parents_main_script(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["9", "0", "2"]  # every file stored, by two workers
     assert runs.read_text() == "ran\n"  # the script ran once: in the parent only
+
+
+def test_leaving_a_with_block_stops_the_workers_and_their_manager_thread(
+        data_dir: Path) -> None:
+    settings = Settings(data_dir=data_dir, storage=StorageSettings(ingest_processes=2))
+    initialize(settings)
+    with Storage.open(settings) as storage:
+        workers = storage.file_workers()
+        pids = workers.pids()
+        manager = workers._pool._executor_manager_thread
+        assert len(pids) == 2 and manager is not None and manager.is_alive()
+    # Waited for: nothing left for the interpreter's exit hooks to race with.
+    assert not manager.is_alive() and not any(_alive(pid) for pid in pids)
+    assert storage.started_file_workers() is None
+    storage.close()  # again: nothing to do
+    storage.engine.dispose()
