@@ -84,8 +84,9 @@ def items_for(corpus: Path, manifest: dict, ids: dict[str, str], large: bool) ->
             if (entry["size"] >= LARGE) != large:
                 continue
             parts = entry["path"].split("/", 2)
-            extractor, rel = ("index", parts[1]) if len(parts) == 2 else (parts[1], parts[2])
-            yield IngestItem(ids[snap["timestamp"]], extractor, rel, corpus / entry["path"])
+            extractor = "index" if len(parts) == 2 else parts[1]
+            yield IngestItem(ids[snap["timestamp"]], extractor, entry["path"].split("/", 1)[1],
+                             corpus / entry["path"])
 
 
 def timed_run(args: list[str], env: dict[str, str] | None = None) -> float:

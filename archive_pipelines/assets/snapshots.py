@@ -12,8 +12,8 @@ from archive_pipelines.storage.day_stats import snapshots_created_between
 def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Snapshots created on the day, every one at the current filesystem version.
 
-    Materializing a day runs the fs_version chain (organize, then into the blob store) for
-    the day's snapshots that are still behind; the lazy-migration sensor does the same in
+    Materializing a day stores the legacy folders of the day's snapshots that are still
+    behind in the blob store (every file at its original path); the lazy-migration sensor does the same in
     small batches without being asked.
     """
     store = storage.open()

@@ -3,9 +3,9 @@
 import dagster as dg
 
 from archive_pipelines.assets.partitions import snapshot_days
+from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.storage.day_stats import day_stats, snapshots_created_between
-from archive_pipelines.storage.legacy_cas import migrate_to_cas
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
 
@@ -14,15 +14,16 @@ from archive_pipelines.storage.verify import verify_storage
 def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Every file of the day's snapshots, stored once by SHA-256 in the primary blob store.
 
-    Materializing a day ingests the day's snapshots still in legacy folders (dedup against
-    everything stored) and reports the day's files, new blobs and dedup savings.
+    Materializing a day stores the files of the day's snapshots still in legacy folders
+    (dedup against everything stored, original paths kept) and reports the day's files, new
+    blobs and dedup savings.
     """
     store = storage.open()
     start, end = context.partition_time_window
     before = day_stats(store, start, end)
     migrated = None
-    if before.legacy_timestamps:
-        migrated = migrate_to_cas(store, only=set(before.legacy_timestamps))
+    if before.legacy_ids:
+        migrated = migrate_batch(store, sorted(before.legacy_ids))
         for error in migrated.errors[:20]:
             context.log.warning(error)
     stats = day_stats(store, start, end) if migrated else before

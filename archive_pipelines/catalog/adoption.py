@@ -8,7 +8,7 @@ list exact-duplicate groups. Every query takes bounded input (at most one batch)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
 
@@ -22,6 +22,7 @@ from archive_pipelines.catalog.models import (
     ArchiveResult,
     Blob,
     Snapshot,
+    SnapshotEntry,
     SnapshotFile,
     SnapshotTag,
     Tag,
@@ -133,7 +134,8 @@ def catalog_views(session: Session, rows: Sequence[SnapshotRow]) -> dict[str, Ca
 def to_legacy(result: ArchiveResult) -> LegacyResult:
     return LegacyResult(cmd=tuple(result.cmd or ()), cmd_version=result.cmd_version, pwd=result.pwd,
                         output=result.output, status=result.status, start_ts=result.start_ts,
-                        end_ts=result.end_ts)
+                        end_ts=result.end_ts, archivebox_id=result.archivebox_id,
+                        archivebox_uuid=result.archivebox_uuid)
 
 
 # -- writing reconciled values -----------------------------------------------------------
@@ -186,7 +188,8 @@ def result_row(snapshot_id: str, extractor: str, result: LegacyResult) -> dict[s
     return {"snapshot_id": snapshot_id, "extractor": extractor[:64], "status": result.status[:16],
             "output": result.output, "cmd": list(result.cmd),
             "cmd_version": result.cmd_version[:128] if result.cmd_version else None,
-            "pwd": result.pwd, "start_ts": result.start_ts, "end_ts": result.end_ts}
+            "pwd": result.pwd, "start_ts": result.start_ts, "end_ts": result.end_ts,
+            "archivebox_id": result.archivebox_id, "archivebox_uuid": result.archivebox_uuid}
 
 
 def add_results(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -223,6 +226,32 @@ def advance_fs_version(session: Session, ids: Sequence[str], from_label: str, to
             .values(fs_version=to_label).execution_options(synchronize_session=False))
         changed += result.rowcount or 0  # type: ignore[attr-defined]
     return changed
+
+
+EntryRow = tuple[str, str, str | None, bool]  # (relative_path, kind, target, inside)
+
+
+def record_entries(session: Session, entries: Mapping[str, Sequence[EntryRow]]) -> None:
+    """Record the symlinks and empty folders found in snapshot folders, per snapshot id. A
+    path recorded already keeps its row (the first one seen)."""
+    values = [{"snapshot_id": sid, "relative_path": rel, "kind": kind, "target": target,
+               "inside": inside} for sid, items in entries.items() for rel, kind, target, inside in items]
+    if values:
+        ins = _insert_ignore(session)(SnapshotEntry).on_conflict_do_nothing(
+            index_elements=["snapshot_id", "relative_path"])
+        session.execute(ins, values)
+
+
+def snapshot_entries(session: Session, ids: Sequence[str]) -> dict[str, list[EntryRow]]:
+    """The symlinks and empty folders recorded for these snapshots."""
+    found: dict[str, list[EntryRow]] = {}
+    for chunk in _chunks(list(ids)):
+        query = (select(SnapshotEntry.snapshot_id, SnapshotEntry.relative_path, SnapshotEntry.kind,
+                        SnapshotEntry.target, SnapshotEntry.inside)
+                 .where(SnapshotEntry.snapshot_id.in_(chunk)))
+        for sid, rel, kind, target, inside in session.execute(query):
+            found.setdefault(sid, []).append((rel, kind, target, bool(inside)))
+    return found
 
 
 def file_records(session: Session, ids: Sequence[str]) -> dict[str, list[FileRecord]]:
@@ -265,31 +294,41 @@ def group_members(session: Session, key: DuplicateKey, value: str, url: str) -> 
 
 @dataclass
 class MergedRows:
-    """What moved from a duplicate to its keeper; conflicting file rows stay with the duplicate."""
+    """What moved from a duplicate to its keeper (nothing when `differing` is not empty)."""
 
     moved_files: list[FileRecord]
-    conflicts: int
+    conflicts: int  # paths both have, with the same bytes: the keeper's row stays
     tags: int
     results: int
+    differing: list[str] = field(default_factory=list)  # paths both have with other bytes
 
 
 def merge_snapshot_rows(session: Session, keeper_id: str, duplicate_id: str) -> MergedRows:
-    """Re-point the duplicate's files (ref counts unchanged), tags and results to the keeper.
+    """Re-point the duplicate's files (ref counts unchanged), links, tags and results to the
+    keeper, unless a path both have holds other bytes in each: then nothing changes and
+    `differing` lists those paths (deleting the duplicate would drop original bytes).
 
-    A file path the keeper has already keeps the keeper's file; a result describing a run the
-    keeper has (same extractor, same start time or output) is dropped with the duplicate.
+    A path both have with the same bytes keeps the keeper's row; a result describing a run
+    the keeper has (same extractor, same start time or output) is dropped with the duplicate.
     """
-    keeper_paths = {(extractor, rel) for extractor, rel in session.execute(
-        select(SnapshotFile.extractor, SnapshotFile.relative_path)
-        .where(SnapshotFile.snapshot_id == keeper_id))}
+    keeper_paths = dict(session.execute(
+        select(SnapshotFile.relative_path, Blob.sha256).join(Blob, Blob.id == SnapshotFile.blob_id)
+        .where(SnapshotFile.snapshot_id == keeper_id)).all())
     rows = session.execute(
         select(SnapshotFile.id, SnapshotFile.extractor, SnapshotFile.relative_path, Blob.sha256, Blob.size)
         .join(Blob, Blob.id == SnapshotFile.blob_id)
         .where(SnapshotFile.snapshot_id == duplicate_id)).all()
-    moving = [row for row in rows if (row[1], row[2]) not in keeper_paths]
+    differing = [row[2] for row in rows if keeper_paths.get(row[2], row[3]) != row[3]]
+    if differing:
+        return MergedRows([], 0, 0, 0, differing=sorted(differing))
+    moving = [row for row in rows if row[2] not in keeper_paths]
     for chunk in _chunks([row[0] for row in moving]):
         session.execute(update(SnapshotFile).where(SnapshotFile.id.in_(chunk))
                         .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
+    keeper_entries = select(SnapshotEntry.relative_path).where(SnapshotEntry.snapshot_id == keeper_id)
+    session.execute(update(SnapshotEntry).where(SnapshotEntry.snapshot_id == duplicate_id,
+                                                SnapshotEntry.relative_path.not_in(keeper_entries))
+                    .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
     tags = select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == duplicate_id).except_(
         select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == keeper_id))
     new_tags = list(session.scalars(tags))

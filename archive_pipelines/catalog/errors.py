@@ -11,9 +11,9 @@ from archive_pipelines.errors import CatalogError
 
 # Constraint name (or a fragment the driver reports) -> what it means to a person.
 _MEANINGS = {
-    "uq_snapshot_file_path": "a file already exists at this (snapshot, extractor, relative_path)",
-    "snapshot_file.snapshot_id, snapshot_file.extractor": (
-        "a file already exists at this (snapshot, extractor, relative_path)"
+    "uq_snapshot_file_path": "a file already exists at this (snapshot, relative_path)",
+    "snapshot_file.snapshot_id, snapshot_file.relative_path": (
+        "a file already exists at this (snapshot, relative_path)"
     ),
     "ck_blob_ref_count_nonnegative": "a blob's ref_count cannot go below 0",
     "blob_sha256_key": "a blob with this sha256 already exists",

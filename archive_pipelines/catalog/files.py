@@ -41,8 +41,9 @@ _CHUNK = 400  # bound parameters per IN (...) list
 
 
 class FileEntry(NamedTuple):
-    """One file to record: (snapshot, extractor, relative_path) -> content. (A tuple: an
-    ingest makes one per file, and a frozen dataclass's __init__ cost three times as much.)"""
+    """One file to record: (snapshot, relative_path) -> content, and the extractor that
+    wrote it. (A tuple: an ingest makes one per file, and a frozen dataclass's __init__
+    cost three times as much.)"""
 
     snapshot_id: str
     extractor: str
@@ -63,6 +64,8 @@ class ApplyReport:
     bytes_saved: int = 0
     # Blobs whose primary copy had been garbage-collected: the caller must rewrite them.
     revived: set[str] = field(default_factory=set)
+    # (snapshot_id, relative_path) recorded with other content and left so (replace=False).
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
     new_blob_hashes: set[str] = field(default_factory=set)
 
 
@@ -94,11 +97,13 @@ def ensure_store(session: Session, *, name: str, kind: str, location: str, codec
 
 
 def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store_id: int,
-                now: datetime | None = None) -> ApplyReport:
+                now: datetime | None = None, replace: bool = True) -> ApplyReport:
     """Record a batch of files in one transaction with exact ref counts.
 
     Re-recording the same content at the same path is a no-op; other content at that path
-    moves the reference. New blobs enter as present on the primary store.
+    moves the reference, or with `replace=False` (adoption: the recorded bytes are an
+    original's) is left as it is and listed in `conflicts`. New blobs enter as present on
+    the primary store.
     """
     now = now or utcnow()
     report = ApplyReport(files=len(entries))
@@ -112,7 +117,7 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
     stored_once: set[str] = set()  # new blobs: their first reference is not a dedup
     for entry in entries:
         blob_id = blob_ids[entry.sha256]
-        key = (entry.snapshot_id, entry.extractor, entry.relative_path)
+        key = (entry.snapshot_id, entry.relative_path)
         current = existing.get(key)
         if current is None:
             inserts.append((entry.snapshot_id, blob_id, entry.extractor, entry.relative_path))
@@ -121,6 +126,9 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
             report.added += 1
         elif current[1] == blob_id:
             report.unchanged += 1
+            continue
+        elif not replace:
+            report.conflicts.append(key)
             continue
         else:
             moves.append({"row_id": current[0], "new_blob": blob_id})
@@ -181,16 +189,14 @@ def _blob_ids(session: Session, hashes: Sequence[str]) -> dict[str, int]:
 
 
 def _existing_rows(session: Session, entries: Sequence[FileEntry]
-                   ) -> dict[tuple[str, str, str], tuple[int, int]]:
-    keys = list({(e.snapshot_id, e.extractor, e.relative_path) for e in entries})
-    src = row_set(session, [("sid", TEXT), ("ext", TEXT), ("rel", TEXT)], keys)
-    query = (select(SnapshotFile.snapshot_id, SnapshotFile.extractor,
-                    SnapshotFile.relative_path, SnapshotFile.id, SnapshotFile.blob_id)
+                   ) -> dict[tuple[str, str], tuple[int, int]]:
+    keys = list({(e.snapshot_id, e.relative_path) for e in entries})
+    src = row_set(session, [("sid", TEXT), ("rel", TEXT)], keys)
+    query = (select(SnapshotFile.snapshot_id, SnapshotFile.relative_path, SnapshotFile.id,
+                    SnapshotFile.blob_id)
              .join(src, and_(SnapshotFile.snapshot_id == src.c.sid,
-                             SnapshotFile.extractor == src.c.ext,
                              SnapshotFile.relative_path == src.c.rel)))
-    return {(sid, ext, rel): (row_id, blob_id)
-            for sid, ext, rel, row_id, blob_id in session.execute(query)}
+    return {(sid, rel): (row_id, blob_id) for sid, rel, row_id, blob_id in session.execute(query)}
 
 
 def apply_ref_deltas(session: Session, deltas: dict[int, int], now: datetime) -> None:

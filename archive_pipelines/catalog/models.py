@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     ForeignKey,
@@ -93,6 +94,9 @@ class Snapshot(Base):
     updated_at: Mapped[datetime] = mapped_column(
         UtcDateTime(), default=utcnow, onupdate=utcnow
     )
+    # ArchiveBox's own `updated` (last archived) for an adopted snapshot, as it had it;
+    # `created_at` holds its `added`. `updated_at` is this catalog's row bookkeeping.
+    archived_updated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
 
     tags: Mapped[list[Tag]] = relationship(secondary="snapshot_tag", lazy="selectin")
 
@@ -124,6 +128,10 @@ class ArchiveResult(Base):
     pwd: Mapped[str | None] = mapped_column(Text, default=None)
     start_ts: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
     end_ts: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    # ArchiveBox's ids for an adopted result, as it had them: its integer id (as text) and
+    # its uuid (0.7+); None where it had none (index.json-only folders).
+    archivebox_id: Mapped[str | None] = mapped_column(String(64), default=None)
+    archivebox_uuid: Mapped[str | None] = mapped_column(String(36), default=None)
 
     __table_args__ = (Index("ix_archive_result_snapshot_extractor", "snapshot_id", "extractor"),)
 
@@ -151,6 +159,11 @@ class Blob(Base):
 
 
 class SnapshotFile(Base):
+    """A file of a snapshot: `relative_path` is its path inside the snapshot's folder as the
+    snapshot had it (`index.html`, `readability/content.html`, `example.com/a/index.html`
+    for an adopted ArchiveBox folder; `<extractor>/<path>` for `ingest`), so every view
+    shows the folder's original layout. `extractor` is metadata: which tool wrote it."""
+
     __tablename__ = "snapshot_file"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -161,10 +174,35 @@ class SnapshotFile(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
     __table_args__ = (
-        UniqueConstraint(
-            "snapshot_id", "extractor", "relative_path", name="uq_snapshot_file_path"
-        ),
+        UniqueConstraint("snapshot_id", "relative_path", name="uq_snapshot_file_path"),
         Index("ix_snapshot_file_blob", "blob_id"),
+    )
+
+
+ENTRY_KINDS = ("symlink", "folder")
+
+
+class SnapshotEntry(Base):
+    """What a snapshot's folder held besides files: a symlink (`target` verbatim) or an
+    empty folder (an extractor's output folder left empty, which pages may still link to).
+
+    Folders and `inside` symlinks (their target resolves within the snapshot folder) are
+    recreated in the views at `relative_path`; other symlinks are only recorded here and
+    reported, never followed.
+    """
+
+    __tablename__ = "snapshot_entry"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    snapshot_id: Mapped[str] = mapped_column(ForeignKey("snapshot.id", ondelete="CASCADE"))
+    relative_path: Mapped[str] = mapped_column(String(1024))
+    kind: Mapped[str] = mapped_column(String(8))
+    target: Mapped[str | None] = mapped_column(Text, default=None)
+    inside: Mapped[bool] = mapped_column(Boolean, default=True)
+
+    __table_args__ = (
+        UniqueConstraint("snapshot_id", "relative_path", name="uq_snapshot_entry_path"),
+        CheckConstraint("kind IN ('symlink', 'folder')", name="ck_snapshot_entry_kind"),
     )
 
 

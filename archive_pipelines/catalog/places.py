@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
-from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
+from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotEntry, SnapshotFile
 from archive_pipelines.views.paths import SnapshotPlace
 
 
@@ -90,13 +90,17 @@ def iter_place_pages(session: Session, query: Select | None = None,
 
 
 SnapshotFiles = list[tuple[str, str, str]]  # (extractor, relative_path, sha256)
+# (relative_path, target) of the symlinks kept in the views; target None: an empty folder.
+SnapshotEntries = list[tuple[str, str | None]]
 
 
 def iter_snapshot_files(session: Session, snapshot_query: Select | None = None,
-                        ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles]]:
-    """(place, files) per snapshot that has files; one files query per page of snapshots."""
+                        ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
+    """(place, files, entries) per snapshot that has files or entries the views keep (empty
+    folders, symlinks pointing inside their snapshot folder); two queries per page."""
     for page in iter_place_pages(session, snapshot_query, batch=500):
         by_id: dict[str, SnapshotFiles] = {p.snapshot_id: [] for p in page}
+        links: dict[str, SnapshotEntries] = {p.snapshot_id: [] for p in page}
         rows = session.execute(
             select(SnapshotFile.snapshot_id, SnapshotFile.extractor,
                    SnapshotFile.relative_path, Blob.sha256)
@@ -104,6 +108,12 @@ def iter_snapshot_files(session: Session, snapshot_query: Select | None = None,
             .where(SnapshotFile.snapshot_id.in_(list(by_id))))
         for sid, extractor, rel, sha in rows:
             by_id[sid].append((extractor, rel, sha))
+        for sid, rel, kind, target in session.execute(
+                select(SnapshotEntry.snapshot_id, SnapshotEntry.relative_path, SnapshotEntry.kind,
+                       SnapshotEntry.target)
+                .where(SnapshotEntry.snapshot_id.in_(list(by_id)), SnapshotEntry.inside)):
+            links[sid].append((rel, None if kind == "folder" else target))
         for place in page:
-            if by_id[place.snapshot_id]:
-                yield place, by_id[place.snapshot_id]
+            sid = place.snapshot_id
+            if by_id[sid] or links[sid]:
+                yield place, by_id[sid], links[sid]

@@ -15,6 +15,7 @@ from archive_pipelines.cli.replication_commands import (
     replication_status_command,
 )
 from archive_pipelines.cli.runner import run_group
+from archive_pipelines.cli.show_command import show_command
 from archive_pipelines.cli.storage_commands import (
     gc_command,
     ingest_command,
@@ -44,7 +45,8 @@ def cli(ctx: click.Context, data_dir: str | None) -> None:
 cli.add_command(init_command)
 cli.add_command(status_command)
 for _command in (ingest_command, verify_command, rebuild_views_command, migrate_to_cas_command,
-                 gc_command, replicate_command, replication_status_command, update_command):
+                 gc_command, replicate_command, replication_status_command, update_command,
+                 show_command):
     cli.add_command(_command)
 
 

@@ -10,9 +10,11 @@ from tqdm import tqdm
 
 
 @contextmanager
-def progress_bar(desc: str, unit: str, total: int | None = None) -> Iterator[tqdm]:
+def progress_bar(desc: str, unit: str, total: int | None = None,
+                 disable: bool = False) -> Iterator[tqdm]:
+    """A bar on stderr; shown only on a terminal, never with `disable`."""
     bar = tqdm(desc=desc, unit=unit, total=total, file=sys.stderr, dynamic_ncols=True,
-               disable=None, mininterval=0.5)
+               disable=True if disable else None, mininterval=0.5)
     try:
         yield bar
     finally:

@@ -12,11 +12,12 @@ from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.inputs import check_url, timestamp_time
 from archive_pipelines.cli.progress import human_bytes, progress_bar
 from archive_pipelines.errors import ArchiveError
+from archive_pipelines.migration import import_orphans
+from archive_pipelines.migration.collection import estimate_dedup, migrate_all
 from archive_pipelines.settings import ALL_VIEWS
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
 from archive_pipelines.storage.ingest import ingest_directory
-from archive_pipelines.storage.legacy_cas import migrate_to_cas
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import KINDS, verify_storage
 
@@ -129,29 +130,55 @@ def rebuild_views_command(obj: CliContext, clean: bool, views: tuple[str, ...]) 
 @click.command("migrate-to-cas")
 @click.option("--dry-run", is_flag=True, help="Report what dedup would save; write nothing.")
 @click.option("--cleanup-legacy", is_flag=True,
-              help="Remove verified legacy files and link archive/<ts> into by_timestamp.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None)
+              help="Once a folder's files are verified in the store, move it to migrated/ "
+                   "(gc deletes it after the grace period) and link archive/<ts> into "
+                   "by_timestamp/. Without it the folders stay where they are.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=None,
+              help="Snapshots per batch (default: migration.batch_size).")
 @click.option("--resume-from", default="", help="First timestamp folder to take.")
 @click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")
 @click.pass_obj
 def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
                            batch_size: int | None, resume_from: str,
                            views: tuple[str, ...]) -> None:
-    """Move legacy archive/<timestamp>/<extractor>/ folders into the blob store."""
+    """Store the files of legacy archive/<timestamp>/ folders in the blob store.
+
+    The same adoption as `update`: every folder is imported into the catalog (ArchiveBox's
+    ids, dates, tags and results kept), then its files are stored at their original paths.
+    """
     if dry_run and cleanup_legacy:
         raise ArchiveError("--dry-run and --cleanup-legacy exclude each other")
-    with progress_bar("migrate", "folder") as bar:
-        report = migrate_to_cas(_storage(obj, views), dry_run=dry_run,
-                                cleanup_legacy=cleanup_legacy, batch_size=batch_size,
-                                resume_from=resume_from, progress=lambda _n: bar.update(1))
-    click.echo(("dry run: " if dry_run else "") +
-               f"{report.snapshots:,} folders, {report.files:,} files, "
-               f"{report.new_blobs:,} new blobs, {report.deduplicated:,} deduplicated")
-    click.echo(f"bytes {human_bytes(report.bytes_in)}, saved {human_bytes(report.bytes_saved)} "
-               f"(dedup ratio {report.dedup_ratio:.2f})")
+    storage = _storage(obj, views)
+    size = batch_size or obj.settings.migration.batch_size
+    if dry_run:
+        with progress_bar("estimate", "folder") as bar:
+            estimate = estimate_dedup(storage, resume_from=resume_from,
+                                      progress=lambda _n: bar.update(1))
+        click.echo(f"dry run: {estimate.folders:,} folders, {estimate.files:,} files, "
+                   f"{estimate.new_blobs:,} new blobs, {estimate.deduplicated:,} deduplicated")
+        click.echo(f"bytes {human_bytes(estimate.bytes_in)}, would save "
+                   f"{human_bytes(estimate.bytes_saved)} (dedup ratio {estimate.dedup_ratio:.2f})")
+        _print_errors(estimate.errors)
+        if estimate.errors:
+            raise SystemExit(1)
+        return
+    with progress_bar("import", "folder") as bar:
+        imported = import_orphans(storage, resume_from=resume_from, batch_size=size,
+                                  progress=lambda _n: bar.update(1))
+    with progress_bar("migrate", "snapshot") as bar:
+        report = migrate_all(storage, batch_size=size, retire=cleanup_legacy,
+                             progress=bar.update)
+    storage.close()
+    click.echo(f"{imported.processed:,} folders ({imported.imported:,} new snapshots), "
+               f"{report.files:,} files, {report.new_blobs:,} new blobs, "
+               f"{report.deduplicated:,} deduplicated")
+    click.echo(f"bytes {human_bytes(report.bytes_in)}, saved {human_bytes(report.bytes_saved)}")
     if cleanup_legacy:
-        click.echo(f"legacy folders replaced by links: {report.cleaned_folders:,}")
-    _print_errors(report.errors)
+        click.echo(f"legacy folders replaced by links: {report.migrated:,}")
+    errors = imported.errors + report.errors
+    _print_errors(errors)
+    if errors:
+        raise SystemExit(1)
 
 
 @click.command("gc")

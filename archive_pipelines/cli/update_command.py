@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import time
+from dataclasses import asdict
 
 import click
 
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.progress import progress_bar
-from archive_pipelines.migration import (
-    MigrateReport,
-    import_orphans,
-    migrate_batch,
-    next_migration_batches,
-)
+from archive_pipelines.migration import ImportReport, MigrateReport, import_orphans
+from archive_pipelines.migration.collection import Failure, failures, migrate_all
 from archive_pipelines.storage import Storage
 
 
@@ -21,59 +19,87 @@ from archive_pipelines.storage import Storage
 @click.option("--import-orphans", "do_import", is_flag=True,
               help="Adopt folders under archive/ the catalog does not know.")
 @click.option("--migrate-fs", "do_migrate", is_flag=True,
-              help="Migrate snapshots whose filesystem layout is behind (into the blob store).")
+              help="Store the files of adopted snapshots in the blob store (original paths kept).")
 @click.option("--continuous", is_flag=True, help="Keep going: poll every 30 s until Ctrl-C.")
 @click.option("--resume-from", default="", metavar="TS", help="First timestamp folder to import.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=None,
               help="Folders / snapshots per transaction (default: migration.batch_size).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the summary and every failure as one JSON object on stdout.")
 @click.pass_obj
 def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuous: bool,
-                   resume_from: str, batch_size: int | None) -> None:
-    """Adopt an existing ArchiveBox-style collection, gradually and safely (seed 001)."""
+                   resume_from: str, batch_size: int | None, as_json: bool) -> None:
+    """Adopt an existing ArchiveBox collection, gradually and safely.
+
+    Ends with the list of folders that failed and why; exits 1 when any did.
+    """
     if not (do_import or do_migrate):
         do_import = do_migrate = True
     storage = obj.storage()  # closed (worker processes stopped) when the command ends
     size = batch_size or obj.settings.migration.batch_size
-    while True:
-        if do_import:
-            _import(storage, resume_from, size)
+    try:
+        while True:
+            imported = _import(storage, resume_from, size, as_json) if do_import else None
             resume_from = ""
-        if do_migrate:
-            _migrate(storage, size)
-        if not continuous:
-            return
-        time.sleep(30)
+            migrated = _migrate(storage, size, as_json) if do_migrate else None
+            failed = failures(imported, migrated)
+            _report(imported, migrated, failed, as_json)
+            if not continuous:
+                if failed or (imported and imported.error_count > len(imported.problems)):
+                    raise SystemExit(1)
+                return
+            time.sleep(30)
+    finally:
+        storage.close()
 
 
-def _import(storage: Storage, resume_from: str, batch_size: int) -> None:
-    with progress_bar("import", "folder") as bar:
+def _import(storage: Storage, resume_from: str, batch_size: int, quiet: bool) -> ImportReport:
+    with progress_bar("import", "folder", disable=quiet) as bar:
         report = import_orphans(storage, resume_from=resume_from, batch_size=batch_size,
                                 progress=lambda _name: bar.update(1))
-    click.echo(f"import: processed {report.processed:,}, imported {report.imported:,}, "
-               f"reconciled {report.reconciled:,}, invalid {report.invalid:,} (moved to "
-               f"invalid/), duplicates {report.duplicates:,}, errors {report.error_count:,}")
-    for line in report.errors[:10]:
-        click.echo(f"  ! {line}", err=True)
+    if not quiet:
+        click.echo(f"import: processed {report.processed:,}, imported {report.imported:,}, "
+                   f"reconciled {report.reconciled:,}, invalid {report.invalid:,} (moved to "
+                   f"invalid/), duplicates {report.duplicates:,}, not adopted "
+                   f"{report.error_count:,}")
+        for name, reason, where in report.moved_to_invalid[:50]:
+            click.echo(f"  > archive/{name}: {reason}; moved to {where}")
+    return report
 
 
-def _migrate(storage: Storage, batch_size: int) -> None:
-    total, cursor = MigrateReport(), ""
-    with progress_bar("migrate", "snapshot") as bar:
-        while True:
-            batches, cursor = next_migration_batches(storage, cursor=cursor,
-                                                     batch_size=batch_size, max_batches=1)
-            if not batches:
-                break
-            for batch in batches:
-                report = migrate_batch(storage, batch)
-                total.processed += report.processed
-                total.migrated += report.migrated
-                total.failed += report.failed
-                total.errors.extend(report.errors[:10])
-                bar.update(len(batch))
-            if not cursor:
-                break
-    click.echo(f"migrate: processed {total.processed:,}, migrated {total.migrated:,}, "
-               f"failed {total.failed:,}")
-    for line in total.errors[:10]:
-        click.echo(f"  ! {line}", err=True)
+def _migrate(storage: Storage, batch_size: int, quiet: bool) -> MigrateReport:
+    with progress_bar("migrate", "snapshot", disable=quiet) as bar:
+        report = migrate_all(storage, batch_size=batch_size, progress=bar.update)
+    if not quiet:
+        click.echo(f"migrate: processed {report.processed:,}, migrated {report.migrated:,}, "
+                   f"failed {report.failed:,}, skipped {report.skipped:,}; files {report.files:,} "
+                   f"({report.new_blobs:,} new blobs, {report.deduplicated:,} deduplicated)")
+    return report
+
+
+def _report(imported: ImportReport | None, migrated: MigrateReport | None,
+            failed: list[Failure], as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps({
+            "import": None if imported is None else {
+                k: getattr(imported, k) for k in ("processed", "imported", "reconciled", "invalid",
+                                                  "duplicates", "sqlite_only", "skipped",
+                                                  "error_count", "warning_count")},
+            "migrate": None if migrated is None else {
+                k: getattr(migrated, k) for k in ("processed", "migrated", "failed", "skipped",
+                                                  "files", "new_blobs", "deduplicated",
+                                                  "bytes_in", "bytes_saved")},
+            "failures": [asdict(f) for f in failed],
+            "moved_to_invalid": [] if imported is None else [
+                {"where": f"archive/{name}", "reason": reason, "moved_to": where}
+                for name, reason, where in imported.moved_to_invalid],
+            "warnings": (migrated.warnings if migrated else [])[:1000],
+        }, indent=2))
+        return
+    for warning in (migrated.warnings if migrated else [])[:20]:
+        click.echo(f"  ~ {warning}", err=True)
+    if not failed:
+        return
+    click.echo(f"{len(failed):,} folder(s) not adopted or not migrated:", err=True)
+    for failure in failed:
+        click.echo(f"  ! {failure.where}: {failure.reason}", err=True)

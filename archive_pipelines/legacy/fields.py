@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
@@ -134,3 +135,17 @@ def optional_str(value: object) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return None
+
+
+def id_text(value: object) -> str | None:
+    """An id as text: integers as digits, UUIDs dashed (Django keeps them as 32 hex
+    characters in SQLite, or 16 bytes); anything else as it is."""
+    if isinstance(value, bytes) and len(value) == 16:
+        return str(uuid.UUID(bytes=value))
+    text = optional_str(value)
+    if text is not None and len(text) == 32:
+        try:
+            return str(uuid.UUID(hex=text))
+        except ValueError:
+            return text
+    return text

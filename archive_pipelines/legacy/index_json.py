@@ -76,6 +76,12 @@ def load_index(folder: Path, *, max_bytes: int = MAX_INDEX_BYTES) -> LegacyIndex
     return _build(folder, data)
 
 
+def read_index_url(folder: Path) -> str | None:
+    """The url a folder's index.json names, or None (absent, unreadable, not valid)."""
+    loaded = load_index(folder)
+    return loaded.url if isinstance(loaded, LegacyIndex) else None
+
+
 def _read_json(folder: Path, max_bytes: int) -> object:
     path = folder / INDEX_FILENAME
     try:

@@ -1,14 +1,12 @@
-"""Which extractor wrote each file of a flat legacy snapshot folder, and where it goes organized.
+"""Which extractor wrote each file of a legacy snapshot folder, and a walk of the folder.
 
-Organized layout: `<extractor>/<name>` for canonical files, directories kept (`warc/...`),
-wget's host folders under `wget/`, metadata (`index.json`, `index.html`) and unknown files
-where they are. Classifying an organized folder again yields no-op moves, so an interrupted
-`organize` step can be planned again.
-
-Top-level files are stored as extractor `index` (`index/index.json`, `index/notes.txt`), so
-a top-level *folder* named `index` (wget saving a path `index/`) would share their names: it
-moves to `unknown/index/...` instead, like a flat file named after an extractor folder moves
-under `unknown/`. Nothing else is ever stored under `index`.
+A folder keeps its layout: adoption stores every file at its own path (`index.html`,
+`screenshot.png`, `readability/content.html`, the wget `<host>/...` tree), so the snapshot's
+relative links keep working. The extractor is catalog metadata, read off the path: canonical
+file names (`output.pdf` -> pdf), canonical folders (`warc/`, `media/`, `readability/`),
+wget's host folders, the index files (`index.json`, `index.html` -> `index`); anything else
+is `unknown`. Folders organized by an earlier version of this project (`<extractor>/...`)
+classify the same way.
 """
 
 from __future__ import annotations
@@ -17,14 +15,12 @@ import os
 import re
 import stat
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from archive_pipelines.legacy.index_json import LegacyIndex
-
-INDEX = "index"  # the extractor of an organized folder's top-level files
+INDEX = "index"  # the extractor of the index files (index.json, index.html)
 UNKNOWN = "unknown"
 WGET = "wget"
 
@@ -44,7 +40,7 @@ CANONICAL_DIRS: Mapping[str, str] = {
     name: name for name in ("warc", "media", "git", "readability", "mercury", WGET)
 }
 INDEX_FILES = frozenset({"index.json", "index.html"})
-# Top-level names an organized folder uses; a flat *file* with such a name moves under unknown/.
+# Top-level folder names of a folder an earlier version of this project organized.
 EXTRACTOR_DIRS = frozenset({*CANONICAL_FILES.values(), *CANONICAL_DIRS.values(), UNKNOWN})
 
 _HOST_RE = re.compile(
@@ -97,51 +93,56 @@ _NOT_TLDS = frozenset(
 )
 
 
-class FileMove(NamedTuple):
-    """One regular file: its path now, its extractor, its path in the organized layout (a
-    tuple: made per file of every walk)."""
+class FolderFile(NamedTuple):
+    """One regular file of a folder: its path, the extractor that wrote it, its size (None
+    when the walk was not asked for sizes). A tuple: made per file of every walk."""
 
-    src_rel: str
+    rel_path: str
     extractor: str
-    dst_rel: str
-    size: int | None  # None when iter_organize was not asked for sizes
+    size: int | None
     odd_name: bool = False  # not valid UTF-8 (surrogate-escaped) or has control characters
 
+
+class FolderLink(NamedTuple):
+    """A symlink inside a folder: its path and its target, verbatim (never followed)."""
+
+    rel_path: str
+    target: str
+
     @property
-    def is_noop(self) -> bool:
-        return self.src_rel == self.dst_rel
+    def inside(self) -> bool:
+        """True when the target, read relative to the link's folder, stays in the folder."""
+        return link_stays_inside(self.rel_path, self.target)
+
+
+class FolderDir(NamedTuple):
+    """An empty folder inside a folder (an extractor's output folder left empty)."""
+
+    rel_path: str
 
 
 @dataclass(frozen=True)
 class SkippedEntry:
-    """Something that is not a regular file or directory, or could not be read; left alone."""
+    """Something that is not a regular file, folder or symlink, or could not be read."""
 
     rel_path: str
     reason: str
 
 
-@dataclass
-class OrganizePlan:
-    """Everything `organize` would do to one folder, and what it leaves alone."""
-
-    folder: Path
-    moves: list[FileMove] = field(default_factory=list)
-    skipped: list[SkippedEntry] = field(default_factory=list)
-
-    @property
-    def odd_names(self) -> list[str]:
-        return [move.src_rel for move in self.moves if move.odd_name]
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(move.size or 0 for move in self.moves)
-
-    def shared_destinations(self) -> dict[str, list[str]]:
-        """Destinations claimed by several sources (a half-finished organize: both copies)."""
-        sources: dict[str, list[str]] = {}
-        for move in self.moves:
-            sources.setdefault(move.dst_rel, []).append(move.src_rel)
-        return {dst: srcs for dst, srcs in sources.items() if len(srcs) > 1}
+def link_stays_inside(rel_path: str, target: str) -> bool:
+    """True when a symlink at `rel_path` with `target` points inside its snapshot folder
+    (relative, and `..` never climbs out of the folder): recreated in the views as is."""
+    if not target or target.startswith("/") or "\x00" in target:
+        return False
+    depth = rel_path.count("/")  # folders between the snapshot folder and the link
+    for part in target.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part not in ("", "."):
+            depth += 1
+    return depth >= 0
 
 
 def looks_like_host(name: str, url_host: str | None = None) -> bool:
@@ -155,27 +156,20 @@ def looks_like_host(name: str, url_host: str | None = None) -> bool:
     return tld not in _NOT_TLDS and _HOST_RE.fullmatch(lowered) is not None
 
 
-def classify(parts: Sequence[str], url_host: str | None = None) -> tuple[str, str]:
-    """`(extractor, dst_rel)` for a regular file at `parts` (path components in the folder)."""
-    rel = "/".join(parts)
+def extractor_of(parts: Sequence[str], url_host: str | None = None) -> str:
+    """The extractor that wrote the regular file at `parts` (path components in the folder)."""
     top = parts[0]
     if len(parts) == 1:
         if top in INDEX_FILES:
-            return INDEX, rel
-        if top in CANONICAL_FILES:
-            return CANONICAL_FILES[top], f"{CANONICAL_FILES[top]}/{top}"
-        if top in EXTRACTOR_DIRS:
-            return UNKNOWN, f"{UNKNOWN}/{top}"
-        return UNKNOWN, rel
+            return INDEX
+        return CANONICAL_FILES.get(top, UNKNOWN)
     if top in CANONICAL_DIRS:
-        return CANONICAL_DIRS[top], rel
-    if top == INDEX:  # the top-level files' extractor: not a folder of its own
-        return UNKNOWN, f"{UNKNOWN}/{rel}"
-    if top in EXTRACTOR_DIRS:
-        return top, rel
+        return CANONICAL_DIRS[top]
+    if top in EXTRACTOR_DIRS and top != UNKNOWN:
+        return top  # a folder an earlier version of this project organized
     if looks_like_host(top, url_host):
-        return WGET, f"{WGET}/{rel}"
-    return UNKNOWN, rel
+        return WGET
+    return UNKNOWN
 
 
 def is_odd_name(rel: str) -> bool:
@@ -193,12 +187,14 @@ def display_path(rel: str) -> str:
     return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
-def iter_organize(folder: Path, url: str | None = None, *, sizes: bool = True
-                  ) -> Iterator[FileMove | SkippedEntry]:
-    """Walk `folder` with os.scandir, depth first, never following a symlink.
+def iter_folder(folder: Path, url: str | None = None, *, sizes: bool = True
+                ) -> Iterator[FolderFile | FolderLink | FolderDir | SkippedEntry]:
+    """Walk `folder` with os.scandir, depth first, never following a symlink; wget host
+    folders are matched against `url`'s host. Empty folders below `folder` are yielded too
+    (pages link to them: `./media/`).
 
-    `sizes=False`: FileMove.size is None, and the walk needs no stat per entry where the
-    filesystem reports entry types (the migration's `to_cas` stats each file anyway)."""
+    `sizes=False`: FolderFile.size is None, and the walk needs no stat per entry where the
+    filesystem reports entry types (the migration stats each file anyway)."""
     try:
         info = folder.lstat()
     except OSError as exc:
@@ -220,6 +216,9 @@ def iter_organize(folder: Path, url: str | None = None, *, sizes: bool = True
         except OSError as exc:
             yield SkippedEntry("/".join(parts) or ".", f"unreadable: {exc.strerror or exc}")
             continue
+        if not entries and parts:
+            yield FolderDir("/".join(parts))
+            continue
         subdirs: list[tuple[str, ...]] = []
         for entry in entries:
             entry_parts = (*parts, entry.name)
@@ -234,28 +233,20 @@ def iter_organize(folder: Path, url: str | None = None, *, sizes: bool = True
                     mode, size = info.st_mode, info.st_size
                 else:
                     mode = stat.S_IFREG
+                if stat.S_ISLNK(mode):
+                    yield FolderLink(rel, os.readlink(entry.path))
+                    continue
             except OSError as exc:
                 yield SkippedEntry(rel, f"vanished or unreadable: {exc.strerror or exc}")
                 continue
             if stat.S_ISDIR(mode):
                 subdirs.append(entry_parts)
             elif stat.S_ISREG(mode):
-                extractor, dst = classify(entry_parts, url_host)
-                yield FileMove(rel, extractor, dst, size, odd_name=is_odd_name(rel))
+                yield FolderFile(rel, extractor_of(entry_parts, url_host), size,
+                                 odd_name=is_odd_name(rel))
             else:
                 yield SkippedEntry(rel, _kind(mode) + ", not followed or copied")
         stack.extend(reversed(subdirs))
-
-
-def plan_organize(folder: Path, index: LegacyIndex | None = None) -> OrganizePlan:
-    """The moves that organize a flat snapshot folder; wget folders matched to `index.url`."""
-    plan = OrganizePlan(folder)
-    for item in iter_organize(folder, index.url if index else None):
-        if isinstance(item, FileMove):
-            plan.moves.append(item)
-        else:
-            plan.skipped.append(item)
-    return plan
 
 
 def _kind(mode: int) -> str:

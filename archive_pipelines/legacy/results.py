@@ -9,9 +9,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from archive_pipelines.legacy.fields import format_datetime, optional_str, parse_datetime, shown
+from archive_pipelines.legacy.fields import (
+    format_datetime,
+    id_text,
+    optional_str,
+    parse_datetime,
+    shown,
+)
 
-# Extractor names become folder names when a snapshot is organized.
+# Extractor names as ArchiveBox writes them (catalog metadata, safe as folder names too).
 _EXTRACTOR_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # Extractors whose `output` is text (a title, a URL), not a path inside the snapshot folder.
 NON_PATH_EXTRACTORS = frozenset({"title", "archive_org"})
@@ -36,6 +42,9 @@ class LegacyResult:
     start_ts: datetime | None = None
     end_ts: datetime | None = None
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # ArchiveBox's own ids for the run, as it had them (kept, never compared).
+    archivebox_id: str | None = field(default=None, compare=False)
+    archivebox_uuid: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The result in index.json's shape, over the original dict's unknown keys."""
@@ -131,7 +140,14 @@ def parse_result(data: object, *, extractor: str, where: str, warn: Warn) -> Leg
         start_ts=times["start_ts"],
         end_ts=times["end_ts"],
         raw=dict(data),
+        archivebox_id=_short_id(data.get("id"), 64),
+        archivebox_uuid=_short_id(id_text(data.get("uuid")), 36),
     )
+
+
+def _short_id(value: object, limit: int) -> str | None:
+    text = id_text(value)
+    return text if text is not None and len(text) <= limit else None
 
 
 def sort_key(result: LegacyResult) -> datetime:

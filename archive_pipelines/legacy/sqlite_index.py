@@ -9,7 +9,6 @@ the `core_tag` many-to-many tables, results absent before 0.5. The file is opene
 from __future__ import annotations
 
 import sqlite3
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +20,7 @@ from archive_pipelines.errors import ArchiveError
 from archive_pipelines.legacy.fields import (
     check_url,
     coerce_timestamp,
-    optional_str,
+    id_text,
     parse_datetime,
     shown,
     split_tags,
@@ -47,6 +46,8 @@ _SNAPSHOT_FIELDS: Mapping[str, tuple[str, ...]] = {
 }
 _RESULT_FIELDS: Mapping[str, tuple[str, ...]] = {
     "snapshot_id": ("snapshot_id",),
+    "id": ("id",),
+    "uuid": ("uuid",),
     "extractor": ("extractor", "plugin"),
     "cmd": ("cmd",),
     "cmd_version": ("cmd_version",),
@@ -234,7 +235,7 @@ class ArchiveBoxIndex:
                 parsed.setdefault(extractor, []).append(result)
         title = record.get("title")
         return ArchiveBoxSnapshot(
-            snapshot_id=_id_text(row_id),
+            snapshot_id=id_text(row_id),
             url=url,
             timestamp=timestamp,
             title=(title.strip() or None) if isinstance(title, str) else None,
@@ -254,16 +255,3 @@ def _pick(columns: set[str], wanted: Mapping[str, tuple[str, ...]]) -> dict[str,
         if column is not None:
             picked[name] = column
     return picked
-
-
-def _id_text(value: object) -> str | None:
-    """Django stores UUIDs as 32 hex characters in SQLite; show them dashed."""
-    if isinstance(value, bytes) and len(value) == 16:
-        return str(uuid.UUID(bytes=value))
-    text = optional_str(value)
-    if text is not None and len(text) == 32:
-        try:
-            return str(uuid.UUID(hex=text))
-        except ValueError:
-            return text
-    return text

@@ -1,8 +1,10 @@
 """Filesystem versions of a snapshot folder, how to recognise them, and the steps between them.
 
 Legacy labels name the first ArchiveBox release that wrote each `index.json` shape; every
-legacy layout is the same flat folder, so the hops between them move no files. The two
-real steps are `organize` (flat files -> per-extractor folders) and `to_cas` (blobs + views).
+legacy layout is the same flat folder, so the hops between them move no files. `organized`
+labels folders an earlier version of this project regrouped per extractor. The one real
+step is `to_cas` (blobs + views, every file at the path it has): a per-extractor grouping
+is catalog metadata, never a move.
 """
 
 from __future__ import annotations
@@ -21,27 +23,25 @@ V0_6 = "0.6"  # 0.6.x-0.8.1: adds `snapshot_id`, `tags_str`, `icons`
 V0_8 = "0.8"  # 0.8.2: adds `snapshot_abid`
 V0_8_3 = "0.8.3"  # 0.8.3+: `downloaded_at` instead of `updated`
 V0_9 = "0.9"  # 0.9 development: `archive_results` list and `fs_version`
-ORGANIZED = "organized"  # per-extractor folders under archive/<timestamp>/
+ORGANIZED = "organized"  # per-extractor folders an earlier version of this project made
 CAS = "cas"  # blobs in the content-addressed store, folders are symlink views
 
 LEGACY_VERSIONS: tuple[str, ...] = (V0_4, V0_6, V0_8, V0_8_3, V0_9)
 FS_VERSIONS: tuple[str, ...] = (*LEGACY_VERSIONS, ORGANIZED, CAS)
 CURRENT_VERSION = CAS
 
-ORGANIZE = "organize"
 TO_CAS = "to_cas"
 NOOP = "noop"
 
 # Steps that move files; every other hop of the chain only relabels the folder.
 _REAL_STEPS: Mapping[tuple[str, str], str] = {
-    (V0_9, ORGANIZED): ORGANIZE,
     (ORGANIZED, CAS): TO_CAS,
 }
 
 
 @dataclass(frozen=True)
 class MigrationStep:
-    """One hop of the chain: `name` is `organize`, `to_cas` or `noop`."""
+    """One hop of the chain: `name` is `to_cas` or `noop`."""
 
     name: str
     source: str
@@ -100,7 +100,7 @@ def migration_steps(from_version: str) -> list[MigrationStep]:
 
 
 def migration_chain(from_version: str) -> list[str]:
-    """Names of the steps that move files, in order: e.g. `["organize", "to_cas"]`."""
+    """Names of the steps that move files, in order: `["to_cas"]` from any legacy layout."""
     return [step.name for step in migration_steps(from_version) if not step.is_noop]
 
 

@@ -1,6 +1,6 @@
 """Lazy adoption of legacy ArchiveBox collections (seed 001), in plain Python.
 
-Discovery (`import_orphans`), the fs_version chain (`organize`, `to_cas`, `migrate_batch`),
+Discovery (`import_orphans`), the one step into the store (`to_cas`, `migrate_batch`),
 migrate-on-save, exact-duplicate merging and the sensors' pure decisions. The Dagster
 wiring calls these; nothing here imports dagster.
 """
@@ -14,7 +14,6 @@ from archive_pipelines.migration.steps import (
     StepReport,
     migrate_batch,
     migrate_snapshot,
-    organize,
     to_cas,
 )
 
@@ -30,7 +29,6 @@ __all__ = [
     "migrate_batch",
     "migrate_snapshot",
     "next_migration_batches",
-    "organize",
     "orphan_folders_changed",
     "save_snapshot",
     "to_cas",

@@ -8,11 +8,19 @@ index.json's timestamp) becomes its own snapshot, counted as a duplicate: exact 
 are merged later by `merge_duplicates`, which unions their files.
 A `0.x` record (index.sqlite3 only) whose folder turns up is relabelled with that folder's
 version.
+
+ArchiveBox's identity is kept: a new snapshot's id is ArchiveBox's (index.sqlite3 first,
+then index.json), `created_at` its `added`, `archived_updated_at` its `updated`, results
+keep their ids and timings. A folder without any id (0.4-0.5) gets a stable one derived
+from its timestamp and url. An id the catalog already gives another snapshot (a second
+collection whose ids overlap) is reported and the folder left alone, never merged.
+Nothing is ever written into the folder: reconciled values live in the catalog.
 """
 
 from __future__ import annotations
 
 import math
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -23,14 +31,16 @@ from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.catalog.models import new_id, utcnow
-from archive_pipelines.legacy.index_json import LegacyIndex, dump_index
+from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.legacy.index_json import LegacyIndex
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, reconcile
 from archive_pipelines.legacy.results import LegacyResult
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxSnapshot
 from archive_pipelines.migration.labels import NO_FOLDER
 
-IMPORTED, RECONCILED, DUPLICATE = "imported", "reconciled", "duplicate"
+IMPORTED, RECONCILED, DUPLICATE, ID_TAKEN = "imported", "reconciled", "duplicate", "id_taken"
+# Ids derived for folders that carry none: uuid5 of this namespace and "<timestamp> <url>".
+FOLDER_ID_NAMESPACE = uuid.UUID("6f1c2b7e-3d4a-5e8f-9a0b-1c2d3e4f5a6b")
 MAX_TAG_CHARS = 255
 MAX_CRAWL_ID_CHARS = 64
 
@@ -46,21 +56,22 @@ class LegacyRecord:
     results: Mapping[str, tuple[LegacyResult, ...]]
     crawl_id: str | None = None
     created: datetime | None = None
+    updated: datetime | None = None
+    snapshot_id: str | None = None  # ArchiveBox's, dashed, when it is a UUID
 
 
 @dataclass(frozen=True)
 class FolderRecord:
     """One thing to adopt: the folder (its name is the timestamp) and its sources.
 
-    `index` is a valid index.json (None when missing or unusable); `write_index` asks for a
-    fresh index.json when the folder has none. `fs_version` labels a new snapshot.
+    `index` is a valid index.json (None when missing or unusable). `fs_version` labels a
+    new snapshot.
     """
 
     folder: Path
     fs_version: str
     index: LegacyIndex | None = None
     sqlite: ArchiveBoxSnapshot | None = None
-    write_index: bool = False
 
     @property
     def timestamp(self) -> str:
@@ -69,12 +80,12 @@ class FolderRecord:
 
 @dataclass
 class Adopted:
-    """The outcome for one record; `index_bytes` is the index.json to write (None: as is)."""
+    """The outcome for one record (`ID_TAKEN`: not adopted, `problem` says why)."""
 
     record: FolderRecord
     snapshot_id: str
     outcome: str
-    index_bytes: bytes | None = None
+    problem: str | None = None
     warnings: list[str] = field(default_factory=list)
 
 
@@ -115,7 +126,37 @@ def legacy_record(source: LegacyIndex | ArchiveBoxSnapshot, timestamp: str) -> L
         tags=_clean_tags(source.tags),
         results={name: tuple(_clean_result(r) for r in items) for name, items in source.results.items()},
         crawl_id=crawl if crawl and len(crawl) <= MAX_CRAWL_ID_CHARS else None,
-        created=source.created or source.bookmarked)
+        created=source.created or source.bookmarked, updated=source.updated,
+        snapshot_id=_uuid_text(source.snapshot_id))
+
+
+def _uuid_text(value: str | None) -> str | None:
+    """A UUID in its dashed form, or None for anything else (integer ids of old releases)."""
+    if not value:
+        return None
+    try:
+        return str(uuid.UUID(value))
+    except ValueError:
+        return None
+
+
+def folder_id(timestamp: str, url: str) -> str:
+    """The stable id of a folder that carries none (ArchiveBox 0.4-0.5)."""
+    return str(uuid.uuid5(FOLDER_ID_NAMESPACE, f"{timestamp} {url}"))
+
+
+def _sources(record: FolderRecord) -> list[LegacyRecord]:
+    """What the record's sources say, ArchiveBox's database first: it holds the ids, `added`
+    and the results' ids (index.json of 0.7 has none); index.json adds what it lacks."""
+    found = []
+    if record.sqlite is not None:
+        found.append(legacy_record(record.sqlite, record.timestamp))
+    if record.index is not None:
+        index = legacy_record(record.index, record.timestamp)
+        if record.index.timestamp != record.timestamp:
+            index = replace(index, snapshot_id=None)  # a copy of another folder: not its id
+        found.append(index)
+    return found
 
 
 def _folder_time(name: str) -> datetime | None:
@@ -128,8 +169,7 @@ def _folder_time(name: str) -> datetime | None:
 
 def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by: str) -> list[Adopted]:
     """Find or create a snapshot per record and reconcile it; one flush of bulk writes."""
-    sources = {id(r): [legacy_record(s, r.timestamp) for s in (r.index, r.sqlite) if s is not None]
-               for r in records}
+    sources = {id(r): _sources(r) for r in records}
     stamps = {r.timestamp for r in records}
     stamps |= {r.index.timestamp for r in records if r.index is not None}
     by_stamp = _index_rows(adoption.snapshots_by_timestamp(session, stamps), "timestamp")
@@ -137,22 +177,47 @@ def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by
     by_crawl = _index_rows(adoption.snapshots_by_crawl_id(session, crawls), "crawl_id")
     views = adoption.catalog_views(session, [row for rows in by_stamp.values() for row in rows]
                                    + [row for rows in by_crawl.values() for row in rows])
+    wanted_ids = {s.snapshot_id for found in sources.values() for s in found if s.snapshot_id}
+    wanted_ids |= {folder_id(r.timestamp, found[0].url) for r in records
+                   if (found := sources[id(r)])}
+    taken = {row.id: row for row in adoption.snapshots_by_id(session, wanted_ids)}
     writer = _BatchWriter(created_by)
     adopted: list[Adopted] = []
     for record in records:
         first = sources[id(record)][0]
         row, outcome = _match(record, first, by_stamp, by_crawl)
+        new_id = None
+        if row is None:
+            new_id, problem = _new_id(record, sources[id(record)], taken)
+            if problem is not None:
+                adopted.append(Adopted(record, new_id or "", ID_TAKEN, problem=problem))
+                continue
         view = views.get(row.id) if row is not None else None
-        item = writer.apply(record, sources[id(record)], row, view, outcome)
+        item = writer.apply(record, sources[id(record)], row, view, outcome, new_id)
         adopted.append(item)
         if row is None:  # later records of this batch can be duplicates of it
             new = SnapshotRow(item.snapshot_id, first.url, record.timestamp, None, first.crawl_id,
                               record.fs_version, utcnow())
+            taken[new.id] = new
             by_stamp.setdefault((new.url, new.timestamp), []).append(new)
             if new.crawl_id:
                 by_crawl.setdefault((new.url, new.crawl_id), []).append(new)
     writer.flush(session)
     return adopted
+
+
+def _new_id(record: FolderRecord, sources: Sequence[LegacyRecord],
+            taken: Mapping[str, SnapshotRow]) -> tuple[str | None, str | None]:
+    """(id, None) for a new snapshot of `record`, or (id, why not) when ArchiveBox's id
+    belongs to another snapshot already."""
+    given = next((s.snapshot_id for s in sources if s.snapshot_id), None)
+    chosen = given or folder_id(record.timestamp, sources[0].url)
+    holder = taken.get(chosen)
+    if holder is None:
+        return chosen, None
+    return chosen, (f"snapshot id {chosen} is already the catalog's snapshot of {holder.url} at "
+                    f"{holder.timestamp} (a second collection whose ids overlap?); not adopted, "
+                    "left in place")
 
 
 def _index_rows(rows: list[SnapshotRow], key: str) -> dict[tuple[str, str], list[SnapshotRow]]:
@@ -187,7 +252,7 @@ class _BatchWriter:
         self.updates: list[tuple[str, dict[str, Any]]] = []
 
     def apply(self, record: FolderRecord, sources: list[LegacyRecord], row: SnapshotRow | None,
-              view: CatalogSnapshotView | None, outcome: str) -> Adopted:
+              view: CatalogSnapshotView | None, outcome: str, new_id: str | None) -> Adopted:
         current = view
         new_tags: list[str] = []
         new_results: dict[str, list[LegacyResult]] = {}
@@ -200,13 +265,17 @@ class _BatchWriter:
                                           title=merged.title, tags=merged.tags, results=merged.results)
         assert current is not None
         if row is None:
-            snapshot_id = new_id()
+            assert new_id is not None
+            snapshot_id = new_id
             first = sources[0]
+            added = next((s.created for s in sources if s.created), None)
+            updated = next((s.updated for s in sources if s.updated), None)
             self.snapshots.append({
                 "id": snapshot_id, "url": first.url, "timestamp": record.timestamp,
                 "title": current.title, "created_by": self.created_by, "crawl_id": first.crawl_id,
                 "fs_version": record.fs_version, "updated_at": utcnow(),
-                "created_at": first.created or _folder_time(record.timestamp) or utcnow()})
+                "archived_updated_at": updated,
+                "created_at": added or _folder_time(record.timestamp) or utcnow()})
         else:
             snapshot_id = row.id
             changes: dict[str, Any] = {}
@@ -219,8 +288,7 @@ class _BatchWriter:
         self.tags.extend((snapshot_id, tag) for tag in new_tags)
         for name, runs in new_results.items():
             self.results.extend(adoption.result_row(snapshot_id, name, r) for r in runs)
-        seen = sources[0] if record.index is not None else None
-        return Adopted(record, snapshot_id, outcome, _index_bytes(record, seen, current))
+        return Adopted(record, snapshot_id, outcome)
 
     def flush(self, session: Session) -> None:
         adoption.insert_snapshots(session, self.snapshots)
@@ -229,29 +297,3 @@ class _BatchWriter:
         ids = adoption.tag_ids(session, {name for _sid, name in self.tags})
         adoption.add_tags(session, [(sid, ids[name]) for sid, name in self.tags])
         adoption.add_results(session, self.results)
-
-
-def _index_bytes(record: FolderRecord, seen: LegacyRecord | None,
-                 merged: CatalogSnapshotView) -> bytes | None:
-    """The merged index.json when the folder's (`seen`) differs from the merged values, or
-    a fresh one when the folder has none and `write_index` asks for it."""
-    index = record.index
-    if index is None:
-        if not record.write_index:
-            return None
-        index = _blank_index(record, merged)
-    elif seen is None or not reconcile(seen, merged).index.any:
-        return None
-    return dump_index(index, title=merged.title, tags=merged.tags, results=merged.results)
-
-
-def _blank_index(record: FolderRecord, merged: CatalogSnapshotView) -> LegacyIndex:
-    sqlite = record.sqlite
-    raw = {"url": merged.url, "timestamp": record.timestamp}
-    return LegacyIndex(
-        folder=record.folder, url=merged.url, timestamp=record.timestamp, title=merged.title,
-        tags=tuple(merged.tags), bookmarked=sqlite.bookmarked if sqlite else None,
-        created=sqlite.created if sqlite else None, updated=sqlite.updated if sqlite else None,
-        snapshot_id=sqlite.snapshot_id if sqlite else None, abid=None, crawl_id=None,
-        fs_version=record.fs_version, raw=raw,
-        results={name: tuple(runs) for name, runs in merged.results.items()})

@@ -1,27 +1,34 @@
-"""The `to_cas` step for a batch of folders: ingest, verify, remove, link.
+"""The one way a legacy folder's files enter the blob store: ingest, verify, retire, link.
 
-1. Ingest every file of every folder under its organized name (one `ingest_files` call:
-   hard links into the store, dedup, exact ref counts, views): `<extractor>/<path>` as
-   extractor + path, top-level files as extractor `index` (as `storage.legacy_cas` does).
-   For an organized folder that is where the files are; a flat legacy folder goes straight
-   from its flat paths to those names (`organize` in passing, nothing moved on disk) unless
-   two files want the same name, which only a real `organize` can sort out.
-2. Verify per snapshot: every catalog file row's blob exists with its size, and every file of
-   the folder is recorded with a blob that is the same inode or hashes the same.
-3. Only for a snapshot where all of that holds: move the folder to `migrated/` in one rename
-   (gc deletes it after the grace period, see `storage.retired`) and leave
-   `archive/<timestamp>` as a compatibility symlink into `by_timestamp/` (to the timestamp
-   owner's folder, see `views.compat_link_target`).
-Steps 2 and 3 are `storage.legacy_finish`, run in the ingest's worker processes.
-The caller commits fs_version `cas` for the snapshots reported done, after all of this.
-A snapshot with any problem keeps its folder untouched and is reported.
+Used by every entry point (`update --migrate-fs`, `migrate-to-cas`, the `snapshots` and
+`blobs` assets, `migrate_fs_job`, `migrate_to_cas_job`, the lazy-migration sensor), always
+through `migration.steps.migrate_batch`.
+
+1. Ingest every regular file of every folder at its own path (`index.html`,
+   `readability/content.html`, `example.com/a/index.html`...), the extractor read off the
+   path as metadata (`legacy.layout.extractor_of`): hard links into the store when possible,
+   dedup, exact ref counts, views. Nothing in the folder is written or moved. A path the
+   catalog already holds with other bytes is never replaced: the original stays referenced,
+   and the folder stays (reported). Symlinks and empty folders are recorded in
+   `snapshot_entry`; empty folders and symlinks that point inside the folder are recreated
+   in the views, a symlink that points outside is only reported.
+2. Verify per snapshot (`storage.legacy_finish`): every catalog file row's blob exists with
+   its size, and every file of the folder is recorded with a blob that hashes, like the
+   file itself, to the recorded sha256 (content, not size: with a hard link the file *is*
+   the blob, and an edit made through the legacy path shows up here).
+3. Only for a snapshot where all of that holds (and `retire`): move the folder to
+   `migrated/` in one rename (gc deletes it after the grace period, see `storage.retired`)
+   and leave `archive/<timestamp>` as a compatibility symlink into `by_timestamp/`, so
+   `archive/<timestamp>/<path>` opens the same bytes as before.
+Steps 2 and 3 run in the ingest's worker processes. The caller commits fs_version `cas` for
+the snapshots reported done, after all of this. A snapshot with any problem keeps its
+folder untouched and is reported.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,12 +36,13 @@ from pathlib import Path
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.legacy.layout import FileMove, display_path, iter_organize
+from archive_pipelines.catalog.places import places_for
+from archive_pipelines.legacy.layout import FolderDir, FolderFile, FolderLink, display_path, iter_folder
 from archive_pipelines.migration.folders import is_partial
 from archive_pipelines.storage.context import Storage
-from archive_pipelines.storage.ingest import IngestItem, ingest_files
-from archive_pipelines.storage.legacy_cas import INDEX_EXTRACTOR
+from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
+from archive_pipelines.views import UnsafePathError, validate_relative_path, view_dir
 
 _LISTING_THREADS = 4  # folders listed at once (threads: the listing waits on the disk)
 
@@ -45,18 +53,29 @@ class CasOutcome:
 
     snapshot_id: str
     done: bool = False
-    needs_organize: bool = False  # a flat folder that only a real `organize` can sort out
     ingested: int = 0
+    links: int = 0  # symlinks recorded
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # reported; the snapshot migrates anyway
 
 
-def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[str, CasOutcome]:
-    """Run `to_cas` for snapshots (organized or flat) whose folders the caller has locked."""
+@dataclass
+class _Listing:
+    items: list[IngestItem]
+    links: list[FolderLink]
+    folders: list[FolderDir]
+
+
+def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow], *, retire: bool = True
+                         ) -> tuple[dict[str, CasOutcome], IngestReport]:
+    """Run `to_cas` for snapshots whose folders the caller has locked; returns each one's
+    outcome and the batch's ingest report. `retire=False` stores and records everything but
+    leaves the folders in place (nothing is done)."""
     archive = storage.layout.archive
     outcomes = {row.id: CasOutcome(row.id) for row in rows}
-    items: dict[str, list[IngestItem]] = {}
+    listings: dict[str, _Listing] = {}
 
-    def listed(row: SnapshotRow) -> list[IngestItem] | None:
+    def listed(row: SnapshotRow) -> _Listing | None:
         folder = archive / row.timestamp
         if not os.path.isdir(folder) or os.path.islink(folder):
             return None
@@ -71,61 +90,103 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow]) -> dict[
         with ThreadPoolExecutor(_LISTING_THREADS, thread_name_prefix="to-cas-list") as pool:
             # map yields in order and cancels what is not listed yet if the ingest stops early
             for row, found in zip(rows, pool.map(listed, rows), strict=True):
-                if found is not None and not outcomes[row.id].needs_organize:
-                    items[row.id] = found
-                    yield from found
+                if found is not None:
+                    listings[row.id] = found
+                    yield from found.items
 
     try:
-        ingest = ingest_files(storage, collected(), allow_hardlink=True)
+        ingest = ingest_files(storage, collected(), allow_hardlink=True, replace=False)
+        _record_entries(storage, rows, listings, outcomes)
     except OSError as exc:  # e.g. the views cannot be written: nothing is removed, all retried
         for outcome in outcomes.values():
-            if not outcome.needs_organize:
-                outcome.errors.append(f"ingest: {exc.strerror or exc}")
-        return outcomes
+            outcome.errors.append(f"ingest: {exc.strerror or exc}")
+        return outcomes, IngestReport()
     with storage.read_session() as session:
         records = adoption.file_records(session, [row.id for row in rows])
-    finishing = [row for row in rows if not outcomes[row.id].needs_organize]
-    tasks = [FinishTask(
-        row.timestamp, storage.layout.migrated,
-        None if row.id not in items else tuple(
-            (item.extractor, item.relative_path, item.source) for item in items[row.id]),
-        tuple((r.extractor, r.relative_path, r.sha256, r.size) for r in records[row.id]),
-        tuple(e for e in ingest.errors if e.startswith(f"{archive / row.timestamp}/")),
-        retire=not outcomes[row.id].errors)
-        for row in finishing]
-    # Stats, a hash where the store's file is not the legacy one, a rename and a link per
-    # snapshot: the ingest's worker processes take the snapshots in parallel.
+    tasks = []
+    for row in rows:
+        listing = listings.get(row.id)
+        prefix = f"{archive / row.timestamp}/"
+        tasks.append(FinishTask(
+            row.timestamp, storage.layout.migrated,
+            None if listing is None else tuple((i.relative_path, i.source) for i in listing.items),
+            tuple((r.relative_path, r.sha256, r.size) for r in records[row.id]),
+            tuple(e for e in ingest.errors if e.startswith(prefix)),
+            links=() if listing is None else tuple(link.rel_path for link in listing.links),
+            retire=retire and not outcomes[row.id].errors))
+    # Stats, a hash per file, a rename and a link per snapshot: the ingest's worker
+    # processes take the snapshots in parallel.
     if storage.ingest_processes > 1 and len(tasks) > 1:
         problems = storage.file_workers().map(verify_and_finish, tasks)
     else:
         problems = [verify_and_finish(storage.primary, storage.farm, task) for task in tasks]
-    for row, found in zip(finishing, problems, strict=True):
+    for row, found in zip(rows, problems, strict=True):
         outcome = outcomes[row.id]
-        outcome.ingested = len(items.get(row.id, ()))
+        outcome.ingested = len(listings[row.id].items) if row.id in listings else 0
         outcome.errors += found
-        outcome.done = not outcome.errors
-    return outcomes
+        outcome.done = retire and not outcome.errors
+    return outcomes, ingest
 
 
-def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> list[IngestItem]:
-    found: list[IngestItem] = []
+def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> _Listing:
+    found = _Listing([], [], [])
     base = f"{folder}/"  # string paths: a Path per file cost more than the rest of this
-    for entry in iter_organize(folder, url, sizes=False):
-        if not isinstance(entry, FileMove):
-            outcome.errors.append(f"{display_path(entry.rel_path)}: {entry.reason}")
-        elif is_partial(entry.src_rel):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(folder / entry.src_rel)  # a temp file of ours, left by a crash
+    for entry in iter_folder(folder, url, sizes=False):
+        if isinstance(entry, FolderFile):
+            if is_partial(entry.rel_path):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(base + entry.rel_path)  # a temp file of ours, left by a crash
+                continue
+            found.items.append(IngestItem(snapshot_id, entry.extractor, entry.rel_path,
+                                          base + entry.rel_path))
+        elif isinstance(entry, FolderLink):
+            found.links.append(entry)
+        elif isinstance(entry, FolderDir):
+            found.folders.append(entry)
         else:
-            top, _, rest = entry.dst_rel.partition("/")
-            extractor, rel = (top, rest) if rest else (INDEX_EXTRACTOR, top)
-            found.append(IngestItem(snapshot_id, extractor, rel, base + entry.src_rel))
-    clashes = [f"{ext}/{rel}" for (ext, rel), count in
-               Counter((item.extractor, item.relative_path) for item in found).items() if count > 1]
-    if clashes:
-        outcome.needs_organize = True
-        outcome.errors.append(f"several files want the name {display_path(clashes[0])}; "
-                              "left for organize, which never overwrites")
+            outcome.errors.append(f"{display_path(entry.rel_path)}: {entry.reason}")
     return found
 
 
+def _record_entries(storage: Storage, rows: Sequence[SnapshotRow], listings: dict[str, _Listing],
+                    outcomes: dict[str, CasOutcome]) -> None:
+    """Symlinks and empty folders found in the folders: a `snapshot_entry` row each. Empty
+    folders and symlinks pointing inside their folder are recreated in the file view; the
+    other symlinks are reported (never followed)."""
+    rows_by_id = {row.id: row for row in rows}
+    wanted: dict[str, list[tuple[str, str, str | None, bool]]] = {}
+    for sid, listing in listings.items():
+        for empty in listing.folders:
+            try:
+                wanted.setdefault(sid, []).append(
+                    (validate_relative_path(empty.rel_path), "folder", None, True))
+            except UnsafePathError as exc:
+                outcomes[sid].errors.append(f"folder {display_path(empty.rel_path)}: {exc}")
+        for link in listing.links:
+            try:
+                rel = validate_relative_path(link.rel_path)
+            except UnsafePathError as exc:
+                outcomes[sid].errors.append(f"symlink {display_path(link.rel_path)}: {exc}")
+                continue
+            inside = link.inside
+            wanted.setdefault(sid, []).append((rel, "symlink", link.target, inside))
+            outcomes[sid].links += 1
+            if not inside:
+                outcomes[sid].warnings.append(
+                    f"archive/{rows_by_id[sid].timestamp}/{display_path(rel)}: symlink to "
+                    f"{display_path(link.target)!r} points outside the snapshot; recorded, "
+                    "not kept in the views")
+    if not wanted:
+        return
+    with storage.session() as session:
+        adoption.record_entries(session, wanted)
+        places = places_for(session, list(wanted))
+    home = storage.file_view
+    if home is None:
+        return
+    for sid, entries in wanted.items():
+        folder = view_dir(home, places[sid])
+        for rel, _kind, target, inside in entries:
+            if inside and storage.farm.ensure_entry(f"{folder}/{rel}", target) == "conflict":
+                outcomes[sid].errors.append(f"{display_path(rel)}: something else is at its "
+                                            "place in the views")

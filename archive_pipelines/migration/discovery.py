@@ -1,16 +1,18 @@
 """`import_orphans`: one streaming, resumable pass over archive/ that adopts legacy folders.
 
 Per folder (sorted by name, from `resume_from` on): lock it, load index.json, look it up in
-ArchiveBox's index.sqlite3, find or create its snapshot, reconcile (catalog wins), and after
-the batch commits write the merged index.json back atomically. Folders that cannot be
-adopted move to `invalid/YYYYMMDD/` (never deleted). Then snapshots only index.sqlite3
-knows, with no folder at all, are imported as `0.x` records without files.
+ArchiveBox's index.sqlite3, find or create its snapshot and reconcile (catalog wins); the
+reconciled values live in the catalog, the folder is only read. Folders that cannot be
+adopted move to `invalid/YYYYMMDD/` with the reason (never deleted); every other entry of
+archive/ that is not ours (a symlink, a file) is reported. Then snapshots only
+index.sqlite3 knows, with no folder at all, are imported as `0.x` records without files.
 
 Memory: the sorted list of names, plus one batch.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,17 +21,24 @@ from pathlib import Path
 from archive_pipelines.catalog import adoption
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.legacy.generate import SQLITE_NAME
-from archive_pipelines.legacy.index_json import INDEX_FILENAME, InvalidFolder, LegacyIndex, load_index
+from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxIndex, ArchiveBoxSnapshot
 from archive_pipelines.legacy.versions import V0_4
-from archive_pipelines.migration.adopt import DUPLICATE, IMPORTED, Adopted, FolderRecord, adopt_batch
+from archive_pipelines.migration.adopt import (
+    DUPLICATE,
+    ID_TAKEN,
+    IMPORTED,
+    Adopted,
+    FolderRecord,
+    adopt_batch,
+)
 from archive_pipelines.migration.folders import (
     folder_lock,
     invalid_day,
     is_snapshot_name,
     move_to_invalid,
+    other_entries,
     snapshot_folder_names,
-    write_atomically,
 )
 from archive_pipelines.migration.labels import NO_FOLDER
 from archive_pipelines.storage.context import Storage
@@ -48,18 +57,24 @@ class ImportReport:
     invalid: int = 0
     duplicates: int = 0
     sqlite_only: int = 0
-    index_rewritten: int = 0
     skipped: int = 0
+    # (archive/ entry, why) for every entry left in place unadopted: an error, or not ours
+    # to touch (symlinks, files). A failure: `update` lists them and exits 1.
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    # (archive/ entry, why, where it went) for folders moved to invalid/: accounted for.
+    moved_to_invalid: list[tuple[str, str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     error_count: int = 0
     warnings: list[str] = field(default_factory=list)  # fields dropped or repaired, adopted anyway
     warning_count: int = 0
     last_timestamp: str = ""  # the last folder looked at: resume_from it to go on from there
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, entry: str | None = None) -> None:
         self.error_count += 1
         if len(self.errors) < MAX_ERRORS:
             self.errors.append(message)
+            if entry is not None:
+                self.problems.append((entry, message))
 
     def warn(self, message: str) -> None:
         self.warning_count += 1
@@ -82,6 +97,8 @@ def import_orphans(storage: Storage, *, resume_from: str = "", batch_size: int =
     day = invalid_day()
     pending: list[FolderRecord] = []
     try:
+        for name, what in other_entries(archive, resume_from):
+            report.error(f"{name}: {what}; not a snapshot folder, left as it is", name)
         for name in snapshot_folder_names(archive, resume_from):
             report.processed += 1
             report.last_timestamp = name
@@ -132,7 +149,8 @@ def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, da
     with folder_lock(folder) as problem:
         if problem is not None:
             report.skipped += 1
-            report.error(f"{folder.name}: {problem}; skipped")
+            if problem != "busy":  # another run is adopting it right now
+                report.error(f"{folder.name}: {problem}; skipped", folder.name)
             return None
         loaded: LegacyIndex | InvalidFolder
         if not is_snapshot_name(folder.name):
@@ -150,24 +168,28 @@ def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, da
             return FolderRecord(folder, loaded.fs_version, index=loaded, sqlite=known)
         if loaded.reason == "unreadable":
             report.skipped += 1
-            report.error(f"{folder.name}: {loaded.detail}; left in place")
+            report.error(f"{folder.name}: {loaded.detail}; left in place", folder.name)
             return None
         if known is not None:
             # All legacy layouts are the same flat folder: the oldest label fits any of them.
-            return FolderRecord(folder, V0_4, sqlite=known, write_index=loaded.reason == "missing_index")
+            return FolderRecord(folder, V0_4, sqlite=known)
         if _catalog_knows(storage, folder.name):
             report.skipped += 1
-            report.error(f"{folder.name}: {loaded.detail}, but the catalog has this snapshot; left in place")
+            report.error(f"{folder.name}: {loaded.detail}, but the catalog has this snapshot; "
+                         "left in place", folder.name)
             return None
         try:
             moved = move_to_invalid(folder, storage.layout.invalid, day)
         except OSError as exc:
             report.error(f"{folder.name}: {loaded.reason} ({loaded.detail}); cannot move to invalid/: "
-                         f"{exc.strerror or exc}; left in place")
+                         f"{exc.strerror or exc}; left in place", folder.name)
             return None
         report.invalid += 1
-        report.error(f"{folder.name}: {loaded.reason} ({loaded.detail}); moved to "
-                     f"{moved.relative_to(storage.layout.root)}")
+        where = str(moved.relative_to(storage.layout.root))
+        report.warn(f"{folder.name}: {loaded.reason} ({loaded.detail}); moved to {where}")
+        if len(report.moved_to_invalid) < MAX_ERRORS:
+            report.moved_to_invalid.append((folder.name, f"{loaded.reason} ({loaded.detail})", where))
+        _note_invalid(moved, f"{loaded.reason}: {loaded.detail}")
         return None
 
 
@@ -186,23 +208,31 @@ def _commit(storage: Storage, records: Sequence[FolderRecord], report: ImportRep
             adopted = adopt_batch(session, records, created_by=user)
     except Exception as exc:  # isolate the record that fails, adopt the others
         if len(records) == 1:
-            report.error(f"{records[0].timestamp}: cannot adopt: {str(exc).splitlines()[0][:300]}")
+            report.error(f"{records[0].timestamp}: cannot adopt: {str(exc).splitlines()[0][:300]}",
+                         records[0].timestamp)
             return
         adopted = []
         for record in records:
-            try:
-                with storage.session() as session:
-                    adopted.extend(adopt_batch(session, [record], created_by=user))
-            except Exception as exc:  # one bad record must not stop the pass
-                report.error(f"{record.timestamp}: cannot adopt: {str(exc).splitlines()[0][:300]}")
+            # Twice: a concurrent run may have adopted the same folder meanwhile (its id is
+            # ArchiveBox's, so the insert clashes); the second try reconciles with that row.
+            for attempt in (1, 2):
+                try:
+                    with storage.session() as session:
+                        adopted.extend(adopt_batch(session, [record], created_by=user))
+                    break
+                except Exception as exc:  # one bad record must not stop the pass
+                    if attempt == 2:
+                        report.error(f"{record.timestamp}: cannot adopt: "
+                                     f"{str(exc).splitlines()[0][:300]}", record.timestamp)
     for item in adopted:
         _count(item, report)
-        if item.index_bytes is not None:
-            _write_index(item, report)
 
 
 def _count(item: Adopted, report: ImportReport) -> None:
-    if item.outcome in (IMPORTED, DUPLICATE):
+    if item.outcome == ID_TAKEN:
+        report.skipped += 1
+        report.error(f"{item.record.timestamp}: {item.problem}", item.record.timestamp)
+    elif item.outcome in (IMPORTED, DUPLICATE):
         report.imported += 1
         report.duplicates += item.outcome == DUPLICATE
         report.sqlite_only += item.record.fs_version == NO_FOLDER
@@ -210,18 +240,12 @@ def _count(item: Adopted, report: ImportReport) -> None:
         report.reconciled += 1
 
 
-def _write_index(item: Adopted, report: ImportReport) -> None:
-    folder = item.record.folder
-    assert item.index_bytes is not None
-    with folder_lock(folder) as problem:
-        if problem is not None:  # e.g. migrated meanwhile: the catalog holds the merged values
-            report.error(f"{folder.name}: index.json not rewritten: {problem}")
-            return
-        try:
-            write_atomically(folder / INDEX_FILENAME, item.index_bytes)
-            report.index_rewritten += 1
-        except OSError as exc:
-            report.error(f"{folder.name}: index.json not rewritten: {exc.strerror or exc}")
+def _note_invalid(moved: Path, reason: str) -> None:
+    """Append why a folder was moved to `invalid/YYYYMMDD/` to `invalid/YYYYMMDD.reasons.txt`
+    (`<name>\t<reason>` per line): the folder itself is never written into."""
+    log = moved.parent.with_name(moved.parent.name + ".reasons.txt")
+    with contextlib.suppress(OSError), open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"{moved.name}\t{reason}\n")  # the move is reported anyway
 
 
 def _import_folderless(storage: Storage, abx: ArchiveBoxIndex, resume_from: str, batch_size: int,

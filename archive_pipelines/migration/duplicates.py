@@ -71,6 +71,12 @@ def _merge_group(storage: Storage, key: DuplicateKey, value: str, url: str, repo
     keeper = members[0]
     for duplicate in members[1:]:
         merged = _merge_pair(storage, keeper, duplicate)
+        if merged.differing:
+            report.skipped += 1
+            report.errors.append(
+                f"{key}={value} {url}: {duplicate.id} has other bytes than {keeper.id} at "
+                f"{len(merged.differing)} path(s) (e.g. {merged.differing[0]}); both kept")
+            continue
         report.merged += 1
         report.files_moved += len(merged.moved_files)
 
@@ -91,6 +97,8 @@ def _not_ready(storage: Storage, member: SnapshotRow) -> str | None:
 def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -> MergedRows:
     with storage.session() as session:
         merged = adoption.merge_snapshot_rows(session, keeper.id, duplicate.id)
+        if merged.differing:
+            return merged
         title = best_title(keeper.url, keeper.title, duplicate.title)
         if title != keeper.title:
             adoption.update_snapshot(session, keeper.id, title=title)
@@ -100,9 +108,8 @@ def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -
     if home is not None and merged.moved_files:
         for record in merged.moved_files:
             farm.ensure_alias(record.sha256, storage.primary.local_path(record.sha256))
-            farm.remove_link(view_path(home, dup_place, record.extractor, record.relative_path))
-            farm.ensure_link(view_path(home, keeper_place, record.extractor,
-                                       record.relative_path), record.sha256)
+            farm.remove_link(view_path(home, dup_place, record.relative_path))
+            farm.ensure_link(view_path(home, keeper_place, record.relative_path), record.sha256)
         for link, target in storage.folder_links(keeper_place):
             farm.ensure_folder_link(link, target)
     delete_snapshot(storage, duplicate.id)

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archive_pipelines.blobstore.local_files import fsync_dir
 from archive_pipelines.datadir.layout import VIEW_ROOTS
 from archive_pipelines.legacy.fields import looks_like_timestamp
 
@@ -40,7 +39,8 @@ def real_folder(path: Path) -> bool:
 
 
 def snapshot_folder_names(archive: Path, resume_from: str = "") -> list[str]:
-    """Names of real folders in archive/ (no view roots, dot entries or symlinks), sorted.
+    """Names of real folders in archive/ (no view roots or symlinks), sorted; dot-names
+    included (a `..foo` folder is adopted or moved to invalid/ like any other).
 
     The name list is the only O(n) memory the import holds; `resume_from` keeps names >= it.
     """
@@ -49,7 +49,7 @@ def snapshot_folder_names(archive: Path, resume_from: str = "") -> list[str]:
         with os.scandir(archive) as entries:
             for entry in entries:
                 name = entry.name
-                if name in VIEW_ROOTS or name.startswith(".") or name < resume_from:
+                if name in VIEW_ROOTS or name < resume_from:
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
@@ -60,6 +60,30 @@ def snapshot_folder_names(archive: Path, resume_from: str = "") -> list[str]:
         return []
     names.sort()
     return names
+
+
+def other_entries(archive: Path, resume_from: str = "") -> list[tuple[str, str]]:
+    """(name, what it is) of entries of archive/ that are neither view roots, real folders,
+    nor this project's compatibility links (`<timestamp>` -> `by_timestamp/...`): symlinks
+    elsewhere and plain files, which adoption reports and never follows or moves."""
+    found: list[tuple[str, str]] = []
+    try:
+        with os.scandir(archive) as entries:
+            for entry in entries:
+                if entry.name in VIEW_ROOTS or entry.name < resume_from:
+                    continue
+                try:
+                    if entry.is_symlink():
+                        target = os.readlink(entry.path)
+                        if not target.startswith("by_timestamp/"):
+                            found.append((entry.name, f"a symlink to {target!r}"))
+                    elif not entry.is_dir(follow_symlinks=False):
+                        found.append((entry.name, "a file"))
+                except OSError as exc:
+                    found.append((entry.name, f"unreadable ({exc.strerror or exc})"))
+    except FileNotFoundError:
+        return []
+    return sorted(found)
 
 
 @contextlib.contextmanager
@@ -90,27 +114,6 @@ def folder_lock(folder: Path) -> Iterator[str | None]:
         yield None
     finally:
         os.close(fd)  # closing releases the lock
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`: temp file beside it, fsync, rename, fsync the folder."""
-    temp = path.with_name(path.name + TEMP_SUFFIX)
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(temp, flags, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    try:
-        os.replace(temp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    fsync_dir(path.parent)
 
 
 def invalid_day(now: datetime | None = None) -> str:

@@ -4,8 +4,7 @@
   Nothing to migrate; if its folder turns up, discovery or `migrate_snapshot` relabels it.
 - `legacy`: written by older versions of `storage.legacy_cas.migrate_to_cas` for folders it
   ingested but did not clean up. Read only: the catalog refuses to write it now
-  (`catalog.fs_versions`). Treated as the oldest legacy layout: `organize` is a no-op on an
-  organized folder.
+  (`catalog.fs_versions`). Treated as the oldest legacy layout.
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ def needs_migration(label: str) -> bool:
 
 
 def steps_for(label: str) -> list[str]:
-    """The file-moving steps from `label` to CAS: `organize`, `to_cas`, or both."""
+    """The file-moving steps from `label` to CAS: `["to_cas"]`, or none."""
     if label == CAS:
         return []
     return migration_chain(effective_version(label))

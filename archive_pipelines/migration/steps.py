@@ -1,14 +1,14 @@
-"""Run the fs_version chain for snapshots: `organize`, then `to_cas`, in batches.
+"""Migrate snapshots into the blob store (`to_cas`, `migration.cas`), in batches.
 
-When both steps run, a flat folder goes straight from its flat paths to its organized names
-in the store (see `migration.cas`): the same end state without creating, then removing, the
-organized folders on disk. A real `organize` runs first only where two files want one name.
+Every legacy layout (flat ArchiveBox folders of any release, and folders an earlier version
+of this project organized per extractor) is one step from the CAS layout: its files are
+stored at the paths they have, so nothing on disk moves before it is verified in the store.
 
-Crash safety comes from ordering. Each step copies, verifies, then removes; the new
-fs_version is committed (compare-and-set on the old one) only after the step's files are
-verified in their new place and the old copies are gone. So after a kill at any instant:
-every original byte is at its flat path, its organized path or in the store; fs_version is
-never ahead of the files; re-running resumes (already copied files are skipped).
+Crash safety comes from ordering: copy (hard link) into the store, verify, then retire the
+folder in one rename; the new fs_version is committed (compare-and-set on the old one) only
+after that. So after a kill at any instant every original byte is at its path in the folder
+or in the store and referenced; fs_version is never ahead of the files; re-running resumes
+(already stored files are skipped).
 Folders are flock'ed while a step works on them; a busy folder is skipped, not waited for.
 A real folder `archive/<timestamp>` is migrated only by the snapshot whose files it holds
 (`adoption.folder_claimant`); another snapshot sharing the timestamp is skipped until the
@@ -23,16 +23,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-from archive_pipelines.blobstore.local_files import sync_filesystem
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.legacy.versions import CAS, ORGANIZE, ORGANIZED, TO_CAS
+from archive_pipelines.legacy.index_json import read_index_url
+from archive_pipelines.legacy.versions import CAS, TO_CAS
 from archive_pipelines.migration.cas import migrate_to_cas_batch
 from archive_pipelines.migration.folders import folder_lock, real_folder
 from archive_pipelines.migration.labels import NO_FOLDER, needs_migration, steps_for
-from archive_pipelines.migration.organize import FolderOrganizer
 from archive_pipelines.storage.context import Storage
-from archive_pipelines.storage.legacy_cas import read_legacy_index
+from archive_pipelines.storage.ingest import IngestReport
 
 
 @dataclass
@@ -42,11 +41,13 @@ class StepReport:
     snapshot_id: str
     from_version: str
     to_version: str
+    timestamp: str = ""
     steps: list[str] = field(default_factory=list)
-    files_moved: int = 0
     files_ingested: int = 0
+    links: int = 0  # symlinks found in the folder and recorded
     skipped: str | None = None  # why nothing was tried (busy folder, shared folder, no folder)
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # reported; the snapshot migrated anyway
 
     @property
     def migrated(self) -> bool:
@@ -59,7 +60,13 @@ class MigrateReport:
     migrated: int = 0
     failed: int = 0
     skipped: int = 0
+    files: int = 0  # files stored (or found stored) from legacy folders
+    new_blobs: int = 0
+    deduplicated: int = 0
+    bytes_in: int = 0
+    bytes_saved: int = 0
     errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     snapshots: list[StepReport] = field(default_factory=list)
 
 
@@ -71,30 +78,20 @@ def migrate_snapshot(storage: Storage, snapshot_id: str) -> StepReport:
     return report.snapshots[0]
 
 
-def organize(storage: Storage, snapshot_id: str) -> StepReport:
-    """Only the `organize` step (flat legacy -> per-extractor folders) for one snapshot."""
-    return _run(storage, [snapshot_id], (ORGANIZE,)).snapshots[0]
-
-
 def to_cas(storage: Storage, snapshot_id: str) -> StepReport:
-    """Only the `to_cas` step (organized folder -> blobs + views) for one snapshot."""
-    return _run(storage, [snapshot_id], (TO_CAS,)).snapshots[0]
+    """The `to_cas` step (legacy folder -> blobs + views) for one snapshot."""
+    return _run(storage, [snapshot_id]).snapshots[0]
 
 
 def migrate_batch(storage: Storage, snapshot_ids: Sequence[str], *,
-                  steps: Sequence[str] = (ORGANIZE, TO_CAS)) -> MigrateReport:
-    """Migrate these snapshots as far as they go; one transaction per step for the batch.
-
-    `steps` limits which steps may run (`organize`, `to_cas`); each runs only where the
-    snapshot's fs_version calls for it.
-    """
-    unknown = set(steps) - {ORGANIZE, TO_CAS}
-    if unknown:
-        raise ValueError(f"unknown migration steps {sorted(unknown)}")
-    return _run(storage, snapshot_ids, tuple(steps))
+                  retire: bool = True) -> MigrateReport:
+    """Migrate these snapshots into the store; one ingest and one fs_version commit for the
+    batch. `retire=False` stores and records their files but leaves the folders (and their
+    fs_version) as they are, for a later migration to finish."""
+    return _run(storage, snapshot_ids, retire=retire)
 
 
-def _run(storage: Storage, snapshot_ids: Sequence[str], wanted: tuple[str, ...]) -> MigrateReport:
+def _run(storage: Storage, snapshot_ids: Sequence[str], *, retire: bool = True) -> MigrateReport:
     report = MigrateReport()
     with storage.read_session() as session:
         rows = {row.id: row for row in adoption.snapshots_by_id(session, snapshot_ids)}
@@ -104,19 +101,17 @@ def _run(storage: Storage, snapshot_ids: Sequence[str], wanted: tuple[str, ...])
             report.failed += 1
             report.errors.append(f"{sid}: no such snapshot")
             continue
-        steps[sid] = StepReport(sid, rows[sid].fs_version, rows[sid].fs_version)
+        steps[sid] = StepReport(sid, rows[sid].fs_version, rows[sid].fs_version,
+                                timestamp=rows[sid].timestamp)
     with _locked(storage, [rows[sid] for sid in steps], steps) as work:
-        flat = [row for row in work if ORGANIZE in steps_for(row.fs_version)]
-        if ORGANIZE in wanted and TO_CAS in wanted:
-            # Straight from the flat paths into the store; a real organize only where needed.
-            _organize(storage, _to_cas(storage, flat, steps, also=ORGANIZE), steps)
-        elif ORGANIZE in wanted:
-            _organize(storage, flat, steps)
-        if TO_CAS in wanted:
-            current = [row for row in work if steps[row.id].to_version == ORGANIZED]
-            _to_cas(storage, current, steps)
+        ingest = _to_cas(storage, work, steps, retire)
+    if ingest is not None:
+        report.files, report.new_blobs, report.deduplicated = (
+            ingest.files, ingest.new_blobs, ingest.deduplicated)
+        report.bytes_in, report.bytes_saved = ingest.bytes_in, ingest.bytes_saved
     for step in steps.values():
         report.snapshots.append(step)
+        report.warnings.extend(step.warnings)
         report.processed += 1
         if step.errors:
             report.failed += 1
@@ -191,75 +186,29 @@ def _folder_claimants(storage: Storage, rows: list[SnapshotRow]) -> dict[str, st
         if len(candidates) == 1:
             claimants[timestamp] = candidates[0].id  # the common case: no index.json read
             continue
-        url = read_legacy_index(archive / timestamp).get("url")
-        found = adoption.folder_claimant(candidates, url if isinstance(url, str) else None)
+        found = adoption.folder_claimant(candidates, read_index_url(archive / timestamp))
         if found is not None:
             claimants[timestamp] = found.id
     return claimants
 
 
-def _organize(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport]) -> None:
-    archive = storage.layout.archive
-    organizers: dict[str, FolderOrganizer] = {}
-    done: dict[str, list[str]] = defaultdict(list)
-    for row in rows:
-        steps[row.id].steps.append(ORGANIZE)
-        folder = archive / row.timestamp
-        if folder.is_symlink() and os.readlink(folder).startswith("by_timestamp/"):
-            # Already in the store under a snapshot sharing this timestamp: nothing to organize.
-            done[row.fs_version].append(row.id)
-            continue
-        if folder.is_symlink() or not folder.is_dir():
-            what = "is a symlink" if folder.is_symlink() else "is missing"
-            steps[row.id].errors.append(f"organize: archive/{row.timestamp} {what}")
-            continue
-        organizers[row.id] = FolderOrganizer(folder, row.url)
-    pending = list(organizers.values())
-    for _round in range(2):  # a second round for folders a moving file was blocking
-        for organizer in pending:
-            organizer.place()
-        if pending:
-            sync_filesystem(archive)  # copies durable before any original is removed
-        for organizer in pending:
-            organizer.remove()
-        pending = [o for o in pending if o.blocked]
-        for organizer in pending:
-            organizer.errors, organizer.blocked = [], False
-    if organizers:
-        sync_filesystem(archive)  # removals durable before the version moves on
-    for row in rows:
-        found = organizers.get(row.id)
-        if found is None:
-            continue
-        step = steps[row.id]
-        step.files_moved += found.copied
-        step.errors.extend(f"organize: {error}" for error in found.errors)
-        if found.ok:
-            done[row.fs_version].append(row.id)
-    _advance(storage, done, ORGANIZED, steps)
-
-
 def _to_cas(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport],
-            also: str | None = None) -> list[SnapshotRow]:
-    """Run `to_cas` (with `also` = organize: from flat folders); returns the rows that need a
-    real organize first (their errors are not recorded: that organize decides)."""
+            retire: bool) -> IngestReport | None:
     if not rows:
-        return []
-    outcomes = migrate_to_cas_batch(storage, rows)
+        return None
+    outcomes, ingest = migrate_to_cas_batch(storage, rows, retire=retire)
     done: dict[str, list[str]] = defaultdict(list)
-    needs_organize = []
     for row in rows:
         step, outcome = steps[row.id], outcomes[row.id]
-        if outcome.needs_organize and also:
-            needs_organize.append(row)
-            continue
-        step.steps.extend([also, TO_CAS] if also else [TO_CAS])
+        step.steps.append(TO_CAS)
         step.files_ingested += outcome.ingested
+        step.links += outcome.links
         step.errors.extend(f"to_cas: {error}" for error in outcome.errors)
+        step.warnings.extend(outcome.warnings)
         if outcome.done:
             done[step.to_version].append(row.id)
     _advance(storage, done, CAS, steps)
-    return needs_organize
+    return ingest
 
 
 def _advance(storage: Storage, done: dict[str, list[str]], target: str,

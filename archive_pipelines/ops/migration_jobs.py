@@ -23,7 +23,7 @@ def import_orphans_op(context: dg.OpExecutionContext, config: ImportOrphansConfi
     return dg.Output(report.imported, metadata={
         "processed": report.processed, "imported": report.imported,
         "reconciled": report.reconciled, "invalid": report.invalid,
-        "duplicates": report.duplicates, "index_rewritten": report.index_rewritten,
+        "duplicates": report.duplicates,
         "errors": report.error_count, "last_timestamp": report.last_timestamp})
 
 
@@ -38,7 +38,7 @@ class MigrateFsConfig(dg.Config):
                                     description="The batch (from lazy_migration_sensor).")
 
 
-@dg.op(description="Run each snapshot's fs_version chain: organize, then into the blob store.")
+@dg.op(description="Store each snapshot's legacy folder in the blob store, original paths kept.")
 def migrate_fs_op(context: dg.OpExecutionContext, config: MigrateFsConfig,
                   storage: StorageResource) -> dg.Output[int]:
     report = migrate_batch(storage.open(), config.snapshot_ids)

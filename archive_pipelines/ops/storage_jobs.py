@@ -7,9 +7,10 @@ archive_pipelines.definitions -j <job>`, or with a config file.
 import dagster as dg
 from pydantic import Field
 
+from archive_pipelines.migration import import_orphans
+from archive_pipelines.migration.collection import estimate_dedup, migrate_all
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.storage.gc import collect_garbage
-from archive_pipelines.storage.legacy_cas import migrate_to_cas
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import KINDS, verify_storage
 
@@ -65,26 +66,38 @@ class MigrateToCasConfig(dg.Config):
     dry_run: bool = Field(default=False, description="Report dedup savings; write nothing.")
     views: list[str] = Field(default_factory=list, description="Views to create; [] = enabled.")
     cleanup_legacy: bool = Field(default=False,
-                                 description="Remove verified legacy files; link the folder.")
-    batch_size: int = Field(default=500, ge=1, description="Files per catalog transaction.")
+                                 description="Move verified folders to migrated/ and link "
+                                             "archive/<timestamp> into by_timestamp/.")
+    batch_size: int = Field(default=500, ge=1, description="Snapshots per batch.")
     resume_from: str = Field(default="", description="First legacy timestamp folder to take.")
 
 
-@dg.op(description="Ingest legacy archive/<timestamp>/<extractor>/ folders into the blob store.")
+@dg.op(description="Adopt legacy archive/<timestamp>/ folders and store their files in the "
+                   "blob store at their original paths.")
 def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig,
                       storage: StorageResource) -> dg.Output[int]:
-    report = migrate_to_cas(storage.open(config.views or None), dry_run=config.dry_run,
-                            cleanup_legacy=config.cleanup_legacy, batch_size=config.batch_size,
-                            resume_from=config.resume_from)
-    for error in report.errors[:20]:
+    store = storage.open(config.views or None)
+    if config.dry_run:
+        estimate = estimate_dedup(store, resume_from=config.resume_from)
+        return dg.Output(estimate.files, metadata={
+            "dry_run": True, "folders": estimate.folders, "files": estimate.files,
+            "new_blobs": estimate.new_blobs, "deduplicated": estimate.deduplicated,
+            "bytes_in": dg.MetadataValue.int(estimate.bytes_in),
+            "bytes_saved": dg.MetadataValue.int(estimate.bytes_saved),
+            "dedup_ratio": round(estimate.dedup_ratio, 4), "errors": len(estimate.errors)})
+    imported = import_orphans(store, resume_from=config.resume_from, batch_size=config.batch_size)
+    report = migrate_all(store, batch_size=config.batch_size, retire=config.cleanup_legacy)
+    errors = imported.errors + report.errors
+    for error in errors[:20]:
         context.log.warning(error)
+    if errors:
+        raise dg.Failure(description=f"{len(errors)} folder(s) could not be adopted or stored",
+                         metadata={"first_errors": "\n".join(errors[:20])})
     return dg.Output(report.files, metadata={
-        "dry_run": config.dry_run, "snapshots": report.snapshots,
-        "created_snapshots": report.created_snapshots, "files": report.files,
-        "new_blobs": report.new_blobs, "deduplicated": report.deduplicated,
-        "bytes_in": report.bytes_in, "bytes_saved": report.bytes_saved,
-        "dedup_ratio": round(report.dedup_ratio, 4), "cleaned_folders": report.cleaned_folders,
-        "errors": len(report.errors)})
+        "dry_run": False, "folders": imported.processed, "created_snapshots": imported.imported,
+        "files": report.files, "new_blobs": report.new_blobs,
+        "deduplicated": report.deduplicated, "bytes_in": report.bytes_in,
+        "bytes_saved": report.bytes_saved, "cleaned_folders": report.migrated})
 
 
 @dg.job(description="Migrate legacy folders into the content-addressed store (dedup report).")

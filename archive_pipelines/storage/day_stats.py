@@ -19,7 +19,7 @@ def snapshots_created_between(start: datetime, end: datetime) -> Select:
 @dataclass(frozen=True)
 class DayStats:
     snapshots: int
-    legacy_timestamps: frozenset[str]
+    legacy_ids: frozenset[str]  # the day's snapshots with a legacy folder still to migrate
     files: int
     logical_bytes: int
     unique_blobs: int
@@ -40,7 +40,8 @@ def day_stats(storage: Storage, start: datetime, end: datetime) -> DayStats:
     with storage.read_session() as session:
         snapshots = session.scalar(select(func.count()).select_from(ids.subquery())) or 0
         legacy = frozenset(session.scalars(
-            select(Snapshot.timestamp).where(Snapshot.id.in_(ids), Snapshot.fs_version != "cas")))
+            select(Snapshot.id).where(Snapshot.id.in_(ids),
+                                      Snapshot.fs_version.not_in(("cas", "0.x")))))
         files, logical = session.execute(
             select(func.count(), func.coalesce(func.sum(Blob.size), 0))
             .select_from(SnapshotFile).join(Blob, Blob.id == SnapshotFile.blob_id)
@@ -52,6 +53,6 @@ def day_stats(storage: Storage, start: datetime, end: datetime) -> DayStats:
             .select_from(distinct_blobs).join(Blob, Blob.id == distinct_blobs.c.bid)).one()
         new_blobs = session.scalar(select(func.count()).select_from(Blob).where(
             Blob.created_at >= start, Blob.created_at < end)) or 0
-    return DayStats(snapshots=int(snapshots), legacy_timestamps=legacy, files=int(files),
+    return DayStats(snapshots=int(snapshots), legacy_ids=legacy, files=int(files),
                     logical_bytes=int(logical), unique_blobs=int(unique_blobs),
                     unique_bytes=int(unique_bytes), new_blobs=int(new_blobs))

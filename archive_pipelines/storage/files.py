@@ -20,16 +20,15 @@ class RemoveReport:
     links_removed: int = 0
 
 
-def remove_file(storage: Storage, snapshot_id: str, extractor: str,
-                relative_path: str) -> RemoveReport:
+def remove_file(storage: Storage, snapshot_id: str, relative_path: str) -> RemoveReport:
     """Delete one snapshot file: its blob loses a reference (gc may collect it later)."""
     with storage.session() as session:
-        rows = snapshot_file_rows(session, snapshot_id, extractor, relative_path)
+        rows = snapshot_file_rows(session, snapshot_id, relative_path=relative_path)
         released = release_files(session, [(r[0], r[1]) for r in rows])
         place = places_for(session, [snapshot_id]).get(snapshot_id)
     report = RemoveReport(files=released)
     if place is not None:
-        report.links_removed = _unlink(storage, place, [(r[2], r[3]) for r in rows])
+        report.links_removed = _unlink(storage, place, [r[3] for r in rows])
     return report
 
 
@@ -42,18 +41,18 @@ def delete_snapshot(storage: Storage, snapshot_id: str) -> RemoveReport:
         session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
     report = RemoveReport(files=released)
     if place is not None:
-        report.links_removed = _unlink(storage, place, [(r[2], r[3]) for r in rows])
+        report.links_removed = _unlink(storage, place, [r[3] for r in rows])
     return report
 
 
-def _unlink(storage: Storage, place: SnapshotPlace, files: list[tuple[str, str]]) -> int:
+def _unlink(storage: Storage, place: SnapshotPlace, files: list[str]) -> int:
     """Remove the files' links from the file view; once the snapshot's folder there is gone
     (no file left), its folder links in the other views too."""
     home, farm = storage.file_view, storage.farm
     if home is None:
         return 0
     folder = view_dir(home, place)
-    removed = sum(farm.remove_link(f"{folder}/{extractor}/{rel}") for extractor, rel in files)
+    removed = sum(farm.remove_link(f"{folder}/{rel}") for rel in files)
     if not os.path.isdir(farm.archive_root / folder):
         removed += sum(farm.remove_link(link) for link, _target in storage.folder_links(place))
     return removed

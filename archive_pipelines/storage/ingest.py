@@ -24,8 +24,9 @@ from archive_pipelines.views import SnapshotPlace, view_dir
 
 
 class IngestItem(NamedTuple):
-    """A file on disk to store as (snapshot, extractor, relative_path). (A tuple: made per
-    file, and a frozen dataclass's __init__ cost three times as much.)"""
+    """A file on disk to store at `relative_path` (its path inside the snapshot folder),
+    written by `extractor`. (A tuple: made per file, and a frozen dataclass's __init__ cost
+    three times as much.)"""
 
     snapshot_id: str
     extractor: str
@@ -77,7 +78,7 @@ def _mime_for(extensions: str) -> str:
 
 
 def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: int | None = None,
-                 allow_hardlink: bool | None = None,
+                 allow_hardlink: bool | None = None, replace: bool = True,
                  progress: Callable[[int], object] | None = None) -> IngestReport:
     """Store files and record them; one catalog transaction per batch.
 
@@ -90,6 +91,9 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
     at the same path is a no-op). Pipelined: while batch N is synced, committed and linked
     on a second thread, batch N+1's files are already being stored. From the second batch
     on, the file work runs in the storage's worker processes (`Storage.file_workers`).
+
+    `replace=False` (adoption) never moves a recorded path to other bytes: such a file is
+    reported as an error and the recorded (original) bytes stay referenced.
     """
     size = batch_size or storage.settings.storage.ingest_batch_size
     hardlink = (storage.settings.storage.ingest_hardlink if allow_hardlink is None
@@ -119,14 +123,14 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
             puts = _start_puts(storage, workers, batch, hardlink)
             if putting is not None:
                 pending, proven = _after_puts(storage, committer, putting, pending, report,
-                                              progress, proven, hardlink, linking)
+                                              progress, proven, hardlink, linking, replace)
                 if putting.workers is not None and not proven:  # they failed: threads now
                     workers = None
                     puts = _start_puts(storage, None, batch, hardlink)
             putting = puts
         if putting is not None:
             pending, proven = _after_puts(storage, committer, putting, pending, report,
-                                          progress, proven, hardlink, linking)
+                                          progress, proven, hardlink, linking, replace)
         if pending is not None:
             _collect(pending, report, progress, linking)
         for links in linking:
@@ -172,7 +176,8 @@ def _start_puts(storage: Storage, workers: FileWorkers | None, items: list[Inges
 def _after_puts(storage: Storage, committer: ThreadPoolExecutor, puts: _Puts,
                 pending: _Pending | None, report: IngestReport,
                 progress: Callable[[int], object] | None, proven: bool, allow_hardlink: bool,
-                linking: list[Callable[[], Counter[str]]]) -> tuple[_Pending, bool]:
+                linking: list[Callable[[], Counter[str]]], replace: bool
+                ) -> tuple[_Pending, bool]:
     """Wait for a batch's puts, then hand it to the commit thread (after the previous
     batch's commit: one in flight keeps memory bounded). Returns the new pending commit
     and whether the workers have proven to work."""
@@ -190,7 +195,7 @@ def _after_puts(storage: Storage, committer: ThreadPoolExecutor, puts: _Puts,
     stored, put_report = _stored(puts.batch, outcomes)
     if pending is not None:
         _collect(pending, report, progress, linking)
-    return (committer.submit(_commit_batch, storage, puts.workers, stored, put_report),
+    return (committer.submit(_commit_batch, storage, puts.workers, stored, put_report, replace),
             len(puts.batch)), proven
 
 
@@ -242,7 +247,7 @@ def _stored(items: list[IngestItem], outcomes: list[tuple[str, PutResult] | str]
 
 
 def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[Stored],
-                  report: IngestReport
+                  report: IngestReport, replace: bool = True
                   ) -> tuple[IngestReport, Callable[[], Counter[str]] | None]:
     """Make the batch's blobs durable, record them in one transaction, then link the views
     (in worker processes: started, and the wait for them returned)."""
@@ -257,8 +262,15 @@ def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[St
                          guess_mime(rel)) for item, rel, put in stored]
     store_id = storage.primary_store_id
     with storage.session() as session:
-        applied = apply_files(session, entries, primary_store_id=store_id)
+        applied = apply_files(session, entries, primary_store_id=store_id, replace=replace)
         places = places_for(session, {e.snapshot_id for e in entries})
+    if applied.conflicts:
+        kept = set(applied.conflicts)
+        sources = {(item.snapshot_id, rel): item.source for item, rel, _put in stored}
+        report.errors.extend(
+            f"{sources[key]}: the catalog holds other bytes for this path (stored earlier); "
+            "those stay referenced, this file is left in place" for key in applied.conflicts)
+        entries = [e for e in entries if (e.snapshot_id, e.relative_path) not in kept]
     report.files = applied.files
     report.added, report.unchanged, report.replaced = (applied.added, applied.unchanged,
                                                        applied.replaced)
@@ -285,7 +297,7 @@ def _link_batch(storage: Storage, workers: FileWorkers | None, entries: list[Fil
     if home is None or not storage.views:
         return None
     dirs = {sid: view_dir(home, place) for sid, place in places.items()}
-    links = [(f"{dirs[e.snapshot_id]}/{e.extractor}/{e.relative_path}", e.sha256)
+    links = [(f"{dirs[e.snapshot_id]}/{e.relative_path}", e.sha256)
              for e in entries if e.snapshot_id in dirs]
     folders = [link for place in places.values() for link in storage.folder_links(place)]
     if workers is not None:
@@ -302,12 +314,14 @@ def _count_links(report: IngestReport, outcomes: Counter[str]) -> None:
 
 def walk_directory(snapshot_id: str, extractor: str, directory: Path,
                    errors: list[str] | None = None) -> Iterator[IngestItem]:
-    """Regular files under `directory` (sorted, no symlink following) as ingest items.
+    """Regular files under `directory` (sorted, no symlink following) as ingest items of
+    `extractor`, at `<extractor>/<path under directory>` in the snapshot.
 
     Symlinks, sockets, FIFOs and devices are skipped and reported, never followed.
     """
     root = Path(directory)
     prefix_len = len(str(root).rstrip("/")) + 1
+    folder_name = f"{extractor}/"
     stack = [root]
     while stack:
         folder = stack.pop()
@@ -330,7 +344,8 @@ def walk_directory(snapshot_id: str, extractor: str, directory: Path,
                 if errors is not None:
                     errors.append(f"{entry.path}: {exc.strerror or exc}")
                 continue
-            yield IngestItem(snapshot_id, extractor, entry.path[prefix_len:], Path(entry.path))
+            yield IngestItem(snapshot_id, extractor, folder_name + entry.path[prefix_len:],
+                             Path(entry.path))
 
 
 def ingest_directory(storage: Storage, snapshot_id: str, extractor: str, directory: Path,
@@ -345,4 +360,6 @@ def ingest_directory(storage: Storage, snapshot_id: str, extractor: str, directo
 
 def ingest_file(storage: Storage, snapshot_id: str, extractor: str, relative_path: str,
                 source: Path) -> IngestReport:
-    return ingest_files(storage, [IngestItem(snapshot_id, extractor, relative_path, source)])
+    """Ingest one file as `<extractor>/<relative_path>` of the snapshot."""
+    return ingest_files(storage, [IngestItem(snapshot_id, extractor, f"{extractor}/{relative_path}",
+                                             source)])

@@ -22,8 +22,10 @@ def removal_problem(store: LocalBlobStore, source: Path | str,
     bytes (`recorded` = the catalog's (sha256, size) for it; `blob_stat`, if the caller has
     it, the stat of that blob's file).
 
-    Verified means the blob file exists with the catalog's size and is either the same inode
-    as the legacy file (a hardlink) or hashes, like the legacy file, to the catalog's sha256.
+    Verified means: the blob file exists with the catalog's size, and its content hashes to
+    the catalog's sha256, and so does the legacy file's (one hash when they are the same
+    inode, a hard link: then an edit made through the legacy path changed the blob itself,
+    and this check is what notices). Content, never sizes or inodes alone.
     """
     if recorded is None:
         return "not recorded in the catalog"
@@ -37,12 +39,14 @@ def removal_problem(store: LocalBlobStore, source: Path | str,
         return f"{'blob' if exc.filename == blob else 'file'} missing"
     if blob_stat.st_size != size:
         return f"blob {sha[:12]} has {blob_stat.st_size} bytes, the catalog says {size}"
-    if (blob_stat.st_dev, blob_stat.st_ino) == (source_stat.st_dev, source_stat.st_ino):
-        return None
-    if source_stat.st_size != size or sha256_file(source)[0] != sha:
-        return "content differs from the catalog's"
+    if source_stat.st_size != size:
+        return f"has {source_stat.st_size} bytes, the catalog says {size}"
+    if (blob_stat.st_dev, blob_stat.st_ino) != (source_stat.st_dev, source_stat.st_ino) \
+            and sha256_file(source)[0] != sha:
+        return "content differs from the catalog's (changed since it was stored?)"
     if sha256_file(blob)[0] != sha:
-        return f"blob {sha[:12]} is corrupt"
+        return (f"blob {sha[:12]} no longer hashes to its name (the file was changed in place "
+                "after it was stored)")
     return None
 
 

@@ -8,6 +8,7 @@ migration runs it in the ingest's worker processes, one snapshot per call
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +27,12 @@ class FinishTask:
 
     timestamp: str
     migrated: Path  # the data dir's migrated/ (`storage.retired`)
-    # (extractor, relative_path, source file) ingested from its folder; None: it had no
-    # folder of its own (already retired, or never had one).
-    files: tuple[tuple[str, str, Path | str], ...] | None
-    records: tuple[tuple[str, str, str, int], ...]  # (extractor, relative_path, sha256, size)
+    # (relative_path, source file) ingested from its folder; None: it had no folder of its
+    # own (already retired, or never had one).
+    files: tuple[tuple[str, Path | str], ...] | None
+    records: tuple[tuple[str, str, int], ...]  # (relative_path, sha256, size) in the catalog
     ingest_errors: tuple[str, ...]  # the ingest's errors for files of this folder
+    links: tuple[str, ...] = ()  # relative paths of the folder's symlinks (recorded already)
     retire: bool = True  # False: the folder has problems already; only check and report
 
 
@@ -53,40 +55,41 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
         more = len(problems) - MAX_PROBLEMS_SHOWN
         return problems[:MAX_PROBLEMS_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
     try:
-        retire_or_remove(task.migrated, folder, [f[2] for f in task.files or ()])
+        retire_or_remove(task.migrated, folder, [f[1] for f in task.files or ()],
+                         [f"{folder}/{rel}" for rel in task.links])
     except OSError as exc:
         return [f"cleanup: {exc.strerror or exc}"]
     return []
 
 
-def _catalog_problems(store: LocalBlobStore, records: tuple[tuple[str, str, str, int], ...],
+def _catalog_problems(store: LocalBlobStore, records: tuple[tuple[str, str, int], ...],
                       blob_stats: dict[str, os.stat_result]) -> list[str]:
     """Every file row must have its blob, with the catalog's size (stats kept in
     `blob_stats`: a snapshot's files are checked against the same blobs next)."""
     problems = []
-    for extractor, rel, sha, size in records:
+    for rel, sha, size in records:
         try:
             found = blob_stats.get(sha) or os.stat(store.object_path(sha))
         except FileNotFoundError:
-            problems.append(f"{extractor}/{rel}: blob {sha[:12]} missing")
+            problems.append(f"{display_path(rel)}: blob {sha[:12]} missing")
             continue
         blob_stats[sha] = found
         if found.st_size != size:
-            problems.append(f"{extractor}/{rel}: blob size {found.st_size} != {size}")
+            problems.append(f"{display_path(rel)}: blob size {found.st_size} != {size}")
     return problems
 
 
-def _unverified(store: LocalBlobStore, files: tuple[tuple[str, str, Path | str], ...],
-                records: tuple[tuple[str, str, str, int], ...],
+def _unverified(store: LocalBlobStore, files: tuple[tuple[str, Path | str], ...],
+                records: tuple[tuple[str, str, int], ...],
                 blob_stats: dict[str, os.stat_result]) -> list[str]:
-    recorded = {(ext, rel): (sha, size) for ext, rel, sha, size in records}
+    recorded = {rel: (sha, size) for rel, sha, size in records}
     problems = []
-    for extractor, rel, source in files:
-        record = recorded.get((extractor, rel))
+    for rel, source in files:
+        record = recorded.get(rel)
         problem = removal_problem(store, source, record,
                                   blob_stats.get(record[0]) if record else None)
         if problem is not None:
-            problems.append(f"{extractor}/{display_path(rel)}: {problem}")
+            problems.append(f"{display_path(rel)}: {problem}")
     return problems
 
 
@@ -94,13 +97,15 @@ def _short(message: str, folder: Path) -> str:
     return display_path(message.replace(f"{folder}/", "", 1))
 
 
-def retire_or_remove(migrated: Path, folder: Path, sources: list[Path | str]) -> None:
-    """Move a folder whose every file is in `sources` (verified in the store) aside
-    (`storage.retired`; gc deletes it later) or, across filesystems, remove those files in
-    place; then link `archive/<timestamp>`. OSError when the folder has to stay."""
+def retire_or_remove(migrated: Path, folder: Path, sources: Sequence[Path | str],
+                     links: Sequence[Path | str] = ()) -> None:
+    """Move a folder whose every file is in `sources` (verified in the store) and every
+    symlink in `links` (recorded) aside (`storage.retired`; gc deletes it later) or, across
+    filesystems, remove those in place; then link `archive/<timestamp>`. OSError when the
+    folder has to stay."""
     real_folder = os.path.isdir(folder) and not os.path.islink(folder)
-    if real_folder and retire_folder(migrated, folder, sources) is None and \
-            not remove_files(folder, sources):
+    if real_folder and retire_folder(migrated, folder, [*sources, *links]) is None and \
+            not remove_files(folder, [*sources, *links]):
         raise OSError(f"{folder.name} still holds files that were not migrated")
     if not os.path.lexists(folder):
         link_compat_folder(folder)

@@ -54,7 +54,7 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
     folders: list[tuple[str, str]] = []
     shas: set[str] = set()
     with storage.read_session() as session:
-        for place, files in iter_snapshot_files(session, snapshot_query):
+        for place, files, own_links in iter_snapshot_files(session, snapshot_query):
             if home is None:
                 break
             report.snapshots += 1
@@ -63,9 +63,11 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
                            if link[0].partition("/")[0] in chosen)
             if files_too:
                 folder = view_dir(home, place)
-                for extractor, rel, sha in files:
+                for _extractor, rel, sha in files:
                     shas.add(sha)
-                    pending.append((f"{folder}/{extractor}/{rel}", sha))
+                    pending.append((f"{folder}/{rel}", sha))
+                for rel, target in own_links:  # symlinks and empty folders it had
+                    report.links_created += farm.ensure_entry(f"{folder}/{rel}", target) == "created"
             if len(pending) + len(folders) >= LINKS_PER_ROUND:
                 _link_round(storage, shas, pending, folders, report, progress)
                 pending, folders, shas = [], [], set()

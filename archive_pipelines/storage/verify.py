@@ -19,7 +19,7 @@ from sqlalchemy import func, select, update
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
-from archive_pipelines.catalog.places import iter_snapshot_files
+from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles, iter_snapshot_files
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.views import LinkState, SnapshotPlace, view_dir
 
@@ -152,13 +152,14 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
     home = storage.file_view
     expected: dict[str, set[str]] = {view: set() for view in storage.views}
     farm = storage.farm
-    for place, files in _snapshot_files(storage):
+    kept_folders: set[str] = set()  # empty folders the snapshots had: vacuum keeps them
+    for place, files, own_links in _snapshot_files(storage):
         if home is None:
             break
         folder = view_dir(home, place)
-        for extractor, rel, sha in files if home in expected else ():
+        for _extractor, rel, sha in files if home in expected else ():
             report.files_checked += 1
-            link = f"{folder}/{extractor}/{rel}"
+            link = f"{folder}/{rel}"
             expected[home].add(link)
             state = farm.inspect(link, sha)
             if state.status == "broken" and sha in missing_blobs:
@@ -166,6 +167,15 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
                 state = LinkState("ok", state.current_target)
             _note_link(report, link, state,
                        partial(farm.ensure_link, link, sha) if fix else None)
+        for rel, target in own_links if home in expected else ():
+            # A symlink the snapshot folder had, kept as it was, or an empty folder it had.
+            link = f"{folder}/{rel}"
+            if target is not None:
+                expected[home].add(link)
+            else:
+                kept_folders.add(link)
+            _note_link(report, link, farm.entry_ok(link, target),
+                       partial(farm.ensure_entry, link, target) if fix else None)
         for link, target in storage.folder_links(place):
             expected[link.partition("/")[0]].add(link)
             state = farm.inspect_target(link, target)
@@ -183,7 +193,7 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
                 if vacuum and farm.remove_link(link):
                     report.fixed["orphan_links"] += 1
         if vacuum:
-            farm.remove_empty_dirs(view)
+            farm.remove_empty_dirs(view, keep=kept_folders)
 
 
 def _note_link(report: VerifyReport, link: str, state: LinkState,
@@ -200,7 +210,8 @@ def _note_link(report: VerifyReport, link: str, state: LinkState,
         report.fixed[kind] += 1
 
 
-def _snapshot_files(storage: Storage) -> Iterator[tuple[SnapshotPlace, list[tuple[str, str, str]]]]:
+def _snapshot_files(storage: Storage
+                    ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
     with storage.read_session() as session:
         yield from iter_snapshot_files(session)
 

@@ -13,7 +13,7 @@ import contextlib
 import errno
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,6 +138,30 @@ class ViewFarm:
             return self._ensure_symlink(link_rel, target)
         return outcome
 
+    def ensure_entry(self, path_rel: str, target: str | None) -> str:
+        """Create what a snapshot folder held besides files (`snapshot_entry`): its own
+        symlink with the original `target`, or with `target` None an empty folder. Returns
+        created|ok|fixed|conflict (never clobbers a file)."""
+        if target is not None:
+            return self._ensure_symlink(path_rel, target)
+        path = self._root + path_rel
+        if os.path.isdir(path) and not os.path.islink(path):
+            return "ok"
+        try:
+            os.makedirs(path)
+        except FileExistsError:
+            return "conflict"  # a file or a link is where the folder goes
+        return "created"
+
+    def entry_ok(self, path_rel: str, target: str | None) -> LinkState:
+        """The state of a snapshot's own symlink or empty folder."""
+        if target is not None:
+            return self.inspect_target(path_rel, target)
+        path = self._root + path_rel
+        if os.path.isdir(path) and not os.path.islink(path):
+            return LinkState("ok", None)
+        return LinkState("conflict" if os.path.lexists(path) else "missing", None)
+
     def _ensure_symlink(self, link_rel: str, target: str) -> str:
         path = self._root + link_rel
         try:
@@ -230,12 +254,13 @@ class ViewFarm:
                 elif entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
 
-    def remove_empty_dirs(self, view: str) -> int:
-        """Remove empty folders under archive/<view>/ (bottom-up); returns how many."""
+    def remove_empty_dirs(self, view: str, keep: Set[str] = frozenset()) -> int:
+        """Remove empty folders under archive/<view>/ (bottom-up), except those in `keep`
+        (archive/-relative: empty folders snapshots had); returns how many."""
         removed = 0
         root = self.archive_root / view
         for dirpath, _dirs, _files in os.walk(root, topdown=False):
-            if dirpath == str(root):
+            if dirpath == str(root) or dirpath[len(self._root):] in keep:
                 continue
             try:
                 os.rmdir(dirpath)

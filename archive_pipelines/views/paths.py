@@ -131,12 +131,14 @@ def compat_link_target(timestamp: str) -> str:
     return f"by_timestamp/{safe_segment(timestamp, fallback='unknown')}"
 
 
-def view_path(view: str, place: SnapshotPlace, extractor: str, relative_path: str) -> str:
+def view_path(view: str, place: SnapshotPlace, relative_path: str) -> str:
     """archive/-relative path of one file in one view (relative_path already validated).
 
-    In the file view this is the file's own link; in the others the path goes through the
+    `relative_path` is the file's path inside its snapshot folder as the snapshot had it,
+    so every view shows the folder's own layout (its relative links keep working). In the
+    file view this is the file's own link; in the others the path goes through the
     snapshot's folder link (see `file_view`)."""
-    return f"{view_dir(view, place)}/{extractor}/{relative_path}"
+    return f"{view_dir(view, place)}/{relative_path}"
 
 
 # The order in which an enabled view is chosen to hold the per-file links.

@@ -11,7 +11,7 @@ import pytest
 from archive_pipelines.legacy.generate import Manifest, generate_collection
 from archive_pipelines.legacy.generate_files import shared_asset
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
-from archive_pipelines.legacy.layout import plan_organize
+from archive_pipelines.legacy.layout import FolderFile, iter_folder
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxIndex
 from archive_pipelines.legacy.versions import detect_version
 
@@ -113,12 +113,12 @@ def test_every_generated_file_is_classified_as_the_extractor_that_wrote_it(
 ) -> None:
     for snapshot in collection.snapshots:
         index = load_index(collection.root / snapshot.folder)
-        plan = plan_organize(
-            collection.root / snapshot.folder, index if isinstance(index, LegacyIndex) else None
-        )
-        assert plan.skipped == [] and plan.shared_destinations() == {}
-        for move in plan.moves:
-            assert move.extractor == collection.files[f"{snapshot.folder}/{move.src_rel}"].extractor
+        url = index.url if isinstance(index, LegacyIndex) else None
+        entries = list(iter_folder(collection.root / snapshot.folder, url))
+        assert all(isinstance(entry, FolderFile) for entry in entries)
+        for entry in entries:
+            assert isinstance(entry, FolderFile)
+            assert entry.extractor == collection.files[f"{snapshot.folder}/{entry.rel_path}"].extractor
     extractors = {f.extractor for f in collection.files.values()}
     assert {"wget", "unknown", "index", "dom", "screenshot", "warc", "favicon"} <= extractors
 

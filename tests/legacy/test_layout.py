@@ -8,34 +8,18 @@ from typing import Any
 
 import pytest
 
-from archive_pipelines.legacy.index_json import LegacyIndex
 from archive_pipelines.legacy.layout import (
-    FileMove,
-    classify,
+    FolderFile,
+    FolderLink,
+    SkippedEntry,
     display_path,
+    extractor_of,
+    iter_folder,
+    link_stays_inside,
     looks_like_host,
-    plan_organize,
 )
 
 URL = "https://www.example.com/blog/post"
-
-
-def index_for(folder: Path, url: str = URL) -> LegacyIndex:
-    return LegacyIndex(
-        folder=folder,
-        url=url,
-        timestamp="1600000000",
-        title=None,
-        tags=(),
-        bookmarked=None,
-        created=None,
-        updated=None,
-        snapshot_id=None,
-        abid=None,
-        crawl_id=None,
-        fs_version="0.4",
-        results={},
-    )
 
 
 def make(folder: Path, files: dict[str, bytes]) -> None:
@@ -45,58 +29,57 @@ def make(folder: Path, files: dict[str, bytes]) -> None:
         path.write_bytes(data)
 
 
+def walk(folder: Path, url: str | None = URL
+         ) -> tuple[list[FolderFile], list[FolderLink], list[SkippedEntry]]:
+    files, links, skipped = [], [], []
+    for entry in iter_folder(folder, url):
+        if isinstance(entry, FolderFile):
+            files.append(entry)
+        elif isinstance(entry, FolderLink):
+            links.append(entry)
+        else:
+            skipped.append(entry)
+    return files, links, skipped
+
+
 @pytest.mark.parametrize(
-    ("rel", "extractor", "dst"),
+    ("rel", "extractor"),
     [
-        ("output.html", "dom", "dom/output.html"),
-        ("singlefile.html", "singlefile", "singlefile/singlefile.html"),
-        ("screenshot.png", "screenshot", "screenshot/screenshot.png"),
-        ("output.pdf", "pdf", "pdf/output.pdf"),
-        ("htmltotext.txt", "htmltotext", "htmltotext/htmltotext.txt"),
-        ("headers.json", "headers", "headers/headers.json"),
-        ("favicon.ico", "favicon", "favicon/favicon.ico"),
-        ("archive.org.txt", "archive_org", "archive_org/archive.org.txt"),
-        ("warc/1600000000.warc.gz", "warc", "warc/1600000000.warc.gz"),
-        ("media/video.mp4", "media", "media/video.mp4"),
-        ("git/repo/.git/HEAD", "git", "git/repo/.git/HEAD"),
-        ("readability/content.html", "readability", "readability/content.html"),
-        ("mercury/content.txt", "mercury", "mercury/content.txt"),
-        ("index.json", "index", "index.json"),
-        ("index.html", "index", "index.html"),
-        ("www.example.com/blog/post.html", "wget", "wget/www.example.com/blog/post.html"),
-        ("cdn.other-host.net/jquery.js", "wget", "wget/cdn.other-host.net/jquery.js"),
-        ("WWW.EXAMPLE.COM:8080/index.html", "wget", "wget/WWW.EXAMPLE.COM:8080/index.html"),
-        ("10.0.0.1/index.html", "wget", "wget/10.0.0.1/index.html"),
-        ("notes.txt", "unknown", "notes.txt"),
-        ("sources/list.txt", "unknown", "sources/list.txt"),
-        ("v1.2/x", "unknown", "v1.2/x"),  # a dot is not enough: no hostname shape
-        ("output.html/x", "unknown", "output.html/x"),
-        ("backup.tar.gz/x", "unknown", "backup.tar.gz/x"),
-        ("files.zip/x", "wget", "wget/files.zip/x"),  # .zip is a real TLD
-        ("dom", "unknown", "unknown/dom"),  # a flat file named like an extractor folder
-        ("unknown", "unknown", "unknown/unknown"),
-        # A folder wget saved as `index/`: top-level files are extractor `index`, so it moves.
-        ("index/index.html", "unknown", "unknown/index/index.html"),
-        ("index/a/b.css", "unknown", "unknown/index/a/b.css"),
-        ("index", "unknown", "index"),  # a top-level file: stays, stored as index/index
+        ("output.html", "dom"),
+        ("singlefile.html", "singlefile"),
+        ("screenshot.png", "screenshot"),
+        ("output.pdf", "pdf"),
+        ("htmltotext.txt", "htmltotext"),
+        ("headers.json", "headers"),
+        ("favicon.ico", "favicon"),
+        ("archive.org.txt", "archive_org"),
+        ("warc/1600000000.warc.gz", "warc"),
+        ("media/video.mp4", "media"),
+        ("git/repo/.git/HEAD", "git"),
+        ("readability/content.html", "readability"),
+        ("mercury/content.txt", "mercury"),
+        ("index.json", "index"),
+        ("index.html", "index"),
+        ("www.example.com/blog/post.html", "wget"),
+        ("cdn.other-host.net/jquery.js", "wget"),
+        ("WWW.EXAMPLE.COM:8080/index.html", "wget"),
+        ("10.0.0.1/index.html", "wget"),
+        ("notes.txt", "unknown"),
+        ("sources/list.txt", "unknown"),
+        ("v1.2/x", "unknown"),  # a dot is not enough: no hostname shape
+        ("output.html/x", "unknown"),
+        ("backup.tar.gz/x", "unknown"),
+        ("files.zip/x", "wget"),  # .zip is a real TLD
+        ("dom", "unknown"),  # a flat file named like an extractor folder
+        ("index/index.html", "unknown"),  # a folder wget saved as `index/`
+        # Folders an earlier version of this project organized keep their extractor.
+        ("dom/output.html", "dom"),
+        ("wget/www.example.com/blog/post.html", "wget"),
+        ("screenshot/screenshot.png", "screenshot"),
     ],
 )
-def test_classify_flat_names(rel: str, extractor: str, dst: str) -> None:
-    assert classify(rel.split("/"), "www.example.com") == (extractor, dst)
-
-
-def test_organized_paths_classify_to_themselves() -> None:
-    for dst in (
-        "dom/output.html",
-        "wget/www.example.com/blog/post.html",
-        "unknown/dom",
-        "unknown/index/index.html",
-        "screenshot/screenshot.png",
-        "archive_org/archive.org.txt",
-    ):
-        extractor, again = classify(dst.split("/"), "www.example.com")
-        assert again == dst
-        assert extractor == dst.split("/")[0]
+def test_extractor_of_a_path(rel: str, extractor: str) -> None:
+    assert extractor_of(rel.split("/"), "www.example.com") == extractor
 
 
 def test_host_detection() -> None:
@@ -107,7 +90,7 @@ def test_host_detection() -> None:
     assert not looks_like_host("intranet")
 
 
-def test_plan_organize_a_flat_folder(tmp_path: Path) -> None:
+def test_a_flat_folder_is_walked_as_it_is(tmp_path: Path) -> None:
     files = {
         "index.json": b"{}",
         "index.html": b"<html>",
@@ -120,29 +103,31 @@ def test_plan_organize_a_flat_folder(tmp_path: Path) -> None:
         "media/a/b/c.mp4": b"deep",
     }
     make(tmp_path, files)
-    plan = plan_organize(tmp_path, index_for(tmp_path))
-    assert plan.skipped == []
-    by_src = {m.src_rel: m for m in plan.moves}
-    assert set(by_src) == set(files)
-    assert by_src["output.html"] == FileMove("output.html", "dom", "dom/output.html", 3)
-    assert by_src["www.example.com/static/jquery.min.js"].dst_rel == (
-        "wget/www.example.com/static/jquery.min.js"
-    )
-    assert by_src["notes.txt"].is_noop and by_src["notes.txt"].extractor == "unknown"
-    assert by_src["media/a/b/c.mp4"].is_noop
-    assert plan.total_bytes == sum(len(v) for v in files.values())
-    assert plan.shared_destinations() == {}
+    found, links, skipped = walk(tmp_path)
+    assert skipped == [] and links == []
+    by_rel = {f.rel_path: f for f in found}
+    assert set(by_rel) == set(files)  # every file at its own path
+    assert by_rel["output.html"] == FolderFile("output.html", "dom", 3)
+    assert by_rel["www.example.com/static/jquery.min.js"].extractor == "wget"
+    assert by_rel["notes.txt"].extractor == "unknown"
+    assert sum(f.size or 0 for f in found) == sum(len(v) for v in files.values())
 
 
-def test_a_half_organized_folder_shows_both_copies(tmp_path: Path) -> None:
-    make(tmp_path, {"output.html": b"x", "dom/output.html": b"x"})
-    plan = plan_organize(tmp_path)
-    shared = plan.shared_destinations()
-    assert list(shared) == ["dom/output.html"]
-    assert sorted(shared["dom/output.html"]) == ["dom/output.html", "output.html"]
+@pytest.mark.parametrize(("rel", "target", "inside"), [
+    ("a", "b", True),
+    ("x/a", "../b", True),
+    ("x/y/a", "../../b/c", True),
+    ("a", "../b", False),
+    ("x/a", "../../b", False),
+    ("a", "/etc/passwd", False),
+    ("x/a", "./../y/../../z", False),
+    ("a", "", False),
+])
+def test_link_stays_inside(rel: str, target: str, inside: bool) -> None:
+    assert link_stays_inside(rel, target) is inside
 
 
-def test_symlinks_fifos_and_sockets_are_skipped_not_followed(tmp_path: Path) -> None:
+def test_symlinks_are_listed_fifos_and_sockets_skipped_nothing_followed(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     make(outside, {"secret.txt": b"secret", "dir/inner.txt": b"inner"})
     folder = tmp_path / "1600000000"
@@ -150,18 +135,19 @@ def test_symlinks_fifos_and_sockets_are_skipped_not_followed(tmp_path: Path) -> 
     (folder / "link.txt").symlink_to(outside / "secret.txt")
     (folder / "www.example.com").symlink_to(outside / "dir", target_is_directory=True)
     (folder / "dangling").symlink_to(tmp_path / "nowhere")
+    (folder / "same.html").symlink_to("output.html")
     os.mkfifo(folder / "pipe")
     sock = socket.socket(socket.AF_UNIX)
     try:
         sock.bind(str(folder / "sock"))
-        plan = plan_organize(folder)
+        found, links, skipped = walk(folder)
     finally:
         sock.close()
-    assert [m.src_rel for m in plan.moves] == ["output.html"]
-    reasons = {s.rel_path: s.reason for s in plan.skipped}
-    assert set(reasons) == {"link.txt", "www.example.com", "dangling", "pipe", "sock"}
-    assert reasons["link.txt"].startswith("symlink")
-    assert reasons["www.example.com"].startswith("symlink")
+    assert [f.rel_path for f in found] == ["output.html"]
+    assert {link.rel_path: link.inside for link in links} == {
+        "link.txt": False, "www.example.com": False, "dangling": False, "same.html": True}
+    reasons = {s.rel_path: s.reason for s in skipped}
+    assert set(reasons) == {"pipe", "sock"}
     assert reasons["pipe"].startswith("FIFO")
     assert reasons["sock"].startswith("socket")
 
@@ -169,9 +155,9 @@ def test_symlinks_fifos_and_sockets_are_skipped_not_followed(tmp_path: Path) -> 
 def test_a_symlinked_snapshot_folder_is_not_walked(tmp_path: Path) -> None:
     make(tmp_path / "real", {"output.html": b"x"})
     (tmp_path / "1600000000").symlink_to(tmp_path / "real", target_is_directory=True)
-    plan = plan_organize(tmp_path / "1600000000")
-    assert plan.moves == []
-    assert plan.skipped[0].rel_path == "." and "symlink" in plan.skipped[0].reason
+    found, _links, skipped = walk(tmp_path / "1600000000")
+    assert found == []
+    assert skipped[0].rel_path == "." and "symlink" in skipped[0].reason
 
 
 def test_device_files_are_skipped(tmp_path: Path) -> None:
@@ -181,12 +167,12 @@ def test_device_files_are_skipped(tmp_path: Path) -> None:
         os.mknod(folder / "null", 0o600 | stat.S_IFCHR, os.makedev(1, 3))
     except PermissionError:
         pytest.skip("creating a device file needs CAP_MKNOD")
-    plan = plan_organize(folder)
-    assert plan.moves == []
-    assert [(s.rel_path, s.reason.split(",")[0]) for s in plan.skipped] == [("null", "device file")]
+    found, _links, skipped = walk(folder)
+    assert found == []
+    assert [(s.rel_path, s.reason.split(",")[0]) for s in skipped] == [("null", "device file")]
 
 
-def test_names_with_odd_bytes_are_planned_and_reported(tmp_path: Path) -> None:
+def test_names_with_odd_bytes_are_walked_and_flagged(tmp_path: Path) -> None:
     folder = tmp_path / "1600000000"
     folder.mkdir()
     odd = os.fsencode(folder) + b"/caf\xe9.html"  # latin-1, not UTF-8
@@ -196,13 +182,13 @@ def test_names_with_odd_bytes_are_planned_and_reported(tmp_path: Path) -> None:
     os.mkdir(host)
     with open(host + b"/line\nbreak.html", "wb") as handle:
         handle.write(b"nl")
-    plan = plan_organize(folder, index_for(folder))
-    assert len(plan.moves) == 2 and plan.skipped == []
-    assert sorted(plan.odd_names) == sorted(m.src_rel for m in plan.moves)
-    latin = next(m for m in plan.moves if m.extractor == "unknown")
-    assert os.fsencode(latin.src_rel) == b"caf\xe9.html"  # round-trips to the bytes on disk
-    assert display_path(latin.src_rel) == "caf\\xe9.html"
-    assert (folder / latin.src_rel).read_bytes() == b"odd"
+    found, _links, skipped = walk(folder)
+    assert len(found) == 2 and skipped == []
+    assert all(f.odd_name for f in found)
+    latin = next(f for f in found if f.extractor == "unknown")
+    assert os.fsencode(latin.rel_path) == b"caf\xe9.html"  # round-trips to the bytes on disk
+    assert display_path(latin.rel_path) == "caf\\xe9.html"
+    assert (folder / latin.rel_path).read_bytes() == b"odd"
 
 
 def test_an_unreadable_subfolder_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,7 +201,7 @@ def test_an_unreadable_subfolder_is_reported(tmp_path: Path, monkeypatch: pytest
         return real_scandir(path)
 
     monkeypatch.setattr(os, "scandir", scandir)
-    plan = plan_organize(tmp_path)
-    assert [m.src_rel for m in plan.moves] == ["output.html"]
-    assert plan.skipped[0].rel_path == "media"
-    assert "Permission denied" in plan.skipped[0].reason
+    found, _links, skipped = walk(tmp_path)
+    assert [f.rel_path for f in found] == ["output.html"]
+    assert skipped[0].rel_path == "media"
+    assert "Permission denied" in skipped[0].reason

@@ -52,20 +52,22 @@ def test_real_08_folder_with_history_is_not_labelled_07() -> None:
     assert detect_version({**index, "downloaded_at": None}) == "0.8.3"
 
 
-def test_chain_has_two_real_steps_from_any_legacy_version() -> None:
+def test_chain_has_one_real_step_from_any_legacy_version() -> None:
+    # Files are stored at the paths they have: no per-extractor regrouping on disk.
     for legacy in ("0.4", "0.6", "0.8", "0.8.3", "0.9"):
-        assert migration_chain(legacy) == ["organize", "to_cas"]
+        assert migration_chain(legacy) == ["to_cas"]
     assert migration_chain(ORGANIZED) == ["to_cas"]
     assert migration_chain(CAS) == []
     steps = migration_steps("0.4")
     assert [s.source for s in steps] == list(FS_VERSIONS[:-1])
     assert [s.target for s in steps] == list(FS_VERSIONS[1:])
-    assert sum(not s.is_noop for s in steps) == 2
+    assert sum(not s.is_noop for s in steps) == 1
 
 
 def test_version_after_each_step() -> None:
-    assert version_after("organize") == ORGANIZED
     assert version_after("to_cas") == CAS
+    with pytest.raises(ValueError):
+        version_after("organize")  # removed: a move of original files before they are stored
     with pytest.raises(ValueError):
         version_after("noop")
 

@@ -1,6 +1,7 @@
 """Subprocess body for the kill -9 test: migrate everything in small batches, READY first.
 
-`python -m tests.migration.crash_migrate DATA_DIR chain|organize|to_cas`
+`python -m tests.migration.crash_migrate DATA_DIR store|retire` (`store`: files stored and
+recorded, folders left in place; `retire`: the whole step).
 """
 
 import sys
@@ -10,18 +11,16 @@ from archive_pipelines.migration import migrate_batch, next_migration_batches
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage import Storage
 
-STEPS = {"chain": ("organize", "to_cas"), "organize": ("organize",), "to_cas": ("to_cas",)}
-
 
 def main() -> None:
     storage = Storage.open(Settings(data_dir=Path(sys.argv[1])))
-    steps = STEPS[sys.argv[2]]
+    retire = sys.argv[2] == "retire"
     print("READY", flush=True)
     cursor = ""
     while True:
         batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=4, max_batches=1)
         for batch in batches:
-            migrate_batch(storage, batch, steps=steps)
+            migrate_batch(storage, batch, retire=retire)
         if not cursor:
             break
 

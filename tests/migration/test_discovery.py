@@ -11,8 +11,6 @@ import pytest
 
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.legacy.generate import generate_collection
-from archive_pipelines.legacy.index_json import load_index
-from archive_pipelines.legacy.layout import plan_organize
 from archive_pipelines.migration import discovery as discovery_module
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.folders import invalid_day
@@ -40,17 +38,16 @@ def test_every_fingerprint_is_adopted_with_its_version(storage: Storage) -> None
         assert sorted(tag.name for tag in snapshot.tags) == sorted(entry.tags)
         assert CatalogRepository(storage.engine).results_for(snapshot.id)
     assert {s.fs_version for s in found.values()} == {"0.4", "0.6", "0.8", "0.8.3", "0.9"}
-    # A fresh import agrees with every index.json: nothing is rewritten.
-    assert report.index_rewritten == 0
+    # The import only reads the folders.
     assert tree_hashes(root / "archive") == before
 
     again = import_orphans(storage)
-    assert (again.processed, again.imported, again.reconciled, again.index_rewritten) == (16, 0, 16, 0)
+    assert (again.processed, again.imported, again.reconciled) == (16, 0, 16)
     assert len(snapshots(storage)) == 16
     assert tree_hashes(root / "archive") == before
 
 
-def test_reconcile_merges_both_ways_and_rewrites_index_json(storage: Storage) -> None:
+def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: Storage) -> None:
     repo = CatalogRepository(storage.engine)
     ts = "1593690397"
     folder = storage.layout.archive / ts
@@ -58,6 +55,7 @@ def test_reconcile_merges_both_ways_and_rewrites_index_json(storage: Storage) ->
     doc["history"]["screenshot"] = [result("screenshot.png", start_ts="2020-07-02T11:48:00")]
     folder.mkdir()
     (folder / "index.json").write_text(json.dumps(doc))
+    original = (folder / "index.json").read_bytes()
     snapshot = repo.add_snapshot(url=URL, timestamp=ts, title="Short", tags=["news", "catalog-only"],
                                  fs_version="0.4")
     # The catalog already has the dom run (same start time) with another status: catalog wins.
@@ -69,7 +67,7 @@ def test_reconcile_merges_both_ways_and_rewrites_index_json(storage: Storage) ->
 
     report = import_orphans(storage)
 
-    assert (report.reconciled, report.imported, report.index_rewritten) == (1, 0, 1)
+    assert (report.reconciled, report.imported) == (1, 0)
     merged = snapshots(storage)[ts]
     assert merged.id == snapshot.id
     assert merged.title == "A much longer title from index.json"
@@ -77,18 +75,14 @@ def test_reconcile_merges_both_ways_and_rewrites_index_json(storage: Storage) ->
     results = {(r.extractor, r.status) for r in repo.results_for(snapshot.id)}
     assert results == {("dom", "failed"), ("pdf", "succeeded"), ("title", "succeeded"),
                        ("screenshot", "succeeded")}
-    written = json.loads((folder / "index.json").read_text())
-    assert written["title"] == "A much longer title from index.json"
-    assert written["tags"] == "catalog-only,news,python"
-    assert written["custom_key"] == [1, 2]  # unknown keys survive
-    assert [r["status"] for r in written["history"]["dom"]] == ["failed"]
-    assert set(written["history"]) == {"dom", "pdf", "title", "screenshot"}
-    loaded = load_index(folder)
-    assert not hasattr(loaded, "reason")
-    # Converged: a second pass changes nothing on either side.
+    # The reconciled values live in the catalog; the original index.json is never touched.
+    assert (folder / "index.json").read_bytes() == original
+    assert list(folder.iterdir()) == [folder / "index.json"]
+    # Converged: a second pass changes nothing.
     again = import_orphans(storage)
-    assert again.index_rewritten == 0
+    assert again.reconciled == 1
     assert len(repo.results_for(snapshot.id)) == 4
+    assert (folder / "index.json").read_bytes() == original
 
 
 def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(storage: Storage) -> None:
@@ -112,8 +106,7 @@ def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(
         name = entry.folder.split("/")[1]
         assert found[name].fs_version == "0.4"
         assert found[name].url == entry.url
-        written = load_index(root / entry.folder)
-        assert getattr(written, "url", None) == entry.url  # a fresh index.json from the database
+        assert not (root / entry.folder / "index.json").exists()  # nothing written into it
     day = root / "invalid" / invalid_day()
     for entry in broken:
         name = entry.folder.split("/")[1]
@@ -190,11 +183,9 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: Storage) -> None
         str(p.relative_to(storage.layout.invalid / invalid_day())): h
         for p, h in ((storage.layout.invalid / invalid_day() / k, v)
                      for k, v in tree_hashes(storage.layout.invalid / invalid_day()).items())}
-    changed_index = {f"{name}/index.json" for name in adopted}
     for rel, digest in before.items():
-        if rel not in changed_index:
-            assert after.get(rel) == digest, rel
-    assert plan_organize(archive / "1600000008").moves  # the adopted folder is still a folder
+        assert after.get(rel) == digest, rel  # index.json included: nothing is rewritten
+    assert (archive / "1600000008").is_dir()  # the adopted folder is still a folder
 
 
 def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: Storage) -> None:
@@ -205,6 +196,9 @@ def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: Storage) -> Non
     day = sqlite_storage.layout.invalid / invalid_day()
     names = sorted(p.name for p in day.iterdir())
     assert names == ["1600000100", "1600000100_1", "1600000100_2"]
+    reasons = day.with_name(day.name + ".reasons.txt").read_text().splitlines()
+    assert [line.split("\t")[0] for line in reasons] == names
+    assert all("not_json" in line for line in reasons)
     assert sorted((day / n / "file.txt").read_text() for n in names) == ["round 0", "round 1", "round 2"]
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime, timedelta
 
+from sqlalchemy import select
+
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.files import snapshot_file_rows
+from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.migration import import_orphans, merge_duplicates, migrate_batch
 from archive_pipelines.storage import Storage
@@ -32,9 +35,14 @@ def make(storage: Storage, ts: str, age: int, files: dict[str, bytes], tags: lis
     return sid
 
 
+def snapshots_with(storage: Storage, timestamp: str) -> list[Snapshot]:
+    with storage.session() as session:
+        return list(session.scalars(select(Snapshot).where(Snapshot.timestamp == timestamp)))
+
+
 def files_of(storage: Storage, sid: str) -> dict[str, str]:
     with storage.session() as session:
-        return {f"{r[2]}/{r[3]}": r[4] for r in snapshot_file_rows(session, sid)}
+        return {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
 
 
 def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> None:
@@ -50,21 +58,26 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> Non
 
     report = merge_duplicates(storage, batch_size=1)
 
-    assert (report.groups, report.merged, report.files_moved, report.skipped) == (1, 2, 2, 0)
-    left = snapshots(storage)
-    assert {s.id for s in left.values()} == {keeper, other_time}
+    # dup1 holds other bytes than the keeper at dom/output.html: merging would drop them, so
+    # both are kept and reported. dup2 agrees with the keeper wherever both have a file.
+    assert (report.groups, report.merged, report.files_moved, report.skipped) == (1, 1, 2, 1)
+    assert any(dup1 in error and "other bytes" in error for error in report.errors)
+    left = {s.id: s for s in snapshots_with(storage, "1600000000")}
+    assert set(left) == {keeper, dup1}
     assert files_of(storage, keeper) == {
-        "dom/output.html": sha(b"keeper dom"),  # the keeper's file wins a path conflict
+        "dom/output.html": sha(b"keeper dom"),
         "pdf/output.pdf": sha(b"pdf"), "media/video.mp4": sha(b"video"), "warc/x.warc.gz": sha(b"warc")}
-    assert sorted(t.name for t in left["1600000000"].tags) == ["a", "b", "c"]
-    assert left["1600000000"].title == "title 9" * 10  # the longest title
-    assert len(CatalogRepository(storage.engine).results_for(keeper)) == 3
+    assert files_of(storage, dup1) == {"dom/output.html": sha(b"dup dom"),
+                                       "media/video.mp4": sha(b"video")}
+    assert sorted(t.name for t in left[keeper].tags) == ["a", "c"]
+    assert left[keeper].title == "title 9" * 10  # the longest title
+    assert len(CatalogRepository(storage.engine).results_for(keeper)) == 2
     assert (storage.layout.archive / "by_timestamp/1600000000/media/video.mp4").read_bytes() == b"video"
     found = verify_storage(storage).found
     assert found["refcount_drift"] == 0 and found["missing_links"] == 0 and found["orphan_links"] == 0
     assert os.readlink(link) == "by_timestamp/1600000000"
-    assert {dup1, dup2}.isdisjoint(s.id for s in left.values())
-    assert merge_duplicates(storage).groups == 0
+    assert dup2 not in left and other_time in {s.id for s in snapshots(storage).values()}
+    assert merge_duplicates(storage).merged == 0  # dup1 stays reported, never dropped
 
 
 def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Storage) -> None:

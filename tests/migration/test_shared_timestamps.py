@@ -41,7 +41,7 @@ def snapshots_with(storage: Storage, timestamp: str) -> list[Snapshot]:
 
 def files_of(storage: Storage, sid: str) -> dict[str, str]:
     with storage.session() as session:
-        return {f"{r[2]}/{r[3]}": r[4] for r in snapshot_file_rows(session, sid)}
+        return {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
 
 
 def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Storage) -> None:
@@ -61,8 +61,8 @@ def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Stora
     # Now the folder is a link, the other snapshot has nothing to move and leaves it as it is.
     assert (migrate_snapshot(storage, later).to_version, files_of(storage, later)) == (CAS, {})
     assert os.readlink(folder) == f"by_timestamp/{TS}"
-    assert files_of(storage, owner) == {"dom/output.html": sha(LEGACY["output.html"]),
-                                        "index/index.json": sha(LEGACY["index.json"])}
+    assert files_of(storage, owner) == {"output.html": sha(LEGACY["output.html"]),
+                                        "index.json": sha(LEGACY["index.json"])}
 
 
 def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(sqlite_storage: Storage) -> None:
@@ -81,7 +81,7 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(sql
     assert not places[legacy].owns_timestamp
     moved = output_dir(storage.settings.data_dir, places[legacy], CAS)
     assert moved.name == f"{TS}__{legacy[:8]}"
-    assert (moved / "dom" / "output.html").read_bytes() == LEGACY["output.html"]
+    assert (moved / "output.html").read_bytes() == LEGACY["output.html"]
     # archive/<ts> is the owner's folder, as by_timestamp/<ts> is.
     link = storage.layout.archive / TS
     assert os.readlink(link) == f"by_timestamp/{TS}"

@@ -1,4 +1,5 @@
-"""The fs_version chain: organize (flat -> per-extractor folders), to_cas, batches, resumption."""
+"""The one step into the store (`to_cas`): original paths kept, content verified, batches,
+resumption, symlinks."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from sqlalchemy import text
 
 import archive_pipelines.migration.cas as cas_module
 from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog.adoption import snapshot_entries
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.legacy.generate import generate_collection
-from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, organize, to_cas
-from archive_pipelines.migration.folders import TEMP_SUFFIX, folder_lock
+from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, to_cas
+from archive_pipelines.migration.folders import folder_lock
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.ingest import IngestItem
 from archive_pipelines.storage.verify import verify_storage
@@ -39,18 +41,11 @@ FLAT = {
     "sources/list.txt": b"https://www.example.com/blog/post\n",
     "dom": b"a flat file named like an extractor folder",
 }
-ORGANIZED = {
-    "index.json": "index.json",
-    "index.html": "index.html",
-    "output.html": "dom/output.html",
-    "screenshot.png": "screenshot/screenshot.png",
-    "headers.json": "headers/headers.json",
-    "warc/1600000000.warc.gz": "warc/1600000000.warc.gz",
-    "www.example.com/blog/post.html": "wget/www.example.com/blog/post.html",
-    "cdn.other-host.net/jquery.js": "wget/cdn.other-host.net/jquery.js",
-    "notes.txt": "notes.txt",
-    "sources/list.txt": "sources/list.txt",
-    "dom": "unknown/dom",
+EXTRACTORS = {
+    "index.json": "index", "index.html": "index", "output.html": "dom",
+    "screenshot.png": "screenshot", "headers.json": "headers", "warc/1600000000.warc.gz": "warc",
+    "www.example.com/blog/post.html": "wget", "cdn.other-host.net/jquery.js": "wget",
+    "notes.txt": "unknown", "sources/list.txt": "unknown", "dom": "unknown",
 }
 
 
@@ -61,61 +56,20 @@ def flat_snapshot(storage: Storage, files: dict[str, bytes] | None = None) -> tu
     return snapshots(storage)[TS].id, folder
 
 
-def test_organize_moves_flat_files_into_extractor_folders(sqlite_storage: Storage) -> None:
-    sid, folder = flat_snapshot(sqlite_storage)
-    (folder / "link-to-notes").symlink_to("notes.txt")
-
-    step = organize(sqlite_storage, sid)
-
-    assert step.errors == [] and step.to_version == "organized" and step.steps == ["organize"]
-    assert tree_hashes(folder) == {dst: sha(FLAT[src]) for src, dst in ORGANIZED.items()}
-    assert os.readlink(folder / "link-to-notes") == "notes.txt"  # left alone, never followed
-    assert not (folder / "www.example.com").exists()  # emptied host folders are removed
-    assert snapshots(sqlite_storage)[TS].fs_version == "organized"
-    again = organize(sqlite_storage, sid)  # organizing an organized folder changes nothing
-    assert again.errors == [] and again.files_moved == 0
-    assert tree_hashes(folder) == {dst: sha(FLAT[src]) for src, dst in ORGANIZED.items()}
-
-
-def test_an_interrupted_organize_resumes_and_never_overwrites(sqlite_storage: Storage) -> None:
-    sid, folder = flat_snapshot(sqlite_storage, {k: v for k, v in FLAT.items() if k != "dom"})
-    # An earlier run copied two files (one as a real copy) and died; a temp file was left.
-    write_tree(folder, {"dom/output.html": FLAT["output.html"], f"dom/x{TEMP_SUFFIX}": b"partial"})
-    (folder / "screenshot").mkdir()
-    os.link(folder / "screenshot.png", folder / "screenshot" / "screenshot.png")
-    # Someone else's different bytes sit where headers.json must go.
-    write_tree(folder, {"headers/headers.json": b"other bytes"})
-
-    step = organize(sqlite_storage, sid)
-
-    assert len(step.errors) == 1 and "headers.json" in step.errors[0] and "not overwritten" in step.errors[0]
-    assert step.to_version == "0.4"  # not advanced: one file could not be verified
-    assert (folder / "headers.json").read_bytes() == FLAT["headers.json"]
-    assert (folder / "headers/headers.json").read_bytes() == b"other bytes"
-    assert not (folder / "output.html").exists() and not (folder / f"dom/x{TEMP_SUFFIX}").exists()
-    assert (folder / "dom/output.html").read_bytes() == FLAT["output.html"]
-    os.unlink(folder / "headers/headers.json")
-    assert organize(sqlite_storage, sid).to_version == "organized"
-
-
 def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage: Storage) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
-    assert organize(storage, sid).errors == []
 
     step = to_cas(storage, sid)
 
     assert step.errors == [] and step.to_version == "cas" and step.files_ingested == len(FLAT)
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     with storage.session() as session:
-        rows = {(r[2], r[3]): r[4] for r in snapshot_file_rows(session, sid)}
-    expected = {}
-    for src, dst in ORGANIZED.items():
-        top, _, rest = dst.partition("/")
-        expected[("index", top) if not rest else (top, rest)] = sha(FLAT[src])
-    assert rows == expected
-    assert (folder / "dom" / "output.html").read_bytes() == FLAT["output.html"]  # through the link
-    assert (folder / "index" / "index.json").read_bytes() == FLAT["index.json"]
+        rows = {r[3]: (r[2], r[4]) for r in snapshot_file_rows(session, sid)}
+    # Every file at its own path; which extractor wrote it is metadata.
+    assert rows == {rel: (EXTRACTORS[rel], sha(data)) for rel, data in FLAT.items()}
+    for rel, data in FLAT.items():  # the old path opens the same bytes, through the link
+        assert (folder / rel).read_bytes() == data
     assert verify_storage(storage).problems == 0
     # The emptied folder was moved aside in one piece, for gc to delete after the grace.
     [moved] = storage.layout.migrated.glob(f"*/{TS}")
@@ -131,15 +85,12 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
 
     step = migrate_snapshot(sqlite_storage, sid)
 
-    assert step.to_version == "0.4" and step.steps == ["organize", "to_cas"]
+    assert step.to_version == "0.4" and step.steps == ["to_cas"]
     assert any("not valid UTF-8" in error for error in step.errors)
     assert folder.is_dir() and not folder.is_symlink()
-    assert tree_hashes(folder) == before  # flat and untouched
-    # Organized on its own, it still cannot go further: the odd file stays, reported.
-    assert organize(sqlite_storage, sid).to_version == "organized"
-    step = to_cas(sqlite_storage, sid)
-    assert step.to_version == "organized" and any("not valid UTF-8" in e for e in step.errors)
-    assert sorted(tree_hashes(folder).values()) == sorted(before.values())  # all bytes still here
+    assert tree_hashes(folder) == before  # untouched
+    assert to_cas(sqlite_storage, sid).to_version == "0.4"  # a rerun reports it again
+    assert tree_hashes(folder) == before
 
 
 def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Storage) -> None:
@@ -208,37 +159,53 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
         migrate_snapshot(storage, "no-such-id")
 
 
-def test_a_name_clash_in_a_flat_folder_goes_through_a_real_organize(sqlite_storage: Storage) -> None:
+def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: Storage) -> None:
     files = {k: v for k, v in FLAT.items() if k != "dom"}
-    sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": FLAT["output.html"]})
+    sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": b"another dom"})
 
-    step = migrate_snapshot(sqlite_storage, sid)  # flat output.html and dom/output.html: one name
+    step = migrate_snapshot(sqlite_storage, sid)
 
-    assert (step.to_version, step.steps, step.errors) == ("cas", ["organize", "to_cas"], [])
-    assert (folder / "dom" / "output.html").read_bytes() == FLAT["output.html"]
+    assert (step.to_version, step.steps, step.errors) == ("cas", ["to_cas"], [])
+    assert (folder / "output.html").read_bytes() == FLAT["output.html"]
+    assert (folder / "dom" / "output.html").read_bytes() == b"another dom"
 
 
-def test_organize_never_writes_through_a_symlinked_folder(sqlite_storage: Storage, tmp_path: Path) -> None:
+def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
+        sqlite_storage: Storage, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
+    (outside / "secret.txt").write_bytes(b"not the archive's")
     sid, folder = flat_snapshot(sqlite_storage, {k: v for k, v in FLAT.items() if k != "dom"})
     (folder / "dom").symlink_to(outside, target_is_directory=True)  # hostile: dom -> elsewhere
+    (folder / "latest.html").symlink_to("output.html")  # points inside: kept as a link
+    (folder / "warc" / "latest.warc.gz").symlink_to("1600000000.warc.gz")
 
-    for step in (migrate_snapshot(sqlite_storage, sid), organize(sqlite_storage, sid)):
-        assert step.to_version == "0.4" and step.errors
+    step = migrate_snapshot(sqlite_storage, sid)
 
-    assert list(outside.iterdir()) == []
-    assert (folder / "output.html").read_bytes() == FLAT["output.html"]
+    assert (step.to_version, step.errors) == ("cas", [])
+    assert step.links == 3 and any("points outside" in w for w in step.warnings)
+    assert [p.name for p in outside.iterdir()] == ["secret.txt"]  # never followed or written
+    with sqlite_storage.read_session() as session:
+        links = {rel: (target, inside) for rel, kind, target, inside
+                 in snapshot_entries(session, [sid])[sid] if kind == "symlink"}
+    assert links == {"dom": (str(outside), False), "latest.html": ("output.html", True),
+                     "warc/latest.warc.gz": ("1600000000.warc.gz", True)}
+    assert os.readlink(folder / "latest.html") == "output.html"  # through the compat link
+    assert (folder / "latest.html").read_bytes() == FLAT["output.html"]
+    assert (folder / "warc" / "latest.warc.gz").read_bytes() == FLAT["warc/1600000000.warc.gz"]
+    assert not os.path.lexists(folder / "dom")
+    assert verify_storage(sqlite_storage).problems == 0
+    assert migrate_snapshot(sqlite_storage, sid).errors == []  # a rerun: nothing to do
 
 
-INDEX_FOLDER = {  # wget saved a path `index/`: its files must not take the top-level names
+INDEX_FOLDER = {  # wget saved a path `index/`: its files keep their own names
     "index/index.html": b"<html>wget's index/ page</html>",
     "index/index.json": b'{"wget": "index/index.json"}',
     "index/style.css": b"body {}",
 }
 
 
-def test_a_top_level_index_folder_never_takes_the_top_level_files_names(sqlite_storage: Storage) -> None:
+def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: Storage) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
 
@@ -246,30 +213,30 @@ def test_a_top_level_index_folder_never_takes_the_top_level_files_names(sqlite_s
 
     assert (step.to_version, step.errors) == ("cas", [])
     with storage.session() as session:
-        rows = {f"{r[2]}/{r[3]}": r[4] for r in snapshot_file_rows(session, sid)}
-    assert rows["index/index.html"] == sha(FLAT["index.html"])
-    assert rows["index/index.json"] == sha(FLAT["index.json"])
-    for rel, data in INDEX_FOLDER.items():
-        assert rows[f"unknown/{rel}"] == sha(data)
-    assert len(rows) == len(FLAT) + len(INDEX_FOLDER)  # no file lost or overwritten
-    assert (folder / "unknown" / "index" / "index.html").read_bytes() == INDEX_FOLDER["index/index.html"]
+        rows = {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
+    assert rows == {rel: sha(data) for rel, data in {**FLAT, **INDEX_FOLDER}.items()}
+    assert (folder / "index.html").read_bytes() == FLAT["index.html"]
+    assert (folder / "index" / "index.html").read_bytes() == INDEX_FOLDER["index/index.html"]
 
 
-def test_organize_moves_a_top_level_index_folder_and_a_rerun_converges(sqlite_storage: Storage) -> None:
+def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
+        sqlite_storage: Storage) -> None:
+    """Same size, other bytes: the check before retiring a folder compares content."""
     storage = sqlite_storage
-    sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
-    # An earlier organize linked one file into place and died before removing anything.
-    (folder / "unknown" / "index").mkdir(parents=True)
-    os.link(folder / "index" / "index.html", folder / "unknown" / "index" / "index.html")
+    sid, folder = flat_snapshot(storage)
+    assert migrate_batch(storage, [sid], retire=False).failed == 0  # stored, folder kept
+    with open(folder / "notes.txt", "r+b") as handle:  # an edit in place, same length
+        handle.write(b"A")
+    edited = (folder / "notes.txt").read_bytes()
+    (folder / "added.txt").write_bytes(b"a file that turned up later")
 
-    step = organize(storage, sid)
+    step = to_cas(storage, sid)
 
-    assert (step.to_version, step.errors) == ("organized", [])
-    expected = {dst: sha(FLAT[src]) for src, dst in ORGANIZED.items()}
-    expected |= {f"unknown/{rel}": sha(data) for rel, data in INDEX_FOLDER.items()}
-    assert tree_hashes(folder) == expected
-    assert organize(storage, sid).files_moved == 0  # organized: classifies to itself
-    assert to_cas(storage, sid).to_version == "cas"
+    assert step.to_version == "0.4" and folder.is_dir() and not folder.is_symlink()
+    assert any(e.startswith("to_cas: notes.txt:") for e in step.errors), step.errors
+    assert (folder / "notes.txt").read_bytes() == edited
+    assert (folder / "added.txt").exists()
+    # The stored original stays referenced: gc cannot collect it.
     with storage.session() as session:
-        rows = {f"{r[2]}/{r[3]}": r[4] for r in snapshot_file_rows(session, sid)}
-    assert rows == {(dst if "/" in dst else f"index/{dst}"): digest for dst, digest in expected.items()}
+        rows = {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
+    assert rows["notes.txt"] == sha(FLAT["notes.txt"])

@@ -19,7 +19,7 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: Storage, tmp_pat
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "src", {"keep": b"keep", "drop": b"drop"})
     ingest_directory(storage, sid, "wget", src, allow_hardlink=False)  # a copy: its removal frees its bytes
-    remove_file(storage, sid, "wget", "drop")
+    remove_file(storage, sid, "wget/drop")
 
     within_grace = collect_garbage(storage, grace_hours=1)
     assert within_grace.removed == 0

@@ -88,7 +88,7 @@ def test_ref_counts_are_exact_under_reingest_replace_and_delete(storage: Storage
     link = storage.layout.archive / "by_timestamp" / "1.0" / "wget" / "x"
     assert link.read_bytes() == b"two"
 
-    removed = remove_file(storage, a, "wget", "x")  # deleting a file releases it
+    removed = remove_file(storage, a, "wget/x")  # deleting a file releases it
     assert removed.files == 1 and removed.links_removed == 1  # "y" keeps the folder
     assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 0}
     assert not link.is_symlink()
@@ -103,7 +103,7 @@ def test_ref_counts_are_exact_under_reingest_replace_and_delete(storage: Storage
         unreferenced = session.scalars(select(Blob.unreferenced_since)
                                        .where(Blob.sha256 == sha(b"two"))).one()
         assert unreferenced is not None
-        assert session.scalar(select(SnapshotFile.relative_path)) == "y"
+        assert session.scalar(select(SnapshotFile.relative_path)) == "wget/y"
 
 
 def test_batches_do_not_change_the_result(storage: Storage, tmp_path: Path) -> None:

@@ -34,17 +34,22 @@ def test_domain_is_the_host_in_punycode(url: str, domain: str) -> None:
 
 
 def test_view_paths_follow_the_architecture() -> None:
+    """A file's path in every view is its path inside the snapshot folder, as it was."""
     sid = PLACE.snapshot_id
-    assert view_path("by_domain", PLACE, "wget", "a/index.html") == (
+    assert view_path("by_timestamp", PLACE, "readability/content.html") == (
+        "by_timestamp/1735142400.123/readability/content.html")
+    assert view_path("by_domain", PLACE, "index.html") == (
+        f"by_domain/example.com/20241225/{sid}/index.html")
+    assert view_path("by_domain", PLACE, "wget/a/index.html") == (
         f"by_domain/example.com/20241225/{sid}/wget/a/index.html")
-    assert view_path("by_date", PLACE, "wget", "i") == (
+    assert view_path("by_date", PLACE, "wget/i") == (
         f"by_date/20241225/example.com/{sid}/wget/i")
-    assert view_path("by_user", PLACE, "wget", "i") == (
+    assert view_path("by_user", PLACE, "wget/i") == (
         f"by_user/squash/20241225/example.com/{sid}/wget/i")
-    assert view_path("by_timestamp", PLACE, "wget", "i") == (
+    assert view_path("by_timestamp", PLACE, "wget/i") == (
         "by_timestamp/1735142400.123/wget/i")
     other = replace(PLACE, owns_timestamp=False)
-    assert view_path("by_timestamp", other, "wget", "i") == (
+    assert view_path("by_timestamp", other, "wget/i") == (
         "by_timestamp/1735142400.123__019b54ee/wget/i")
 
 

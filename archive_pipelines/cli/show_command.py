@@ -1,0 +1,58 @@
+"""`show`: one snapshot, found by its id (ArchiveBox's, for an adopted collection) or timestamp."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import datetime
+
+import click
+
+from archive_pipelines.catalog.details import find_snapshots, snapshot_details
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.progress import human_bytes
+from archive_pipelines.errors import ArchiveError
+
+
+@click.command("show")
+@click.argument("ref", metavar="ID_OR_TIMESTAMP")
+@click.option("--json", "as_json", is_flag=True, help="Print the snapshot as JSON.")
+@click.pass_obj
+def show_command(obj: CliContext, ref: str, as_json: bool) -> None:
+    """Show a snapshot: its id (ArchiveBox's own id for an adopted one, with or without
+    dashes, or an 8+ character prefix) or its timestamp. Exit 1 when none matches."""
+    with obj.catalog.session() as session:
+        ids = find_snapshots(session, ref)
+        details = [found for sid in ids if (found := snapshot_details(session, sid)) is not None]
+    if not details:
+        raise ArchiveError(f"no snapshot with id or timestamp {ref!r}")
+    if as_json:
+        rows = [asdict(d) for d in details]
+        click.echo(json.dumps(rows[0] if len(rows) == 1 else rows, indent=2, default=_json_value))
+        return
+    data_dir = obj.settings.data_dir
+    for found in details:
+        click.echo(f"id          {found.id}")
+        click.echo(f"url         {found.url}")
+        click.echo(f"timestamp   {found.timestamp}")
+        click.echo(f"title       {found.title or ''}")
+        click.echo(f"added       {found.added.isoformat()}")
+        click.echo(f"updated     {found.updated.isoformat() if found.updated else ''}")
+        click.echo(f"tags        {', '.join(found.tags)}")
+        click.echo(f"layout      {found.fs_version}  (files under {data_dir}/archive/{found.timestamp}/)")
+        click.echo(f"files       {found.files:,} ({human_bytes(found.bytes)})"
+                   + (f", {found.symlinks:,} symlink(s)" if found.symlinks else ""))
+        for result in found.results:
+            ids = " ".join(filter(None, (result.archivebox_id and f"#{result.archivebox_id}",
+                                         result.archivebox_uuid)))
+            when = result.start_ts.isoformat() if result.start_ts else "-"
+            click.echo(f"  {result.extractor:<12} {result.status:<10} {when}  "
+                       f"{result.output or ''}  {ids}".rstrip())
+        if len(details) > 1:
+            click.echo()
+
+
+def _json_value(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot show {type(value).__name__} as JSON")

@@ -1,0 +1,125 @@
+"""A whole collection at once: adopt every folder, then migrate every snapshot behind.
+
+What `update`, `migrate-to-cas` and `migrate_to_cas_job` run; the sensors do the same in
+small batches. Both halves are the ones the rest of the package uses (`import_orphans`,
+`migrate_batch` -> `migration.cas`): there is one way into the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+
+from archive_pipelines.blobstore import sha256_file
+from archive_pipelines.catalog.models import Blob
+from archive_pipelines.legacy.index_json import read_index_url
+from archive_pipelines.legacy.layout import FolderFile, iter_folder
+from archive_pipelines.migration.discovery import ImportReport
+from archive_pipelines.migration.folders import snapshot_folder_names
+from archive_pipelines.migration.sensor_logic import next_migration_batches
+from archive_pipelines.migration.steps import MigrateReport, migrate_batch
+from archive_pipelines.storage.context import Storage
+
+MAX_LISTED = 1000  # per-snapshot failures kept in a report (all are counted)
+
+
+@dataclass
+class Failure:
+    """One archive/ entry or snapshot that did not end where it should, and why."""
+
+    where: str  # `archive/<name>` (and the snapshot id when there is one)
+    reason: str
+
+
+def failures(imported: ImportReport | None, migrated: MigrateReport | None) -> list[Failure]:
+    """Every archive/ entry the import could not adopt and every snapshot the migration could
+    not finish, with why, sorted by where (at most the first errors of each report)."""
+    found = [Failure(f"archive/{entry}", reason.removeprefix(f"{entry}: ")) for entry, reason in
+             (imported.problems if imported else [])]
+    for step in (migrated.snapshots if migrated else []):
+        if step.errors:
+            found.append(Failure(f"archive/{step.timestamp} ({step.snapshot_id})",
+                                 "; ".join(step.errors)))
+    return sorted(found, key=lambda f: f.where)
+
+
+def migrate_all(storage: Storage, *, batch_size: int, retire: bool = True,
+                progress: Callable[[int], object] | None = None) -> MigrateReport:
+    """Migrate every snapshot whose layout is behind, `batch_size` at a time; one pass over
+    the (fs_version, id) index, so a snapshot that fails is tried once per call."""
+    total, cursor = MigrateReport(), ""
+    while True:
+        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=batch_size,
+                                                 max_batches=1)
+        for batch in batches:
+            report = migrate_batch(storage, batch, retire=retire)
+            _add(total, report)
+            if progress:
+                progress(len(batch))
+        if not batches or not cursor:
+            return total
+
+
+def _add(total: MigrateReport, report: MigrateReport) -> None:
+    for name in ("processed", "migrated", "failed", "skipped", "files", "new_blobs",
+                 "deduplicated", "bytes_in", "bytes_saved"):
+        setattr(total, name, getattr(total, name) + getattr(report, name))
+    total.warnings.extend(report.warnings)
+    room = MAX_LISTED - len(total.errors)
+    total.errors.extend(report.errors[:max(room, 0)])
+    total.snapshots.extend(step for step in report.snapshots if step.errors)
+
+
+@dataclass
+class DedupEstimate:
+    """What storing the legacy folders would take: `migrate-to-cas --dry-run`."""
+
+    folders: int = 0
+    files: int = 0
+    new_blobs: int = 0
+    deduplicated: int = 0
+    bytes_in: int = 0
+    bytes_saved: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def dedup_ratio(self) -> float:
+        stored = self.bytes_in - self.bytes_saved
+        return self.bytes_in / stored if stored > 0 else 1.0
+
+
+def estimate_dedup(storage: Storage, *, resume_from: str = "",
+                   progress: Callable[[str], object] | None = None) -> DedupEstimate:
+    """Hash every file of every legacy folder and count what the store already holds;
+    writes nothing (reads the catalog, one query per folder)."""
+    report = DedupEstimate()
+    seen: set[str] = set()
+    archive = storage.layout.archive
+    for name in snapshot_folder_names(archive, resume_from):
+        folder = archive / name
+        report.folders += 1
+        hashed: list[tuple[str, int]] = []
+        for entry in iter_folder(folder, read_index_url(folder), sizes=False):
+            if not isinstance(entry, FolderFile):
+                continue
+            try:
+                hashed.append(sha256_file(folder / entry.rel_path))
+            except OSError as exc:
+                report.errors.append(f"archive/{name}/{entry.rel_path}: {exc.strerror or exc}")
+        with storage.read_session() as session:
+            known = set(session.scalars(select(Blob.sha256).where(
+                Blob.sha256.in_([sha for sha, _size in hashed])))) if hashed else set()
+        for sha, size in hashed:
+            report.files += 1
+            report.bytes_in += size
+            if sha in known or sha in seen:
+                report.deduplicated += 1
+                report.bytes_saved += size
+            else:
+                seen.add(sha)
+                report.new_blobs += 1
+        if progress:
+            progress(name)
+    return report
