@@ -168,7 +168,6 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
     with progress_bar("migrate", "snapshot") as bar:
         report = migrate_all(storage, batch_size=size, retire=cleanup_legacy,
                              progress=bar.update)
-    storage.close()
     click.echo(f"{imported.processed:,} folders ({imported.imported:,} new snapshots), "
                f"{report.files:,} files, {report.new_blobs:,} new blobs, "
                f"{report.deduplicated:,} deduplicated")

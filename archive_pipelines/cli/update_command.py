@@ -37,20 +37,17 @@ def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuou
         do_import = do_migrate = True
     storage = obj.storage()  # closed (worker processes stopped) when the command ends
     size = batch_size or obj.settings.migration.batch_size
-    try:
-        while True:
-            imported = _import(storage, resume_from, size, as_json) if do_import else None
-            resume_from = ""
-            migrated = _migrate(storage, size, as_json) if do_migrate else None
-            failed = failures(imported, migrated)
-            _report(imported, migrated, failed, as_json)
-            if not continuous:
-                if failed or (imported and imported.error_count > len(imported.problems)):
-                    raise SystemExit(1)
-                return
-            time.sleep(30)
-    finally:
-        storage.close()
+    while True:
+        imported = _import(storage, resume_from, size, as_json) if do_import else None
+        resume_from = ""
+        migrated = _migrate(storage, size, as_json) if do_migrate else None
+        failed = failures(imported, migrated)
+        _report(imported, migrated, failed, as_json)
+        if not continuous:
+            if failed or (imported and imported.error_count > len(imported.problems)):
+                raise SystemExit(1)
+            return
+        time.sleep(30)
 
 
 def _import(storage: Storage, resume_from: str, batch_size: int, quiet: bool) -> ImportReport:
