@@ -156,16 +156,29 @@ def main() -> None:
     step("a piece of the view tree (archive/by_domain/news.example)")
     print_tree(data / "archive" / "by_domain" / "news.example", limit=14)
 
-    step("an ArchiveBox collection: 0.4-, 0.7- and 0.8-style folders, one of them broken")
-    from archive_pipelines.legacy.generate import generate_collection
+    step("an ArchiveBox 0.7 collection: flat snapshot folders, index.sqlite3, one broken folder")
+    from archive_testkit.archivebox07 import generate_archivebox07
 
-    generated = generate_collection(data, 9, versions=("0.4", "0.7", "0.8"), broken=1, seed=3)
-    print(f"wrote {len(generated.files)} files in {len(generated.snapshots)} snapshot folders")
+    collection = generate_archivebox07(data, snapshots=8, seed=3, files_per_snapshot=30)
+    broken = data / "archive" / "1500000000.1"
+    broken.mkdir()
+    (broken / "notes.txt").write_text("a folder without index.json nor a row in index.sqlite3\n")
+    first = collection.snapshots[0]
+    page = data / first.folder / "index.html"
+    before = page.read_bytes()
+    print(f"wrote {sum(len(s.files) for s in collection.snapshots)} files in "
+          f"{len(collection.snapshots)} snapshot folders (+1 broken)")
 
     step("update --import-orphans --migrate-fs: adopt it (no up-front scan at init)")
     run([*cli, "update", "--import-orphans", "--migrate-fs"], env)
     moved = sorted(p.relative_to(data) for p in (data / "invalid").glob("*/*"))
     print(f"moved to invalid/ (never deleted): {', '.join(map(str, moved)) or 'nothing'}")
+    same = "same bytes" if page.read_bytes() == before else "CHANGED"
+    print(f"{page.relative_to(data)} opens the {same} as before; it is now "
+          f"{os.readlink(data / first.folder)}/index.html in the blob store")
+
+    step(f"show {first.snapshot_id}: the snapshot by its ArchiveBox id")
+    run([*cli, "show", first.snapshot_id], env)
 
     step("a second copy of every blob: a local zstd replica, retention 2")
     toml = (data / "archive.toml").read_text(encoding="utf-8")
