@@ -199,20 +199,13 @@ def _delete(usage: FolderUsage, errors: list[str]) -> bool:
     """Unlink the files `folder_usage` listed, then remove the folders, deepest first
     (what shutil.rmtree does, from the listing already made). False after any error."""
     ok = True
-    for path in usage.files:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            errors.append(f"{path}: {exc.strerror or exc}")
-            ok = False
-    for path in usage.folders:
-        try:
-            os.rmdir(path)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            errors.append(f"{path}: {exc.strerror or exc}")
-            ok = False
+    for remove, paths in ((os.unlink, usage.files), (os.rmdir, usage.folders)):
+        for path in paths:
+            try:
+                remove(path)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                errors.append(f"{path}: {exc.strerror or exc}")
+                ok = False
     return ok
