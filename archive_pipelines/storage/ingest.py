@@ -98,44 +98,16 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
     size = batch_size or storage.settings.storage.ingest_batch_size
     hardlink = (storage.settings.storage.ingest_hardlink if allow_hardlink is None
                 else allow_hardlink)
-    report = IngestReport()
     with contextlib.ExitStack() as stack:
         stack.enter_context(storage.primary.deferred_sync())
         committer = stack.enter_context(ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="ingest-commit"))
-        # Workers a previous ingest started (and used) serve from the first batch on.
-        workers: FileWorkers | None = storage.started_file_workers()
-        proven = False  # a batch of this ingest has been stored by the workers
-        starting: FileWorkers | None = None
-        pending: _Pending | None = None
-        putting: _Puts | None = None
-        linking: list[Callable[[], Counter[str]]] = []  # batches whose links are being made
+        pipeline = _Pipeline(storage, committer, hardlink=hardlink, replace=replace,
+                             progress=progress)
         first = min(size, FIRST_BATCH)
         for index, batch in enumerate(_batches(items, first, size)):
-            if workers is None and index == 0 and len(batch) == first and \
-                    storage.ingest_processes > 1:
-                # A large ingest: the workers start while this batch is stored on threads.
-                starting = storage.file_workers()
-            elif index == 1 and starting is not None:
-                workers = starting
-            # The puts run in the workers while this thread takes in the next batch (the
-            # caller's items may be generated, e.g. by walking folders).
-            puts = _start_puts(storage, workers, batch, hardlink)
-            if putting is not None:
-                pending, proven = _after_puts(storage, committer, putting, pending, report,
-                                              progress, proven, hardlink, linking, replace)
-                if putting.workers is not None and not proven:  # they failed: threads now
-                    workers = None
-                    puts = _start_puts(storage, None, batch, hardlink)
-            putting = puts
-        if putting is not None:
-            pending, proven = _after_puts(storage, committer, putting, pending, report,
-                                          progress, proven, hardlink, linking, replace)
-        if pending is not None:
-            _collect(pending, report, progress, linking)
-        for links in linking:
-            _count_links(report, links())
-    return report
+            pipeline.take(index, batch, full=len(batch) == first)
+        return pipeline.finish()
 
 
 # A batch on the commit thread, and its file count. The commit returns the batch's report
@@ -153,61 +125,98 @@ class _Puts:
     results: Callable[[], list[tuple[str, PutResult] | str]]
 
 
-def _start_puts(storage: Storage, workers: FileWorkers | None, items: list[IngestItem],
-                allow_hardlink: bool) -> _Puts:
-    """Start storing a batch's files in worker processes, or store them now on the io
-    threads (no fsyncs: the commit step syncs once)."""
-    requests = [PutRequest(item.extractor, item.relative_path, os.fspath(item.source))
-                for item in items]
-    if workers is not None:
+class _Pipeline:
+    """One ingest's moving parts: the batch being stored (`putting`), the one being
+    committed (`pending`), the link waits (`linking`), and which workers store files."""
+
+    def __init__(self, storage: Storage, committer: ThreadPoolExecutor, *, hardlink: bool,
+                 replace: bool, progress: Callable[[int], object] | None) -> None:
+        self.storage, self.committer = storage, committer
+        self.hardlink, self.replace, self.progress = hardlink, replace, progress
+        self.report = IngestReport()
+        # Workers a previous ingest started (and used) serve from the first batch on.
+        self.workers: FileWorkers | None = storage.started_file_workers()
+        self.starting: FileWorkers | None = None
+        self.proven = False  # a batch of this ingest has been stored by the workers
+        self.putting: _Puts | None = None
+        self.pending: _Pending | None = None
+        self.linking: list[Callable[[], Counter[str]]] = []  # batches whose links are made
+
+    def take(self, index: int, batch: list[IngestItem], *, full: bool) -> None:
+        """Start storing `batch`, then hand the batch before it to the commit thread."""
+        if self.workers is None and index == 0 and full and self.storage.ingest_processes > 1:
+            # A large ingest: the workers start while this batch is stored on threads.
+            self.starting = self.storage.file_workers()
+        elif index == 1 and self.starting is not None:
+            self.workers = self.starting
+        # The puts run in the workers while this thread takes in the next batch (the
+        # caller's items may be generated, e.g. by walking folders).
+        puts = self._start_puts(self.workers, batch)
+        if self.putting is not None:
+            before = self.putting
+            self._commit_after_puts(before)
+            if before.workers is not None and not self.proven:  # they failed: threads now
+                self.workers = None
+                puts = self._start_puts(None, batch)
+        self.putting = puts
+
+    def finish(self) -> IngestReport:
+        """Commit the last batch, collect every commit and wait for every link."""
+        if self.putting is not None:
+            self._commit_after_puts(self.putting)
+        if self.pending is not None:
+            self._collect(self.pending)
+        for links in self.linking:
+            _count_links(self.report, links())
+        return self.report
+
+    def _start_puts(self, workers: FileWorkers | None, items: list[IngestItem]) -> _Puts:
+        """Start storing a batch's files in worker processes, or store them now on the io
+        threads (no fsyncs: the commit step syncs once)."""
+        requests = [PutRequest(item.extractor, item.relative_path, os.fspath(item.source))
+                    for item in items]
+        hardlink = self.hardlink
+        if workers is not None:
+            try:
+                return _Puts(items, workers, workers.submit_puts(requests, hardlink))
+            except BrokenProcessPool as exc:
+                broken = exc
+
+                def fail() -> list[tuple[str, PutResult] | str]:
+                    raise broken
+                return _Puts(items, workers, fail)
+        primary = self.storage.primary
+        outcomes = self.storage.map_io(lambda r: put_one(primary, r, hardlink), requests)
+        return _Puts(items, None, lambda: outcomes)
+
+    def _commit_after_puts(self, puts: _Puts) -> None:
+        """Wait for a batch's puts, then hand it to the commit thread (after the previous
+        batch's commit: one in flight keeps memory bounded)."""
         try:
-            return _Puts(items, workers, workers.submit_puts(requests, allow_hardlink))
-        except BrokenProcessPool as exc:
-            broken = exc
+            outcomes = puts.results()
+            self.proven = self.proven or puts.workers is not None
+        except BrokenProcessPool:
+            if self.proven or puts.workers is None:
+                raise
+            # The workers could not start (e.g. out of processes or memory): this ingest
+            # uses threads, as small ones do.
+            self.storage.workers_failed()
+            puts = self._start_puts(None, puts.batch)
+            outcomes = puts.results()
+        stored, put_report = _stored(puts.batch, outcomes)
+        if self.pending is not None:
+            self._collect(self.pending)
+        self.pending = (self.committer.submit(_commit_batch, self.storage, puts.workers, stored,
+                                              put_report, self.replace), len(puts.batch))
 
-            def fail() -> list[tuple[str, PutResult] | str]:
-                raise broken
-            return _Puts(items, workers, fail)
-    primary = storage.primary
-    outcomes = storage.map_io(lambda r: put_one(primary, r, allow_hardlink), requests)
-    return _Puts(items, None, lambda: outcomes)
-
-
-def _after_puts(storage: Storage, committer: ThreadPoolExecutor, puts: _Puts,
-                pending: _Pending | None, report: IngestReport,
-                progress: Callable[[int], object] | None, proven: bool, allow_hardlink: bool,
-                linking: list[Callable[[], Counter[str]]], replace: bool
-                ) -> tuple[_Pending, bool]:
-    """Wait for a batch's puts, then hand it to the commit thread (after the previous
-    batch's commit: one in flight keeps memory bounded). Returns the new pending commit
-    and whether the workers have proven to work."""
-    try:
-        outcomes = puts.results()
-        proven = proven or puts.workers is not None
-    except BrokenProcessPool:
-        if proven or puts.workers is None:
-            raise
-        # The workers could not start (e.g. out of processes or memory): this ingest uses
-        # threads, as small ones do.
-        storage.workers_failed()
-        puts = _start_puts(storage, None, puts.batch, allow_hardlink)
-        outcomes = puts.results()
-    stored, put_report = _stored(puts.batch, outcomes)
-    if pending is not None:
-        _collect(pending, report, progress, linking)
-    return (committer.submit(_commit_batch, storage, puts.workers, stored, put_report, replace),
-            len(puts.batch)), proven
-
-
-def _collect(pending: _Pending, report: IngestReport, progress: Callable[[int], object] | None,
-             linking: list[Callable[[], Counter[str]]]) -> None:
-    future, count = pending
-    done, links = future.result()
-    report.merge(done)
-    if links is not None:
-        linking.append(links)
-    if progress:
-        progress(count)
+    def _collect(self, pending: _Pending) -> None:
+        future, count = pending
+        done, links = future.result()
+        self.report.merge(done)
+        if links is not None:
+            self.linking.append(links)
+        if self.progress:
+            self.progress(count)
 
 
 # The first batch is short: stored on threads, it decides whether to start worker processes
