@@ -66,7 +66,7 @@ SCRUBBED_ENV = ("ARCHIVE_DATA_DIR", "DATABASE_URL", "REDIS_URL", "S3_ENDPOINT_UR
 @functools.cache
 def collection(n: int) -> Path:
     """A cached legacy collection of `n` snapshots (its root holds archive/)."""
-    from archive_pipelines.legacy.generate import generate_collection
+    from archive_testkit.legacy_releases import generate_collection
 
     root = WORK_DIR / f"migration-legacy-{n}"
     if (root / ".complete").exists():

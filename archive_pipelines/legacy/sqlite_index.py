@@ -28,6 +28,8 @@ from archive_pipelines.legacy.fields import (
 )
 from archive_pipelines.legacy.results import LegacyResult, is_extractor_name, parse_result, sort_key
 
+SQLITE_NAME = "index.sqlite3"  # ArchiveBox's main index, at the collection root
+
 SNAPSHOT_TABLE = "core_snapshot"
 RESULT_TABLE = "core_archiveresult"
 TAG_TABLE = "core_tag"

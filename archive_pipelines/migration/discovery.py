@@ -20,9 +20,8 @@ from pathlib import Path
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.errors import ArchiveError
-from archive_pipelines.legacy.generate import SQLITE_NAME
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
-from archive_pipelines.legacy.sqlite_index import ArchiveBoxIndex, ArchiveBoxSnapshot
+from archive_pipelines.legacy.sqlite_index import SQLITE_NAME, ArchiveBoxIndex, ArchiveBoxSnapshot
 from archive_pipelines.legacy.versions import V0_4
 from archive_pipelines.migration.adopt import (
     DUPLICATE,

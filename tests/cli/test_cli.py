@@ -12,10 +12,10 @@ import pytest
 from archive_pipelines.cli.main import cli
 from archive_pipelines.cli.runner import run_group
 from archive_pipelines.datadir import initialize
-from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.file_workers import FileWorkers
+from archive_testkit.legacy_releases import generate_collection
 
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
 

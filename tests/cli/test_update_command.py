@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from archive_pipelines.legacy.generate import generate_collection
+from archive_testkit.legacy_releases import generate_collection
 from tests.cli.test_cli import run_cli
 from tests.legacy.index_docs import v04
 

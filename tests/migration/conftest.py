@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select
 
 from archive_pipelines.catalog.models import Snapshot
-from archive_pipelines.legacy.generate import Manifest
 from archive_pipelines.storage import Storage
+from archive_testkit.legacy_releases import Manifest
 from tests.storage.conftest import sqlite_storage, storage  # noqa: F401 -- fixtures
 
 ALL_RELEASES = ("0.4", "0.5", "0.6", "0.7", "0.8", "0.8.2", "0.8.3", "0.9")

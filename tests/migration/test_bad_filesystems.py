@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.migration import import_orphans, migrate_batch
 from archive_pipelines.storage import Storage
+from archive_testkit.legacy_releases import generate_collection
 from tests.migration.conftest import lost_bytes, snapshots, tree_hashes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,11 +18,11 @@ import pytest
 
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.datadir import initialize
-from archive_pipelines.legacy.generate import Manifest, generate_collection
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.legacy_releases import Manifest, generate_collection
 from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots
 
 ROOT = Path(__file__).resolve().parents[2]

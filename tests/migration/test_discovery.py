@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.migration import discovery as discovery_module
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.folders import invalid_day
 from archive_pipelines.storage import Storage
+from archive_testkit.legacy_releases import generate_collection
 from tests.legacy.index_docs import result, v04
 from tests.migration.conftest import ALL_RELEASES, snapshots, tree_hashes
 

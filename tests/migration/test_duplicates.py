@@ -10,11 +10,11 @@ from sqlalchemy import select
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.catalog.models import Snapshot
-from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.migration import import_orphans, merge_duplicates, migrate_batch
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.ingest import ingest_file
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.legacy_releases import generate_collection
 from tests.migration.conftest import lost_bytes, snapshots
 from tests.storage.conftest import sha, write_tree
 

@@ -16,12 +16,12 @@ import archive_pipelines.migration.cas as cas_module
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.adoption import snapshot_entries
 from archive_pipelines.catalog.files import snapshot_file_rows
-from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, to_cas
 from archive_pipelines.migration.folders import folder_lock
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.ingest import IngestItem
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.legacy_releases import generate_collection
 from tests.legacy.index_docs import v04
 from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
 from tests.storage.conftest import sha, write_tree

@@ -22,9 +22,9 @@ from sqlalchemy import select
 
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
-from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage import Storage
+from archive_testkit.legacy_releases import generate_collection
 from archive_testkit.manifest import check_manifest, manifest
 from tests.cli.test_cli import CLI, run_cli
 from tests.migration.conftest import ALL_RELEASES

@@ -5,13 +5,13 @@ from pathlib import Path
 import dagster as dg
 
 from archive_pipelines.datadir import initialize
-from archive_pipelines.legacy.generate import generate_collection
 from archive_pipelines.ops.migration_jobs import import_orphans_job, migrate_fs_job
 from archive_pipelines.resources import SettingsResource, StorageResource
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.legacy_releases import generate_collection
 from tests.cli.test_cli import run_cli
 
 

@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from archive_pipelines.legacy.generate_files import OutputFile, SnapshotContext, build_outputs
-from archive_pipelines.legacy.generate_index import RELEASE_VERSIONS, SnapshotSpec, index_document
-from archive_pipelines.legacy.generate_sqlite import SQLITE_VARIANTS, write_archivebox_sqlite
+from archive_pipelines.legacy.sqlite_index import SQLITE_NAME
 from archive_pipelines.legacy.versions import FS_VERSIONS
+from archive_testkit.legacy_releases.archivebox_sqlite import SQLITE_VARIANTS, write_archivebox_sqlite
+from archive_testkit.legacy_releases.extractor_outputs import OutputFile, SnapshotContext, build_outputs
+from archive_testkit.legacy_releases.index_documents import RELEASE_VERSIONS, SnapshotSpec, index_document
 
-SQLITE_NAME = "index.sqlite3"
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
 BROKEN_KINDS = ("missing_index", "not_json", "bad_url")  # load_index's InvalidFolder reasons
 _HOSTS = (

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.legacy.generate import Manifest, generate_collection
-from archive_pipelines.legacy.generate_files import shared_asset
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
 from archive_pipelines.legacy.layout import FolderFile, iter_folder
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxIndex
 from archive_pipelines.legacy.versions import detect_version
+from archive_testkit.legacy_releases import Manifest, generate_collection
+from archive_testkit.legacy_releases.extractor_outputs import shared_asset
 
 ALL_RELEASES = ("0.4", "0.5", "0.6", "0.7", "0.8", "0.8.3", "0.9")
 

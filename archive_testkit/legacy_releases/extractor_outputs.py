@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from archive_pipelines.legacy.generate_index import ResultSpec
+from archive_testkit.legacy_releases.index_documents import ResultSpec
 
 
 @dataclass(frozen=True)

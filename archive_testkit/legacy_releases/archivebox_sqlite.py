@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from archive_pipelines.legacy.generate_index import SnapshotSpec, result_times
+from archive_testkit.legacy_releases.index_documents import SnapshotSpec, result_times
 
 # fs_version -> schema variant: 0.4 (integer ids, tags text, no results), 0.6 (uuid ids,
 # added/updated, core_tag m2m, results), 0.8 (uuid ids, abids, bookmarked_at/created_at/...).
