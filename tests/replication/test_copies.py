@@ -20,7 +20,7 @@ from archive_pipelines.catalog.copies import (
 )
 from archive_pipelines.catalog.files import ensure_store
 from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
-from archive_pipelines.replication.bench_data import fake_sha256, seed_blobs
+from archive_testkit.blob_rows import fake_sha256, seed_blobs
 
 
 @pytest.fixture

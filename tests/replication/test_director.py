@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.replication import ReplicaSet, plan_batches
-from archive_pipelines.replication.bench_data import fake_sha256, seed_blobs
 from archive_pipelines.storage import Storage
+from archive_testkit.blob_rows import fake_sha256, seed_blobs
 from tests.replication.conftest import local_replica, open_storage
 
 HOUR = timedelta(hours=1)
