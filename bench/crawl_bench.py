@@ -227,11 +227,11 @@ def run_postgres(args: argparse.Namespace, port: int, work: Path) -> dict[str, o
 
 
 def microbench(args: argparse.Namespace, mix: AddMix) -> dict[str, float]:
-    """frontier_service.frontier.microbench on a private redis-server; prints its output.
+    """archive_testkit.frontier_bench.microbench on a private redis-server; prints its output.
 
     With (a)'s add mix measured, the microbench also adds batches with that share of new URLs.
     """
-    command = [sys.executable, "-m", "frontier_service.frontier.microbench",
+    command = [sys.executable, "-m", "archive_testkit.frontier_bench.microbench",
                "--urls", str(args.micro_urls), "--seconds", "3",
                "--processes", str(args.micro_processes)]
     if mix.share is not None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from archive_testkit.frontier_bench.url_batches import make_batches, mix_batches
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
 
 
@@ -71,8 +72,6 @@ def child_main(spec: ChildSpec, conn: Connection) -> None:
 
 
 async def _child(spec: ChildSpec, conn: Connection) -> None:
-    from frontier_service.frontier.microbench import make_batches, mix_batches
-
     batches = make_batches(spec.urls, spec.domains, spec.batch, clustered=True,
                            seed=len(spec.tag), tag=spec.tag)
     rounds = {"new": batches, "again": batches}

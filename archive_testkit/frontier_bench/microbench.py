@@ -1,6 +1,6 @@
 """Frontier microbenchmark: add throughput with dedup, claim throughput, Redis bytes per URL.
 
-    python -m frontier_service.frontier.microbench --redis-url redis://127.0.0.1:6379/0
+    python -m archive_testkit.frontier_bench.microbench --redis-url redis://127.0.0.1:6379/0
 
 Adds run all new, then all duplicates, then (with --new-share) in the crawl mix: batches
 of which a measured share is new, the rest already seen (bench/crawl_bench.py measures
@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import random
 import tempfile
 import time
 import uuid
@@ -24,51 +23,13 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from archive_testkit.frontier_bench.parallel_adds import ChildSpec, redis_cpu_seconds, run_parallel
+from archive_testkit.frontier_bench.url_batches import make_batches, mix_batches
 from frontier_service.frontier.bloom_sizing import sizing
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
-from frontier_service.frontier.parallel_adds import ChildSpec, redis_cpu_seconds, run_parallel
 from frontier_service.frontier.seen import plan_layout
 from frontier_service.frontier.state import Reschedule
 from frontier_service.frontier.visited import VisitedRecord
-
-
-def make_batches(urls: int, domains: int, batch: int, *, clustered: bool,
-                 seed: int = 7, tag: str = "") -> list[list[tuple[str, int]]]:
-    """Unique URLs in batches; clustered batches look like the links of a few pages."""
-    rnd = random.Random(seed)
-    batches: list[list[tuple[str, int]]] = []
-    serial = 0
-    while serial < urls:
-        hosts = [rnd.randrange(domains) for _ in range(20)]
-        links: list[tuple[str, int]] = []
-        for _ in range(min(batch, urls - serial)):
-            host = rnd.choice(hosts) if clustered and rnd.random() < 0.8 else rnd.randrange(domains)
-            query = f"?ref=r{serial % 7}&id={serial}" if serial % 3 == 0 else ""
-            links.append((f"https://www.site{host}.example/s{serial % 50}/{tag}page-{serial}{query}",
-                          1 + serial % 4))
-            serial += 1
-        batches.append(links)
-    return batches
-
-
-def mix_batches(old: list[list[tuple[str, int]]], fresh: list[list[tuple[str, int]]],
-                new_share: float) -> list[list[tuple[str, int]]]:
-    """Batches of `old` (URLs already added) with new_share of their URLs taken from `fresh`.
-
-    Batch i keeps old[i]'s positions and takes its first URLs from fresh[i] (built with the
-    same seed: the same hosts), so the domains per batch stay as they were; the counts are
-    rounded so that the whole run holds new_share new URLs.
-    """
-    if not 0.0 <= new_share <= 1.0:
-        raise ValueError(f"new_share must be within 0 and 1, not {new_share}")
-    mixed: list[list[tuple[str, int]]] = []
-    done = total = 0
-    for seen, new in zip(old, fresh, strict=True):
-        total += len(seen)
-        take = round(total * new_share) - done
-        done += take
-        mixed.append(new[:take] + seen[take:])
-    return mixed
 
 
 @dataclass(frozen=True, slots=True)
