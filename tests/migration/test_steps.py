@@ -20,6 +20,7 @@ from archive_pipelines.migration import import_orphans, migrate_batch, migrate_s
 from archive_pipelines.migration.folders import folder_lock
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.ingest import IngestItem
+from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.legacy_releases import generate_collection
 from tests.legacy.index_docs import v04
@@ -179,6 +180,7 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     (folder / "dom").symlink_to(outside, target_is_directory=True)  # hostile: dom -> elsewhere
     (folder / "latest.html").symlink_to("output.html")  # points inside: kept as a link
     (folder / "warc" / "latest.warc.gz").symlink_to("1600000000.warc.gz")
+    (folder / "media").mkdir()  # an extractor's output folder left empty
 
     step = migrate_snapshot(sqlite_storage, sid)
 
@@ -194,8 +196,20 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     assert (folder / "latest.html").read_bytes() == FLAT["output.html"]
     assert (folder / "warc" / "latest.warc.gz").read_bytes() == FLAT["warc/1600000000.warc.gz"]
     assert not os.path.lexists(folder / "dom")
+    assert (folder / "media").is_dir()  # an empty folder the snapshot had (pages link to it)
     assert verify_storage(sqlite_storage).problems == 0
     assert migrate_snapshot(sqlite_storage, sid).errors == []  # a rerun: nothing to do
+    # Rebuilding the views from the catalog, or vacuuming them, keeps both.
+    rebuild_views(sqlite_storage, clean=True)
+    assert os.readlink(folder / "latest.html") == "output.html" and (folder / "media").is_dir()
+    os.rmdir(folder / "media")
+    (folder / "latest.html").unlink()
+    broken = verify_storage(sqlite_storage).found
+    assert broken["missing_links"] == 2
+    assert verify_storage(sqlite_storage, fix=True, vacuum=True).problems == 0
+    assert os.readlink(folder / "latest.html") == "output.html" and (folder / "media").is_dir()
+    assert verify_storage(sqlite_storage, vacuum=True).problems == 0
+    assert (folder / "media").is_dir()
 
 
 INDEX_FOLDER = {  # wget saved a path `index/`: its files keep their own names
