@@ -42,8 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from archive_pipelines.services import LocalRedis  # noqa: E402
+from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
-from frontier_service.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
 
 TARGETS = {"pages_per_s": 600.0, "vs_ceiling": 0.6, "vs_scrapy": 3.0, "adds_per_s": 200_000.0,
            "claims_per_s": 20_000.0}

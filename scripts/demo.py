@@ -93,7 +93,7 @@ def print_tree(root: Path, limit: int) -> None:
 
 def crawl(data: Path, env: dict[str, str]) -> None:
     """Start the test web in its own process, crawl it politely, report the segments."""
-    from frontier_service.testweb import TestWebConfig, serve_in_subprocess
+    from archive_testkit.testweb import TestWebConfig, serve_in_subprocess
 
     service = [str(BIN / "frontier-service"), "--data-dir", str(data)]
     config = TestWebConfig(hosts=200, latency_ms=20)

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from archive_pipelines.blobstore import LocalBlobStore
+from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import ArchivedPage, Archiver, PageIndexWriter, SegmentSummary, iter_records
 from frontier_service.fetch import FetchResult, links_from_fetch
-from frontier_service.testweb import TestWeb
 from tests.frontier_service.fetch.web import CLOSING, PLAIN, SPECIAL, make_fetcher
 
 SESSION = "6d2f1a9e-8b7c-4e3d-a1f0-123456789abc"

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from frontier_service.testweb import TestWeb, serve_in_background
+from archive_testkit.testweb import TestWeb, serve_in_background
 from tests.frontier_service.fetch.web import WEB
 
 

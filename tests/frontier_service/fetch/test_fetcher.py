@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from archive_testkit.testweb import TestWeb, render_page
 from frontier_service.fetch import FetchErrorKind, FetchResult, RedirectHop
-from frontier_service.testweb import TestWeb, render_page
 from tests.frontier_service.fetch.web import CLOSING, PLAIN, SPECIAL, TRAPS, UNAVAILABLE, WEB, make_fetcher
 
 

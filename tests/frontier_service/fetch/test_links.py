@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
+from archive_testkit.testweb import TestWeb, absolute_links, page_path, render_page
+from archive_testkit.testweb.assets import SHARED_ASSETS
 from frontier_service.fetch import FetchResult, extract_links, links_from_fetch, resolve_link
-from frontier_service.testweb import TestWeb, absolute_links, page_path, render_page
-from frontier_service.testweb.assets import SHARED_ASSETS
 from tests.frontier_service.fetch.web import PLAIN, SPECIAL, WEB, make_fetcher
 
 SAMPLE = [(host, page_path(n)) for host in (*PLAIN[:3], SPECIAL) for n in (0, 7, 23)]

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from archive_testkit.testweb import RobotsKind, TestWeb
 from frontier_service.fetch import (
     FetchErrorKind,
     FetchResult,
@@ -20,7 +21,6 @@ from frontier_service.fetch import (
 )
 from frontier_service.fetch.robots import MAX_ROBOTS_BYTES
 from frontier_service.fetch.robots_rules import entry_from_fetch, is_garbage
-from frontier_service.testweb import RobotsKind, TestWeb
 from tests.frontier_service.fetch.web import CLOSING, UNAVAILABLE, make_fetcher, robots_host
 
 T = TypeVar("T")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from archive_testkit.testweb import DeadMode, RobotsKind, TestWebConfig, TestWebResolver, hosts_where
 from frontier_service.fetch import Fetcher, FetchSettings
-from frontier_service.testweb import DeadMode, RobotsKind, TestWebConfig, TestWebResolver, hosts_where
 
 # Every trait on several hosts; traps slow and big enough that only caps and timeouts end them.
 WEB = TestWebConfig(

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from archive_pipelines.services import free_port
+from archive_testkit.testweb import hosts_where
 from frontier_service.service.components import open_frontier
 from frontier_service.service.settings import CrawlerSettings
-from frontier_service.testweb import hosts_where
 from tests.frontier_service.service.web import WEB
 
 REPO = Path(__file__).resolve().parents[3]

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from archive_testkit.testweb import RequestRecord, TestWeb, serve_in_background
 from frontier_service.service.service import CrawlerService, RunReport
 from frontier_service.service.settings import CrawlerSettings
-from frontier_service.testweb import RequestRecord, TestWeb, serve_in_background
 from tests.frontier_service.service.web import SEEDS, WEB, crawler_settings
 
 

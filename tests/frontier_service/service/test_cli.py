@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import iter_records
 from frontier_service.cli import main
-from frontier_service.testweb import TestWeb
 from tests.frontier_service.service.cli_runs import (
     cli,
     crawl_args,

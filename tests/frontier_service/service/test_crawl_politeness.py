@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 
-from frontier_service.testweb import host_traits
+from archive_testkit.testweb import host_traits
 from tests.frontier_service.service.conftest import Crawl
 from tests.frontier_service.service.web import ALIVE, DEAD, WEB, expected_delay
 

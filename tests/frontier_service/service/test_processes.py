@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import iter_records
 from frontier_service.service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes, split_concurrency
-from frontier_service.testweb import TestWeb
 from tests.frontier_service.service.cli_runs import (
     crawl_args,
     finish,

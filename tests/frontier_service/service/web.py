@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from archive_testkit.testweb import DeadMode, RobotsKind, TestWebConfig, host_traits, hosts_where
 from frontier_service.service.settings import CrawlerSettings
-from frontier_service.testweb import DeadMode, RobotsKind, TestWebConfig, host_traits, hosts_where
 
 # Small pages and a small graph, every trait on a few hosts, traps short enough to wait out.
 WEB = TestWebConfig(

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from frontier_service.testweb import TestWeb, serve_in_background
-from tests.frontier_service.testweb.web_client import SMALL
+from archive_testkit.testweb import TestWeb, serve_in_background
+from tests.testkit.testweb.web_client import SMALL
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import random
 
-from frontier_service.testweb.seeding import stable_rng
+from archive_testkit.testweb.seeding import stable_rng
 
 _VOCABULARY = """
 the of and to in is that for it as was with be by on not he this are or his from at which

@@ -12,9 +12,9 @@ import re
 from collections.abc import Callable, Sequence
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-from frontier_service.testweb.config import TestWebConfig, all_hosts
-from frontier_service.testweb.hosts import HostTraits, host_traits
-from frontier_service.testweb.seeding import below, stable_rng
+from archive_testkit.testweb.config import TestWebConfig, all_hosts
+from archive_testkit.testweb.hosts import HostTraits, host_traits
+from archive_testkit.testweb.seeding import below, stable_rng
 
 __all__ = [
     "IDN_HOST",

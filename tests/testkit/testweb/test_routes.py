@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from frontier_service.testweb import (
+from archive_testkit.testweb import (
     DeadMode,
     RobotsKind,
     hosts_where,
     render_page,
     resolve,
 )
-from frontier_service.testweb.routes import Action
-from tests.frontier_service.testweb.web_client import SMALL
+from archive_testkit.testweb.routes import Action
+from tests.testkit.testweb.web_client import SMALL
 
 SPECIAL = hosts_where(SMALL, lambda t: t.special and t.alive)[0]
 PLAIN = hosts_where(SMALL, lambda t: not t.special and not t.traps and t.alive)[0]

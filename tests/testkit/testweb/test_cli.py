@@ -1,4 +1,4 @@
-"""`python -m frontier_service.testweb`, as the benchmark runs it: a separate process."""
+"""`python -m archive_testkit.testweb`, as the benchmark runs it: a separate process."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from frontier_service.testweb import TestWebConfig, read_jsonl, render_page, serve_in_subprocess
-from frontier_service.testweb.cli import build_parser, config_to_args
-from tests.frontier_service.testweb.web_client import SMALL, fetch
+from archive_testkit.testweb import TestWebConfig, read_jsonl, render_page, serve_in_subprocess
+from archive_testkit.testweb.cli import build_parser, config_to_args
+from tests.testkit.testweb.web_client import SMALL, fetch
 
 
 def test_every_config_field_round_trips_through_the_flags() -> None:
@@ -40,7 +40,7 @@ def test_cli_serves_until_terminated_and_writes_its_log(tmp_path: Path) -> None:
 
 
 def test_cli_prints_the_bound_port_as_json() -> None:
-    args = [sys.executable, "-m", "frontier_service.testweb", "--port", "0", "--hosts", "3"]
+    args = [sys.executable, "-m", "archive_testkit.testweb", "--port", "0", "--hosts", "3"]
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
         assert child.stdout is not None
         ready = json.loads(child.stdout.readline())

@@ -10,7 +10,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from frontier_service.testweb import (
+from archive_testkit.testweb import (
     DeadMode,
     RobotsKind,
     TestWeb,
@@ -22,8 +22,8 @@ from frontier_service.testweb import (
     run_in_thread,
     serve_in_background,
 )
-from frontier_service.testweb.assets import SHARED_ASSETS
-from tests.frontier_service.testweb.web_client import SMALL, Fetched, fetch, get, session
+from archive_testkit.testweb.assets import SHARED_ASSETS
+from tests.testkit.testweb.web_client import SMALL, Fetched, fetch, get, session
 
 PLAIN = hosts_where(SMALL, lambda t: t.alive and not t.special and not t.traps)[0]
 SPECIAL = hosts_where(SMALL, lambda t: t.alive and t.special)[0]

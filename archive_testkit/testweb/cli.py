@@ -1,4 +1,4 @@
-"""`python -m frontier_service.testweb`: serve the test web until SIGTERM or Ctrl-C."""
+"""`python -m archive_testkit.testweb`: serve the test web until SIGTERM or Ctrl-C."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from frontier_service.testweb.config import TestWebConfig
-from frontier_service.testweb.server import TestWeb
+from archive_testkit.testweb.config import TestWebConfig
+from archive_testkit.testweb.server import TestWeb
 
 _DEFAULTS = TestWebConfig()
 
@@ -21,7 +21,7 @@ _DEFAULTS = TestWebConfig()
 def build_parser() -> argparse.ArgumentParser:
     """One --flag per TestWebConfig field (e.g. --hosts, --latency-ms), plus where to listen."""
     parser = argparse.ArgumentParser(
-        prog="python -m frontier_service.testweb",
+        prog="python -m archive_testkit.testweb",
         description="Serve a deterministic web of many virtual hosts (chosen by the Host "
         "header) for crawler tests and benchmarks. Prints one JSON line with the bound "
         "port on stdout, then serves until SIGTERM or Ctrl-C.",

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
-from frontier_service.testweb import (
+from archive_testkit.testweb import (
     TestWebConfig,
     absolute_links,
     all_hosts,
@@ -17,7 +17,7 @@ from frontier_service.testweb import (
     page_path,
     render_page,
 )
-from frontier_service.testweb.graph import IDN_HOST, relative_href
+from archive_testkit.testweb.graph import IDN_HOST, relative_href
 
 DEFAULT = TestWebConfig()
 SAMPLE = [

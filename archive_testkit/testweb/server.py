@@ -11,10 +11,10 @@ from pathlib import Path
 
 from aiohttp import web
 
-from frontier_service.testweb.config import TestWebConfig, host_name, normalize_host
-from frontier_service.testweb.render import render_page
-from frontier_service.testweb.requestlog import RequestLog, RequestRecord
-from frontier_service.testweb.routes import Action, Reply, resolve
+from archive_testkit.testweb.config import TestWebConfig, host_name, normalize_host
+from archive_testkit.testweb.render import render_page
+from archive_testkit.testweb.requestlog import RequestLog, RequestRecord
+from archive_testkit.testweb.routes import Action, Reply, resolve
 
 _STREAM_CHUNK = (b"<p>" + b"all work and no play makes a huge page " * 1600 + b"</p>\n")[:65536]
 _MAX_REQUEST_LINE = 64 * 1024  # the graph links one 10 KB URL; aiohttp's default is 8 KB

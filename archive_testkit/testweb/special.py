@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 
-from frontier_service.testweb.config import TestWebConfig, host_name
-from frontier_service.testweb.hosts import HostTraits, RobotsKind
-from frontier_service.testweb.seeding import stable_rng
+from archive_testkit.testweb.config import TestWebConfig, host_name
+from archive_testkit.testweb.hosts import HostTraits, RobotsKind
+from archive_testkit.testweb.seeding import stable_rng
 
 
 def robots_txt(config: TestWebConfig, traits: HostTraits) -> bytes | None:

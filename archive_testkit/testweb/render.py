@@ -8,11 +8,11 @@ import html
 import itertools
 import re
 
-from frontier_service.testweb.config import TestWebConfig
-from frontier_service.testweb.graph import links_from, page_rng
-from frontier_service.testweb.hosts import host_traits
-from frontier_service.testweb.seeding import stable_rng
-from frontier_service.testweb.text import anchor_pool, paragraph_pool, title_words
+from archive_testkit.testweb.config import TestWebConfig
+from archive_testkit.testweb.graph import links_from, page_rng
+from archive_testkit.testweb.hosts import host_traits
+from archive_testkit.testweb.seeding import stable_rng
+from archive_testkit.testweb.text import anchor_pool, paragraph_pool, title_words
 
 _NAV_LINKS = 10
 _LINKS_PER_PARAGRAPH = 2

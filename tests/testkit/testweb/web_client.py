@@ -8,7 +8,7 @@ from typing import Any
 
 import aiohttp
 
-from frontier_service.testweb import TestWebConfig, TestWebResolver
+from archive_testkit.testweb import TestWebConfig, TestWebResolver
 
 # Every trait on several hosts; traps quick enough for unit tests.
 SMALL = TestWebConfig(

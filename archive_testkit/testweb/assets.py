@@ -12,7 +12,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from frontier_service.testweb.seeding import stable_rng
+from archive_testkit.testweb.seeding import stable_rng
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from frontier_service.testweb.cli import config_to_args
-from frontier_service.testweb.config import TestWebConfig
-from frontier_service.testweb.server import TestWeb
+from archive_testkit.testweb.cli import config_to_args
+from archive_testkit.testweb.config import TestWebConfig
+from archive_testkit.testweb.server import TestWeb
 
 _START_TIMEOUT_S = 30.0
 
@@ -106,7 +106,7 @@ def run_in_thread(config: TestWebConfig | None = None) -> tuple[int, Callable[[]
 
 @dataclass
 class TestWebProcess:
-    """A test web running as `python -m frontier_service.testweb` in a child process."""
+    """A test web running as `python -m archive_testkit.testweb` in a child process."""
 
     __test__ = False
 
@@ -148,7 +148,7 @@ def serve_in_subprocess(
     extra_args: tuple[str, ...] = (),
 ) -> Iterator[TestWebProcess]:
     """Serve from a separate process (its CPU is not the caller's) for the duration of the block."""
-    args = [sys.executable, "-m", "frontier_service.testweb", "--port", str(port)]
+    args = [sys.executable, "-m", "archive_testkit.testweb", "--port", str(port)]
     args += config_to_args(config or TestWebConfig())
     if log_path is not None:
         args += ["--log", str(log_path)]

@@ -6,13 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from frontier_service.testweb.assets import SHARED_ASSETS, json_document, pdf, png
-from frontier_service.testweb.config import TestWebConfig, host_name, normalize_host
-from frontier_service.testweb.graph import IDN_HOST, is_page_path
-from frontier_service.testweb.hosts import DeadMode, HostTraits, host_traits
-from frontier_service.testweb.render import render_page
-from frontier_service.testweb.seeding import stable_rng
-from frontier_service.testweb.special import (
+from archive_testkit.testweb.assets import SHARED_ASSETS, json_document, pdf, png
+from archive_testkit.testweb.config import TestWebConfig, host_name, normalize_host
+from archive_testkit.testweb.graph import IDN_HOST, is_page_path
+from archive_testkit.testweb.hosts import DeadMode, HostTraits, host_traits
+from archive_testkit.testweb.render import render_page
+from archive_testkit.testweb.seeding import stable_rng
+from archive_testkit.testweb.special import (
     idn_page,
     invalid_encoding_page,
     malformed_page,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from frontier_service.testweb import (
+from archive_testkit.testweb import (
     DeadMode,
     RobotsKind,
     TestWebConfig,

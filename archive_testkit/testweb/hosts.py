@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from frontier_service.testweb.config import TestWebConfig, host_index, host_name
-from frontier_service.testweb.seeding import stable_fraction, stable_int, stable_rng
+from archive_testkit.testweb.config import TestWebConfig, host_index, host_name
+from archive_testkit.testweb.seeding import stable_fraction, stable_int, stable_rng
 
 
 class RobotsKind(StrEnum):
