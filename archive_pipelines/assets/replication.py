@@ -2,11 +2,12 @@
 
 import dagster as dg
 
+from archive_pipelines.blobstore.prefixes import HEX_PREFIXES
 from archive_pipelines.replication import replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
 from archive_pipelines.resources.replication import ReplicationResource
 
-hash_prefixes = dg.StaticPartitionsDefinition([f"{i:02x}" for i in range(256)])
+hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 
 
 @dg.asset(partitions_def=hash_prefixes, group_name="replication")

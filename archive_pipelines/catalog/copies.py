@@ -31,17 +31,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.models import COPY_STATUSES, Blob, BlobCopy, UtcDateTime
-from archive_pipelines.catalog.row_sets import INT, TEXT, row_set
+from archive_pipelines.catalog.row_sets import INT, row_set
 
 _CHUNK = 500  # ids per IN (...) list / rows per upsert statement
-
-
-@dataclass(frozen=True)
-class BlobRow:
-    id: int
-    sha256: str
-    size: int
-    ref_count: int
 
 
 @dataclass(frozen=True)
@@ -111,15 +103,6 @@ def count_blob_ids(session: Session, *, after: int, up_to: int) -> int:
                               .where(Blob.id > after, Blob.id <= up_to)) or 0)
 
 
-def blobs_by_sha256(session: Session, hashes: Sequence[str]) -> dict[str, BlobRow]:
-    src = row_set(session, [("sha", TEXT)], [(h,) for h in dict.fromkeys(hashes)])
-    query = (select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
-             .where(Blob.sha256.in_(select(src.c.sha))))
-    # Core rows: no ORM loading machinery per row.
-    return {sha: BlobRow(int(bid), str(sha), int(size), int(refs))
-            for bid, sha, size, refs in session.connection().execute(query)}
-
-
 def copies_of(session: Session, blob_ids: Sequence[int]) -> dict[int, dict[int, CopyState]]:
     """Where each blob has a status row: {blob id: {store id: state}} (absent = no row).
 
@@ -179,6 +162,14 @@ def update_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], s
     return changed
 
 
+def set_copy_status(session: Session, *, blob_id: int, store_id: int, status: str,
+                    mtime: datetime) -> None:
+    """Record what a store holds of one blob, whatever its row said (verify, gc's revival)."""
+    session.execute(update(BlobCopy).where(
+        BlobCopy.blob_id == blob_id, BlobCopy.store_id == store_id,
+    ).values(status=status, mtime=mtime))
+
+
 def status_counts(session: Session) -> dict[int, dict[str, int]]:
     """{store id: {status: copies}} over the whole catalog."""
     counts: dict[int, dict[str, int]] = defaultdict(dict)
@@ -231,7 +222,7 @@ def copies_to_scrub(session: Session, *, store_id: int, statuses: Sequence[str],
     return [(int(i), str(s), int(n), str(st)) for i, s, n, st in session.execute(query)]
 
 
-__all__ = ["BlobRow", "CopyState", "NeedyPage", "blobs_by_sha256", "copies_of",
+__all__ = ["CopyState", "NeedyPage", "copies_of",
            "copies_to_scrub", "count_blob_ids", "count_referenced_blobs",
-           "count_under_replicated", "counted_copies", "find_needy_blobs", "status_counts",
-           "update_copies", "upsert_copies"]
+           "count_under_replicated", "counted_copies", "find_needy_blobs", "set_copy_status",
+           "status_counts", "update_copies", "upsert_copies"]

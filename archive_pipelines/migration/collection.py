@@ -10,10 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
-
 from archive_pipelines.blobstore import sha256_file
-from archive_pipelines.catalog.models import Blob
+from archive_pipelines.catalog.blobs import known_hashes
 from archive_pipelines.legacy.index_json import read_index_url
 from archive_pipelines.legacy.layout import FolderFile, iter_folder
 from archive_pipelines.migration.discovery import ImportReport
@@ -109,8 +107,7 @@ def estimate_dedup(storage: Storage, *, resume_from: str = "",
             except OSError as exc:
                 report.errors.append(f"archive/{name}/{entry.rel_path}: {exc.strerror or exc}")
         with storage.read_session() as session:
-            known = set(session.scalars(select(Blob.sha256).where(
-                Blob.sha256.in_([sha for sha, _size in hashed])))) if hashed else set()
+            known = known_hashes(session, [sha for sha, _size in hashed]) if hashed else set()
         for sha, size in hashed:
             report.files += 1
             report.bytes_in += size

@@ -7,10 +7,11 @@ corrupted per (blob, store); `scrub_store` re-verifies copies at rest. Nothing h
 deletes an object at any store.
 """
 
+from archive_pipelines.blobstore.prefixes import prefix_range
 from archive_pipelines.replication.copier import CopyItem, CopyOutcome, copy_object, copy_objects
 from archive_pipelines.replication.director import DirectorTick, plan_batches
 from archive_pipelines.replication.report import BatchReport, ReplicationFailed
-from archive_pipelines.replication.scrub import ScrubReport, prefix_range, scrub_store
+from archive_pipelines.replication.scrub import ScrubReport, scrub_store
 from archive_pipelines.replication.status import ReplicationStatus, replication_status
 from archive_pipelines.replication.stores import ReplicaSet, ReplicaStore
 from archive_pipelines.replication.worker import archive_batch

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import select
-
-from archive_pipelines.catalog.models import Blob
+from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.catalog.blobs import referenced_hashes
 from archive_pipelines.replication.report import BatchReport
-from archive_pipelines.replication.scrub import prefix_range
 from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.replication.worker import archive_batch
 from archive_pipelines.storage.context import Storage
@@ -23,11 +21,7 @@ def replicate_prefix(storage: Storage, replica_set: ReplicaSet, prefix: str, *, 
     last = ""
     while True:
         with storage.read_session() as session:
-            query = select(Blob.sha256).where(Blob.ref_count > 0, Blob.sha256 >= low,
-                                              Blob.sha256 > last)
-            if high is not None:
-                query = query.where(Blob.sha256 < high)
-            batch = list(session.scalars(query.order_by(Blob.sha256).limit(batch_size)))
+            batch = referenced_hashes(session, low=low, high=high, after=last, limit=batch_size)
         if not batch:
             return report
         report.merge(archive_batch(storage, replica_set, batch, retention=retention,

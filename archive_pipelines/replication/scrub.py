@@ -10,17 +10,16 @@ ever deleted.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from archive_pipelines.blobstore import CheckResult
+from archive_pipelines.blobstore.prefixes import prefix_range
 from archive_pipelines.catalog.copies import copies_to_scrub, update_copies
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.replication.copier import map_parallel
 from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.storage.context import Storage
 
-_HEX_PREFIX = re.compile(r"[0-9a-f]{0,64}")
 # (recorded status, check result) -> new status; absent pairs leave the row as it is.
 _TRANSITIONS = {
     ("present", "corrupt"): "corrupted",
@@ -39,19 +38,6 @@ class ScrubReport:
     restored: int = 0  # corrupted copies that check out again
     next_cursor: str | None = None  # sha256 to resume after; None: the range is done
     problems: list[str] = field(default_factory=list)  # first few, one line each
-
-
-def prefix_range(prefix: str | None) -> tuple[str, str | None]:
-    """The sha256 range [low, high) of a hex prefix (`""`/None: everything)."""
-    prefix = prefix or ""
-    if not _HEX_PREFIX.fullmatch(prefix):
-        raise ValueError(f"scrub prefix must be lowercase hex, got {prefix!r}")
-    if not prefix:
-        return "", None
-    following = int(prefix, 16) + 1
-    if following >= 16 ** len(prefix):
-        return prefix, None
-    return prefix, f"{following:0{len(prefix)}x}"
 
 
 def scrub_store(storage: Storage, replica_set: ReplicaSet, store_name: str, *,

@@ -24,13 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 from archive_pipelines.blobstore import BlobStoreError, CheckResult
-from archive_pipelines.catalog.copies import (
-    BlobRow,
-    blobs_by_sha256,
-    copies_of,
-    update_copies,
-    upsert_copies,
-)
+from archive_pipelines.catalog.blobs import BlobRow, blobs_by_sha256
+from archive_pipelines.catalog.copies import copies_of, update_copies, upsert_copies
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.replication.copier import (
     CopyItem,

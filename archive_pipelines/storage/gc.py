@@ -40,14 +40,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from sqlalchemy import and_, exists, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
 from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound
-from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
+from archive_pipelines.catalog.blobs import ref_count
+from archive_pipelines.catalog.copies import set_copy_status
+from archive_pipelines.catalog.garbage import claim_unreferenced, track_blob, unreferenced_page
+from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.retired import FolderUsage, remove_retired
+from archive_pipelines.storage.untracked import untracked_hashes
 
 TRASH = ".gc-trash"
 
@@ -182,18 +182,12 @@ def _unreferenced_blobs(storage: Storage, cutoff: datetime, batch: int
     last = 0
     while True:
         with storage.read_session() as session:
-            present = exists().where(and_(BlobCopy.blob_id == Blob.id,
-                                          BlobCopy.store_id == store_id,
-                                          BlobCopy.status == "present"))
-            rows = session.execute(
-                select(Blob.id, Blob.sha256)
-                .where(Blob.id > last, Blob.ref_count == 0,
-                       Blob.unreferenced_since < cutoff, present)
-                .order_by(Blob.id).limit(batch)).all()
+            rows = unreferenced_page(session, store_id=store_id, cutoff=cutoff, after=last,
+                                     limit=batch)
         if not rows:
             return
         last = rows[-1][0]
-        yield [(int(blob_id), str(sha)) for blob_id, sha in rows]
+        yield rows
 
 
 def _untracked_files(storage: Storage, grace_hours: float) -> Iterator[tuple[str, float]]:
@@ -207,21 +201,13 @@ def _untracked_files(storage: Storage, grace_hours: float) -> Iterator[tuple[str
     linking it (and making it read-only) sets its ctime.
     """
     horizon = time.time() - grace_hours * 3600
-    for prefix_int in range(256):
-        prefix = f"{prefix_int:02x}"
-        upper = f"{prefix_int + 1:02x}" if prefix_int < 255 else "g"
-        with storage.read_session() as session:
-            known = set(session.scalars(select(Blob.sha256).where(
-                Blob.sha256 >= prefix, Blob.sha256 < upper)))
-        for sha in storage.primary.iter_hashes(prefix):
-            if sha in known:
-                continue
-            try:
-                ctime = os.lstat(storage.primary.local_path(sha)).st_ctime
-            except FileNotFoundError:
-                continue
-            if ctime < horizon:
-                yield sha, ctime
+    for sha in untracked_hashes(storage):
+        try:
+            ctime = os.lstat(storage.primary.local_path(sha)).st_ctime
+        except FileNotFoundError:
+            continue
+        if ctime < horizon:
+            yield sha, ctime
 
 
 @dataclass(frozen=True)
@@ -262,17 +248,7 @@ def _track(storage: Storage, sha: str, ctime: float) -> int | None:
         return None
     since = datetime.fromtimestamp(ctime, UTC)
     with storage.session() as session:
-        dialect_insert = (pg_insert if session.get_bind().dialect.name == "postgresql"
-                          else sqlite_insert)
-        blob_id = session.scalar(
-            dialect_insert(Blob).values(sha256=sha, size=size, ref_count=0,
-                                        created_at=utcnow(), unreferenced_since=since)
-            .on_conflict_do_nothing(index_elements=["sha256"]).returning(Blob.id))
-        if blob_id is None:
-            return None
-        session.add(BlobCopy(blob_id=blob_id, store_id=store_id, status="present",
-                             mtime=utcnow()))
-    return int(blob_id)
+        return track_blob(session, sha256=sha, size=size, since=since, store_id=store_id)
 
 
 def _logical_size(storage: Storage, sha: str) -> int | None:
@@ -304,20 +280,9 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, trash: Path
     longer unreferenced, or not present), None when the file was already gone."""
     store_id = storage.primary_store_id
     with storage.session() as session:
-        # Lock the blob row: an ingest adding a reference now waits for this claim (and
-        # then sees the copy `missing`, and rewrites the file), or this claim waits for it
-        # (and sees ref_count > 0). On SQLite write transactions are serialized anyway.
-        unreferenced = session.scalar(select(Blob.id).where(
-            Blob.id == blob_id, Blob.ref_count == 0).with_for_update())
-        if unreferenced is None:
-            return "skipped"
-        result = session.execute(
-            update(BlobCopy).where(
-                BlobCopy.blob_id == blob_id, BlobCopy.store_id == store_id,
-                BlobCopy.status == "present",
-            ).values(status="missing", mtime=utcnow())
-            .execution_options(synchronize_session=False))
-        claimed = int(getattr(result, "rowcount", 0))
+        # Lock the blob row and mark its copy `missing` (see `claim_unreferenced`): an
+        # ingest adding a reference meanwhile then rewrites the file.
+        claimed = claim_unreferenced(session, blob_id=blob_id, store_id=store_id)
     if not claimed:
         return "skipped"
     final = storage.primary.local_path(sha)
@@ -329,12 +294,11 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, trash: Path
         parked = None  # already gone: the catalog now says so
     storage.farm.remove_alias(sha)  # the views' hard link would keep the bytes alive
     with storage.session() as session:
-        refs = session.scalar(select(Blob.ref_count).where(Blob.id == blob_id))
+        refs = ref_count(session, blob_id)
         if refs:
             # Re-referenced meanwhile: put the file back (an ingest may already have).
-            session.execute(update(BlobCopy).where(
-                BlobCopy.blob_id == blob_id, BlobCopy.store_id == store_id,
-            ).values(status="present", mtime=utcnow()))
+            set_copy_status(session, blob_id=blob_id, store_id=store_id, status="present",
+                            mtime=utcnow())
             if parked is not None:
                 if final.exists():
                     parked.unlink()

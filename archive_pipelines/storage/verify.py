@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from sqlalchemy import func, select, update
-
 from archive_pipelines.blobstore import sha256_file
+from archive_pipelines.catalog.blobs import BlobRow, blob_page, count_unreferenced, set_ref_count
+from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.files import count_references
-from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
+from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles, iter_snapshot_files
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.untracked import untracked_hashes
 from archive_pipelines.views import LinkState, SnapshotPlace, view_dir
 
 KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
@@ -60,8 +61,7 @@ def verify_storage(storage: Storage, *, fix: bool = False, vacuum: bool = False,
     missing = _check_blob_files(storage, report, deep, fix, progress)
     _check_links(storage, report, fix, vacuum, missing, progress)
     with storage.read_session() as session:
-        report.found["orphan_blobs"] = int(session.scalar(
-            select(func.count()).select_from(Blob).where(Blob.ref_count == 0)) or 0)
+        report.found["orphan_blobs"] = count_unreferenced(session)
     if scan_store:
         _check_untracked(storage, report)
     return report
@@ -73,10 +73,7 @@ def _check_refcounts(storage: Storage, report: VerifyReport, fix: bool) -> None:
         for blob_id, sha, stored, actual in drift:
             report.note("refcount_drift", f"{sha[:12]}: ref_count {stored}, references {actual}")
             if fix:
-                now = utcnow()
-                session.execute(update(Blob).where(Blob.id == blob_id).values(
-                    ref_count=actual,
-                    unreferenced_since=(now if actual == 0 else None)))
+                set_ref_count(session, blob_id, actual, utcnow())
                 report.fixed["refcount_drift"] += 1
 
 
@@ -94,17 +91,15 @@ def _restore_from_alias(storage: Storage, sha: str) -> bool:
     return True
 
 
-def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[tuple[int, str, int, int]]:
+def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[BlobRow]:
     last = 0
     while True:
         with storage.read_session() as session:
-            rows = session.execute(select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count)
-                                   .where(Blob.id > last).order_by(Blob.id).limit(batch)).all()
+            rows = blob_page(session, after=last, limit=batch)
         if not rows:
             return
-        for row in rows:
-            yield int(row[0]), str(row[1]), int(row[2]), int(row[3])
-        last = rows[-1][0]
+        yield from rows
+        last = rows[-1].id
 
 
 def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: bool,
@@ -112,8 +107,9 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
     """Referenced blobs whose primary file is missing or corrupt (returned)."""
     bad: set[str] = set()
     store = storage.primary
-    for blob_id, sha, size, refs in _iter_blobs(storage):
-        if refs == 0:
+    for blob in _iter_blobs(storage):
+        blob_id, sha, size = blob.id, blob.sha256, blob.size
+        if blob.ref_count == 0:
             continue  # gc may have collected it: not a problem
         report.blobs_checked += 1
         if deep:
@@ -135,11 +131,10 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
             bad.add(sha)
             if fix:  # record the truth so replication can restore it from a good copy
                 with storage.session() as session:
-                    session.execute(update(BlobCopy).where(
-                        BlobCopy.blob_id == blob_id,
-                        BlobCopy.store_id == storage.primary_store_id,
-                    ).values(status="missing" if status == "missing" else "corrupted",
-                             mtime=utcnow()))
+                    set_copy_status(session, blob_id=blob_id,
+                                    store_id=storage.primary_store_id,
+                                    status="missing" if status == "missing" else "corrupted",
+                                    mtime=utcnow())
         if progress and report.blobs_checked % 1000 == 0:
             progress("blobs", 1000)
     return bad
@@ -218,12 +213,5 @@ def _snapshot_files(storage: Storage
 
 def _check_untracked(storage: Storage, report: VerifyReport) -> None:
     """Blob files in the primary store that the catalog has no row for (one prefix at a time)."""
-    for prefix_int in range(256):
-        prefix = f"{prefix_int:02x}"
-        upper = f"{prefix_int + 1:02x}" if prefix_int < 255 else "g"
-        with storage.read_session() as session:
-            known = set(session.scalars(select(Blob.sha256).where(
-                Blob.sha256 >= prefix, Blob.sha256 < upper)))
-        for sha in storage.primary.iter_hashes(prefix):
-            if sha not in known:
-                report.note("untracked_blob_files", sha)
+    for sha in untracked_hashes(storage):
+        report.note("untracked_blob_files", sha)

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from archive_pipelines.blobstore.prefixes import prefix_range
 from archive_pipelines.catalog.copies import CopyState, NeedyPage
 from archive_pipelines.replication.director import chunk, next_cursor_after
 from archive_pipelines.replication.policy import (
@@ -16,7 +17,6 @@ from archive_pipelines.replication.policy import (
     group_by_pair,
     plan_object,
 )
-from archive_pipelines.replication.scrub import prefix_range
 
 NOW = datetime(2025, 1, 1, 12, tzinfo=UTC)
 HOUR = timedelta(hours=1)

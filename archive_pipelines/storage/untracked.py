@@ -1,0 +1,23 @@
+"""Blob files in the primary store that the catalog has no row for (verify reports them,
+gc may collect them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from archive_pipelines.blobstore.prefixes import HEX_PREFIXES, prefix_range
+from archive_pipelines.catalog.blobs import hashes_in_range
+from archive_pipelines.storage.context import Storage
+
+
+def untracked_hashes(storage: Storage) -> Iterator[str]:
+    """Hashes of the primary's blob files without a catalog row, one hash-prefix partition
+    at a time: the prefix's known hashes are read (one short read transaction), then the
+    store's files of that prefix listed against them."""
+    for prefix in HEX_PREFIXES:
+        low, high = prefix_range(prefix)
+        with storage.read_session() as session:
+            known = hashes_in_range(session, low, high)
+        for sha in storage.primary.iter_hashes(prefix):
+            if sha not in known:
+                yield sha
