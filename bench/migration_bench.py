@@ -278,9 +278,8 @@ def time_ticks(url: str, data: Path) -> list[float]:
 
 
 def bench_sensor(rows: int) -> bool:
-    from archive_pipelines.services import LocalPostgres
-    from archive_pipelines.services.postgres import create_database
     from archive_pipelines.settings import MigrationSettings
+    from archive_testkit.servers import LocalPostgres, create_database
 
     defaults = MigrationSettings()
     print(f"\n3. sensor tick (next_migration_batches, {defaults.max_runs_per_tick} x "

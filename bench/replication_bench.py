@@ -39,11 +39,10 @@ from archive_pipelines.datadir import initialize  # noqa: E402
 from archive_pipelines.replication import ReplicaSet, archive_batch, plan_batches  # noqa: E402
 from archive_pipelines.replication.copier import map_parallel  # noqa: E402
 from archive_pipelines.replication.report import BatchReport  # noqa: E402
-from archive_pipelines.services import LocalMotoServer, LocalPostgres  # noqa: E402
-from archive_pipelines.services.postgres import create_database, drop_database  # noqa: E402
 from archive_pipelines.settings import CatalogSettings, Settings, StoreSettings  # noqa: E402
 from archive_pipelines.storage import Storage  # noqa: E402
 from archive_testkit.blob_rows import seed_blobs  # noqa: E402
+from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database  # noqa: E402
 
 WORK = ROOT / "bench" / ".work" / "replication"
 MIB = 1 << 20

@@ -20,9 +20,9 @@ from sqlalchemy.engine import make_url
 
 from archive_pipelines.catalog import CatalogRepository, make_engine, upgrade_catalog
 from archive_pipelines.catalog.urls import normalize_catalog_url
-from archive_pipelines.services import LocalMotoServer, LocalPostgres, LocalRedis
-from archive_pipelines.services.postgres import create_database, drop_database
+from archive_pipelines.embedded_redis import LocalRedis
 from archive_pipelines.settings import Settings, load_settings
+from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database
 
 # Keep the developer's own settings out of the tests.
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):

@@ -20,8 +20,8 @@ from typing import IO
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
+from archive_pipelines.embedded_redis import LocalRedis
 from archive_pipelines.errors import ArchiveError
-from archive_pipelines.services import LocalRedis
 
 _ENDPOINT = "endpoint.json"
 _LOCK = "owner.lock"

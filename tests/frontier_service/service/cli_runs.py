@@ -13,7 +13,7 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from archive_pipelines.services import free_port
+from archive_pipelines.server_process import free_port
 from archive_testkit.testweb import hosts_where
 from frontier_service.service.components import open_frontier
 from frontier_service.service.settings import CrawlerSettings

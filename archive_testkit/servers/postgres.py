@@ -9,10 +9,13 @@ import shutil
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
-from archive_pipelines.services.ports import free_port, wait_until
+from sqlalchemy.engine import URL, make_url
+
+from archive_pipelines.server_process import ServerProcess, free_port
 
 
 def find_pg_bin(name: str) -> str | None:
@@ -38,19 +41,27 @@ def _unprivileged_user() -> str | None:
     raise RuntimeError("running as root and no unprivileged user (postgres, nobody) exists")
 
 
-class LocalPostgres:
-    """A private cluster on a free port (trust auth, fsync off), removed on stop."""
+class LocalPostgres(ServerProcess):
+    """A private cluster on a free port (trust auth, fsync off), removed on stop.
 
-    def __init__(self) -> None:
+    `settings` are extra `name=value` server settings (e.g. `shared_buffers=256MB`).
+    """
+
+    what = "postgres"
+    startup_timeout = 60.0
+    stop_timeout = 20.0  # SIGTERM = smart shutdown; SIGINT would be fast
+
+    def __init__(self, *, max_connections: int = 200, settings: Sequence[str] = ()) -> None:
+        super().__init__()
         initdb, postgres = find_pg_bin("initdb"), find_pg_bin("postgres")
         if not initdb or not postgres:
             raise RuntimeError("PostgreSQL server binaries not found "
                                "(apt-get install postgresql)")
         self.initdb, self.postgres = initdb, postgres
+        self.max_connections = max_connections
+        self.settings = tuple(settings)
         self.user = _unprivileged_user()
         self.workdir = Path(tempfile.mkdtemp(prefix="ap-pg-"))
-        self.port = 0
-        self._proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -59,7 +70,7 @@ class LocalPostgres:
     def database_url(self, name: str) -> str:
         return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/{name}"
 
-    def start(self) -> LocalPostgres:
+    def start(self) -> Self:
         if self.user:
             info = pwd.getpwnam(self.user)
             os.chown(self.workdir, info.pw_uid, info.pw_gid)
@@ -70,18 +81,15 @@ class LocalPostgres:
             check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, user=self.user,
         )
         self.port = free_port()
+        settings = ("full_page_writes=off", "synchronous_commit=off",
+                    f"max_connections={self.max_connections}", *self.settings)
         with open(self.workdir / "postgres.log", "wb") as log:
-            self._proc = subprocess.Popen(
-                [self.postgres, "-D", str(data), "-p", str(self.port), "-k", str(self.workdir),
-                 "-h", "127.0.0.1", "-F", "-c", "full_page_writes=off",
-                 "-c", "synchronous_commit=off", "-c", "max_connections=200"],
-                stdout=subprocess.DEVNULL, stderr=log, user=self.user,
-            )
-        wait_until(self._accepts, timeout=60, what="postgres",
-                   alive=lambda: self._proc is not None and self._proc.poll() is None)
+            self._launch([self.postgres, "-D", str(data), "-p", str(self.port), "-k", str(self.workdir),
+                          "-h", "127.0.0.1", "-F", *(arg for s in settings for arg in ("-c", s))],
+                         stderr=log, user=self.user)
         return self
 
-    def _accepts(self) -> bool:
+    def _answers(self) -> bool:
         import psycopg2
 
         try:
@@ -95,53 +103,33 @@ class LocalPostgres:
         """A new empty database; returns its SQLAlchemy URL."""
         return create_database(self.url, name)
 
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.terminate()  # SIGTERM = smart shutdown; SIGINT would be fast
-            try:
-                self._proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-            self._proc = None
+    def _cleanup(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def __enter__(self) -> LocalPostgres:
-        return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
-
-def _connect_admin(server_url: str):  # type: ignore[no-untyped-def]
+def _run_admin(server_url: str, statement: str) -> URL:
+    """One autocommit statement (CREATE/DROP DATABASE) on the server; returns its URL."""
     import psycopg2
-    from sqlalchemy.engine import make_url
 
     url = make_url(server_url)
     conn = psycopg2.connect(host=url.host, port=url.port, user=url.username,
                             password=url.password, dbname=url.database or "postgres")
     conn.autocommit = True
-    return conn, url
+    try:
+        with conn.cursor() as cur:
+            cur.execute(statement)
+    finally:
+        conn.close()
+    return url
 
 
 def create_database(server_url: str, name: str | None = None) -> str:
     """CREATE DATABASE on the server of `server_url`; returns the new database's URL."""
     name = name or f"t_{uuid.uuid4().hex[:12]}"
-    conn, url = _connect_admin(server_url)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        conn.close()
+    url = _run_admin(server_url, f'CREATE DATABASE "{name}"')
     return url.set(drivername="postgresql+psycopg2", database=name).render_as_string(
         hide_password=False)
 
 
 def drop_database(server_url: str, name: str) -> None:
-    conn, _ = _connect_admin(server_url)
-    try:
-        with conn.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        conn.close()
+    _run_admin(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
