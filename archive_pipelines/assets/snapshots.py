@@ -5,7 +5,7 @@ import dagster as dg
 from archive_pipelines.assets.partitions import snapshot_days
 from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
-from archive_pipelines.storage.day_stats import snapshots_created_between
+from archive_pipelines.storage.day_stats import snapshots_of_day
 
 
 @dg.asset(partitions_def=snapshot_days, group_name="storage")
@@ -18,8 +18,7 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     """
     store = storage.open()
     start, end = context.partition_time_window
-    with store.read_session() as session:
-        ids = list(session.scalars(snapshots_created_between(start, end)))
+    ids = snapshots_of_day(store, start, end)
     report = migrate_batch(store, ids) if ids else None
     for line in (report.errors[:20] if report else []):
         context.log.warning(line)

@@ -5,7 +5,7 @@ import dagster as dg
 from archive_pipelines.assets.partitions import snapshot_days
 from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
-from archive_pipelines.storage.day_stats import day_stats, snapshots_created_between
+from archive_pipelines.storage.day_stats import day_stats
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
 
@@ -46,7 +46,7 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     """Browsable folders of the day's snapshots under archive/ (by_domain, by_date, by_user,
     by_timestamp): relative symlinks into the blob store, generated from the catalog."""
     start, end = context.partition_time_window
-    report = rebuild_views(storage.open(), snapshot_query=snapshots_created_between(start, end))
+    report = rebuild_views(storage.open(), created_between=(start, end))
     return dg.MaterializeResult(metadata={
         "snapshots": report.snapshots, "files": report.files, "links": report.links,
         "links_created": report.links_created, "links_fixed": report.links_fixed,

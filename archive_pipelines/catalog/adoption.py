@@ -13,8 +13,6 @@ from datetime import datetime
 from typing import Any, Literal, cast
 
 from sqlalchemy import Select, Table, and_, func, insert, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.fs_versions import checked_fs_version
@@ -27,11 +25,12 @@ from archive_pipelines.catalog.models import (
     SnapshotTag,
     Tag,
 )
+from archive_pipelines.catalog.statements import chunks, insert_ignore
+from archive_pipelines.catalog.tags import add_tags
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, same_run
 from archive_pipelines.legacy.results import LegacyResult
 from archive_pipelines.legacy.versions import CAS
 
-_CHUNK = 400  # bound parameters per IN (...) list
 DuplicateKey = Literal["timestamp", "crawl_id"]
 
 
@@ -62,15 +61,10 @@ _ROW_COLUMNS = (Snapshot.id, Snapshot.url, Snapshot.timestamp, Snapshot.title, S
                 Snapshot.fs_version, Snapshot.created_at)
 
 
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 def _rows(session: Session, column: Any, values: Iterable[Any]) -> list[SnapshotRow]:
     wanted = sorted(set(values))
     found: list[SnapshotRow] = []
-    for chunk in _chunks(wanted):
+    for chunk in chunks(wanted):
         query = select(*_ROW_COLUMNS).where(column.in_(chunk))
         found.extend(SnapshotRow(*row) for row in session.execute(query))
     found.sort(key=lambda r: (r.created_at, r.id))  # oldest first: the one a lookup returns
@@ -114,7 +108,7 @@ def catalog_views(session: Session, rows: Sequence[SnapshotRow]) -> dict[str, Ca
     """Reconcile's view (title, tags, results) of each snapshot, three queries per chunk."""
     tags: dict[str, list[str]] = {row.id: [] for row in rows}
     results: dict[str, dict[str, list[LegacyResult]]] = {row.id: {} for row in rows}
-    for chunk in _chunks(list(tags)):
+    for chunk in chunks(list(tags)):
         query = (select(SnapshotTag.snapshot_id, Tag.name).join(Tag, Tag.id == SnapshotTag.tag_id)
                  .where(SnapshotTag.snapshot_id.in_(chunk)))
         for sid, name in session.execute(query):
@@ -141,30 +135,6 @@ def to_legacy(result: ArchiveResult) -> LegacyResult:
 # -- writing reconciled values -----------------------------------------------------------
 
 
-def _insert_ignore(session: Session) -> Any:
-    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-
-
-def tag_ids(session: Session, names: Iterable[str]) -> dict[str, int]:
-    """Ids of these tags, creating the missing ones (safe against concurrent creators)."""
-    wanted = sorted(set(names))
-    ids = _tag_ids(session, wanted)
-    missing = [name for name in wanted if name not in ids]
-    if missing:
-        ins = _insert_ignore(session)(Tag).on_conflict_do_nothing(index_elements=["name"])
-        session.execute(ins, [{"name": name} for name in missing])
-        ids.update(_tag_ids(session, missing))
-    return ids
-
-
-def _tag_ids(session: Session, names: Sequence[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
-    for chunk in _chunks(names):
-        for name, tag_id in session.execute(select(Tag.name, Tag.id).where(Tag.name.in_(chunk))):
-            found[name] = tag_id
-    return found
-
-
 def insert_snapshots(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
     """Bulk insert of snapshot rows (each with its `id`); fs_version labels are checked."""
     for row in rows:
@@ -172,15 +142,6 @@ def insert_snapshots(session: Session, rows: Sequence[Mapping[str, Any]]) -> Non
             checked_fs_version(row["fs_version"])
     if rows:  # Core executemany: no ORM bookkeeping for a bulk write
         session.execute(insert(cast(Table, Snapshot.__table__)), list(rows))
-
-
-def add_tags(session: Session, pairs: Iterable[tuple[str, int]]) -> None:
-    """Link (snapshot id, tag id) pairs; existing links are kept as they are."""
-    values = [{"snapshot_id": sid, "tag_id": tid} for sid, tid in sorted(set(pairs))]
-    if values:
-        ins = _insert_ignore(session)(SnapshotTag).on_conflict_do_nothing(
-            index_elements=["snapshot_id", "tag_id"])
-        session.execute(ins, values)
 
 
 def result_row(snapshot_id: str, extractor: str, result: LegacyResult) -> dict[str, Any]:
@@ -220,7 +181,7 @@ def advance_fs_version(session: Session, ids: Sequence[str], from_label: str, to
     """Set fs_version where it is still `from_label` (compare-and-set); rows changed."""
     checked_fs_version(to_label)
     changed = 0
-    for chunk in _chunks(list(ids)):
+    for chunk in chunks(list(ids)):
         result = session.execute(
             update(Snapshot).where(Snapshot.id.in_(chunk), Snapshot.fs_version == from_label)
             .values(fs_version=to_label).execution_options(synchronize_session=False))
@@ -237,7 +198,7 @@ def record_entries(session: Session, entries: Mapping[str, Sequence[EntryRow]]) 
     values = [{"snapshot_id": sid, "relative_path": rel, "kind": kind, "target": target,
                "inside": inside} for sid, items in entries.items() for rel, kind, target, inside in items]
     if values:
-        ins = _insert_ignore(session)(SnapshotEntry).on_conflict_do_nothing(
+        ins = insert_ignore(session)(SnapshotEntry).on_conflict_do_nothing(
             index_elements=["snapshot_id", "relative_path"])
         session.execute(ins, values)
 
@@ -245,7 +206,7 @@ def record_entries(session: Session, entries: Mapping[str, Sequence[EntryRow]]) 
 def snapshot_entries(session: Session, ids: Sequence[str]) -> dict[str, list[EntryRow]]:
     """The symlinks and empty folders recorded for these snapshots."""
     found: dict[str, list[EntryRow]] = {}
-    for chunk in _chunks(list(ids)):
+    for chunk in chunks(list(ids)):
         query = (select(SnapshotEntry.snapshot_id, SnapshotEntry.relative_path, SnapshotEntry.kind,
                         SnapshotEntry.target, SnapshotEntry.inside)
                  .where(SnapshotEntry.snapshot_id.in_(chunk)))
@@ -257,7 +218,7 @@ def snapshot_entries(session: Session, ids: Sequence[str]) -> dict[str, list[Ent
 def file_records(session: Session, ids: Sequence[str]) -> dict[str, list[FileRecord]]:
     """Every file row of these snapshots with its blob's hash and size."""
     found: dict[str, list[FileRecord]] = {sid: [] for sid in ids}
-    for chunk in _chunks(list(ids)):
+    for chunk in chunks(list(ids)):
         query = (select(SnapshotFile.snapshot_id, SnapshotFile.extractor, SnapshotFile.relative_path,
                         Blob.sha256, Blob.size)
                  .join(Blob, Blob.id == SnapshotFile.blob_id).where(SnapshotFile.snapshot_id.in_(chunk)))
@@ -322,7 +283,7 @@ def merge_snapshot_rows(session: Session, keeper_id: str, duplicate_id: str) -> 
     if differing:
         return MergedRows([], 0, 0, 0, differing=sorted(differing))
     moving = [row for row in rows if row[2] not in keeper_paths]
-    for chunk in _chunks([row[0] for row in moving]):
+    for chunk in chunks([row[0] for row in moving]):
         session.execute(update(SnapshotFile).where(SnapshotFile.id.in_(chunk))
                         .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
     keeper_entries = select(SnapshotEntry.relative_path).where(SnapshotEntry.snapshot_id == keeper_id)
@@ -339,7 +300,7 @@ def merge_snapshot_rows(session: Session, keeper_id: str, duplicate_id: str) -> 
         theirs = to_legacy(result)
         if not any(k.extractor == result.extractor and same_run(to_legacy(k), theirs) for k in kept):
             moved_results.append(result.id)
-    for chunk in _chunks(moved_results):
+    for chunk in chunks(moved_results):
         session.execute(update(ArchiveResult).where(ArchiveResult.id.in_(chunk))
                         .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
     return MergedRows(moved_files=[FileRecord(r[1], r[2], r[3], int(r[4])) for r in moving],

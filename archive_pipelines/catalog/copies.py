@@ -8,7 +8,7 @@ Every query is bounded: the director scans at most `scan_limit` blob ids from it
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -26,14 +26,13 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.models import COPY_STATUSES, Blob, BlobCopy, UtcDateTime
 from archive_pipelines.catalog.row_sets import INT, row_set
+from archive_pipelines.catalog.statements import chunks, insert_ignore
 
-_CHUNK = 500  # ids per IN (...) list / rows per upsert statement
+_CHUNK = 500  # ids per IN (...) list
 
 
 @dataclass(frozen=True)
@@ -51,11 +50,6 @@ class NeedyPage:
     blobs: list[tuple[int, str]]  # (blob id, sha256), in id order
     scanned_to: int | None  # last blob id the scan covered; None if nothing was left
     reached_end: bool  # the scan covered every blob id after the cursor
-
-
-def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
 
 
 def counted_copies(store_ids: Sequence[int], fresh_since: datetime) -> Any:
@@ -127,8 +121,7 @@ def upsert_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], s
     """
     if status not in COPY_STATUSES:
         raise ValueError(f"unknown copy status {status!r}")
-    dialect = session.get_bind().dialect.name
-    insert = pg_insert if dialect == "postgresql" else sqlite_insert
+    insert = insert_ignore(session)
     table = cast(Table, BlobCopy.__table__)
     ids = sorted(set(blob_ids))  # concurrent upserts take row locks in one order
     if not ids:
@@ -150,7 +143,7 @@ def update_copies(session: Session, *, store_id: int, blob_ids: Sequence[int], s
                   mtime: datetime, only_if: str, only_if_mtime: datetime | None = None) -> int:
     """Move existing rows from status `only_if` (and mtime, if given) to `status`. Returns rows."""
     changed = 0
-    for chunk in _chunks(sorted(set(blob_ids))):
+    for chunk in chunks(sorted(set(blob_ids)), _CHUNK):
         conditions = [BlobCopy.store_id == store_id, BlobCopy.blob_id.in_(chunk),
                       BlobCopy.status == only_if]
         if only_if_mtime is not None:

@@ -22,8 +22,6 @@ from sqlalchemy import (
     true,
     update,
 )
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.models import (
@@ -36,8 +34,7 @@ from archive_pipelines.catalog.models import (
     utcnow,
 )
 from archive_pipelines.catalog.row_sets import INT, TEXT, row_set
-
-_CHUNK = 400  # bound parameters per IN (...) list
+from archive_pipelines.catalog.statements import chunks, insert_ignore
 
 
 class FileEntry(NamedTuple):
@@ -69,19 +66,10 @@ class ApplyReport:
     new_blob_hashes: set[str] = field(default_factory=set)
 
 
-def _chunks(items: Sequence, size: int = _CHUNK) -> Iterator[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start:start + size]
-
-
 def _table(model: type) -> Table:
     table = model.__table__  # type: ignore[attr-defined]
     assert isinstance(table, Table)
     return table
-
-
-def _insert_ignore(session: Session):  # type: ignore[no-untyped-def]
-    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
 
 
 def ensure_store(session: Session, *, name: str, kind: str, location: str, codec: str) -> int:
@@ -170,7 +158,7 @@ def _get_or_create_blobs(session: Session, entries: Sequence[FileEntry], now: da
         src = row_set(session, [("sha", TEXT), ("size", INT), ("mime", TEXT)],
                       [(e.sha256, e.size, e.mime_type) for e in missing])
         at = literal(now, UtcDateTime())
-        ins = _insert_ignore(session)(_table(Blob)).from_select(
+        ins = insert_ignore(session)(_table(Blob)).from_select(
             ["sha256", "size", "mime_type", "ref_count", "created_at", "unreferenced_since"],
             select(src.c.sha, src.c.size, src.c.mime, literal(0), at, at).where(true()))
         session.execute(ins.on_conflict_do_nothing(index_elements=["sha256"]))
@@ -228,7 +216,7 @@ def _mark_primary_present(session: Session, entries: Sequence[FileEntry], blob_i
     fresh = [(bid,) for bid in ids if bid not in known]
     if fresh:
         new = row_set(session, [("bid", INT)], fresh, name="fresh")
-        ins = _insert_ignore(session)(_table(BlobCopy)).from_select(
+        ins = insert_ignore(session)(_table(BlobCopy)).from_select(
             ["blob_id", "store_id", "status", "mtime"],
             select(new.c.bid, literal(store_id), literal("present"),
                    literal(now, UtcDateTime())).where(true()))
@@ -251,7 +239,7 @@ def release_files(session: Session, rows: Iterable[tuple[int, int]],
     deltas: dict[int, int] = defaultdict(int)
     for _row_id, blob_id in rows:
         deltas[blob_id] -= 1
-    for chunk in _chunks([r for r, _ in rows]):
+    for chunk in chunks([r for r, _ in rows]):
         session.execute(delete(SnapshotFile).where(SnapshotFile.id.in_(chunk)))
     apply_ref_deltas(session, deltas, now or utcnow())
     return len(rows)

@@ -11,11 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import and_, exists, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.models import Blob, BlobCopy, utcnow
+from archive_pipelines.catalog.statements import insert_ignore
 
 
 def unreferenced_page(session: Session, *, store_id: int, cutoff: datetime, after: int,
@@ -37,10 +36,8 @@ def track_blob(session: Session, *, sha256: str, size: int, since: datetime,
                store_id: int) -> int | None:
     """A row for a blob file the catalog does not know: ref_count 0 since `since`, present
     on the store. Its id, or None when a row exists already (an ingest recorded the file)."""
-    dialect_insert = (pg_insert if session.get_bind().dialect.name == "postgresql"
-                      else sqlite_insert)
     blob_id = session.scalar(
-        dialect_insert(Blob).values(sha256=sha256, size=size, ref_count=0,
+        insert_ignore(session)(Blob).values(sha256=sha256, size=size, ref_count=0,
                                     created_at=utcnow(), unreferenced_since=since)
         .on_conflict_do_nothing(index_elements=["sha256"]).returning(Blob.id))
     if blob_id is None:

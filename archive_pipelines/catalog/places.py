@@ -6,9 +6,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from datetime import datetime
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from archive_pipelines.catalog.days import snapshots_created_between
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotEntry, SnapshotFile
 from archive_pipelines.views.paths import SnapshotPlace
 
@@ -57,16 +58,11 @@ def places_for(session: Session, snapshot_ids: Iterable[str]) -> dict[str, Snaps
     return places
 
 
-def iter_places(session: Session, query: Select | None = None,
-                batch: int = 1000) -> Iterator[SnapshotPlace]:
-    """Every snapshot's place (optionally those whose id is in `query`), by id."""
-    for page in iter_place_pages(session, query, batch):
-        yield from page
-
-
-def iter_place_pages(session: Session, query: Select | None = None,
+def iter_place_pages(session: Session, created_between: tuple[datetime, datetime] | None = None,
                      batch: int = 1000) -> Iterator[list[SnapshotPlace]]:
-    """Pages of snapshot places, keyset-paginated by id, ownership resolved in one join."""
+    """Pages of snapshot places (optionally of those created in [start, end)),
+    keyset-paginated by id, ownership resolved in one join."""
+    query = None if created_between is None else snapshots_created_between(*created_between)
     owners = _owner_of_timestamp()
     last = ""
     while True:
@@ -94,11 +90,13 @@ SnapshotFiles = list[tuple[str, str, str]]  # (extractor, relative_path, sha256)
 SnapshotEntries = list[tuple[str, str | None]]
 
 
-def iter_snapshot_files(session: Session, snapshot_query: Select | None = None,
+def iter_snapshot_files(session: Session,
+                        created_between: tuple[datetime, datetime] | None = None,
                         ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
-    """(place, files, entries) per snapshot that has files or entries the views keep (empty
-    folders, symlinks pointing inside their snapshot folder); two queries per page."""
-    for page in iter_place_pages(session, snapshot_query, batch=500):
+    """(place, files, entries) per snapshot (optionally per snapshot created in [start,
+    end)) that has files or entries the views keep (empty folders, symlinks pointing inside
+    their snapshot folder); two queries per page."""
+    for page in iter_place_pages(session, created_between, batch=500):
         by_id: dict[str, SnapshotFiles] = {p.snapshot_id: [] for p in page}
         links: dict[str, SnapshotEntries] = {p.snapshot_id: [] for p in page}
         rows = session.execute(

@@ -115,8 +115,7 @@ class CatalogRepository(Transactions):
         with self.session() as session:
             rows = snapshot_file_rows(session, snapshot_id)
             release_files(session, [(row[0], row[1]) for row in rows])
-            result = session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
-            return bool(getattr(result, "rowcount", 0))
+            return delete_snapshot_row(session, snapshot_id)
 
     # -- tags and results --------------------------------------------------------
 
@@ -189,4 +188,11 @@ class CatalogRepository(Transactions):
             )
 
 
-__all__ = ["CatalogRepository", "CatalogStatus", "SnapshotTag"]
+def delete_snapshot_row(session: Session, snapshot_id: str) -> bool:
+    """Delete the snapshot's row; False when there was none. Its files' references are the
+    caller's to release first (`files.release_files`)."""
+    result = session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
+    return bool(getattr(result, "rowcount", 0))
+
+
+__all__ = ["CatalogRepository", "CatalogStatus", "SnapshotTag", "delete_snapshot_row"]

@@ -32,6 +32,7 @@ from sqlalchemy.orm import Session
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
 from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.tags import add_tags, tag_ids
 from archive_pipelines.legacy.index_json import LegacyIndex
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, reconcile
 from archive_pipelines.legacy.results import LegacyResult
@@ -294,6 +295,6 @@ class _BatchWriter:
         adoption.insert_snapshots(session, self.snapshots)
         for snapshot_id, changes in self.updates:
             adoption.update_snapshot(session, snapshot_id, **changes)
-        ids = adoption.tag_ids(session, {name for _sid, name in self.tags})
-        adoption.add_tags(session, [(sid, ids[name]) for sid, name in self.tags])
+        ids = tag_ids(session, {name for _sid, name in self.tags})
+        add_tags(session, [(sid, ids[name]) for sid, name in self.tags])
         adoption.add_results(session, self.results)

@@ -7,15 +7,12 @@ a views rebuild, not a save.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import delete
-from sqlalchemy.orm import Session
-
 from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.models import SnapshotTag, utcnow
+from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.tags import replace_tags
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration.folders import real_folder
 from archive_pipelines.migration.labels import NO_FOLDER, needs_migration
@@ -63,15 +60,9 @@ def save_snapshot(storage: Storage, snapshot_id: str, **changes: Any) -> SaveRep
     with storage.session() as session:
         values: dict[str, Any] = {k: v for k, v in changes.items() if k in ("title", "crawl_id")}
         if "tags" in changes:
-            _replace_tags(session, snapshot_id, changes["tags"])
+            replace_tags(session, snapshot_id, changes["tags"])
         values["updated_at"] = utcnow()
         adoption.update_snapshot(session, snapshot_id, **values)
     report.changed = sorted(changes)
     return report
 
-
-def _replace_tags(session: Session, snapshot_id: str, names: Iterable[str]) -> None:
-    wanted = sorted({name.strip() for name in names if name and name.strip()})
-    session.execute(delete(SnapshotTag).where(SnapshotTag.snapshot_id == snapshot_id))
-    ids = adoption.tag_ids(session, wanted)
-    adoption.add_tags(session, [(snapshot_id, ids[name]) for name in wanted])

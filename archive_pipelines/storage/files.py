@@ -5,11 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sqlalchemy import delete
-
 from archive_pipelines.catalog.files import release_files, snapshot_file_rows
-from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.catalog.places import places_for
+from archive_pipelines.catalog.repository import delete_snapshot_row
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.views import SnapshotPlace, view_dir
 
@@ -38,7 +36,7 @@ def delete_snapshot(storage: Storage, snapshot_id: str) -> RemoveReport:
         rows = snapshot_file_rows(session, snapshot_id)
         place = places_for(session, [snapshot_id]).get(snapshot_id)
         released = release_files(session, [(r[0], r[1]) for r in rows])
-        session.execute(delete(Snapshot).where(Snapshot.id == snapshot_id))
+        delete_snapshot_row(session, snapshot_id)
     report = RemoveReport(files=released)
     if place is not None:
         report.links_removed = _unlink(storage, place, [r[3] for r in rows])

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from sqlalchemy import Select
+from datetime import datetime
 
 from archive_pipelines.catalog.places import iter_snapshot_files
 from archive_pipelines.storage.context import Storage
@@ -29,18 +28,19 @@ class RebuildReport:
 
 
 def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, clean: bool = False,
-                  snapshot_query: Select | None = None,
+                  created_between: tuple[datetime, datetime] | None = None,
                   progress: Callable[[int], object] | None = None) -> RebuildReport:
     """Create-if-wrong every link of the chosen views; `clean` removes all their links first.
     `progress` is called with the number of links done.
 
-    `clean` only applies to a full rebuild (no `snapshot_query`): removing one day's links
+    `created_between` (start, end) confines it to the snapshots created then (a day).
+    `clean` only applies to a full rebuild (no `created_between`): removing one day's links
     would need the catalog to say which links are that day's, which is what we rebuild.
     """
     chosen = views or storage.views
     report = RebuildReport()
     farm = storage.farm
-    if clean and snapshot_query is None:
+    if clean and created_between is None:
         for view in chosen:
             links = [link for link, _target in farm.iter_links(view)]
             removed = storage.map_io(lambda link: farm.remove_link(link, prune=False), links)
@@ -54,7 +54,7 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
     folders: list[tuple[str, str]] = []
     shas: set[str] = set()
     with storage.read_session() as session:
-        for place, files, own_links in iter_snapshot_files(session, snapshot_query):
+        for place, files, own_links in iter_snapshot_files(session, created_between):
             if home is None:
                 break
             report.snapshots += 1

@@ -1,0 +1,25 @@
+"""Building blocks of the catalog's bulk statements: bounded `IN (...)` lists and the
+dialect's INSERT (for ON CONFLICT clauses on SQLite and PostgreSQL alike)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+IN_LIST = 400  # bound parameters per IN (...) list
+T = TypeVar("T")
+
+
+def chunks(items: Sequence[T], size: int = IN_LIST) -> Iterator[Sequence[T]]:
+    """Consecutive slices of at most `size` items."""
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def insert_ignore(session: Session) -> Any:
+    """The INSERT construct of the session's dialect (both have `on_conflict_do_*`)."""
+    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
