@@ -1,17 +1,29 @@
-"""Snapshot places: the catalog fields that view paths are made of."""
+"""Snapshot places: the catalog fields that view paths are made of (`storage.places` makes
+them the views' `SnapshotPlace`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 from datetime import datetime
+from typing import NamedTuple
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.days import snapshots_created_between
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotEntry, SnapshotFile
-from archive_pipelines.views.paths import SnapshotPlace
+
+
+class PlaceRow(NamedTuple):
+    """A snapshot's url, timestamp, creation and id, and whether it owns its timestamp."""
+
+    snapshot_id: str
+    url: str
+    timestamp: str
+    created_at: datetime
+    created_by: str
+    # by_timestamp/<timestamp> belongs to the oldest snapshot with that timestamp.
+    owns_timestamp: bool = True
 
 
 def _owner_of_timestamp():  # type: ignore[no-untyped-def]
@@ -25,16 +37,16 @@ def _owner_of_timestamp():  # type: ignore[no-untyped-def]
     return select(ranked.c.timestamp, ranked.c.id).where(ranked.c.rank == 1).subquery()
 
 
-def _place(row: tuple[str, str, str, datetime, str]) -> SnapshotPlace:
+def _place(row: tuple[str, str, str, datetime, str]) -> PlaceRow:
     sid, url, ts, created_at, created_by = row
-    return SnapshotPlace(snapshot_id=sid, url=url, timestamp=ts, created_at=created_at,
-                         created_by=created_by)
+    return PlaceRow(snapshot_id=sid, url=url, timestamp=ts, created_at=created_at,
+                    created_by=created_by)
 
 
-def places_for(session: Session, snapshot_ids: Iterable[str]) -> dict[str, SnapshotPlace]:
+def place_rows(session: Session, snapshot_ids: Iterable[str]) -> dict[str, PlaceRow]:
     """Places of these snapshots, with by_timestamp ownership resolved."""
     ids = list(set(snapshot_ids))
-    places: dict[str, SnapshotPlace] = {}
+    places: dict[str, PlaceRow] = {}
     for start in range(0, len(ids), 400):
         chunk = ids[start:start + 400]
         rows = session.execute(select(Snapshot.id, Snapshot.url, Snapshot.timestamp,
@@ -54,12 +66,12 @@ def places_for(session: Session, snapshot_ids: Iterable[str]) -> dict[str, Snaps
             owners[ts] = sid  # the last row per timestamp is the oldest
     for sid, place in places.items():
         if owners.get(place.timestamp) != sid:
-            places[sid] = replace(place, owns_timestamp=False)
+            places[sid] = place._replace(owns_timestamp=False)
     return places
 
 
 def iter_place_pages(session: Session, created_between: tuple[datetime, datetime] | None = None,
-                     batch: int = 1000) -> Iterator[list[SnapshotPlace]]:
+                     batch: int = 1000) -> Iterator[list[PlaceRow]]:
     """Pages of snapshot places (optionally of those created in [start, end)),
     keyset-paginated by id, ownership resolved in one join."""
     query = None if created_between is None else snapshots_created_between(*created_between)
@@ -79,7 +91,7 @@ def iter_place_pages(session: Session, created_between: tuple[datetime, datetime
         for row in rows:
             place = _place(tuple(row[:5]))
             if row[5] != row[0]:
-                place = replace(place, owns_timestamp=False)
+                place = place._replace(owns_timestamp=False)
             page.append(place)
         yield page
         last = rows[-1][0]
@@ -90,9 +102,9 @@ SnapshotFiles = list[tuple[str, str, str]]  # (extractor, relative_path, sha256)
 SnapshotEntries = list[tuple[str, str | None]]
 
 
-def iter_snapshot_files(session: Session,
-                        created_between: tuple[datetime, datetime] | None = None,
-                        ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
+def iter_snapshot_contents(session: Session,
+                           created_between: tuple[datetime, datetime] | None = None,
+                           ) -> Iterator[tuple[PlaceRow, SnapshotFiles, SnapshotEntries]]:
     """(place, files, entries) per snapshot (optionally per snapshot created in [start,
     end)) that has files or entries the views keep (empty folders, symlinks pointing inside
     their snapshot folder); two queries per page."""

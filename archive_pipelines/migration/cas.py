@@ -36,12 +36,12 @@ from pathlib import Path
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.legacy.layout import FolderDir, FolderFile, FolderLink, display_path, iter_folder
 from archive_pipelines.migration.folders import is_partial
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
+from archive_pipelines.storage.places import places_for
 from archive_pipelines.views import UnsafePathError, validate_relative_path, view_dir
 
 _LISTING_THREADS = 4  # folders listed at once (threads: the listing waits on the disk)

@@ -20,12 +20,12 @@ from pathlib import Path
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import DuplicateKey, MergedRows, SnapshotRow
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.legacy.reconcile import best_title
 from archive_pipelines.legacy.versions import CAS
 from archive_pipelines.migration.steps import migrate_snapshot
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.files import delete_snapshot
+from archive_pipelines.storage.places import places_for
 from archive_pipelines.views import SnapshotPlace, compat_link_target, view_dir, view_path
 
 KEYS: tuple[DuplicateKey, ...] = ("timestamp", "crawl_id")

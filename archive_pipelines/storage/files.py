@@ -6,9 +6,9 @@ import os
 from dataclasses import dataclass
 
 from archive_pipelines.catalog.files import release_files, snapshot_file_rows
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.catalog.repository import delete_snapshot_row
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.places import places_for
 from archive_pipelines.views import SnapshotPlace, view_dir
 
 

@@ -16,10 +16,10 @@ from typing import NamedTuple
 
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.catalog.files import FileEntry, apply_files
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.file_workers import FileWorkers, PutRequest, put_one
 from archive_pipelines.storage.linking import ensure_links
+from archive_pipelines.storage.places import places_for
 from archive_pipelines.views import SnapshotPlace, view_dir
 
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from archive_pipelines.catalog.places import iter_snapshot_files
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.linking import ensure_links
+from archive_pipelines.storage.places import iter_snapshot_files
 from archive_pipelines.views import view_dir
 
 

@@ -19,8 +19,9 @@ from archive_pipelines.catalog.blobs import BlobRow, blob_page, count_unreferenc
 from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles, iter_snapshot_files
+from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles
 from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.places import iter_snapshot_files
 from archive_pipelines.storage.untracked import untracked_hashes
 from archive_pipelines.views import LinkState, SnapshotPlace, view_dir
 

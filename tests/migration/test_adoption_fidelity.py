@@ -22,13 +22,13 @@ from sqlalchemy import select
 
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.models import ArchiveResult, Blob, Snapshot, SnapshotFile
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.datadir import initialize
 from archive_pipelines.legacy.fields import parse_datetime
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import migrate_all
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage import Storage
+from archive_pipelines.storage.places import places_for
 from archive_pipelines.views import view_dir
 from archive_testkit.archivebox07 import Collection07, generate_archivebox07
 from archive_testkit.links import resolving_links, stays_inside

@@ -12,11 +12,11 @@ from sqlalchemy import select
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.catalog.models import Snapshot
-from archive_pipelines.catalog.places import places_for
 from archive_pipelines.legacy.versions import CAS, output_dir
 from archive_pipelines.migration import import_orphans, migrate_snapshot, save_snapshot
 from archive_pipelines.storage import Storage
 from archive_pipelines.storage.ingest import ingest_file
+from archive_pipelines.storage.places import places_for
 from tests.legacy.index_docs import v04
 from tests.migration.conftest import tree_hashes
 from tests.storage.conftest import sha, write_tree
