@@ -6,42 +6,19 @@ page) keeps the event log small and gives Dagit a plottable pages/bytes series p
 
 from __future__ import annotations
 
-import datetime as dt
-
 import dagster as dg
 
+from archive_pipelines.crawl_segments import ASSET_NAME, partition_key
 from frontier_service.archiving.archiver import SegmentSummary
 
-CRAWL_SEGMENTS = dg.AssetKey("crawl_segments")
-CRAWL_SEGMENTS_START_DATE = "2015-01-01"
-
-
-def crawl_segments_partitions() -> dg.DailyPartitionsDefinition:
-    """Daily partitions (UTC) from 2015 through tomorrow, so today's segments always have one."""
-    return dg.DailyPartitionsDefinition(start_date=CRAWL_SEGMENTS_START_DATE, end_offset=1)
-
-
-def crawl_segments_spec() -> dg.AssetSpec:
-    """Declaration of the `crawl_segments` asset, for the code location's `Definitions`."""
-    return dg.AssetSpec(
-        CRAWL_SEGMENTS,
-        partitions_def=crawl_segments_partitions(),
-        group_name="crawler",
-        description=(
-            "Pages archived by the frontier crawler. Each materialization is one closed "
-            "segment: a batch of page-fetch records in sessions/{date}/{session_id}/ with "
-            "its bodies in the blob store. Reported by the crawler service as it runs "
-            "(not by a Dagster run), partitioned by the UTC day the segment closed. "
-            "Metadata: pages, bytes, new blobs, errors, pages per second, segment file."
-        ),
-    )
+CRAWL_SEGMENTS = dg.AssetKey(ASSET_NAME)  # declared by the code location (assets/crawl.py)
 
 
 def segment_materialization(
     summary: SegmentSummary, partition_date: str | None = None
 ) -> dg.AssetMaterialization:
     """The materialization event describing one segment."""
-    partition = dt.date.fromisoformat(partition_date or summary.partition_date).isoformat()
+    partition = partition_key(partition_date or summary.partition_date)
     metadata: dict[str, dg.MetadataValue] = {
         "pages": dg.MetadataValue.int(summary.pages),
         "bytes": dg.MetadataValue.int(summary.bytes),

@@ -8,12 +8,7 @@ import dagster as dg
 import pytest
 
 from frontier_service.archiving import SegmentSummary
-from frontier_service.archiving.events import (
-    CRAWL_SEGMENTS,
-    crawl_segments_spec,
-    report_segment,
-    segment_materialization,
-)
+from frontier_service.archiving.events import CRAWL_SEGMENTS, report_segment, segment_materialization
 
 
 def summary(
@@ -70,13 +65,3 @@ def test_partition_defaults_to_the_segment_date_and_empty_segments_are_silent() 
 def test_bad_partition_is_refused(partition: str) -> None:
     with pytest.raises(ValueError):
         segment_materialization(summary(), partition)
-
-
-def test_spec_declares_daily_partitions_from_2015() -> None:
-    spec = crawl_segments_spec()
-    assert spec.key == dg.AssetKey("crawl_segments") and spec.description
-    partitions = spec.partitions_def
-    assert isinstance(partitions, dg.DailyPartitionsDefinition)
-    assert partitions.get_first_partition_key() == "2015-01-01"
-    assert partitions.end_offset == 1
-    dg.Definitions(assets=[spec])  # it loads into a code location
