@@ -6,6 +6,9 @@ page) keeps the event log small and gives Dagit a plottable pages/bytes series p
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import dagster as dg
 
 from archive_pipelines.crawl_segments import ASSET_NAME, partition_key
@@ -29,6 +32,15 @@ def segment_materialization(
     if summary.segment_path is not None:
         metadata["segment_path"] = dg.MetadataValue.path(str(summary.segment_path))
     return dg.AssetMaterialization(asset_key=CRAWL_SEGMENTS, partition=partition, metadata=metadata)
+
+
+def open_instance(dagster_home: Path) -> dg.DagsterInstance:
+    """The Dagster instance in `dagster_home`: `DagsterInstance.get()` when DAGSTER_HOME names it,
+    else the same instance from its config without touching the environment (--dagster-home).
+    """
+    if os.environ.get("DAGSTER_HOME") == str(dagster_home):
+        return dg.DagsterInstance.get()
+    return dg.DagsterInstance.from_config(str(dagster_home))
 
 
 def report_segment(

@@ -2,8 +2,8 @@
 
 Before a segment file is written the blob store is synced (one syncfs), so every body a
 record points to is durable when the record becomes visible. Reporting goes through
-`frontier_service.archiving.events.report_segment` on `DagsterInstance.get()` (imported
-only when a Dagster home is configured: importing Dagster costs seconds and memory).
+`frontier_service.archiving.events` (imported only when a Dagster home is configured:
+importing Dagster costs seconds and memory).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +29,10 @@ class DagsterReporter:
         self._instance: Any = None
 
     def report(self, summary: SegmentSummary) -> bool:
-        from frontier_service.archiving.events import report_segment
+        from frontier_service.archiving.events import open_instance, report_segment
 
         if self._instance is None:
-            import dagster as dg
-
-            if os.environ.get("DAGSTER_HOME") == str(self.dagster_home):
-                self._instance = dg.DagsterInstance.get()
-            else:  # an explicit --dagster-home: the same instance, without touching the env
-                self._instance = dg.DagsterInstance.from_config(str(self.dagster_home))
+            self._instance = open_instance(self.dagster_home)
         return report_segment(self._instance, summary) is not None
 
     def close(self) -> None:
