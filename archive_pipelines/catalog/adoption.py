@@ -1,21 +1,21 @@
 """Catalog queries for adopting legacy collections.
 
-Find snapshots by (url, timestamp) / (url, crawl_id), write reconciled values in bulk,
-page through snapshots needing filesystem migration with the (fs_version, id) index, and
-list exact-duplicate groups. Every query takes bounded input (at most one batch).
+Find snapshots by (url, timestamp) / (url, crawl_id), write reconciled values in bulk, and
+page through snapshots needing filesystem migration with the (fs_version, id) index (exact
+duplicates: `catalog.duplicates`). Every query takes bounded input (at most one batch).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-from sqlalchemy import Select, Table, and_, func, insert, select, tuple_, update
+from sqlalchemy import Select, Table, insert, select, update
 from sqlalchemy.orm import Session
 
-from archive_pipelines.catalog.fs_versions import checked_fs_version
+from archive_pipelines.catalog.fs_versions import CAS, checked_fs_version
 from archive_pipelines.catalog.models import (
     ArchiveResult,
     Blob,
@@ -26,12 +26,6 @@ from archive_pipelines.catalog.models import (
     Tag,
 )
 from archive_pipelines.catalog.statements import chunks, insert_ignore
-from archive_pipelines.catalog.tags import add_tags
-from archive_pipelines.legacy.reconcile import CatalogSnapshotView, same_run
-from archive_pipelines.legacy.results import LegacyResult
-from archive_pipelines.legacy.versions import CAS
-
-DuplicateKey = Literal["timestamp", "crawl_id"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +42,31 @@ class SnapshotRow:
 
 
 @dataclass(frozen=True)
+class ResultRow:
+    """One archive_result row: an extractor run, as adoption compares and copies it."""
+
+    extractor: str
+    cmd: tuple[str, ...]
+    cmd_version: str | None
+    pwd: str | None
+    output: str | None
+    status: str
+    start_ts: datetime | None
+    end_ts: datetime | None
+    archivebox_id: str | None
+    archivebox_uuid: str | None
+
+
+@dataclass(frozen=True)
+class RecordedSnapshot:
+    """What the catalog records of one snapshot beside its files."""
+
+    row: SnapshotRow
+    tags: tuple[str, ...]  # sorted
+    results: dict[str, tuple[ResultRow, ...]]  # per extractor, in id order
+
+
+@dataclass(frozen=True)
 class FileRecord:
     """One snapshot_file row with its blob's hash and size."""
 
@@ -57,7 +76,7 @@ class FileRecord:
     size: int
 
 
-_ROW_COLUMNS = (Snapshot.id, Snapshot.url, Snapshot.timestamp, Snapshot.title, Snapshot.crawl_id,
+ROW_COLUMNS = (Snapshot.id, Snapshot.url, Snapshot.timestamp, Snapshot.title, Snapshot.crawl_id,
                 Snapshot.fs_version, Snapshot.created_at)
 
 
@@ -65,7 +84,7 @@ def _rows(session: Session, column: Any, values: Iterable[Any]) -> list[Snapshot
     wanted = sorted(set(values))
     found: list[SnapshotRow] = []
     for chunk in chunks(wanted):
-        query = select(*_ROW_COLUMNS).where(column.in_(chunk))
+        query = select(*ROW_COLUMNS).where(column.in_(chunk))
         found.extend(SnapshotRow(*row) for row in session.execute(query))
     found.sort(key=lambda r: (r.created_at, r.id))  # oldest first: the one a lookup returns
     return found
@@ -104,10 +123,11 @@ def snapshots_by_id(session: Session, ids: Iterable[str]) -> list[SnapshotRow]:
     return _rows(session, Snapshot.id, ids)
 
 
-def catalog_views(session: Session, rows: Sequence[SnapshotRow]) -> dict[str, CatalogSnapshotView]:
-    """Reconcile's view (title, tags, results) of each snapshot, three queries per chunk."""
+def recorded_snapshots(session: Session, rows: Sequence[SnapshotRow]
+                       ) -> dict[str, RecordedSnapshot]:
+    """Each snapshot's tags and results beside its row, two queries per chunk."""
     tags: dict[str, list[str]] = {row.id: [] for row in rows}
-    results: dict[str, dict[str, list[LegacyResult]]] = {row.id: {} for row in rows}
+    results: dict[str, dict[str, list[ResultRow]]] = {row.id: {} for row in rows}
     for chunk in chunks(list(tags)):
         query = (select(SnapshotTag.snapshot_id, Tag.name).join(Tag, Tag.id == SnapshotTag.tag_id)
                  .where(SnapshotTag.snapshot_id.in_(chunk)))
@@ -116,20 +136,20 @@ def catalog_views(session: Session, rows: Sequence[SnapshotRow]) -> dict[str, Ca
         query2 = (select(ArchiveResult).where(ArchiveResult.snapshot_id.in_(chunk))
                   .order_by(ArchiveResult.id))
         for result in session.scalars(query2):
-            results[result.snapshot_id].setdefault(result.extractor, []).append(to_legacy(result))
+            results[result.snapshot_id].setdefault(result.extractor, []).append(result_of(result))
     return {
-        row.id: CatalogSnapshotView(
-            url=row.url, timestamp=row.timestamp, title=row.title, tags=tuple(sorted(tags[row.id])),
+        row.id: RecordedSnapshot(
+            row=row, tags=tuple(sorted(tags[row.id])),
             results={name: tuple(items) for name, items in results[row.id].items()})
         for row in rows
     }
 
 
-def to_legacy(result: ArchiveResult) -> LegacyResult:
-    return LegacyResult(cmd=tuple(result.cmd or ()), cmd_version=result.cmd_version, pwd=result.pwd,
-                        output=result.output, status=result.status, start_ts=result.start_ts,
-                        end_ts=result.end_ts, archivebox_id=result.archivebox_id,
-                        archivebox_uuid=result.archivebox_uuid)
+def result_of(result: ArchiveResult) -> ResultRow:
+    return ResultRow(extractor=result.extractor, cmd=tuple(result.cmd or ()),
+                     cmd_version=result.cmd_version, pwd=result.pwd, output=result.output,
+                     status=result.status, start_ts=result.start_ts, end_ts=result.end_ts,
+                     archivebox_id=result.archivebox_id, archivebox_uuid=result.archivebox_uuid)
 
 
 # -- writing reconciled values -----------------------------------------------------------
@@ -142,15 +162,6 @@ def insert_snapshots(session: Session, rows: Sequence[Mapping[str, Any]]) -> Non
             checked_fs_version(row["fs_version"])
     if rows:  # Core executemany: no ORM bookkeeping for a bulk write
         session.execute(insert(cast(Table, Snapshot.__table__)), list(rows))
-
-
-def result_row(snapshot_id: str, extractor: str, result: LegacyResult) -> dict[str, Any]:
-    """An archive_result row for a legacy result (lengths cut to the columns)."""
-    return {"snapshot_id": snapshot_id, "extractor": extractor[:64], "status": result.status[:16],
-            "output": result.output, "cmd": list(result.cmd),
-            "cmd_version": result.cmd_version[:128] if result.cmd_version else None,
-            "pwd": result.pwd, "start_ts": result.start_ts, "end_ts": result.end_ts,
-            "archivebox_id": result.archivebox_id, "archivebox_uuid": result.archivebox_uuid}
 
 
 def add_results(session: Session, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -225,83 +236,3 @@ def file_records(session: Session, ids: Sequence[str]) -> dict[str, list[FileRec
         for sid, extractor, rel, sha, size in session.execute(query):
             found[sid].append(FileRecord(extractor, rel, sha, int(size)))
     return found
-
-
-# -- exact duplicates --------------------------------------------------------------------
-
-
-def _key_column(key: DuplicateKey) -> Any:
-    return Snapshot.timestamp if key == "timestamp" else Snapshot.crawl_id
-
-
-def duplicate_groups(session: Session, key: DuplicateKey, after: tuple[str, str] | None,
-                     limit: int) -> list[tuple[str, str]]:
-    """One page of (key value, url) groups holding more than one snapshot, keyset-paginated."""
-    column = _key_column(key)
-    query = select(column, Snapshot.url).where(column.is_not(None))
-    if after is not None:
-        query = query.where(tuple_(column, Snapshot.url) > tuple_(*after))
-    query = (query.group_by(column, Snapshot.url).having(func.count() > 1)
-             .order_by(column, Snapshot.url).limit(limit))
-    return [(str(value), str(url)) for value, url in session.execute(query)]
-
-
-def group_members(session: Session, key: DuplicateKey, value: str, url: str) -> list[SnapshotRow]:
-    """The snapshots of one duplicate group, oldest (created_at, id) first."""
-    query = (select(*_ROW_COLUMNS).where(and_(_key_column(key) == value, Snapshot.url == url))
-             .order_by(Snapshot.created_at, Snapshot.id))
-    return [SnapshotRow(*row) for row in session.execute(query)]
-
-
-@dataclass
-class MergedRows:
-    """What moved from a duplicate to its keeper (nothing when `differing` is not empty)."""
-
-    moved_files: list[FileRecord]
-    conflicts: int  # paths both have, with the same bytes: the keeper's row stays
-    tags: int
-    results: int
-    differing: list[str] = field(default_factory=list)  # paths both have with other bytes
-
-
-def merge_snapshot_rows(session: Session, keeper_id: str, duplicate_id: str) -> MergedRows:
-    """Re-point the duplicate's files (ref counts unchanged), links, tags and results to the
-    keeper, unless a path both have holds other bytes in each: then nothing changes and
-    `differing` lists those paths (deleting the duplicate would drop original bytes).
-
-    A path both have with the same bytes keeps the keeper's row; a result describing a run
-    the keeper has (same extractor, same start time or output) is dropped with the duplicate.
-    """
-    keeper_paths = dict(session.execute(
-        select(SnapshotFile.relative_path, Blob.sha256).join(Blob, Blob.id == SnapshotFile.blob_id)
-        .where(SnapshotFile.snapshot_id == keeper_id)).all())
-    rows = session.execute(
-        select(SnapshotFile.id, SnapshotFile.extractor, SnapshotFile.relative_path, Blob.sha256, Blob.size)
-        .join(Blob, Blob.id == SnapshotFile.blob_id)
-        .where(SnapshotFile.snapshot_id == duplicate_id)).all()
-    differing = [row[2] for row in rows if keeper_paths.get(row[2], row[3]) != row[3]]
-    if differing:
-        return MergedRows([], 0, 0, 0, differing=sorted(differing))
-    moving = [row for row in rows if row[2] not in keeper_paths]
-    for chunk in chunks([row[0] for row in moving]):
-        session.execute(update(SnapshotFile).where(SnapshotFile.id.in_(chunk))
-                        .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
-    keeper_entries = select(SnapshotEntry.relative_path).where(SnapshotEntry.snapshot_id == keeper_id)
-    session.execute(update(SnapshotEntry).where(SnapshotEntry.snapshot_id == duplicate_id,
-                                                SnapshotEntry.relative_path.not_in(keeper_entries))
-                    .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
-    tags = select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == duplicate_id).except_(
-        select(SnapshotTag.tag_id).where(SnapshotTag.snapshot_id == keeper_id))
-    new_tags = list(session.scalars(tags))
-    add_tags(session, [(keeper_id, tag_id) for tag_id in new_tags])
-    kept = list(session.scalars(select(ArchiveResult).where(ArchiveResult.snapshot_id == keeper_id)))
-    moved_results = []
-    for result in session.scalars(select(ArchiveResult).where(ArchiveResult.snapshot_id == duplicate_id)):
-        theirs = to_legacy(result)
-        if not any(k.extractor == result.extractor and same_run(to_legacy(k), theirs) for k in kept):
-            moved_results.append(result.id)
-    for chunk in chunks(moved_results):
-        session.execute(update(ArchiveResult).where(ArchiveResult.id.in_(chunk))
-                        .values(snapshot_id=keeper_id).execution_options(synchronize_session=False))
-    return MergedRows(moved_files=[FileRecord(r[1], r[2], r[3], int(r[4])) for r in moving],
-                      conflicts=len(rows) - len(moving), tags=len(new_tags), results=len(moved_results))

@@ -15,19 +15,21 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+# The labels are the catalog's vocabulary (`catalog.fs_versions`); this module knows how to
+# recognise them in a folder and what lies between them.
+from archive_pipelines.catalog.fs_versions import (
+    CAS,
+    FS_VERSIONS,
+    ORGANIZED,
+    V0_4,
+    V0_6,
+    V0_8,
+    V0_8_3,
+    V0_9,
+)
 from archive_pipelines.legacy.fields import looks_like_timestamp
 from archive_pipelines.views.paths import SnapshotPlace, view_dir
 
-V0_4 = "0.4"  # 0.4.x-0.5.x: `history`, `updated`, no `snapshot_id`
-V0_6 = "0.6"  # 0.6.x-0.8.1: adds `snapshot_id`, `tags_str`, `icons`
-V0_8 = "0.8"  # 0.8.2: adds `snapshot_abid`
-V0_8_3 = "0.8.3"  # 0.8.3+: `downloaded_at` instead of `updated`
-V0_9 = "0.9"  # 0.9 development: `archive_results` list and `fs_version`
-ORGANIZED = "organized"  # per-extractor folders an earlier version of this project made
-CAS = "cas"  # blobs in the content-addressed store, folders are symlink views
-
-LEGACY_VERSIONS: tuple[str, ...] = (V0_4, V0_6, V0_8, V0_8_3, V0_9)
-FS_VERSIONS: tuple[str, ...] = (*LEGACY_VERSIONS, ORGANIZED, CAS)
 CURRENT_VERSION = CAS
 
 TO_CAS = "to_cas"
@@ -130,3 +132,4 @@ def output_dir(data_dir: Path, place: SnapshotPlace, version: str) -> Path:
     if version_rank(version) < version_rank(CAS):
         return data_dir / "archive" / place.timestamp
     return data_dir / "archive" / view_dir("by_timestamp", place)
+

@@ -37,6 +37,7 @@ from archive_pipelines.legacy.index_json import LegacyIndex
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, reconcile
 from archive_pipelines.legacy.results import LegacyResult
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxSnapshot
+from archive_pipelines.migration.catalog_side import catalog_views, result_row
 from archive_pipelines.migration.labels import NO_FOLDER
 
 IMPORTED, RECONCILED, DUPLICATE, ID_TAKEN = "imported", "reconciled", "duplicate", "id_taken"
@@ -176,8 +177,8 @@ def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by
     by_stamp = _index_rows(adoption.snapshots_by_timestamp(session, stamps), "timestamp")
     crawls = {s[0].crawl_id for s in sources.values() if s and s[0].crawl_id}
     by_crawl = _index_rows(adoption.snapshots_by_crawl_id(session, crawls), "crawl_id")
-    views = adoption.catalog_views(session, [row for rows in by_stamp.values() for row in rows]
-                                   + [row for rows in by_crawl.values() for row in rows])
+    views = catalog_views(session, [row for rows in by_stamp.values() for row in rows]
+                          + [row for rows in by_crawl.values() for row in rows])
     wanted_ids = {s.snapshot_id for found in sources.values() for s in found if s.snapshot_id}
     wanted_ids |= {folder_id(r.timestamp, found[0].url) for r in records
                    if (found := sources[id(r)])}
@@ -288,7 +289,7 @@ class _BatchWriter:
                 self.updates.append((snapshot_id, changes))
         self.tags.extend((snapshot_id, tag) for tag in new_tags)
         for name, runs in new_results.items():
-            self.results.extend(adoption.result_row(snapshot_id, name, r) for r in runs)
+            self.results.extend(result_row(snapshot_id, name, r) for r in runs)
         return Adopted(record, snapshot_id, outcome)
 
     def flush(self, session: Session) -> None:

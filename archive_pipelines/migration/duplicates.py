@@ -19,9 +19,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.adoption import DuplicateKey, MergedRows, SnapshotRow
+from archive_pipelines.catalog.adoption import SnapshotRow
+from archive_pipelines.catalog.duplicates import (
+    DuplicateKey,
+    MergedRows,
+    duplicate_groups,
+    group_members,
+    merge_snapshot_rows,
+)
 from archive_pipelines.legacy.reconcile import best_title
 from archive_pipelines.legacy.versions import CAS
+from archive_pipelines.migration.catalog_side import same_recorded_run
 from archive_pipelines.migration.steps import migrate_snapshot
 from archive_pipelines.storage.context import Storage
 from archive_pipelines.storage.files import delete_snapshot
@@ -47,7 +55,7 @@ def merge_duplicates(storage: Storage, batch_size: int = 100) -> MergeReport:
         after: tuple[str, str] | None = None
         while True:
             with storage.read_session() as session:
-                page = adoption.duplicate_groups(session, key, after, batch_size)
+                page = duplicate_groups(session, key, after, batch_size)
             for value, url in page:
                 _merge_group(storage, key, value, url, report)
             if len(page) < batch_size:
@@ -58,7 +66,7 @@ def merge_duplicates(storage: Storage, batch_size: int = 100) -> MergeReport:
 
 def _merge_group(storage: Storage, key: DuplicateKey, value: str, url: str, report: MergeReport) -> None:
     with storage.read_session() as session:
-        members = adoption.group_members(session, key, value, url)
+        members = group_members(session, key, value, url)
     if len(members) < 2:
         return  # merged meanwhile
     report.groups += 1
@@ -96,7 +104,8 @@ def _not_ready(storage: Storage, member: SnapshotRow) -> str | None:
 
 def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -> MergedRows:
     with storage.session() as session:
-        merged = adoption.merge_snapshot_rows(session, keeper.id, duplicate.id)
+        merged = merge_snapshot_rows(session, keeper.id, duplicate.id,
+                                     same_run=same_recorded_run)
         if merged.differing:
             return merged
         title = best_title(keeper.url, keeper.title, duplicate.title)
