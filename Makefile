@@ -44,6 +44,7 @@ bench: venv system-deps
 lint: venv
 	@$(BIN)/ruff check .
 	@$(BIN)/mypy
+	@$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) demo-data .pytest_cache .mypy_cache .ruff_cache
