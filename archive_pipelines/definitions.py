@@ -30,7 +30,8 @@ from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_im
 from archive_pipelines.sensors.schedules import scrub_schedule, verify_storage_schedule
 
 _settings = SettingsResource()
-_storage = StorageResource(settings=_settings)
+_catalog = CatalogResource(settings=_settings)
+_storage = StorageResource(catalog=_catalog)
 
 defs = dg.Definitions(
     assets=[snapshots, blobs, views, replica_copies, crawl_segments],
@@ -42,7 +43,7 @@ defs = dg.Definitions(
     sensors=[archival_director_sensor, lazy_migration_sensor, orphan_import_sensor],
     resources={
         "settings": _settings,
-        "catalog": CatalogResource(settings=_settings),
+        "catalog": _catalog,
         "storage": _storage,
         "replication": ReplicationResource(storage=_storage),
     },

@@ -20,11 +20,12 @@ def replica_copies(context: dg.AssetExecutionContext,
     source before every copy; nothing is ever deleted at a replica). Backfill all 256
     partitions to re-replicate everything.
     """
-    storage, replicas, policy = replication.open()
-    for error in replicas.errors:
+    setup = replication.open()
+    policy = setup.policy
+    for error in setup.replicas.errors:
         context.log.warning(error)
-    report = replicate_prefix(storage, replicas, context.partition_key,
-                              retention=policy.retention, max_age=replication.max_age(policy),
+    report = replicate_prefix(setup.storage, setup.replicas, context.partition_key,
+                              retention=policy.retention, max_age=setup.max_age,
                               batch_size=policy.batch_size, width=policy.copier_width)
     for line in report.errors[:20]:
         context.log.warning(line)
@@ -45,11 +46,11 @@ def replica_copies(context: dg.AssetExecutionContext,
 @dg.asset_check(asset=replica_copies, description="Every referenced blob has `retention` "
                                                    "present copies across the stores.")
 def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckResult:
-    storage, replicas, policy = replication.open()
-    status = replication_status(storage, replicas, policy.retention)
+    setup = replication.open()
+    status = replication_status(setup.storage, setup.replicas, setup.policy.retention)
     metadata: dict[str, object] = {"blobs": status.blobs,
                                    "under_replicated": status.under_replicated,
-                                   "retention": policy.retention}
+                                   "retention": setup.policy.retention}
     metadata.update({f"present_on_{store}": status.present(store)
                      for store in status.copies_per_store})
     return dg.AssetCheckResult(passed=status.meets_policy, metadata=metadata)  # type: ignore[arg-type]

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import ArgumentError, OperationalError
-from sqlalchemy.pool import NullPool
 
 from archive_pipelines.catalog.urls import normalize_catalog_url, redact_url
 from archive_pipelines.errors import CatalogError
 
 READ_ONLY = "archive_read_only"
+
+_shared: dict[tuple[str, int], Engine] = {}
+_shared_lock = threading.Lock()
 
 
 def reader(engine: Engine) -> Engine:
@@ -41,14 +44,16 @@ def make_engine(url: str, *, busy_timeout_ms: int = 30_000, check: bool = True) 
     return engine
 
 
-def make_nullpool_engine(url: str) -> Engine:
-    """An engine that opens a connection per use (for short CLI commands and subprocesses)."""
-    url = normalize_catalog_url(url)
-    kwargs: dict[str, Any] = {"poolclass": NullPool}
-    engine = create_engine(url, **kwargs)
-    if url.startswith("sqlite"):
-        _configure_sqlite(engine, 30_000)
-    return engine
+def shared_engine(url: str, *, busy_timeout_ms: int = 30_000) -> Engine:
+    """The process's one engine (and connection pool) for this catalog, made and checked by
+    `make_engine` on first use. The Dagster resources and the CLI take theirs from here;
+    `dispose()` on it only closes its pooled connections (it stays usable)."""
+    key = (normalize_catalog_url(url), busy_timeout_ms)
+    with _shared_lock:
+        engine = _shared.get(key)
+        if engine is None:
+            engine = _shared[key] = make_engine(url, busy_timeout_ms=busy_timeout_ms)
+        return engine
 
 
 def ping(engine: Engine) -> None:

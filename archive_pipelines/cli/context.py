@@ -8,7 +8,7 @@ from functools import cached_property
 
 from sqlalchemy import Engine
 
-from archive_pipelines.catalog import CatalogRepository, make_engine
+from archive_pipelines.catalog import CatalogRepository, shared_engine
 from archive_pipelines.datadir import require_initialized
 from archive_pipelines.settings import Settings, load_settings
 from archive_pipelines.storage import Storage
@@ -33,8 +33,10 @@ class CliContext:
 
     @property
     def engine(self) -> Engine:
+        """The process's engine for the catalog (`catalog.shared_engine`, as the Dagster
+        resources use), its connections closed by `close()`."""
         if self._engine is None:
-            self._engine = make_engine(
+            self._engine = shared_engine(
                 self.settings.catalog_url,
                 busy_timeout_ms=self.settings.catalog.sqlite_busy_timeout_ms,
             )
@@ -53,7 +55,8 @@ class CliContext:
         return storage
 
     def close(self) -> None:
-        """Stop the worker processes of every storage opened, then dispose of the engine."""
+        """Stop the worker processes of every storage opened, then close the engine's
+        connections."""
         while self._storages:
             self._storages.pop().close()
         if self._engine is not None:

@@ -3,7 +3,12 @@
 import dagster as dg
 from pydantic import Field
 
-from archive_pipelines.replication import ReplicationFailed, archive_batch, plan_batches, scrub_store
+from archive_pipelines.replication import (
+    ReplicationFailed,
+    archive_batch,
+    replicate_until_met,
+    scrub_store,
+)
 from archive_pipelines.resources.replication import ReplicationResource
 
 
@@ -14,10 +19,12 @@ class ArchiveBatchConfig(dg.Config):
 @dg.op(description="Bring one batch of blobs to the retention policy (seed 004's worker).")
 def archive_batch_op(context: dg.OpExecutionContext, config: ArchiveBatchConfig,
                      replication: ReplicationResource) -> dg.Output[int]:
-    storage, replicas, policy = replication.open()
+    setup = replication.open()
+    policy = setup.policy
     try:
-        report = archive_batch(storage, replicas, config.sha256s, retention=policy.retention,
-                               max_age=replication.max_age(policy), width=policy.copier_width)
+        report = archive_batch(setup.storage, setup.replicas, config.sha256s,
+                               retention=policy.retention, max_age=setup.max_age,
+                               width=policy.copier_width)
     except ReplicationFailed as exc:
         raise dg.Failure(str(exc)) from exc
     for line in report.errors[:20]:
@@ -41,23 +48,10 @@ class DirectorConfig(dg.Config):
 @dg.op(description="Find under-replicated blobs and bring them to the policy, batch by batch.")
 def archive_director_op(context: dg.OpExecutionContext, config: DirectorConfig,
                         replication: ReplicationResource) -> dg.Output[int]:
-    storage, replicas, policy = replication.open()
-    cursor, copies, failures = 0, 0, 0
-    for _round in range(config.max_batches):
-        tick = plan_batches(storage, replicas, retention=policy.retention,
-                            max_age=replication.max_age(policy), batch_size=policy.batch_size,
-                            cursor=cursor, max_batches=1)
-        for batch in tick.batches:
-            report = archive_batch(storage, replicas, batch, retention=policy.retention,
-                                   max_age=replication.max_age(policy),
-                                   width=policy.copier_width, raise_on_failure=False)
-            copies += sum(report.created.values())
-            failures += report.failures
-        cursor = tick.next_cursor
-        if tick.wrapped and not tick.batches:
-            break
-    if failures:
-        raise dg.Failure(f"{failures} object(s) could not be copied; a later run retries")
+    report = replicate_until_met(replication.open(), max_ticks=config.max_batches)
+    copies = sum(report.created.values())
+    if report.failures:
+        raise dg.Failure(f"{report.failures} object(s) could not be copied; a later run retries")
     context.log.info(f"{copies} copies made")
     return dg.Output(copies, metadata={"copies_made": copies})
 
@@ -77,7 +71,8 @@ class ScrubConfig(dg.Config):
 @dg.op(description="Re-verify present copies at rest; mark corrupted/missing ones.")
 def scrub_op(context: dg.OpExecutionContext, config: ScrubConfig,
              replication: ReplicationResource) -> dg.Output[int]:
-    storage, replicas, _policy = replication.open()
+    setup = replication.open()
+    storage, replicas = setup.storage, setup.replicas
     names = [config.store] if config.store else list(replicas.ids)
     checked = corrupted = missing = 0
     for name in names:

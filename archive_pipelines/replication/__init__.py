@@ -9,9 +9,10 @@ deletes an object at any store.
 
 from archive_pipelines.blobstore.prefixes import prefix_range
 from archive_pipelines.replication.copier import CopyItem, CopyOutcome, copy_object, copy_objects
-from archive_pipelines.replication.director import DirectorTick, plan_batches
+from archive_pipelines.replication.director import DirectorTick, plan_batches, replicate_until_met
 from archive_pipelines.replication.report import BatchReport, ReplicationFailed
 from archive_pipelines.replication.scrub import ScrubReport, scrub_store
+from archive_pipelines.replication.setup import ReplicationSetup
 from archive_pipelines.replication.status import ReplicationStatus, replication_status
 from archive_pipelines.replication.stores import ReplicaSet, ReplicaStore
 from archive_pipelines.replication.worker import archive_batch
@@ -24,6 +25,7 @@ __all__ = [
     "ReplicaSet",
     "ReplicaStore",
     "ReplicationFailed",
+    "ReplicationSetup",
     "ReplicationStatus",
     "ScrubReport",
     "archive_batch",
@@ -31,6 +33,7 @@ __all__ = [
     "copy_objects",
     "plan_batches",
     "prefix_range",
+    "replicate_until_met",
     "replication_status",
     "scrub_store",
 ]

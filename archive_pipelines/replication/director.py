@@ -7,13 +7,16 @@ wrap around to the start.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from archive_pipelines.catalog.copies import NeedyPage, count_blob_ids, find_needy_blobs
 from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.replication.report import BatchReport
+from archive_pipelines.replication.setup import ReplicationSetup
 from archive_pipelines.replication.stores import ReplicaSet
+from archive_pipelines.replication.worker import archive_batch
 from archive_pipelines.storage.context import Storage
 
 DEFAULT_SCAN_LIMIT = 100_000  # blob ids per tick: ~0.2 s on PostgreSQL at 1M blobs
@@ -74,3 +77,31 @@ def plan_batches(storage: Storage, replica_set: ReplicaSet, *, retention: int,
     following, wrapped = next_cursor_after(page, cursor)
     return DirectorTick(chunk([sha for _id, sha in page.blobs], batch_size), following,
                         scanned, wrapped)
+
+
+def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None,
+                        max_batches: int | None = None,
+                        on_batch: Callable[[list[str]], object] | None = None) -> BatchReport:
+    """The director and the worker in one loop: from the start of the catalog, plan one
+    batch per tick and copy it, until a tick wraps around with nothing to do, or after
+    `max_ticks` ticks or `max_batches` batches. Failures are counted, never raised (a
+    later run retries); `on_batch` hears of each batch copied."""
+    policy, storage, replicas = setup.policy, setup.storage, setup.replicas
+    total, cursor, ticks, batches = BatchReport(), 0, 0, 0
+    while ((max_ticks is None or ticks < max_ticks)
+           and (max_batches is None or batches < max_batches)):
+        tick = plan_batches(storage, replicas, retention=policy.retention,
+                            max_age=setup.max_age, batch_size=policy.batch_size,
+                            cursor=cursor, max_batches=1)
+        ticks += 1
+        for batch in tick.batches:
+            total.merge(archive_batch(storage, replicas, batch, retention=policy.retention,
+                                      max_age=setup.max_age, width=policy.copier_width,
+                                      raise_on_failure=False))
+            batches += 1
+            if on_batch is not None:
+                on_batch(batch)
+        cursor = tick.next_cursor
+        if tick.wrapped and not tick.batches:
+            break
+    return total

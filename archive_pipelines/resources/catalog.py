@@ -1,20 +1,14 @@
-"""The catalog as a Dagster resource: an engine per process, a repository per call."""
+"""The catalog as a Dagster resource: the one resource that holds an engine (one per process
+and catalog, `catalog.shared_engine`, shared with the CLI), a repository per call."""
 
 from __future__ import annotations
-
-from functools import cache
 
 import dagster as dg
 from sqlalchemy import Engine
 
-from archive_pipelines.catalog import CatalogRepository, make_engine
+from archive_pipelines.catalog import CatalogRepository, shared_engine
 from archive_pipelines.resources.settings import SettingsResource
 from archive_pipelines.settings import Settings
-
-
-@cache
-def _engine_for(url: str, busy_timeout_ms: int) -> Engine:
-    return make_engine(url, busy_timeout_ms=busy_timeout_ms)
 
 
 class CatalogResource(dg.ConfigurableResource):
@@ -22,12 +16,14 @@ class CatalogResource(dg.ConfigurableResource):
 
     settings: SettingsResource
 
-    def engine(self) -> Engine:
-        settings = self.settings.load()
-        return _engine_for(settings.catalog_url, settings.catalog.sqlite_busy_timeout_ms)
+    def project_settings(self) -> Settings:
+        return self.settings.load()
+
+    def engine(self, settings: Settings | None = None) -> Engine:
+        """The catalog's engine (`settings`: already loaded ones, to spare a second load)."""
+        settings = settings or self.project_settings()
+        return shared_engine(settings.catalog_url,
+                             busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
 
     def repository(self) -> CatalogRepository:
         return CatalogRepository(self.engine())
-
-    def project_settings(self) -> Settings:
-        return self.settings.load()

@@ -1,13 +1,9 @@
 """Replication settings and stores for Dagster: one place that opens the ReplicaSet."""
 
-from datetime import timedelta
-
 import dagster as dg
 
-from archive_pipelines.replication import ReplicaSet
+from archive_pipelines.replication import ReplicationSetup
 from archive_pipelines.resources.storage import StorageResource
-from archive_pipelines.settings import ReplicationSettings
-from archive_pipelines.storage import Storage
 
 
 class ReplicationResource(dg.ConfigurableResource):
@@ -19,10 +15,5 @@ class ReplicationResource(dg.ConfigurableResource):
 
     storage: StorageResource
 
-    def open(self) -> tuple[Storage, ReplicaSet, ReplicationSettings]:
-        storage = self.storage.open()
-        return storage, ReplicaSet.open(storage), storage.settings.replication
-
-    @staticmethod
-    def max_age(policy: ReplicationSettings) -> timedelta:
-        return timedelta(minutes=policy.archival_max_age_minutes)
+    def open(self) -> ReplicationSetup:
+        return ReplicationSetup.open(self.storage.open())

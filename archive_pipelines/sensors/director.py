@@ -15,9 +15,9 @@ from archive_pipelines.sensors.run_keys import batch_run_key
                        "(keyset-paginated with a cursor) and launches one run per batch.")
 def archival_director_sensor(context: dg.SensorEvaluationContext,
                              replication: ReplicationResource) -> dg.SensorResult:
-    storage, replicas, policy = replication.open()
-    tick = plan_batches(storage, replicas, retention=policy.retention,
-                        max_age=replication.max_age(policy), batch_size=policy.batch_size,
+    setup = replication.open()
+    tick = plan_batches(setup.storage, setup.replicas, retention=setup.policy.retention,
+                        max_age=setup.max_age, batch_size=setup.policy.batch_size,
                         cursor=int(context.cursor or 0), max_batches=4)
     runs = [dg.RunRequest(run_key=batch_run_key("archive", batch), run_config={
         "ops": {"archive_batch_op": {"config": {"sha256s": batch}}}}) for batch in tick.batches]

@@ -1,4 +1,5 @@
-"""Schedules that tick hourly and run their job when its interval (from settings) is due."""
+"""Schedules that tick hourly and run their job when its interval (from the configured
+settings resource) is due."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -6,7 +7,7 @@ import dagster as dg
 
 from archive_pipelines.ops.replication_jobs import scrub_job
 from archive_pipelines.ops.storage_jobs import verify_storage_job
-from archive_pipelines.settings import load_settings
+from archive_pipelines.resources import SettingsResource
 
 
 def verification_due(last_start: datetime | None, now: datetime, interval_hours: int) -> bool:
@@ -30,13 +31,16 @@ def _run_if_due(context: dg.ScheduleEvaluationContext, job_name: str,
 @dg.schedule(job=verify_storage_job, cron_schedule="0 * * * *",
              default_status=dg.DefaultScheduleStatus.RUNNING,
              description="Verify storage every storage.verify_interval_hours (default 24).")
-def verify_storage_schedule(context: dg.ScheduleEvaluationContext):  # type: ignore[no-untyped-def]
+def verify_storage_schedule(context: dg.ScheduleEvaluationContext,
+                            settings: SettingsResource) -> dg.RunRequest | dg.SkipReason:
     return _run_if_due(context, verify_storage_job.name,
-                       load_settings().storage.verify_interval_hours)
+                       settings.load().storage.verify_interval_hours)
 
 
 @dg.schedule(job=scrub_job, cron_schedule="30 * * * *",
              default_status=dg.DefaultScheduleStatus.RUNNING,
              description="Scrub stored copies every replication.scrub_interval_hours.")
-def scrub_schedule(context: dg.ScheduleEvaluationContext):  # type: ignore[no-untyped-def]
-    return _run_if_due(context, scrub_job.name, load_settings().replication.scrub_interval_hours)
+def scrub_schedule(context: dg.ScheduleEvaluationContext,
+                   settings: SettingsResource) -> dg.RunRequest | dg.SkipReason:
+    return _run_if_due(context, scrub_job.name,
+                       settings.load().replication.scrub_interval_hours)

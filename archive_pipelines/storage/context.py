@@ -47,6 +47,8 @@ class Storage(Transactions):
     @classmethod
     def open(cls, settings: Settings, *, engine: Engine | None = None,
              views: tuple[str, ...] | None = None) -> Storage:
+        """Storage on `engine` (the Dagster resources and the CLI pass the process's shared
+        one, `catalog.shared_engine`); without one, an engine of its own (scripts, tests)."""
         engine = engine or make_engine(settings.catalog_url,
                                        busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
         enabled = tuple(settings.views.enabled) if views is None else views

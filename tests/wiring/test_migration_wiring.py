@@ -6,7 +6,7 @@ import dagster as dg
 
 from archive_pipelines.datadir import initialize
 from archive_pipelines.ops.migration_jobs import import_orphans_job, migrate_fs_job
-from archive_pipelines.resources import SettingsResource, StorageResource
+from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage import Storage
@@ -17,7 +17,7 @@ from tests.cli.test_cli import run_cli
 
 def _resources(data: Path) -> dict[str, object]:
     settings = SettingsResource(data_dir=str(data))
-    return {"settings": settings, "storage": StorageResource(settings=settings)}
+    return {"settings": settings, "storage": StorageResource(catalog=CatalogResource(settings=settings))}
 
 
 def test_sensors_and_jobs_adopt_a_legacy_collection(

@@ -6,8 +6,8 @@ import dagster as dg
 
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.datadir import initialize
-from archive_pipelines.ops.replication_jobs import archive_batch_job, scrub_job
-from archive_pipelines.resources import SettingsResource, StorageResource
+from archive_pipelines.ops.replication_jobs import archive_batch_job, archive_director_job, scrub_job
+from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.settings import load_settings
@@ -48,7 +48,7 @@ def _data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
 
 def _resources(data: Path) -> dict[str, object]:
     settings = SettingsResource(data_dir=str(data))
-    storage = StorageResource(settings=settings)
+    storage = StorageResource(catalog=CatalogResource(settings=settings))
     return {"settings": settings, "storage": storage,
             "replication": ReplicationResource(storage=storage)}
 
@@ -97,3 +97,16 @@ def test_director_sensor_launches_one_run_per_batch(
     assert isinstance(again, dg.SensorResult) and not again.run_requests
     scrub = scrub_job.execute_in_process(resources=_resources(data), instance=instance)
     assert scrub.success and scrub.output_for_node("scrub_op") == 0
+
+
+def test_director_job_copies_every_batch_in_one_run(
+    tmp_path: Path, dagster_instance: dg.DagsterInstance
+) -> None:
+    data, hashes = _data_dir(tmp_path)
+    run = archive_director_job.execute_in_process(resources=_resources(data),
+                                                  instance=dagster_instance)
+    assert run.success and run.output_for_node("archive_director_op") == len(hashes)
+    assert _replica_files(data) == {f"{h}.zst" for h in hashes}
+    again = archive_director_job.execute_in_process(resources=_resources(data),
+                                                    instance=dagster_instance)
+    assert again.success and again.output_for_node("archive_director_op") == 0

@@ -13,7 +13,7 @@ from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.catalog import CatalogRepository, make_engine
 from archive_pipelines.datadir import initialize
 from archive_pipelines.ops.storage_jobs import verify_storage_job
-from archive_pipelines.resources import SettingsResource, StorageResource
+from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.sensors.schedules import verification_due
 from archive_pipelines.settings import load_settings
 
@@ -33,7 +33,7 @@ def _legacy_archive(data: Path) -> None:
 
 def _resources(data: Path) -> dict[str, object]:
     settings = SettingsResource(data_dir=str(data))
-    return {"settings": settings, "storage": StorageResource(settings=settings)}
+    return {"settings": settings, "storage": StorageResource(catalog=CatalogResource(settings=settings))}
 
 
 def test_backfilled_day_ingests_legacy_folders_and_builds_views(
@@ -119,6 +119,7 @@ def test_verify_schedule_runs_when_due(dagster_instance: dg.DagsterInstance,
 
     monkeypatch.setenv("ARCHIVE_DATA_DIR", str(tmp_path / "data"))
     context = dg.build_schedule_context(instance=dagster_instance,
+                                        resources={"settings": SettingsResource()},
                                         scheduled_execution_time=datetime(2026, 1, 2, tzinfo=UTC))
     decision = verify_storage_schedule(context)
     assert isinstance(decision, dg.RunRequest)
@@ -138,6 +139,7 @@ def test_verify_schedule_skips_until_the_last_run_is_old_enough(
     started = datetime.now(UTC)
     for later, due in ((timedelta(hours=1), False), (timedelta(hours=25), True)):
         context = dg.build_schedule_context(instance=dagster_instance,
+                                            resources={"settings": SettingsResource()},
                                             scheduled_execution_time=started + later)
         decision = verify_storage_schedule(context)
         assert isinstance(decision, dg.RunRequest if due else dg.SkipReason), decision
