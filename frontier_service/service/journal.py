@@ -12,16 +12,15 @@ a live session holds an flock on `{session}.lock`.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile, iter_records, list_segments
-from frontier_service.service.session_lock import lock_session
+from frontier_service.service.journal_files import JournalFiles
+from frontier_service.service.session_lock import dead_sessions
 
 log = logging.getLogger(__name__)
 
@@ -30,20 +29,13 @@ def journal_dir(data_dir: Path) -> Path:
     return Path(data_dir) / "sessions" / ".journals"
 
 
-class IndexJournal:
+class IndexJournal(JournalFiles):
     """Append-only journal files of one session; not thread-safe (use from the event loop)."""
 
     def __init__(self, data_dir: Path, session_id: str) -> None:
-        self.directory = journal_dir(data_dir)
-        self.session_id = session_id
-        self._lock: IO[str] = lock_session(self.directory, session_id)
-        self._generation = 0
+        super().__init__(journal_dir(data_dir), session_id, ".journal")
         self._pending: list[bytes] = []
-        self._fd = self._open(0)
         self._rotated: list[Path] = []
-
-    def path(self, generation: int) -> Path:
-        return self.directory / f"{self.session_id}.{generation:06d}.journal"
 
     def buffer(self, line: bytes) -> None:
         self._pending.append(line)
@@ -52,17 +44,12 @@ class IndexJournal:
         """Append what was buffered (one write): after this a crash cannot lose those records."""
         if self._pending:
             data, self._pending = b"".join(self._pending), []
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
+            self.write(data)
 
     def rotate(self) -> None:
         """The segment being written takes every line so far: later lines go to a new file."""
         self.sync()
-        os.close(self._fd)
-        self._rotated.append(self.path(self._generation))
-        self._generation += 1
-        self._fd = self._open(self._generation)
+        self._rotated.append(self.path(self.next_generation()))
 
     def segment_written(self) -> None:
         """The rotated lines are in a segment now: drop their journal files."""
@@ -73,16 +60,10 @@ class IndexJournal:
     def close(self) -> None:
         """After the final segment: nothing is left to journal."""
         self.sync()
-        os.close(self._fd)
-        self._rotated.append(self.path(self._generation))
+        self.close_file()
+        self._rotated.append(self.path(self.generation))
         self.segment_written()
-        with contextlib.suppress(FileNotFoundError):
-            (self.directory / f"{self.session_id}.lock").unlink()
-        self._lock.close()
-
-    def _open(self, generation: int) -> int:
-        return os.open(self.path(generation), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
-                       0o644)
+        self.unlock()
 
 
 class JournaledIndexWriter(PageIndexWriter):
@@ -114,17 +95,10 @@ def recover_journals(data_dir: Path) -> list[SegmentFile]:
     if not directory.is_dir():
         return []
     written = []
-    for lock_path in sorted(directory.glob("*.lock")):
-        session_id = lock_path.name.removesuffix(".lock")
-        with open(lock_path, "a") as lock:
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a live process owns this session
-            segment = _recover_session(Path(data_dir), directory, session_id)
-            if segment is not None:
-                written.append(segment)
-            lock_path.unlink()
+    for session_id in dead_sessions(directory):
+        segment = _recover_session(Path(data_dir), directory, session_id)
+        if segment is not None:
+            written.append(segment)
     return written
 
 

@@ -14,6 +14,7 @@ from collections import Counter
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
+from frontier_service.service.flushing import flush_until
 
 log = logging.getLogger(__name__)
 
@@ -97,13 +98,5 @@ class FetchLedger:
 
     async def run(self, finished: asyncio.Event) -> None:
         """Flush every flush_s, or when flush_records are waiting, until `finished`."""
-        while not finished.is_set():
-            waiter = asyncio.ensure_future(self._full.wait())
-            try:
-                await asyncio.wait([waiter], timeout=self.flush_s)
-            finally:
-                waiter.cancel()
-            try:
-                await self.flush()
-            except Exception:
-                log.exception("writing visited records failed; retrying")
+        await flush_until(finished, self.flush, full=self._full, every_s=self.flush_s, log=log,
+                          failure="writing visited records failed; retrying")

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.urls import try_canonical_url_and_domain
+from frontier_service.service.flushing import flush_until
 from frontier_service.service.link_journal import Entry, LinkJournal
 from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.scope import Scope
@@ -128,13 +129,5 @@ class LinkBuffer:
 
     async def run(self, finished: asyncio.Event) -> None:
         """Flush every flush_s, or as soon as flush_urls are waiting, until `finished`."""
-        while not finished.is_set():
-            waiter = asyncio.ensure_future(self._full.wait())
-            try:
-                await asyncio.wait([waiter], timeout=self.flush_s)
-            finally:
-                waiter.cancel()
-            try:
-                await self.flush()
-            except Exception:  # Redis trouble: keep the crawl going, retry next round
-                log.exception("adding discovered URLs to the frontier failed")
+        await flush_until(finished, self.flush, full=self._full, every_s=self.flush_s, log=log,
+                          failure="adding discovered URLs to the frontier failed")

@@ -11,16 +11,14 @@ Lines are `canonical-url|depth` (canonical URLs hold no `|` or newline).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.urls import try_canonical_url_and_domain
-from frontier_service.service.session_lock import lock_session
+from frontier_service.service.journal_files import JournalFiles
+from frontier_service.service.session_lock import dead_sessions
 
 log = logging.getLogger(__name__)
 Entry = tuple[tuple[str, str, bytes], int]  # ((canonical URL, domain, fingerprint), depth)
@@ -30,34 +28,23 @@ def link_journal_dir(data_dir: Path) -> Path:
     return Path(data_dir) / "frontiers" / ".journals"
 
 
-class LinkJournal:
+class LinkJournal(JournalFiles):
     """Generations of append-only files `{session}.{n}.links`; use from the event loop."""
 
     def __init__(self, data_dir: Path, session_id: str) -> None:
-        self.directory = link_journal_dir(data_dir)
-        self.session_id = session_id
-        self._lock: IO[str] = lock_session(self.directory, session_id)
-        self.generation = 0
-        self._fd = self._open(0)
+        super().__init__(link_journal_dir(data_dir), session_id, ".links")
 
     def append(self, entries: Sequence[Entry]) -> None:
         if entries:
-            data = "".join([f"{found[0]}|{depth}\n" for found, depth in entries]).encode()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view):]
+            self.write("".join([f"{found[0]}|{depth}\n" for found, depth in entries]).encode())
 
     def rotate(self) -> int:
         """Later appends go to a new file; returns the generation now closed."""
-        os.close(self._fd)
-        closed = self.generation
-        self.generation += 1
-        self._fd = self._open(self.generation)
-        return closed
+        return self.next_generation()
 
     def drop_through(self, generation: int) -> None:
         """Remove the files up to `generation`: their links are in the frontier."""
-        for path in self.directory.glob(f"{self.session_id}.*.links"):
+        for path in self.directory.glob(f"{self.session_id}.*{self.suffix}"):
             number = path.name.split(".")[-2]
             if number.isdigit() and int(number) <= generation:
                 with contextlib.suppress(FileNotFoundError):
@@ -65,15 +52,9 @@ class LinkJournal:
 
     def close(self) -> None:
         """After the final add: remove everything."""
-        os.close(self._fd)
+        self.close_file()
         self.drop_through(self.generation)
-        with contextlib.suppress(FileNotFoundError):
-            (self.directory / f"{self.session_id}.lock").unlink()
-        self._lock.close()
-
-    def _open(self, generation: int) -> int:
-        path = self.directory / f"{self.session_id}.{generation:06d}.links"
-        return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self.unlock()
 
 
 async def replay_link_journals(frontier: Frontier, data_dir: Path) -> int:
@@ -82,19 +63,12 @@ async def replay_link_journals(frontier: Frontier, data_dir: Path) -> int:
     if not directory.is_dir():
         return 0
     added = 0
-    for lock_path in sorted(directory.glob("*.lock")):
-        session_id = lock_path.name.removesuffix(".lock")
-        with open(lock_path, "a") as lock:
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # a live process owns it
-            for path in sorted(directory.glob(f"{session_id}.*.links")):
-                entries = _read(path)
-                for start in range(0, len(entries), 2_000):
-                    added += (await frontier.add_canonical(entries[start:start + 2_000])).added
-                path.unlink()
-            lock_path.unlink()
+    for session_id in dead_sessions(directory):
+        for path in sorted(directory.glob(f"{session_id}.*.links")):
+            entries = _read(path)
+            for start in range(0, len(entries), 2_000):
+                added += (await frontier.add_canonical(entries[start:start + 2_000])).added
+            path.unlink()
     if added:
         log.warning("re-queued %d links a crashed run had found but not queued", added)
     return added

@@ -1,0 +1,25 @@
+"""The background loop of a write buffer (visited records, discovered links): flush on a
+timer, or as soon as the buffer says it is full, until the crawl has finished."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+
+async def flush_until(finished: asyncio.Event, flush: Callable[[], Awaitable[object]], *,
+                      full: asyncio.Event, every_s: float, log: logging.Logger,
+                      failure: str) -> None:
+    """Call `flush` every `every_s`, or when `full` is set, until `finished`. A failed flush
+    (Redis trouble) is logged as `failure` and retried next round: the crawl goes on."""
+    while not finished.is_set():
+        waiter = asyncio.ensure_future(full.wait())
+        try:
+            await asyncio.wait([waiter], timeout=every_s)
+        finally:
+            waiter.cancel()
+        try:
+            await flush()
+        except Exception:
+            log.exception(failure)
