@@ -1,4 +1,9 @@
-"""Test and benchmark kits: realistic fixture collections, manifests and link checkers.
+"""Test, benchmark and demo kits, kept out of the product.
 
-Never imported by the product package `archive_pipelines`; only tests and benchmarks use it.
+`archivebox07` and `legacy_releases` write realistic ArchiveBox collections; `manifest` and
+`links` check them; `testweb` serves a deterministic web for the crawler; `servers` starts
+throwaway PostgreSQL and moto_server (S3); `frontier_bench` and `blob_rows` feed the benchmarks.
+
+The kit may import the product; `archive_pipelines` and `frontier_service` never import the
+kit (an import-linter contract in pyproject.toml). Tests, bench/ and scripts/demo.py use it.
 """
