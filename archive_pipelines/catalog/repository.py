@@ -94,6 +94,12 @@ class CatalogRepository(Transactions):
         with self.read_session() as session:
             return session.scalars(query).first()
 
+    def latest_created_at(self, timestamp: str) -> datetime | None:
+        """The latest created_at of the snapshots with this legacy timestamp, if any."""
+        with self.read_session() as session:
+            return session.scalar(select(func.max(Snapshot.created_at))
+                                  .where(Snapshot.timestamp == timestamp))
+
     def known_timestamps(self, timestamps: Iterable[str]) -> set[str]:
         """Which of these legacy timestamps the catalog has (one query, bounded input).
 

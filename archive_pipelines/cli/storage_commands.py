@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import click
@@ -59,9 +59,16 @@ def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str |
     else:  # the snapshot's time, which names its day in the views
         created_at = timestamp_time(timestamp)
     catalog = obj.catalog
-    snapshot = catalog.find_snapshot(url=url, timestamp=timestamp) or catalog.add_snapshot(
-        url=url, timestamp=timestamp, title=title, created_at=created_at,
-        created_by=user or obj.settings.views.default_user)
+    snapshot = catalog.find_snapshot(url=url, timestamp=timestamp)
+    if snapshot is None:
+        # by_timestamp/<ts> belongs to the oldest snapshot with that timestamp: a new one
+        # sharing it with another url comes after it, so the owner (and its links) stay.
+        latest = catalog.latest_created_at(timestamp)
+        if latest is not None and created_at <= latest:
+            created_at = latest + timedelta(microseconds=1)
+        snapshot = catalog.add_snapshot(url=url, timestamp=timestamp, title=title,
+                                        created_at=created_at,
+                                        created_by=user or obj.settings.views.default_user)
     storage = _storage(obj)
     started = time.monotonic()
     with progress_bar("ingest", "file") as bar:

@@ -270,3 +270,20 @@ def test_verify_deep_finds_a_blob_edited_through_its_hard_linked_legacy_path(
     help_text = " ".join(run_cli(*cli, "verify", "--help").stdout.split())
     assert "Re-read and hash every referenced blob" in help_text
     assert "Without it only the existence of each blob file is checked" in help_text
+
+
+def test_a_second_url_at_the_same_timestamp_never_takes_the_first_ones_folder(tmp_path: Path) -> None:
+    """by_timestamp/<ts> stays with the snapshot that had it: its links stay right."""
+    data = tmp_path / "data"
+    cli = ("--data-dir", str(data))
+    assert run_cli(*cli, "init").returncode == 0
+    for n, url in enumerate(("https://a.test/", "https://b.test/", "https://c.test/")):
+        site = tmp_path / f"site{n}"
+        site.mkdir()
+        (site / "page.html").write_text(f"page of {url}")
+        done = run_cli(*cli, "ingest", "--url", url, "--timestamp", "1.0", "wget", str(site))
+        assert done.returncode == 0, done.stderr
+    owner = data / "archive" / "by_timestamp" / "1.0" / "wget" / "page.html"
+    assert owner.read_text() == "page of https://a.test/"
+    verify = run_cli(*cli, "verify")
+    assert verify.returncode == 0 and "healthy" in verify.stdout, verify.stdout
