@@ -1,6 +1,7 @@
 """Storage (catalog + primary blob store + views) as a Dagster resource."""
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from archive_pipelines.resources.catalog import CatalogResource
 from archive_pipelines.settings import ALL_VIEWS
@@ -8,9 +9,18 @@ from archive_pipelines.storage import Storage
 
 
 class StorageResource(dg.ConfigurableResource):
-    """The primary blob store, the catalog and the view farm named by the settings."""
+    """The primary blob store, the catalog and the view farm named by the settings.
+
+    Every Storage opened during a step is closed when the step ends (its worker processes
+    stopped and waited for): a pool left to garbage collection races the interpreter's exit.
+    """
 
     catalog: CatalogResource
+    _opened: list[Storage] = PrivateAttr(default_factory=list)
+
+    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
+        while self._opened:
+            self._opened.pop().close()
 
     def open(self, views: list[str] | None = None) -> Storage:
         settings = self.catalog.project_settings()
@@ -18,5 +28,7 @@ class StorageResource(dg.ConfigurableResource):
         if unknown:
             raise dg.Failure(f"unknown view(s) {', '.join(unknown)}; choose from "
                              f"{', '.join(ALL_VIEWS)}")
-        return Storage.open(settings, engine=self.catalog.engine(settings),
-                            views=tuple(views) if views else None)
+        storage = Storage.open(settings, engine=self.catalog.engine(settings),
+                               views=tuple(views) if views else None)
+        self._opened.append(storage)
+        return storage

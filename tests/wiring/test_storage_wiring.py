@@ -143,3 +143,31 @@ def test_verify_schedule_skips_until_the_last_run_is_old_enough(
                                             scheduled_execution_time=started + later)
         decision = verify_storage_schedule(context)
         assert isinstance(decision, dg.RunRequest if due else dg.SkipReason), decision
+
+
+def test_a_step_closes_every_storage_it_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               dagster_instance: dg.DagsterInstance) -> None:
+    """Worker processes are stopped when the step ends, not left to the interpreter's exit."""
+    from archive_pipelines.storage import Storage
+
+    data = tmp_path / "data"
+    initialize(load_settings(data, environ={}))
+    opened: list[object] = []
+    closed: list[object] = []
+    real_open, real_close = Storage.open, Storage.close
+
+    def tracked_open(*args: object, **kwargs: object) -> Storage:
+        storage = real_open(*args, **kwargs)  # type: ignore[arg-type]
+        opened.append(storage)
+        return storage
+
+    def tracked_close(self: Storage) -> None:
+        closed.append(self)
+        real_close(self)
+
+    monkeypatch.setattr(Storage, "open", tracked_open)
+    monkeypatch.setattr(Storage, "close", tracked_close)
+    result = verify_storage_job.execute_in_process(resources=_resources(data),
+                                                   instance=dagster_instance)
+    assert result.success
+    assert opened and all(storage in closed for storage in opened)
