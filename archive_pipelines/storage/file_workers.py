@@ -52,8 +52,15 @@ def put_one(store: LocalBlobStore, request: PutRequest, allow_hardlink: bool
         return f"{request.source}: {exc.strerror or exc}"
 
 
-def link_one(farm: ViewFarm, link: tuple[str, str]) -> str:
-    return farm.ensure_link(*link)
+def link_one(farm: ViewFarm, store: LocalBlobStore, link: tuple[str, str]) -> str:
+    """Make one file link, and its blob's alias if that is missing: an ingest killed after
+    its commit, before the aliases, leaves blobs the next run finds stored (so it makes no
+    alias for them) and links that would dangle. One stat per link."""
+    outcome = farm.ensure_link(*link)
+    sha256 = link[1]
+    if outcome != "conflict" and not os.path.exists(farm.alias_path(sha256)):
+        farm.ensure_alias(sha256, store.local_path(sha256))
+    return outcome
 
 
 def folder_link_one(farm: ViewFarm, link: tuple[str, str]) -> str:
@@ -102,7 +109,8 @@ def _put_chunk(requests: list[PutRequest], allow_hardlink: bool
 
 def _link_chunk(links: list[tuple[str, str]]) -> list[str]:
     assert _farm is not None
-    return [link_one(_farm, link) for link in links]
+    assert _store is not None
+    return [link_one(_farm, _store, link) for link in links]
 
 
 def _folder_link_chunk(links: list[tuple[str, str]]) -> list[str]:

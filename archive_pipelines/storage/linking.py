@@ -16,6 +16,6 @@ def ensure_links(storage: Storage, links: list[tuple[str, str]], aliases: Iterab
     fixed / conflict. (`FileWorkers.start_links` is the same in worker processes.)"""
     farm, primary = storage.farm, storage.primary
     storage.map_io(lambda sha: alias_one(farm, primary, sha), sorted(aliases))
-    outcomes = Counter(storage.map_io(lambda link: link_one(farm, link), links))
+    outcomes = Counter(storage.map_io(lambda link: link_one(farm, primary, link), links))
     outcomes.update(storage.map_io(lambda link: folder_link_one(farm, link), folder_links))
     return outcomes

@@ -197,3 +197,25 @@ def test_guess_mime_matches_mimetypes_on_the_whole_name(name: str) -> None:
     from archive_pipelines.storage.ingest import guess_mime
     expected = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
     assert guess_mime(name) == expected
+
+
+def test_a_rerun_after_a_crash_before_the_aliases_makes_them(sqlite_storage: Storage,
+                                                             tmp_path: Path) -> None:
+    """Killed after its commit, before aliases and links: the blobs are stored and recorded,
+    so the rerun sees nothing new to alias; its links must not dangle."""
+    storage = sqlite_storage
+    sid = add_snapshot(storage)
+    files = {"index.html": b"<html>page</html>", "a/app.js": b"js()", "a/b.css": b"css"}
+    src = write_tree(tmp_path / "src", files)
+    assert ingest_directory(storage, sid, "wget", src).errors == []
+    folder = storage.layout.archive / "by_timestamp" / "1735142400.1" / "wget"
+    for rel, data in files.items():  # undo what came after the commit
+        (folder / rel).unlink()
+        os.unlink(storage.farm.alias_path(sha(data)))
+
+    again = ingest_directory(storage, sid, "wget", src)
+
+    assert again.errors == [] and again.unchanged == len(files)
+    for rel, data in files.items():
+        assert (folder / rel).read_bytes() == data
+    assert verify_storage(storage).problems == 0
