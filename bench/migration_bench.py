@@ -512,6 +512,9 @@ def bench_realistic(n: int, runs: int) -> bool:
                 samples[case].append(run)
                 print(f"{number + 1:>5} {case:>14} {run.wall:>7.1f} {run.cpu:>7.1f} "
                       f"{run.machine_user:>14.1f} {run.machine_sys:>6.1f}", flush=True)
+        # the load average counts processes waiting on the disk: the delete below raises it
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} after the rounds, "
+              f"before their copies are deleted", flush=True)
     finally:
         remove_tree(work)
     med = {case: statistics.median(run.wall for run in taken) for case, taken in samples.items()}
