@@ -31,3 +31,8 @@ class Transactions:
         """A read-only transaction (a plain BEGIN on SQLite, so writers are not blocked)."""
         with clear_catalog_errors(), self._read_sessions() as session, session.begin():
             yield session
+
+
+class Catalog(Transactions):
+    """The catalog a domain function reads and writes: transactions over one engine (the
+    SQL itself lives in the catalog's repository functions)."""

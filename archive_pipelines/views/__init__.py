@@ -13,12 +13,14 @@ from archive_pipelines.views.paths import (
     view_dir,
     view_path,
 )
+from archive_pipelines.views.viewset import ViewSet
 
 __all__ = [
     "LinkState",
     "SnapshotPlace",
     "UnsafePathError",
     "ViewFarm",
+    "ViewSet",
     "compat_link_target",
     "domain_of",
     "file_view",

@@ -1,0 +1,85 @@
+"""The one place that builds the storage parts from settings: the catalog, the primary
+store, the views and the file work. The CLI, the Dagster resources and the tests build
+them here, then hand each domain function the parts it uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from archive_pipelines.blobstore import LocalBlobStore, open_store
+from archive_pipelines.catalog.engine import make_engine
+from archive_pipelines.catalog.files import ensure_store
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.datadir import DataDir
+from archive_pipelines.settings import Settings
+from archive_pipelines.storage.file_work import FileWork
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import ViewSet
+
+
+@dataclass
+class StorageParts:
+    """The parts built from one settings; `close()` stops the file work's processes (the
+    engine is whoever passed it)."""
+
+    settings: Settings
+    catalog: Catalog
+    primary: PrimaryStore
+    views: ViewSet
+    work: FileWork
+    layout: DataDir
+
+    def close(self) -> None:
+        self.work.close()
+
+    def __enter__(self) -> StorageParts:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def open_catalog(settings: Settings, engine: Engine | None = None) -> Catalog:
+    """The catalog on `engine` (the Dagster resources and the CLI pass the process's shared
+    one, `catalog.shared_engine`); without one, an engine of its own (scripts, tests)."""
+    return Catalog(engine or make_engine(settings.catalog_url,
+                                         busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms))
+
+
+def open_primary(settings: Settings, catalog: Catalog) -> PrimaryStore:
+    """The primary store of the settings, opened and registered in the catalog on first use."""
+    root = settings.local_path(settings.primary_store.path)
+
+    def open_local() -> LocalBlobStore:
+        store = open_store(settings.primary_store, settings.data_dir)
+        assert isinstance(store, LocalBlobStore)  # the settings allow only a local primary
+        return store
+
+    def find_store_id() -> int:
+        store = settings.primary_store
+        with catalog.session() as session:
+            return ensure_store(session, name=store.name, kind=store.kind,
+                                location=str(root), codec=store.codec)
+
+    return PrimaryStore(root, open_local, find_store_id)
+
+
+def open_views(settings: Settings, primary: PrimaryStore,
+               views: tuple[str, ...] | None = None) -> ViewSet:
+    """The view farm of the data dir; `views`: a subset of the enabled views to work on."""
+    enabled = tuple(settings.views.enabled)
+    return ViewSet(DataDir(settings.data_dir).archive, primary.root,
+                   enabled if views is None else views, all_enabled=enabled)
+
+
+def open_storage(settings: Settings, *, engine: Engine | None = None,
+                 views: tuple[str, ...] | None = None) -> StorageParts:
+    """Every part, built from `settings` (see `open_catalog` for `engine`)."""
+    catalog = open_catalog(settings, engine)
+    primary = open_primary(settings, catalog)
+    view_set = open_views(settings, primary, views)
+    work = FileWork(primary, view_set, settings.storage.ingest_processes)
+    return StorageParts(settings=settings, catalog=catalog, primary=primary, views=view_set,
+                        work=work, layout=DataDir(settings.data_dir))
