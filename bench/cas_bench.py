@@ -139,12 +139,13 @@ def main() -> int:
         assert not report.errors, report.errors[:3]
 
         started = time.perf_counter()
-        verified = verify_storage(storage)
+        verified = verify_storage(storage.catalog, storage.primary_store, storage.view_set)
         verify_s = time.perf_counter() - started
         assert verified.problems == 0, verified.examples
 
         started = time.perf_counter()
-        rebuilt = rebuild_views(storage, clean=True)
+        rebuilt = rebuild_views(storage.catalog, storage.primary_store, storage.view_set,
+                                storage.work, clean=True)
         rebuild_s = time.perf_counter() - started
 
         restic_s, cp_s = (None, None) if args.skip_peers else run_peers(corpus, work, all_paths)
@@ -217,13 +218,13 @@ def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # t
     os.sync()  # each mode starts with nothing of the other's left to write back
     warm(paths)
     started = time.perf_counter()
-    small = ingest_files(storage, items_for(corpus, manifest, ids, large=False),
-                         allow_hardlink=hardlink)
+    small = ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                         items_for(corpus, manifest, ids, large=False), hardlink=hardlink)
     small_s = time.perf_counter() - started
     warm([p for p in paths if p.stat().st_size >= LARGE])
     started = time.perf_counter()
-    big = ingest_files(storage, items_for(corpus, manifest, ids, large=True),
-                       allow_hardlink=hardlink)
+    big = ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                       items_for(corpus, manifest, ids, large=True), hardlink=hardlink)
     large_s = time.perf_counter() - started
     assert not small.errors and not big.errors, (small.errors + big.errors)[:3]
     return IngestRun(storage, small, small_s, big, large_s)

@@ -18,7 +18,7 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     """
     store = storage.open()
     start, end = context.partition_time_window
-    ids = snapshots_of_day(store, start, end)
+    ids = snapshots_of_day(store.catalog, start, end)
     report = migrate_batch(store, ids) if ids else None
     for line in (report.errors[:20] if report else []):
         context.log.warning(line)

@@ -20,13 +20,13 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     """
     store = storage.open()
     start, end = context.partition_time_window
-    before = day_stats(store, start, end)
+    before = day_stats(store.catalog, start, end)
     migrated = None
     if before.legacy_ids:
         migrated = migrate_batch(store, sorted(before.legacy_ids))
         for error in migrated.errors[:20]:
             context.log.warning(error)
-    stats = day_stats(store, start, end) if migrated else before
+    stats = day_stats(store.catalog, start, end) if migrated else before
     return dg.MaterializeResult(metadata={
         "snapshots": stats.snapshots,
         "files": stats.files,
@@ -46,7 +46,9 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     """Browsable folders of the day's snapshots under archive/ (by_domain, by_date, by_user,
     by_timestamp): relative symlinks into the blob store, generated from the catalog."""
     start, end = context.partition_time_window
-    report = rebuild_views(storage.open(), created_between=(start, end))
+    parts = storage.open()
+    report = rebuild_views(parts.catalog, parts.primary_store, parts.view_set, parts.work,
+                           created_between=(start, end))
     return dg.MaterializeResult(metadata={
         "snapshots": report.snapshots, "files": report.files, "links": report.links,
         "links_created": report.links_created, "links_fixed": report.links_fixed,
@@ -66,7 +68,8 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
 )
 def storage_health(storage: StorageResource):  # type: ignore[no-untyped-def]
     """One verify pass (no repair) feeding the three storage-health checks."""
-    report = verify_storage(storage.open(), scan_store=False)
+    parts = storage.open()
+    report = verify_storage(parts.catalog, parts.primary_store, parts.view_set, scan_store=False)
     found = report.found
     link_problems = sum(found[k] for k in ("missing_links", "wrong_links", "broken_links",
                                            "orphan_links", "conflict_links"))

@@ -72,8 +72,11 @@ def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str |
     storage = _storage(obj)
     started = time.monotonic()
     with progress_bar("ingest", "file") as bar:
-        report = ingest_directory(storage, snapshot.id, extractor, directory, progress=bar.update,
-                                  allow_hardlink=None if copy is None else not copy)
+        settings = obj.settings.storage
+        report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set,
+                                  storage.work, snapshot.id, extractor, directory,
+                                  progress=bar.update, batch_size=settings.ingest_batch_size,
+                                  hardlink=settings.ingest_hardlink if copy is None else not copy)
     elapsed = time.monotonic() - started
     click.echo(f"snapshot {snapshot.id} ({url} @ {timestamp})")
     click.echo(f"files {report.files:,} ({report.added:,} added, {report.unchanged:,} unchanged, "
@@ -102,7 +105,9 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
     the blob, which then no longer hashes to its name. Only --deep finds that (reported as
     corrupt_blob_files)."""
     with progress_bar("verify", "item") as bar:
-        report = verify_storage(_storage(obj, views), fix=fix, vacuum=vacuum, deep=deep,
+        storage = _storage(obj, views)
+        report = verify_storage(storage.catalog, storage.primary_store, storage.view_set,
+                                fix=fix, vacuum=vacuum, deep=deep,
                                 progress=lambda _kind, n: bar.update(n))
     click.echo(f"checked {report.blobs_checked:,} blobs{' (hashed)' if deep else ''}, "
                f"{report.files_checked:,} files, {report.links_checked:,} links")
@@ -126,7 +131,9 @@ def rebuild_views_command(obj: CliContext, clean: bool, views: tuple[str, ...]) 
     """Regenerate the symlink views from the catalog."""
     started = time.monotonic()
     with progress_bar("rebuild", "link") as bar:
-        report = rebuild_views(_storage(obj, views), clean=clean, progress=bar.update)
+        storage = _storage(obj, views)
+        report = rebuild_views(storage.catalog, storage.primary_store, storage.view_set,
+                               storage.work, clean=clean, progress=bar.update)
     click.echo(f"{report.snapshots:,} snapshots, {report.links:,} links "
                f"({report.links_created:,} created, {report.links_fixed:,} fixed, "
                f"{report.links_removed:,} removed) in {time.monotonic() - started:.1f}s")
@@ -223,8 +230,11 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
 
     if dry_run:
         click.echo("dry run: nothing is changed")
-    report = collect_garbage(_storage(obj), grace_hours=grace_hours, dry_run=dry_run,
-                             untracked=untracked, on_item=show)
+    storage = _storage(obj)
+    report = collect_garbage(
+        storage.catalog, storage.primary_store, storage.view_set.farm, storage.layout,
+        grace_hours=obj.settings.storage.gc_grace_hours if grace_hours is None else grace_hours,
+        dry_run=dry_run, untracked=untracked, on_item=show)
 
     def tally(counted: Tally) -> str:
         text = f"{removed} {counted.count - counted.held:,}"

@@ -95,7 +95,9 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow], *, retir
                     yield from found.items
 
     try:
-        ingest = ingest_files(storage, collected(), allow_hardlink=True, replace=False)
+        ingest = ingest_files(storage.catalog, storage.primary_store, storage.view_set,
+                              storage.work, collected(), hardlink=True, replace=False,
+                              batch_size=storage.settings.storage.ingest_batch_size)
         _record_entries(storage, rows, listings, outcomes)
     except OSError as exc:  # e.g. the views cannot be written: nothing is removed, all retried
         for outcome in outcomes.values():

@@ -121,7 +121,7 @@ def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -
             farm.ensure_link(view_path(home, keeper_place, record.relative_path), record.sha256)
         for link, target in storage.folder_links(keeper_place):
             farm.ensure_folder_link(link, target)
-    delete_snapshot(storage, duplicate.id)
+    delete_snapshot(storage.catalog, storage.view_set, duplicate.id)
     _repoint_compat_link(storage, duplicate, dup_place, keeper_place)
     return merged
 

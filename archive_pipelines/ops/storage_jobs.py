@@ -25,7 +25,8 @@ class VerifyConfig(dg.Config):
 @dg.op(description="Check blob files, view links and ref counts against the catalog.")
 def verify_storage_op(context: dg.OpExecutionContext, config: VerifyConfig,
                       storage: StorageResource) -> dg.Output[int]:
-    report = verify_storage(storage.open(config.views or None), fix=config.fix,
+    parts = storage.open(config.views or None)
+    report = verify_storage(parts.catalog, parts.primary_store, parts.view_set, fix=config.fix,
                             vacuum=config.vacuum, deep=config.deep)
     for kind, examples in report.examples.items():
         context.log.warning(f"{kind}: {report.found[kind]} (e.g. {', '.join(examples[:3])})")
@@ -49,7 +50,9 @@ class RebuildViewsConfig(dg.Config):
 
 @dg.op(description="Rebuild view links from the catalog.")
 def rebuild_views_op(config: RebuildViewsConfig, storage: StorageResource) -> dg.Output[int]:
-    report = rebuild_views(storage.open(config.views or None), clean=config.clean)
+    parts = storage.open(config.views or None)
+    report = rebuild_views(parts.catalog, parts.primary_store, parts.view_set, parts.work,
+                           clean=config.clean)
     return dg.Output(report.links, metadata={
         "snapshots": report.snapshots, "files": report.files,
         "links_created": report.links_created, "links_fixed": report.links_fixed,
@@ -112,8 +115,11 @@ class GcConfig(dg.Config):
 
 @dg.op(description="Remove blobs unreferenced for longer than the grace period (primary only).")
 def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
-    report = collect_garbage(storage.open(), dry_run=config.dry_run,
-                             grace_hours=None if config.grace_hours < 0 else config.grace_hours)
+    parts = storage.open()
+    grace = (parts.settings.storage.gc_grace_hours if config.grace_hours < 0
+             else config.grace_hours)
+    report = collect_garbage(parts.catalog, parts.primary_store, parts.view_set.farm,
+                             parts.layout, grace_hours=grace, dry_run=config.dry_run)
     return dg.Output(report.removed, metadata={
         "candidates": report.candidates, "removed": report.removed,
         "bytes_freed": report.bytes_freed, "revived": report.revived,

@@ -6,18 +6,18 @@ from datetime import datetime
 
 from archive_pipelines.catalog import days
 from archive_pipelines.catalog.days import DayStats
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.catalog.sessions import Catalog
 
 
-def day_stats(storage: Storage, start: datetime, end: datetime) -> DayStats:
+def day_stats(catalog: Catalog, start: datetime, end: datetime) -> DayStats:
     """The figures of the snapshots created in [start, end) (one read transaction)."""
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         return days.day_stats(session, start, end)
 
 
-def snapshots_of_day(storage: Storage, start: datetime, end: datetime) -> list[str]:
+def snapshots_of_day(catalog: Catalog, start: datetime, end: datetime) -> list[str]:
     """Ids of the snapshots created in [start, end)."""
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         return days.snapshot_ids_created_between(session, start, end)
 
 

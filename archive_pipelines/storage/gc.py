@@ -40,14 +40,18 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
+from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound
 from archive_pipelines.catalog.blobs import ref_count
 from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.garbage import claim_unreferenced, track_blob, unreferenced_page
 from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.datadir import DataDir
+from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.retired import FolderUsage, remove_retired
 from archive_pipelines.storage.untracked import untracked_hashes
+from archive_pipelines.views import ViewFarm
 
 TRASH = ".gc-trash"
 
@@ -109,15 +113,17 @@ class GcReport:
         return self.blobs.bytes + self.untracked.bytes + self.folders.bytes
 
 
-def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
+def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, layout: DataDir, *,
+                    grace_hours: float,
                     dry_run: bool = False, untracked: bool = False, batch: int = 500,
                     on_item: Callable[[GcItem], object] | None = None) -> GcReport:
     """Collect garbage; `dry_run` walks the same decisions and changes nothing.
 
-    `on_item` hears of every item removed (or, in a dry run, that would be)."""
-    grace = storage.settings.storage.gc_grace_hours if grace_hours is None else grace_hours
+    `grace_hours`: the `storage.gc_grace_hours` setting, unless overridden. `on_item` hears
+    of every item removed (or, in a dry run, that would be)."""
+    grace = grace_hours
     report = GcReport(dry_run=dry_run, untracked_checked=untracked)
-    trash = storage.primary_root / TRASH
+    trash = primary.root / TRASH
     # Names the dry run would unlink per inode: a retired folder's file then counts as the
     # real run will find it, after the blob pass took the store's name of that inode.
     planned: Counter[tuple[int, int]] = Counter()
@@ -136,10 +142,10 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
 
     def take(tally: Tally, kind: Kind, blob_id: int, sha: str) -> None:
         if dry_run:
-            outcome: _Fate | str | None = _fate(storage, sha)
+            outcome: _Fate | str | None = _fate(primary, farm, sha)
         else:
             trash.mkdir(exist_ok=True)
-            outcome = _collect_one(storage, blob_id, sha, trash)
+            outcome = _collect_one(catalog, primary, farm, blob_id, sha, trash)
         if outcome is None:
             report.already_gone += 1
         elif outcome == "revived":
@@ -148,18 +154,18 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
             note(tally, kind, sha, outcome)
 
     cutoff = utcnow() - timedelta(hours=grace)
-    for rows in _unreferenced_blobs(storage, cutoff, batch):
+    for rows in _unreferenced_blobs(catalog, primary, cutoff, batch):
         report.candidates += len(rows)
         for blob_id, sha in rows:
             take(report.blobs, "blob", blob_id, sha)
     if untracked:
-        for sha, ctime in _untracked_files(storage, grace):
+        for sha, ctime in _untracked_files(catalog, primary, grace):
             if dry_run:
-                fate = _fate(storage, sha)
+                fate = _fate(primary, farm, sha)
                 if fate is not None:
                     note(report.untracked, "untracked", sha, fate)
                 continue
-            tracked = _track(storage, sha, ctime)
+            tracked = _track(catalog, primary, sha, ctime)
             if tracked is not None:  # else an ingest recorded it meanwhile: not garbage
                 take(report.untracked, "untracked", tracked, sha)
 
@@ -167,7 +173,7 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
         if on_item is not None:
             on_item(GcItem("folder", path, usage.bytes_freed))
 
-    retired = remove_retired(storage.layout.migrated, grace_hours=grace, dry_run=dry_run,
+    retired = remove_retired(layout.migrated, grace_hours=grace, dry_run=dry_run,
                              unlinked=planned, on_folder=folder)
     report.folders = Tally(retired.folders, retired.bytes_freed, retired.held,
                            retired.bytes_held)
@@ -175,13 +181,13 @@ def collect_garbage(storage: Storage, *, grace_hours: float | None = None,
     return report
 
 
-def _unreferenced_blobs(storage: Storage, cutoff: datetime, batch: int
+def _unreferenced_blobs(catalog: Catalog, primary: PrimaryStore, cutoff: datetime, batch: int
                         ) -> Iterator[list[tuple[int, str]]]:
     """The decision for blobs: ref_count 0 since before `cutoff`, present on the primary."""
-    store_id = storage.primary_store_id
+    store_id = primary.store_id
     last = 0
     while True:
-        with storage.read_session() as session:
+        with catalog.read_session() as session:
             rows = unreferenced_page(session, store_id=store_id, cutoff=cutoff, after=last,
                                      limit=batch)
         if not rows:
@@ -190,7 +196,8 @@ def _unreferenced_blobs(storage: Storage, cutoff: datetime, batch: int
         yield rows
 
 
-def _untracked_files(storage: Storage, grace_hours: float) -> Iterator[tuple[str, float]]:
+def _untracked_files(catalog: Catalog, primary: PrimaryStore, grace_hours: float
+                     ) -> Iterator[tuple[str, float]]:
     """The decision for untracked files: blob files in the primary with no catalog row
     (left by an interrupted ingest), whose inode changed before the grace; (sha, ctime).
 
@@ -201,9 +208,9 @@ def _untracked_files(storage: Storage, grace_hours: float) -> Iterator[tuple[str
     linking it (and making it read-only) sets its ctime.
     """
     horizon = time.time() - grace_hours * 3600
-    for sha in untracked_hashes(storage):
+    for sha in untracked_hashes(catalog, primary):
         try:
-            ctime = os.lstat(storage.primary.local_path(sha)).st_ctime
+            ctime = os.lstat(primary.store.local_path(sha)).st_ctime
         except FileNotFoundError:
             continue
         if ctime < horizon:
@@ -222,39 +229,38 @@ class _Fate:
     names: int
 
 
-def _fate(storage: Storage, sha: str) -> _Fate | None:
+def _fate(primary: PrimaryStore, farm: ViewFarm, sha: str) -> _Fate | None:
     """The outcome rule for a blob file, shared by the dry run and (just before it acts) the
     real run; None when the file is already gone."""
     try:
-        st = os.lstat(storage.primary.local_path(sha))
+        st = os.lstat(primary.store.local_path(sha))
     except FileNotFoundError:
         return None
     names = 1
     try:
-        if os.path.samestat(os.lstat(storage.farm.alias_path(sha)), st):
+        if os.path.samestat(os.lstat(farm.alias_path(sha)), st):
             names = 2
     except FileNotFoundError:
         pass
     return _Fate(st.st_size, st.st_nlink > names, (st.st_dev, st.st_ino), names)
 
 
-def _track(storage: Storage, sha: str, ctime: float) -> int | None:
+def _track(catalog: Catalog, primary: PrimaryStore, sha: str, ctime: float) -> int | None:
     """Give an untracked blob file a catalog row (ref_count 0 since its ctime, present on
     the primary) so that it is collected, and can be revived, like any unreferenced blob.
     None when a row appeared meanwhile (an ingest recorded the file: not garbage)."""
-    store_id = storage.primary_store_id
-    size = _logical_size(storage, sha)
+    store_id = primary.store_id
+    size = _logical_size(primary.store, sha)
     if size is None:
         return None
     since = datetime.fromtimestamp(ctime, UTC)
-    with storage.session() as session:
+    with catalog.session() as session:
         return track_blob(session, sha256=sha, size=size, since=since, store_id=store_id)
 
 
-def _logical_size(storage: Storage, sha: str) -> int | None:
+def _logical_size(store: LocalBlobStore, sha: str) -> int | None:
     """The blob's size as the catalog records it (decoded, for a compressing store); None
     when the file is gone."""
-    store = storage.primary
     try:
         stored = os.lstat(store.local_path(sha)).st_size
     except FileNotFoundError:
@@ -273,27 +279,27 @@ def _logical_size(storage: Storage, sha: str) -> int | None:
     return size
 
 
-def _collect_one(storage: Storage, blob_id: int, sha: str, trash: Path
+def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, blob_id: int, sha: str, trash: Path
                  ) -> _Fate | Literal["revived", "skipped"] | None:
     """Remove one unreferenced blob's primary file: its `_fate`, "revived" when it was
     referenced again meanwhile (the file stays), "skipped" when it could not be claimed (no
     longer unreferenced, or not present), None when the file was already gone."""
-    store_id = storage.primary_store_id
-    with storage.session() as session:
+    store_id = primary.store_id
+    with catalog.session() as session:
         # Lock the blob row and mark its copy `missing` (see `claim_unreferenced`): an
         # ingest adding a reference meanwhile then rewrites the file.
         claimed = claim_unreferenced(session, blob_id=blob_id, store_id=store_id)
     if not claimed:
         return "skipped"
-    final = storage.primary.local_path(sha)
-    fate = _fate(storage, sha)
+    final = primary.store.local_path(sha)
+    fate = _fate(primary, farm, sha)
     parked: Path | None = trash / f"{sha}.{os.getpid()}"
     try:
         os.replace(final, parked)  # type: ignore[arg-type]
     except FileNotFoundError:
         parked = None  # already gone: the catalog now says so
-    storage.farm.remove_alias(sha)  # the views' hard link would keep the bytes alive
-    with storage.session() as session:
+    farm.remove_alias(sha)  # the views' hard link would keep the bytes alive
+    with catalog.session() as session:
         refs = ref_count(session, blob_id)
         if refs:
             # Re-referenced meanwhile: put the file back (an ingest may already have).
@@ -305,7 +311,7 @@ def _collect_one(storage: Storage, blob_id: int, sha: str, trash: Path
                 else:
                     os.replace(parked, final)
             if final.exists():
-                storage.farm.ensure_alias(sha, final)
+                farm.ensure_alias(sha, final)
             return "revived"
     if parked is None:
         return None

@@ -16,11 +16,14 @@ from typing import NamedTuple
 
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.catalog.files import FileEntry, apply_files
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.settings.model import StorageSettings
+from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers, PutRequest, put_one
 from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.storage.places import places_for
-from archive_pipelines.views import SnapshotPlace, view_dir
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import SnapshotPlace, ViewSet, view_dir
 
 
 class IngestItem(NamedTuple):
@@ -77,12 +80,18 @@ def _mime_for(extensions: str) -> str:
     return mimetypes.guess_type(f"x{extensions}", strict=False)[0] or "application/octet-stream"
 
 
-def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: int | None = None,
-                 allow_hardlink: bool | None = None, replace: bool = True,
-                 progress: Callable[[int], object] | None = None) -> IngestReport:
-    """Store files and record them; one catalog transaction per batch.
+DEFAULT_BATCH_SIZE = StorageSettings.model_fields["ingest_batch_size"].default
+DEFAULT_HARDLINK = StorageSettings.model_fields["ingest_hardlink"].default
 
-    `allow_hardlink` (default: the `storage.ingest_hardlink` setting) lets a raw primary on
+
+def ingest_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                 items: Iterable[IngestItem], *, batch_size: int = DEFAULT_BATCH_SIZE,
+                 hardlink: bool = DEFAULT_HARDLINK, replace: bool = True,
+                 progress: Callable[[int], object] | None = None) -> IngestReport:
+    """Store files and record them; one catalog transaction per batch of `batch_size`
+    (the `storage.ingest_batch_size` setting's default unless the caller passes it).
+
+    `hardlink` (the `storage.ingest_hardlink` setting's default) lets a raw primary on
     the source's filesystem hard-link the file instead of copying it (the shared inode is
     made read-only: editing the source in place would edit the archive).
 
@@ -90,20 +99,18 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
     commit, its views after the commit; re-running the same ingest converges (same content
     at the same path is a no-op). Pipelined: while batch N is synced, committed and linked
     on a second thread, batch N+1's files are already being stored. From the second batch
-    on, the file work runs in the storage's worker processes (`Storage.file_workers`).
+    on, the file work runs in `work`'s worker processes (`FileWork.file_workers`).
 
     `replace=False` (adoption) never moves a recorded path to other bytes: such a file is
     reported as an error and the recorded (original) bytes stay referenced.
     """
-    size = batch_size or storage.settings.storage.ingest_batch_size
-    hardlink = (storage.settings.storage.ingest_hardlink if allow_hardlink is None
-                else allow_hardlink)
+    size = batch_size
     with contextlib.ExitStack() as stack:
-        stack.enter_context(storage.primary.deferred_sync())
+        stack.enter_context(primary.store.deferred_sync())
         committer = stack.enter_context(ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="ingest-commit"))
-        pipeline = _Pipeline(storage, committer, hardlink=hardlink, replace=replace,
-                             progress=progress)
+        pipeline = _Pipeline(_Parts(catalog, primary, views, work), committer,
+                             hardlink=hardlink, replace=replace, progress=progress)
         first = min(size, FIRST_BATCH)
         for index, batch in enumerate(_batches(items, first, size)):
             pipeline.take(index, batch, full=len(batch) == first)
@@ -114,6 +121,15 @@ def ingest_files(storage: Storage, items: Iterable[IngestItem], *, batch_size: i
 # and, with worker processes, the wait for its view links, which the workers make while
 # the next batch is committed.
 _Pending = tuple[Future[tuple[IngestReport, Callable[[], Counter[str]] | None]], int]
+
+
+class _Parts(NamedTuple):
+    """What an ingest works on (passed on to its commit thread)."""
+
+    catalog: Catalog
+    primary: PrimaryStore
+    views: ViewSet
+    work: FileWork
 
 
 @dataclass
@@ -129,13 +145,13 @@ class _Pipeline:
     """One ingest's moving parts: the batch being stored (`putting`), the one being
     committed (`pending`), the link waits (`linking`), and which workers store files."""
 
-    def __init__(self, storage: Storage, committer: ThreadPoolExecutor, *, hardlink: bool,
+    def __init__(self, parts: _Parts, committer: ThreadPoolExecutor, *, hardlink: bool,
                  replace: bool, progress: Callable[[int], object] | None) -> None:
-        self.storage, self.committer = storage, committer
+        self.parts, self.committer = parts, committer
         self.hardlink, self.replace, self.progress = hardlink, replace, progress
         self.report = IngestReport()
         # Workers a previous ingest started (and used) serve from the first batch on.
-        self.workers: FileWorkers | None = storage.started_file_workers()
+        self.workers: FileWorkers | None = parts.work.started_file_workers()
         self.starting: FileWorkers | None = None
         self.proven = False  # a batch of this ingest has been stored by the workers
         self.putting: _Puts | None = None
@@ -144,9 +160,9 @@ class _Pipeline:
 
     def take(self, index: int, batch: list[IngestItem], *, full: bool) -> None:
         """Start storing `batch`, then hand the batch before it to the commit thread."""
-        if self.workers is None and index == 0 and full and self.storage.ingest_processes > 1:
+        if self.workers is None and index == 0 and full and self.parts.work.ingest_processes > 1:
             # A large ingest: the workers start while this batch is stored on threads.
-            self.starting = self.storage.file_workers()
+            self.starting = self.parts.work.file_workers()
         elif index == 1 and self.starting is not None:
             self.workers = self.starting
         # The puts run in the workers while this thread takes in the next batch (the
@@ -185,8 +201,8 @@ class _Pipeline:
                 def fail() -> list[tuple[str, PutResult] | str]:
                     raise broken
                 return _Puts(items, workers, fail)
-        primary = self.storage.primary
-        outcomes = self.storage.map_io(lambda r: put_one(primary, r, hardlink), requests)
+        primary = self.parts.primary.store
+        outcomes = self.parts.work.map_io(lambda r: put_one(primary, r, hardlink), requests)
         return _Puts(items, None, lambda: outcomes)
 
     def _commit_after_puts(self, puts: _Puts) -> None:
@@ -200,13 +216,13 @@ class _Pipeline:
                 raise
             # The workers could not start (e.g. out of processes or memory): this ingest
             # uses threads, as small ones do.
-            self.storage.workers_failed()
+            self.parts.work.workers_failed()
             puts = self._start_puts(None, puts.batch)
             outcomes = puts.results()
         stored, put_report = _stored(puts.batch, outcomes)
         if self.pending is not None:
             self._collect(self.pending)
-        self.pending = (self.committer.submit(_commit_batch, self.storage, puts.workers, stored,
+        self.pending = (self.committer.submit(_commit_batch, self.parts, puts.workers, stored,
                                               put_report, self.replace), len(puts.batch))
 
     def _collect(self, pending: _Pending) -> None:
@@ -255,22 +271,22 @@ def _stored(items: list[IngestItem], outcomes: list[tuple[str, PutResult] | str]
     return stored, report
 
 
-def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[Stored],
+def _commit_batch(parts: _Parts, workers: FileWorkers | None, stored: list[Stored],
                   report: IngestReport, replace: bool = True
                   ) -> tuple[IngestReport, Callable[[], Counter[str]] | None]:
     """Make the batch's blobs durable, record them in one transaction, then link the views
     (in worker processes: started, and the wait for them returned)."""
     if not stored:
         return report, None
-    primary = storage.primary
+    primary = parts.primary.store
     if any(put.created for _item, _rel, put in stored):
         primary.sync()
     else:  # a file this batch found may be an earlier batch's unsynced write
         primary.sync_pending()
     entries = [FileEntry(item.snapshot_id, item.extractor, rel, put.sha256, put.size,
                          guess_mime(rel)) for item, rel, put in stored]
-    store_id = storage.primary_store_id
-    with storage.session() as session:
+    store_id = parts.primary.store_id
+    with parts.catalog.session() as session:
         applied = apply_files(session, entries, primary_store_id=store_id, replace=replace)
         places = places_for(session, {e.snapshot_id for e in entries})
     if applied.conflicts:
@@ -292,26 +308,26 @@ def _commit_batch(storage: Storage, workers: FileWorkers | None, stored: list[St
             primary.sync_pending()
     fresh = applied.new_blob_hashes | applied.revived | {
         put.sha256 for _item, _rel, put in stored if put.created}
-    return report, _link_batch(storage, workers, entries, places, fresh, report)
+    return report, _link_batch(parts, workers, entries, places, fresh, report)
 
 
-def _link_batch(storage: Storage, workers: FileWorkers | None, entries: list[FileEntry],
+def _link_batch(parts: _Parts, workers: FileWorkers | None, entries: list[FileEntry],
                 places: dict[str, SnapshotPlace], fresh: set[str], report: IngestReport
                 ) -> Callable[[], Counter[str]] | None:
     """Aliases for blobs new to the store or catalog (older ones have theirs), file links in
     the file view (always: the other views' folder links point into it), then each
     snapshot's folder links in the other views. In worker processes this returns once the
     aliases exist, with the wait for the links; on threads it counts them into `report`."""
-    home = storage.file_view
-    if home is None or not storage.views:
+    home = parts.views.file_view
+    if home is None or not parts.views.enabled:
         return None
     dirs = {sid: view_dir(home, place) for sid, place in places.items()}
     links = [(f"{dirs[e.snapshot_id]}/{e.relative_path}", e.sha256)
              for e in entries if e.snapshot_id in dirs]
-    folders = [link for place in places.values() for link in storage.folder_links(place)]
+    folders = [link for place in places.values() for link in parts.views.folder_links(place)]
     if workers is not None:
         return workers.start_links(links, sorted(fresh), folders)
-    _count_links(report, ensure_links(storage, links, fresh, folders))
+    _count_links(report, ensure_links(parts.primary, parts.views, parts.work, links, fresh, folders))
     return None
 
 
@@ -357,18 +373,23 @@ def walk_directory(snapshot_id: str, extractor: str, directory: Path,
                              Path(entry.path))
 
 
-def ingest_directory(storage: Storage, snapshot_id: str, extractor: str, directory: Path,
+def ingest_directory(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                     snapshot_id: str, extractor: str, directory: Path,
                      **kwargs: object) -> IngestReport:
-    """Ingest every regular file under `directory` as `extractor` output of the snapshot."""
+    """Ingest every regular file under `directory` as `extractor` output of the snapshot
+    (`kwargs`: those of `ingest_files`)."""
     errors: list[str] = []
-    report = ingest_files(storage, walk_directory(snapshot_id, extractor, directory, errors),
+    report = ingest_files(catalog, primary, views, work,
+                          walk_directory(snapshot_id, extractor, directory, errors),
                           **kwargs)  # type: ignore[arg-type]
     report.errors[:0] = errors
     return report
 
 
-def ingest_file(storage: Storage, snapshot_id: str, extractor: str, relative_path: str,
-                source: Path) -> IngestReport:
+def ingest_file(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                snapshot_id: str, extractor: str, relative_path: str, source: Path, *,
+                hardlink: bool = DEFAULT_HARDLINK) -> IngestReport:
     """Ingest one file as `<extractor>/<relative_path>` of the snapshot."""
-    return ingest_files(storage, [IngestItem(snapshot_id, extractor, f"{extractor}/{relative_path}",
-                                             source)])
+    return ingest_files(catalog, primary, views, work,
+                        [IngestItem(snapshot_id, extractor, f"{extractor}/{relative_path}",
+                                    source)], hardlink=hardlink)

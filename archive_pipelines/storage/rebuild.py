@@ -6,10 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.storage.places import iter_snapshot_files
-from archive_pipelines.views import view_dir
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import ViewSet, view_dir
 
 
 @dataclass
@@ -27,39 +29,40 @@ class RebuildReport:
         return self.links_created + self.links_ok + self.links_fixed
 
 
-def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, clean: bool = False,
+def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork, *,
+                  only: tuple[str, ...] | None = None, clean: bool = False,
                   created_between: tuple[datetime, datetime] | None = None,
                   progress: Callable[[int], object] | None = None) -> RebuildReport:
-    """Create-if-wrong every link of the chosen views; `clean` removes all their links first.
+    """Create-if-wrong every link of the views (`only` those of them); `clean` removes all their links first.
     `progress` is called with the number of links done.
 
     `created_between` (start, end) confines it to the snapshots created then (a day).
     `clean` only applies to a full rebuild (no `created_between`): removing one day's links
     would need the catalog to say which links are that day's, which is what we rebuild.
     """
-    chosen = views or storage.views
+    chosen = only or views.enabled
     report = RebuildReport()
-    farm = storage.farm
+    farm = views.farm
     if clean and created_between is None:
         for view in chosen:
             links = [link for link, _target in farm.iter_links(view)]
-            removed = storage.map_io(lambda link: farm.remove_link(link, prune=False), links)
+            removed = work.map_io(lambda link: farm.remove_link(link, prune=False), links)
             report.links_removed += sum(removed)
             farm.remove_empty_dirs(view)
     # Only the file view has a link per file; a chosen view other than it gets each
     # snapshot's folder link (`views.file_view`).
-    home = storage.file_view
+    home = views.file_view
     files_too = home in chosen
     pending: list[tuple[str, str]] = []
     folders: list[tuple[str, str]] = []
     shas: set[str] = set()
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         for place, files, own_links in iter_snapshot_files(session, created_between):
             if home is None:
                 break
             report.snapshots += 1
             report.files += len(files)
-            folders.extend(link for link in storage.folder_links(place)
+            folders.extend(link for link in views.folder_links(place)
                            if link[0].partition("/")[0] in chosen)
             if files_too:
                 folder = view_dir(home, place)
@@ -69,20 +72,21 @@ def rebuild_views(storage: Storage, *, views: tuple[str, ...] | None = None, cle
                 for rel, target in own_links:  # symlinks and empty folders it had
                     report.links_created += farm.ensure_entry(f"{folder}/{rel}", target) == "created"
             if len(pending) + len(folders) >= LINKS_PER_ROUND:
-                _link_round(storage, shas, pending, folders, report, progress)
+                _link_round(primary, views, work, shas, pending, folders, report, progress)
                 pending, folders, shas = [], [], set()
     if pending or folders:
-        _link_round(storage, shas, pending, folders, report, progress)
+        _link_round(primary, views, work, shas, pending, folders, report, progress)
     return report
 
 
 LINKS_PER_ROUND = 4096
 
 
-def _link_round(storage: Storage, shas: set[str], links: list[tuple[str, str]],
+def _link_round(primary: PrimaryStore, views: ViewSet, work: FileWork, shas: set[str],
+                links: list[tuple[str, str]],
                 folders: list[tuple[str, str]], report: RebuildReport,
                 progress: Callable[[int], object] | None) -> None:
-    outcomes = ensure_links(storage, links, shas, folders)
+    outcomes = ensure_links(primary, views, work, links, shas, folders)
     report.links_created += outcomes["created"]
     report.links_ok += outcomes["ok"]
     report.links_fixed += outcomes["fixed"]

@@ -7,17 +7,18 @@ from collections.abc import Iterator
 
 from archive_pipelines.blobstore.prefixes import HEX_PREFIXES, prefix_range
 from archive_pipelines.catalog.blobs import hashes_in_range
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.storage.primary import PrimaryStore
 
 
-def untracked_hashes(storage: Storage) -> Iterator[str]:
+def untracked_hashes(catalog: Catalog, primary: PrimaryStore) -> Iterator[str]:
     """Hashes of the primary's blob files without a catalog row, one hash-prefix partition
     at a time: the prefix's known hashes are read (one short read transaction), then the
     store's files of that prefix listed against them."""
     for prefix in HEX_PREFIXES:
         low, high = prefix_range(prefix)
-        with storage.read_session() as session:
+        with catalog.read_session() as session:
             known = hashes_in_range(session, low, high)
-        for sha in storage.primary.iter_hashes(prefix):
+        for sha in primary.store.iter_hashes(prefix):
             if sha not in known:
                 yield sha

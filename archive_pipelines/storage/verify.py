@@ -20,10 +20,11 @@ from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.places import iter_snapshot_files
+from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.untracked import untracked_hashes
-from archive_pipelines.views import LinkState, SnapshotPlace, view_dir
+from archive_pipelines.views import LinkState, SnapshotPlace, ViewSet, view_dir
 
 KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
          "broken_links", "conflict_links", "orphan_links", "orphan_blobs",
@@ -53,23 +54,23 @@ class VerifyReport:
                    if k not in ("orphan_blobs", "untracked_blob_files"))
 
 
-def verify_storage(storage: Storage, *, fix: bool = False, vacuum: bool = False,
-                   deep: bool = False, scan_store: bool = True,
+def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
+                   fix: bool = False, vacuum: bool = False, deep: bool = False, scan_store: bool = True,
                    progress: Callable[[str, int], object] | None = None) -> VerifyReport:
     """Check everything; `fix` repairs links and ref counts; `vacuum` removes orphan links."""
     report = VerifyReport()
-    _check_refcounts(storage, report, fix)
-    missing = _check_blob_files(storage, report, deep, fix, progress)
-    _check_links(storage, report, fix, vacuum, missing, progress)
-    with storage.read_session() as session:
+    _check_refcounts(catalog, report, fix)
+    missing = _check_blob_files(catalog, primary, views, report, deep, fix, progress)
+    _check_links(catalog, views, report, fix, vacuum, missing, progress)
+    with catalog.read_session() as session:
         report.found["orphan_blobs"] = count_unreferenced(session)
     if scan_store:
-        _check_untracked(storage, report)
+        _check_untracked(catalog, primary, report)
     return report
 
 
-def _check_refcounts(storage: Storage, report: VerifyReport, fix: bool) -> None:
-    with storage.session() as session:
+def _check_refcounts(catalog: Catalog, report: VerifyReport, fix: bool) -> None:
+    with catalog.session() as session:
         drift = list(count_references(session))
         for blob_id, sha, stored, actual in drift:
             report.note("refcount_drift", f"{sha[:12]}: ref_count {stored}, references {actual}")
@@ -78,12 +79,12 @@ def _check_refcounts(storage: Storage, report: VerifyReport, fix: bool) -> None:
                 report.fixed["refcount_drift"] += 1
 
 
-def _restore_from_alias(storage: Storage, sha: str) -> bool:
+def _restore_from_alias(primary: PrimaryStore, views: ViewSet, sha: str) -> bool:
     """A blob file lost or damaged while its alias (a hard link) still holds good bytes."""
-    alias = storage.farm.alias_path(sha)
+    alias = views.farm.alias_path(sha)
     if not os.path.isfile(alias) or sha256_file(Path(alias))[0] != sha:
         return False
-    final = storage.primary.local_path(sha)
+    final = primary.store.local_path(sha)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.restore-{os.getpid()}")
     tmp.unlink(missing_ok=True)
@@ -92,10 +93,10 @@ def _restore_from_alias(storage: Storage, sha: str) -> bool:
     return True
 
 
-def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[BlobRow]:
+def _iter_blobs(catalog: Catalog, batch: int = 2000) -> Iterator[BlobRow]:
     last = 0
     while True:
-        with storage.read_session() as session:
+        with catalog.read_session() as session:
             rows = blob_page(session, after=last, limit=batch)
         if not rows:
             return
@@ -103,12 +104,13 @@ def _iter_blobs(storage: Storage, batch: int = 2000) -> Iterator[BlobRow]:
         last = rows[-1].id
 
 
-def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: bool,
+def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
+                      report: VerifyReport, deep: bool, fix: bool,
                       progress: Callable[[str, int], object] | None) -> set[str]:
     """Referenced blobs whose primary file is missing or corrupt (returned)."""
     bad: set[str] = set()
-    store = storage.primary
-    for blob in _iter_blobs(storage):
+    store, farm = primary.store, views.farm
+    for blob in _iter_blobs(catalog):
         blob_id, sha, size = blob.id, blob.sha256, blob.size
         if blob.ref_count == 0:
             continue  # gc may have collected it: not a problem
@@ -118,22 +120,22 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
             status = result.status
         else:
             status = "ok" if os.path.isfile(store.local_path(sha)) else "missing"
-        if status == "ok" and not storage.farm.alias_ok(sha, store.local_path(sha)):
+        if status == "ok" and not farm.alias_ok(sha, store.local_path(sha)):
             # The views' short-name hard link is gone or stale: links would dangle.
             report.note("missing_aliases", sha)
-            if fix and storage.farm.ensure_alias(sha, store.local_path(sha)) != "missing_blob":
+            if fix and farm.ensure_alias(sha, store.local_path(sha)) != "missing_blob":
                 report.fixed["missing_aliases"] += 1
         if status != "ok":
             kind = "missing_blob_files" if status == "missing" else "corrupt_blob_files"
             report.note(kind, sha)
-            if fix and _restore_from_alias(storage, sha):
+            if fix and _restore_from_alias(primary, views, sha):
                 report.fixed[kind] += 1
                 continue
             bad.add(sha)
             if fix:  # record the truth so replication can restore it from a good copy
-                with storage.session() as session:
+                with catalog.session() as session:
                     set_copy_status(session, blob_id=blob_id,
-                                    store_id=storage.primary_store_id,
+                                    store_id=primary.store_id,
                                     status="missing" if status == "missing" else "corrupted",
                                     mtime=utcnow())
         if progress and report.blobs_checked % 1000 == 0:
@@ -141,15 +143,15 @@ def _check_blob_files(storage: Storage, report: VerifyReport, deep: bool, fix: b
     return bad
 
 
-def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool,
+def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bool, vacuum: bool,
                  missing_blobs: set[str], progress: Callable[[str, int], object] | None) -> None:
     """File links in the file view, folder links in the others (`views.file_view`), then
     orphans: any other link under an enabled view."""
-    home = storage.file_view
-    expected: dict[str, set[str]] = {view: set() for view in storage.views}
-    farm = storage.farm
+    home = views.file_view
+    expected: dict[str, set[str]] = {view: set() for view in views.enabled}
+    farm = views.farm
     kept_folders: set[str] = set()  # empty folders the snapshots had: vacuum keeps them
-    for place, files, own_links in _snapshot_files(storage):
+    for place, files, own_links in _snapshot_files(catalog):
         if home is None:
             break
         folder = view_dir(home, place)
@@ -172,7 +174,7 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
                 kept_folders.add(link)
             _note_link(report, link, farm.entry_ok(link, target),
                        partial(farm.ensure_entry, link, target) if fix else None)
-        for link, target in storage.folder_links(place):
+        for link, target in views.folder_links(place):
             expected[link.partition("/")[0]].add(link)
             state = farm.inspect_target(link, target)
             # A conflict here may be an earlier version's per-file folder, which the repair
@@ -182,7 +184,7 @@ def _check_links(storage: Storage, report: VerifyReport, fix: bool, vacuum: bool
                        also=("conflict",))
         if progress:
             progress("files", len(files))
-    for view in storage.views:
+    for view in views.enabled:
         for link, _target in farm.iter_links(view):
             if link not in expected[view]:
                 report.note("orphan_links", str(link))
@@ -206,13 +208,13 @@ def _note_link(report: VerifyReport, link: str, state: LinkState,
         report.fixed[kind] += 1
 
 
-def _snapshot_files(storage: Storage
+def _snapshot_files(catalog: Catalog
                     ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         yield from iter_snapshot_files(session)
 
 
-def _check_untracked(storage: Storage, report: VerifyReport) -> None:
+def _check_untracked(catalog: Catalog, primary: PrimaryStore, report: VerifyReport) -> None:
     """Blob files in the primary store that the catalog has no row for (one prefix at a time)."""
-    for sha in untracked_hashes(storage):
+    for sha in untracked_hashes(catalog, primary):
         report.note("untracked_blob_files", sha)

@@ -81,7 +81,8 @@ def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path)
             # Invariants at the crash point, before anything repairs:
             assert lost_bytes(storage, manifest) == [], f"round {rounds}, run {runs} ({mode})"
             assert versions_not_ahead(storage) == [], f"round {rounds}, run {runs} ({mode})"
-            found = verify_storage(storage, scan_store=False).found
+            found = verify_storage(storage.catalog, storage.primary_store, storage.view_set,
+                                   scan_store=False).found
             assert found["missing_blob_files"] == found["refcount_drift"] == 0
             if not killed and mode == "retire":
                 break  # this collection is fully migrated; start another one
@@ -89,7 +90,7 @@ def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path)
         assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
         assert all(p.is_symlink() for p in storage.layout.archive.iterdir() if p.name[0].isdigit())
         assert lost_bytes(storage, manifest) == []
-        verify_storage(storage, fix=True, vacuum=True)
-        assert verify_storage(storage).problems == 0
+        verify_storage(storage.catalog, storage.primary_store, storage.view_set, fix=True, vacuum=True)
+        assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
         storage.engine.dispose()
     print(f"{kills} kills in {runs} runs over {rounds} collections, {time.monotonic() - started:.0f} s")

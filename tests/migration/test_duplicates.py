@@ -30,7 +30,8 @@ def make(storage: Storage, ts: str, age: int, files: dict[str, bytes], tags: lis
     src = write_tree(storage.settings.data_dir.parent / f"src-{sid}", files)
     for rel in files:
         extractor, _, path = rel.partition("/")
-        assert not ingest_file(storage, sid, extractor, path, src / rel).errors
+        assert not ingest_file(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                               sid, extractor, path, src / rel).errors
     repo.add_result(sid, extractor="dom", output=f"run-{age}.html", start_ts=T0 + timedelta(minutes=age))
     return sid
 
@@ -73,7 +74,7 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> Non
     assert left[keeper].title == "title 9" * 10  # the longest title
     assert len(CatalogRepository(storage.engine).results_for(keeper)) == 2
     assert (storage.layout.archive / "by_timestamp/1600000000/media/video.mp4").read_bytes() == b"video"
-    found = verify_storage(storage).found
+    found = verify_storage(storage.catalog, storage.primary_store, storage.view_set).found
     assert found["refcount_drift"] == 0 and found["missing_links"] == 0 and found["orphan_links"] == 0
     assert os.readlink(link) == "by_timestamp/1600000000"
     assert dup2 not in left and other_time in {s.id for s in snapshots(storage).values()}
@@ -94,7 +95,8 @@ def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Stora
     assert files_of(storage, keeper) == {"dom/output.html": sha(b"dom"), "pdf/output.pdf": sha(b"pdf")}
     assert os.readlink(storage.layout.archive / "1600000050") == "by_timestamp/1600000000"
     assert (storage.layout.archive / "1600000050/pdf/output.pdf").read_bytes() == b"pdf"
-    assert verify_storage(storage).found["refcount_drift"] == 0
+    assert verify_storage(storage.catalog, storage.primary_store,
+                          storage.view_set).found["refcount_drift"] == 0
 
 
 def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: Storage) -> None:
@@ -110,4 +112,4 @@ def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: Stora
     assert lost_bytes(storage, manifest) == []
     rest = [s.id for s in snapshots(storage).values() if s.fs_version != "cas"]
     assert migrate_batch(storage, rest).failed == 0
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0

@@ -70,7 +70,8 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(sql
     native = CatalogRepository(storage.engine).add_snapshot(
         url=OTHER, timestamp=TS, created_at=datetime(2019, 1, 1, tzinfo=UTC)).id  # older: the owner
     source = write_tree(storage.settings.data_dir.parent / "native", {"page.html": b"native"})
-    assert not ingest_file(storage, native, "dom", "page.html", source / "page.html").errors
+    assert not ingest_file(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                           native, "dom", "page.html", source / "page.html").errors
     legacy = legacy_folder(storage)
 
     step = migrate_snapshot(storage, legacy)

@@ -71,7 +71,7 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
     assert rows == {rel: (EXTRACTORS[rel], sha(data)) for rel, data in FLAT.items()}
     for rel, data in FLAT.items():  # the old path opens the same bytes, through the link
         assert (folder / rel).read_bytes() == data
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
     # The emptied folder was moved aside in one piece, for gc to delete after the grace.
     [moved] = storage.layout.migrated.glob(f"*/{TS}")
     assert sorted(tree_hashes(moved).values()) == sorted(sha(data) for data in FLAT.values())
@@ -105,7 +105,7 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
     assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
     assert all(p.is_symlink() for p in storage.layout.archive.iterdir() if p.name[0].isdigit())
     assert lost_bytes(storage, manifest) == []
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
     again = migrate_batch(storage, ids)
     assert (again.migrated, again.failed) == (0, 0)
 
@@ -117,7 +117,8 @@ def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
     before = tree_hashes(sqlite_storage.layout.archive)
     real = cas_module.ingest_files
 
-    def fail_midway(storage: Storage, items: Iterator[IngestItem], **kwargs: object) -> object:
+    def fail_midway(*parts: object, **kwargs: object) -> object:
+        items: Iterator[IngestItem] = parts[4]  # type: ignore[assignment]  # after the parts
         taken = [next(iter(items)) for _ in range(3)]  # the folders are listed lazily
         assert taken
         raise OSError(errno.ENOSPC, "No space left on device")
@@ -197,18 +198,24 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     assert (folder / "warc" / "latest.warc.gz").read_bytes() == FLAT["warc/1600000000.warc.gz"]
     assert not os.path.lexists(folder / "dom")
     assert (folder / "media").is_dir()  # an empty folder the snapshot had (pages link to it)
-    assert verify_storage(sqlite_storage).problems == 0
+    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store,
+                          sqlite_storage.view_set).problems == 0
     assert migrate_snapshot(sqlite_storage, sid).errors == []  # a rerun: nothing to do
     # Rebuilding the views from the catalog, or vacuuming them, keeps both.
-    rebuild_views(sqlite_storage, clean=True)
+    rebuild_views(sqlite_storage.catalog, sqlite_storage.primary_store,
+                  sqlite_storage.view_set, sqlite_storage.work,
+                  clean=True)
     assert os.readlink(folder / "latest.html") == "output.html" and (folder / "media").is_dir()
     os.rmdir(folder / "media")
     (folder / "latest.html").unlink()
-    broken = verify_storage(sqlite_storage).found
+    broken = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store,
+                            sqlite_storage.view_set).found
     assert broken["missing_links"] == 2
-    assert verify_storage(sqlite_storage, fix=True, vacuum=True).problems == 0
+    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                          fix=True, vacuum=True).problems == 0
     assert os.readlink(folder / "latest.html") == "output.html" and (folder / "media").is_dir()
-    assert verify_storage(sqlite_storage, vacuum=True).problems == 0
+    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                          vacuum=True).problems == 0
     assert (folder / "media").is_dir()
 
 

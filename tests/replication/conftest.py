@@ -63,7 +63,8 @@ def populate(storage: Storage, tmp_path: Path, files: dict[str, bytes] | None = 
     """Ingest `files` into the primary store; returns {sha256: bytes}."""
     files = corpus() if files is None else files
     sid = add_snapshot(storage, url=f"https://example.com/{name}", timestamp=timestamp)
-    report = ingest_directory(storage, sid, "wget", write_tree(tmp_path / name, files))
+    report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                              sid, "wget", write_tree(tmp_path / name, files))
     assert not report.errors, report.errors
     return {sha(data): data for data in files.values()}
 

@@ -14,7 +14,8 @@ def main() -> None:
     print("READY", flush=True)
     for sid in snapshots:
         for extractor in sorted(p.name for p in src.iterdir()):
-            ingest_directory(storage, sid, extractor, src / extractor, batch_size=7)
+            ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                             sid, extractor, src / extractor, batch_size=7)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ settings = Settings(data_dir=Path(sys.argv[1]),
                     storage=StorageSettings(ingest_processes=2, ingest_batch_size=2))
 initialize(settings)
 storage = Storage.open(settings)
-report = ingest_directory(storage, add_snapshot(storage), "wget", Path(sys.argv[3]))
+report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                          add_snapshot(storage), "wget",
+                          Path(sys.argv[3]), batch_size=2)
 workers = storage.file_workers().pids()
 storage.close()
 print(report.files, len(report.errors), len(workers), flush=True)

@@ -41,14 +41,15 @@ def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: Storag
                 kills += 1
             proc.wait()
         # Invariants that must hold at every crash point, before any repair:
-        report = verify_storage(sqlite_storage)
+        report = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set)
         assert report.found["missing_blob_files"] == 0, report.examples
         assert report.found["refcount_drift"] == 0, report.examples
     assert kills >= 12, "the ingest finished too fast to be interrupted"
     # A final run completes the work; verify --fix repairs what a crash left undone.
     subprocess.run(args, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    verify_storage(sqlite_storage, fix=True, vacuum=True)
-    final = verify_storage(sqlite_storage)
+    verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                   fix=True, vacuum=True)
+    final = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set)
     assert final.problems == 0, final.examples
     assert final.found["untracked_blob_files"] == 0  # every stored file ended up referenced
     assert final.files_checked == len(files) * len(snapshots)

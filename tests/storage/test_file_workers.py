@@ -54,7 +54,9 @@ def test_the_pool_outlives_the_thread_that_started_it(data_dir: Path, tmp_path: 
             sid = add_snapshot(storage, timestamp=f"{n}.0")
             src = write_tree(tmp_path / f"s{n}", {f"f{i}": f"{n}-{i}".encode() for i in range(10)})
             thread = threading.Thread(target=lambda sid=sid, src=src: reports.append(
-                ingest_directory(storage, sid, "wget", src)))
+                ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                                 sid, "wget", src,
+                                 batch_size=3)))
             thread.start()
             thread.join()
             if n == 0:

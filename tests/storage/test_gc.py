@@ -18,17 +18,21 @@ from tests.storage.conftest import add_snapshot, sha, write_tree
 def test_gc_removes_only_unreferenced_blobs_past_grace(storage: Storage, tmp_path: Path) -> None:
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "src", {"keep": b"keep", "drop": b"drop"})
-    ingest_directory(storage, sid, "wget", src, allow_hardlink=False)  # a copy: its removal frees its bytes
-    remove_file(storage, sid, "wget/drop")
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                     sid, "wget", src, hardlink=False)  # a copy: its removal frees its bytes
+    remove_file(storage.catalog, storage.view_set, sid, "wget/drop")
 
-    within_grace = collect_garbage(storage, grace_hours=1)
+    within_grace = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                                   grace_hours=1)
     assert within_grace.removed == 0
     assert storage.primary.exists(sha(b"drop"))
 
-    dry = collect_garbage(storage, grace_hours=0, dry_run=True)
+    dry = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                          grace_hours=0, dry_run=True)
     assert dry.candidates == 1 and storage.primary.exists(sha(b"drop"))
 
-    done = collect_garbage(storage, grace_hours=0)
+    done = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                           grace_hours=0)
     assert done.removed == 1 and done.bytes_freed == 4
     assert not storage.primary.exists(sha(b"drop"))
     assert storage.primary.exists(sha(b"keep"))
@@ -38,7 +42,8 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: Storage, tmp_pat
     assert status == "missing"
 
     # the same bytes ingested again revive the blob and its file
-    ingest_file(storage, sid, "wget", "again", src / "drop")
+    ingest_file(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                sid, "wget", "again", src / "drop")
     assert storage.primary.exists(sha(b"drop"))
     assert (storage.layout.archive / "by_timestamp" / "1735142400.1" / "wget" /
             "again").read_bytes() == b"drop"
@@ -46,10 +51,16 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: Storage, tmp_pat
 
 def test_gc_removes_old_untracked_files_only(sqlite_storage: Storage) -> None:
     put = sqlite_storage.primary.put_bytes(b"orphan file from a crashed ingest")
-    assert collect_garbage(sqlite_storage, grace_hours=0).untracked_removed == 0  # opt-in
+    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary_store,
+                           sqlite_storage.farm, sqlite_storage.layout,
+                           grace_hours=0).untracked_removed == 0  # opt-in
     assert sqlite_storage.primary.exists(put.sha256)
-    assert collect_garbage(sqlite_storage, grace_hours=1, untracked=True).untracked_removed == 0
-    assert collect_garbage(sqlite_storage, grace_hours=0, untracked=True).untracked_removed == 1
+    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary_store,
+                           sqlite_storage.farm, sqlite_storage.layout,
+                           grace_hours=1, untracked=True).untracked_removed == 0
+    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary_store,
+                           sqlite_storage.farm, sqlite_storage.layout,
+                           grace_hours=0, untracked=True).untracked_removed == 1
     assert not sqlite_storage.primary.exists(put.sha256)
 
 
@@ -94,21 +105,22 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
     kept_sid = add_snapshot(storage, timestamp="1.0")
     old_sid = add_snapshot(storage, url="https://example.com/old", timestamp="2.0")
     new_sid = add_snapshot(storage, url="https://example.com/new", timestamp="3.0")
-    ingest_directory(storage, kept_sid, "wget",
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, kept_sid, "wget",
                      write_tree(tmp_path / "kept", {"k1": b"kept one", "shared": b"shared"}))
     # Garbage past the grace: a copied blob (its removal frees its bytes) and one
     # hard-linked from a legacy folder (the store's name goes, the legacy file keeps the
     # inode: nothing freed). `shared` stays referenced by the kept snapshot.
-    ingest_directory(storage, old_sid, "wget",
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, old_sid, "wget",
                      write_tree(tmp_path / "old", {"copied": b"old copied", "shared": b"shared"}),
-                     allow_hardlink=False)
+                     hardlink=False)
     linked_folder, linked_files = _legacy(storage, "1500000000.1",
                                           {"linked.html": b"old linked", "kept.html": b"kept one"})
-    ingest_files(storage, [IngestItem(old_sid, "wget", "linked.html", linked_files[0])],
-                 allow_hardlink=True)
+    ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                 [IngestItem(old_sid, "wget", "linked.html", linked_files[0])],
+                 hardlink=True)
     assert os.stat(linked_files[0]).st_ino == os.stat(
         storage.primary.local_path(sha(b"old linked"))).st_ino
-    delete_snapshot(storage, old_sid)
+    delete_snapshot(storage.catalog, storage.view_set, old_sid)
     # Untracked files past the grace: one left by a crashed copy, one by a crashed
     # hard-linking ingest (its source still holds the inode).
     orphan = storage.primary.put_bytes(b"orphan of a crashed ingest").sha256
@@ -126,9 +138,9 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
     time.sleep(GRACE_S + 0.5)
 
     # Within the grace: a blob unreferenced just now, an untracked file, a moved folder.
-    ingest_directory(storage, new_sid, "wget",
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, new_sid, "wget",
                      write_tree(tmp_path / "new", {"recent": b"recently dropped"}))
-    delete_snapshot(storage, new_sid)
+    delete_snapshot(storage.catalog, storage.view_set, new_sid)
     recent_orphan = storage.primary.put_bytes(b"an ingest is about to commit me").sha256
     new_folder, new_files = _legacy(storage, "1700000000.1", {"a.html": b"new legacy"})
     recent_folder = retire_folder(layout.migrated, new_folder, new_files)
@@ -137,12 +149,14 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
 
     disk_before, rows_before = _disk(storage), _rows(storage)
     said: list[GcItem] = []
-    dry = collect_garbage(storage, grace_hours=GRACE_S / 3600, dry_run=True, untracked=True,
+    dry = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                          grace_hours=GRACE_S / 3600, dry_run=True, untracked=True,
                           on_item=said.append)
     assert _disk(storage) == disk_before  # the dry run changed nothing on disk
     assert _rows(storage) == rows_before  # nor in the catalog
     done: list[GcItem] = []
-    real = collect_garbage(storage, grace_hours=GRACE_S / 3600, untracked=True,
+    real = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                           grace_hours=GRACE_S / 3600, untracked=True,
                            on_item=done.append)
     assert time.monotonic() - started < GRACE_S, "too slow: the recent items aged past the grace"
 
@@ -172,7 +186,7 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
     for kept in (sha(b"kept one"), sha(b"shared"), sha(b"recently dropped"), recent_orphan):
         assert storage.primary.exists(kept)
     assert (recent_folder / "a.html").read_bytes() == b"new legacy"
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
 
 
 @pytest.mark.parametrize("status", ["missing", "corrupted", "ongoing", None])
@@ -182,7 +196,7 @@ def test_referenced_blobs_are_never_removed(storage: Storage, tmp_path: Path,
     `missing` / `corrupted` / `ongoing`, or none at all), even with no grace and
     --untracked."""
     sid = add_snapshot(storage)
-    ingest_directory(storage, sid, "wget",
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, sid, "wget",
                      write_tree(tmp_path / "src", {"odd": b"odd copy row", "ok": b"plain"}))
     odd = sha(b"odd copy row")
     with storage.session() as session:
@@ -196,9 +210,11 @@ def test_referenced_blobs_are_never_removed(storage: Storage, tmp_path: Path,
         session.execute(update(Blob).values(unreferenced_since=Blob.created_at))
     rows_before = _rows(storage)
     said: list[GcItem] = []
-    dry = collect_garbage(storage, grace_hours=0, dry_run=True, untracked=True,
+    dry = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                          grace_hours=0, dry_run=True, untracked=True,
                           on_item=said.append)
-    real = collect_garbage(storage, grace_hours=0, untracked=True)
+    real = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                           grace_hours=0, untracked=True)
     assert said == [] and dry.candidates == real.candidates == 0
     assert (real.removed, real.untracked_removed) == (0, 0)
     assert storage.primary.local_path(odd).read_bytes() == b"odd copy row"
@@ -222,15 +238,18 @@ def test_an_ingest_recording_an_untracked_file_while_gc_removes_it(sqlite_storag
 
     def gc_before_the_commit() -> None:
         if not reports:  # between the ingest's put (file found) and its catalog commit
-            reports.append(collect_garbage(storage, grace_hours=0, untracked=True))
+            reports.append(collect_garbage(storage.catalog, storage.primary_store,
+                                           storage.farm, storage.layout,
+                                           grace_hours=0, untracked=True))
         real_sync()
 
     monkeypatch.setattr(storage.primary, "sync_pending", gc_before_the_commit)
-    report = ingest_directory(storage, add_snapshot(storage), "wget", src, allow_hardlink=False)
+    report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                              add_snapshot(storage), "wget", src, hardlink=False)
     assert report.new_blobs == 0  # gc's row: the ingest found the blob recorded
     assert reports[0].untracked_removed == 1  # gc did remove the file...
     assert storage.primary.local_path(sha(data)).read_bytes() == data  # ...the ingest put it back
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
 
 
 def test_collecting_a_hard_linked_blob_frees_nothing(sqlite_storage: Storage,
@@ -238,9 +257,11 @@ def test_collecting_a_hard_linked_blob_frees_nothing(sqlite_storage: Storage,
     storage = sqlite_storage
     sid = add_snapshot(storage)
     legacy = write_tree(tmp_path / "legacy", {"a.html": b"legacy page"}) / "a.html"
-    ingest_files(storage, [IngestItem(sid, "wget", "a.html", legacy)], allow_hardlink=True)
-    delete_snapshot(storage, sid)
-    done = collect_garbage(storage, grace_hours=0)
+    ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                 [IngestItem(sid, "wget", "a.html", legacy)], hardlink=True)
+    delete_snapshot(storage.catalog, storage.view_set, sid)
+    done = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+                           grace_hours=0)
     assert (done.removed, done.blobs.held, done.bytes_freed, done.blobs.held_bytes) == (1, 1, 0, 11)
     assert not storage.primary.exists(sha(b"legacy page"))
     assert legacy.read_bytes() == b"legacy page" and os.stat(legacy).st_nlink == 1

@@ -8,6 +8,7 @@ from archive_pipelines.catalog.models import Blob, BlobCopy, SnapshotFile
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
 from archive_pipelines.storage import Storage
+from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.files import delete_snapshot, remove_file
 from archive_pipelines.storage.ingest import (
     ingest_directory,
@@ -35,7 +36,8 @@ def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: Storage, tmp_pat
         unique_total += len(html)
         src = write_tree(tmp_path / f"s{i}", {"index.html": html, "static/jquery.js": JQUERY,
                                               "static/site.css": CSS})
-        report = ingest_directory(storage, sid, "wget", src)
+        report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                                  sid, "wget", src)
         assert report.files == 3 and not report.errors
         # One link per file in by_timestamp, one folder link per other view.
         assert report.links_created == 3 + 3
@@ -52,7 +54,7 @@ def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: Storage, tmp_pat
 def test_links_open_the_stored_bytes(storage: Storage, tmp_path: Path) -> None:
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "s", {"a/b/index.html": b"hello"})
-    ingest_directory(storage, sid, "wget", src)
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, sid, "wget", src)
     archive = storage.layout.archive
     link = archive / "by_timestamp" / "1735142400.1" / "wget" / "a" / "b" / "index.html"
     assert link.is_symlink() and not os.path.isabs(os.readlink(link))
@@ -72,30 +74,33 @@ def test_ref_counts_are_exact_under_reingest_replace_and_delete(storage: Storage
                                                                 tmp_path: Path) -> None:
     a, b = add_snapshot(storage, timestamp="1.0"), add_snapshot(storage, timestamp="2.0")
     src = write_tree(tmp_path / "src", {"x": b"one", "y": b"one"})
-    ingest_directory(storage, a, "wget", src)
-    ingest_directory(storage, a, "wget", src)  # re-ingest: no-op
-    again = ingest_directory(storage, a, "wget", src)
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, a, "wget", src)
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                     a, "wget", src)  # re-ingest: no-op
+    again = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                             a, "wget", src)
     assert again.unchanged == 2 and again.added == 0
     assert ref_counts(storage) == {sha(b"one"): 2}
 
-    ingest_directory(storage, b, "wget", src)
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, b, "wget", src)
     assert ref_counts(storage) == {sha(b"one"): 4}
 
     (src / "x").write_bytes(b"two")  # replacing a file moves the reference
-    replaced = ingest_file(storage, a, "wget", "x", src / "x")
+    replaced = ingest_file(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                           a, "wget", "x", src / "x")
     assert replaced.replaced == 1
     assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 1}
     link = storage.layout.archive / "by_timestamp" / "1.0" / "wget" / "x"
     assert link.read_bytes() == b"two"
 
-    removed = remove_file(storage, a, "wget/x")  # deleting a file releases it
+    removed = remove_file(storage.catalog, storage.view_set, a, "wget/x")  # deleting a file releases it
     assert removed.files == 1 and removed.links_removed == 1  # "y" keeps the folder
     assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 0}
     assert not link.is_symlink()
 
     b_folder = storage.layout.archive / "by_domain" / "example.com" / "20241225" / b
     assert b_folder.is_symlink()
-    gone = delete_snapshot(storage, b)
+    gone = delete_snapshot(storage.catalog, storage.view_set, b)
     assert gone.links_removed == 2 + 3  # its two file links, then its three folder links
     assert not b_folder.is_symlink()
     assert ref_counts(storage) == {sha(b"one"): 1, sha(b"two"): 0}
@@ -110,7 +115,8 @@ def test_batches_do_not_change_the_result(storage: Storage, tmp_path: Path) -> N
     sid = add_snapshot(storage)
     files = {f"f{i:03d}.txt": f"content {i % 7}".encode() for i in range(120)}
     src = write_tree(tmp_path / "src", files)
-    report = ingest_directory(storage, sid, "wget", src, batch_size=16)
+    report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                              sid, "wget", src, batch_size=16)
     assert (report.files, report.new_blobs, report.deduplicated) == (120, 7, 113)
     assert sum(ref_counts(storage).values()) == 120
 
@@ -124,7 +130,9 @@ def test_bad_names_and_special_files_are_reported_not_ingested(sqlite_storage: S
     odd = os.fsencode(src) + b"/bad\xff.txt"
     with open(odd, "wb") as handle:
         handle.write(b"odd")
-    report = ingest_directory(sqlite_storage, sid, "wget", src)
+    report = ingest_directory(sqlite_storage.catalog, sqlite_storage.primary_store,
+                              sqlite_storage.view_set, sqlite_storage.work,
+                              sid, "wget", src)
     assert report.files == 1
     assert len(report.errors) == 3
     assert os.path.exists(odd)  # left in place, not lost
@@ -137,7 +145,9 @@ def test_unreadable_and_vanished_files_are_reported(sqlite_storage: Storage,
 
     sid = add_snapshot(sqlite_storage)
     src = write_tree(tmp_path / "src", {"ok": b"ok"})
-    report = ingest_files(sqlite_storage, [
+    report = ingest_files(sqlite_storage.catalog, sqlite_storage.primary_store,
+                          sqlite_storage.view_set, sqlite_storage.work,
+                          [
         IngestItem(sid, "wget", "ok", src / "ok"),
         IngestItem(sid, "wget", "gone", src / "gone"),
         IngestItem(sid, "wget", "../escape", src / "ok"),
@@ -154,12 +164,12 @@ def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
     files = {f"site/page{i}.html": f"<html>{i % 7}</html>".encode() for i in range(40)}
     files |= {f"static/{i}.js": JQUERY + bytes([i % 5]) for i in range(12)}
     pools: list[int] = []
-    real_file_workers = Storage.file_workers
+    real_file_workers = FileWork.file_workers
 
-    def counted(self: Storage) -> object:
+    def counted(self: FileWork) -> object:
         pools.append(self.ingest_processes)
         return real_file_workers(self)
-    monkeypatch.setattr(Storage, "file_workers", counted)
+    monkeypatch.setattr(FileWork, "file_workers", counted)
     outcomes = {}
     for processes in (0, 2):
         settings = Settings(data_dir=data_dir / f"p{processes}",
@@ -170,11 +180,12 @@ def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
         try:
             sid = add_snapshot(storage)
             src = write_tree(tmp_path / f"src{processes}", files)
-            report = ingest_files(storage, walk_directory(sid, "wget", src),
-                                  allow_hardlink=hardlink)
+            report = ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                                  walk_directory(sid, "wget", src),
+                                  hardlink=hardlink, batch_size=7)
             assert not report.errors
             assert (report.files, report.new_blobs, report.links_created) == (52, 12, 52 + 3)
-            assert verify_storage(storage).problems == 0
+            assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
             archive = storage.layout.archive
             links = sorted(str(p.relative_to(archive)) for p in archive.rglob("*")
                            if p.is_symlink() and p.is_file())
@@ -207,15 +218,17 @@ def test_a_rerun_after_a_crash_before_the_aliases_makes_them(sqlite_storage: Sto
     sid = add_snapshot(storage)
     files = {"index.html": b"<html>page</html>", "a/app.js": b"js()", "a/b.css": b"css"}
     src = write_tree(tmp_path / "src", files)
-    assert ingest_directory(storage, sid, "wget", src).errors == []
+    assert ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                            sid, "wget", src).errors == []
     folder = storage.layout.archive / "by_timestamp" / "1735142400.1" / "wget"
     for rel, data in files.items():  # undo what came after the commit
         (folder / rel).unlink()
         os.unlink(storage.farm.alias_path(sha(data)))
 
-    again = ingest_directory(storage, sid, "wget", src)
+    again = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                             sid, "wget", src)
 
     assert again.errors == [] and again.unchanged == len(files)
     for rel, data in files.items():
         assert (folder / rel).read_bytes() == data
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0

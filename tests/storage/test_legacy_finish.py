@@ -20,7 +20,8 @@ def _stored_folder(storage: Storage, *, hardlink: bool) -> tuple[Path, FinishTas
     finish task that would retire it."""
     sid = add_snapshot(storage, timestamp="1600000000")
     folder = write_tree(storage.layout.archive / "1600000000", FILES)
-    report = ingest_directory(storage, sid, "files", folder, allow_hardlink=hardlink)
+    report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                              sid, "files", folder, hardlink=hardlink)
     assert report.errors == [] and report.files == len(FILES)
     task = FinishTask(
         "1600000000", storage.layout.migrated,

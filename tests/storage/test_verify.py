@@ -16,13 +16,13 @@ from tests.storage.conftest import add_snapshot, sha, write_tree
 def _populated(storage: Storage, tmp_path: Path) -> tuple[str, Path]:
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "src", {"index.html": b"<html>", "app.js": b"js", "c.css": b"c"})
-    ingest_directory(storage, sid, "wget", src)
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, sid, "wget", src)
     return sid, storage.layout.archive
 
 
 def test_clean_storage_is_healthy(storage: Storage, tmp_path: Path) -> None:
     _populated(storage, tmp_path)
-    report = verify_storage(storage)
+    report = verify_storage(storage.catalog, storage.primary_store, storage.view_set)
     assert report.problems == 0
     assert report.links_checked == 3 + 3 and report.blobs_checked == 3  # files + folders
 
@@ -50,7 +50,7 @@ def test_each_failure_mode_is_detected_and_repaired(storage: Storage, tmp_path: 
     lost.unlink()
     os.unlink(storage.farm.alias_path(sha(b"c")))
 
-    found = verify_storage(storage)
+    found = verify_storage(storage.catalog, storage.primary_store, storage.view_set)
     assert found.found["missing_links"] == 1
     assert found.found["wrong_links"] == 1
     assert found.found["orphan_links"] == 1
@@ -60,7 +60,7 @@ def test_each_failure_mode_is_detected_and_repaired(storage: Storage, tmp_path: 
     # 4 broken links
     assert found.found["broken_links"] == 0
 
-    fixed = verify_storage(storage, fix=True, vacuum=True)
+    fixed = verify_storage(storage.catalog, storage.primary_store, storage.view_set, fix=True, vacuum=True)
     assert fixed.fixed["missing_links"] == 1 and fixed.fixed["wrong_links"] == 1
     assert fixed.fixed["orphan_links"] == 1 and fixed.fixed["refcount_drift"] == 1
     assert fixed.fixed["missing_blob_files"] == 1  # restored from its alias
@@ -68,7 +68,7 @@ def test_each_failure_mode_is_detected_and_repaired(storage: Storage, tmp_path: 
     assert not orphan.exists() and not orphan.parent.exists()
     assert (ts_dir / "index.html").read_bytes() == b"<html>"
 
-    after = verify_storage(storage)
+    after = verify_storage(storage.catalog, storage.primary_store, storage.view_set)
     # the blob lost with its alias cannot be conjured back (no replica yet): still
     # reported, never hidden
     assert after.found["missing_blob_files"] == 1
@@ -89,15 +89,15 @@ def test_folder_links_of_the_other_views_are_checked_and_repaired(storage: Stora
     (by_user / "wget").mkdir(parents=True)
     os.symlink("../../../../../../.s/xx/old", by_user / "wget" / "app.js")
 
-    found = verify_storage(storage)
+    found = verify_storage(storage.catalog, storage.primary_store, storage.view_set)
     assert (found.found["missing_links"], found.found["wrong_links"],
             found.found["conflict_links"], found.found["orphan_links"]) == (1, 1, 1, 1)
 
-    fixed = verify_storage(storage, fix=True, vacuum=True)
+    fixed = verify_storage(storage.catalog, storage.primary_store, storage.view_set, fix=True, vacuum=True)
     assert fixed.problems == 0
     for folder in (by_domain, by_date, by_user):
         assert (folder / "wget" / "app.js").read_bytes() == b"js"
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
 
 
 def test_broken_link_to_existing_blob_path_and_conflicts(sqlite_storage: Storage,
@@ -106,7 +106,8 @@ def test_broken_link_to_existing_blob_path_and_conflicts(sqlite_storage: Storage
     ts_dir = archive / "by_timestamp" / "1735142400.1" / "wget"
     (ts_dir / "c.css").unlink()
     (ts_dir / "c.css").write_text("a real file the user put here")  # never clobbered
-    report = verify_storage(sqlite_storage, fix=True)
+    report = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                            fix=True)
     assert report.found["conflict_links"] == 1 and report.fixed["conflict_links"] == 0
     assert (ts_dir / "c.css").read_text() == "a real file the user put here"
 
@@ -117,20 +118,22 @@ def test_untracked_blob_files_and_deep_check(sqlite_storage: Storage, tmp_path: 
     path = sqlite_storage.primary.local_path(sha(b"<html>"))
     path.chmod(0o644)
     path.write_bytes(b"<htmX>")  # same size, flipped byte (alias shares the inode)
-    shallow = verify_storage(sqlite_storage)
+    shallow = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set)
     assert shallow.found["untracked_blob_files"] == 1
     assert shallow.found["corrupt_blob_files"] == 0
-    deep = verify_storage(sqlite_storage, deep=True)
+    deep = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                          deep=True)
     assert deep.found["corrupt_blob_files"] == 1
 
 
 def test_rebuild_views_clean_and_subset(storage: Storage, tmp_path: Path) -> None:
     _sid, _archive = _populated(storage, tmp_path)
-    report = rebuild_views(storage, clean=True, views=("by_date",))
+    report = rebuild_views(storage.catalog, storage.primary_store, storage.view_set, storage.work, clean=True,
+                           only=("by_date",))
     assert report.links_removed == 1 and report.links_created == 1  # the folder link
-    again = rebuild_views(storage)
+    again = rebuild_views(storage.catalog, storage.primary_store, storage.view_set, storage.work)
     assert again.links_ok == 3 + 3 and again.links_created == 0
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
 
 
 def test_lost_alias_is_detected_and_recreated(sqlite_storage: Storage, tmp_path: Path) -> None:
@@ -138,10 +141,12 @@ def test_lost_alias_is_detected_and_recreated(sqlite_storage: Storage, tmp_path:
     os.unlink(sqlite_storage.farm.alias_path(sha(b"js")))
     link = archive / "by_timestamp" / "1735142400.1" / "wget" / "app.js"
     assert link.is_symlink() and not link.exists()
-    report = verify_storage(sqlite_storage, fix=True)
+    report = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                            fix=True)
     assert report.found["missing_aliases"] == 1 and report.fixed["missing_aliases"] == 1
     assert link.read_bytes() == b"js"
-    assert verify_storage(sqlite_storage).problems == 0
+    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store,
+                          sqlite_storage.view_set).problems == 0
 
 
 def test_deep_verify_finds_a_hard_linked_blob_edited_through_its_legacy_path(
@@ -153,8 +158,9 @@ def test_deep_verify_finds_a_hard_linked_blob_edited_through_its_legacy_path(
     original, edited = b"<html>original page</html>", b"<html>EDITED!! page</html>"
     assert len(original) == len(edited)
     legacy = write_tree(tmp_path / "legacy", {"index.html": original}) / "index.html"
-    ingest_files(storage, [IngestItem(add_snapshot(storage), "wget", "index.html", legacy)],
-                 allow_hardlink=True)
+    ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                 [IngestItem(add_snapshot(storage), "wget", "index.html", legacy)],
+                 hardlink=True)
     blob = storage.primary.local_path(sha(original))
     assert os.stat(legacy).st_ino == os.stat(blob).st_ino
     assert os.stat(legacy).st_mode & 0o222 == 0  # read-only for everyone
@@ -164,12 +170,13 @@ def test_deep_verify_finds_a_hard_linked_blob_edited_through_its_legacy_path(
         handle.write(edited)
     assert blob.read_bytes() == edited and os.stat(blob).st_size == len(original)
 
-    shallow = verify_storage(storage)  # checks the file is there, not what it holds
+    shallow = verify_storage(storage.catalog, storage.primary_store,
+                             storage.view_set)  # checks the file is there, not what it holds
     assert shallow.found["corrupt_blob_files"] == 0 and shallow.problems == 0
-    deep = verify_storage(storage, deep=True)
+    deep = verify_storage(storage.catalog, storage.primary_store, storage.view_set, deep=True)
     assert deep.found["corrupt_blob_files"] == 1 and deep.problems == 1
     assert deep.examples["corrupt_blob_files"] == [sha(original)]
     # The alias is the same inode: nothing to restore from, so it stays a problem.
-    fixed = verify_storage(storage, deep=True, fix=True)
+    fixed = verify_storage(storage.catalog, storage.primary_store, storage.view_set, deep=True, fix=True)
     assert fixed.fixed["corrupt_blob_files"] == 0 and fixed.problems == 1
-    assert verify_storage(storage, deep=True).problems == 1
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set, deep=True).problems == 1

@@ -54,7 +54,7 @@ def test_sensors_and_jobs_adopt_a_legacy_collection(
         after = lazy_migration_sensor(ctx)
     assert isinstance(after, dg.SensorResult) and not after.run_requests
     storage = Storage.open(load_settings(data, environ={}))
-    assert verify_storage(storage).problems == 0
+    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
     # Every original file is in the blob store byte for byte, or was moved to invalid/
     # (index.json files are rewritten by the reconcile, so they are not compared).
     stored = {p.name for p in (data / "cas" / "sha256").rglob("*") if p.is_file()}

@@ -41,7 +41,8 @@ def _data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
     storage = Storage.open(settings)
     sid = add_snapshot(storage)
     files = {f"f{i}.txt": f"blob {i}".encode() * 50 for i in range(5)}
-    ingest_directory(storage, sid, "wget", write_tree(tmp_path / "src", files))
+    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                     sid, "wget", write_tree(tmp_path / "src", files))
     storage.engine.dispose()
     return data, sorted(storage.primary.iter_hashes())
 
