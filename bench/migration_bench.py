@@ -101,7 +101,7 @@ def child_import(data: Path) -> None:
 
     storage = Storage.open(Settings(data_dir=data))
     started = time.perf_counter()
-    report = import_orphans(storage, read_archivebox_index=False)
+    report = import_orphans(storage.catalog, storage.layout, read_archivebox_index=False)
     seconds = time.perf_counter() - started
     hwm = next((int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                 if line.startswith("VmHWM:")), 0)
@@ -170,17 +170,19 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> MigrationRun:
     shutil.copytree(collection(n) / "archive", data / "archive", symlinks=True)
     settings = Settings(data_dir=data)
     storage = Storage.open(settings, views=views)
-    assert import_orphans(storage, read_archivebox_index=False).imported == n
+    assert import_orphans(storage.catalog, storage.layout, read_archivebox_index=False).imported == n
     os.sync()
     batch, per_tick = settings.migration.batch_size, settings.migration.max_runs_per_tick
     before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     machine_before = machine_cpu()
     cursor, failed = "", 0
     while True:
-        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=batch,
+        batches, cursor = next_migration_batches(storage.catalog, cursor=cursor, batch_size=batch,
                                                  max_batches=per_tick)
         for ids in batches:
-            failed += migrate_batch(storage, ids).failed
+            failed += migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                                    storage.work, storage.layout,
+                                    ids).failed
         if not cursor:
             break
     wall = time.perf_counter() - started
@@ -269,7 +271,8 @@ def time_ticks(url: str, data: Path) -> list[float]:
     ticks, cursor = [], ""
     for _tick in range(20):
         started = time.perf_counter()
-        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=defaults.batch_size,
+        batches, cursor = next_migration_batches(storage.catalog,
+                                                 cursor=cursor, batch_size=defaults.batch_size,
                                                  max_batches=defaults.max_runs_per_tick)
         ticks.append(time.perf_counter() - started)
         assert batches, "no snapshots behind: the fill went wrong"

@@ -23,7 +23,9 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     before = day_stats(store.catalog, start, end)
     migrated = None
     if before.legacy_ids:
-        migrated = migrate_batch(store, sorted(before.legacy_ids))
+        migrated = migrate_batch(store.catalog, store.primary_store, store.view_set, store.work,
+                                 store.layout, sorted(before.legacy_ids),
+                                 ingest_batch_size=store.settings.storage.ingest_batch_size)
         for error in migrated.errors[:20]:
             context.log.warning(error)
     stats = day_stats(store.catalog, start, end) if migrated else before

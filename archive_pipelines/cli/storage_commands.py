@@ -166,7 +166,7 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
     size = batch_size or obj.settings.migration.batch_size
     if dry_run:
         with progress_bar("estimate", "folder") as bar:
-            estimate = estimate_dedup(storage, resume_from=resume_from,
+            estimate = estimate_dedup(storage.catalog, storage.layout, resume_from=resume_from,
                                       progress=lambda _n: bar.update(1))
         click.echo(f"dry run: {estimate.folders:,} folders, {estimate.files:,} files, "
                    f"{estimate.new_blobs:,} new blobs, {estimate.deduplicated:,} deduplicated")
@@ -177,10 +177,13 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
             raise SystemExit(1)
         return
     with progress_bar("import", "folder") as bar:
-        imported = import_orphans(storage, resume_from=resume_from, batch_size=size,
+        imported = import_orphans(storage.catalog, storage.layout, resume_from=resume_from,
+                                  batch_size=size, default_user=obj.settings.views.default_user,
                                   progress=lambda _n: bar.update(1))
     with progress_bar("migrate", "snapshot") as bar:
-        report = migrate_all(storage, batch_size=size, retire=cleanup_legacy,
+        report = migrate_all(storage.catalog, storage.primary_store, storage.view_set,
+                             storage.work, storage.layout, batch_size=size, retire=cleanup_legacy,
+                             ingest_batch_size=obj.settings.storage.ingest_batch_size,
                              progress=bar.update)
     click.echo(f"{imported.processed:,} folders ({imported.imported:,} new snapshots), "
                f"{report.files:,} files, {report.new_blobs:,} new blobs, "

@@ -52,7 +52,9 @@ def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuou
 
 def _import(storage: Storage, resume_from: str, batch_size: int, quiet: bool) -> ImportReport:
     with progress_bar("import", "folder", disable=quiet) as bar:
-        report = import_orphans(storage, resume_from=resume_from, batch_size=batch_size,
+        report = import_orphans(storage.catalog, storage.layout, resume_from=resume_from,
+                                batch_size=batch_size,
+                                default_user=storage.settings.views.default_user,
                                 progress=lambda _name: bar.update(1))
     if not quiet:
         click.echo(f"import: processed {report.processed:,}, imported {report.imported:,}, "
@@ -66,7 +68,10 @@ def _import(storage: Storage, resume_from: str, batch_size: int, quiet: bool) ->
 
 def _migrate(storage: Storage, batch_size: int, quiet: bool) -> MigrateReport:
     with progress_bar("migrate", "snapshot", disable=quiet) as bar:
-        report = migrate_all(storage, batch_size=batch_size, progress=bar.update)
+        report = migrate_all(storage.catalog, storage.primary_store, storage.view_set,
+                             storage.work, storage.layout, batch_size=batch_size,
+                             ingest_batch_size=storage.settings.storage.ingest_batch_size,
+                             progress=bar.update)
     if not quiet:
         click.echo(f"migrate: processed {report.processed:,}, migrated {report.migrated:,}, "
                    f"failed {report.failed:,}, skipped {report.skipped:,}; files {report.files:,} "

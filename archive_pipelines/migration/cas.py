@@ -36,13 +36,16 @@ from pathlib import Path
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.layout import FolderDir, FolderFile, FolderLink, display_path, iter_folder
 from archive_pipelines.migration.folders import is_partial
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
 from archive_pipelines.storage.places import places_for
-from archive_pipelines.views import UnsafePathError, validate_relative_path, view_dir
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import UnsafePathError, ViewSet, validate_relative_path, view_dir
 
 _LISTING_THREADS = 4  # folders listed at once (threads: the listing waits on the disk)
 
@@ -66,12 +69,14 @@ class _Listing:
     folders: list[FolderDir]
 
 
-def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow], *, retire: bool = True
+def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                         layout: DataDir, rows: Sequence[SnapshotRow], *, retire: bool = True,
+                         ingest_batch_size: int
                          ) -> tuple[dict[str, CasOutcome], IngestReport]:
     """Run `to_cas` for snapshots whose folders the caller has locked; returns each one's
     outcome and the batch's ingest report. `retire=False` stores and records everything but
     leaves the folders in place (nothing is done)."""
-    archive = storage.layout.archive
+    archive = layout.archive
     outcomes = {row.id: CasOutcome(row.id) for row in rows}
     listings: dict[str, _Listing] = {}
 
@@ -95,22 +100,21 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow], *, retir
                     yield from found.items
 
     try:
-        ingest = ingest_files(storage.catalog, storage.primary_store, storage.view_set,
-                              storage.work, collected(), hardlink=True, replace=False,
-                              batch_size=storage.settings.storage.ingest_batch_size)
-        _record_entries(storage, rows, listings, outcomes)
+        ingest = ingest_files(catalog, primary, views, work, collected(), hardlink=True,
+                              replace=False, batch_size=ingest_batch_size)
+        _record_entries(catalog, views, rows, listings, outcomes)
     except OSError as exc:  # e.g. the views cannot be written: nothing is removed, all retried
         for outcome in outcomes.values():
             outcome.errors.append(f"ingest: {exc.strerror or exc}")
         return outcomes, IngestReport()
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         records = adoption.file_records(session, [row.id for row in rows])
     tasks = []
     for row in rows:
         listing = listings.get(row.id)
         prefix = f"{archive / row.timestamp}/"
         tasks.append(FinishTask(
-            row.timestamp, storage.layout.migrated,
+            row.timestamp, layout.migrated,
             None if listing is None else tuple((i.relative_path, i.source) for i in listing.items),
             tuple((r.relative_path, r.sha256, r.size) for r in records[row.id]),
             tuple(e for e in ingest.errors if e.startswith(prefix)),
@@ -118,10 +122,10 @@ def migrate_to_cas_batch(storage: Storage, rows: Sequence[SnapshotRow], *, retir
             retire=retire and not outcomes[row.id].errors))
     # Stats, a hash per file, a rename and a link per snapshot: the ingest's worker
     # processes take the snapshots in parallel.
-    if storage.ingest_processes > 1 and len(tasks) > 1:
-        problems = storage.file_workers().map(verify_and_finish, tasks)
+    if work.ingest_processes > 1 and len(tasks) > 1:
+        problems = work.file_workers().map(verify_and_finish, tasks)
     else:
-        problems = [verify_and_finish(storage.primary, storage.farm, task) for task in tasks]
+        problems = [verify_and_finish(primary.store, views.farm, task) for task in tasks]
     for row, found in zip(rows, problems, strict=True):
         outcome = outcomes[row.id]
         outcome.ingested = len(listings[row.id].items) if row.id in listings else 0
@@ -150,7 +154,8 @@ def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> _
     return found
 
 
-def _record_entries(storage: Storage, rows: Sequence[SnapshotRow], listings: dict[str, _Listing],
+def _record_entries(catalog: Catalog, views: ViewSet, rows: Sequence[SnapshotRow],
+                    listings: dict[str, _Listing],
                     outcomes: dict[str, CasOutcome]) -> None:
     """Symlinks and empty folders found in the folders: a `snapshot_entry` row each. Empty
     folders and symlinks pointing inside their folder are recreated in the file view; the
@@ -180,15 +185,15 @@ def _record_entries(storage: Storage, rows: Sequence[SnapshotRow], listings: dic
                     "not kept in the views")
     if not wanted:
         return
-    with storage.session() as session:
+    with catalog.session() as session:
         adoption.record_entries(session, wanted)
         places = places_for(session, list(wanted))
-    home = storage.file_view
+    home = views.file_view
     if home is None:
         return
     for sid, entries in wanted.items():
         folder = view_dir(home, places[sid])
         for rel, _kind, target, inside in entries:
-            if inside and storage.farm.ensure_entry(f"{folder}/{rel}", target) == "conflict":
+            if inside and views.farm.ensure_entry(f"{folder}/{rel}", target) == "conflict":
                 outcomes[sid].errors.append(f"{display_path(rel)}: something else is at its "
                                             "place in the views")

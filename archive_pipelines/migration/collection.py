@@ -12,13 +12,18 @@ from dataclasses import dataclass, field
 
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.blobs import known_hashes
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
 from archive_pipelines.legacy.layout import FolderFile, iter_folder
 from archive_pipelines.migration.discovery import ImportReport
 from archive_pipelines.migration.folders import snapshot_folder_names
 from archive_pipelines.migration.sensor_logic import next_migration_batches
 from archive_pipelines.migration.steps import MigrateReport, migrate_batch
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.file_work import FileWork
+from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import ViewSet
 
 MAX_LISTED = 1000  # per-snapshot failures kept in a report (all are counted)
 
@@ -43,16 +48,19 @@ def failures(imported: ImportReport | None, migrated: MigrateReport | None) -> l
     return sorted(found, key=lambda f: f.where)
 
 
-def migrate_all(storage: Storage, *, batch_size: int, retire: bool = True,
+def migrate_all(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                layout: DataDir, *, batch_size: int, retire: bool = True,
+                ingest_batch_size: int = DEFAULT_BATCH_SIZE,
                 progress: Callable[[int], object] | None = None) -> MigrateReport:
     """Migrate every snapshot whose layout is behind, `batch_size` at a time; one pass over
     the (fs_version, id) index, so a snapshot that fails is tried once per call."""
     total, cursor = MigrateReport(), ""
     while True:
-        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=batch_size,
+        batches, cursor = next_migration_batches(catalog, cursor=cursor, batch_size=batch_size,
                                                  max_batches=1)
         for batch in batches:
-            report = migrate_batch(storage, batch, retire=retire)
+            report = migrate_batch(catalog, primary, views, work, layout, batch, retire=retire,
+                                   ingest_batch_size=ingest_batch_size)
             _add(total, report)
             if progress:
                 progress(len(batch))
@@ -88,13 +96,13 @@ class DedupEstimate:
         return self.bytes_in / stored if stored > 0 else 1.0
 
 
-def estimate_dedup(storage: Storage, *, resume_from: str = "",
+def estimate_dedup(catalog: Catalog, layout: DataDir, *, resume_from: str = "",
                    progress: Callable[[str], object] | None = None) -> DedupEstimate:
     """Hash every file of every legacy folder and count what the store already holds;
     writes nothing (reads the catalog, one query per folder)."""
     report = DedupEstimate()
     seen: set[str] = set()
-    archive = storage.layout.archive
+    archive = layout.archive
     for name in snapshot_folder_names(archive, resume_from):
         folder = archive / name
         report.folders += 1
@@ -106,7 +114,7 @@ def estimate_dedup(storage: Storage, *, resume_from: str = "",
                 hashed.append(sha256_file(folder / entry.rel_path))
             except OSError as exc:
                 report.errors.append(f"archive/{name}/{entry.rel_path}: {exc.strerror or exc}")
-        with storage.read_session() as session:
+        with catalog.read_session() as session:
             known = known_hashes(session, [sha for sha, _size in hashed]) if hashed else set()
         for sha, size in hashed:
             report.files += 1

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive_pipelines.catalog import adoption
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.datadir import DataDir
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
 from archive_pipelines.legacy.sqlite_index import SQLITE_NAME, ArchiveBoxIndex, ArchiveBoxSnapshot
@@ -40,7 +42,7 @@ from archive_pipelines.migration.folders import (
     snapshot_folder_names,
 )
 from archive_pipelines.migration.labels import NO_FOLDER
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.settings.model import ViewSettings
 
 MAX_ERRORS = 1000  # messages kept; `error_count` counts them all
 
@@ -81,18 +83,23 @@ class ImportReport:
             self.warnings.append(message)
 
 
-def import_orphans(storage: Storage, *, resume_from: str = "", batch_size: int = 200,
+DEFAULT_USER = ViewSettings.model_fields["default_user"].default
+
+
+def import_orphans(catalog: Catalog, layout: DataDir, *, default_user: str = DEFAULT_USER,
+                   resume_from: str = "", batch_size: int = 200,
                    archivebox_index: Path | None = None, read_archivebox_index: bool = True,
                    progress: Callable[[str], object] | None = None) -> ImportReport:
     """Adopt every folder of archive/ named >= `resume_from`; one transaction per batch.
 
     `archivebox_index` defaults to `<data>/index.sqlite3` when that file exists (opened
     read-only); `read_archivebox_index=False` ignores it. Re-running is safe: adopted
-    folders are reconciled again, which changes nothing the second time.
+    folders are reconciled again, which changes nothing the second time. Snapshots the
+    folders do not name a creator of are `default_user`'s (the `views.default_user` setting).
     """
     report = ImportReport()
-    archive = storage.layout.archive
-    abx = _open_index(storage, archivebox_index, read_archivebox_index, report)
+    archive = layout.archive
+    abx = _open_index(layout, archivebox_index, read_archivebox_index, report)
     day = invalid_day()
     pending: list[FolderRecord] = []
     try:
@@ -101,29 +108,30 @@ def import_orphans(storage: Storage, *, resume_from: str = "", batch_size: int =
         for name in snapshot_folder_names(archive, resume_from):
             report.processed += 1
             report.last_timestamp = name
-            record = _read_folder(storage, archive / name, abx, day, report)
+            record = _read_folder(catalog, layout, archive / name, abx, day, report)
             if record is not None:
                 pending.append(record)
             if len(pending) >= batch_size:
-                _commit(storage, pending, report)
+                _commit(catalog, default_user, pending, report)
                 pending = []
             if progress:
                 progress(name)
-        _commit(storage, pending, report)
+        _commit(catalog, default_user, pending, report)
         if abx is not None:
-            _import_folderless(storage, abx, resume_from, batch_size, report, progress)
+            _import_folderless(catalog, default_user, layout, abx, resume_from, batch_size, report,
+                               progress)
     finally:
         if abx is not None:
             abx.close()
     return report
 
 
-def _open_index(storage: Storage, path: Path | None, enabled: bool,
+def _open_index(layout: DataDir, path: Path | None, enabled: bool,
                 report: ImportReport) -> ArchiveBoxIndex | None:
     if not enabled:
         return None
     if path is None:
-        path = storage.settings.data_dir / SQLITE_NAME
+        path = layout.root / SQLITE_NAME
         if not path.is_file():
             return None
     try:
@@ -143,7 +151,7 @@ def _lookup(abx: ArchiveBoxIndex | None, name: str, report: ImportReport) -> Arc
         return None
 
 
-def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, day: str,
+def _read_folder(catalog: Catalog, layout: DataDir, folder: Path, abx: ArchiveBoxIndex | None, day: str,
                  report: ImportReport) -> FolderRecord | None:
     with folder_lock(folder) as problem:
         if problem is not None:
@@ -172,19 +180,19 @@ def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, da
         if known is not None:
             # All legacy layouts are the same flat folder: the oldest label fits any of them.
             return FolderRecord(folder, V0_4, sqlite=known)
-        if _catalog_knows(storage, folder.name):
+        if _catalog_knows(catalog, folder.name):
             report.skipped += 1
             report.error(f"{folder.name}: {loaded.detail}, but the catalog has this snapshot; "
                          "left in place", folder.name)
             return None
         try:
-            moved = move_to_invalid(folder, storage.layout.invalid, day)
+            moved = move_to_invalid(folder, layout.invalid, day)
         except OSError as exc:
             report.error(f"{folder.name}: {loaded.reason} ({loaded.detail}); cannot move to invalid/: "
                          f"{exc.strerror or exc}; left in place", folder.name)
             return None
         report.invalid += 1
-        where = str(moved.relative_to(storage.layout.root))
+        where = str(moved.relative_to(layout.root))
         report.warn(f"{folder.name}: {loaded.reason} ({loaded.detail}); moved to {where}")
         if len(report.moved_to_invalid) < MAX_ERRORS:
             report.moved_to_invalid.append((folder.name, f"{loaded.reason} ({loaded.detail})", where))
@@ -192,18 +200,17 @@ def _read_folder(storage: Storage, folder: Path, abx: ArchiveBoxIndex | None, da
         return None
 
 
-def _catalog_knows(storage: Storage, timestamp: str) -> bool:
-    with storage.read_session() as session:
+def _catalog_knows(catalog: Catalog, timestamp: str) -> bool:
+    with catalog.read_session() as session:
         return bool(adoption.snapshots_by_timestamp(session, [timestamp]))
 
 
-def _commit(storage: Storage, records: Sequence[FolderRecord], report: ImportReport) -> None:
+def _commit(catalog: Catalog, user: str, records: Sequence[FolderRecord], report: ImportReport) -> None:
     """Adopt a batch in one transaction; if it fails, record by record to isolate the bad one."""
     if not records:
         return
-    user = storage.settings.views.default_user
     try:
-        with storage.session() as session:
+        with catalog.session() as session:
             adopted = adopt_batch(session, records, created_by=user)
     except Exception as exc:  # isolate the record that fails, adopt the others
         if len(records) == 1:
@@ -216,7 +223,7 @@ def _commit(storage: Storage, records: Sequence[FolderRecord], report: ImportRep
             # ArchiveBox's, so the insert clashes); the second try reconciles with that row.
             for attempt in (1, 2):
                 try:
-                    with storage.session() as session:
+                    with catalog.session() as session:
                         adopted.extend(adopt_batch(session, [record], created_by=user))
                     break
                 except Exception as exc:  # one bad record must not stop the pass
@@ -247,9 +254,10 @@ def _note_invalid(moved: Path, reason: str) -> None:
         handle.write(f"{moved.name}\t{reason}\n")  # the move is reported anyway
 
 
-def _import_folderless(storage: Storage, abx: ArchiveBoxIndex, resume_from: str, batch_size: int,
+def _import_folderless(catalog: Catalog, user: str, layout: DataDir, abx: ArchiveBoxIndex,
+                       resume_from: str, batch_size: int,
                        report: ImportReport, progress: Callable[[str], object] | None) -> None:
-    archive = storage.layout.archive
+    archive = layout.archive
     pending: list[FolderRecord] = []
     try:
         for snapshot in abx.iter_snapshots(batch_size=batch_size):
@@ -261,10 +269,10 @@ def _import_folderless(storage: Storage, abx: ArchiveBoxIndex, resume_from: str,
                 continue  # the folder pass handled it
             pending.append(FolderRecord(folder, NO_FOLDER, sqlite=snapshot))
             if len(pending) >= batch_size:
-                _commit(storage, pending, report)
+                _commit(catalog, user, pending, report)
                 pending = []
             if progress:
                 progress(name)
     except sqlite3.Error as exc:
         report.error(f"{abx.path}: reading stopped: {exc}")
-    _commit(storage, pending, report)
+    _commit(catalog, user, pending, report)

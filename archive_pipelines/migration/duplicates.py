@@ -27,14 +27,18 @@ from archive_pipelines.catalog.duplicates import (
     group_members,
     merge_snapshot_rows,
 )
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.reconcile import best_title
 from archive_pipelines.legacy.versions import CAS
 from archive_pipelines.migration.catalog_side import same_recorded_run
 from archive_pipelines.migration.steps import migrate_snapshot
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.files import delete_snapshot
+from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.places import places_for
-from archive_pipelines.views import SnapshotPlace, compat_link_target, view_dir, view_path
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import SnapshotPlace, ViewSet, compat_link_target, view_dir, view_path
 
 KEYS: tuple[DuplicateKey, ...] = ("timestamp", "crawl_id")
 
@@ -48,37 +52,43 @@ class MergeReport:
     errors: list[str] = field(default_factory=list)
 
 
-def merge_duplicates(storage: Storage, batch_size: int = 100) -> MergeReport:
-    """Find and merge every exact-duplicate group, `batch_size` groups per page."""
+def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                     layout: DataDir, batch_size: int = 100, *,
+                     ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> MergeReport:
+    """Find and merge every exact-duplicate group, `batch_size` groups per page (a member
+    still in a legacy folder is migrated first, `ingest_batch_size` files per transaction)."""
     report = MergeReport()
     for key in KEYS:
         after: tuple[str, str] | None = None
         while True:
-            with storage.read_session() as session:
+            with catalog.read_session() as session:
                 page = duplicate_groups(session, key, after, batch_size)
             for value, url in page:
-                _merge_group(storage, key, value, url, report)
+                _merge_group(catalog, primary, views, work, layout, key, value, url, report,
+                             ingest_batch_size)
             if len(page) < batch_size:
                 break
             after = page[-1]
     return report
 
 
-def _merge_group(storage: Storage, key: DuplicateKey, value: str, url: str, report: MergeReport) -> None:
-    with storage.read_session() as session:
+def _merge_group(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                 layout: DataDir, key: DuplicateKey, value: str, url: str, report: MergeReport,
+                 ingest_batch_size: int) -> None:
+    with catalog.read_session() as session:
         members = group_members(session, key, value, url)
     if len(members) < 2:
         return  # merged meanwhile
     report.groups += 1
     for member in members:
-        problem = _not_ready(storage, member)
+        problem = _not_ready(catalog, primary, views, work, layout, member, ingest_batch_size)
         if problem is not None:
             report.skipped += 1
             report.errors.append(f"{key}={value} {url}: {member.id} {problem}; group left for later")
             return
     keeper = members[0]
     for duplicate in members[1:]:
-        merged = _merge_pair(storage, keeper, duplicate)
+        merged = _merge_pair(catalog, primary, views, layout, keeper, duplicate)
         if merged.differing:
             report.skipped += 1
             report.errors.append(
@@ -89,21 +99,24 @@ def _merge_group(storage: Storage, key: DuplicateKey, value: str, url: str, repo
         report.files_moved += len(merged.moved_files)
 
 
-def _not_ready(storage: Storage, member: SnapshotRow) -> str | None:
+def _not_ready(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+               layout: DataDir, member: SnapshotRow, ingest_batch_size: int) -> str | None:
     """None when the member's files are all catalog rows (migrating it first if needed)."""
     if member.fs_version == CAS:
         return None
-    folder = storage.layout.archive / member.timestamp
+    folder = layout.archive / member.timestamp
     if folder.is_symlink() or not folder.exists():
         return None  # no folder of its own: whatever files it has are catalog rows
-    step = migrate_snapshot(storage, member.id)
+    step = migrate_snapshot(catalog, primary, views, work, layout, member.id,
+                            ingest_batch_size=ingest_batch_size)
     if step.to_version == CAS:
         return None
     return f"could not be migrated ({'; '.join(step.errors[:2]) or step.skipped})"
 
 
-def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -> MergedRows:
-    with storage.session() as session:
+def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, layout: DataDir,
+                keeper: SnapshotRow, duplicate: SnapshotRow) -> MergedRows:
+    with catalog.session() as session:
         merged = merge_snapshot_rows(session, keeper.id, duplicate.id,
                                      same_run=same_recorded_run)
         if merged.differing:
@@ -113,28 +126,28 @@ def _merge_pair(storage: Storage, keeper: SnapshotRow, duplicate: SnapshotRow) -
             adoption.update_snapshot(session, keeper.id, title=title)
         places = places_for(session, [keeper.id, duplicate.id])
     keeper_place, dup_place = places[keeper.id], places[duplicate.id]
-    farm, home = storage.farm, storage.file_view
+    farm, home = views.farm, views.file_view
     if home is not None and merged.moved_files:
         for record in merged.moved_files:
-            farm.ensure_alias(record.sha256, storage.primary.local_path(record.sha256))
+            farm.ensure_alias(record.sha256, primary.store.local_path(record.sha256))
             farm.remove_link(view_path(home, dup_place, record.relative_path))
             farm.ensure_link(view_path(home, keeper_place, record.relative_path), record.sha256)
-        for link, target in storage.folder_links(keeper_place):
+        for link, target in views.folder_links(keeper_place):
             farm.ensure_folder_link(link, target)
-    delete_snapshot(storage.catalog, storage.view_set, duplicate.id)
-    _repoint_compat_link(storage, duplicate, dup_place, keeper_place)
+    delete_snapshot(catalog, views, duplicate.id)
+    _repoint_compat_link(catalog, layout, duplicate, dup_place, keeper_place)
     return merged
 
 
-def _repoint_compat_link(storage: Storage, duplicate: SnapshotRow, dup_place: SnapshotPlace,
+def _repoint_compat_link(catalog: Catalog, layout: DataDir, duplicate: SnapshotRow, dup_place: SnapshotPlace,
                          keeper_place: SnapshotPlace) -> None:
     """`archive/<dup timestamp>`, if it links to the deleted snapshot's by_timestamp folder,
     now links to the timestamp's owner (`compat_link_target`) or, when no snapshot has that
     timestamp any more, to the keeper's by_timestamp folder."""
-    link = storage.layout.archive / duplicate.timestamp
+    link = layout.archive / duplicate.timestamp
     if not link.is_symlink() or os.readlink(link) != view_dir("by_timestamp", dup_place):
         return
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         still_used = bool(adoption.snapshots_by_timestamp(session, [duplicate.timestamp]))
     target = (compat_link_target(duplicate.timestamp) if still_used
               else view_dir("by_timestamp", keeper_place))

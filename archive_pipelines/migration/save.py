@@ -12,12 +12,17 @@ from typing import Any
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.catalog.tags import replace_tags
+from archive_pipelines.datadir import DataDir
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration.folders import real_folder
 from archive_pipelines.migration.labels import NO_FOLDER, needs_migration
 from archive_pipelines.migration.steps import StepReport, migrate_snapshot
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.storage.file_work import FileWork
+from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import ViewSet
 
 SAVABLE_FIELDS = frozenset({"title", "tags", "crawl_id"})
 
@@ -33,7 +38,9 @@ class SaveReport:
     changed: list[str] = field(default_factory=list)
 
 
-def save_snapshot(storage: Storage, snapshot_id: str, **changes: Any) -> SaveReport:
+def save_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                  layout: DataDir, snapshot_id: str, *,
+                  ingest_batch_size: int = DEFAULT_BATCH_SIZE, **changes: Any) -> SaveReport:
     """Migrate the snapshot if its fs_version is behind, then apply `changes` in one transaction.
 
     Raises ValueError for a field that cannot be saved here, KeyError for an unknown snapshot
@@ -42,22 +49,23 @@ def save_snapshot(storage: Storage, snapshot_id: str, **changes: Any) -> SaveRep
     unknown = sorted(set(changes) - SAVABLE_FIELDS)
     if unknown:
         raise ValueError(f"cannot save {', '.join(unknown)} here; savable: {sorted(SAVABLE_FIELDS)}")
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         rows = adoption.snapshots_by_id(session, [snapshot_id])
     if not rows:
         raise KeyError(f"no snapshot {snapshot_id}")
     report = SaveReport(snapshot_id)
     row = rows[0]
-    folder_appeared = row.fs_version == NO_FOLDER and real_folder(storage.layout.archive / row.timestamp)
+    folder_appeared = row.fs_version == NO_FOLDER and real_folder(layout.archive / row.timestamp)
     if needs_migration(row.fs_version) or folder_appeared:
-        report.migration = migrate_snapshot(storage, snapshot_id)
+        report.migration = migrate_snapshot(catalog, primary, views, work, layout, snapshot_id,
+                                             ingest_batch_size=ingest_batch_size)
         if report.migration.errors or report.migration.skipped:
             why = "; ".join(report.migration.errors[:3]) or report.migration.skipped
             raise SnapshotMigrationError(f"snapshot {snapshot_id} ({row.fs_version}) could not be "
                                          f"migrated, so it was not saved: {why}")
     if not changes:
         return report
-    with storage.session() as session:
+    with catalog.session() as session:
         values: dict[str, Any] = {k: v for k, v in changes.items() if k in ("title", "crawl_id")}
         if "tags" in changes:
             replace_tags(session, snapshot_id, changes["tags"])

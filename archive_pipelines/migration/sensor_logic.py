@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from archive_pipelines.catalog import adoption
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.migration.labels import MIGRATABLE_LABELS
-from archive_pipelines.storage.context import Storage
 
 _SEPARATOR = "|"
 
@@ -26,7 +26,7 @@ def parse_cursor(cursor: str) -> tuple[int, str]:
     return MIGRATABLE_LABELS.index(label), last_id
 
 
-def next_migration_batches(storage: Storage, *, cursor: str, batch_size: int,
+def next_migration_batches(catalog: Catalog, *, cursor: str, batch_size: int,
                            max_batches: int) -> tuple[list[list[str]], str]:
     """Up to `max_batches` batches of `batch_size` snapshot ids to migrate, and the next cursor."""
     if batch_size < 1 or max_batches < 1:
@@ -35,7 +35,7 @@ def next_migration_batches(storage: Storage, *, cursor: str, batch_size: int,
     position, after = parse_cursor(cursor)
     ids: list[str] = []
     next_cursor = ""
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         while position < len(MIGRATABLE_LABELS):
             label = MIGRATABLE_LABELS[position]
             found = adoption.migration_candidates(session, label, after, wanted - len(ids))

@@ -25,13 +25,17 @@ from dataclasses import dataclass, field
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
 from archive_pipelines.legacy.versions import CAS, TO_CAS
 from archive_pipelines.migration.cas import migrate_to_cas_batch
 from archive_pipelines.migration.folders import folder_lock, real_folder
 from archive_pipelines.migration.labels import NO_FOLDER, needs_migration, steps_for
-from archive_pipelines.storage.context import Storage
-from archive_pipelines.storage.ingest import IngestReport
+from archive_pipelines.storage.file_work import FileWork
+from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE, IngestReport
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.views import ViewSet
 
 
 @dataclass
@@ -70,30 +74,41 @@ class MigrateReport:
     snapshots: list[StepReport] = field(default_factory=list)
 
 
-def migrate_snapshot(storage: Storage, snapshot_id: str) -> StepReport:
+def migrate_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                     layout: DataDir, snapshot_id: str, *,
+                     ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> StepReport:
     """Migrate one snapshot to the CAS layout (a no-op when it is there already)."""
-    report = migrate_batch(storage, [snapshot_id])
+    report = migrate_batch(catalog, primary, views, work, layout, [snapshot_id],
+                           ingest_batch_size=ingest_batch_size)
     if not report.snapshots:
         raise KeyError(f"no snapshot {snapshot_id}")
     return report.snapshots[0]
 
 
-def to_cas(storage: Storage, snapshot_id: str) -> StepReport:
+def to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+           layout: DataDir, snapshot_id: str, *,
+           ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> StepReport:
     """The `to_cas` step (legacy folder -> blobs + views) for one snapshot."""
-    return _run(storage, [snapshot_id]).snapshots[0]
+    return _run(catalog, primary, views, work, layout, [snapshot_id],
+                ingest_batch_size=ingest_batch_size).snapshots[0]
 
 
-def migrate_batch(storage: Storage, snapshot_ids: Sequence[str], *,
-                  retire: bool = True) -> MigrateReport:
+def migrate_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+                  layout: DataDir, snapshot_ids: Sequence[str], *, retire: bool = True,
+                  ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> MigrateReport:
     """Migrate these snapshots into the store; one ingest and one fs_version commit for the
     batch. `retire=False` stores and records their files but leaves the folders (and their
-    fs_version) as they are, for a later migration to finish."""
-    return _run(storage, snapshot_ids, retire=retire)
+    fs_version) as they are, for a later migration to finish. `ingest_batch_size`: files per
+    catalog transaction of the ingest (the `storage.ingest_batch_size` setting)."""
+    return _run(catalog, primary, views, work, layout, snapshot_ids, retire=retire,
+                ingest_batch_size=ingest_batch_size)
 
 
-def _run(storage: Storage, snapshot_ids: Sequence[str], *, retire: bool = True) -> MigrateReport:
+def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+         layout: DataDir, snapshot_ids: Sequence[str], *, retire: bool = True,
+         ingest_batch_size: int) -> MigrateReport:
     report = MigrateReport()
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         rows = {row.id: row for row in adoption.snapshots_by_id(session, snapshot_ids)}
     steps: dict[str, StepReport] = {}
     for sid in dict.fromkeys(snapshot_ids):
@@ -103,8 +118,9 @@ def _run(storage: Storage, snapshot_ids: Sequence[str], *, retire: bool = True) 
             continue
         steps[sid] = StepReport(sid, rows[sid].fs_version, rows[sid].fs_version,
                                 timestamp=rows[sid].timestamp)
-    with _locked(storage, [rows[sid] for sid in steps], steps) as work:
-        ingest = _to_cas(storage, work, steps, retire)
+    with _locked(catalog, layout, [rows[sid] for sid in steps], steps) as locked:
+        ingest = _to_cas(catalog, primary, views, work, layout, locked, steps, retire,
+                         ingest_batch_size)
     if ingest is not None:
         report.files, report.new_blobs, report.deduplicated = (
             ingest.files, ingest.new_blobs, ingest.deduplicated)
@@ -125,11 +141,11 @@ def _run(storage: Storage, snapshot_ids: Sequence[str], *, retire: bool = True) 
 
 
 @contextmanager
-def _locked(storage: Storage, rows: list[SnapshotRow],
+def _locked(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow],
             steps: dict[str, StepReport]) -> Iterator[list[SnapshotRow]]:
     """The rows to work on, their real folders flock'ed for the duration."""
-    archive = storage.layout.archive
-    claimants = _folder_claimants(storage, rows)
+    archive = layout.archive
+    claimants = _folder_claimants(catalog, layout, rows)
     with ExitStack() as stack:
         work: list[SnapshotRow] = []
         owners: dict[str, str] = {}
@@ -170,13 +186,13 @@ def _locked(storage: Storage, rows: list[SnapshotRow],
         yield work
 
 
-def _folder_claimants(storage: Storage, rows: list[SnapshotRow]) -> dict[str, str]:
+def _folder_claimants(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow]) -> dict[str, str]:
     """Per timestamp with a real folder: the id of the snapshot whose files it holds."""
-    archive = storage.layout.archive
+    archive = layout.archive
     real = {row.timestamp for row in rows if real_folder(archive / row.timestamp)}
     if not real:
         return {}
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         sharing = adoption.snapshots_by_timestamp(session, real)  # oldest first
     by_stamp: dict[str, list[SnapshotRow]] = defaultdict(list)
     for row in sharing:
@@ -192,11 +208,13 @@ def _folder_claimants(storage: Storage, rows: list[SnapshotRow]) -> dict[str, st
     return claimants
 
 
-def _to_cas(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepReport],
-            retire: bool) -> IngestReport | None:
+def _to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+            layout: DataDir, rows: list[SnapshotRow], steps: dict[str, StepReport],
+            retire: bool, ingest_batch_size: int) -> IngestReport | None:
     if not rows:
         return None
-    outcomes, ingest = migrate_to_cas_batch(storage, rows, retire=retire)
+    outcomes, ingest = migrate_to_cas_batch(catalog, primary, views, work, layout, rows,
+                                            retire=retire, ingest_batch_size=ingest_batch_size)
     done: dict[str, list[str]] = defaultdict(list)
     for row in rows:
         step, outcome = steps[row.id], outcomes[row.id]
@@ -207,16 +225,16 @@ def _to_cas(storage: Storage, rows: list[SnapshotRow], steps: dict[str, StepRepo
         step.warnings.extend(outcome.warnings)
         if outcome.done:
             done[step.to_version].append(row.id)
-    _advance(storage, done, CAS, steps)
+    _advance(catalog, done, CAS, steps)
     return ingest
 
 
-def _advance(storage: Storage, done: dict[str, list[str]], target: str,
+def _advance(catalog: Catalog, done: dict[str, list[str]], target: str,
              steps: dict[str, StepReport]) -> None:
     """Commit the new fs_version for verified snapshots (only where the old one still holds)."""
     if not done:
         return
-    with storage.session() as session:
+    with catalog.session() as session:
         for source, ids in done.items():
             adoption.advance_fs_version(session, ids, source, target)
     for ids in done.values():

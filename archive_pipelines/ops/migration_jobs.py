@@ -16,8 +16,10 @@ class ImportOrphansConfig(dg.Config):
                    "to invalid/ (never deleted).")
 def import_orphans_op(context: dg.OpExecutionContext, config: ImportOrphansConfig,
                       storage: StorageResource) -> dg.Output[int]:
-    report = import_orphans(storage.open(), resume_from=config.resume_from,
-                            batch_size=config.batch_size)
+    parts = storage.open()
+    report = import_orphans(parts.catalog, parts.layout, resume_from=config.resume_from,
+                            batch_size=config.batch_size,
+                            default_user=parts.settings.views.default_user)
     for line in report.errors[:20]:
         context.log.warning(line)
     return dg.Output(report.imported, metadata={
@@ -41,7 +43,10 @@ class MigrateFsConfig(dg.Config):
 @dg.op(description="Store each snapshot's legacy folder in the blob store, original paths kept.")
 def migrate_fs_op(context: dg.OpExecutionContext, config: MigrateFsConfig,
                   storage: StorageResource) -> dg.Output[int]:
-    report = migrate_batch(storage.open(), config.snapshot_ids)
+    parts = storage.open()
+    report = migrate_batch(parts.catalog, parts.primary_store, parts.view_set, parts.work,
+                           parts.layout, config.snapshot_ids,
+                           ingest_batch_size=parts.settings.storage.ingest_batch_size)
     for line in report.errors[:20]:
         context.log.warning(line)
     return dg.Output(report.migrated, metadata={
@@ -61,7 +66,10 @@ class MergeDuplicatesConfig(dg.Config):
 @dg.op(description="Merge exact duplicates (same url+timestamp or url+crawl_id) into the oldest.")
 def merge_duplicates_op(config: MergeDuplicatesConfig,
                         storage: StorageResource) -> dg.Output[int]:
-    report = merge_duplicates(storage.open(), batch_size=config.batch_size)
+    parts = storage.open()
+    report = merge_duplicates(parts.catalog, parts.primary_store, parts.view_set, parts.work,
+                              parts.layout, batch_size=config.batch_size,
+                              ingest_batch_size=parts.settings.storage.ingest_batch_size)
     return dg.Output(report.merged, metadata={
         "groups": report.groups, "merged": report.merged, "files_moved": report.files_moved,
         "skipped": report.skipped, "errors": len(report.errors)})

@@ -81,15 +81,19 @@ def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig
                       storage: StorageResource) -> dg.Output[int]:
     store = storage.open(config.views or None)
     if config.dry_run:
-        estimate = estimate_dedup(store, resume_from=config.resume_from)
+        estimate = estimate_dedup(store.catalog, store.layout, resume_from=config.resume_from)
         return dg.Output(estimate.files, metadata={
             "dry_run": True, "folders": estimate.folders, "files": estimate.files,
             "new_blobs": estimate.new_blobs, "deduplicated": estimate.deduplicated,
             "bytes_in": dg.MetadataValue.int(estimate.bytes_in),
             "bytes_saved": dg.MetadataValue.int(estimate.bytes_saved),
             "dedup_ratio": round(estimate.dedup_ratio, 4), "errors": len(estimate.errors)})
-    imported = import_orphans(store, resume_from=config.resume_from, batch_size=config.batch_size)
-    report = migrate_all(store, batch_size=config.batch_size, retire=config.cleanup_legacy)
+    imported = import_orphans(store.catalog, store.layout, resume_from=config.resume_from,
+                              batch_size=config.batch_size,
+                              default_user=store.settings.views.default_user)
+    report = migrate_all(store.catalog, store.primary_store, store.view_set, store.work,
+                         store.layout, batch_size=config.batch_size, retire=config.cleanup_legacy,
+                         ingest_batch_size=store.settings.storage.ingest_batch_size)
     errors = imported.errors + report.errors
     for error in errors[:20]:
         context.log.warning(error)

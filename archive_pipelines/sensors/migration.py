@@ -16,7 +16,7 @@ def lazy_migration_sensor(context: dg.SensorEvaluationContext,
                           storage: StorageResource) -> dg.SensorResult:
     store = storage.open()
     policy = store.settings.migration
-    batches, cursor = next_migration_batches(store, cursor=context.cursor or "",
+    batches, cursor = next_migration_batches(store.catalog, cursor=context.cursor or "",
                                              batch_size=policy.batch_size,
                                              max_batches=policy.max_runs_per_tick)
     runs = [dg.RunRequest(

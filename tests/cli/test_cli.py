@@ -13,7 +13,7 @@ from archive_pipelines.cli.main import cli
 from archive_pipelines.cli.runner import run_group
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import load_settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers
 from archive_testkit.legacy_releases import generate_collection
 
@@ -137,16 +137,16 @@ def test_update_stops_its_worker_processes_before_it_returns(
     initialize(load_settings(data))
     generate_collection(data, 8)
     started: list[tuple[threading.Thread, list[BaseProcess]]] = []
-    file_workers = Storage.file_workers
+    file_workers = FileWork.file_workers
 
-    def spy(storage: Storage) -> FileWorkers:
-        workers = file_workers(storage)
+    def spy(work: FileWork) -> FileWorkers:
+        workers = file_workers(work)
         pool = workers._pool
         if pool._executor_manager_thread is not None and pool._processes:
             started.append((pool._executor_manager_thread, list(pool._processes.values())))
         return workers
 
-    monkeypatch.setattr(Storage, "file_workers", spy)
+    monkeypatch.setattr(FileWork, "file_workers", spy)
     assert run_group(cli, "archive-pipelines", ["--data-dir", str(data), "update"]) == 0
     assert started, "the migration did not use the worker processes"
     for manager, processes in started:

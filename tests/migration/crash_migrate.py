@@ -18,9 +18,11 @@ def main() -> None:
     print("READY", flush=True)
     cursor = ""
     while True:
-        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=4, max_batches=1)
+        batches, cursor = next_migration_batches(storage.catalog, cursor=cursor, batch_size=4, max_batches=1)
         for batch in batches:
-            migrate_batch(storage, batch, retire=retire)
+            migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                          storage.work, storage.layout,
+                          batch, retire=retire)
         if not cursor:
             break
 

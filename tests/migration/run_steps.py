@@ -17,12 +17,14 @@ from archive_pipelines.storage import Storage
 def main() -> None:
     storage = Storage.open(Settings(data_dir=Path(sys.argv[1])))
     if sys.argv[2] == "import":
-        report = dataclasses.asdict(import_orphans(storage))
+        report = dataclasses.asdict(import_orphans(storage.catalog, storage.layout))
     else:
-        batches, _cursor = next_migration_batches(storage, cursor="", batch_size=100, max_batches=100)
+        batches, _cursor = next_migration_batches(storage.catalog, cursor="", batch_size=100, max_batches=100)
         totals = {"processed": 0, "migrated": 0, "failed": 0, "errors": []}
         for batch in batches:
-            result = migrate_batch(storage, batch)
+            result = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                                   storage.work, storage.layout,
+                                   batch)
             for key in ("processed", "migrated", "failed"):
                 totals[key] += getattr(result, key)
             totals["errors"] += result.errors

@@ -124,7 +124,7 @@ def test_identity_is_archiveboxs_from_index_sqlite3(storage: Storage) -> None:
     root = storage.settings.data_dir
     collection = generate_archivebox07(root, snapshots=10, seed=3, files_per_snapshot=12,
                                        write_index_json=False)
-    report = import_orphans(storage)
+    report = import_orphans(storage.catalog, storage.layout)
     assert report.error_count == 0, report.errors
 
     found = _catalog(storage)
@@ -139,7 +139,8 @@ def test_identity_is_archiveboxs_from_index_sqlite3(storage: Storage) -> None:
         got = {(r.extractor, r.archivebox_id, r.archivebox_uuid, r.start_ts, r.end_ts, r.status)
                for r in _results(storage, ours.id)}
         assert got == expected, snapshot.timestamp
-    assert migrate_all(storage, batch_size=100).failed == 0
+    assert migrate_all(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout,
+                       batch_size=100).failed == 0
     assert {s.id for s in _catalog(storage).values()} == {s.snapshot_id for s in collection.snapshots}
 
 
@@ -147,7 +148,7 @@ def test_identity_from_index_json_alone(sqlite_storage: Storage) -> None:
     root = sqlite_storage.settings.data_dir
     collection = generate_archivebox07(root, snapshots=8, seed=4, files_per_snapshot=12,
                                        with_sqlite=False)
-    assert import_orphans(sqlite_storage).error_count == 0
+    assert import_orphans(sqlite_storage.catalog, sqlite_storage.layout).error_count == 0
 
     found = _catalog(sqlite_storage)
     for snapshot in collection.snapshots:
@@ -168,7 +169,7 @@ def test_an_id_another_snapshot_has_is_reported_never_merged(sqlite_storage: Sto
     collection = generate_archivebox07(root, snapshots=4, seed=5, files_per_snapshot=8,
                                        with_sqlite=False)
     first = collection.snapshots[0]
-    assert import_orphans(sqlite_storage).error_count == 0
+    assert import_orphans(sqlite_storage.catalog, sqlite_storage.layout).error_count == 0
     # Another collection's folder with the same snapshot id but another url and timestamp.
     other = root / "archive" / "1234567890.5"
     other.mkdir()
@@ -176,7 +177,7 @@ def test_an_id_another_snapshot_has_is_reported_never_merged(sqlite_storage: Sto
     index.update(url="https://other.example/", timestamp="1234567890.5")
     (other / "index.json").write_text(json.dumps(index))
 
-    report = import_orphans(sqlite_storage)
+    report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
 
     assert any("1234567890.5" in where and "already the catalog's snapshot" in why
                for where, why in report.problems), report.problems

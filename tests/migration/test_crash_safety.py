@@ -34,7 +34,7 @@ def fresh_collection(data: Path, seed: int) -> tuple[Storage, Manifest]:
     settings = Settings(data_dir=data)
     initialize(settings)
     storage = Storage.open(settings)
-    report = import_orphans(storage)
+    report = import_orphans(storage.catalog, storage.layout)
     assert report.imported == 36
     return storage, manifest
 

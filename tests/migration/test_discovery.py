@@ -26,7 +26,7 @@ def test_every_fingerprint_is_adopted_with_its_version(storage: Storage) -> None
     manifest = generate_collection(root, 16, versions=ALL_RELEASES, seed=3)
     before = tree_hashes(root / "archive")
 
-    report = import_orphans(storage)
+    report = import_orphans(storage.catalog, storage.layout)
 
     assert (report.processed, report.imported, report.invalid, report.error_count) == (16, 16, 0, 0)
     found = snapshots(storage)
@@ -41,7 +41,7 @@ def test_every_fingerprint_is_adopted_with_its_version(storage: Storage) -> None
     # The import only reads the folders.
     assert tree_hashes(root / "archive") == before
 
-    again = import_orphans(storage)
+    again = import_orphans(storage.catalog, storage.layout)
     assert (again.processed, again.imported, again.reconciled) == (16, 0, 16)
     assert len(snapshots(storage)) == 16
     assert tree_hashes(root / "archive") == before
@@ -65,7 +65,7 @@ def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: 
     repo.add_result(snapshot.id, extractor="pdf", output="output.pdf",
                     start_ts=datetime(2020, 7, 2, 11, 50, tzinfo=UTC))
 
-    report = import_orphans(storage)
+    report = import_orphans(storage.catalog, storage.layout)
 
     assert (report.reconciled, report.imported) == (1, 0)
     merged = snapshots(storage)[ts]
@@ -79,7 +79,7 @@ def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: 
     assert (folder / "index.json").read_bytes() == original
     assert list(folder.iterdir()) == [folder / "index.json"]
     # Converged: a second pass changes nothing.
-    again = import_orphans(storage)
+    again = import_orphans(storage.catalog, storage.layout)
     assert again.reconciled == 1
     assert len(repo.results_for(snapshot.id)) == 4
     assert (folder / "index.json").read_bytes() == original
@@ -95,7 +95,7 @@ def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(
     sqlite_before = (root / "index.sqlite3").read_bytes()
     broken = [s for s in manifest.snapshots if s.broken]
 
-    report = import_orphans(storage)
+    report = import_orphans(storage.catalog, storage.layout)
 
     found = snapshots(storage)
     assert report.invalid == len(broken) == 3
@@ -119,7 +119,7 @@ def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(
     assert (root / "index.sqlite3").read_bytes() == sqlite_before  # read-only, never modified
     # The folder turns up again: the 0.x record gets it, and its version.
     shutil.move(aside, root / gone.folder)
-    assert import_orphans(storage).imported == 0
+    assert import_orphans(storage.catalog, storage.layout).imported == 0
     back = snapshots(storage)[gone.timestamp]
     assert (back.id, back.fs_version) == (found[gone.timestamp].id, gone.fs_version)
 
@@ -164,7 +164,7 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: Storage) -> None
     (archive / "1600000012").symlink_to("/etc", target_is_directory=True)  # never followed
     before = tree_hashes(archive)
 
-    report = import_orphans(storage)
+    report = import_orphans(storage.catalog, storage.layout)
 
     found = snapshots(storage)
     adopted = {name for name, (_c, reason) in HOSTILE.items() if reason is None}
@@ -192,7 +192,7 @@ def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: Storage) -> Non
     archive = sqlite_storage.layout.archive
     for round_ in range(3):
         _folder(archive, "1600000100", b"{broken", {"file.txt": f"round {round_}".encode()})
-        assert import_orphans(sqlite_storage).invalid == 1
+        assert import_orphans(sqlite_storage.catalog, sqlite_storage.layout).invalid == 1
     day = sqlite_storage.layout.invalid / invalid_day()
     names = sorted(p.name for p in day.iterdir())
     assert names == ["1600000100", "1600000100_1", "1600000100_2"]
@@ -205,7 +205,7 @@ def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: Storage) -> Non
 def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(sqlite_storage: Storage) -> None:
     CatalogRepository(sqlite_storage.engine).add_snapshot(url=URL, timestamp="1600000200", fs_version="0.4")
     folder = _folder(sqlite_storage.layout.archive, "1600000200", None, {"output.html": b"x"})
-    report = import_orphans(sqlite_storage)
+    report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     assert (report.invalid, report.skipped) == (0, 1)
     assert (folder / "output.html").read_bytes() == b"x"
 
@@ -213,7 +213,7 @@ def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(sql
 def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: Storage) -> None:
     root = sqlite_storage.settings.data_dir
     manifest = generate_collection(root, 30, versions=("0.7", "0.9"), duplicates=6, seed=11)
-    report = import_orphans(sqlite_storage)
+    report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     found = snapshots(sqlite_storage)
     copies = [s for s in manifest.snapshots if s.duplicate_of]
     assert report.imported == len(found) == len(manifest.snapshots)
@@ -234,7 +234,8 @@ def test_resume_from_and_batches(sqlite_storage: Storage, monkeypatch: pytest.Mo
     middle = names[12]
     seen: list[str] = []
 
-    report = import_orphans(sqlite_storage, resume_from=middle, batch_size=3, progress=seen.append)
+    report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout,
+                            resume_from=middle, batch_size=3, progress=seen.append)
 
     assert seen == names[12:]
     assert (report.processed, report.imported, report.last_timestamp) == (8, 8, names[-1])
@@ -248,6 +249,6 @@ def test_resume_from_and_batches(sqlite_storage: Storage, monkeypatch: pytest.Mo
         return real(session, records, created_by=created_by)
 
     monkeypatch.setattr(discovery_module, "adopt_batch", failing)
-    second = import_orphans(sqlite_storage, batch_size=5)
+    second = import_orphans(sqlite_storage.catalog, sqlite_storage.layout, batch_size=5)
     assert second.error_count == 1 and names[4] in second.errors[0]
     assert set(snapshots(sqlite_storage)) == set(names) - {names[4]}

@@ -57,7 +57,9 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> Non
     link = storage.layout.archive / "1600000000"
     os.symlink("by_timestamp/1600000000", link)
 
-    report = merge_duplicates(storage, batch_size=1)
+    report = merge_duplicates(storage.catalog, storage.primary_store, storage.view_set,
+                              storage.work, storage.layout,
+                              batch_size=1)
 
     # dup1 holds other bytes than the keeper at dom/output.html: merging would drop them, so
     # both are kept and reported. dup2 agrees with the keeper wherever both have a file.
@@ -78,7 +80,8 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> Non
     assert found["refcount_drift"] == 0 and found["missing_links"] == 0 and found["orphan_links"] == 0
     assert os.readlink(link) == "by_timestamp/1600000000"
     assert dup2 not in left and other_time in {s.id for s in snapshots(storage).values()}
-    assert merge_duplicates(storage).merged == 0  # dup1 stays reported, never dropped
+    assert merge_duplicates(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                            storage.layout).merged == 0  # dup1 stays reported, never dropped
 
 
 def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Storage) -> None:
@@ -88,7 +91,8 @@ def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Stora
          url="https://example.com/other")  # same crawl, another url: not a duplicate
     os.symlink("by_timestamp/1600000050", storage.layout.archive / "1600000050")
 
-    report = merge_duplicates(storage)
+    report = merge_duplicates(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                              storage.layout)
 
     assert (report.groups, report.merged, report.files_moved) == (1, 1, 1)
     assert dup not in {s.id for s in snapshots(storage).values()}
@@ -102,14 +106,17 @@ def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Stora
 def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: Storage) -> None:
     storage = sqlite_storage
     manifest = generate_collection(storage.settings.data_dir, 12, versions=("0.9",), duplicates=3, seed=5)
-    import_orphans(storage)
+    import_orphans(storage.catalog, storage.layout)
     assert len(snapshots(storage)) == 15
 
-    report = merge_duplicates(storage)
+    report = merge_duplicates(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                              storage.layout)
 
     assert (report.groups, report.merged, report.skipped) == (3, 3, 0), report.errors
     assert len(snapshots(storage)) == 12
     assert lost_bytes(storage, manifest) == []
     rest = [s.id for s in snapshots(storage).values() if s.fs_version != "cas"]
-    assert migrate_batch(storage, rest).failed == 0
+    assert migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                         storage.work, storage.layout,
+                         rest).failed == 0
     assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0

@@ -32,7 +32,7 @@ def test_batches_page_through_every_snapshot_behind_once_per_pass(storage: Stora
     seen: list[str] = []
     cursor, ticks = "", 0
     while True:
-        batches, cursor = next_migration_batches(storage, cursor=cursor, batch_size=3, max_batches=2)
+        batches, cursor = next_migration_batches(storage.catalog, cursor=cursor, batch_size=3, max_batches=2)
         ticks += 1
         assert len(batches) <= 2 and all(1 <= len(b) <= 3 for b in batches)
         seen += [sid for batch in batches for sid in batch]
@@ -44,7 +44,7 @@ def test_batches_page_through_every_snapshot_behind_once_per_pass(storage: Stora
     order = ("0.4", "0.6", "0.8.3", "0.9", "organized", "legacy")
     assert seen == sorted(seen, key=lambda sid: (order.index(labels[sid]), sid))
     # The next pass starts over; a stale or foreign cursor starts over too.
-    assert next_migration_batches(storage, cursor="", batch_size=100, max_batches=1)[0][0] == seen
+    assert next_migration_batches(storage.catalog, cursor="", batch_size=100, max_batches=1)[0][0] == seen
     assert parse_cursor("bogus") == parse_cursor("nope|x") == (0, "")
 
 

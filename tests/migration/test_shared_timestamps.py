@@ -30,7 +30,7 @@ LEGACY = {"index.json": json.dumps(v04(url=URL, timestamp=TS)).encode(),
 
 def legacy_folder(storage: Storage) -> str:
     write_tree(storage.layout.archive / TS, LEGACY)
-    assert import_orphans(storage).imported == 1
+    assert import_orphans(storage.catalog, storage.layout).imported == 1
     return next(s.id for s in snapshots_with(storage, TS) if s.url == URL)
 
 
@@ -52,14 +52,20 @@ def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Stora
     folder = storage.layout.archive / TS
     before = tree_hashes(folder)
 
-    step = migrate_snapshot(storage, later)
+    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                            storage.work, storage.layout,
+                            later)
 
     assert step.skipped == f"archive/{TS} holds the files of {owner}" and step.to_version == "0.6"
     assert tree_hashes(folder) == before and not folder.is_symlink()
-    assert migrate_snapshot(storage, owner).to_version == CAS
+    assert migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                            storage.work, storage.layout,
+                            owner).to_version == CAS
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     # Now the folder is a link, the other snapshot has nothing to move and leaves it as it is.
-    assert (migrate_snapshot(storage, later).to_version, files_of(storage, later)) == (CAS, {})
+    assert (migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                             storage.work, storage.layout,
+                             later).to_version, files_of(storage, later)) == (CAS, {})
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     assert files_of(storage, owner) == {"output.html": sha(LEGACY["output.html"]),
                                         "index.json": sha(LEGACY["index.json"])}
@@ -74,7 +80,9 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(sql
                            native, "dom", "page.html", source / "page.html").errors
     legacy = legacy_folder(storage)
 
-    step = migrate_snapshot(storage, legacy)
+    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                            storage.work, storage.layout,
+                            legacy)
 
     assert (step.to_version, step.errors) == (CAS, [])
     with storage.session() as session:
@@ -94,12 +102,18 @@ def test_the_owners_compatibility_link_is_no_folder_turning_up_for_a_folderless_
         sqlite_storage: Storage) -> None:
     storage = sqlite_storage
     owner = legacy_folder(storage)
-    assert migrate_snapshot(storage, owner).to_version == CAS  # archive/<ts> is now its link
+    assert migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                            storage.work, storage.layout,
+                            owner).to_version == CAS  # archive/<ts> is now its link
     folderless = CatalogRepository(storage.engine).add_snapshot(
         url=OTHER, timestamp=TS, fs_version="0.x", created_at=datetime(2024, 1, 1, tzinfo=UTC)).id
 
-    step = migrate_snapshot(storage, folderless)
-    saved = save_snapshot(storage, folderless, title="kept as a record")
+    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                            storage.work, storage.layout,
+                            folderless)
+    saved = save_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                          storage.work, storage.layout,
+                          folderless, title="kept as a record")
 
     assert (step.skipped, step.to_version) == ("no folder", "0.x")
     assert saved.migration is None

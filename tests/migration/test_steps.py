@@ -52,7 +52,7 @@ EXTRACTORS = {
 
 def flat_snapshot(storage: Storage, files: dict[str, bytes] | None = None) -> tuple[str, Path]:
     folder = write_tree(storage.layout.archive / TS, files or FLAT)
-    report = import_orphans(storage)
+    report = import_orphans(storage.catalog, storage.layout)
     assert report.imported == 1, report.errors
     return snapshots(storage)[TS].id, folder
 
@@ -61,7 +61,7 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
 
-    step = to_cas(storage, sid)
+    step = to_cas(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout, sid)
 
     assert step.errors == [] and step.to_version == "cas" and step.files_ingested == len(FLAT)
     assert os.readlink(folder) == f"by_timestamp/{TS}"
@@ -75,7 +75,8 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
     # The emptied folder was moved aside in one piece, for gc to delete after the grace.
     [moved] = storage.layout.migrated.glob(f"*/{TS}")
     assert sorted(tree_hashes(moved).values()) == sorted(sha(data) for data in FLAT.values())
-    assert to_cas(storage, sid).to_version == "cas"  # idempotent
+    assert to_cas(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout,
+                  sid).to_version == "cas"  # idempotent
 
 
 def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: Storage) -> None:
@@ -84,36 +85,44 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
     (folder / odd).write_bytes(b"not utf-8 named")
     before = tree_hashes(folder)
 
-    step = migrate_snapshot(sqlite_storage, sid)
+    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                            sqlite_storage.work, sqlite_storage.layout,
+                            sid)
 
     assert step.to_version == "0.4" and step.steps == ["to_cas"]
     assert any("not valid UTF-8" in error for error in step.errors)
     assert folder.is_dir() and not folder.is_symlink()
     assert tree_hashes(folder) == before  # untouched
-    assert to_cas(sqlite_storage, sid).to_version == "0.4"  # a rerun reports it again
+    assert to_cas(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                  sqlite_storage.work, sqlite_storage.layout,
+                  sid).to_version == "0.4"  # a rerun reports it again
     assert tree_hashes(folder) == before
 
 
 def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Storage) -> None:
     manifest = generate_collection(storage.settings.data_dir, 25, versions=ALL_RELEASES, seed=21)
-    import_orphans(storage)
+    import_orphans(storage.catalog, storage.layout)
     ids = [s.id for s in snapshots(storage).values()]
 
-    report = migrate_batch(storage, ids)
+    report = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                           storage.work, storage.layout,
+                           ids)
 
     assert (report.processed, report.migrated, report.failed) == (25, 25, 0), report.errors
     assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
     assert all(p.is_symlink() for p in storage.layout.archive.iterdir() if p.name[0].isdigit())
     assert lost_bytes(storage, manifest) == []
     assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
-    again = migrate_batch(storage, ids)
+    again = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                          storage.work, storage.layout,
+                          ids)
     assert (again.migrated, again.failed) == (0, 0)
 
 
 def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
         sqlite_storage: Storage, monkeypatch: pytest.MonkeyPatch) -> None:
     generate_collection(sqlite_storage.settings.data_dir, 6, versions=ALL_RELEASES, seed=5)
-    import_orphans(sqlite_storage)
+    import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     before = tree_hashes(sqlite_storage.layout.archive)
     real = cas_module.ingest_files
 
@@ -124,14 +133,18 @@ def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(cas_module, "ingest_files", fail_midway)
 
-    report = migrate_batch(sqlite_storage, [s.id for s in snapshots(sqlite_storage).values()])
+    report = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                           sqlite_storage.work, sqlite_storage.layout,
+                           [s.id for s in snapshots(sqlite_storage).values()])
 
     assert (report.processed, report.migrated, report.failed) == (6, 0, 6)
     assert all("No space left on device" in error for error in report.errors)
     assert {s.fs_version for s in snapshots(sqlite_storage).values()} != {"cas"}
     assert tree_hashes(sqlite_storage.layout.archive) == before
     monkeypatch.setattr(cas_module, "ingest_files", real)
-    again = migrate_batch(sqlite_storage, [s.id for s in snapshots(sqlite_storage).values()])
+    again = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                          sqlite_storage.work, sqlite_storage.layout,
+                          [s.id for s in snapshots(sqlite_storage).values()])
     assert (again.migrated, again.failed) == (6, 0), again.errors
 
 
@@ -148,7 +161,9 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
 
     with folder_lock(folder) as problem:
         assert problem is None
-        report = migrate_batch(storage, [sid, folderless, missing, old_label, "no-such-id"])
+        report = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                               storage.work, storage.layout,
+                               [sid, folderless, missing, old_label, "no-such-id"])
 
     by_id = {step.snapshot_id: step for step in report.snapshots}
     assert by_id[sid].skipped == "folder busy (another run is working on it)"
@@ -156,16 +171,22 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
     assert "missing" in by_id[missing].errors[0]
     assert by_id[old_label].to_version == "cas"
     assert (report.processed, report.migrated, report.skipped, report.failed) == (4, 1, 2, 2)
-    assert migrate_snapshot(storage, sid).to_version == "cas"
+    assert migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                            storage.work, storage.layout,
+                            sid).to_version == "cas"
     with pytest.raises(KeyError):
-        migrate_snapshot(storage, "no-such-id")
+        migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                         storage.work, storage.layout,
+                         "no-such-id")
 
 
 def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: Storage) -> None:
     files = {k: v for k, v in FLAT.items() if k != "dom"}
     sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": b"another dom"})
 
-    step = migrate_snapshot(sqlite_storage, sid)
+    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                            sqlite_storage.work, sqlite_storage.layout,
+                            sid)
 
     assert (step.to_version, step.steps, step.errors) == ("cas", ["to_cas"], [])
     assert (folder / "output.html").read_bytes() == FLAT["output.html"]
@@ -183,7 +204,9 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     (folder / "warc" / "latest.warc.gz").symlink_to("1600000000.warc.gz")
     (folder / "media").mkdir()  # an extractor's output folder left empty
 
-    step = migrate_snapshot(sqlite_storage, sid)
+    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                            sqlite_storage.work, sqlite_storage.layout,
+                            sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
     assert step.links == 3 and any("points outside" in w for w in step.warnings)
@@ -200,7 +223,9 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     assert (folder / "media").is_dir()  # an empty folder the snapshot had (pages link to it)
     assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store,
                           sqlite_storage.view_set).problems == 0
-    assert migrate_snapshot(sqlite_storage, sid).errors == []  # a rerun: nothing to do
+    assert migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+                            sqlite_storage.work, sqlite_storage.layout,
+                            sid).errors == []  # a rerun: nothing to do
     # Rebuilding the views from the catalog, or vacuuming them, keeps both.
     rebuild_views(sqlite_storage.catalog, sqlite_storage.primary_store,
                   sqlite_storage.view_set, sqlite_storage.work,
@@ -230,7 +255,9 @@ def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: Storage) -> No
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
 
-    step = migrate_snapshot(storage, sid)
+    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+                            storage.work, storage.layout,
+                            sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
     with storage.session() as session:
@@ -245,13 +272,15 @@ def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
     """Same size, other bytes: the check before retiring a folder compares content."""
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
-    assert migrate_batch(storage, [sid], retire=False).failed == 0  # stored, folder kept
+    assert migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+                         storage.work, storage.layout,
+                         [sid], retire=False).failed == 0  # stored, folder kept
     with open(folder / "notes.txt", "r+b") as handle:  # an edit in place, same length
         handle.write(b"A")
     edited = (folder / "notes.txt").read_bytes()
     (folder / "added.txt").write_bytes(b"a file that turned up later")
 
-    step = to_cas(storage, sid)
+    step = to_cas(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout, sid)
 
     assert step.to_version == "0.4" and folder.is_dir() and not folder.is_symlink()
     assert any(e.startswith("to_cas: notes.txt:") for e in step.errors), step.errors
