@@ -41,6 +41,7 @@ from archive_pipelines.replication.copier import map_parallel  # noqa: E402
 from archive_pipelines.replication.report import BatchReport  # noqa: E402
 from archive_pipelines.settings import CatalogSettings, Settings, StoreSettings  # noqa: E402
 from archive_pipelines.storage import Storage  # noqa: E402
+from archive_pipelines.storage.assembly import open_catalog  # noqa: E402
 from archive_testkit.blob_rows import seed_blobs  # noqa: E402
 from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database  # noqa: E402
 
@@ -117,14 +118,15 @@ _WORKER: dict[str, object] = {}
 
 
 def _open_worker(settings_json: str) -> None:
-    """Process-pool initializer: one Storage and ReplicaSet per worker process."""
-    storage = Storage.open(Settings.model_validate_json(settings_json))
-    _WORKER["storage"], _WORKER["replicas"] = storage, ReplicaSet.open(storage)
+    """Process-pool initializer: one catalog and ReplicaSet per worker process."""
+    settings = Settings.model_validate_json(settings_json)
+    catalog = open_catalog(settings)
+    _WORKER["catalog"], _WORKER["replicas"] = catalog, ReplicaSet.open(catalog, settings)
 
 
 def _run_batch(args: tuple[list[str], int]) -> BatchReport:
     batch, width = args
-    return archive_batch(_WORKER["storage"], _WORKER["replicas"], batch,  # type: ignore[arg-type]
+    return archive_batch(_WORKER["catalog"], _WORKER["replicas"], batch,  # type: ignore[arg-type]
                          retention=2, max_age=HOUR, width=width)
 
 
@@ -137,7 +139,7 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
     settings = Settings(data_dir=data_dir, catalog=CatalogSettings(),
                         stores=[PRIMARY, destination])
     storage = Storage.open(settings)
-    replicas = ReplicaSet.open(storage)
+    replicas = ReplicaSet.open(storage.catalog, storage.settings)
     seconds = {"small": 0.0, "large": 0.0, "director": 0.0}
     totals = BatchReport()
     with ProcessPoolExecutor(args.processes, initializer=_open_worker,
@@ -146,7 +148,7 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
         cursor = 0
         while True:
             started = time.perf_counter()
-            tick = plan_batches(storage, replicas, retention=2, max_age=HOUR,
+            tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR,
                                 batch_size=args.batch_size, cursor=cursor,
                                 max_batches=4 * args.processes)
             seconds["director"] += time.perf_counter() - started
@@ -205,14 +207,14 @@ def director_ticks(n: int) -> list[float]:
         (WORK / "pg").mkdir(parents=True, exist_ok=True)
         initialize(settings)
         storage = Storage.open(settings)
-        replicas = ReplicaSet.open(storage, probe=False)
+        replicas = ReplicaSet.open(storage.catalog, storage.settings, probe=False)
         started = time.perf_counter()
         seed_blobs(storage.engine, n, replicas.store_ids, replicated_fraction=0.99)
         print(f"  seeded {n:,} blobs + copies in {time.perf_counter() - started:.1f} s")
         ticks, cursor = [], 0
         while True:
             started = time.perf_counter()
-            tick = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=1000,
+            tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=1000,
                                 cursor=cursor, max_batches=4)
             ticks.append(time.perf_counter() - started)
             cursor = tick.next_cursor

@@ -24,7 +24,7 @@ def replica_copies(context: dg.AssetExecutionContext,
     policy = setup.policy
     for error in setup.replicas.errors:
         context.log.warning(error)
-    report = replicate_prefix(setup.storage, setup.replicas, context.partition_key,
+    report = replicate_prefix(setup.catalog, setup.replicas, context.partition_key,
                               retention=policy.retention, max_age=setup.max_age,
                               batch_size=policy.batch_size, width=policy.copier_width)
     for line in report.errors[:20]:
@@ -47,7 +47,7 @@ def replica_copies(context: dg.AssetExecutionContext,
                                                    "present copies across the stores.")
 def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckResult:
     setup = replication.open()
-    status = replication_status(setup.storage, setup.replicas, setup.policy.retention)
+    status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
     metadata: dict[str, object] = {"blobs": status.blobs,
                                    "under_replicated": status.under_replicated,
                                    "retention": setup.policy.retention}

@@ -11,7 +11,8 @@ from archive_pipelines.replication import ReplicationSetup, replicate_until_met,
 
 def _open(obj: CliContext) -> ReplicationSetup:
     # The storage is closed (worker processes stopped) when the command ends.
-    setup = ReplicationSetup.open(obj.storage())
+    storage = obj.storage()
+    setup = ReplicationSetup.open(storage.catalog, storage.settings)
     for error in setup.replicas.errors:
         click.echo(f"  ! {error}", err=True)
     return setup
@@ -44,7 +45,7 @@ def replicate_command(obj: CliContext, max_batches: int | None) -> None:
 def replication_status_command(obj: CliContext) -> None:
     """Copies per store and how many blobs fall short of the retention policy."""
     setup = _open(obj)
-    status = replication_status(setup.storage, setup.replicas, setup.policy.retention)
+    status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
     click.echo(f"retention {status.retention}; {status.blobs:,} referenced blobs; "
                f"{status.under_replicated:,} under-replicated")
     for store, counts in sorted(status.copies_per_store.items()):

@@ -22,7 +22,7 @@ def archive_batch_op(context: dg.OpExecutionContext, config: ArchiveBatchConfig,
     setup = replication.open()
     policy = setup.policy
     try:
-        report = archive_batch(setup.storage, setup.replicas, config.sha256s,
+        report = archive_batch(setup.catalog, setup.replicas, config.sha256s,
                                retention=policy.retention, max_age=setup.max_age,
                                width=policy.copier_width)
     except ReplicationFailed as exc:
@@ -72,11 +72,11 @@ class ScrubConfig(dg.Config):
 def scrub_op(context: dg.OpExecutionContext, config: ScrubConfig,
              replication: ReplicationResource) -> dg.Output[int]:
     setup = replication.open()
-    storage, replicas = setup.storage, setup.replicas
+    catalog, replicas = setup.catalog, setup.replicas
     names = [config.store] if config.store else list(replicas.ids)
     checked = corrupted = missing = 0
     for name in names:
-        report = scrub_store(storage, replicas, name, prefix=config.prefix or None,
+        report = scrub_store(catalog, replicas, name, prefix=config.prefix or None,
                              limit=config.limit)
         checked, corrupted, missing = (checked + report.checked, corrupted + report.corrupted,
                                        missing + report.missing)

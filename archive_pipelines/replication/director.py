@@ -13,11 +13,11 @@ from datetime import datetime, timedelta
 
 from archive_pipelines.catalog.copies import NeedyPage, count_blob_ids, find_needy_blobs
 from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.report import BatchReport
 from archive_pipelines.replication.setup import ReplicationSetup
 from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.replication.worker import archive_batch
-from archive_pipelines.storage.context import Storage
 
 DEFAULT_SCAN_LIMIT = 100_000  # blob ids per tick: ~0.2 s on PostgreSQL at 1M blobs
 
@@ -56,7 +56,7 @@ def next_cursor_after(page: NeedyPage, cursor: int) -> tuple[int, bool]:
     return page.scanned_to, False
 
 
-def plan_batches(storage: Storage, replica_set: ReplicaSet, *, retention: int,
+def plan_batches(catalog: Catalog, replica_set: ReplicaSet, *, retention: int,
                  max_age: timedelta, batch_size: int, cursor: int = 0, max_batches: int = 1,
                  scan_limit: int = DEFAULT_SCAN_LIMIT, now: datetime | None = None
                  ) -> DirectorTick:
@@ -68,7 +68,7 @@ def plan_batches(storage: Storage, replica_set: ReplicaSet, *, retention: int,
     if retention < 1 or max_batches < 1 or scan_limit < 1:
         raise ValueError("retention, max_batches and scan_limit must be >= 1")
     fresh_since = (now or utcnow()) - max_age
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         page = find_needy_blobs(session, store_ids=replica_set.store_ids, retention=retention,
                                 fresh_since=fresh_since, cursor=cursor, scan_limit=scan_limit,
                                 limit=batch_size * max_batches)
@@ -86,16 +86,16 @@ def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None
     batch per tick and copy it, until a tick wraps around with nothing to do, or after
     `max_ticks` ticks or `max_batches` batches. Failures are counted, never raised (a
     later run retries); `on_batch` hears of each batch copied."""
-    policy, storage, replicas = setup.policy, setup.storage, setup.replicas
+    policy, catalog, replicas = setup.policy, setup.catalog, setup.replicas
     total, cursor, ticks, batches = BatchReport(), 0, 0, 0
     while ((max_ticks is None or ticks < max_ticks)
            and (max_batches is None or batches < max_batches)):
-        tick = plan_batches(storage, replicas, retention=policy.retention,
+        tick = plan_batches(catalog, replicas, retention=policy.retention,
                             max_age=setup.max_age, batch_size=policy.batch_size,
                             cursor=cursor, max_batches=1)
         ticks += 1
         for batch in tick.batches:
-            total.merge(archive_batch(storage, replicas, batch, retention=policy.retention,
+            total.merge(archive_batch(catalog, replicas, batch, retention=policy.retention,
                                       max_age=setup.max_age, width=policy.copier_width,
                                       raise_on_failure=False))
             batches += 1

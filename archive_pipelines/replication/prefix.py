@@ -6,13 +6,13 @@ from datetime import timedelta
 
 from archive_pipelines.blobstore.prefixes import prefix_range
 from archive_pipelines.catalog.blobs import referenced_hashes
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.report import BatchReport
 from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.replication.worker import archive_batch
-from archive_pipelines.storage.context import Storage
 
 
-def replicate_prefix(storage: Storage, replica_set: ReplicaSet, prefix: str, *, retention: int,
+def replicate_prefix(catalog: Catalog, replica_set: ReplicaSet, prefix: str, *, retention: int,
                      max_age: timedelta, batch_size: int, width: int) -> BatchReport:
     """Every referenced blob whose sha256 starts with `prefix`, in batches, through the
     worker (which re-checks need, so blobs already at the policy cost one lookup)."""
@@ -20,10 +20,10 @@ def replicate_prefix(storage: Storage, replica_set: ReplicaSet, prefix: str, *, 
     report = BatchReport()
     last = ""
     while True:
-        with storage.read_session() as session:
+        with catalog.read_session() as session:
             batch = referenced_hashes(session, low=low, high=high, after=last, limit=batch_size)
         if not batch:
             return report
-        report.merge(archive_batch(storage, replica_set, batch, retention=retention,
+        report.merge(archive_batch(catalog, replica_set, batch, retention=retention,
                                    max_age=max_age, width=width, raise_on_failure=False))
         last = batch[-1]

@@ -16,9 +16,9 @@ from archive_pipelines.blobstore import CheckResult
 from archive_pipelines.blobstore.prefixes import prefix_range
 from archive_pipelines.catalog.copies import copies_to_scrub, update_copies
 from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.copier import map_parallel
 from archive_pipelines.replication.stores import ReplicaSet
-from archive_pipelines.storage.context import Storage
 
 # (recorded status, check result) -> new status; absent pairs leave the row as it is.
 _TRANSITIONS = {
@@ -40,7 +40,7 @@ class ScrubReport:
     problems: list[str] = field(default_factory=list)  # first few, one line each
 
 
-def scrub_store(storage: Storage, replica_set: ReplicaSet, store_name: str, *,
+def scrub_store(catalog: Catalog, replica_set: ReplicaSet, store_name: str, *,
                 prefix: str | None = None, cursor: str | None = None, limit: int = 1000,
                 width: int = 4) -> ScrubReport:
     """Check up to `limit` recorded copies at one store, in sha256 order after `cursor`.
@@ -51,7 +51,7 @@ def scrub_store(storage: Storage, replica_set: ReplicaSet, store_name: str, *,
     replica = replica_set[store_name]
     store = replica.require()
     low, high = prefix_range(prefix)
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         rows = copies_to_scrub(session, store_id=replica.store_id,
                                statuses=("present", "corrupted"), low=low, high=high,
                                after=cursor, limit=limit)
@@ -76,7 +76,7 @@ def scrub_store(storage: Storage, replica_set: ReplicaSet, store_name: str, *,
                                    + (f": {result.detail}" if result.detail else ""))
     if moves:
         now = utcnow()
-        with storage.session() as session:
+        with catalog.session() as session:
             for (recorded, new_status), blob_ids in moves.items():
                 update_copies(session, store_id=replica.store_id, blob_ids=blob_ids,
                               status=new_status, mtime=now, only_if=recorded)

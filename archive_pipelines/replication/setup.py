@@ -1,4 +1,4 @@
-"""What replication runs with: the storage, its configured stores and the policy, opened
+"""What replication runs with: the catalog, the configured stores and the policy, opened
 together (by the Dagster resource and the CLI alike)."""
 
 from __future__ import annotations
@@ -6,22 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.stores import ReplicaSet
-from archive_pipelines.settings import ReplicationSettings
-from archive_pipelines.storage.context import Storage
+from archive_pipelines.settings import ReplicationSettings, Settings
 
 
 @dataclass(frozen=True)
 class ReplicationSetup:
-    storage: Storage
+    catalog: Catalog
     replicas: ReplicaSet
     policy: ReplicationSettings
 
     @classmethod
-    def open(cls, storage: Storage) -> ReplicationSetup:
-        """The stores and policy of `storage`'s settings (`replicas.errors`: stores that
-        could not be opened)."""
-        return cls(storage, ReplicaSet.open(storage), storage.settings.replication)
+    def open(cls, catalog: Catalog, settings: Settings) -> ReplicationSetup:
+        """The stores and policy of the settings, their rows in `catalog` (`replicas.errors`:
+        stores that could not be opened)."""
+        return cls(catalog, ReplicaSet.open(catalog, settings), settings.replication)
 
     @property
     def max_age(self) -> timedelta:

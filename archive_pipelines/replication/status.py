@@ -11,8 +11,8 @@ from archive_pipelines.catalog.copies import (
     status_counts,
 )
 from archive_pipelines.catalog.models import COPY_STATUSES, utcnow
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.stores import ReplicaSet
-from archive_pipelines.storage.context import Storage
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class ReplicationStatus:
         return self.copies_per_store.get(store, {}).get("present", 0)
 
 
-def replication_status(storage: Storage, replica_set: ReplicaSet, retention: int, *,
+def replication_status(catalog: Catalog, replica_set: ReplicaSet, retention: int, *,
                        max_age: timedelta | None = None) -> ReplicationStatus:
     """Where copies stand. Full scans of `blob_copy`: for status pages, not hot loops.
 
@@ -42,7 +42,7 @@ def replication_status(storage: Storage, replica_set: ReplicaSet, retention: int
     `in_progress` tells how many of those have enough fresh ongoing copies on the way.
     """
     ids = replica_set.store_ids
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         counts = status_counts(session)
         blobs = count_referenced_blobs(session)
         short = count_under_replicated(session, store_ids=ids, retention=retention)

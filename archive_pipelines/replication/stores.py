@@ -18,9 +18,9 @@ from botocore.exceptions import BotoCoreError
 
 from archive_pipelines.blobstore import BlobStore, BlobStoreError, LocalBlobStore, open_store
 from archive_pipelines.catalog.files import ensure_store
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.settings import Settings, StoreSettings
-from archive_pipelines.storage.context import Storage
 
 _PROBE_HASH = "0" * 64  # a key no real blob has: looking it up exercises bucket and credentials
 
@@ -96,13 +96,12 @@ class ReplicaSet:
     stores: dict[str, ReplicaStore]
 
     @classmethod
-    def open(cls, storage: Storage, *, probe: bool = True) -> ReplicaSet:
-        """Open every store in `storage.settings.stores` and sync the `store` rows.
+    def open(cls, catalog: Catalog, settings: Settings, *, probe: bool = True) -> ReplicaSet:
+        """Open every store in `settings.stores` and sync their `store` rows in `catalog`.
 
         `probe` looks each store up once (a HEAD for S3, a permission check for a directory)
         so a misconfigured store is reported before any work is planned on it.
         """
-        settings = storage.settings
         opened: dict[str, ReplicaStore] = {}
         for config in settings.stores:
             store: BlobStore | None = None
@@ -111,7 +110,7 @@ class ReplicaSet:
                 store = open_store(config, settings.data_dir)
             except (ValueError, BlobStoreError, BotoCoreError) as exc:  # bad endpoint, region
                 error = f"store {config.name!r}: cannot open: {one_line(exc)}"
-            with storage.session() as session:
+            with catalog.session() as session:
                 store_id = ensure_store(session, name=config.name, kind=config.kind,
                                         location=_location(config, settings),
                                         codec=config.codec)

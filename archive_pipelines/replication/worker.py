@@ -27,6 +27,7 @@ from archive_pipelines.blobstore import BlobStoreError, CheckResult
 from archive_pipelines.catalog.blobs import BlobRow, blobs_by_sha256
 from archive_pipelines.catalog.copies import copies_of, update_copies, upsert_copies
 from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.copier import (
     CopyItem,
     CopyOutcome,
@@ -36,7 +37,6 @@ from archive_pipelines.replication.copier import (
 from archive_pipelines.replication.policy import Pair, group_by_pair, plan_object
 from archive_pipelines.replication.report import BatchReport, ReplicationFailed, one_line
 from archive_pipelines.replication.stores import ReplicaSet
-from archive_pipelines.storage.context import Storage
 
 SourceCheck = CheckResult | str  # a str is a store-level error (unreachable, denied)
 # Blobs up to this size keep their verified bytes from the source check to the copy (at most
@@ -44,7 +44,7 @@ SourceCheck = CheckResult | str  # a str is a store-level error (unreachable, de
 KEEP_VERIFIED_BYTES = 64 << 10
 
 
-def archive_batch(storage: Storage, replica_set: ReplicaSet, sha256s: Sequence[str], *,
+def archive_batch(catalog: Catalog, replica_set: ReplicaSet, sha256s: Sequence[str], *,
                   retention: int, max_age: timedelta, width: int,
                   rng: random.Random | None = None,
                   raise_on_failure: bool = True) -> BatchReport:
@@ -57,33 +57,33 @@ def archive_batch(storage: Storage, replica_set: ReplicaSet, sha256s: Sequence[s
     report = BatchReport(requested=len(sha256s))
     for line in replica_set.errors:
         report.note(line)
-    groups = _plan(storage, replica_set, list(dict.fromkeys(sha256s)), retention=retention,
+    groups = _plan(catalog, replica_set, list(dict.fromkeys(sha256s)), retention=retention,
                    max_age=max_age, rng=rng or random.Random(), report=report)
     if groups:
         with ThreadPoolExecutor(max_workers=max(1, width),
                                 thread_name_prefix="archiver") as pool:
             checks = _check_sources(replica_set, groups, width, pool)
-            valid = _record_source_problems(storage, replica_set, groups, checks, report)
+            valid = _record_source_problems(catalog, replica_set, groups, checks, report)
             ongoing_at = utcnow()
-            with storage.session() as session:
+            with catalog.session() as session:
                 for (_source, destination), blobs in valid.items():
                     upsert_copies(session, store_id=replica_set[destination].store_id,
                                   blob_ids=[b.id for b in blobs], status="ongoing",
                                   mtime=ongoing_at, keep_present=True)
             for pair, blobs in valid.items():
                 verified = {b.sha256: checks[(pair[0], b.sha256)] for b in blobs}
-                _copy_group(storage, replica_set, pair, blobs, verified, ongoing_at, width,
+                _copy_group(catalog, replica_set, pair, blobs, verified, ongoing_at, width,
                             pool, report)
     if raise_on_failure and not report.ok:
         raise ReplicationFailed(report)
     return report
 
 
-def _plan(storage: Storage, replica_set: ReplicaSet, hashes: list[str], *, retention: int,
+def _plan(catalog: Catalog, replica_set: ReplicaSet, hashes: list[str], *, retention: int,
           max_age: timedelta, rng: random.Random, report: BatchReport
           ) -> dict[Pair, list[BlobRow]]:
     now = utcnow()
-    with storage.read_session() as session:
+    with catalog.read_session() as session:
         blobs = blobs_by_sha256(session, hashes)
         copies = copies_of(session, [b.id for b in blobs.values()])
     names = replica_set.names
@@ -132,7 +132,7 @@ def _check_sources(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]], w
                     strict=True))
 
 
-def _record_source_problems(storage: Storage, replica_set: ReplicaSet,
+def _record_source_problems(catalog: Catalog, replica_set: ReplicaSet,
                             groups: dict[Pair, list[BlobRow]],
                             checks: dict[tuple[str, str], SourceCheck],
                             report: BatchReport) -> dict[Pair, list[BlobRow]]:
@@ -152,7 +152,7 @@ def _record_source_problems(storage: Storage, replica_set: ReplicaSet,
                         "not copied from there")
     if found:
         now = utcnow()
-        with storage.session() as session:
+        with catalog.session() as session:
             for (source, status), blob_ids in found.items():
                 update_copies(session, store_id=replica_set[source].store_id,
                               blob_ids=blob_ids, status=status, mtime=now, only_if="present")
@@ -171,7 +171,7 @@ def _record_source_problems(storage: Storage, replica_set: ReplicaSet,
     return valid
 
 
-def _copy_group(storage: Storage, replica_set: ReplicaSet, pair: Pair, blobs: list[BlobRow],
+def _copy_group(catalog: Catalog, replica_set: ReplicaSet, pair: Pair, blobs: list[BlobRow],
                 verified: dict[str, SourceCheck], ongoing_at: datetime, width: int,
                 pool: ThreadPoolExecutor, report: BatchReport) -> None:
     source_name, destination_name = pair
@@ -188,7 +188,7 @@ def _copy_group(storage: Storage, replica_set: ReplicaSet, pair: Pair, blobs: li
             report.failures += len(done)
             report.note(f"store {destination_name!r}: cannot sync: {one_line(exc)}")
             done = []
-    _record_copies(storage, destination.store_id, blobs, outcomes, done, ongoing_at)
+    _record_copies(catalog, destination.store_id, blobs, outcomes, done, ongoing_at)
     for outcome in done:
         report.copies[destination_name] += 1
         if outcome.created:
@@ -205,7 +205,7 @@ def _verified_bytes(check: SourceCheck) -> bytes | None:
     return None if isinstance(check, str) else check.data
 
 
-def _record_copies(storage: Storage, store_id: int, blobs: list[BlobRow],
+def _record_copies(catalog: Catalog, store_id: int, blobs: list[BlobRow],
                    outcomes: list[CopyOutcome], done: list[CopyOutcome],
                    ongoing_at: datetime) -> None:
     ids = {b.sha256: b.id for b in blobs}
@@ -214,7 +214,7 @@ def _record_copies(storage: Storage, store_id: int, blobs: list[BlobRow],
     failed = [ids[o.sha256] for o in outcomes
               if o.sha256 not in done_hashes and not o.destination_corrupt]
     now = utcnow()  # one mtime for the group, as the seed's copier batches have
-    with storage.session() as session:
+    with catalog.session() as session:
         if done:
             upsert_copies(session, store_id=store_id, blob_ids=[ids[h] for h in done_hashes],
                           status="present", mtime=now)

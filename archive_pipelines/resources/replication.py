@@ -16,4 +16,5 @@ class ReplicationResource(dg.ConfigurableResource):
     storage: StorageResource
 
     def open(self) -> ReplicationSetup:
-        return ReplicationSetup.open(self.storage.open())
+        storage = self.storage.open()
+        return ReplicationSetup.open(storage.catalog, storage.settings)

@@ -16,7 +16,7 @@ from archive_pipelines.sensors.run_keys import batch_run_key
 def archival_director_sensor(context: dg.SensorEvaluationContext,
                              replication: ReplicationResource) -> dg.SensorResult:
     setup = replication.open()
-    tick = plan_batches(setup.storage, setup.replicas, retention=setup.policy.retention,
+    tick = plan_batches(setup.catalog, setup.replicas, retention=setup.policy.retention,
                         max_age=setup.max_age, batch_size=setup.policy.batch_size,
                         cursor=int(context.cursor or 0), max_batches=4)
     runs = [dg.RunRequest(run_key=batch_run_key("archive", batch), run_config={

@@ -76,7 +76,7 @@ class Env:
     blobs: dict[str, bytes]
 
     def reopen(self) -> ReplicaSet:
-        self.replicas = ReplicaSet.open(self.storage)
+        self.replicas = ReplicaSet.open(self.storage.catalog, self.storage.settings)
         return self.replicas
 
 
@@ -121,10 +121,10 @@ def replicate_all(env: Env, *, retention: int, max_age: timedelta = MAX_AGE, wid
     cursor = 0
     cycle = BatchReport()
     for _ in range(100):
-        tick = plan_batches(env.storage, env.replicas, retention=retention, max_age=max_age,
+        tick = plan_batches(env.storage.catalog, env.replicas, retention=retention, max_age=max_age,
                             batch_size=batch_size, cursor=cursor, max_batches=10)
         for batch in tick.batches:
-            cycle.merge(archive_batch(env.storage, env.replicas, batch, retention=retention,
+            cycle.merge(archive_batch(env.storage.catalog, env.replicas, batch, retention=retention,
                                       max_age=max_age, width=width,
                                       raise_on_failure=raise_on_failure))
         cursor = tick.next_cursor
@@ -152,7 +152,7 @@ def env_local(data_dir: Path, tmp_path: Path) -> Iterator[Env]:
     storage = open_storage(data_dir, [local_replica()])
     blobs = populate(storage, tmp_path)
     try:
-        yield Env(storage, ReplicaSet.open(storage), blobs)
+        yield Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
     finally:
         storage.engine.dispose()
 
@@ -164,7 +164,7 @@ def env_both(data_dir: Path, tmp_path: Path, s3_endpoint_url: str, s3_bucket: st
     storage = open_storage(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)])
     blobs = populate(storage, tmp_path)
     try:
-        yield Env(storage, ReplicaSet.open(storage), blobs)
+        yield Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
     finally:
         storage.engine.dispose()
 
@@ -177,7 +177,7 @@ def env_both_catalogs(data_dir: Path, tmp_path: Path, catalog_url: str, s3_endpo
                            catalog_url=catalog_url)
     blobs = populate(storage, tmp_path)
     try:
-        yield Env(storage, ReplicaSet.open(storage), blobs)
+        yield Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
     finally:
         storage.engine.dispose()
 

@@ -20,15 +20,15 @@ from archive_pipelines.storage import Storage
 def main(settings_path: str, retention: int) -> None:
     settings = Settings.model_validate_json(Path(settings_path).read_text())
     storage = Storage.open(settings)
-    replicas = ReplicaSet.open(storage)
+    replicas = ReplicaSet.open(storage.catalog, storage.settings)
     max_age = timedelta(0)  # a killed predecessor's "ongoing" rows must not block us
     cursor = 0
     while True:
-        tick = plan_batches(storage, replicas, retention=retention, max_age=max_age,
+        tick = plan_batches(storage.catalog, replicas, retention=retention, max_age=max_age,
                             batch_size=8, cursor=cursor, max_batches=4)
         for batch in tick.batches:
             print("batch", flush=True)
-            archive_batch(storage, replicas, batch, retention=retention, max_age=max_age,
+            archive_batch(storage.catalog, replicas, batch, retention=retention, max_age=max_age,
                           width=4, raise_on_failure=False)
         cursor = tick.next_cursor
         if tick.wrapped and not tick.batches:

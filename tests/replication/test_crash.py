@@ -78,7 +78,7 @@ def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
     settings_json.write_text(storage.settings.model_dump_json())
     try:
         blobs: dict[str, bytes] = {}
-        replicas = ReplicaSet.open(storage)
+        replicas = ReplicaSet.open(storage.catalog, storage.settings)
         local = replicas["local"].require()
         rng = random.Random(7)
         kills = interrupted = 0
@@ -103,7 +103,7 @@ def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
         assert run_worker(settings_json, 3, None) == (0, False)
         env = Env(storage, replicas, blobs)
         replicate_all(env, retention=3, max_age=timedelta(0))
-        status = replication_status(storage, replicas, 3)
+        status = replication_status(storage.catalog, replicas, 3)
         assert status.meets_policy and status.blobs == len(blobs)
         for name in ("local", "s3"):
             store = replicas[name].require()

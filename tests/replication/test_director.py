@@ -21,7 +21,7 @@ def catalog_only(data_dir: Path, catalog_url: str) -> Iterator[tuple[Storage, Re
     storage = open_storage(data_dir, [local_replica("r1"), local_replica("r2")],
                            catalog_url=catalog_url)
     try:
-        yield storage, ReplicaSet.open(storage)
+        yield storage, ReplicaSet.open(storage.catalog, storage.settings)
     finally:
         storage.engine.dispose()
 
@@ -33,7 +33,7 @@ def test_pages_through_everything_once_then_wraps(catalog_only: tuple[Storage, R
     cursor, ticks = 0, 0
     seen: list[str] = []
     while True:
-        tick = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=10,
+        tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=10,
                             cursor=cursor, max_batches=2)
         ticks += 1
         assert all(len(batch) <= 10 for batch in tick.batches) and len(tick.batches) <= 2
@@ -43,7 +43,7 @@ def test_pages_through_everything_once_then_wraps(catalog_only: tuple[Storage, R
             break
     assert ticks == 5 and cursor == 0
     assert seen == [fake_sha256(i) for i in range(1, 96)]  # in id order, each once
-    again = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=10,
+    again = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=10,
                          cursor=cursor, max_batches=2)
     assert again.batches[0][0] == fake_sha256(1)  # the next cycle starts over
 
@@ -53,7 +53,7 @@ def test_a_tick_scans_a_bounded_window(catalog_only: tuple[Storage, ReplicaSet])
     seed_blobs(storage.engine, 200, replicas.store_ids, 0.9, seed=5)
     cursor, found, scans = 0, 0, []
     for _ in range(100):
-        tick = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=1000,
+        tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=1000,
                             cursor=cursor, max_batches=1, scan_limit=30)
         scans.append(tick.scanned)
         found += tick.blobs
@@ -63,7 +63,7 @@ def test_a_tick_scans_a_bounded_window(catalog_only: tuple[Storage, ReplicaSet])
     assert scans == [30] * 6 + [20]
     assert 5 < found < 40
     # Fully replicated: nothing to do, and the cursor still walks round.
-    full = plan_batches(storage, replicas, retention=1, max_age=HOUR, batch_size=10,
+    full = plan_batches(storage.catalog, replicas, retention=1, max_age=HOUR, batch_size=10,
                         cursor=0, max_batches=3, scan_limit=1000)
     assert full.batches == [] and full.wrapped and full.scanned == 200
 
@@ -71,8 +71,8 @@ def test_a_tick_scans_a_bounded_window(catalog_only: tuple[Storage, ReplicaSet])
 def test_an_empty_catalog_and_a_cursor_past_the_end(catalog_only: tuple[Storage, ReplicaSet]
                                                     ) -> None:
     storage, replicas = catalog_only
-    tick = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=5)
+    tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=5)
     assert (tick.batches, tick.next_cursor, tick.scanned, tick.wrapped) == ([], 0, 0, True)
     seed_blobs(storage.engine, 3, replicas.store_ids[:1], 0.0)
-    late = plan_batches(storage, replicas, retention=2, max_age=HOUR, batch_size=5, cursor=99)
+    late = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=5, cursor=99)
     assert late.batches == [] and late.next_cursor == 0 and late.wrapped

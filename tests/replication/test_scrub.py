@@ -26,7 +26,7 @@ def scrub_by_prefix(storage: Storage, replicas: ReplicaSet, store: str) -> Scrub
     for first in range(256):
         cursor: str | None = None
         while True:
-            part = scrub_store(storage, replicas, store, prefix=f"{first:02x}", cursor=cursor,
+            part = scrub_store(storage.catalog, replicas, store, prefix=f"{first:02x}", cursor=cursor,
                                limit=2)
             for name in ("checked", "corrupted", "missing", "restored"):
                 setattr(total, name, getattr(total, name) + getattr(part, name))
@@ -41,7 +41,7 @@ def scrub_by_cursor(storage: Storage, replicas: ReplicaSet, store: str) -> Scrub
     total = ScrubReport(store)
     cursor: str | None = None
     while True:
-        part = scrub_store(storage, replicas, store, cursor=cursor, limit=5)
+        part = scrub_store(storage.catalog, replicas, store, cursor=cursor, limit=5)
         for name in ("checked", "corrupted", "missing", "restored"):
             setattr(total, name, getattr(total, name) + getattr(part, name))
         total.problems += part.problems
@@ -73,7 +73,7 @@ def test_scrub_finds_damage_and_replication_repairs_without_deleting(env_both: E
     assert (gone.checked, gone.corrupted, gone.missing) == (len(env.blobs), 0, 1)
     assert statuses(env.storage)[("local", rotten)] == "corrupted"
     assert statuses(env.storage)[("s3", lost)] == "missing"
-    status = replication_status(env.storage, env.replicas, 3)
+    status = replication_status(env.storage.catalog, env.replicas, 3)
     assert status.under_replicated == 2 and not status.meets_policy
 
     # The director re-replicates the lost copy; the rotten one is never overwritten.
@@ -89,7 +89,7 @@ def test_scrub_finds_damage_and_replication_repairs_without_deleting(env_both: E
     assert again.missing == 1 and again.checked == len(env.blobs)
     replicate_all(env, retention=3)
     assert present_at(env.storage, "local") == set(env.blobs)
-    assert replication_status(env.storage, env.replicas, 3).meets_policy
+    assert replication_status(env.storage.catalog, env.replicas, 3).meets_policy
     assert listing(local) == before["local"] and listing(s3) == before["s3"]
     assert_statuses_truthful(env)
 
@@ -114,4 +114,4 @@ def test_scrub_of_an_unreadable_store_raises(env_local: Env) -> None:
     env = env_local
     env.replicas["local"].error = "store 'local': unreachable"
     with pytest.raises(Exception, match="unreachable"):
-        scrub_store(env.storage, env.replicas, "local")
+        scrub_store(env.storage.catalog, env.replicas, "local")

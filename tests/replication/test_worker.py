@@ -112,10 +112,11 @@ def test_two_workers_on_the_same_batch(env_both: Env) -> None:
     errors: list[BaseException] = []
 
     def work() -> None:
-        replicas = ReplicaSet.open(env.storage)  # each worker opens its own stores
+        # each worker opens its own stores
+        replicas = ReplicaSet.open(env.storage.catalog, env.storage.settings)
         barrier.wait()
         try:
-            archive_batch(env.storage, replicas, batch, retention=3, max_age=MAX_AGE, width=4)
+            archive_batch(env.storage.catalog, replicas, batch, retention=3, max_age=MAX_AGE, width=4)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -146,7 +147,7 @@ def test_a_zstd_bomb_at_a_replica_source_is_refused(env_local: Env) -> None:
                       status="present", mtime=utcnow())
         upsert_copies(session, store_id=env.replicas["primary"].store_id, blob_ids=[victim_id],
                       status="missing", mtime=utcnow())
-    report = archive_batch(env.storage, env.replicas, [victim], retention=2, max_age=MAX_AGE,
+    report = archive_batch(env.storage.catalog, env.replicas, [victim], retention=2, max_age=MAX_AGE,
                            width=2)
     assert statuses(env.storage)[("local", victim)] == "corrupted"
     assert report.corrupted_found == {"local": 1}
@@ -161,7 +162,7 @@ def test_a_read_only_replica_is_a_clear_error_and_the_other_store_gets_its_copie
                                       s3_replica(s3_endpoint_url, s3_bucket)])
     try:
         blobs = populate(storage, tmp_path)
-        env = Env(storage, ReplicaSet.open(storage), blobs)
+        env = Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
         assert not env.replicas["local"].writable and env.replicas["local"].readable
         report = replicate_all(env, retention=2)
         assert any("store 'local': cannot write under" in line and str(read_only_dir) in line
@@ -187,7 +188,7 @@ def test_a_misconfigured_bucket_leaves_the_other_store_working(
             monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
             monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
             monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        env = Env(storage, ReplicaSet.open(storage), blobs)
+        env = Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
         s3 = env.replicas["s3"]
         assert not s3.readable and not s3.writable
         expected = "does not exist" if problem == "bucket" else "no usable AWS credentials"
@@ -208,14 +209,14 @@ def test_a_corrupt_object_at_the_destination_is_left_alone(env_local: Env) -> No
     store = env.replicas["local"].require()
     write_stored(store, victim, b"not the blob")
     with pytest.raises(ReplicationFailed) as raised:
-        archive_batch(env.storage, env.replicas, sorted(env.blobs), retention=2,
+        archive_batch(env.storage.catalog, env.replicas, sorted(env.blobs), retention=2,
                       max_age=MAX_AGE, width=4)
     report = raised.value.report
     assert report.failures == 1 and "left in place" in str(raised.value)
     assert statuses(env.storage)[("local", victim)] == "corrupted"
     assert report.copies["local"] == len(env.blobs) - 1  # the rest went on
     # Replication never overwrites it, and stops trying once it is recorded corrupted.
-    again = archive_batch(env.storage, env.replicas, [victim], retention=2, max_age=MAX_AGE,
+    again = archive_batch(env.storage.catalog, env.replicas, [victim], retention=2, max_age=MAX_AGE,
                           width=1)
     assert again.ok and again.unplaceable == 1
     assert store.check(victim).status == "corrupt"
@@ -228,7 +229,7 @@ def test_garbage_is_not_replicated(env_local: Env) -> None:
         session.execute(update(Blob).where(Blob.sha256 == garbage).values(ref_count=0))
     replicate_all(env, retention=2)
     assert garbage not in listing(env.replicas["local"].require())
-    report = archive_batch(env.storage, env.replicas, [garbage], retention=2, max_age=MAX_AGE,
+    report = archive_batch(env.storage.catalog, env.replicas, [garbage], retention=2, max_age=MAX_AGE,
                            width=1)
     assert report.skipped == 1 and report.planned == 0
 
