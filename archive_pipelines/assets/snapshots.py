@@ -19,7 +19,7 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     store = storage.open()
     start, end = context.partition_time_window
     ids = snapshots_of_day(store.catalog, start, end)
-    report = migrate_batch(store.catalog, store.primary_store, store.view_set, store.work, store.layout,
+    report = migrate_batch(store.catalog, store.primary, store.views, store.work, store.layout,
                            ids, ingest_batch_size=store.settings.storage.ingest_batch_size
                            ) if ids else None
     for line in (report.errors[:20] if report else []):

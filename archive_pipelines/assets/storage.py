@@ -23,7 +23,7 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     before = day_stats(store.catalog, start, end)
     migrated = None
     if before.legacy_ids:
-        migrated = migrate_batch(store.catalog, store.primary_store, store.view_set, store.work,
+        migrated = migrate_batch(store.catalog, store.primary, store.views, store.work,
                                  store.layout, sorted(before.legacy_ids),
                                  ingest_batch_size=store.settings.storage.ingest_batch_size)
         for error in migrated.errors[:20]:
@@ -49,7 +49,7 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     by_timestamp): relative symlinks into the blob store, generated from the catalog."""
     start, end = context.partition_time_window
     parts = storage.open()
-    report = rebuild_views(parts.catalog, parts.primary_store, parts.view_set, parts.work,
+    report = rebuild_views(parts.catalog, parts.primary, parts.views, parts.work,
                            created_between=(start, end))
     return dg.MaterializeResult(metadata={
         "snapshots": report.snapshots, "files": report.files, "links": report.links,
@@ -71,7 +71,7 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
 def storage_health(storage: StorageResource):  # type: ignore[no-untyped-def]
     """One verify pass (no repair) feeding the three storage-health checks."""
     parts = storage.open()
-    report = verify_storage(parts.catalog, parts.primary_store, parts.view_set, scan_store=False)
+    report = verify_storage(parts.catalog, parts.primary, parts.views, scan_store=False)
     found = report.found
     link_problems = sum(found[k] for k in ("missing_links", "wrong_links", "broken_links",
                                            "orphan_links", "conflict_links"))

@@ -11,14 +11,14 @@ from sqlalchemy import Engine
 from archive_pipelines.catalog import CatalogRepository, shared_engine
 from archive_pipelines.datadir import require_initialized
 from archive_pipelines.settings import Settings, load_settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts, open_storage
 
 
 @dataclass
 class CliContext:
     data_dir: str | None
     _engine: Engine | None = field(default=None, repr=False)
-    _storages: list[Storage] = field(default_factory=list, repr=False)
+    _storages: list[StorageParts] = field(default_factory=list, repr=False)
 
     @cached_property
     def unchecked_settings(self) -> Settings:
@@ -46,11 +46,11 @@ class CliContext:
     def catalog(self) -> CatalogRepository:
         return CatalogRepository(self.engine)
 
-    def storage(self, views: tuple[str, ...] | None = None) -> Storage:
-        """A Storage on the catalog engine (`views`: a subset of the enabled ones), closed
-        by `close()`: its worker processes are stopped and waited for before the process
-        exits, never left to the interpreter's exit hooks."""
-        storage = Storage.open(self.settings, engine=self.engine, views=views or None)
+    def storage(self, views: tuple[str, ...] | None = None) -> StorageParts:
+        """The storage parts on the catalog engine (`views`: a subset of the enabled ones),
+        closed by `close()`: their worker processes are stopped and waited for before the
+        process exits, never left to the interpreter's exit hooks."""
+        storage = open_storage(self.settings, engine=self.engine, views=views or None)
         self._storages.append(storage)
         return storage
 

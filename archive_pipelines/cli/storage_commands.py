@@ -1,4 +1,4 @@
-"""Storage commands: ingest, verify, rebuild-views, migrate-to-cas, gc."""
+"""StorageParts commands: ingest, verify, rebuild-views, migrate-to-cas, gc."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import estimate_dedup, migrate_all
 from archive_pipelines.settings import ALL_VIEWS
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
 from archive_pipelines.storage.ingest import ingest_directory
 from archive_pipelines.storage.rebuild import rebuild_views
@@ -24,7 +24,7 @@ from archive_pipelines.storage.verify import KINDS, verify_storage
 VIEW_CHOICE = click.Choice(ALL_VIEWS)
 
 
-def _storage(obj: CliContext, views: tuple[str, ...] = ()) -> Storage:
+def _storage(obj: CliContext, views: tuple[str, ...] = ()) -> StorageParts:
     return obj.storage(views)  # closed (worker processes stopped) when the command ends
 
 
@@ -73,7 +73,7 @@ def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str |
     started = time.monotonic()
     with progress_bar("ingest", "file") as bar:
         settings = obj.settings.storage
-        report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set,
+        report = ingest_directory(storage.catalog, storage.primary, storage.views,
                                   storage.work, snapshot.id, extractor, directory,
                                   progress=bar.update, batch_size=settings.ingest_batch_size,
                                   hardlink=settings.ingest_hardlink if copy is None else not copy)
@@ -106,7 +106,7 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
     corrupt_blob_files)."""
     with progress_bar("verify", "item") as bar:
         storage = _storage(obj, views)
-        report = verify_storage(storage.catalog, storage.primary_store, storage.view_set,
+        report = verify_storage(storage.catalog, storage.primary, storage.views,
                                 fix=fix, vacuum=vacuum, deep=deep,
                                 progress=lambda _kind, n: bar.update(n))
     click.echo(f"checked {report.blobs_checked:,} blobs{' (hashed)' if deep else ''}, "
@@ -132,7 +132,7 @@ def rebuild_views_command(obj: CliContext, clean: bool, views: tuple[str, ...]) 
     started = time.monotonic()
     with progress_bar("rebuild", "link") as bar:
         storage = _storage(obj, views)
-        report = rebuild_views(storage.catalog, storage.primary_store, storage.view_set,
+        report = rebuild_views(storage.catalog, storage.primary, storage.views,
                                storage.work, clean=clean, progress=bar.update)
     click.echo(f"{report.snapshots:,} snapshots, {report.links:,} links "
                f"({report.links_created:,} created, {report.links_fixed:,} fixed, "
@@ -181,7 +181,7 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
                                   batch_size=size, default_user=obj.settings.views.default_user,
                                   progress=lambda _n: bar.update(1))
     with progress_bar("migrate", "snapshot") as bar:
-        report = migrate_all(storage.catalog, storage.primary_store, storage.view_set,
+        report = migrate_all(storage.catalog, storage.primary, storage.views,
                              storage.work, storage.layout, batch_size=size, retire=cleanup_legacy,
                              ingest_batch_size=obj.settings.storage.ingest_batch_size,
                              progress=bar.update)
@@ -235,7 +235,7 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
         click.echo("dry run: nothing is changed")
     storage = _storage(obj)
     report = collect_garbage(
-        storage.catalog, storage.primary_store, storage.view_set.farm, storage.layout,
+        storage.catalog, storage.primary, storage.views.farm, storage.layout,
         grace_hours=obj.settings.storage.gc_grace_hours if grace_hours is None else grace_hours,
         dry_run=dry_run, untracked=untracked, on_item=show)
 

@@ -12,7 +12,7 @@ from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.migration import ImportReport, MigrateReport, import_orphans
 from archive_pipelines.migration.collection import Failure, failures, migrate_all
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 
 
 @click.command("update")
@@ -50,7 +50,7 @@ def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuou
         time.sleep(30)
 
 
-def _import(storage: Storage, resume_from: str, batch_size: int, quiet: bool) -> ImportReport:
+def _import(storage: StorageParts, resume_from: str, batch_size: int, quiet: bool) -> ImportReport:
     with progress_bar("import", "folder", disable=quiet) as bar:
         report = import_orphans(storage.catalog, storage.layout, resume_from=resume_from,
                                 batch_size=batch_size,
@@ -66,9 +66,9 @@ def _import(storage: Storage, resume_from: str, batch_size: int, quiet: bool) ->
     return report
 
 
-def _migrate(storage: Storage, batch_size: int, quiet: bool) -> MigrateReport:
+def _migrate(storage: StorageParts, batch_size: int, quiet: bool) -> MigrateReport:
     with progress_bar("migrate", "snapshot", disable=quiet) as bar:
-        report = migrate_all(storage.catalog, storage.primary_store, storage.view_set,
+        report = migrate_all(storage.catalog, storage.primary, storage.views,
                              storage.work, storage.layout, batch_size=batch_size,
                              ingest_batch_size=storage.settings.storage.ingest_batch_size,
                              progress=bar.update)

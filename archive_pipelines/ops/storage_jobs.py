@@ -26,7 +26,7 @@ class VerifyConfig(dg.Config):
 def verify_storage_op(context: dg.OpExecutionContext, config: VerifyConfig,
                       storage: StorageResource) -> dg.Output[int]:
     parts = storage.open(config.views or None)
-    report = verify_storage(parts.catalog, parts.primary_store, parts.view_set, fix=config.fix,
+    report = verify_storage(parts.catalog, parts.primary, parts.views, fix=config.fix,
                             vacuum=config.vacuum, deep=config.deep)
     for kind, examples in report.examples.items():
         context.log.warning(f"{kind}: {report.found[kind]} (e.g. {', '.join(examples[:3])})")
@@ -51,7 +51,7 @@ class RebuildViewsConfig(dg.Config):
 @dg.op(description="Rebuild view links from the catalog.")
 def rebuild_views_op(config: RebuildViewsConfig, storage: StorageResource) -> dg.Output[int]:
     parts = storage.open(config.views or None)
-    report = rebuild_views(parts.catalog, parts.primary_store, parts.view_set, parts.work,
+    report = rebuild_views(parts.catalog, parts.primary, parts.views, parts.work,
                            clean=config.clean)
     return dg.Output(report.links, metadata={
         "snapshots": report.snapshots, "files": report.files,
@@ -91,7 +91,7 @@ def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig
     imported = import_orphans(store.catalog, store.layout, resume_from=config.resume_from,
                               batch_size=config.batch_size,
                               default_user=store.settings.views.default_user)
-    report = migrate_all(store.catalog, store.primary_store, store.view_set, store.work,
+    report = migrate_all(store.catalog, store.primary, store.views, store.work,
                          store.layout, batch_size=config.batch_size, retire=config.cleanup_legacy,
                          ingest_batch_size=store.settings.storage.ingest_batch_size)
     errors = imported.errors + report.errors
@@ -122,7 +122,7 @@ def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
     parts = storage.open()
     grace = (parts.settings.storage.gc_grace_hours if config.grace_hours < 0
              else config.grace_hours)
-    report = collect_garbage(parts.catalog, parts.primary_store, parts.view_set.farm,
+    report = collect_garbage(parts.catalog, parts.primary, parts.views.farm,
                              parts.layout, grace_hours=grace, dry_run=config.dry_run)
     return dg.Output(report.removed, metadata={
         "candidates": report.candidates, "removed": report.removed,

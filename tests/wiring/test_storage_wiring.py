@@ -148,25 +148,26 @@ def test_verify_schedule_skips_until_the_last_run_is_old_enough(
 def test_a_step_closes_every_storage_it_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                dagster_instance: dg.DagsterInstance) -> None:
     """Worker processes are stopped when the step ends, not left to the interpreter's exit."""
-    from archive_pipelines.storage import Storage
+    import archive_pipelines.resources.storage as resource_module
+    from archive_pipelines.storage.assembly import StorageParts
 
     data = tmp_path / "data"
     initialize(load_settings(data, environ={}))
     opened: list[object] = []
     closed: list[object] = []
-    real_open, real_close = Storage.open, Storage.close
+    real_open, real_close = resource_module.open_storage, StorageParts.close
 
-    def tracked_open(*args: object, **kwargs: object) -> Storage:
+    def tracked_open(*args: object, **kwargs: object) -> StorageParts:
         storage = real_open(*args, **kwargs)  # type: ignore[arg-type]
         opened.append(storage)
         return storage
 
-    def tracked_close(self: Storage) -> None:
+    def tracked_close(self: StorageParts) -> None:
         closed.append(self)
         real_close(self)
 
-    monkeypatch.setattr(Storage, "open", tracked_open)
-    monkeypatch.setattr(Storage, "close", tracked_close)
+    monkeypatch.setattr(resource_module, "open_storage", tracked_open)
+    monkeypatch.setattr(StorageParts, "close", tracked_close)
     result = verify_storage_job.execute_in_process(resources=_resources(data),
                                                    instance=dagster_instance)
     assert result.success
