@@ -3,8 +3,13 @@
 Ingest (dedup + exact ref counts + views), verify and repair, garbage collection,
 view rebuilds and migration of legacy folders into the store.
 
+Domain functions take the parts they use (`Catalog`, `PrimaryStore`, `ViewSet`, `FileWork`,
+`DataDir`), which `storage.assembly.open_storage` builds from settings for the CLI, the
+Dagster resources and the tests.
+
 The names below load on first use: ingest's worker processes import
-`storage.file_workers`, which must not pull in the catalog (SQLAlchemy, Alembic) with it.
+`storage.file_workers`, which must not pull in the catalog (SQLAlchemy, Alembic) with it;
+`storage.primary` and `storage.file_work` import no catalog either.
 """
 
 from __future__ import annotations
