@@ -43,11 +43,11 @@ def show_command(obj: CliContext, ref: str, as_json: bool) -> None:
         click.echo(f"files       {found.files:,} ({human_bytes(found.bytes)})"
                    + (f", {found.symlinks:,} symlink(s)" if found.symlinks else ""))
         for result in found.results:
-            ids = " ".join(filter(None, (result.archivebox_id and f"#{result.archivebox_id}",
-                                         result.archivebox_uuid)))
+            refs = " ".join(filter(None, (result.archivebox_id and f"#{result.archivebox_id}",
+                                          result.archivebox_uuid)))
             when = result.start_ts.isoformat() if result.start_ts else "-"
             click.echo(f"  {result.extractor:<12} {result.status:<10} {when}  "
-                       f"{result.output or ''}  {ids}".rstrip())
+                       f"{result.output or ''}  {refs}".rstrip())
         if len(details) > 1:
             click.echo()
 
