@@ -67,25 +67,33 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
         dg.AssetCheckSpec("view_links_healthy", asset=views,
                           description="No missing, wrong, broken or orphan view links."),
     ],
+    can_subset=True,
 )
-def storage_health(storage: StorageResource):  # type: ignore[no-untyped-def]
-    """One verify pass (no repair) feeding the three storage-health checks."""
+def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-untyped-def]
+                   storage: StorageResource):
+    """One verify pass (no repair) feeding the storage-health checks that were selected, so
+    each check (and a run of `blobs` or `views` alone) can run on its own."""
+    selected = context.selected_asset_check_keys
     parts = storage.open()
     report = verify_storage(parts.catalog, parts.primary, parts.views, scan_store=False)
     found = report.found
-    link_problems = sum(found[k] for k in ("missing_links", "wrong_links", "broken_links",
-                                           "orphan_links", "conflict_links"))
-    yield dg.AssetCheckResult(
-        check_name="blob_files_present", asset_key=blobs.key,
-        passed=found["missing_blob_files"] == 0,
-        metadata={"missing_blob_files": found["missing_blob_files"],
-                  "blobs_checked": report.blobs_checked})
-    yield dg.AssetCheckResult(
-        check_name="ref_counts_exact", asset_key=blobs.key,
-        passed=found["refcount_drift"] == 0,
-        metadata={"refcount_drift": found["refcount_drift"], "orphan_blobs": found["orphan_blobs"]})
-    yield dg.AssetCheckResult(
-        check_name="view_links_healthy", asset_key=views.key, passed=link_problems == 0,
-        metadata={k: found[k] for k in ("missing_links", "wrong_links", "broken_links",
-                                        "orphan_links", "conflict_links")}
-        | {"links_checked": report.links_checked})
+    link_kinds = ("missing_links", "wrong_links", "broken_links", "orphan_links", "conflict_links")
+    results = [
+        dg.AssetCheckResult(
+            check_name="blob_files_present", asset_key=blobs.key,
+            passed=found["missing_blob_files"] == 0,
+            metadata={"missing_blob_files": found["missing_blob_files"],
+                      "blobs_checked": report.blobs_checked}),
+        dg.AssetCheckResult(
+            check_name="ref_counts_exact", asset_key=blobs.key,
+            passed=found["refcount_drift"] == 0,
+            metadata={"refcount_drift": found["refcount_drift"],
+                      "orphan_blobs": found["orphan_blobs"]}),
+        dg.AssetCheckResult(
+            check_name="view_links_healthy", asset_key=views.key,
+            passed=sum(found[k] for k in link_kinds) == 0,
+            metadata={k: found[k] for k in link_kinds} | {"links_checked": report.links_checked}),
+    ]
+    for result in results:
+        if dg.AssetCheckKey(result.asset_key, result.check_name) in selected:
+            yield result

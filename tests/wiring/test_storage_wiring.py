@@ -172,3 +172,27 @@ def test_a_step_closes_every_storage_it_opened(tmp_path: Path, monkeypatch: pyte
                                                    instance=dagster_instance)
     assert result.success
     assert opened and all(storage in closed for storage in opened)
+
+
+def test_every_storage_asset_and_check_runs_alone(tmp_path: Path,
+                                                  dagster_instance: dg.DagsterInstance) -> None:
+    """A one-asset backfill of blobs or views, or one check, builds and runs on its own."""
+    data = tmp_path / "data"
+    initialize(load_settings(data, environ={}))
+    checks = [dg.AssetCheckKey(blobs.key, "blob_files_present"),
+              dg.AssetCheckKey(blobs.key, "ref_counts_exact"),
+              dg.AssetCheckKey(views.key, "view_links_healthy")]
+    for check in checks:
+        job = dg.define_asset_job(f"only_{check.name}", selection=dg.AssetSelection.checks(check))
+        defs = dg.Definitions(assets=[blobs, views], asset_checks=[storage_health], jobs=[job],
+                              resources=_resources(data))
+        result = defs.resolve_job_def(job.name).execute_in_process(instance=dagster_instance)
+        assert result.success
+        evaluations = result.get_asset_check_evaluations()
+        assert [(e.asset_check_key, e.passed) for e in evaluations] == [(check, True)]
+    for asset in (blobs, views):
+        job = dg.define_asset_job(f"only_{asset.key.path[0]}",
+                                  selection=dg.AssetSelection.assets(asset))
+        defs = dg.Definitions(assets=[blobs, views], asset_checks=[storage_health], jobs=[job],
+                              resources=_resources(data))
+        assert defs.resolve_job_def(job.name) is not None  # was DagsterInvalidSubsetError
