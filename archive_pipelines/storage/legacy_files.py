@@ -17,10 +17,12 @@ from archive_pipelines.views import compat_link_target
 
 def removal_problem(store: LocalBlobStore, source: Path | str,
                     recorded: tuple[str, int] | None,
-                    blob_stat: os.stat_result | None = None) -> str | None:
+                    blob_stat: os.stat_result | None = None,
+                    hashed_blobs: set[str] | None = None) -> str | None:
     """Why the legacy file `source` must stay, or None when the store verifiably holds its
     bytes (`recorded` = the catalog's (sha256, size) for it; `blob_stat`, if the caller has
-    it, the stat of that blob's file).
+    it, the stat of that blob's file; `hashed_blobs`, blobs this caller already found to hash
+    to their names: a blob several files share is read once).
 
     Verified means: the blob file exists with the catalog's size, and its content hashes to
     the catalog's sha256, and so does the legacy file's (one hash when they are the same
@@ -44,9 +46,13 @@ def removal_problem(store: LocalBlobStore, source: Path | str,
     if (blob_stat.st_dev, blob_stat.st_ino) != (source_stat.st_dev, source_stat.st_ino) \
             and sha256_file(source)[0] != sha:
         return "content differs from the catalog's (changed since it was stored?)"
+    if hashed_blobs is not None and sha in hashed_blobs:
+        return None
     if sha256_file(blob)[0] != sha:
         return (f"blob {sha[:12]} no longer hashes to its name (the file was changed in place "
                 "after it was stored)")
+    if hashed_blobs is not None:
+        hashed_blobs.add(sha)
     return None
 
 

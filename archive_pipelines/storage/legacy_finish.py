@@ -84,10 +84,11 @@ def _unverified(store: LocalBlobStore, files: tuple[tuple[str, Path | str], ...]
                 blob_stats: dict[str, os.stat_result]) -> list[str]:
     recorded = {rel: (sha, size) for rel, sha, size in records}
     problems = []
+    hashed: set[str] = set()  # blobs read and found good: shared ones are read once
     for rel, source in files:
         record = recorded.get(rel)
         problem = removal_problem(store, source, record,
-                                  blob_stats.get(record[0]) if record else None)
+                                  blob_stats.get(record[0]) if record else None, hashed)
         if problem is not None:
             problems.append(f"{display_path(rel)}: {problem}")
     return problems
