@@ -16,8 +16,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.fetch import Fetcher, FetchResult, FetchSettings, links_from_fetch
-from frontier_service.frontier.urls import try_canonical_url_and_domain
 from frontier_service.service.resolver import CrawlResolver
 
 USER_AGENT = "crawl-bench/0.1"

@@ -10,11 +10,11 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 from aiohttp.abc import AbstractResolver
 
+from archive_pipelines.canonical_urls import InvalidURL, canonicalize
 from frontier_service.fetch.errors import Failure, classify
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
 from frontier_service.fetch.settings import FetchSettings
 from frontier_service.fetch.trace import FetchTrace, HopResponse
-from frontier_service.frontier.urls import InvalidURL, canonicalize
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _REDIRECT_BODY_CAP = 64 * 1024  # read a redirect's small body so the connection is reusable

@@ -15,6 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+from archive_pipelines.canonical_urls import canonicalize
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.robots_rules import (
     DEFAULT_TTL_S,
@@ -24,7 +25,6 @@ from frontier_service.fetch.robots_rules import (
     rules_from_entry,
 )
 from frontier_service.fetch.robots_store import InMemoryRobotsStore, RobotsStore, StoredRobots
-from frontier_service.frontier.urls import canonicalize
 
 MAX_ROBOTS_BYTES = 512 * 1024  # RFC 9309 asks crawlers to parse at least 500 KiB
 ROBOTS_MAX_REDIRECTS = 5  # RFC 9309: follow at least five

@@ -22,12 +22,12 @@ from urllib.parse import urljoin
 
 from redis.asyncio import Redis
 
+from archive_pipelines.canonical_urls import try_canonical_many
 from frontier_service.frontier.domain_meta import DomainMeta
 from frontier_service.frontier.files import FrontierFiles
 from frontier_service.frontier.records import FrontierRecord
 from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import FrontierState, Release, Reschedule
-from frontier_service.frontier.urls import try_canonical_many
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore
 
 _OFFERED_EVERY_S = 1.0

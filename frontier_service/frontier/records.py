@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from frontier_service.frontier.urls import decode_line_field, encode_line_field
+from archive_pipelines.canonical_urls import decode_line_field, encode_line_field
 
 
 @dataclass(frozen=True, slots=True)

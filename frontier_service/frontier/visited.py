@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
-from frontier_service.frontier.urls import canonical_url_and_domain
+from archive_pipelines.canonical_urls import canonical_url_and_domain
 
 _VALUE = struct.Struct(">HI8s")
 _DEFAULT_LISTPACK_ENTRIES = 128

@@ -14,8 +14,8 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
+from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.urls import try_canonical_url_and_domain
 from frontier_service.service.flushing import flush_until
 from frontier_service.service.link_journal import Entry, LinkJournal
 from frontier_service.service.metrics import CrawlMetrics

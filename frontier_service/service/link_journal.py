@@ -15,8 +15,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.urls import try_canonical_url_and_domain
 from frontier_service.service.journal_files import JournalFiles
 from frontier_service.service.session_lock import dead_sessions
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from archive_pipelines.canonical_urls import InvalidURL
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_record import page_record
 from frontier_service.fetch.fetcher import Fetcher
@@ -23,7 +24,6 @@ from frontier_service.fetch.result import FetchErrorKind, FetchResult
 from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.urls import InvalidURL
 from frontier_service.frontier.visited import VisitedRecord
 from frontier_service.service.claimer import Claimed
 from frontier_service.service.ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger

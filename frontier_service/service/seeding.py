@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from archive_pipelines.canonical_urls import canonical_url_and_domain
 from archive_pipelines.errors import ArchiveError
 from frontier_service.frontier.frontier import AddResult, Frontier
-from frontier_service.frontier.urls import canonical_url_and_domain
 from frontier_service.service.scope import Scope
 from frontier_service.service.settings import CrawlerSettings
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from archive_pipelines.canonical_urls import canonicalize
 from archive_testkit.frontier_bench.parallel_adds import ChildSpec, run_parallel
 from archive_testkit.frontier_bench.url_batches import make_batches, mix_batches
 from frontier_service.frontier.frontier import FrontierConfig
-from frontier_service.frontier.urls import canonicalize
 from tests.frontier_service.frontier.helpers import open_frontier
 
 

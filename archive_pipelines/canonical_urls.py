@@ -1,5 +1,8 @@
 """URL canonicalization, domain keys, fingerprints and the frontier line's URL field.
 
+One definition for the crawler (the frontier keys URLs by it) and the catalog's captures
+(a URL's captures are found by the hash of its canonical form).
+
 Every URL is canonicalized before it is hashed and before its domain key is derived, so
 ``HTTP://Example.COM:80/a?b=2&a=1#x`` and ``http://example.com/a?a=1&b=2`` are one URL.
 """
@@ -22,7 +25,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
 
 # Already-simple URLs that w3lib would only lowercase / reorder: skip its ~25 us parse.
-# tests/frontier_service/frontier/test_urls.py checks this path against w3lib.
+# tests/test_canonical_urls.py checks this path against w3lib.
 _FAST = re.compile(
     r"(https?)://([a-z0-9.-]{1,253})(?::([1-9][0-9]{0,4}))?"
     r"(/[A-Za-z0-9._~/-]*)?(?:\?([A-Za-z0-9._~=&-]+))?",
@@ -113,7 +116,7 @@ def _already_canonical(url: str) -> tuple[str, str, bytes] | None:
 
     Most links are (lower case host, no port, a path, `key=value` pairs): then one regex
     match replaces the parse. Takes a subset of the URLs _canonicalize_simple takes, with
-    the same result (test_urls.py checks both against each other and w3lib).
+    the same result (tests/test_canonical_urls.py checks both against each other and w3lib).
     """
     m = _CANONICAL.fullmatch(url)
     if m is None or "/." in url or len(url) > MAX_URL_BYTES:

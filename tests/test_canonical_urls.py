@@ -7,9 +7,8 @@ import random
 import pytest
 from w3lib.url import canonicalize_url
 
-from frontier_service.frontier import urls
-from frontier_service.frontier.records import FrontierRecord, format_line, parse_line
-from frontier_service.frontier.urls import (
+from archive_pipelines import canonical_urls as urls
+from archive_pipelines.canonical_urls import (
     InvalidURL,
     canonicalize,
     decode_line_field,
@@ -17,6 +16,7 @@ from frontier_service.frontier.urls import (
     encode_line_field,
     url_fingerprint,
 )
+from frontier_service.frontier.records import FrontierRecord, format_line, parse_line
 
 
 @pytest.mark.parametrize(("raw", "canonical"), [
