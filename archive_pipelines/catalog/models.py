@@ -241,31 +241,84 @@ class BlobCopy(Base):
 
 
 class CrawlSession(Base):
+    """A crawl session whose segments were ingested (`captures.ingest`): its first and last
+    fetch, the pages ingested so far, and its compacted file once compacted."""
+
     __tablename__ = "crawl_session"
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     started_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
-    index_dir: Mapped[str] = mapped_column(Text)
+    index_dir: Mapped[str] = mapped_column(Text)  # sessions/<first day>/<id>, data-dir relative
     pages: Mapped[int] = mapped_column(Integer, default=0)
+    # The session's records rewritten into one zstd JSON-lines file (data-dir relative).
+    compacted_path: Mapped[str | None] = mapped_column(Text, default=None)
 
     __table_args__ = (Index("ix_crawl_session_started_at", "started_at"),)
 
 
+class CrawlSegment(Base):
+    """The ledger of ingested segment files: a segment (path, sha256 of its bytes) is
+    ingested once. The file itself is a blob (`blob_id`, one reference), so headers and
+    redirect chains, which only it holds, are verified and replicated like any file."""
+
+    __tablename__ = "crawl_segment"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(String(512), unique=True)  # data-dir relative
+    sha256: Mapped[str] = mapped_column(String(64))
+    session_id: Mapped[str] = mapped_column(ForeignKey("crawl_session.id", ondelete="CASCADE"))
+    blob_id: Mapped[int] = mapped_column(ForeignKey("blob.id", ondelete="RESTRICT"))
+    records: Mapped[int] = mapped_column(Integer)  # whole records ingested
+    rejected: Mapped[int] = mapped_column(Integer, default=0)  # records refused (reported)
+    cut_bytes: Mapped[int] = mapped_column(BigInteger, default=0)  # a cut last record's bytes
+    ingested_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+
+
+CAPTURE_KINDS = ("page", "request", "redirect")
+
+
 class PageFetch(Base):
+    """A capture: one HTTP exchange of a crawl. `kind` is `page` (the page's own response),
+    `request` (a sub-request of the page: an asset) or `redirect` (a hop of a redirect
+    chain, `final_url` its Location). Found by `url_hash`, the sha256 of the crawler's
+    canonical form of `url` (`canonical_urls`); `site` (scheme://host[:port]) serves
+    prefix listings. A stored body is one reference to its blob (`body_blob_id`); a body
+    the store lacked keeps its hash in `body_sha256` with no blob. `index_path` and
+    `record_offset` locate the record (segment file, or compacted session file)."""
+
     __tablename__ = "page_fetch"
 
     id: Mapped[int] = mapped_column(BlobId, primary_key=True, autoincrement=True)
     session_id: Mapped[str] = mapped_column(ForeignKey("crawl_session.id", ondelete="CASCADE"))
+    segment_id: Mapped[int] = mapped_column(ForeignKey("crawl_segment.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(8))
+    navigation_id: Mapped[str | None] = mapped_column(String(64), default=None)
     url: Mapped[str] = mapped_column(Text)
-    # sha256 of the canonical URL: "list a URL's captures" is one indexed lookup.
     url_hash: Mapped[str] = mapped_column(String(64))
-    fetched_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    site: Mapped[str] = mapped_column(String(300))
+    canonical_url: Mapped[str] = mapped_column(Text)
+    fetched_ms: Mapped[int] = mapped_column(BigInteger)  # epoch milliseconds (UTC)
     status_code: Mapped[int | None] = mapped_column(Integer, default=None)
+    final_url: Mapped[str | None] = mapped_column(Text, default=None)
+    redirects: Mapped[str | None] = mapped_column(Text, default=None)  # JSON [[url, status, location]]
+    content_type: Mapped[str | None] = mapped_column(String(255), default=None)
     body_sha256: Mapped[str | None] = mapped_column(String(64), default=None)
+    body_size: Mapped[int | None] = mapped_column(BigInteger, default=None)
+    body_blob_id: Mapped[int | None] = mapped_column(
+        ForeignKey("blob.id", ondelete="RESTRICT"), default=None)
+    truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    depth: Mapped[int | None] = mapped_column(Integer, default=None)
     index_path: Mapped[str] = mapped_column(Text)
+    record_offset: Mapped[int] = mapped_column(BigInteger)
+    request_index: Mapped[int] = mapped_column(Integer, default=0)
 
     __table_args__ = (
-        Index("ix_page_fetch_url_hash", "url_hash", "fetched_at"),
-        Index("ix_page_fetch_session", "session_id"),
+        CheckConstraint("kind IN ('page', 'request', 'redirect')", name="ck_page_fetch_kind"),
+        Index("ix_page_fetch_url_hash", "url_hash", "fetched_ms"),
+        Index("ix_page_fetch_session", "session_id", "fetched_ms"),
+        Index("ix_page_fetch_site", "site", "fetched_ms"),
+        Index("ix_page_fetch_body", "body_sha256"),
+        Index("ix_page_fetch_segment", "segment_id"),
     )

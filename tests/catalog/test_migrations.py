@@ -8,7 +8,7 @@ from archive_pipelines.catalog.migrate import current_revision, head_revision
 from archive_pipelines.catalog.models import Base
 
 TABLES = {"snapshot", "tag", "snapshot_tag", "archive_result", "blob", "snapshot_file", "store",
-          "blob_copy", "crawl_session", "page_fetch", "snapshot_entry"}
+          "blob_copy", "crawl_session", "crawl_segment", "page_fetch", "snapshot_entry"}
 
 
 def test_migrations_create_the_model_schema(catalog_url: str) -> None:
