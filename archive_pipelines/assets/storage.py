@@ -95,5 +95,6 @@ def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-un
             metadata={k: found[k] for k in link_kinds} | {"links_checked": report.links_checked}),
     ]
     for result in results:
+        assert result.asset_key is not None and result.check_name is not None  # set above
         if dg.AssetCheckKey(result.asset_key, result.check_name) in selected:
             yield result
