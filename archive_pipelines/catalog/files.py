@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from sqlalchemy import (
     Connection,
@@ -20,6 +20,7 @@ from sqlalchemy import (
     literal,
     select,
     true,
+    union_all,
     update,
 )
 from sqlalchemy.orm import Session
@@ -27,6 +28,8 @@ from sqlalchemy.orm import Session
 from archive_pipelines.catalog.models import (
     Blob,
     BlobCopy,
+    CrawlSegment,
+    PageFetch,
     Snapshot,
     SnapshotFile,
     Store,
@@ -35,6 +38,17 @@ from archive_pipelines.catalog.models import (
 )
 from archive_pipelines.catalog.row_sets import INT, TEXT, row_set
 from archive_pipelines.catalog.statements import chunks, insert_ignore
+
+
+class BlobEntry(Protocol):
+    """What recording a blob needs: its hash, size and MIME type."""
+
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def mime_type(self) -> str: ...
 
 
 class FileEntry(NamedTuple):
@@ -97,7 +111,7 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
     report = ApplyReport(files=len(entries))
     if not entries:
         return report
-    blob_ids = _get_or_create_blobs(session, entries, now, report)
+    blob_ids = get_or_create_blobs(session, entries, now, report)
     existing = _existing_rows(session, entries)
     deltas: dict[int, int] = defaultdict(int)
     inserts: list[tuple[str, int, str, str]] = []
@@ -145,12 +159,14 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
             moves,
         )
     apply_ref_deltas(session, deltas, now)
-    _mark_primary_present(session, entries, blob_ids, primary_store_id, now, report)
+    mark_primary_present(session, entries, blob_ids, primary_store_id, now, report)
     return report
 
 
-def _get_or_create_blobs(session: Session, entries: Sequence[FileEntry], now: datetime,
-                         report: ApplyReport) -> dict[str, int]:
+def get_or_create_blobs(session: Session, entries: Sequence[BlobEntry], now: datetime,
+                       report: ApplyReport) -> dict[str, int]:
+    """{sha256: blob id} of the entries' blobs, made (ref_count 0) where missing;
+    `report.new_blobs` / `new_blob_hashes` say which this call made."""
     by_hash = {e.sha256: e for e in entries}
     ids = _blob_ids(session, list(by_hash))
     missing = [by_hash[h] for h in by_hash if h not in ids]
@@ -206,8 +222,10 @@ def apply_ref_deltas(session: Session, deltas: dict[int, int], now: datetime) ->
         ))
 
 
-def _mark_primary_present(session: Session, entries: Sequence[FileEntry], blob_ids: dict[str, int],
-                          store_id: int, now: datetime, report: ApplyReport) -> None:
+def mark_primary_present(session: Session, entries: Sequence[BlobEntry], blob_ids: dict[str, int],
+                         store_id: int, now: datetime, report: ApplyReport) -> None:
+    """The entries' blobs are present on the primary store (`report.revived`: those
+    recorded otherwise until now)."""
     ids = sorted({blob_ids[e.sha256] for e in entries})
     src = row_set(session, [("bid", INT)], [(bid,) for bid in ids])
     known: dict[int, str] = dict(session.execute(
@@ -260,9 +278,15 @@ def snapshot_file_rows(session: Session, snapshot_id: str, extractor: str | None
 
 
 def count_references(conn: Connection | Session) -> Iterator[tuple[int, str, int, int]]:
-    """(blob id, sha256, stored ref_count, counted references) where they differ."""
-    counted = (select(SnapshotFile.blob_id, func.count().label("n"))
-               .group_by(SnapshotFile.blob_id).subquery())
+    """(blob id, sha256, stored ref_count, counted references) where they differ. A blob's
+    references: the snapshot files, the captures whose body it is, the segment files."""
+    references = union_all(
+        select(SnapshotFile.blob_id.label("blob_id")),
+        select(PageFetch.body_blob_id.label("blob_id")).where(PageFetch.body_blob_id.is_not(None)),
+        select(CrawlSegment.blob_id.label("blob_id")),
+    ).subquery()
+    counted = (select(references.c.blob_id, func.count().label("n"))
+               .group_by(references.c.blob_id).subquery())
     actual = func.coalesce(counted.c.n, 0)
     query = (select(Blob.id, Blob.sha256, Blob.ref_count, actual)
              .outerjoin(counted, counted.c.blob_id == Blob.id)
@@ -271,5 +295,6 @@ def count_references(conn: Connection | Session) -> Iterator[tuple[int, str, int
         yield int(row[0]), str(row[1]), int(row[2]), int(row[3])
 
 
-__all__ = ["ApplyReport", "FileEntry", "Snapshot", "apply_files", "apply_ref_deltas",
-           "count_references", "ensure_store", "release_files", "snapshot_file_rows"]
+__all__ = ["ApplyReport", "BlobEntry", "FileEntry", "Snapshot", "apply_files", "apply_ref_deltas",
+           "count_references", "ensure_store", "get_or_create_blobs", "mark_primary_present",
+           "release_files", "snapshot_file_rows"]

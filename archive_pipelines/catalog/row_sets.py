@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import BigInteger, String, Subquery, bindparam, func, select, true, type_coerce
+from sqlalchemy import BigInteger, Boolean, String, Subquery, bindparam, func, select, true, type_coerce
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
@@ -21,12 +21,13 @@ from sqlalchemy.types import TypeEngine
 # Column kinds a row set may hold (the arrays PostgreSQL needs are typed).
 TEXT = "text"
 INT = "int"
-_TYPES: dict[str, TypeEngine[Any]] = {TEXT: String(), INT: BigInteger()}
+BOOL = "bool"
+_TYPES: dict[str, TypeEngine[Any]] = {TEXT: String(), INT: BigInteger(), BOOL: Boolean()}
 
 
 def row_set(session: Session, columns: Sequence[tuple[str, str]],
             rows: Sequence[Sequence[object]], *, name: str = "rows") -> Subquery:
-    """`rows` (tuples in `columns` order; columns are (name, TEXT | INT)) as a subquery
+    """`rows` (tuples in `columns` order; columns are (name, TEXT | INT | BOOL)) as a subquery
     whose columns are `.c.<name>`."""
     if session.get_bind().dialect.name == "postgresql":
         arrays = [

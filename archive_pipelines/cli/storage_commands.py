@@ -107,7 +107,7 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
     with progress_bar("verify", "item") as bar:
         storage = _storage(obj, views)
         report = verify_storage(storage.catalog, storage.primary, storage.views,
-                                fix=fix, vacuum=vacuum, deep=deep,
+                                fix=fix, vacuum=vacuum, deep=deep, data_dir=storage.layout.root,
                                 progress=lambda _kind, n: bar.update(n))
     click.echo(f"checked {report.blobs_checked:,} blobs{' (hashed)' if deep else ''}, "
                f"{report.files_checked:,} files, {report.links_checked:,} links")
@@ -118,7 +118,14 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
             if kind in ("missing_blob_files", "corrupt_blob_files"):
                 for example in report.examples.get(kind, []):
                     click.echo(f"    {example}")
-    click.echo("healthy" if report.problems == 0 else f"{report.problems:,} problem(s) left")
+    pending = report.found["crawl_pending"]
+    if report.problems:
+        click.echo(f"{report.problems:,} problem(s) left")
+    elif pending:  # not "healthy": those files are not in the catalog yet
+        click.echo(f"no problems, but {pending:,} crawled bodies are not in the catalog yet: "
+                   "run `archive-pipelines ingest-crawl --all`")
+    else:
+        click.echo("healthy")
     if report.problems:
         raise click.exceptions.Exit(1)
 
@@ -254,6 +261,9 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
                    f"(catalog {'would be ' if dry_run else ''}updated)")
     if report.revived:
         click.echo(f"  revived {report.revived:,} (referenced again meanwhile: kept)")
+    if report.kept_for_crawl:
+        click.echo(f"  kept {report.kept_for_crawl:,} crawled bodies whose segments are not "
+                   "ingested yet (`ingest-crawl`)")
     if report.untracked_checked:
         click.echo("untracked blob files: " + tally(report.untracked))
     else:

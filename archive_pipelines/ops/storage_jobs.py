@@ -27,7 +27,7 @@ def verify_storage_op(context: dg.OpExecutionContext, config: VerifyConfig,
                       storage: StorageResource) -> dg.Output[int]:
     parts = storage.open(config.views or None)
     report = verify_storage(parts.catalog, parts.primary, parts.views, fix=config.fix,
-                            vacuum=config.vacuum, deep=config.deep)
+                            vacuum=config.vacuum, deep=config.deep, data_dir=parts.layout.root)
     for kind, examples in report.examples.items():
         context.log.warning(f"{kind}: {report.found[kind]} (e.g. {', '.join(examples[:3])})")
     metadata: dict[str, int] = {"blobs_checked": report.blobs_checked,

@@ -18,6 +18,15 @@ what a dry run lists is what the real run removes, short of concurrent changes.
   and revives the file, exactly as for a collected blob.
 - Retired folders (`storage.retired.retired_entries`).
 
+Crawled bodies: a body that a crawl record not yet in the catalog names (a segment not yet
+ingested, or a running crawler's journal: `captures.pending`) is never removed by either
+pass; the set is read again before every batch, so segments a running crawl closes
+meanwhile count too. What no file names yet is a body the crawler wrote in the last
+moments: the grace (on the inode's change time) keeps those. Known limit: a crawler that
+finds an *old* unreferenced blob already stored and reuses it, in the instant between gc's
+re-read and its removal, loses that body (the record is ingested with the body reported
+missing); the blob must have been unreferenced for the whole grace first.
+
 Only the primary store is touched; replicas are append-only (seed 004). A blob is removed
 only after a transaction has claimed it (ref_count 0, its row locked, its primary copy
 marked `missing`); the file is then moved to a trash name, the ref count re-checked, and
@@ -42,6 +51,7 @@ from typing import Literal
 
 from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound
+from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.catalog.blobs import ref_count
 from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.garbage import claim_unreferenced, track_blob, unreferenced_page
@@ -90,6 +100,7 @@ class GcReport:
     folders: Tally = field(default_factory=Tally)
     already_gone: int = 0  # candidates whose file was missing: only the catalog changes
     revived: int = 0  # referenced again while being collected: kept
+    kept_for_crawl: int = 0  # named by crawl records not yet ingested: kept
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -156,10 +167,22 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, lay
     cutoff = utcnow() - timedelta(hours=grace)
     for rows in _unreferenced_blobs(catalog, primary, cutoff, batch):
         report.candidates += len(rows)
+        crawl_bodies = pending_body_hashes(catalog, layout.root)
         for blob_id, sha in rows:
+            if sha in crawl_bodies:
+                report.kept_for_crawl += 1
+                continue
             take(report.blobs, "blob", blob_id, sha)
     if untracked:
+        crawl_bodies = pending_body_hashes(catalog, layout.root)
+        seen = 0
         for sha, ctime in _untracked_files(catalog, primary, grace):
+            seen += 1
+            if seen % batch == 0:
+                crawl_bodies = pending_body_hashes(catalog, layout.root)
+            if sha in crawl_bodies:
+                report.kept_for_crawl += 1
+                continue
             if dry_run:
                 fate = _fate(primary, farm, sha)
                 if fate is not None:
@@ -201,8 +224,8 @@ def _untracked_files(catalog: Catalog, primary: PrimaryStore, grace_hours: float
     """The decision for untracked files: blob files in the primary with no catalog row
     (left by an interrupted ingest), whose inode changed before the grace; (sha, ctime).
 
-    Opt-in only: the crawler stores page bodies in the primary store and records them in
-    its page-index segments, not (yet) as catalog rows, so they look untracked here.
+    Opt-in: a crawled body is untracked until its segment is ingested (`captures`); the
+    caller keeps those that crawl records name.
 
     Age is the inode change time: a hardlinked blob keeps its source's old mtime, while
     linking it (and making it read-only) sets its ctime.

@@ -4,6 +4,10 @@ Checks: blob files missing (or corrupt, with `deep`), view links missing / point
 elsewhere / broken / blocked by a real file, orphan links, orphan blobs (ref_count 0),
 untracked blob files, and ref_count drift (a mark pass that counts references).
 A referenced blob is never deleted.
+
+An untracked blob file is a problem (an interrupted write, or a file put into the store by
+hand: `gc --untracked` collects it after the grace), except a crawled body that crawl records
+not yet ingested name (`crawl_pending`: tracked once `ingest-crawl` runs).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from archive_pipelines.blobstore import sha256_file
+from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.catalog.blobs import BlobRow, blob_page, count_unreferenced, set_ref_count
 from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.files import count_references
@@ -28,7 +33,7 @@ from archive_pipelines.views import LinkState, SnapshotPlace, ViewSet, view_dir
 
 KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
          "broken_links", "conflict_links", "orphan_links", "orphan_blobs",
-         "untracked_blob_files", "refcount_drift")
+         "untracked_blob_files", "crawl_pending", "refcount_drift")
 
 
 @dataclass
@@ -48,16 +53,19 @@ class VerifyReport:
 
     @property
     def problems(self) -> int:
-        """Problems found and not fixed. Not problems: orphan blobs (gc's work) and untracked
-        blob files (crawled bodies are indexed by page-index segments, not catalog rows)."""
+        """Problems found and not fixed. Not problems: orphan blobs (gc's work) and crawled
+        bodies whose records are not ingested yet (`crawl_pending`)."""
         return sum(self.found[k] - self.fixed[k] for k in KINDS
-                   if k not in ("orphan_blobs", "untracked_blob_files"))
+                   if k not in ("orphan_blobs", "crawl_pending"))
 
 
 def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
                    fix: bool = False, vacuum: bool = False, deep: bool = False, scan_store: bool = True,
+                   data_dir: Path | None = None,
                    progress: Callable[[str, int], object] | None = None) -> VerifyReport:
-    """Check everything; `fix` repairs links and ref counts; `vacuum` removes orphan links."""
+    """Check everything; `fix` repairs links and ref counts; `vacuum` removes orphan links.
+    `data_dir`: where the crawl's segments and journals are, whose bodies are `crawl_pending`
+    rather than untracked (without it every untracked file is a problem)."""
     report = VerifyReport()
     _check_refcounts(catalog, report, fix)
     missing = _check_blob_files(catalog, primary, views, report, deep, fix, progress)
@@ -65,7 +73,7 @@ def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
     with catalog.read_session() as session:
         report.found["orphan_blobs"] = count_unreferenced(session)
     if scan_store:
-        _check_untracked(catalog, primary, report)
+        _check_untracked(catalog, primary, report, data_dir)
     return report
 
 
@@ -214,7 +222,10 @@ def _snapshot_files(catalog: Catalog
         yield from iter_snapshot_files(session)
 
 
-def _check_untracked(catalog: Catalog, primary: PrimaryStore, report: VerifyReport) -> None:
-    """Blob files in the primary store that the catalog has no row for (one prefix at a time)."""
+def _check_untracked(catalog: Catalog, primary: PrimaryStore, report: VerifyReport,
+                     data_dir: Path | None) -> None:
+    """Blob files in the primary store that the catalog has no row for (one prefix at a
+    time); those crawl records not yet ingested name are `crawl_pending`."""
+    pending = set() if data_dir is None else pending_body_hashes(catalog, data_dir)
     for sha in untracked_hashes(catalog, primary):
-        report.note("untracked_blob_files", sha)
+        report.note("crawl_pending" if sha in pending else "untracked_blob_files", sha)

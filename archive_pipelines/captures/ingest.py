@@ -1,0 +1,254 @@
+"""Segment ingest: a closed crawl segment becomes captures, blob references and a ledger entry.
+
+One segment is one transaction. Before it, the segment file itself is put into the primary
+blob store (durably): it alone holds the headers and redirect chains, so it is verified and
+replicated like any file. The ledger (`crawl_segment`: path + sha256 of the bytes) makes a
+rerun skip what is done, so a segment ingested twice, or an ingest killed at any point and
+rerun, ends with the same rows and ref counts; a kill before the commit leaves at most the
+segment's blob file, which the rerun finds already stored.
+
+Records are checked field by field (`records.parse_record`); a refused record, a body the
+store lacks and a cut last record are reported, never guessed at.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from archive_pipelines.blobstore import LocalBlobStore
+from archive_pipelines.captures.records import RecordRefused, parse_record
+from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, find_segments, read_segment
+from archive_pipelines.catalog.captures import (
+    Body,
+    CaptureRow,
+    SegmentRows,
+    ingested_paths,
+    ledger_entry,
+    record_segment,
+)
+from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.views import ViewFarm
+
+SEGMENT_MIME = "application/x-ndjson"
+MAX_PROBLEMS = 20  # listed per segment; the rest are counted
+
+
+@dataclass
+class SegmentReport:
+    """One segment's ingest. `outcome`: ingested, already (in the ledger with these bytes),
+    changed (in the ledger with other bytes: left alone) or failed (unreadable)."""
+
+    path: str
+    outcome: str
+    day: str = ""
+    session_id: str = ""
+    records: int = 0
+    rejected: int = 0
+    pages: int = 0
+    captures: int = 0
+    stored_bodies: int = 0
+    missing_bodies: int = 0
+    new_blobs: int = 0
+    new_body_bytes: int = 0
+    duplicate_body_bytes: int = 0
+    cut_bytes: int = 0
+    status_classes: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    more_problems: int = 0
+
+    def problem(self, text: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(text)
+        else:
+            self.more_problems += 1
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in ("changed", "failed")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dict(vars(self))
+        data["status_classes"] = dict(sorted(self.status_classes.items()))
+        return data
+
+
+@dataclass
+class CrawlIngestReport:
+    """Every segment an `ingest_crawl` looked at, and the entries under sessions/ it skipped."""
+
+    segments: list[SegmentReport] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def total(self, name: str) -> int:
+        return sum(getattr(segment, name) for segment in self.segments)
+
+    @property
+    def ingested(self) -> list[SegmentReport]:
+        return [s for s in self.segments if s.outcome == "ingested"]
+
+    @property
+    def failed(self) -> list[SegmentReport]:
+        return [s for s in self.segments if s.failed]
+
+    @property
+    def status_classes(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for segment in self.segments:
+            total.update(segment.status_classes)
+        return total
+
+    def to_dict(self) -> dict[str, Any]:
+        names = ("records", "rejected", "pages", "captures", "stored_bodies", "missing_bodies",
+                 "new_blobs", "new_body_bytes", "duplicate_body_bytes", "cut_bytes")
+        return {
+            "segments_ingested": len(self.ingested),
+            "segments_already": sum(s.outcome == "already" for s in self.segments),
+            "segments_failed": len(self.failed),
+            **{name: self.total(name) for name in names},
+            "status_classes": dict(sorted(self.status_classes.items())),
+            "segments": [s.to_dict() for s in self.segments],
+            "skipped": self.skipped,
+        }
+
+
+class _AlreadyIngested(Exception):
+    """Rolls back a transaction whose ledger insert lost to an earlier ingest."""
+
+
+def pending_segments(catalog: Catalog, data_dir: Path, *, session_id: str | None = None
+                     ) -> tuple[list[SegmentPath], list[str]]:
+    """Segment files on disk that the ledger does not hold, and the entries skipped."""
+    found, skipped = find_segments(data_dir, session_id)
+    with catalog.read_session() as session:
+        done = ingested_paths(session)
+    return [s for s in found if s.relative not in done], skipped
+
+
+@dataclass(frozen=True)
+class CaptureStore:
+    """Where crawled bodies are: the primary store (`store_id` its catalog row), and the
+    view farm whose aliases every blob gets."""
+
+    store: LocalBlobStore
+    store_id: int
+    farm: ViewFarm
+
+
+def ingest_crawl(catalog: Catalog, primary: CaptureStore, data_dir: Path, *,
+                 session_id: str | None = None, day: str | None = None,
+                 on_segment: Callable[[SegmentReport], object] | None = None) -> CrawlIngestReport:
+    """Ingest every segment not yet in the ledger (of one session, of one day, or all)."""
+    segments, skipped = pending_segments(catalog, data_dir, session_id=session_id)
+    report = CrawlIngestReport(skipped=skipped)
+    for segment in segments:
+        if day is not None and segment.day != day:
+            continue
+        done = ingest_segment(catalog, primary, segment)
+        report.segments.append(done)
+        if on_segment is not None:
+            on_segment(done)
+    return report
+
+
+def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath) -> SegmentReport:
+    """Ingest one segment file (see the module docstring)."""
+    report = SegmentReport(segment.relative, "failed", day=segment.day,
+                           session_id=segment.session_id)
+    try:
+        content = read_segment(segment.path)
+    except OSError as exc:
+        report.problem(f"cannot read the segment: {exc.strerror or exc}")
+        return report
+    with catalog.read_session() as session:
+        recorded = ledger_entry(session, segment.relative)
+    if recorded is not None:
+        report.outcome = "already" if recorded == content.sha256 else "changed"
+        if report.outcome == "changed":
+            report.problem(f"ingested before with sha256 {recorded}, the file now has "
+                           f"{content.sha256}: left as it is")
+        return report
+    rows = _segment_rows(primary, segment, content, report)
+    put = primary.store.put_bytes(content.data)  # durable before the catalog refers to it
+    assert put.sha256 == content.sha256
+    for sha in (content.sha256, *rows.bodies):  # every blob has its alias (idempotent)
+        primary.farm.ensure_alias(sha, primary.store.local_path(sha))
+    try:
+        with catalog.session() as session:
+            done = record_segment(session, rows, primary_store_id=primary.store_id, now=utcnow())
+            if not done.ingested:
+                raise _AlreadyIngested
+    except _AlreadyIngested:
+        report.outcome = "already"
+        return report
+    report.outcome = "ingested"
+    report.captures = done.captures
+    report.stored_bodies = done.stored_bodies
+    report.new_blobs = done.new_blobs
+    report.new_body_bytes = done.new_body_bytes
+    report.duplicate_body_bytes = done.duplicate_body_bytes
+    report.status_classes = done.status_classes
+    return report
+
+
+def _segment_rows(primary: CaptureStore, segment: SegmentPath, content: SegmentBytes,
+                  report: SegmentReport) -> SegmentRows:
+    """The catalog rows of a segment's whole records; refused records, missing bodies and a
+    cut tail go to `report`."""
+    captures: list[tuple[int, CaptureRow]] = []
+    wanted: dict[str, CaptureRow] = {}
+    first = last = None
+    for offset, line in content.lines():
+        report.records += 1
+        try:
+            record = parse_record(line, session_id=segment.session_id)
+        except RecordRefused as exc:
+            report.rejected += 1
+            report.problem(f"record at byte {offset}: {exc}")
+            continue
+        report.pages += 1
+        first = record.fetched_ms if first is None else min(first, record.fetched_ms)
+        last = record.fetched_ms if last is None else max(last, record.fetched_ms)
+        for capture in record.captures:
+            captures.append((offset, capture))
+            if capture.body_sha256 is not None:
+                wanted.setdefault(capture.body_sha256, capture)
+    if content.cut_bytes:
+        report.cut_bytes = content.cut_bytes
+        report.problem(f"the last {content.cut_bytes} bytes (from byte {content.whole}) are not "
+                       "a whole record (the segment was cut mid-write): not ingested")
+    bodies: dict[str, Body] = {}
+    for sha, capture in wanted.items():
+        size = _stored_size(primary, sha)
+        if size is None:
+            missing = sum(c.body_sha256 == sha for _, c in captures)
+            report.missing_bodies += missing
+            report.problem(f"body sha256:{sha} ({capture.url[:200]}) is not in the store: "
+                           f"{missing} capture(s) recorded without it")
+            continue
+        bodies[sha] = Body(sha, size if size >= 0 else capture.body_size or 0,
+                           (capture.content_type or "application/octet-stream")[:255])
+    now_ms = int(utcnow().timestamp() * 1000)
+    return SegmentRows(
+        path=segment.relative, sha256=content.sha256, session_id=segment.session_id,
+        index_dir=f"sessions/{segment.day}/{segment.session_id}",
+        segment_blob=Body(content.sha256, len(content.data), SEGMENT_MIME),
+        captures=captures, bodies=bodies, records=report.records, rejected=report.rejected,
+        cut_bytes=content.cut_bytes, pages=report.pages,
+        first_ms=now_ms if first is None else first, last_ms=now_ms if last is None else last)
+
+
+def _stored_size(primary: CaptureStore, sha256: str) -> int | None:
+    """The body's size in the primary (-1: present, size not known without decoding); None
+    when the store lacks it."""
+    path = primary.store.local_path(sha256)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_size if primary.store.codec == "raw" else -1

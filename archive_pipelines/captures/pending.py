@@ -1,0 +1,33 @@
+"""Bodies that crawl records not yet in the catalog reference: gc must keep them, and verify
+reports them apart from untracked files (they are tracked once their segment is ingested).
+
+They are the bodies named in segment files the ledger does not hold and in the crawler's
+journals (records of segments still open). The files are scanned for `"body_hash"` fields
+with a regex, without parsing the records: gc and verify need only the hashes, and a record
+too damaged to ingest still protects its bodies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+
+from archive_pipelines.captures.segment_files import find_journals, find_segments
+from archive_pipelines.catalog.captures import ingested_paths
+from archive_pipelines.catalog.sessions import Catalog
+
+_BODY_HASH = re.compile(rb'"body_hash"\s*:\s*"sha256:([0-9a-f]{64})"')
+
+
+def pending_body_hashes(catalog: Catalog, data_dir: Path) -> set[str]:
+    """sha256 of every body a not-yet-ingested segment or a crawler journal names."""
+    segments, _skipped = find_segments(data_dir)
+    with catalog.read_session() as session:
+        done = ingested_paths(session)
+    paths = [s.path for s in segments if s.relative not in done] + find_journals(data_dir)
+    found: set[str] = set()
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):  # ingested and compacted, or rotated
+            found.update(match.decode() for match in _BODY_HASH.findall(path.read_bytes()))
+    return found

@@ -1,0 +1,210 @@
+"""One page-fetch record (seed 003's format, as the crawler writes it) -> capture rows.
+
+Each entry of `requests` is one fetch: `requests[0]` the page, the rest its sub-requests.
+A fetch gives one capture per hop of its redirect chain (`redirect`, its Location as
+`final_url`) and one for its last response, or its failure (`page` / `request`). Records
+come from files on disk, so every field is checked; a record that breaks a rule is
+refused whole with the reason (`RecordRefused`), never guessed at.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any, NamedTuple
+
+from archive_pipelines.canonical_urls import MAX_URL_BYTES, try_canonical_url_and_domain
+from archive_pipelines.catalog.captures import CaptureRow
+
+MAX_REQUESTS = 10_000  # sub-requests of one page
+MAX_TEXT = 2_000  # error messages, content types, navigation ids
+EARLIEST_S = 631_152_000  # 1990-01-01: no crawl record is older
+LATEST_S = 4_102_444_800  # 2100-01-01
+_BODY_HASH = re.compile(r"sha256:([0-9a-f]{64})")
+
+
+class RecordRefused(ValueError):
+    """A record that cannot be ingested; the message says why."""
+
+
+class PageRecord(NamedTuple):
+    """A record's captures and what the ledger and the session need of it."""
+
+    session_id: str
+    fetched_ms: int  # the page's timestamp
+    captures: list[CaptureRow]
+
+
+def url_key(url: str) -> tuple[str, str, str] | None:
+    """(canonical URL, its sha256 hex, site `scheme://host[:port]`) by the crawler's
+    canonical form (`canonical_urls`); None for a URL the crawler could not have fetched."""
+    parsed = try_canonical_url_and_domain(url)
+    if parsed is None:
+        return None
+    canonical, domain, _fingerprint = parsed
+    scheme = canonical[:canonical.index(":")]
+    return canonical, hashlib.sha256(canonical.encode()).hexdigest(), f"{scheme}://{domain}"
+
+
+def parse_record(line: bytes, *, session_id: str) -> PageRecord:
+    """The captures of one JSON line of a segment of `session_id`; RecordRefused if any
+    field is not what the crawler writes."""
+    try:
+        record = json.loads(line)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RecordRefused(f"not a JSON record: {exc}") from None
+    if not isinstance(record, dict):
+        raise RecordRefused("not a JSON object")
+    recorded_session = record.get("session_id")
+    if recorded_session != session_id:
+        raise RecordRefused(f"session_id {_show(recorded_session)} is not the segment's session "
+                            f"{session_id}")
+    page_url = _url(record.get("page_url"), "page_url")
+    fetched_ms = _timestamp_ms(record.get("timestamp"), "timestamp")
+    depth = record.get("depth")
+    if depth is not None and not _is_int(depth, 0, 1_000_000):
+        raise RecordRefused(f"depth {_show(depth)} is not a non-negative integer")
+    navigation_id = _text(record.get("navigation_id"), "navigation_id", limit=64)
+    final_url = record.get("final_url")
+    if final_url is not None:
+        _url(final_url, "final_url")
+    requests = record.get("requests")
+    if not isinstance(requests, list):
+        raise RecordRefused("requests is not a list")
+    error = _text(record.get("error"), "error", limit=MAX_TEXT)
+    if not requests:  # nothing fetched (robots.txt said no): a failed capture of the page
+        return PageRecord(session_id, fetched_ms, [_row(
+            "page", page_url, navigation_id=navigation_id, fetched_ms=fetched_ms, status=None,
+            final_url=None, index=0, error=error or "not fetched", depth=depth)])
+    if len(requests) > MAX_REQUESTS:
+        raise RecordRefused(f"{len(requests)} requests (at most {MAX_REQUESTS})")
+    captures: list[CaptureRow] = []
+    for index, request in enumerate(requests):
+        where = f"requests[{index}]"
+        if not isinstance(request, dict):
+            raise RecordRefused(f"{where} is not an object")
+        captures.extend(_fetch_captures(
+            request, where=where, index=index, navigation_id=navigation_id,
+            default_ms=fetched_ms,
+            depth=depth if index == 0 else None,
+            final_url=final_url if index == 0 else None))
+    return PageRecord(session_id, fetched_ms, captures)
+
+
+def _fetch_captures(request: dict[str, Any], *, where: str, index: int,
+                    navigation_id: str | None, default_ms: int,
+                    depth: int | None, final_url: str | None) -> list[CaptureRow]:
+    kind = "page" if index == 0 else "request"
+    url = _url(request.get("url"), f"{where}.url")
+    at = request.get("timestamp")
+    fetched_ms = default_ms if at is None else _timestamp_ms(at, f"{where}.timestamp")
+    error = _text(request.get("error"), f"{where}.error", limit=MAX_TEXT)
+    hops = request.get("redirects") or []
+    if not isinstance(hops, list) or len(hops) > 100:
+        raise RecordRefused(f"{where}.redirects is not a list of at most 100 hops")
+    chain: list[list[object]] = []
+    rows: list[CaptureRow] = []
+    for number, hop in enumerate(hops):
+        spot = f"{where}.redirects[{number}]"
+        if not isinstance(hop, dict):
+            raise RecordRefused(f"{spot} is not an object")
+        hop_url = _url(hop.get("url"), f"{spot}.url")
+        hop_status = _status(hop.get("status"), f"{spot}.status")
+        location = hop.get("location")
+        if location is not None and not (isinstance(location, str) and len(location) <= MAX_URL_BYTES):
+            raise RecordRefused(f"{spot}.location is not a URL string")
+        chain.append([hop_url, hop_status, location])
+        rows.append(_row("redirect", hop_url, navigation_id=navigation_id, fetched_ms=fetched_ms,
+                         status=hop_status, final_url=location, index=index))
+    response = request.get("response")
+    status: int | None = None
+    content_type = body_sha256 = None
+    body_size: int | None = None
+    truncated = False
+    if response is not None:
+        if not isinstance(response, dict):
+            raise RecordRefused(f"{where}.response is not an object")
+        status = _status(response.get("status_code"), f"{where}.response.status_code")
+        content_type = _text(response.get("body_type"), f"{where}.response.body_type", limit=255)
+        body_sha256 = _body_hash(response.get("body_hash"), f"{where}.response.body_hash")
+        size = response.get("body_size", 0)
+        if not _is_int(size, 0, 1 << 50):
+            raise RecordRefused(f"{where}.response.body_size {_show(size)} is not a size")
+        body_size = size if body_sha256 is not None else None
+        truncated = response.get("body_truncated", False)
+        if not isinstance(truncated, bool):
+            raise RecordRefused(f"{where}.response.body_truncated is not true/false")
+    elif error is None:
+        error = "no response"
+    rows.append(_row(kind, url, navigation_id=navigation_id, fetched_ms=fetched_ms,
+                     status=status, final_url=final_url if final_url is not None else url,
+                     index=index, content_type=content_type, body_sha256=body_sha256,
+                     body_size=body_size, truncated=truncated, error=error, depth=depth,
+                     redirects=json.dumps(chain, ensure_ascii=False) if chain else None))
+    return rows
+
+
+def _row(kind: str, url: str, *, navigation_id: str | None, fetched_ms: int,
+         status: int | None, final_url: str | None, index: int,
+         content_type: str | None = None, body_sha256: str | None = None,
+         body_size: int | None = None, truncated: bool = False, error: str | None = None,
+         depth: int | None = None, redirects: str | None = None) -> CaptureRow:
+    key = url_key(url)
+    assert key is not None  # _url checked it
+    canonical, url_hash, site = key
+    return CaptureRow(kind, navigation_id, url, url_hash, site, canonical, fetched_ms, status,
+                      final_url, redirects, content_type, body_sha256, body_size, truncated,
+                      error, depth, index)
+
+
+def _url(value: object, name: str) -> str:
+    if not isinstance(value, str):
+        raise RecordRefused(f"{name} {_show(value)} is not a URL string")
+    if len(value) > MAX_URL_BYTES:
+        raise RecordRefused(f"{name} is {len(value):,} characters long (at most {MAX_URL_BYTES:,})")
+    if url_key(value) is None:
+        raise RecordRefused(f"{name} {_show(value)} is not an http(s) URL the crawler fetches")
+    return value
+
+
+def _timestamp_ms(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or not EARLIEST_S <= value <= LATEST_S:
+        raise RecordRefused(f"{name} {_show(value)} is not epoch seconds between 1990 and 2100")
+    return round(value * 1000)
+
+
+def _status(value: object, name: str) -> int:
+    if not _is_int(value, 100, 599):
+        raise RecordRefused(f"{name} {_show(value)} is not an HTTP status (100-599)")
+    assert isinstance(value, int)
+    return value
+
+
+def _body_hash(value: object, name: str) -> str | None:
+    if value is None:
+        return None
+    match = _BODY_HASH.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise RecordRefused(f"{name} {_show(value)} is not sha256:<64 hex digits>")
+    return match.group(1)
+
+
+def _text(value: object, name: str, *, limit: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise RecordRefused(f"{name} is not a string of at most {limit} characters")
+    return value
+
+
+def _is_int(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
