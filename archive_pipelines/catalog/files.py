@@ -29,6 +29,7 @@ from archive_pipelines.catalog.models import (
     Blob,
     BlobCopy,
     CrawlSegment,
+    CrawlSession,
     PageFetch,
     Snapshot,
     SnapshotFile,
@@ -279,11 +280,16 @@ def snapshot_file_rows(session: Session, snapshot_id: str, extractor: str | None
 
 def count_references(conn: Connection | Session) -> Iterator[tuple[int, str, int, int]]:
     """(blob id, sha256, stored ref_count, counted references) where they differ. A blob's
-    references: the snapshot files, the captures whose body it is, the segment files."""
+    references: the snapshot files, the captures whose body it is, the segment files (until
+    compacted) and the compacted session files with their indexes."""
     references = union_all(
         select(SnapshotFile.blob_id.label("blob_id")),
         select(PageFetch.body_blob_id.label("blob_id")).where(PageFetch.body_blob_id.is_not(None)),
-        select(CrawlSegment.blob_id.label("blob_id")),
+        select(CrawlSegment.blob_id.label("blob_id")).where(CrawlSegment.blob_id.is_not(None)),
+        select(CrawlSession.compacted_blob_id.label("blob_id"))
+        .where(CrawlSession.compacted_blob_id.is_not(None)),
+        select(CrawlSession.index_blob_id.label("blob_id"))
+        .where(CrawlSession.index_blob_id.is_not(None)),
     ).subquery()
     counted = (select(references.c.blob_id, func.count().label("n"))
                .group_by(references.c.blob_id).subquery())

@@ -251,8 +251,13 @@ class CrawlSession(Base):
     ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
     index_dir: Mapped[str] = mapped_column(Text)  # sessions/<first day>/<id>, data-dir relative
     pages: Mapped[int] = mapped_column(Integer, default=0)
-    # The session's records rewritten into one zstd JSON-lines file (data-dir relative).
+    # The session's records rewritten into one zstd JSON-lines file (data-dir relative) and
+    # its offset index, both also blobs (one reference each) once compacted.
     compacted_path: Mapped[str | None] = mapped_column(Text, default=None)
+    compacted_blob_id: Mapped[int | None] = mapped_column(
+        ForeignKey("blob.id", ondelete="RESTRICT"), default=None)
+    index_blob_id: Mapped[int | None] = mapped_column(
+        ForeignKey("blob.id", ondelete="RESTRICT"), default=None)
 
     __table_args__ = (Index("ix_crawl_session_started_at", "started_at"),)
 
@@ -260,7 +265,8 @@ class CrawlSession(Base):
 class CrawlSegment(Base):
     """The ledger of ingested segment files: a segment (path, sha256 of its bytes) is
     ingested once. The file itself is a blob (`blob_id`, one reference), so headers and
-    redirect chains, which only it holds, are verified and replicated like any file."""
+    redirect chains, which only it holds, are verified and replicated like any file; once
+    its session is compacted the compacted file holds them, and `blob_id` is released (NULL)."""
 
     __tablename__ = "crawl_segment"
 
@@ -268,7 +274,7 @@ class CrawlSegment(Base):
     path: Mapped[str] = mapped_column(String(512), unique=True)  # data-dir relative
     sha256: Mapped[str] = mapped_column(String(64))
     session_id: Mapped[str] = mapped_column(ForeignKey("crawl_session.id", ondelete="CASCADE"))
-    blob_id: Mapped[int] = mapped_column(ForeignKey("blob.id", ondelete="RESTRICT"))
+    blob_id: Mapped[int | None] = mapped_column(ForeignKey("blob.id", ondelete="RESTRICT"))
     records: Mapped[int] = mapped_column(Integer)  # whole records ingested
     rejected: Mapped[int] = mapped_column(Integer, default=0)  # records refused (reported)
     cut_bytes: Mapped[int] = mapped_column(BigInteger, default=0)  # a cut last record's bytes

@@ -3,7 +3,7 @@
 `page_fetch` becomes a capture (one HTTP exchange of a crawl: the page, its sub-requests,
 the hops of its redirect chains) with its canonical-URL hash, site, epoch-ms time, status,
 body hash and stored-body reference, and where its record lies; `crawl_segment` is the
-ledger of ingested segment files; `crawl_session` gains its compacted file. Nothing wrote
+ledger of ingested segment files; `crawl_session` gains its compacted file and index. Nothing wrote
 `page_fetch` or `crawl_session` before this revision, so both are recreated.
 
 Revision ID: 0003_captures
@@ -32,6 +32,10 @@ def upgrade() -> None:
     sa.Column('index_dir', sa.Text(), nullable=False),
     sa.Column('pages', sa.Integer(), nullable=False),
     sa.Column('compacted_path', sa.Text(), nullable=True),
+    sa.Column('compacted_blob_id', BLOB_ID, nullable=True),
+    sa.Column('index_blob_id', BLOB_ID, nullable=True),
+    sa.ForeignKeyConstraint(['compacted_blob_id'], ['blob.id'], ondelete='RESTRICT'),
+    sa.ForeignKeyConstraint(['index_blob_id'], ['blob.id'], ondelete='RESTRICT'),
     sa.PrimaryKeyConstraint('id')
     )
     with op.batch_alter_table('crawl_session', schema=None) as batch_op:
@@ -41,7 +45,7 @@ def upgrade() -> None:
     sa.Column('path', sa.String(length=512), nullable=False),
     sa.Column('sha256', sa.String(length=64), nullable=False),
     sa.Column('session_id', sa.String(length=36), nullable=False),
-    sa.Column('blob_id', BLOB_ID, nullable=False),
+    sa.Column('blob_id', BLOB_ID, nullable=True),
     sa.Column('records', sa.Integer(), nullable=False),
     sa.Column('rejected', sa.Integer(), nullable=False),
     sa.Column('cut_bytes', sa.BigInteger(), nullable=False),
