@@ -22,6 +22,7 @@ from pathlib import Path
 SEGMENT_NAME = re.compile(r"[0-9]{8}T[0-9]{12}Z_[0-9]{6,}\.jsonl")
 JOURNAL_NAME = re.compile(r"([0-9a-f-]{36})\.[0-9]+\.journal")
 JOURNALS = ".journals"
+COMPACTED = "compacted"  # compacted sessions (`captures.compaction`)
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def find_segments(data_dir: Path, session_id: str | None = None) -> tuple[list[S
     found: list[SegmentPath] = []
     skipped: list[str] = []
     for day_entry in _scan(sessions):
-        if day_entry.name == JOURNALS or day_entry.name.startswith("."):
+        if day_entry.name in (JOURNALS, COMPACTED) or day_entry.name.startswith("."):
             continue
         if not _is_date(day_entry.name) or not day_entry.is_dir(follow_symlinks=False):
             skipped.append(f"sessions/{day_entry.name}: not a YYYY-MM-DD folder")

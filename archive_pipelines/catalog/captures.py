@@ -296,6 +296,83 @@ def crawl_session(session: Session, session_id: str) -> SessionRow | None:
     return SessionRow(row[0], row[1], row[2], int(row[3]), int(segments), row[4])
 
 
-__all__ = ["Body", "Capture", "CaptureRow", "RecordedSegment", "SegmentRows", "SessionRow",
-           "captures_by_prefix", "captures_by_url", "captures_of_body", "captures_of_session",
-           "crawl_session", "ingested_paths", "ledger_entry", "record_segment", "status_class"]
+
+
+# -- compaction ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SegmentLedgerRow:
+    id: int
+    path: str
+    sha256: str
+    blob_id: int | None
+
+
+def segments_of_session(session: Session, session_id: str) -> list[SegmentLedgerRow]:
+    """A session's ingested segments, in the order the crawler wrote them (path order)."""
+    rows = session.execute(
+        select(CrawlSegment.id, CrawlSegment.path, CrawlSegment.sha256, CrawlSegment.blob_id)
+        .where(CrawlSegment.session_id == session_id))
+    found = [SegmentLedgerRow(int(i), str(p), str(s), b) for i, p, s, b in rows]
+    return sorted(found, key=lambda row: (row.path.rsplit("/", 1)[-1], row.path))
+
+
+def compactable_sessions(session: Session, *, ended_before: datetime,
+                         session_id: str | None = None) -> list[tuple[str, str | None]]:
+    """(id, compacted_path) of sessions whose last fetch is before `ended_before` (or just
+    `session_id`): those not compacted yet, and those compacted (their originals may still
+    need removing)."""
+    query = select(CrawlSession.id, CrawlSession.compacted_path).where(
+        CrawlSession.ended_at < ended_before)
+    if session_id is not None:
+        query = query.where(CrawlSession.id == session_id)
+    return [(str(i), p) for i, p in session.execute(query.order_by(CrawlSession.started_at))]
+
+
+class AlreadyCompacted(Exception):
+    """Another compaction recorded this session first."""
+
+
+def record_compaction(session: Session, *, session_id: str, compacted_path: str,
+                      compacted: Body, index: Body, ordinals: Sequence[tuple[int, int, int]],
+                      primary_store_id: int, now: datetime) -> None:
+    """In the caller's transaction: the session's captures point into its compacted file
+    (`ordinals`: segment id, byte offset in the segment, record ordinal), the compacted
+    file and its index are blobs it references once each, and the segments' own blob
+    references are released. AlreadyCompacted if the session was compacted meanwhile."""
+    table = _table(CrawlSession)
+    report = ApplyReport()
+    blob_ids = get_or_create_blobs(session, [compacted, index], now, report)
+    changed = session.execute(
+        update(table).where(table.c.id == session_id, table.c.compacted_path.is_(None))
+        .values(compacted_path=compacted_path, compacted_blob_id=blob_ids[compacted.sha256],
+                index_blob_id=blob_ids[index.sha256]))
+    if not getattr(changed, "rowcount", 0):
+        raise AlreadyCompacted(session_id)
+    deltas: Counter[int] = Counter()
+    deltas[blob_ids[compacted.sha256]] += 1
+    deltas[blob_ids[index.sha256]] += 1
+    if ordinals:
+        src = row_set(session, [("seg", INT), ("off", INT), ("ord", INT)], list(ordinals))
+        fetches = _table(PageFetch)
+        session.execute(
+            update(fetches)
+            .where(fetches.c.segment_id == src.c.seg, fetches.c.record_offset == src.c.off)
+            .values(index_path=compacted_path, record_offset=src.c.ord))
+    segments = _table(CrawlSegment)
+    for (blob_id,) in session.execute(
+            select(segments.c.blob_id).where(segments.c.session_id == session_id,
+                                             segments.c.blob_id.is_not(None))):
+        deltas[int(blob_id)] -= 1
+    session.execute(update(segments).where(segments.c.session_id == session_id)
+                    .values(blob_id=None))
+    apply_ref_deltas(session, dict(deltas), now)
+    mark_primary_present(session, [compacted, index], blob_ids, primary_store_id, now, report)
+
+
+__all__ = ["AlreadyCompacted", "Body", "Capture", "CaptureRow", "RecordedSegment",
+           "SegmentLedgerRow", "SegmentRows", "SessionRow", "captures_by_prefix",
+           "captures_by_url", "captures_of_body", "captures_of_session", "compactable_sessions",
+           "crawl_session", "ingested_paths", "ledger_entry", "record_compaction",
+           "record_segment", "segments_of_session", "status_class"]

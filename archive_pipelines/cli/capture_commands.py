@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import click
 
+from archive_pipelines.captures.compaction import CompactionError, compact_sessions
 from archive_pipelines.captures.ingest import (
     CaptureStore,
     SegmentReport,
@@ -16,6 +18,7 @@ from archive_pipelines.captures.ingest import (
     pending_segments,
 )
 from archive_pipelines.captures.lookup import find_body, find_session, find_url, note, when_ms
+from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.captures.segment_files import canonical_session_id
 from archive_pipelines.catalog.captures import Capture
 from archive_pipelines.catalog.sessions import Catalog
@@ -87,10 +90,14 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, every: bool,
 @click.option("--sha256", "body", metavar="HASH", help="The captures whose body has this hash.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N captures.")
 @click.option("--json", "as_json", is_flag=True, help="Print the captures as JSON.")
+@click.option("--records", "with_records", is_flag=True,
+              help="With --json: each capture's whole crawl record too (headers, redirects), "
+                   "read from its segment or compacted session file.")
 @click.pass_obj
 def captures_command(obj: CliContext, url: str | None, prefix: bool, from_: str | None,
                      to: str | None, session_id: str | None, every_request: bool,
-                     body: str | None, limit: int | None, as_json: bool) -> None:
+                     body: str | None, limit: int | None, as_json: bool,
+                     with_records: bool) -> None:
     """List the captures of URL, newest first: when, status, body sha256 and size, session.
 
     URL matches on the crawler's canonical form (`HTTP://Example.com:80/a?b=1&a=2#x` finds
@@ -119,8 +126,12 @@ def captures_command(obj: CliContext, url: str | None, prefix: bool, from_: str 
         heading = f"with body sha256 {body}"
     lookup_ms = (time.perf_counter() - started) * 1000
     if as_json:
+        rows = [_as_dict(c) for c in found]
+        if with_records:
+            for row, capture in zip(rows, found, strict=True):
+                row["record"] = _record(obj.settings.data_dir, capture)
         click.echo(json.dumps({"query": heading, "lookup_ms": round(lookup_ms, 3),
-                               "captures": [_as_dict(c) for c in found]}, indent=2))
+                               "captures": rows}, indent=2))
     else:
         for capture in found:
             click.echo(_line(capture))
@@ -142,8 +153,53 @@ def _line(capture: Capture) -> str:
             f"{capture.session_id}  {capture.url}" + (f"  ({extra})" if extra else ""))
 
 
+def _record(data_dir: Path, capture: Capture) -> object:
+    try:
+        return read_record(data_dir, capture.index_path, capture.record_offset)
+    except (OSError, ValueError, CompactionError) as exc:
+        return {"error": f"cannot read {capture.index_path} at {capture.record_offset}: {exc}"}
+
+
 def _as_dict(capture: Capture) -> dict[str, object]:
     data = asdict(capture)
     data["timestamp"] = _when(capture.fetched_ms)
     data["note"] = note(capture)
     return data
+
+
+@click.command("compact-crawls")
+@click.option("--older-than", "days", type=click.FloatRange(min=0), default=None, metavar="DAYS",
+              help="Sessions whose last fetch is older than DAYS (default: "
+                   "crawl.compact_after_days).")
+@click.option("--session", "session_id", metavar="ID", help="Only this session (if old enough).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+def compact_crawls_command(obj: CliContext, days: float | None, session_id: str | None,
+                           as_json: bool) -> None:
+    """Rewrite old crawl sessions into one zstd JSON-lines file each, plus an offset index
+    (sessions/compacted/); captures then point into it. The segment files are removed only
+    after the compacted file has been read back and checked record by record, and stored in
+    the blob store. Safe to interrupt and rerun. Exit 1 when a session could not be compacted."""
+    if session_id is not None and canonical_session_id(session_id) is None:
+        raise ArchiveError(f"bad --session {session_id[:100]!r}: a session id is a lower-case UUID")
+    storage = obj.storage()
+    older = timedelta(days=obj.settings.crawl.compact_after_days if days is None else days)
+    store = CaptureStore(storage.primary.store, storage.primary.store_id, storage.views.farm)
+    with progress_bar("compacting", "session", disable=as_json) as bar:
+        report = compact_sessions(storage.catalog, store, obj.settings.data_dir,
+                                  older_than=older, session_id=session_id,
+                                  on_session=lambda _s: bar.update(1))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        for done in report.sessions:
+            click.echo(f"{done.session_id}  {done.outcome:<9} {done.segments:,} segment(s), "
+                       f"{done.records:,} records, {human_bytes(done.bytes_in)} -> "
+                       f"{human_bytes(done.bytes_out)}, {done.removed_files:,} file(s) removed")
+            for problem in done.problems:
+                click.echo(f"  {problem}", err=True)
+        compacted = sum(s.outcome == "compacted" for s in report.sessions)
+        click.echo(f"{compacted:,} session(s) compacted: {human_bytes(report.total('bytes_in'))} "
+                   f"-> {human_bytes(report.total('bytes_out'))}")
+    if report.failed:
+        raise click.exceptions.Exit(1)

@@ -8,7 +8,11 @@ import sys
 import click
 
 from archive_pipelines import __version__
-from archive_pipelines.cli.capture_commands import captures_command, ingest_crawl_command
+from archive_pipelines.cli.capture_commands import (
+    captures_command,
+    compact_crawls_command,
+    ingest_crawl_command,
+)
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.init_status import init_command, status_command
 from archive_pipelines.cli.replication_commands import (
@@ -47,7 +51,7 @@ cli.add_command(init_command)
 cli.add_command(status_command)
 for _command in (ingest_command, verify_command, rebuild_views_command, migrate_to_cas_command,
                  gc_command, replicate_command, replication_status_command, update_command,
-                 show_command, ingest_crawl_command, captures_command):
+                 show_command, ingest_crawl_command, captures_command, compact_crawls_command):
     cli.add_command(_command)
 
 

@@ -138,6 +138,8 @@ class CrawlSettings(_Section):
     segment_pages: int = Field(default=5_000, ge=1)
     segment_seconds: float = Field(default=300.0, gt=0)
     metrics_port: int = Field(default=0, ge=0, le=65535)
+    # Sessions whose last fetch is older than this are compacted (`compact-crawls`).
+    compact_after_days: float = Field(default=7.0, ge=0)
 
 
 class Settings(_Section):

@@ -1,0 +1,330 @@
+"""Compaction of old crawl sessions (seed 003): a session's segment files become one
+zstd-compressed JSON-lines file plus an offset index, and its captures point into it.
+
+`sessions/compacted/<session>.jsonl.zst` is a run of independent zstd frames of about
+`FRAME_BYTES` of records each: decompressed whole it is the session's records in segment
+order, one per line, exactly the bytes the segments held (a cut tail is not a record and is
+left to the segment's blob). `<session>.idx` has one fixed-size entry per record (frame
+offset, frame length, offset in the frame, line length), so a capture's record is one seek
+and one frame to decompress; a capture's `record_offset` is then its record's ordinal.
+
+Order of work, so that kill -9 anywhere and a rerun converge with no record lost:
+1. write both files under temp names, fsync, read them back and compare every record with
+   the segment it came from (bytes equal), then rename into place;
+2. store both in the primary blob store, then one transaction: captures repointed, the
+   session records its compacted file and index (one reference each), the segments' own
+   blob references released (gc takes those copies after its grace);
+3. only then delete the segment files from sessions/ (a rerun finishes deleting them).
+A session still being crawled (a live crawler lock or a segment not yet ingested) is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.captures.segment_files import (
+    COMPACTED,
+    JOURNALS,
+    SegmentBytes,
+    find_journals,
+    find_segments,
+    read_segment,
+)
+from archive_pipelines.catalog.captures import (
+    Body,
+    SegmentLedgerRow,
+    compactable_sessions,
+    record_compaction,
+    segments_of_session,
+)
+from archive_pipelines.catalog.models import utcnow
+from archive_pipelines.catalog.sessions import Catalog
+
+FRAME_BYTES = 256 * 1024  # records per zstd frame: ~256 KiB decompressed
+LEVEL = 9
+_ENTRY = struct.Struct("<QIII")  # frame offset, frame length, offset in frame, line length
+INDEX_MAGIC = b"APCIDX1\n"
+ZST_MIME = "application/zstd"
+INDEX_MIME = "application/octet-stream"
+
+
+@dataclass
+class SessionCompaction:
+    session_id: str
+    outcome: str  # compacted | finished (originals removed on a rerun) | skipped | failed
+    segments: int = 0
+    records: int = 0
+    bytes_in: int = 0  # segment bytes read
+    bytes_out: int = 0  # compacted file + index
+    removed_files: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CompactionReport:
+    sessions: list[SessionCompaction] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[SessionCompaction]:
+        return [s for s in self.sessions if s.outcome == "failed"]
+
+    def total(self, name: str) -> int:
+        return sum(getattr(s, name) for s in self.sessions)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sessions": [vars(s) for s in self.sessions],
+                **{name: self.total(name) for name in
+                   ("segments", "records", "bytes_in", "bytes_out", "removed_files")}}
+
+
+class CompactionError(Exception):
+    """A session that cannot be compacted as it is (the message says why): left unchanged."""
+
+
+def compact_sessions(catalog: Catalog, store: CaptureStore, data_dir: Path, *,
+                     older_than: timedelta, session_id: str | None = None,
+                     now: datetime | None = None,
+                     on_session: Callable[[SessionCompaction], object] | None = None
+                     ) -> CompactionReport:
+    """Compact every session whose last fetch is older than `older_than` (or just
+    `session_id`, if old enough), and finish the compactions a crash interrupted."""
+    cutoff = (now or utcnow()) - older_than
+    with catalog.read_session() as session:
+        candidates = compactable_sessions(session, ended_before=cutoff, session_id=session_id)
+    report = CompactionReport()
+    for sid, compacted_path in candidates:
+        if compacted_path is not None:
+            done = _finish(catalog, data_dir, sid)
+        else:
+            done = _compact_one(catalog, store, data_dir, sid)
+        if done.outcome != "skipped" or done.problems:
+            report.sessions.append(done)
+            if on_session is not None:
+                on_session(done)
+    return report
+
+
+def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
+                 session_id: str) -> SessionCompaction:
+    result = SessionCompaction(session_id, "skipped")
+    if _crawler_alive(data_dir, session_id):
+        result.problems.append("a crawler is still writing this session: left for later")
+        return result
+    if any(path.name.startswith(f"{session_id}.") for path in find_journals(data_dir)):
+        result.problems.append("the crawler's journal holds records not in a segment yet: "
+                               "left for later (a crawler run recovers them)")
+        return result
+    on_disk, _skipped = find_segments(data_dir, session_id)
+    with catalog.read_session() as session:
+        ledger = segments_of_session(session, session_id)
+    known = {row.path for row in ledger}
+    if any(segment.relative not in known for segment in on_disk):
+        result.problems.append("segments not yet ingested: run ingest-crawl first")
+        return result
+    try:
+        files = _write_compacted(data_dir, session_id, ledger, result)
+    except CompactionError as exc:
+        result.outcome = "failed"
+        result.problems.append(str(exc))
+        return result
+    zst_path, idx_path, offsets = files
+    puts = [store.store.put_file(path) for path in (zst_path, idx_path)]
+    for put in puts:
+        store.farm.ensure_alias(put.sha256, store.store.local_path(put.sha256))
+    with catalog.session() as session:
+        record_compaction(
+            session, session_id=session_id, compacted_path=_relative(data_dir, zst_path),
+            compacted=Body(puts[0].sha256, puts[0].size, ZST_MIME),
+            index=Body(puts[1].sha256, puts[1].size, INDEX_MIME),
+            ordinals=offsets, primary_store_id=store.store_id, now=utcnow())
+    result.outcome = "compacted"
+    result.removed_files = _remove_originals(data_dir, ledger)
+    return result
+
+
+def _finish(catalog: Catalog, data_dir: Path, session_id: str) -> SessionCompaction:
+    """A compacted session whose originals a crash left behind: remove them now."""
+    with catalog.read_session() as session:
+        ledger = segments_of_session(session, session_id)
+    removed = _remove_originals(data_dir, ledger)
+    return SessionCompaction(session_id, "finished" if removed else "skipped",
+                             removed_files=removed)
+
+
+def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedgerRow],
+                     result: SessionCompaction
+                     ) -> tuple[Path, Path, list[tuple[int, int, int]]]:
+    """Write, check and publish the compacted file and its index; returns their paths and
+    (segment id, byte offset in the segment, ordinal) of every record."""
+    folder = data_dir / "sessions" / COMPACTED
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob(f".{session_id}.*"):  # temp files of an interrupted run
+        stale.unlink()
+    temp_zst = folder / f".{session_id}.{os.getpid()}.zst.tmp"
+    temp_idx = folder / f".{session_id}.{os.getpid()}.idx.tmp"
+    offsets: list[tuple[int, int, int]] = []
+    lines: list[bytes] = []
+    compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True)
+    with open(temp_zst, "wb") as zst, open(temp_idx, "wb") as idx:
+        idx.write(INDEX_MAGIC)
+        frame: list[bytes] = []
+        frame_bytes = 0
+
+        def flush() -> None:
+            nonlocal frame, frame_bytes
+            if not frame:
+                return
+            data = compressor.compress(b"".join(frame))
+            start = zst.tell()
+            zst.write(data)
+            inner = 0
+            for line in frame:
+                idx.write(_ENTRY.pack(start, len(data), inner, len(line)))
+                inner += len(line)
+            frame, frame_bytes = [], 0
+
+        for row in ledger:
+            content = _segment_bytes(data_dir, row)
+            result.segments += 1
+            result.bytes_in += len(content.data)
+            for offset, line in content.lines():
+                record = line + b"\n"
+                offsets.append((row.id, offset, len(lines)))
+                lines.append(record)
+                frame.append(record)
+                frame_bytes += len(record)
+                if frame_bytes >= FRAME_BYTES:
+                    flush()
+        flush()
+        zst.flush()
+        idx.flush()
+        os.fsync(zst.fileno())
+        os.fsync(idx.fileno())
+    mismatch = _first_mismatch(temp_zst, temp_idx, lines)
+    if mismatch is not None:
+        raise CompactionError(f"the compacted file does not read back: {mismatch}")
+    result.records = len(lines)
+    final_zst = folder / f"{session_id}.jsonl.zst"
+    final_idx = folder / f"{session_id}.idx"
+    os.replace(temp_zst, final_zst)
+    os.replace(temp_idx, final_idx)
+    _fsync_dir(folder)
+    result.bytes_out = final_zst.stat().st_size + final_idx.stat().st_size
+    return final_zst, final_idx, offsets
+
+
+def _segment_bytes(data_dir: Path, row: SegmentLedgerRow) -> SegmentBytes:
+    """A segment's bytes, checked against the ledger's sha256."""
+    try:
+        content = read_segment(data_dir / row.path)
+    except FileNotFoundError:
+        raise CompactionError(f"{row.path} is missing (ingested, not compacted)") from None
+    if content.sha256 != row.sha256:
+        raise CompactionError(f"{row.path} changed since it was ingested "
+                              f"(sha256 {content.sha256}, ledger {row.sha256})")
+    return content
+
+
+def _first_mismatch(zst: Path, idx: Path, lines: list[bytes]) -> str | None:
+    """Read every record back through the index; the first difference, or None."""
+    entries = list(iter_index(idx))
+    if len(entries) != len(lines):
+        return f"{len(entries)} index entries for {len(lines)} records"
+    decompressor = zstandard.ZstdDecompressor()
+    with open(zst, "rb") as handle:
+        frames: dict[int, bytes] = {}
+        for ordinal, ((start, length, inner, size), line) in enumerate(zip(entries, lines,
+                                                                            strict=True)):
+            if start not in frames:
+                frames.clear()
+                handle.seek(start)
+                frames[start] = decompressor.decompress(handle.read(length))
+            if frames[start][inner:inner + size] != line:
+                return f"record {ordinal} differs"
+    with open(zst, "rb") as handle:  # and the file decompresses whole to the same lines
+        whole = decompressor.stream_reader(handle, read_across_frames=True).read()
+    if hashlib.sha256(whole).digest() != hashlib.sha256(b"".join(lines)).digest():
+        return "the file does not decompress to the records in order"
+    return None
+
+
+def iter_index(idx: Path) -> Iterator[tuple[int, int, int, int]]:
+    """(frame offset, frame length, offset in frame, line length) of each record."""
+    with open(idx, "rb") as handle:
+        if handle.read(len(INDEX_MAGIC)) != INDEX_MAGIC:
+            raise CompactionError(f"{idx} is not a compacted-session index")
+        while chunk := handle.read(_ENTRY.size * 4096):
+            yield from _ENTRY.iter_unpack(chunk)
+
+
+def read_compacted_record(data_dir: Path, compacted_path: str, ordinal: int) -> bytes:
+    """The record line (without newline) at `ordinal` of a compacted session file."""
+    zst = data_dir / compacted_path
+    idx = zst.with_name(zst.name.removesuffix(".jsonl.zst") + ".idx")
+    with open(idx, "rb") as handle:
+        handle.seek(len(INDEX_MAGIC) + ordinal * _ENTRY.size)
+        entry = handle.read(_ENTRY.size)
+    if len(entry) != _ENTRY.size:
+        raise CompactionError(f"{compacted_path} has no record {ordinal}")
+    start, length, inner, size = _ENTRY.unpack(entry)
+    with open(zst, "rb") as handle:
+        handle.seek(start)
+        frame = zstandard.ZstdDecompressor().decompress(handle.read(length))
+    return frame[inner:inner + size].rstrip(b"\n")
+
+
+def _remove_originals(data_dir: Path, ledger: list[SegmentLedgerRow]) -> int:
+    """Delete the compacted session's segment files (the crawler's, and now held by the
+    verified compacted file), then the folders they leave empty."""
+    removed = 0
+    folders = set()
+    for row in ledger:
+        path = data_dir / row.path
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed += 1
+        folders.add(path.parent)
+    for folder in folders:
+        with contextlib.suppress(OSError):  # not empty (a file we do not know): kept
+            folder.rmdir()
+    return removed
+
+
+def _crawler_alive(data_dir: Path, session_id: str) -> bool:
+    """Whether a crawler holds the session's lock (`sessions/.journals/<id>.lock`)."""
+    lock = data_dir / "sessions" / JOURNALS / f"{session_id}.lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _relative(data_dir: Path, path: Path) -> str:
+    return path.relative_to(data_dir).as_posix()
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

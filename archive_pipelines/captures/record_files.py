@@ -1,0 +1,38 @@
+"""The record behind a capture, wherever it lies now: a segment file (`record_offset` is a
+byte offset) or a compacted session file (`record_offset` is the record's ordinal)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from archive_pipelines.captures.compaction import read_compacted_record
+
+_MAX_RECORD = 64 * 1024 * 1024
+
+
+def read_record(data_dir: Path, index_path: str, record_offset: int) -> dict[str, Any]:
+    """The seed-003 record (a dict) a capture came from. OSError / ValueError when the
+    file is gone or does not hold a record there."""
+    if Path(index_path).is_absolute() or ".." in Path(index_path).parts:
+        raise ValueError(f"{index_path!r} is not a path inside the data dir")
+    if index_path.endswith(".jsonl.zst"):
+        line = read_compacted_record(data_dir, index_path, record_offset)
+    else:
+        line = _segment_line(data_dir / index_path, record_offset)
+    record = json.loads(line)
+    if not isinstance(record, dict):
+        raise ValueError(f"{index_path} at {record_offset} is not a record")
+    return record
+
+
+def _segment_line(path: Path, offset: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        handle.seek(offset)
+        line = handle.readline(_MAX_RECORD)
+    if not line.endswith(b"\n"):
+        raise ValueError(f"{path} has no whole record at byte {offset}")
+    return line
