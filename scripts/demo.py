@@ -190,6 +190,17 @@ def main() -> None:
     step("crawl: the project's test web (200 virtual hosts, 20 ms latency), 3,000 pages")
     crawl(data, env)
 
+    step("ingest-crawl --all: every crawled page becomes a capture in the catalog")
+    run([*cli, "ingest-crawl", "--all"], env)
+
+    step("captures: what do we hold for http://site0000.test/? (any spelling of it)")
+    run([*cli, "captures", "HTTP://Site0000.TEST:80/#top"], env)
+
+    step("the crawled bodies are blobs like any other: replicated, then verified")
+    run([*cli, "replicate"], env)
+    run([*cli, "replication-status"], env)
+    run([*cli, "verify", "--deep"], env)
+
     step("catalog status")
     run([*cli, "status"], env)
 

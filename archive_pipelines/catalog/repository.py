@@ -16,6 +16,8 @@ from archive_pipelines.catalog.models import (
     ArchiveResult,
     Blob,
     BlobCopy,
+    CrawlSegment,
+    CrawlSession,
     PageFetch,
     Snapshot,
     SnapshotFile,
@@ -39,7 +41,9 @@ class CatalogStatus:
     referenced_bytes: int
     stores: int
     blob_copies: int
-    page_fetches: int
+    crawl_sessions: int
+    crawl_segments: int
+    page_fetches: int  # captures
 
 
 class CatalogRepository(Transactions):
@@ -175,10 +179,9 @@ class CatalogRepository(Transactions):
                 return int(session.scalar(select(func.count()).select_from(model)) or 0)
 
             blob_bytes = session.scalar(select(func.coalesce(func.sum(Blob.size), 0))) or 0
+            # Bytes of the blobs something references (snapshot files, captures, segments).
             referenced = session.scalar(
-                select(func.coalesce(func.sum(Blob.size), 0))
-                .select_from(SnapshotFile)
-                .join(Blob, Blob.id == SnapshotFile.blob_id)
+                select(func.coalesce(func.sum(Blob.size), 0)).where(Blob.ref_count > 0)
             ) or 0
             return CatalogStatus(
                 snapshots=count(Snapshot),
@@ -190,6 +193,8 @@ class CatalogRepository(Transactions):
                 referenced_bytes=int(referenced),
                 stores=count(Store),
                 blob_copies=count(BlobCopy),
+                crawl_sessions=count(CrawlSession),
+                crawl_segments=count(CrawlSegment),
                 page_fetches=count(PageFetch),
             )
 
