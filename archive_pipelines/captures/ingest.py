@@ -23,6 +23,7 @@ from typing import Any
 from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.captures.records import RecordRefused, parse_record
 from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, find_segments, read_segment
+from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog.captures import (
     Body,
     CaptureRow,
@@ -30,6 +31,7 @@ from archive_pipelines.catalog.captures import (
     ingested_paths,
     ledger_entry,
     record_segment,
+    view_captures,
 )
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
@@ -58,6 +60,7 @@ class SegmentReport:
     new_body_bytes: int = 0
     duplicate_body_bytes: int = 0
     cut_bytes: int = 0
+    links: int = 0  # view links made (`[crawl] views`)
     status_classes: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
     more_problems: int = 0
@@ -105,7 +108,7 @@ class CrawlIngestReport:
 
     def to_dict(self) -> dict[str, Any]:
         names = ("records", "rejected", "pages", "captures", "stored_bodies", "missing_bodies",
-                 "new_blobs", "new_body_bytes", "duplicate_body_bytes", "cut_bytes")
+                 "new_blobs", "new_body_bytes", "duplicate_body_bytes", "cut_bytes", "links")
         return {
             "segments_ingested": len(self.ingested),
             "segments_already": sum(s.outcome == "already" for s in self.segments),
@@ -138,6 +141,7 @@ class CaptureStore:
     store: LocalBlobStore
     store_id: int
     farm: ViewFarm
+    views: tuple[str, ...] = ()  # views the captures appear in (`[crawl] views`)
 
 
 def ingest_crawl(catalog: Catalog, primary: CaptureStore, data_dir: Path, *,
@@ -193,7 +197,23 @@ def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath
     report.new_body_bytes = done.new_body_bytes
     report.duplicate_body_bytes = done.duplicate_body_bytes
     report.status_classes = done.status_classes
+    if primary.views and done.segment_id is not None:  # after the commit, like ingest's links
+        report.links = link_captures(catalog, primary, segment_id=done.segment_id)
     return report
+
+
+def link_captures(catalog: Catalog, primary: CaptureStore, *, segment_id: int | None = None
+                  ) -> int:
+    """Make (or fix) the view links of one segment's captures, or of every capture; the
+    number of links checked."""
+    with catalog.read_session() as session:
+        rows = view_captures(session, segment_id=segment_id)
+    files, folders = capture_links(primary.views, (ViewCapture(*row) for row in rows))
+    for link, sha in files.items():
+        primary.farm.ensure_link(link, sha)
+    for link, target in folders.items():
+        primary.farm.ensure_folder_link(link, target)
+    return len(files) + len(folders)
 
 
 def _segment_rows(primary: CaptureStore, segment: SegmentPath, content: SegmentBytes,

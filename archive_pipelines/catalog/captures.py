@@ -298,6 +298,24 @@ def crawl_session(session: Session, session_id: str) -> SessionRow | None:
 
 
 
+# -- views -------------------------------------------------------------------------------
+
+
+def view_captures(session: Session, *, segment_id: int | None = None
+                  ) -> list[tuple[int, str, int, str, str]]:
+    """(id, session id, fetched_ms, url, body sha256) of the captures the views show (a
+    page or sub-request with a stored 2xx body), of one segment or all, oldest first."""
+    query = (select(PageFetch.id, PageFetch.session_id, PageFetch.fetched_ms, PageFetch.url,
+                    PageFetch.body_sha256)
+             .where(PageFetch.kind.in_(("page", "request")),
+                    PageFetch.status_code.between(200, 299),
+                    PageFetch.body_blob_id.is_not(None)))
+    if segment_id is not None:
+        query = query.where(PageFetch.segment_id == segment_id)
+    rows = session.connection().execute(query.order_by(PageFetch.fetched_ms, PageFetch.id))
+    return [(int(i), str(s), int(ms), str(u), str(h)) for i, s, ms, u, h in rows]
+
+
 # -- compaction ----------------------------------------------------------------------------
 
 
@@ -375,4 +393,4 @@ __all__ = ["AlreadyCompacted", "Body", "Capture", "CaptureRow", "RecordedSegment
            "SegmentLedgerRow", "SegmentRows", "SessionRow", "captures_by_prefix",
            "captures_by_url", "captures_of_body", "captures_of_session", "compactable_sessions",
            "crawl_session", "ingested_paths", "ledger_entry", "record_compaction",
-           "record_segment", "segments_of_session", "status_class"]
+           "record_segment", "segments_of_session", "status_class", "view_captures"]

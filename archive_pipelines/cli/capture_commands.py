@@ -52,7 +52,7 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, every: bool,
             bar.set_postfix(pages=segment.pages, refresh=False)
 
         store = CaptureStore(storage.primary.store, storage.primary.store_id,
-                             storage.views.farm)
+                             storage.views.farm, storage.views.crawl)
         report = ingest_crawl(storage.catalog, store, root, session_id=session_id,
                               on_segment=advance)
     totals = report.to_dict()
@@ -184,7 +184,8 @@ def compact_crawls_command(obj: CliContext, days: float | None, session_id: str 
         raise ArchiveError(f"bad --session {session_id[:100]!r}: a session id is a lower-case UUID")
     storage = obj.storage()
     older = timedelta(days=obj.settings.crawl.compact_after_days if days is None else days)
-    store = CaptureStore(storage.primary.store, storage.primary.store_id, storage.views.farm)
+    store = CaptureStore(storage.primary.store, storage.primary.store_id, storage.views.farm,
+                         storage.views.crawl)
     with progress_bar("compacting", "session", disable=as_json) as bar:
         report = compact_sessions(storage.catalog, store, obj.settings.data_dir,
                                   older_than=older, session_id=session_id,

@@ -155,4 +155,5 @@ allow_private_addresses = false
 segment_pages = 5000
 segment_seconds = 300.0
 compact_after_days = 7.0     # compact-crawls: sessions older than this -> one zstd file each
+views = []                   # views crawled pages appear in, e.g. ["by_domain"] (one link per page)
 """

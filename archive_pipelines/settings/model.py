@@ -138,6 +138,9 @@ class CrawlSettings(_Section):
     segment_pages: int = Field(default=5_000, ge=1)
     segment_seconds: float = Field(default=300.0, gt=0)
     metrics_port: int = Field(default=0, ge=0, le=65535)
+    # The views crawled pages appear in (`captures.views`). Off by default: one link per
+    # page costs more than ingesting it (README, "Looking up captures").
+    views: list[ViewName] = Field(default_factory=list)
     # Sessions whose last fetch is older than this are compacted (`compact-crawls`).
     compact_after_days: float = Field(default=7.0, ge=0)
 

@@ -71,7 +71,8 @@ def open_views(settings: Settings, primary: PrimaryStore,
     """The view farm of the data dir; `views`: a subset of the enabled views to work on."""
     enabled = tuple(settings.views.enabled)
     return ViewSet(DataDir(settings.data_dir).archive, primary.root,
-                   enabled if views is None else views, all_enabled=enabled)
+                   enabled if views is None else views, all_enabled=enabled,
+                   crawl=tuple(settings.crawl.views))
 
 
 def open_storage(settings: Settings, *, engine: Engine | None = None,

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from archive_pipelines.captures.views import ViewCapture, capture_links
+from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.linking import ensure_links
@@ -76,6 +78,16 @@ def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work:
                 pending, folders, shas = [], [], set()
     if pending or folders:
         _link_round(primary, views, work, shas, pending, folders, report, progress)
+    if views.crawl and created_between is None:  # crawled pages (`captures.views`)
+        with catalog.read_session() as session:
+            rows = view_captures(session)
+        page_links, folder_links = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
+        pages = [(link, sha) for link, sha in page_links.items()
+                 if link.partition("/")[0] in chosen]
+        linked_folders = [(link, target) for link, target in folder_links.items()
+                          if link.partition("/")[0] in chosen]
+        _link_round(primary, views, work, {sha for _link, sha in pages}, pages, linked_folders,
+                    report, progress)
     return report
 
 

@@ -20,7 +20,9 @@ from pathlib import Path
 
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.captures.pending import pending_body_hashes
+from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog.blobs import BlobRow, blob_page, count_unreferenced, set_ref_count
+from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import utcnow
@@ -192,6 +194,7 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bo
                        also=("conflict",))
         if progress:
             progress("files", len(files))
+    _check_capture_links(catalog, views, report, fix, missing_blobs, expected)
     for view in views.enabled:
         for link, _target in farm.iter_links(view):
             if link not in expected[view]:
@@ -200,6 +203,32 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bo
                     report.fixed["orphan_links"] += 1
         if vacuum:
             farm.remove_empty_dirs(view, keep=kept_folders)
+
+
+def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bool,
+                         missing_blobs: set[str], expected: dict[str, set[str]]) -> None:
+    """The links of crawled pages in the `[crawl] views` (`captures.views`)."""
+    chosen = [view for view in views.crawl if view in expected]
+    if not chosen:
+        return
+    farm = views.farm
+    with catalog.read_session() as session:
+        rows = view_captures(session)
+    files, folders = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
+    for link, sha in files.items():
+        if link.partition("/")[0] not in chosen:
+            continue
+        expected[link.partition("/")[0]].add(link)
+        state = farm.inspect(link, sha)
+        if state.status == "broken" and sha in missing_blobs:
+            state = LinkState("ok", state.current_target)
+        _note_link(report, link, state, partial(farm.ensure_link, link, sha) if fix else None)
+    for link, target in folders.items():
+        if link.partition("/")[0] not in chosen:
+            continue
+        expected[link.partition("/")[0]].add(link)
+        _note_link(report, link, farm.inspect_target(link, target),
+                   partial(farm.ensure_folder_link, link, target) if fix else None)
 
 
 def _note_link(report: VerifyReport, link: str, state: LinkState,

@@ -18,9 +18,12 @@ class ViewSet:
     """
 
     def __init__(self, archive_root: Path, store_root: Path, enabled: tuple[str, ...],
-                 all_enabled: tuple[str, ...] | None = None) -> None:
+                 all_enabled: tuple[str, ...] | None = None,
+                 crawl: tuple[str, ...] = ()) -> None:
         self.archive_root, self.store_root = archive_root, store_root
         self.enabled = enabled
+        # The views crawled pages appear in (`[crawl] views`, among the enabled ones).
+        self.crawl = tuple(view for view in crawl if view in enabled)
         self.file_view = file_view(all_enabled or ()) or file_view(enabled)
 
     @cached_property
