@@ -174,6 +174,30 @@ def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedger
         stale.unlink()
     temp_zst = folder / f".{session_id}.{os.getpid()}.zst.tmp"
     temp_idx = folder / f".{session_id}.{os.getpid()}.idx.tmp"
+    try:
+        offsets, lines = _write_temp_files(data_dir, ledger, result, temp_zst, temp_idx)
+        mismatch = _first_mismatch(temp_zst, temp_idx, lines)
+        if mismatch is not None:
+            raise CompactionError(f"the compacted file does not read back: {mismatch}")
+    except BaseException:  # a session left as it was leaves no temp file behind either
+        for temp in (temp_zst, temp_idx):
+            temp.unlink(missing_ok=True)
+        raise
+    result.records = len(lines)
+    final_zst = folder / f"{session_id}.jsonl.zst"
+    final_idx = folder / f"{session_id}.idx"
+    os.replace(temp_zst, final_zst)
+    os.replace(temp_idx, final_idx)
+    _fsync_dir(folder)
+    result.bytes_out = final_zst.stat().st_size + final_idx.stat().st_size
+    return final_zst, final_idx, offsets
+
+
+def _write_temp_files(data_dir: Path, ledger: list[SegmentLedgerRow], result: SessionCompaction,
+                      temp_zst: Path, temp_idx: Path
+                      ) -> tuple[list[tuple[int, int, int]], list[bytes]]:
+    """Write the records of the session's segments to the temp files, fsynced; returns
+    (segment id, byte offset in the segment, ordinal) of every record, and the records."""
     offsets: list[tuple[int, int, int]] = []
     lines: list[bytes] = []
     compressor = zstandard.ZstdCompressor(level=LEVEL, write_checksum=True)
@@ -212,17 +236,7 @@ def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedger
         idx.flush()
         os.fsync(zst.fileno())
         os.fsync(idx.fileno())
-    mismatch = _first_mismatch(temp_zst, temp_idx, lines)
-    if mismatch is not None:
-        raise CompactionError(f"the compacted file does not read back: {mismatch}")
-    result.records = len(lines)
-    final_zst = folder / f"{session_id}.jsonl.zst"
-    final_idx = folder / f"{session_id}.idx"
-    os.replace(temp_zst, final_zst)
-    os.replace(temp_idx, final_idx)
-    _fsync_dir(folder)
-    result.bytes_out = final_zst.stat().st_size + final_idx.stat().st_size
-    return final_zst, final_idx, offsets
+    return offsets, lines
 
 
 def _segment_bytes(data_dir: Path, row: SegmentLedgerRow) -> SegmentBytes:
