@@ -7,7 +7,7 @@ import dagster as dg
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.datadir import initialize
 from archive_pipelines.ops.replication_jobs import archive_batch_job, archive_director_job, scrub_job
-from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
+from archive_pipelines.resources import CatalogResource, SettingsResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.settings import load_settings
@@ -49,9 +49,9 @@ def _data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
 
 def _resources(data: Path) -> dict[str, object]:
     settings = SettingsResource(data_dir=str(data))
-    storage = StorageResource(catalog=CatalogResource(settings=settings))
-    return {"settings": settings, "storage": storage,
-            "replication": ReplicationResource(storage=storage)}
+    catalog = CatalogResource(settings=settings)
+    return {"settings": settings, "catalog": catalog,
+            "replication": ReplicationResource(catalog=catalog)}
 
 
 def _replica_files(data: Path) -> set[str]:
