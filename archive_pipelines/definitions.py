@@ -45,6 +45,6 @@ defs = dg.Definitions(
         "settings": _settings,
         "catalog": _catalog,
         "storage": _storage,
-        "replication": ReplicationResource(storage=_storage),
+        "replication": ReplicationResource(catalog=_catalog),
     },
 )

@@ -34,7 +34,8 @@ from settle import remove_tree, settle  # noqa: E402
 from archive_pipelines.catalog import CatalogRepository  # noqa: E402
 from archive_pipelines.datadir import initialize  # noqa: E402
 from archive_pipelines.settings import Settings  # noqa: E402
-from archive_pipelines.storage import IngestItem, Storage  # noqa: E402
+from archive_pipelines.storage import IngestItem  # noqa: E402
+from archive_pipelines.storage.assembly import StorageParts, open_storage  # noqa: E402
 from archive_pipelines.storage.ingest import IngestReport, ingest_files  # noqa: E402
 from archive_pipelines.storage.rebuild import rebuild_views  # noqa: E402
 from archive_pipelines.storage.verify import verify_storage  # noqa: E402
@@ -139,12 +140,12 @@ def main() -> int:
         assert not report.errors, report.errors[:3]
 
         started = time.perf_counter()
-        verified = verify_storage(storage.catalog, storage.primary_store, storage.view_set)
+        verified = verify_storage(storage.catalog, storage.primary, storage.views)
         verify_s = time.perf_counter() - started
         assert verified.problems == 0, verified.examples
 
         started = time.perf_counter()
-        rebuilt = rebuild_views(storage.catalog, storage.primary_store, storage.view_set,
+        rebuilt = rebuild_views(storage.catalog, storage.primary, storage.views,
                                 storage.work, clean=True)
         rebuild_s = time.perf_counter() - started
 
@@ -152,8 +153,8 @@ def main() -> int:
 
         print()
         print(f"date {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
-              f"catalog SQLite, views {', '.join(storage.views)}, "
-              f"{storage.ingest_processes} ingest worker processes")
+              f"catalog SQLite, views {', '.join(storage.views.enabled)}, "
+              f"{storage.work.ingest_processes} ingest worker processes")
         for mode, run in runs.items():
             label = "hardlink (default)" if mode == "hardlink" else "copy (--copy)"
             print(f"small-file ingest  {label:<19} {run.small.files:>7,} files {run.small_s:7.2f} s "
@@ -189,7 +190,7 @@ def main() -> int:
 
 @dataclass
 class IngestRun:
-    storage: Storage
+    storage: StorageParts
     small: IngestReport
     small_s: float
     big: IngestReport
@@ -208,8 +209,8 @@ def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # t
     """A fresh data dir, the corpus's snapshots in the catalog, then the timed ingests."""
     settings = Settings(data_dir=data)
     initialize(settings)
-    storage = Storage.open(settings)
-    repo = CatalogRepository(storage.engine)
+    storage = open_storage(settings)
+    repo = CatalogRepository(storage.catalog.engine)
     ids = {}
     for snap in manifest["snapshots"]:
         ids[snap["timestamp"]] = repo.add_snapshot(
@@ -218,12 +219,12 @@ def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # t
     os.sync()  # each mode starts with nothing of the other's left to write back
     warm(paths)
     started = time.perf_counter()
-    small = ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    small = ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
                          items_for(corpus, manifest, ids, large=False), hardlink=hardlink)
     small_s = time.perf_counter() - started
     warm([p for p in paths if p.stat().st_size >= LARGE])
     started = time.perf_counter()
-    big = ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    big = ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
                        items_for(corpus, manifest, ids, large=True), hardlink=hardlink)
     large_s = time.perf_counter() - started
     assert not small.errors and not big.errors, (small.errors + big.errors)[:3]

@@ -97,9 +97,9 @@ def child_import(data: Path) -> None:
     """Subprocess body: one import, then its figures as JSON on stdout."""
     from archive_pipelines.migration import import_orphans
     from archive_pipelines.settings import Settings
-    from archive_pipelines.storage import Storage
+    from archive_pipelines.storage.assembly import open_storage
 
-    storage = Storage.open(Settings(data_dir=data))
+    storage = open_storage(Settings(data_dir=data))
     started = time.perf_counter()
     report = import_orphans(storage.catalog, storage.layout, read_archivebox_index=False)
     seconds = time.perf_counter() - started
@@ -163,13 +163,13 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> MigrationRun:
     """
     from archive_pipelines.migration import import_orphans, migrate_batch, next_migration_batches
     from archive_pipelines.settings import Settings
-    from archive_pipelines.storage import Storage
+    from archive_pipelines.storage.assembly import open_storage
 
     data = fresh_data_dir()
     shutil.rmtree(data / "archive")
     shutil.copytree(collection(n) / "archive", data / "archive", symlinks=True)
     settings = Settings(data_dir=data)
-    storage = Storage.open(settings, views=views)
+    storage = open_storage(settings, views=views)
     assert import_orphans(storage.catalog, storage.layout, read_archivebox_index=False).imported == n
     os.sync()
     batch, per_tick = settings.migration.batch_size, settings.migration.max_runs_per_tick
@@ -180,7 +180,7 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> MigrationRun:
         batches, cursor = next_migration_batches(storage.catalog, cursor=cursor, batch_size=batch,
                                                  max_batches=per_tick)
         for ids in batches:
-            failed += migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+            failed += migrate_batch(storage.catalog, storage.primary, storage.views,
                                     storage.work, storage.layout,
                                     ids).failed
         if not cursor:
@@ -189,7 +189,8 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> MigrationRun:
     after = resource.getrusage(resource.RUSAGE_SELF)
     machine = {k: v - machine_before[k] for k, v in machine_cpu().items()}
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    storage.engine.dispose()
+    storage.close()
+    storage.catalog.engine.dispose()
     return MigrationRun(n / wall, wall, cpu, machine["user"] + machine["nice"], machine["system"],
                         failed, data)
 
@@ -264,9 +265,9 @@ def fill_catalog(url: str, rows: int) -> None:
 def time_ticks(url: str, data: Path) -> list[float]:
     from archive_pipelines.migration import next_migration_batches
     from archive_pipelines.settings import CatalogSettings, MigrationSettings, Settings
-    from archive_pipelines.storage import Storage
+    from archive_pipelines.storage.assembly import open_storage
 
-    storage = Storage.open(Settings(data_dir=data, catalog=CatalogSettings(url=url)))
+    storage = open_storage(Settings(data_dir=data, catalog=CatalogSettings(url=url)))
     defaults = MigrationSettings()
     ticks, cursor = [], ""
     for _tick in range(20):
@@ -276,7 +277,8 @@ def time_ticks(url: str, data: Path) -> list[float]:
                                                  max_batches=defaults.max_runs_per_tick)
         ticks.append(time.perf_counter() - started)
         assert batches, "no snapshots behind: the fill went wrong"
-    storage.engine.dispose()
+    storage.close()
+    storage.catalog.engine.dispose()
     return ticks
 
 

@@ -40,8 +40,7 @@ from archive_pipelines.replication import ReplicaSet, archive_batch, plan_batche
 from archive_pipelines.replication.copier import map_parallel  # noqa: E402
 from archive_pipelines.replication.report import BatchReport  # noqa: E402
 from archive_pipelines.settings import CatalogSettings, Settings, StoreSettings  # noqa: E402
-from archive_pipelines.storage import Storage  # noqa: E402
-from archive_pipelines.storage.assembly import open_catalog  # noqa: E402
+from archive_pipelines.storage.assembly import StorageParts, open_catalog, open_storage  # noqa: E402
 from archive_testkit.blob_rows import seed_blobs  # noqa: E402
 from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database  # noqa: E402
 
@@ -73,14 +72,14 @@ def small_sizes(n: int, rng: random.Random) -> list[int]:
     return [min(MIB, max(1, int(rng.lognormvariate(math.log(4096), 1.0)))) for _ in range(n)]
 
 
-def make_blobs(storage: Storage, n_small: int, large_mb: int) -> tuple[list[str], list[str]]:
+def make_blobs(storage: StorageParts, n_small: int, large_mb: int) -> tuple[list[str], list[str]]:
     """Write blobs straight into the primary store and record them (ref_count 1, present)."""
     rng = random.Random(42)
     words = [b"<div>", b"</div>", b"<a", b"href=", b"class=", b"the", b"archive", b"of",
              b"web", b"page", b"snapshot", b"2024", b"html", b"body", b"script", b"style"]
     text = b" ".join(rng.choices(words, k=1 << 20))[:4 * MIB]  # compressible, like HTML
     noise = os.urandom(4 * MIB)  # incompressible, like images
-    primary = storage.primary
+    primary = storage.primary.store
 
     def put_small(item: tuple[int, int]) -> tuple[str, int]:
         index, size = item
@@ -102,8 +101,8 @@ def make_blobs(storage: Storage, n_small: int, large_mb: int) -> tuple[list[str]
     primary.sync()
     now = datetime.now(UTC)
     rows = {sha: size for sha, size in [*small, *large]}
-    with storage.session() as session:
-        store_id = storage.primary_store_id
+    with storage.catalog.session() as session:
+        store_id = storage.primary.store_id
         ids = list(range(1, len(rows) + 1))
         session.execute(insert(Blob), [
             {"id": i, "sha256": sha, "size": size, "ref_count": 1, "created_at": now,
@@ -138,7 +137,7 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
     with `small_cap`, small batches past that many objects are skipped."""
     settings = Settings(data_dir=data_dir, catalog=CatalogSettings(),
                         stores=[PRIMARY, destination])
-    storage = Storage.open(settings)
+    storage = open_storage(settings)
     replicas = ReplicaSet.open(storage.catalog, storage.settings)
     seconds = {"small": 0.0, "large": 0.0, "director": 0.0}
     totals = BatchReport()
@@ -166,7 +165,8 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
             # Capped: one pass (the skipped blobs stay under-replicated on purpose).
             if tick.wrapped and (small_cap is not None or not tick.batches):
                 break
-    storage.engine.dispose()
+    storage.close()
+    storage.catalog.engine.dispose()
     return {**seconds, "objects": totals.created[destination.name],
             "bytes": totals.bytes_copied[destination.name],
             "stored": totals.stored_bytes[destination.name], "errors": len(totals.errors)}
@@ -206,10 +206,10 @@ def director_ticks(n: int) -> list[float]:
                                     StoreSettings(name="r2", path="replicas/r2")])
         (WORK / "pg").mkdir(parents=True, exist_ok=True)
         initialize(settings)
-        storage = Storage.open(settings)
+        storage = open_storage(settings)
         replicas = ReplicaSet.open(storage.catalog, storage.settings, probe=False)
         started = time.perf_counter()
-        seed_blobs(storage.engine, n, replicas.store_ids, replicated_fraction=0.99)
+        seed_blobs(storage.catalog.engine, n, replicas.store_ids, replicated_fraction=0.99)
         print(f"  seeded {n:,} blobs + copies in {time.perf_counter() - started:.1f} s")
         ticks, cursor = [], 0
         while True:
@@ -220,7 +220,8 @@ def director_ticks(n: int) -> list[float]:
             cursor = tick.next_cursor
             if tick.wrapped:
                 break
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
         return ticks
     finally:
         drop_database(server_url, name)
@@ -247,10 +248,11 @@ def main() -> int:
               f"copier threads, batch {args.batch_size}")
         settings = Settings(data_dir=data_dir, catalog=CatalogSettings(), stores=[PRIMARY])
         initialize(settings)
-        storage = Storage.open(settings)
+        storage = open_storage(settings)
         started = time.perf_counter()
         small, large = make_blobs(storage, args.small, args.large_mb)
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
         print(f"generated {len(small):,} small + {len(large)} large blobs "
               f"({args.large_mb} MiB) in {time.perf_counter() - started:.1f} s")
 

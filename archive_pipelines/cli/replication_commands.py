@@ -7,12 +7,13 @@ import click
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.progress import human_bytes, progress_bar
 from archive_pipelines.replication import ReplicationSetup, replicate_until_met, replication_status
+from archive_pipelines.storage.assembly import open_catalog
 
 
 def _open(obj: CliContext) -> ReplicationSetup:
-    # The storage is closed (worker processes stopped) when the command ends.
-    storage = obj.storage()
-    setup = ReplicationSetup.open(storage.catalog, storage.settings)
+    # Only the catalog, on the command's engine (closed when the command ends): replication
+    # needs no primary store, views or worker processes.
+    setup = ReplicationSetup.open(open_catalog(obj.settings, obj.engine), obj.settings)
     for error in setup.replicas.errors:
         click.echo(f"  ! {error}", err=True)
     return setup

@@ -3,7 +3,8 @@
 import dagster as dg
 
 from archive_pipelines.replication import ReplicationSetup
-from archive_pipelines.resources.storage import StorageResource
+from archive_pipelines.resources.catalog import CatalogResource
+from archive_pipelines.storage.assembly import open_catalog
 
 
 class ReplicationResource(dg.ConfigurableResource):
@@ -13,8 +14,11 @@ class ReplicationResource(dg.ConfigurableResource):
     AWS_ACCESS_KEY_ID via `EnvVar`, instance roles): never config, logs or metadata.
     """
 
-    storage: StorageResource
+    catalog: CatalogResource
 
     def open(self) -> ReplicationSetup:
-        storage = self.storage.open()
-        return ReplicationSetup.open(storage.catalog, storage.settings)
+        """The catalog (on the shared engine of `catalog`), the replicas and the policy:
+        replication needs no primary store, views or worker processes."""
+        settings = self.catalog.project_settings()
+        return ReplicationSetup.open(open_catalog(settings, self.catalog.engine(settings)),
+                                     settings)

@@ -7,9 +7,9 @@ Domain functions take the parts they use (`Catalog`, `PrimaryStore`, `ViewSet`, 
 `DataDir`), which `storage.assembly.open_storage` builds from settings for the CLI, the
 Dagster resources and the tests.
 
-The names below load on first use: ingest's worker processes import
-`storage.file_workers`, which must not pull in the catalog (SQLAlchemy, Alembic) with it;
-`storage.primary` and `storage.file_work` import no catalog either.
+`IngestItem` and `IngestReport` (from `storage.ingest`) load on first use: ingest's worker
+processes import `storage.file_workers`, which must not pull in the catalog (SQLAlchemy,
+Alembic) with it; `storage.primary` and `storage.file_work` import no catalog either.
 """
 
 from __future__ import annotations
@@ -18,11 +18,10 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from archive_pipelines.storage.context import Storage
     from archive_pipelines.storage.ingest import IngestItem, IngestReport
 
-_HOMES = {"Storage": "context", "IngestItem": "ingest", "IngestReport": "ingest"}
-__all__ = ["IngestItem", "IngestReport", "Storage"]
+_HOMES = {"IngestItem": "ingest", "IngestReport": "ingest"}
+__all__ = ["IngestItem", "IngestReport"]
 
 
 def __getattr__(name: str) -> object:

@@ -12,16 +12,16 @@ import pytest
 from sqlalchemy import select
 
 from archive_pipelines.catalog.models import Snapshot
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.legacy_releases import Manifest
 from tests.storage.conftest import sqlite_storage, storage  # noqa: F401 -- fixtures
 
 ALL_RELEASES = ("0.4", "0.5", "0.6", "0.7", "0.8", "0.8.2", "0.8.3", "0.9")
 
 
-def snapshots(store: Storage) -> dict[str, Snapshot]:
+def snapshots(store: StorageParts) -> dict[str, Snapshot]:
     """Every snapshot by timestamp (tags loaded)."""
-    with store.session() as session:
+    with store.catalog.session() as session:
         return {s.timestamp: s for s in session.scalars(select(Snapshot))}
 
 
@@ -37,7 +37,7 @@ def tree_hashes(root: Path) -> dict[str, str]:
     return found
 
 
-def lost_bytes(store: Storage, manifest: Manifest, extra_roots: tuple[Path, ...] = ()) -> list[str]:
+def lost_bytes(store: StorageParts, manifest: Manifest, extra_roots: tuple[Path, ...] = ()) -> list[str]:
     """Manifest files whose bytes are nowhere: not a blob of the store, not a file under
     archive/ (any path: flat or organized) nor under `extra_roots`."""
     on_disk: set[str] = set()
@@ -47,7 +47,7 @@ def lost_bytes(store: Storage, manifest: Manifest, extra_roots: tuple[Path, ...]
     for rel, entry in manifest.files.items():
         if rel == "index.sqlite3" or entry.sha256 in on_disk:
             continue
-        blob = store.primary.local_path(entry.sha256)
+        blob = store.primary.store.local_path(entry.sha256)
         if blob.is_file():
             with open(blob, "rb") as handle:
                 if hashlib.file_digest(handle, "sha256").hexdigest() == entry.sha256:

@@ -9,18 +9,18 @@ from pathlib import Path
 
 from archive_pipelines.migration import migrate_batch, next_migration_batches
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 
 
 def main() -> None:
-    storage = Storage.open(Settings(data_dir=Path(sys.argv[1])))
+    storage = open_storage(Settings(data_dir=Path(sys.argv[1])))
     retire = sys.argv[2] == "retire"
     print("READY", flush=True)
     cursor = ""
     while True:
         batches, cursor = next_migration_batches(storage.catalog, cursor=cursor, batch_size=4, max_batches=1)
         for batch in batches:
-            migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+            migrate_batch(storage.catalog, storage.primary, storage.views,
                           storage.work, storage.layout,
                           batch, retire=retire)
         if not cursor:

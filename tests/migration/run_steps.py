@@ -11,18 +11,18 @@ from pathlib import Path
 
 from archive_pipelines.migration import import_orphans, migrate_batch, next_migration_batches
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 
 
 def main() -> None:
-    storage = Storage.open(Settings(data_dir=Path(sys.argv[1])))
+    storage = open_storage(Settings(data_dir=Path(sys.argv[1])))
     if sys.argv[2] == "import":
         report = dataclasses.asdict(import_orphans(storage.catalog, storage.layout))
     else:
         batches, _cursor = next_migration_batches(storage.catalog, cursor="", batch_size=100, max_batches=100)
         totals = {"processed": 0, "migrated": 0, "failed": 0, "errors": []}
         for batch in batches:
-            result = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+            result = migrate_batch(storage.catalog, storage.primary, storage.views,
                                    storage.work, storage.layout,
                                    batch)
             for key in ("processed", "migrated", "failed"):

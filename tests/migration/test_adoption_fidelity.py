@@ -27,7 +27,7 @@ from archive_pipelines.legacy.fields import parse_datetime
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import migrate_all
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.places import places_for
 from archive_pipelines.views import view_dir
 from archive_testkit.archivebox07 import Collection07, generate_archivebox07
@@ -48,7 +48,7 @@ def _collection_files(root: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def adopted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection07, Storage, dict, dict, dict]:
+def adopted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection07, StorageParts, dict, dict, dict]:
     """A 0.7 collection, its manifests and links before, adopted with the CLI's `update`."""
     data = tmp_path_factory.mktemp("abx07") / "data"
     collection = generate_archivebox07(data, snapshots=14, seed=7, orphans=2)
@@ -60,7 +60,7 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection07, Sto
     result = run_cli("--data-dir", str(data), "update", "--import-orphans", "--migrate-fs")
 
     assert result.returncode == 0, result.stdout + result.stderr
-    storage = Storage.open(Settings(data_dir=data))
+    storage = open_storage(Settings(data_dir=data))
     return collection, storage, before, before_collection, links
 
 
@@ -76,7 +76,7 @@ def test_every_original_path_opens_the_same_bytes(adopted: tuple) -> None:
 
 def test_every_original_is_a_verified_blob_referenced_by_its_own_path(adopted: tuple) -> None:
     _collection, storage, before, _before_collection, _links = adopted
-    with storage.read_session() as session:
+    with storage.catalog.read_session() as session:
         rows = session.execute(
             select(Snapshot.timestamp, SnapshotFile.relative_path, Blob.sha256, Blob.ref_count)
             .join(SnapshotFile, SnapshotFile.snapshot_id == Snapshot.id)
@@ -85,14 +85,14 @@ def test_every_original_is_a_verified_blob_referenced_by_its_own_path(adopted: t
     for path, sha in before.items():
         assert path in recorded, f"{path} is not referenced"
         assert recorded[path][0] == sha and recorded[path][1] >= 1, path
-        blob = storage.primary.local_path(sha)
+        blob = storage.primary.store.local_path(sha)
         assert sha256_file(blob)[0] == sha, f"{path}: blob {sha[:12]} does not hash to its name"
 
 
 def test_relative_links_keep_working_from_every_view(adopted: tuple) -> None:
     collection, storage, _before, _before_collection, links = adopted
     archive = storage.layout.archive
-    with storage.read_session() as session:
+    with storage.catalog.read_session() as session:
         ids = {s.timestamp: s.id for s in session.scalars(select(Snapshot))}
         places = places_for(session, ids.values())
     total = inside = 0
@@ -110,17 +110,17 @@ def test_relative_links_keep_working_from_every_view(adopted: tuple) -> None:
     assert total > 20 * len(collection.snapshots) and inside > 10 * len(collection.snapshots)
 
 
-def _catalog(storage: Storage) -> dict[str, Snapshot]:
-    with storage.session() as session:
+def _catalog(storage: StorageParts) -> dict[str, Snapshot]:
+    with storage.catalog.session() as session:
         return {s.timestamp: s for s in session.scalars(select(Snapshot))}
 
 
-def _results(storage: Storage, snapshot_id: str) -> list[ArchiveResult]:
-    with storage.session() as session:
+def _results(storage: StorageParts, snapshot_id: str) -> list[ArchiveResult]:
+    with storage.catalog.session() as session:
         return list(session.scalars(select(ArchiveResult).where(ArchiveResult.snapshot_id == snapshot_id)))
 
 
-def test_identity_is_archiveboxs_from_index_sqlite3(storage: Storage) -> None:
+def test_identity_is_archiveboxs_from_index_sqlite3(storage: StorageParts) -> None:
     root = storage.settings.data_dir
     collection = generate_archivebox07(root, snapshots=10, seed=3, files_per_snapshot=12,
                                        write_index_json=False)
@@ -139,12 +139,12 @@ def test_identity_is_archiveboxs_from_index_sqlite3(storage: Storage) -> None:
         got = {(r.extractor, r.archivebox_id, r.archivebox_uuid, r.start_ts, r.end_ts, r.status)
                for r in _results(storage, ours.id)}
         assert got == expected, snapshot.timestamp
-    assert migrate_all(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout,
+    assert migrate_all(storage.catalog, storage.primary, storage.views, storage.work, storage.layout,
                        batch_size=100).failed == 0
     assert {s.id for s in _catalog(storage).values()} == {s.snapshot_id for s in collection.snapshots}
 
 
-def test_identity_from_index_json_alone(sqlite_storage: Storage) -> None:
+def test_identity_from_index_json_alone(sqlite_storage: StorageParts) -> None:
     root = sqlite_storage.settings.data_dir
     collection = generate_archivebox07(root, snapshots=8, seed=4, files_per_snapshot=12,
                                        with_sqlite=False)
@@ -163,7 +163,7 @@ def test_identity_from_index_json_alone(sqlite_storage: Storage) -> None:
         assert {(r.extractor, r.start_ts, r.end_ts) for r in _results(sqlite_storage, ours.id)} == runs
 
 
-def test_an_id_another_snapshot_has_is_reported_never_merged(sqlite_storage: Storage) -> None:
+def test_an_id_another_snapshot_has_is_reported_never_merged(sqlite_storage: StorageParts) -> None:
     """Two collections whose ids overlap: the second's folder is left alone, reported."""
     root = sqlite_storage.settings.data_dir
     collection = generate_archivebox07(root, snapshots=4, seed=5, files_per_snapshot=8,

@@ -22,7 +22,7 @@ import pytest
 
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.migration import import_orphans, migrate_batch
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.legacy_releases import generate_collection
 from tests.migration.conftest import lost_bytes, snapshots, tree_hashes
 
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DROP = "-dac_override,-dac_read_search"
 
 
-def run_unprivileged(storage: Storage, what: str) -> dict[str, Any]:
+def run_unprivileged(storage: StorageParts, what: str) -> dict[str, Any]:
     setpriv = shutil.which("setpriv")
     assert setpriv, "setpriv (util-linux) is needed to drop root's file-permission override"
     args = [setpriv, f"--inh-caps={DROP}", f"--bounding-set={DROP}", sys.executable, "-m",
@@ -39,7 +39,7 @@ def run_unprivileged(storage: Storage, what: str) -> dict[str, Any]:
     return json.loads(done.stdout)
 
 
-def test_permission_errors_are_reported_and_nothing_is_lost(sqlite_storage: Storage) -> None:
+def test_permission_errors_are_reported_and_nothing_is_lost(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     manifest = generate_collection(storage.settings.data_dir, 10, seed=4)
     names = sorted(p.name for p in storage.layout.archive.iterdir())
@@ -66,7 +66,7 @@ def test_permission_errors_are_reported_and_nothing_is_lost(sqlite_storage: Stor
     assert lost_bytes(storage, manifest) == []
     # With permissions back, the rest is adopted and migrated.
     assert import_orphans(storage.catalog, storage.layout).imported == 2
-    assert migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+    assert migrate_batch(storage.catalog, storage.primary, storage.views,
                          storage.work, storage.layout,
                          [s.id for s in snapshots(storage).values()]).failed == 0
     assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
@@ -77,14 +77,14 @@ def chattr(path: Path, flag: str) -> None:
     subprocess.run(["chattr", flag, str(path)], check=True)
 
 
-def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: Storage,
+def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: StorageParts,
                                                           immutable: list[Path]) -> None:
     storage = sqlite_storage
     archive = storage.layout.archive
     generate_collection(storage.settings.data_dir, 3, broken=1, seed=8)
     names = sorted(p.name for p in archive.iterdir())
     good, broken = archive / names[0], archive / names[-1]
-    CatalogRepository(storage.engine).add_snapshot(
+    CatalogRepository(storage.catalog.engine).add_snapshot(
         url=json.loads((good / "index.json").read_text())["url"], timestamp=names[0], fs_version="0.4",
         title="A catalog title longer than the one index.json has (kept in the catalog)")
     for folder in (good, broken):
@@ -96,7 +96,7 @@ def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: Stora
 
     assert (report.reconciled, report.imported, report.invalid) == (1, 2, 0)
     assert any(names[-1] in e and "cannot move to invalid/" in e for e in report.errors)
-    result = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+    result = migrate_batch(storage.catalog, storage.primary, storage.views,
                            storage.work, storage.layout,
                            [snapshots(storage)[names[0]].id])
     assert result.failed == 1 and snapshots(storage)[names[0]].fs_version == "0.4"
@@ -104,7 +104,7 @@ def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: Stora
 
 
 @pytest.fixture
-def read_only_archive(sqlite_storage: Storage, tmp_path: Path) -> Iterator[tuple[Path, str]]:
+def read_only_archive(sqlite_storage: StorageParts, tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """archive/ as a read-only bind mount of a generated collection (or every folder +i)."""
     source = tmp_path / "collection"
     generate_collection(source, 12, versions=("0.4", "0.8.3"), broken=2, seed=9)
@@ -130,7 +130,7 @@ def read_only_archive(sqlite_storage: Storage, tmp_path: Path) -> Iterator[tuple
                 chattr(folder, "-i")
 
 
-def test_a_read_only_collection_is_adopted_and_nothing_changes(sqlite_storage: Storage,
+def test_a_read_only_collection_is_adopted_and_nothing_changes(sqlite_storage: StorageParts,
                                                                read_only_archive: tuple[Path, str]) -> None:
     archive, how = read_only_archive
     with pytest.raises(OSError):
@@ -141,7 +141,7 @@ def test_a_read_only_collection_is_adopted_and_nothing_changes(sqlite_storage: S
 
     assert (report.imported, report.invalid) == (12, 0), how
     assert sum("cannot move to invalid/" in e for e in report.errors) == 2
-    migrated = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    migrated = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                              sqlite_storage.work, sqlite_storage.layout,
                              [s.id for s in snapshots(sqlite_storage).values()])
     assert (migrated.migrated, migrated.failed) == (0, 12)

@@ -20,7 +20,7 @@ from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.datadir import initialize
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.legacy_releases import Manifest, generate_collection
 from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots
@@ -29,17 +29,17 @@ ROOT = Path(__file__).resolve().parents[2]
 MIN_KILLS = 52
 
 
-def fresh_collection(data: Path, seed: int) -> tuple[Storage, Manifest]:
+def fresh_collection(data: Path, seed: int) -> tuple[StorageParts, Manifest]:
     manifest = generate_collection(data, 36, versions=ALL_RELEASES, shared_asset_fraction=0.5, seed=seed)
     settings = Settings(data_dir=data)
     initialize(settings)
-    storage = Storage.open(settings)
+    storage = open_storage(settings)
     report = import_orphans(storage.catalog, storage.layout)
     assert report.imported == 36
     return storage, manifest
 
 
-def versions_not_ahead(storage: Storage) -> list[str]:
+def versions_not_ahead(storage: StorageParts) -> list[str]:
     """Snapshots whose fs_version claims more than their files show."""
     problems = []
     for ts, snapshot in snapshots(storage).items():
@@ -47,9 +47,9 @@ def versions_not_ahead(storage: Storage) -> list[str]:
         if snapshot.fs_version == "cas":
             if not folder.is_symlink():
                 problems.append(f"{ts} cas but archive/{ts} is not a compatibility link")
-            with storage.session() as session:
+            with storage.catalog.session() as session:
                 rows = snapshot_file_rows(session, snapshot.id)
-            if not rows or not all(storage.primary.exists(row[4]) for row in rows):
+            if not rows or not all(storage.primary.store.exists(row[4]) for row in rows):
                 problems.append(f"{ts} cas but its blobs are not all in the store")
     return problems
 
@@ -81,7 +81,7 @@ def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path)
             # Invariants at the crash point, before anything repairs:
             assert lost_bytes(storage, manifest) == [], f"round {rounds}, run {runs} ({mode})"
             assert versions_not_ahead(storage) == [], f"round {rounds}, run {runs} ({mode})"
-            found = verify_storage(storage.catalog, storage.primary_store, storage.view_set,
+            found = verify_storage(storage.catalog, storage.primary, storage.views,
                                    scan_store=False).found
             assert found["missing_blob_files"] == found["refcount_drift"] == 0
             if not killed and mode == "retire":
@@ -90,7 +90,8 @@ def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path)
         assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
         assert all(p.is_symlink() for p in storage.layout.archive.iterdir() if p.name[0].isdigit())
         assert lost_bytes(storage, manifest) == []
-        verify_storage(storage.catalog, storage.primary_store, storage.view_set, fix=True, vacuum=True)
-        assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
-        storage.engine.dispose()
+        verify_storage(storage.catalog, storage.primary, storage.views, fix=True, vacuum=True)
+        assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
+        storage.close()
+        storage.catalog.engine.dispose()
     print(f"{kills} kills in {runs} runs over {rounds} collections, {time.monotonic() - started:.0f} s")

@@ -13,7 +13,7 @@ from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.migration import discovery as discovery_module
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.folders import invalid_day
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.legacy_releases import generate_collection
 from tests.legacy.index_docs import result, v04
 from tests.migration.conftest import ALL_RELEASES, snapshots, tree_hashes
@@ -21,7 +21,7 @@ from tests.migration.conftest import ALL_RELEASES, snapshots, tree_hashes
 URL = "https://example.com/post"
 
 
-def test_every_fingerprint_is_adopted_with_its_version(storage: Storage) -> None:
+def test_every_fingerprint_is_adopted_with_its_version(storage: StorageParts) -> None:
     root = storage.settings.data_dir
     manifest = generate_collection(root, 16, versions=ALL_RELEASES, seed=3)
     before = tree_hashes(root / "archive")
@@ -36,7 +36,7 @@ def test_every_fingerprint_is_adopted_with_its_version(storage: Storage) -> None
         assert snapshot.fs_version == entry.fs_version
         assert snapshot.title == entry.title
         assert sorted(tag.name for tag in snapshot.tags) == sorted(entry.tags)
-        assert CatalogRepository(storage.engine).results_for(snapshot.id)
+        assert CatalogRepository(storage.catalog.engine).results_for(snapshot.id)
     assert {s.fs_version for s in found.values()} == {"0.4", "0.6", "0.8", "0.8.3", "0.9"}
     # The import only reads the folders.
     assert tree_hashes(root / "archive") == before
@@ -47,8 +47,8 @@ def test_every_fingerprint_is_adopted_with_its_version(storage: Storage) -> None
     assert tree_hashes(root / "archive") == before
 
 
-def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: Storage) -> None:
-    repo = CatalogRepository(storage.engine)
+def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: StorageParts) -> None:
+    repo = CatalogRepository(storage.catalog.engine)
     ts = "1593690397"
     folder = storage.layout.archive / ts
     doc = v04(title="A much longer title from index.json", tags="news,python", custom_key=[1, 2])
@@ -85,7 +85,8 @@ def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: 
     assert (folder / "index.json").read_bytes() == original
 
 
-def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(storage: Storage) -> None:
+def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(
+        storage: StorageParts) -> None:
     root = storage.settings.data_dir
     manifest = generate_collection(root, 60, versions=("0.6", "0.8"), broken=3, with_sqlite=True, seed=5)
     # One snapshot only index.sqlite3 knows: its folder is gone altogether.
@@ -153,7 +154,7 @@ HOSTILE: dict[str, tuple[object, str | None]] = {
 }
 
 
-def test_hostile_index_json_is_adopted_safely_or_moved(storage: Storage) -> None:
+def test_hostile_index_json_is_adopted_safely_or_moved(storage: StorageParts) -> None:
     archive = storage.layout.archive
     for name, (content, _reason) in HOSTILE.items():
         _folder(archive, name, content, {"output.html": b"<html>" + name.encode()})
@@ -175,7 +176,7 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: Storage) -> None
     assert sorted(t.name for t in found["1600000009"].tags) == ["bad", "ok"]  # NUL dropped
     assert found["1600000007"].title is None
     assert any(w.startswith("1600000007: timestamp") for w in report.warnings)  # repaired, reported
-    repo = CatalogRepository(storage.engine)
+    repo = CatalogRepository(storage.catalog.engine)
     outputs = {r.extractor: r.output for r in repo.results_for(found["1600000008"].id)}
     assert outputs == {"dom": None, "wget": None}  # unsafe paths dropped, never followed
     # Nothing deleted: every file is where it was or under invalid/.
@@ -188,7 +189,7 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: Storage) -> None
     assert (archive / "1600000008").is_dir()  # the adopted folder is still a folder
 
 
-def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: Storage) -> None:
+def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: StorageParts) -> None:
     archive = sqlite_storage.layout.archive
     for round_ in range(3):
         _folder(archive, "1600000100", b"{broken", {"file.txt": f"round {round_}".encode()})
@@ -202,15 +203,17 @@ def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: Storage) -> Non
     assert sorted((day / n / "file.txt").read_text() for n in names) == ["round 0", "round 1", "round 2"]
 
 
-def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(sqlite_storage: Storage) -> None:
-    CatalogRepository(sqlite_storage.engine).add_snapshot(url=URL, timestamp="1600000200", fs_version="0.4")
+def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(
+        sqlite_storage: StorageParts) -> None:
+    CatalogRepository(sqlite_storage.catalog.engine).add_snapshot(url=URL, timestamp="1600000200",
+                                                                  fs_version="0.4")
     folder = _folder(sqlite_storage.layout.archive, "1600000200", None, {"output.html": b"x"})
     report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     assert (report.invalid, report.skipped) == (0, 1)
     assert (folder / "output.html").read_bytes() == b"x"
 
 
-def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: Storage) -> None:
+def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: StorageParts) -> None:
     root = sqlite_storage.settings.data_dir
     manifest = generate_collection(root, 30, versions=("0.7", "0.9"), duplicates=6, seed=11)
     report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
@@ -227,7 +230,7 @@ def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: Storage) -
     assert report.duplicates == expected > 0
 
 
-def test_resume_from_and_batches(sqlite_storage: Storage, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_from_and_batches(sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
     root = sqlite_storage.settings.data_dir
     generate_collection(root, 20, seed=2)
     names = sorted(p.name for p in sqlite_storage.layout.archive.iterdir())

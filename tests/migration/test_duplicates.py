@@ -11,7 +11,7 @@ from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.migration import import_orphans, merge_duplicates, migrate_batch
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import ingest_file
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.legacy_releases import generate_collection
@@ -22,31 +22,31 @@ URL = "https://example.com/page"
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 
-def make(storage: Storage, ts: str, age: int, files: dict[str, bytes], tags: list[str],
+def make(storage: StorageParts, ts: str, age: int, files: dict[str, bytes], tags: list[str],
          crawl_id: str | None = None, url: str = URL) -> str:
-    repo = CatalogRepository(storage.engine)
+    repo = CatalogRepository(storage.catalog.engine)
     sid = repo.add_snapshot(url=url, timestamp=ts, created_at=T0 + timedelta(minutes=age), tags=tags,
                             crawl_id=crawl_id, title=f"title {age}" * (age + 1)).id
     src = write_tree(storage.settings.data_dir.parent / f"src-{sid}", files)
     for rel in files:
         extractor, _, path = rel.partition("/")
-        assert not ingest_file(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+        assert not ingest_file(storage.catalog, storage.primary, storage.views, storage.work,
                                sid, extractor, path, src / rel).errors
     repo.add_result(sid, extractor="dom", output=f"run-{age}.html", start_ts=T0 + timedelta(minutes=age))
     return sid
 
 
-def snapshots_with(storage: Storage, timestamp: str) -> list[Snapshot]:
-    with storage.session() as session:
+def snapshots_with(storage: StorageParts, timestamp: str) -> list[Snapshot]:
+    with storage.catalog.session() as session:
         return list(session.scalars(select(Snapshot).where(Snapshot.timestamp == timestamp)))
 
 
-def files_of(storage: Storage, sid: str) -> dict[str, str]:
-    with storage.session() as session:
+def files_of(storage: StorageParts, sid: str) -> dict[str, str]:
+    with storage.catalog.session() as session:
         return {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
 
 
-def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> None:
+def test_url_timestamp_duplicates_merge_into_the_oldest(storage: StorageParts) -> None:
     keeper = make(storage, "1600000000", 0, {"dom/output.html": b"keeper dom", "pdf/output.pdf": b"pdf"},
                   ["a"])
     dup1 = make(storage, "1600000000", 5, {"dom/output.html": b"dup dom", "media/video.mp4": b"video"},
@@ -57,7 +57,7 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> Non
     link = storage.layout.archive / "1600000000"
     os.symlink("by_timestamp/1600000000", link)
 
-    report = merge_duplicates(storage.catalog, storage.primary_store, storage.view_set,
+    report = merge_duplicates(storage.catalog, storage.primary, storage.views,
                               storage.work, storage.layout,
                               batch_size=1)
 
@@ -74,24 +74,24 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: Storage) -> Non
                                        "media/video.mp4": sha(b"video")}
     assert sorted(t.name for t in left[keeper].tags) == ["a", "c"]
     assert left[keeper].title == "title 9" * 10  # the longest title
-    assert len(CatalogRepository(storage.engine).results_for(keeper)) == 2
+    assert len(CatalogRepository(storage.catalog.engine).results_for(keeper)) == 2
     assert (storage.layout.archive / "by_timestamp/1600000000/media/video.mp4").read_bytes() == b"video"
-    found = verify_storage(storage.catalog, storage.primary_store, storage.view_set).found
+    found = verify_storage(storage.catalog, storage.primary, storage.views).found
     assert found["refcount_drift"] == 0 and found["missing_links"] == 0 and found["orphan_links"] == 0
     assert os.readlink(link) == "by_timestamp/1600000000"
     assert dup2 not in left and other_time in {s.id for s in snapshots(storage).values()}
-    assert merge_duplicates(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    assert merge_duplicates(storage.catalog, storage.primary, storage.views, storage.work,
                             storage.layout).merged == 0  # dup1 stays reported, never dropped
 
 
-def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Storage) -> None:
+def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: StorageParts) -> None:
     keeper = make(storage, "1600000000", 0, {"dom/output.html": b"dom"}, [], crawl_id="crawl-1")
     dup = make(storage, "1600000050", 3, {"pdf/output.pdf": b"pdf"}, ["x"], crawl_id="crawl-1")
     make(storage, "1600000060", 4, {"pdf/output.pdf": b"pdf"}, [], crawl_id="crawl-1",
          url="https://example.com/other")  # same crawl, another url: not a duplicate
     os.symlink("by_timestamp/1600000050", storage.layout.archive / "1600000050")
 
-    report = merge_duplicates(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    report = merge_duplicates(storage.catalog, storage.primary, storage.views, storage.work,
                               storage.layout)
 
     assert (report.groups, report.merged, report.files_moved) == (1, 1, 1)
@@ -99,24 +99,24 @@ def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Stora
     assert files_of(storage, keeper) == {"dom/output.html": sha(b"dom"), "pdf/output.pdf": sha(b"pdf")}
     assert os.readlink(storage.layout.archive / "1600000050") == "by_timestamp/1600000000"
     assert (storage.layout.archive / "1600000050/pdf/output.pdf").read_bytes() == b"pdf"
-    assert verify_storage(storage.catalog, storage.primary_store,
-                          storage.view_set).found["refcount_drift"] == 0
+    assert verify_storage(storage.catalog, storage.primary,
+                          storage.views).found["refcount_drift"] == 0
 
 
-def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: Storage) -> None:
+def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     manifest = generate_collection(storage.settings.data_dir, 12, versions=("0.9",), duplicates=3, seed=5)
     import_orphans(storage.catalog, storage.layout)
     assert len(snapshots(storage)) == 15
 
-    report = merge_duplicates(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    report = merge_duplicates(storage.catalog, storage.primary, storage.views, storage.work,
                               storage.layout)
 
     assert (report.groups, report.merged, report.skipped) == (3, 3, 0), report.errors
     assert len(snapshots(storage)) == 12
     assert lost_bytes(storage, manifest) == []
     rest = [s.id for s in snapshots(storage).values() if s.fs_version != "cas"]
-    assert migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+    assert migrate_batch(storage.catalog, storage.primary, storage.views,
                          storage.work, storage.layout,
                          rest).failed == 0
-    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
+    assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0

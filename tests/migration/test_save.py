@@ -8,15 +8,15 @@ import pytest
 
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.migration import SnapshotMigrationError, import_orphans, save_snapshot
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from tests.migration.conftest import snapshots
 from tests.migration.test_steps import FLAT, TS, URL, flat_snapshot
 
 
-def test_save_migrates_first_then_applies_the_changes(storage: Storage) -> None:
+def test_save_migrates_first_then_applies_the_changes(storage: StorageParts) -> None:
     sid, folder = flat_snapshot(storage)
 
-    report = save_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    report = save_snapshot(storage.catalog, storage.primary, storage.views,
                            storage.work, storage.layout,
                            sid, title="New title", tags=["b", "a", "a"], crawl_id="crawl-1")
 
@@ -27,31 +27,31 @@ def test_save_migrates_first_then_applies_the_changes(storage: Storage) -> None:
     assert sorted(t.name for t in saved.tags) == ["a", "b"]
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     # Already current: no migration, just the change.
-    assert save_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    assert save_snapshot(storage.catalog, storage.primary, storage.views,
                          storage.work, storage.layout,
                          sid, tags=[]).migration is None
     assert snapshots(storage)[TS].tags == []
 
 
-def test_a_failed_migration_blocks_the_save(sqlite_storage: Storage) -> None:
+def test_a_failed_migration_blocks_the_save(sqlite_storage: StorageParts) -> None:
     sid, folder = flat_snapshot(sqlite_storage)
     os.mkfifo(folder / "pipe")  # a special file: never copied, so the folder cannot be retired
     with pytest.raises(SnapshotMigrationError, match="FIFO"):
-        save_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+        save_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                       sqlite_storage.work, sqlite_storage.layout,
                       sid, title="Never saved")
     assert snapshots(sqlite_storage)[TS].title != "Never saved"
     assert (folder / "headers.json").read_bytes() == FLAT["headers.json"]
 
 
-def test_only_fields_that_place_no_files_can_be_saved(sqlite_storage: Storage) -> None:
-    sid = CatalogRepository(sqlite_storage.engine).add_snapshot(url=URL, timestamp=TS).id
+def test_only_fields_that_place_no_files_can_be_saved(sqlite_storage: StorageParts) -> None:
+    sid = CatalogRepository(sqlite_storage.catalog.engine).add_snapshot(url=URL, timestamp=TS).id
     with pytest.raises(ValueError, match="url"):
-        save_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+        save_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                       sqlite_storage.work, sqlite_storage.layout,
                       sid, url="https://elsewhere.example/")
     with pytest.raises(KeyError):
-        save_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+        save_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                       sqlite_storage.work, sqlite_storage.layout,
                       "missing", title="x")
     assert import_orphans(sqlite_storage.catalog, sqlite_storage.layout).processed == 0

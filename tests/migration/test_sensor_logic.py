@@ -12,21 +12,21 @@ from archive_pipelines.catalog.adoption import migration_query
 from archive_pipelines.catalog.models import Snapshot, utcnow
 from archive_pipelines.migration import next_migration_batches, orphan_folders_changed
 from archive_pipelines.migration.sensor_logic import parse_cursor
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 
 LABELS = ("0.4", "0.6", "organized", "cas", "0.x", "legacy", "0.9", "cas", "0.8.3")
 
 
-def fill(storage: Storage, count: int) -> dict[str, str]:
+def fill(storage: StorageParts, count: int) -> dict[str, str]:
     rows = [{"id": f"{i:08d}-0000-4000-8000-000000000000", "url": f"https://e.com/{i}",
              "timestamp": str(1_600_000_000 + i), "fs_version": LABELS[i % len(LABELS)],
              "created_at": utcnow(), "updated_at": utcnow(), "created_by": "t"} for i in range(count)]
-    with storage.session() as session:
+    with storage.catalog.session() as session:
         session.execute(insert(Snapshot), rows)
     return {row["id"]: row["fs_version"] for row in rows}
 
 
-def test_batches_page_through_every_snapshot_behind_once_per_pass(storage: Storage) -> None:
+def test_batches_page_through_every_snapshot_behind_once_per_pass(storage: StorageParts) -> None:
     labels = fill(storage, 40)
     behind = {sid for sid, label in labels.items() if label not in ("cas", "0.x")}
     seen: list[str] = []
@@ -48,10 +48,10 @@ def test_batches_page_through_every_snapshot_behind_once_per_pass(storage: Stora
     assert parse_cursor("bogus") == parse_cursor("nope|x") == (0, "")
 
 
-def test_the_batch_query_is_an_index_range_scan(storage: Storage) -> None:
+def test_the_batch_query_is_an_index_range_scan(storage: StorageParts) -> None:
     fill(storage, 50)
     query = migration_query("0.6", "00000010", 100)
-    with storage.session() as session:
+    with storage.catalog.session() as session:
         dialect = session.get_bind().dialect
         sql = str(query.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
         if dialect.name == "sqlite":

@@ -14,7 +14,7 @@ from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.legacy.versions import CAS, output_dir
 from archive_pipelines.migration import import_orphans, migrate_snapshot, save_snapshot
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import ingest_file
 from archive_pipelines.storage.places import places_for
 from tests.legacy.index_docs import v04
@@ -28,42 +28,42 @@ LEGACY = {"index.json": json.dumps(v04(url=URL, timestamp=TS)).encode(),
           "output.html": b"<html>the legacy folder's dom</html>"}
 
 
-def legacy_folder(storage: Storage) -> str:
+def legacy_folder(storage: StorageParts) -> str:
     write_tree(storage.layout.archive / TS, LEGACY)
     assert import_orphans(storage.catalog, storage.layout).imported == 1
     return next(s.id for s in snapshots_with(storage, TS) if s.url == URL)
 
 
-def snapshots_with(storage: Storage, timestamp: str) -> list[Snapshot]:
-    with storage.session() as session:
+def snapshots_with(storage: StorageParts, timestamp: str) -> list[Snapshot]:
+    with storage.catalog.session() as session:
         return list(session.scalars(select(Snapshot).where(Snapshot.timestamp == timestamp)))
 
 
-def files_of(storage: Storage, sid: str) -> dict[str, str]:
-    with storage.session() as session:
+def files_of(storage: StorageParts, sid: str) -> dict[str, str]:
+    with storage.catalog.session() as session:
         return {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
 
 
-def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Storage) -> None:
+def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     owner = legacy_folder(storage)  # created 2020 (its timestamp): the oldest, the owner
-    later = CatalogRepository(storage.engine).add_snapshot(
+    later = CatalogRepository(storage.catalog.engine).add_snapshot(
         url=OTHER, timestamp=TS, fs_version="0.6", created_at=datetime(2024, 1, 1, tzinfo=UTC)).id
     folder = storage.layout.archive / TS
     before = tree_hashes(folder)
 
-    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             storage.work, storage.layout,
                             later)
 
     assert step.skipped == f"archive/{TS} holds the files of {owner}" and step.to_version == "0.6"
     assert tree_hashes(folder) == before and not folder.is_symlink()
-    assert migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             storage.work, storage.layout,
                             owner).to_version == CAS
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     # Now the folder is a link, the other snapshot has nothing to move and leaves it as it is.
-    assert (migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    assert (migrate_snapshot(storage.catalog, storage.primary, storage.views,
                              storage.work, storage.layout,
                              later).to_version, files_of(storage, later)) == (CAS, {})
     assert os.readlink(folder) == f"by_timestamp/{TS}"
@@ -71,21 +71,22 @@ def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Stora
                                         "index.json": sha(LEGACY["index.json"])}
 
 
-def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(sqlite_storage: Storage) -> None:
+def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(
+        sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
-    native = CatalogRepository(storage.engine).add_snapshot(
+    native = CatalogRepository(storage.catalog.engine).add_snapshot(
         url=OTHER, timestamp=TS, created_at=datetime(2019, 1, 1, tzinfo=UTC)).id  # older: the owner
     source = write_tree(storage.settings.data_dir.parent / "native", {"page.html": b"native"})
-    assert not ingest_file(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    assert not ingest_file(storage.catalog, storage.primary, storage.views, storage.work,
                            native, "dom", "page.html", source / "page.html").errors
     legacy = legacy_folder(storage)
 
-    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             storage.work, storage.layout,
                             legacy)
 
     assert (step.to_version, step.errors) == (CAS, [])
-    with storage.session() as session:
+    with storage.catalog.session() as session:
         places = places_for(session, [native, legacy])
     assert not places[legacy].owns_timestamp
     moved = output_dir(storage.settings.data_dir, places[legacy], CAS)
@@ -99,19 +100,19 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(sql
 
 
 def test_the_owners_compatibility_link_is_no_folder_turning_up_for_a_folderless_record(
-        sqlite_storage: Storage) -> None:
+        sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     owner = legacy_folder(storage)
-    assert migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             storage.work, storage.layout,
                             owner).to_version == CAS  # archive/<ts> is now its link
-    folderless = CatalogRepository(storage.engine).add_snapshot(
+    folderless = CatalogRepository(storage.catalog.engine).add_snapshot(
         url=OTHER, timestamp=TS, fs_version="0.x", created_at=datetime(2024, 1, 1, tzinfo=UTC)).id
 
-    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             storage.work, storage.layout,
                             folderless)
-    saved = save_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    saved = save_snapshot(storage.catalog, storage.primary, storage.views,
                           storage.work, storage.layout,
                           folderless, title="kept as a record")
 

@@ -18,7 +18,7 @@ from archive_pipelines.catalog.adoption import snapshot_entries
 from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, to_cas
 from archive_pipelines.migration.folders import folder_lock
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import IngestItem
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
@@ -50,42 +50,42 @@ EXTRACTORS = {
 }
 
 
-def flat_snapshot(storage: Storage, files: dict[str, bytes] | None = None) -> tuple[str, Path]:
+def flat_snapshot(storage: StorageParts, files: dict[str, bytes] | None = None) -> tuple[str, Path]:
     folder = write_tree(storage.layout.archive / TS, files or FLAT)
     report = import_orphans(storage.catalog, storage.layout)
     assert report.imported == 1, report.errors
     return snapshots(storage)[TS].id, folder
 
 
-def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage: Storage) -> None:
+def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
 
-    step = to_cas(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout, sid)
+    step = to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout, sid)
 
     assert step.errors == [] and step.to_version == "cas" and step.files_ingested == len(FLAT)
     assert os.readlink(folder) == f"by_timestamp/{TS}"
-    with storage.session() as session:
+    with storage.catalog.session() as session:
         rows = {r[3]: (r[2], r[4]) for r in snapshot_file_rows(session, sid)}
     # Every file at its own path; which extractor wrote it is metadata.
     assert rows == {rel: (EXTRACTORS[rel], sha(data)) for rel, data in FLAT.items()}
     for rel, data in FLAT.items():  # the old path opens the same bytes, through the link
         assert (folder / rel).read_bytes() == data
-    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
+    assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
     # The emptied folder was moved aside in one piece, for gc to delete after the grace.
     [moved] = storage.layout.migrated.glob(f"*/{TS}")
     assert sorted(tree_hashes(moved).values()) == sorted(sha(data) for data in FLAT.values())
-    assert to_cas(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout,
+    assert to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout,
                   sid).to_version == "cas"  # idempotent
 
 
-def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: Storage) -> None:
+def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: StorageParts) -> None:
     sid, folder = flat_snapshot(sqlite_storage)
     odd = os.fsdecode(b"odd-\xff-name.txt")
     (folder / odd).write_bytes(b"not utf-8 named")
     before = tree_hashes(folder)
 
-    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                             sqlite_storage.work, sqlite_storage.layout,
                             sid)
 
@@ -93,18 +93,18 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
     assert any("not valid UTF-8" in error for error in step.errors)
     assert folder.is_dir() and not folder.is_symlink()
     assert tree_hashes(folder) == before  # untouched
-    assert to_cas(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    assert to_cas(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                   sqlite_storage.work, sqlite_storage.layout,
                   sid).to_version == "0.4"  # a rerun reports it again
     assert tree_hashes(folder) == before
 
 
-def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Storage) -> None:
+def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: StorageParts) -> None:
     manifest = generate_collection(storage.settings.data_dir, 25, versions=ALL_RELEASES, seed=21)
     import_orphans(storage.catalog, storage.layout)
     ids = [s.id for s in snapshots(storage).values()]
 
-    report = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+    report = migrate_batch(storage.catalog, storage.primary, storage.views,
                            storage.work, storage.layout,
                            ids)
 
@@ -112,15 +112,15 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
     assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
     assert all(p.is_symlink() for p in storage.layout.archive.iterdir() if p.name[0].isdigit())
     assert lost_bytes(storage, manifest) == []
-    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
-    again = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+    assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
+    again = migrate_batch(storage.catalog, storage.primary, storage.views,
                           storage.work, storage.layout,
                           ids)
     assert (again.migrated, again.failed) == (0, 0)
 
 
 def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
-        sqlite_storage: Storage, monkeypatch: pytest.MonkeyPatch) -> None:
+        sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
     generate_collection(sqlite_storage.settings.data_dir, 6, versions=ALL_RELEASES, seed=5)
     import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     before = tree_hashes(sqlite_storage.layout.archive)
@@ -133,7 +133,7 @@ def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(cas_module, "ingest_files", fail_midway)
 
-    report = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    report = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                            sqlite_storage.work, sqlite_storage.layout,
                            [s.id for s in snapshots(sqlite_storage).values()])
 
@@ -142,26 +142,26 @@ def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
     assert {s.fs_version for s in snapshots(sqlite_storage).values()} != {"cas"}
     assert tree_hashes(sqlite_storage.layout.archive) == before
     monkeypatch.setattr(cas_module, "ingest_files", real)
-    again = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    again = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                           sqlite_storage.work, sqlite_storage.layout,
                           [s.id for s in snapshots(sqlite_storage).values()])
     assert (again.migrated, again.failed) == (6, 0), again.errors
 
 
-def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
+def test_busy_missing_and_special_snapshots(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
-    repo = CatalogRepository(storage.engine)
+    repo = CatalogRepository(storage.catalog.engine)
     folderless = repo.add_snapshot(url=URL, timestamp="1600000001", fs_version="0.x").id
     missing = repo.add_snapshot(url=URL, timestamp="1600000002", fs_version="0.6").id
     write_tree(storage.layout.archive / "1600000003", {"dom/output.html": b"organized by legacy_cas"})
     old_label = repo.add_snapshot(url=URL, timestamp="1600000003", fs_version="0.4").id
-    with storage.session() as session:  # a label older versions wrote; the catalog refuses it now
+    with storage.catalog.session() as session:  # a label older versions wrote; the catalog refuses it now
         session.execute(text("UPDATE snapshot SET fs_version = 'legacy' WHERE id = :id"), {"id": old_label})
 
     with folder_lock(folder) as problem:
         assert problem is None
-        report = migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+        report = migrate_batch(storage.catalog, storage.primary, storage.views,
                                storage.work, storage.layout,
                                [sid, folderless, missing, old_label, "no-such-id"])
 
@@ -171,20 +171,20 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: Storage) -> None:
     assert "missing" in by_id[missing].errors[0]
     assert by_id[old_label].to_version == "cas"
     assert (report.processed, report.migrated, report.skipped, report.failed) == (4, 1, 2, 2)
-    assert migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             storage.work, storage.layout,
                             sid).to_version == "cas"
     with pytest.raises(KeyError):
-        migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+        migrate_snapshot(storage.catalog, storage.primary, storage.views,
                          storage.work, storage.layout,
                          "no-such-id")
 
 
-def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: Storage) -> None:
+def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: StorageParts) -> None:
     files = {k: v for k, v in FLAT.items() if k != "dom"}
     sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": b"another dom"})
 
-    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                             sqlite_storage.work, sqlite_storage.layout,
                             sid)
 
@@ -194,7 +194,7 @@ def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage
 
 
 def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
-        sqlite_storage: Storage, tmp_path: Path) -> None:
+        sqlite_storage: StorageParts, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.txt").write_bytes(b"not the archive's")
@@ -204,14 +204,14 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     (folder / "warc" / "latest.warc.gz").symlink_to("1600000000.warc.gz")
     (folder / "media").mkdir()  # an extractor's output folder left empty
 
-    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                             sqlite_storage.work, sqlite_storage.layout,
                             sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
     assert step.links == 3 and any("points outside" in w for w in step.warnings)
     assert [p.name for p in outside.iterdir()] == ["secret.txt"]  # never followed or written
-    with sqlite_storage.read_session() as session:
+    with sqlite_storage.catalog.read_session() as session:
         links = {rel: (target, inside) for rel, kind, target, inside
                  in snapshot_entries(session, [sid])[sid] if kind == "symlink"}
     assert links == {"dom": (str(outside), False), "latest.html": ("output.html", True),
@@ -221,25 +221,25 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     assert (folder / "warc" / "latest.warc.gz").read_bytes() == FLAT["warc/1600000000.warc.gz"]
     assert not os.path.lexists(folder / "dom")
     assert (folder / "media").is_dir()  # an empty folder the snapshot had (pages link to it)
-    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store,
-                          sqlite_storage.view_set).problems == 0
-    assert migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary,
+                          sqlite_storage.views).problems == 0
+    assert migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                             sqlite_storage.work, sqlite_storage.layout,
                             sid).errors == []  # a rerun: nothing to do
     # Rebuilding the views from the catalog, or vacuuming them, keeps both.
-    rebuild_views(sqlite_storage.catalog, sqlite_storage.primary_store,
-                  sqlite_storage.view_set, sqlite_storage.work,
+    rebuild_views(sqlite_storage.catalog, sqlite_storage.primary,
+                  sqlite_storage.views, sqlite_storage.work,
                   clean=True)
     assert os.readlink(folder / "latest.html") == "output.html" and (folder / "media").is_dir()
     os.rmdir(folder / "media")
     (folder / "latest.html").unlink()
-    broken = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store,
-                            sqlite_storage.view_set).found
+    broken = verify_storage(sqlite_storage.catalog, sqlite_storage.primary,
+                            sqlite_storage.views).found
     assert broken["missing_links"] == 2
-    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                           fix=True, vacuum=True).problems == 0
     assert os.readlink(folder / "latest.html") == "output.html" and (folder / "media").is_dir()
-    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                           vacuum=True).problems == 0
     assert (folder / "media").is_dir()
 
@@ -251,16 +251,16 @@ INDEX_FOLDER = {  # wget saved a path `index/`: its files keep their own names
 }
 
 
-def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: Storage) -> None:
+def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
 
-    step = migrate_snapshot(storage.catalog, storage.primary_store, storage.view_set,
+    step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             storage.work, storage.layout,
                             sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
-    with storage.session() as session:
+    with storage.catalog.session() as session:
         rows = {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
     assert rows == {rel: sha(data) for rel, data in {**FLAT, **INDEX_FOLDER}.items()}
     assert (folder / "index.html").read_bytes() == FLAT["index.html"]
@@ -268,11 +268,11 @@ def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: Storage) -> No
 
 
 def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
-        sqlite_storage: Storage) -> None:
+        sqlite_storage: StorageParts) -> None:
     """Same size, other bytes: the check before retiring a folder compares content."""
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
-    assert migrate_batch(storage.catalog, storage.primary_store, storage.view_set,
+    assert migrate_batch(storage.catalog, storage.primary, storage.views,
                          storage.work, storage.layout,
                          [sid], retire=False).failed == 0  # stored, folder kept
     with open(folder / "notes.txt", "r+b") as handle:  # an edit in place, same length
@@ -280,13 +280,13 @@ def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
     edited = (folder / "notes.txt").read_bytes()
     (folder / "added.txt").write_bytes(b"a file that turned up later")
 
-    step = to_cas(storage.catalog, storage.primary_store, storage.view_set, storage.work, storage.layout, sid)
+    step = to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout, sid)
 
     assert step.to_version == "0.4" and folder.is_dir() and not folder.is_symlink()
     assert any(e.startswith("to_cas: notes.txt:") for e in step.errors), step.errors
     assert (folder / "notes.txt").read_bytes() == edited
     assert (folder / "added.txt").exists()
     # The stored original stays referenced: gc cannot collect it.
-    with storage.session() as session:
+    with storage.catalog.session() as session:
         rows = {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
     assert rows["notes.txt"] == sha(FLAT["notes.txt"])

@@ -23,7 +23,7 @@ from sqlalchemy import select
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.legacy_releases import generate_collection
 from archive_testkit.manifest import check_manifest, manifest
 from tests.cli.test_cli import CLI, run_cli
@@ -63,15 +63,16 @@ def _lost(data: Path, before: dict[str, str]) -> list[str]:
 
 def _referenced(data: Path, before: dict[str, str]) -> list[str]:
     """Originals that are not a verified blob referenced by their own path."""
-    storage = Storage.open(Settings(data_dir=data))
+    storage = open_storage(Settings(data_dir=data))
     try:
-        with storage.read_session() as session:
+        with storage.catalog.read_session() as session:
             rows = session.execute(
                 select(Snapshot.timestamp, SnapshotFile.relative_path, Blob.sha256, Blob.ref_count)
                 .join(SnapshotFile, SnapshotFile.snapshot_id == Snapshot.id)
                 .join(Blob, Blob.id == SnapshotFile.blob_id)).all()
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
     recorded = {f"archive/{ts}/{rel}": (sha, refs) for ts, rel, sha, refs in rows}
     problems = []
     for path, sha in before.items():

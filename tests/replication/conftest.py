@@ -23,7 +23,7 @@ from archive_pipelines.settings import (
     Settings,
     StoreSettings,
 )
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.ingest import ingest_directory
 from tests.storage.conftest import add_snapshot, sha, write_tree
 
@@ -40,13 +40,13 @@ def s3_replica(endpoint: str, bucket: str, name: str = "s3") -> StoreSettings:
                          prefix="archive", codec="zstd")
 
 
-def open_storage(data_dir: Path, replicas: list[StoreSettings], catalog_url: str = "",
-                 retention: int = 2) -> Storage:
+def open_with_replicas(data_dir: Path, replicas: list[StoreSettings], catalog_url: str = "",
+                       retention: int = 2) -> StorageParts:
     settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url),
                         stores=[PRIMARY, *replicas],
                         replication=ReplicationSettings(retention=retention, copier_width=4))
     initialize(settings)
-    return Storage.open(settings)
+    return open_storage(settings)
 
 
 def corpus(count: int = 12, *, seed: str = "blob") -> dict[str, bytes]:
@@ -58,12 +58,12 @@ def corpus(count: int = 12, *, seed: str = "blob") -> dict[str, bytes]:
     return files
 
 
-def populate(storage: Storage, tmp_path: Path, files: dict[str, bytes] | None = None,
+def populate(storage: StorageParts, tmp_path: Path, files: dict[str, bytes] | None = None,
              name: str = "src", timestamp: str = "1735142400.1") -> dict[str, bytes]:
     """Ingest `files` into the primary store; returns {sha256: bytes}."""
     files = corpus() if files is None else files
     sid = add_snapshot(storage, url=f"https://example.com/{name}", timestamp=timestamp)
-    report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                               sid, "wget", write_tree(tmp_path / name, files))
     assert not report.errors, report.errors
     return {sha(data): data for data in files.values()}
@@ -71,7 +71,7 @@ def populate(storage: Storage, tmp_path: Path, files: dict[str, bytes] | None = 
 
 @dataclass
 class Env:
-    storage: Storage
+    storage: StorageParts
     replicas: ReplicaSet
     blobs: dict[str, bytes]
 
@@ -80,16 +80,16 @@ class Env:
         return self.replicas
 
 
-def statuses(storage: Storage) -> dict[tuple[str, str], str]:
+def statuses(storage: StorageParts) -> dict[tuple[str, str], str]:
     """{(store name, sha256): status} for every blob_copy row."""
-    with storage.read_session() as session:
+    with storage.catalog.read_session() as session:
         rows = session.execute(
             select(Store.name, Blob.sha256, BlobCopy.status)
             .join(Blob, Blob.id == BlobCopy.blob_id).join(Store, Store.id == BlobCopy.store_id))
         return {(name, digest): status for name, digest, status in rows}
 
 
-def present_at(storage: Storage, store: str) -> set[str]:
+def present_at(storage: StorageParts, store: str) -> set[str]:
     return {h for (name, h), status in statuses(storage).items()
             if name == store and status == "present"}
 
@@ -149,36 +149,39 @@ def flip_byte(path: Path, offset: int = 0) -> None:
 @pytest.fixture
 def env_local(data_dir: Path, tmp_path: Path) -> Iterator[Env]:
     """Primary (SQLite catalog) + a local zstd replica, primary populated."""
-    storage = open_storage(data_dir, [local_replica()])
+    storage = open_with_replicas(data_dir, [local_replica()])
     blobs = populate(storage, tmp_path)
     try:
         yield Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 
 @pytest.fixture
 def env_both(data_dir: Path, tmp_path: Path, s3_endpoint_url: str, s3_bucket: str
              ) -> Iterator[Env]:
     """Primary + local zstd replica + S3 (moto_server) replica, SQLite catalog."""
-    storage = open_storage(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)])
+    storage = open_with_replicas(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)])
     blobs = populate(storage, tmp_path)
     try:
         yield Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 
 @pytest.fixture
 def env_both_catalogs(data_dir: Path, tmp_path: Path, catalog_url: str, s3_endpoint_url: str,
                       s3_bucket: str) -> Iterator[Env]:
     """As env_both, on SQLite and on PostgreSQL."""
-    storage = open_storage(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)],
+    storage = open_with_replicas(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)],
                            catalog_url=catalog_url)
     blobs = populate(storage, tmp_path)
     try:
         yield Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 

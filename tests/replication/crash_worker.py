@@ -14,12 +14,12 @@ from pathlib import Path
 
 from archive_pipelines.replication import ReplicaSet, archive_batch, plan_batches
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 
 
 def main(settings_path: str, retention: int) -> None:
     settings = Settings.model_validate_json(Path(settings_path).read_text())
-    storage = Storage.open(settings)
+    storage = open_storage(settings)
     replicas = ReplicaSet.open(storage.catalog, storage.settings)
     max_age = timedelta(0)  # a killed predecessor's "ongoing" rows must not block us
     cursor = 0

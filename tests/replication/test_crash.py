@@ -19,7 +19,7 @@ from tests.replication.conftest import (
     assert_statuses_truthful,
     assert_store_sound,
     local_replica,
-    open_storage,
+    open_with_replicas,
     populate,
     replicate_all,
     s3_replica,
@@ -72,7 +72,7 @@ def run_worker(settings_json: Path, retention: int, kill_after: float | None
 @pytest.mark.slow
 def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
         data_dir: Path, tmp_path: Path, s3_endpoint_url: str, s3_bucket: str) -> None:
-    storage = open_storage(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)],
+    storage = open_with_replicas(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)],
                            retention=3)
     settings_json = tmp_path / "settings.json"
     settings_json.write_text(storage.settings.model_dump_json())
@@ -111,4 +111,5 @@ def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
             assert_store_sound(store)
         assert_statuses_truthful(env)
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()

@@ -9,27 +9,28 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.replication import ReplicaSet, plan_batches
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.blob_rows import fake_sha256, seed_blobs
-from tests.replication.conftest import local_replica, open_storage
+from tests.replication.conftest import local_replica, open_with_replicas
 
 HOUR = timedelta(hours=1)
 
 
 @pytest.fixture
-def catalog_only(data_dir: Path, catalog_url: str) -> Iterator[tuple[Storage, ReplicaSet]]:
-    storage = open_storage(data_dir, [local_replica("r1"), local_replica("r2")],
+def catalog_only(data_dir: Path, catalog_url: str) -> Iterator[tuple[StorageParts, ReplicaSet]]:
+    storage = open_with_replicas(data_dir, [local_replica("r1"), local_replica("r2")],
                            catalog_url=catalog_url)
     try:
         yield storage, ReplicaSet.open(storage.catalog, storage.settings)
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 
-def test_pages_through_everything_once_then_wraps(catalog_only: tuple[Storage, ReplicaSet]
+def test_pages_through_everything_once_then_wraps(catalog_only: tuple[StorageParts, ReplicaSet]
                                                   ) -> None:
     storage, replicas = catalog_only
-    seed_blobs(storage.engine, 95, replicas.store_ids[:1], 0.0)
+    seed_blobs(storage.catalog.engine, 95, replicas.store_ids[:1], 0.0)
     cursor, ticks = 0, 0
     seen: list[str] = []
     while True:
@@ -48,9 +49,9 @@ def test_pages_through_everything_once_then_wraps(catalog_only: tuple[Storage, R
     assert again.batches[0][0] == fake_sha256(1)  # the next cycle starts over
 
 
-def test_a_tick_scans_a_bounded_window(catalog_only: tuple[Storage, ReplicaSet]) -> None:
+def test_a_tick_scans_a_bounded_window(catalog_only: tuple[StorageParts, ReplicaSet]) -> None:
     storage, replicas = catalog_only
-    seed_blobs(storage.engine, 200, replicas.store_ids, 0.9, seed=5)
+    seed_blobs(storage.catalog.engine, 200, replicas.store_ids, 0.9, seed=5)
     cursor, found, scans = 0, 0, []
     for _ in range(100):
         tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=1000,
@@ -68,11 +69,11 @@ def test_a_tick_scans_a_bounded_window(catalog_only: tuple[Storage, ReplicaSet])
     assert full.batches == [] and full.wrapped and full.scanned == 200
 
 
-def test_an_empty_catalog_and_a_cursor_past_the_end(catalog_only: tuple[Storage, ReplicaSet]
+def test_an_empty_catalog_and_a_cursor_past_the_end(catalog_only: tuple[StorageParts, ReplicaSet]
                                                     ) -> None:
     storage, replicas = catalog_only
     tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=5)
     assert (tick.batches, tick.next_cursor, tick.scanned, tick.wrapped) == ([], 0, 0, True)
-    seed_blobs(storage.engine, 3, replicas.store_ids[:1], 0.0)
+    seed_blobs(storage.catalog.engine, 3, replicas.store_ids[:1], 0.0)
     late = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=5, cursor=99)
     assert late.batches == [] and late.next_cursor == 0 and late.wrapped

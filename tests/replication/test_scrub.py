@@ -8,7 +8,7 @@ import pytest
 from archive_pipelines.blobstore import LocalBlobStore, S3BlobStore
 from archive_pipelines.replication import ScrubReport, replication_status, scrub_store
 from archive_pipelines.replication.stores import ReplicaSet
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from tests.replication.conftest import (
     Env,
     assert_statuses_truthful,
@@ -20,7 +20,7 @@ from tests.replication.conftest import (
 )
 
 
-def scrub_by_prefix(storage: Storage, replicas: ReplicaSet, store: str) -> ScrubReport:
+def scrub_by_prefix(storage: StorageParts, replicas: ReplicaSet, store: str) -> ScrubReport:
     """All 256 hash-prefix partitions, each paged with a small limit."""
     total = ScrubReport(store)
     for first in range(256):
@@ -37,7 +37,7 @@ def scrub_by_prefix(storage: Storage, replicas: ReplicaSet, store: str) -> Scrub
     return total
 
 
-def scrub_by_cursor(storage: Storage, replicas: ReplicaSet, store: str) -> ScrubReport:
+def scrub_by_cursor(storage: StorageParts, replicas: ReplicaSet, store: str) -> ScrubReport:
     total = ScrubReport(store)
     cursor: str | None = None
     while True:

@@ -16,7 +16,7 @@ def test_status_before_and_after_replication(env_local: Env) -> None:
     env = env_local
     n = len(env.blobs)
     # The primary is a store like any other, with the row ingest already uses.
-    assert env.replicas["primary"].store_id == env.storage.primary_store_id
+    assert env.replicas["primary"].store_id == env.storage.primary.store_id
     assert env.reopen().ids == env.replicas.ids
     before = replication_status(env.storage.catalog, env.replicas, 2)
     assert before.blobs == n and before.under_replicated == n and not before.meets_policy
@@ -25,9 +25,9 @@ def test_status_before_and_after_replication(env_local: Env) -> None:
         "local": {"missing": 0, "ongoing": 0, "present": 0, "corrupted": 0}}
     assert replication_status(env.storage.catalog, env.replicas, 1).meets_policy
 
-    with env.storage.read_session() as session:
+    with env.storage.catalog.read_session() as session:
         some = list(session.scalars(select(Blob.id).order_by(Blob.id).limit(3)))
-    with env.storage.session() as session:
+    with env.storage.catalog.session() as session:
         upsert_copies(session, store_id=env.replicas["local"].store_id, blob_ids=some,
                       status="ongoing", mtime=utcnow())
     pending = replication_status(env.storage.catalog, env.replicas, 2, max_age=timedelta(hours=1))

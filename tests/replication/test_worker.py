@@ -24,7 +24,7 @@ from tests.replication.conftest import (
     flip_byte,
     listing,
     local_replica,
-    open_storage,
+    open_with_replicas,
     populate,
     present_at,
     replicate_all,
@@ -61,7 +61,7 @@ def test_from_one_copy_to_the_policy(env_both_catalogs: Env, retention: int) -> 
 def test_a_corrupt_source_is_marked_and_never_copied(env_both: Env) -> None:
     env = env_both
     victim = next(h for h, data in env.blobs.items() if len(data) > 1000)
-    flip_byte(env.storage.primary.local_path(victim), 10)  # the alias shares the inode
+    flip_byte(env.storage.primary.store.local_path(victim), 10)  # the alias shares the inode
     report = replicate_all(env, retention=2)
     assert report.ok  # a corrupt source is reported, not a failed run
     assert statuses(env.storage)[("primary", victim)] == "corrupted"
@@ -77,7 +77,7 @@ def test_a_corrupt_source_is_marked_and_never_copied(env_both: Env) -> None:
 def test_a_missing_source_is_marked_missing(env_local: Env) -> None:
     env = env_local
     victim = next(h for h, data in env.blobs.items() if data)
-    env.storage.primary.local_path(victim).unlink()
+    env.storage.primary.store.local_path(victim).unlink()
     report = replicate_all(env, retention=2)
     assert statuses(env.storage)[("primary", victim)] == "missing"
     assert report.missing_found == {"primary": 1}
@@ -90,7 +90,7 @@ def test_a_fresh_ongoing_copy_counts_and_a_stale_one_is_redone(env_local: Env) -
     fresh, stale = sorted(env.blobs)[:2]
     local_id = env.replicas["local"].store_id
     fresh_id, stale_id = _blob_id(env, fresh), _blob_id(env, stale)
-    with env.storage.session() as session:
+    with env.storage.catalog.session() as session:
         upsert_copies(session, store_id=local_id, blob_ids=[fresh_id], status="ongoing",
                       mtime=utcnow() - timedelta(minutes=5))
         upsert_copies(session, store_id=local_id, blob_ids=[stale_id], status="ongoing",
@@ -141,8 +141,8 @@ def test_a_zstd_bomb_at_a_replica_source_is_refused(env_local: Env) -> None:
     bomb = zstandard.ZstdCompressor(level=19).compress(bytes(64 << 20))
     write_stored(env.replicas["local"].require(), victim, bomb)
     victim_id = _blob_id(env, victim)
-    env.storage.primary.local_path(victim).unlink()  # the bomb is the only source left
-    with env.storage.session() as session:
+    env.storage.primary.store.local_path(victim).unlink()  # the bomb is the only source left
+    with env.storage.catalog.session() as session:
         upsert_copies(session, store_id=env.replicas["local"].store_id, blob_ids=[victim_id],
                       status="present", mtime=utcnow())
         upsert_copies(session, store_id=env.replicas["primary"].store_id, blob_ids=[victim_id],
@@ -152,13 +152,13 @@ def test_a_zstd_bomb_at_a_replica_source_is_refused(env_local: Env) -> None:
     assert statuses(env.storage)[("local", victim)] == "corrupted"
     assert report.corrupted_found == {"local": 1}
     assert "decompressed beyond" in " ".join(report.errors)
-    assert not env.storage.primary.local_path(victim).exists()  # nothing copied from it
+    assert not env.storage.primary.store.local_path(victim).exists()  # nothing copied from it
 
 
 def test_a_read_only_replica_is_a_clear_error_and_the_other_store_gets_its_copies(
         data_dir: Path, tmp_path: Path, read_only_dir: Path, s3_endpoint_url: str,
         s3_bucket: str) -> None:
-    storage = open_storage(data_dir, [local_replica(path=str(read_only_dir)),
+    storage = open_with_replicas(data_dir, [local_replica(path=str(read_only_dir)),
                                       s3_replica(s3_endpoint_url, s3_bucket)])
     try:
         blobs = populate(storage, tmp_path)
@@ -171,7 +171,8 @@ def test_a_read_only_replica_is_a_clear_error_and_the_other_store_gets_its_copie
         assert present_at(storage, "s3") == set(blobs)
         assert list(read_only_dir.iterdir()) == []
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 
 @pytest.mark.parametrize("problem", ["bucket", "credentials"])
@@ -179,7 +180,7 @@ def test_a_misconfigured_bucket_leaves_the_other_store_working(
         data_dir: Path, tmp_path: Path, s3_endpoint_url: str, s3_bucket: str,
         monkeypatch: pytest.MonkeyPatch, problem: str) -> None:
     bucket = "no-such-bucket" if problem == "bucket" else s3_bucket
-    storage = open_storage(data_dir, [local_replica(), s3_replica(s3_endpoint_url, bucket)])
+    storage = open_with_replicas(data_dir, [local_replica(), s3_replica(s3_endpoint_url, bucket)])
     try:
         blobs = populate(storage, tmp_path)
         if problem == "credentials":
@@ -200,7 +201,8 @@ def test_a_misconfigured_bucket_leaves_the_other_store_working(
                                      for line in report.errors)
         assert all("testing" not in line for line in report.errors)  # no credentials echoed
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 
 def test_a_corrupt_object_at_the_destination_is_left_alone(env_local: Env) -> None:
@@ -225,7 +227,7 @@ def test_a_corrupt_object_at_the_destination_is_left_alone(env_local: Env) -> No
 def test_garbage_is_not_replicated(env_local: Env) -> None:
     env = env_local
     garbage = sorted(env.blobs)[0]
-    with env.storage.session() as session:
+    with env.storage.catalog.session() as session:
         session.execute(update(Blob).where(Blob.sha256 == garbage).values(ref_count=0))
     replicate_all(env, retention=2)
     assert garbage not in listing(env.replicas["local"].require())
@@ -235,7 +237,7 @@ def test_garbage_is_not_replicated(env_local: Env) -> None:
 
 
 def _blob_id(env: Env, digest: str) -> int:
-    with env.storage.read_session() as session:
+    with env.storage.catalog.read_session() as session:
         return int(session.scalars(select(Blob.id).where(Blob.sha256 == digest)).one())
 
 
@@ -243,7 +245,7 @@ def test_each_small_source_object_is_read_once(env_local: Env,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The source check keeps a small blob's verified bytes and the copy writes those."""
     env = env_local
-    store_class = type(env.storage.primary)  # the replica set opens its own store objects
+    store_class = type(env.storage.primary.store)  # the replica set opens its own store objects
     opened: list[str] = []  # the raw primary's check reads its file itself (no open())
     for method in ("open", "check"):
         real = getattr(store_class, method)

@@ -1,4 +1,4 @@
-"""Storage fixtures: an initialized data dir with the catalog on SQLite or PostgreSQL."""
+"""Storage fixtures: the parts on an initialized data dir, catalog on SQLite or PostgreSQL."""
 
 from __future__ import annotations
 
@@ -13,36 +13,38 @@ import pytest
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CatalogSettings, Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts, open_storage
 
 
 @pytest.fixture
-def storage(data_dir: Path, catalog_url: str) -> Iterator[Storage]:
-    """Storage on a fresh data dir; catalog parametrized over SQLite and PostgreSQL."""
+def storage(data_dir: Path, catalog_url: str) -> Iterator[StorageParts]:
+    """The storage parts on a fresh data dir; catalog parametrized over SQLite and PostgreSQL."""
     settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url))
     initialize(settings)
-    storage = Storage.open(settings)
+    storage = open_storage(settings)
     try:
         yield storage
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 
 @pytest.fixture
-def sqlite_storage(data_dir: Path) -> Iterator[Storage]:
+def sqlite_storage(data_dir: Path) -> Iterator[StorageParts]:
     settings = Settings(data_dir=data_dir)
     initialize(settings)
-    storage = Storage.open(settings)
+    storage = open_storage(settings)
     try:
         yield storage
     finally:
-        storage.engine.dispose()
+        storage.close()
+        storage.catalog.engine.dispose()
 
 
-def add_snapshot(storage: Storage, url: str = "https://example.com/page",
+def add_snapshot(storage: StorageParts, url: str = "https://example.com/page",
                  timestamp: str = "1735142400.1", user: str = "squash",
                  day: datetime | None = None) -> str:
-    return CatalogRepository(storage.engine).add_snapshot(
+    return CatalogRepository(storage.catalog.engine).add_snapshot(
         url=url, timestamp=timestamp, created_by=user,
         created_at=day or datetime(2024, 12, 25, 12, tzinfo=UTC)).id
 
@@ -59,10 +61,10 @@ def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def store_bytes(storage: Storage) -> int:
+def store_bytes(storage: StorageParts) -> int:
     """Bytes the primary store occupies: each inode once (aliases are hard links)."""
     sizes: dict[tuple[int, int], int] = {}
-    for dirpath, _dirs, files in os.walk(storage.primary_root):
+    for dirpath, _dirs, files in os.walk(storage.primary.root):
         for name in files:
             st = os.lstat(os.path.join(dirpath, name))
             sizes[(st.st_dev, st.st_ino)] = st.st_size

@@ -4,17 +4,17 @@ import sys
 from pathlib import Path
 
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.ingest import ingest_directory
 
 
 def main() -> None:
     data, src, snapshots = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3].split(",")
-    storage = Storage.open(Settings(data_dir=data))
+    storage = open_storage(Settings(data_dir=data))
     print("READY", flush=True)
     for sid in snapshots:
         for extractor in sorted(p.name for p in src.iterdir()):
-            ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+            ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                              sid, extractor, src / extractor, batch_size=7)
 
 

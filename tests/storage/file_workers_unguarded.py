@@ -6,7 +6,7 @@ from pathlib import Path
 
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.ingest import ingest_directory
 from tests.storage.conftest import add_snapshot
 
@@ -15,10 +15,10 @@ with open(sys.argv[2], "a") as runs:
 settings = Settings(data_dir=Path(sys.argv[1]),
                     storage=StorageSettings(ingest_processes=2, ingest_batch_size=2))
 initialize(settings)
-storage = Storage.open(settings)
-report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+storage = open_storage(settings)
+report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                           add_snapshot(storage), "wget",
                           Path(sys.argv[3]), batch_size=2)
-workers = storage.file_workers().pids()
+workers = storage.work.file_workers().pids()
 storage.close()
 print(report.files, len(report.errors), len(workers), flush=True)

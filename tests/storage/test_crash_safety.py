@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
 from tests.storage.conftest import add_snapshot, write_tree
 
@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
-def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: Storage,
+def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: StorageParts,
                                                           tmp_path: Path) -> None:
     rng = random.Random(1234)
     files = {}
@@ -41,15 +41,15 @@ def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: Storag
                 kills += 1
             proc.wait()
         # Invariants that must hold at every crash point, before any repair:
-        report = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set)
+        report = verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views)
         assert report.found["missing_blob_files"] == 0, report.examples
         assert report.found["refcount_drift"] == 0, report.examples
     assert kills >= 12, "the ingest finished too fast to be interrupted"
     # A final run completes the work; verify --fix repairs what a crash left undone.
     subprocess.run(args, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set,
+    verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                    fix=True, vacuum=True)
-    final = verify_storage(sqlite_storage.catalog, sqlite_storage.primary_store, sqlite_storage.view_set)
+    final = verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views)
     assert final.problems == 0, final.examples
     assert final.found["untracked_blob_files"] == 0  # every stored file ended up referenced
     assert final.files_checked == len(files) * len(snapshots)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.ingest import ingest_directory
 from tests.storage.conftest import add_snapshot, write_tree
 
@@ -47,26 +47,26 @@ def test_the_pool_outlives_the_thread_that_started_it(data_dir: Path, tmp_path: 
     settings = Settings(data_dir=data_dir, storage=StorageSettings(ingest_processes=2,
                                                                    ingest_batch_size=3))
     initialize(settings)
-    storage = Storage.open(settings)
+    storage = open_storage(settings)
     try:
         reports = []
         for n in range(2):  # each ingest in its own short-lived thread
             sid = add_snapshot(storage, timestamp=f"{n}.0")
             src = write_tree(tmp_path / f"s{n}", {f"f{i}": f"{n}-{i}".encode() for i in range(10)})
             thread = threading.Thread(target=lambda sid=sid, src=src: reports.append(
-                ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+                ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                                  sid, "wget", src,
                                  batch_size=3)))
             thread.start()
             thread.join()
             if n == 0:
-                first_pids = storage.file_workers().pids()
+                first_pids = storage.work.file_workers().pids()
         assert [(r.files, r.errors) for r in reports] == [(10, []), (10, [])]
-        assert storage.file_workers().pids() == first_pids
+        assert storage.work.file_workers().pids() == first_pids
         assert all(_alive(pid) for pid in first_pids)
     finally:
         storage.close()
-        storage.engine.dispose()
+        storage.catalog.engine.dispose()
     assert not any(_alive(pid) for pid in first_pids)
     assert os.path.islink(data_dir / "archive" / "by_timestamp" / "1.0" / "wget" / "f9")
 
@@ -89,13 +89,13 @@ def test_leaving_a_with_block_stops_the_workers_and_their_manager_thread(
         data_dir: Path) -> None:
     settings = Settings(data_dir=data_dir, storage=StorageSettings(ingest_processes=2))
     initialize(settings)
-    with Storage.open(settings) as storage:
-        workers = storage.file_workers()
+    with open_storage(settings) as storage:
+        workers = storage.work.file_workers()
         pids = workers.pids()
         manager = workers._pool._executor_manager_thread
         assert len(pids) == 2 and manager is not None and manager.is_alive()
     # Waited for: nothing left for the interpreter's exit hooks to race with.
     assert not manager.is_alive() and not any(_alive(pid) for pid in pids)
-    assert storage.started_file_workers() is None
+    assert storage.work.started_file_workers() is None
     storage.close()  # again: nothing to do
-    storage.engine.dispose()
+    storage.catalog.engine.dispose()

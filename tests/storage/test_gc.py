@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import delete, select, update
 
 from archive_pipelines.catalog.models import Blob, BlobCopy
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.files import delete_snapshot, remove_file
 from archive_pipelines.storage.gc import GcItem, GcReport, collect_garbage
 from archive_pipelines.storage.ingest import IngestItem, ingest_directory, ingest_file, ingest_files
@@ -15,56 +15,56 @@ from archive_pipelines.storage.verify import verify_storage
 from tests.storage.conftest import add_snapshot, sha, write_tree
 
 
-def test_gc_removes_only_unreferenced_blobs_past_grace(storage: Storage, tmp_path: Path) -> None:
+def test_gc_removes_only_unreferenced_blobs_past_grace(storage: StorageParts, tmp_path: Path) -> None:
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "src", {"keep": b"keep", "drop": b"drop"})
-    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                      sid, "wget", src, hardlink=False)  # a copy: its removal frees its bytes
-    remove_file(storage.catalog, storage.view_set, sid, "wget/drop")
+    remove_file(storage.catalog, storage.views, sid, "wget/drop")
 
-    within_grace = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    within_grace = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                                    grace_hours=1)
     assert within_grace.removed == 0
-    assert storage.primary.exists(sha(b"drop"))
+    assert storage.primary.store.exists(sha(b"drop"))
 
-    dry = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                           grace_hours=0, dry_run=True)
-    assert dry.candidates == 1 and storage.primary.exists(sha(b"drop"))
+    assert dry.candidates == 1 and storage.primary.store.exists(sha(b"drop"))
 
-    done = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                            grace_hours=0)
     assert done.removed == 1 and done.bytes_freed == 4
-    assert not storage.primary.exists(sha(b"drop"))
-    assert storage.primary.exists(sha(b"keep"))
-    with storage.session() as session:
+    assert not storage.primary.store.exists(sha(b"drop"))
+    assert storage.primary.store.exists(sha(b"keep"))
+    with storage.catalog.session() as session:
         status = session.scalar(select(BlobCopy.status).join(Blob, Blob.id == BlobCopy.blob_id)
                                 .where(Blob.sha256 == sha(b"drop")))
     assert status == "missing"
 
     # the same bytes ingested again revive the blob and its file
-    ingest_file(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    ingest_file(storage.catalog, storage.primary, storage.views, storage.work,
                 sid, "wget", "again", src / "drop")
-    assert storage.primary.exists(sha(b"drop"))
+    assert storage.primary.store.exists(sha(b"drop"))
     assert (storage.layout.archive / "by_timestamp" / "1735142400.1" / "wget" /
             "again").read_bytes() == b"drop"
 
 
-def test_gc_removes_old_untracked_files_only(sqlite_storage: Storage) -> None:
-    put = sqlite_storage.primary.put_bytes(b"orphan file from a crashed ingest")
-    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary_store,
-                           sqlite_storage.farm, sqlite_storage.layout,
+def test_gc_removes_old_untracked_files_only(sqlite_storage: StorageParts) -> None:
+    put = sqlite_storage.primary.store.put_bytes(b"orphan file from a crashed ingest")
+    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary,
+                           sqlite_storage.views.farm, sqlite_storage.layout,
                            grace_hours=0).untracked_removed == 0  # opt-in
-    assert sqlite_storage.primary.exists(put.sha256)
-    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary_store,
-                           sqlite_storage.farm, sqlite_storage.layout,
+    assert sqlite_storage.primary.store.exists(put.sha256)
+    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary,
+                           sqlite_storage.views.farm, sqlite_storage.layout,
                            grace_hours=1, untracked=True).untracked_removed == 0
-    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary_store,
-                           sqlite_storage.farm, sqlite_storage.layout,
+    assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary,
+                           sqlite_storage.views.farm, sqlite_storage.layout,
                            grace_hours=0, untracked=True).untracked_removed == 1
-    assert not sqlite_storage.primary.exists(put.sha256)
+    assert not sqlite_storage.primary.store.exists(put.sha256)
 
 
-def _disk(storage: Storage) -> dict[str, tuple[int, int, int, int, int]]:
+def _disk(storage: StorageParts) -> dict[str, tuple[int, int, int, int, int]]:
     """Every path under the data dir but the catalog's files: (mode, size, nlink, inode,
     mtime); what a dry run must leave as it found it."""
     listing = {}
@@ -80,8 +80,8 @@ def _disk(storage: Storage) -> dict[str, tuple[int, int, int, int, int]]:
     return listing
 
 
-def _rows(storage: Storage) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    with storage.read_session() as session:
+def _rows(storage: StorageParts) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    with storage.catalog.read_session() as session:
         blobs = [tuple(r) for r in session.execute(
             select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count, Blob.unreferenced_since)
             .order_by(Blob.id))]
@@ -91,7 +91,7 @@ def _rows(storage: Storage) -> tuple[list[tuple[object, ...]], list[tuple[object
     return blobs, copies
 
 
-def _legacy(storage: Storage, name: str, files: dict[str, bytes]) -> tuple[Path, list[Path]]:
+def _legacy(storage: StorageParts, name: str, files: dict[str, bytes]) -> tuple[Path, list[Path]]:
     folder = write_tree(storage.layout.root / "legacy" / name, files)
     return folder, [folder / rel for rel in files]
 
@@ -99,37 +99,37 @@ def _legacy(storage: Storage, name: str, files: dict[str, bytes]) -> tuple[Path,
 GRACE_S = 3.0
 
 
-def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
+def test_dry_run_lists_exactly_what_the_real_run_removes(storage: StorageParts,
                                                         tmp_path: Path) -> None:
     layout = storage.layout
     kept_sid = add_snapshot(storage, timestamp="1.0")
     old_sid = add_snapshot(storage, url="https://example.com/old", timestamp="2.0")
     new_sid = add_snapshot(storage, url="https://example.com/new", timestamp="3.0")
-    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, kept_sid, "wget",
+    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, kept_sid, "wget",
                      write_tree(tmp_path / "kept", {"k1": b"kept one", "shared": b"shared"}))
     # Garbage past the grace: a copied blob (its removal frees its bytes) and one
     # hard-linked from a legacy folder (the store's name goes, the legacy file keeps the
     # inode: nothing freed). `shared` stays referenced by the kept snapshot.
-    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, old_sid, "wget",
+    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, old_sid, "wget",
                      write_tree(tmp_path / "old", {"copied": b"old copied", "shared": b"shared"}),
                      hardlink=False)
     linked_folder, linked_files = _legacy(storage, "1500000000.1",
                                           {"linked.html": b"old linked", "kept.html": b"kept one"})
-    ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
                  [IngestItem(old_sid, "wget", "linked.html", linked_files[0])],
                  hardlink=True)
     assert os.stat(linked_files[0]).st_ino == os.stat(
-        storage.primary.local_path(sha(b"old linked"))).st_ino
-    delete_snapshot(storage.catalog, storage.view_set, old_sid)
+        storage.primary.store.local_path(sha(b"old linked"))).st_ino
+    delete_snapshot(storage.catalog, storage.views, old_sid)
     # Untracked files past the grace: one left by a crashed copy, one by a crashed
     # hard-linking ingest (its source still holds the inode).
-    orphan = storage.primary.put_bytes(b"orphan of a crashed ingest").sha256
+    orphan = storage.primary.store.put_bytes(b"orphan of a crashed ingest").sha256
     held_src = write_tree(tmp_path / "held", {"f": b"orphan hard-linked"}) / "f"
-    held = storage.primary.put_file(held_src, allow_hardlink=True).sha256
+    held = storage.primary.store.put_file(held_src, allow_hardlink=True).sha256
     # A legacy folder moved aside past the grace: one file only it holds, one hard-linked
     # to the blob collected above (freed once the blob pass unlinked the store's names),
     # one whose bytes the store keeps (a referenced blob's legacy source).
-    os.link(storage.primary.local_path(sha(b"kept one")), linked_folder / "referenced.html")
+    os.link(storage.primary.store.local_path(sha(b"kept one")), linked_folder / "referenced.html")
     (linked_folder / "only-here.txt").write_bytes(b"12345")
     old_folder = retire_folder(layout.migrated, linked_folder,
                                [*linked_files, linked_folder / "referenced.html",
@@ -138,10 +138,10 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
     time.sleep(GRACE_S + 0.5)
 
     # Within the grace: a blob unreferenced just now, an untracked file, a moved folder.
-    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, new_sid, "wget",
+    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, new_sid, "wget",
                      write_tree(tmp_path / "new", {"recent": b"recently dropped"}))
-    delete_snapshot(storage.catalog, storage.view_set, new_sid)
-    recent_orphan = storage.primary.put_bytes(b"an ingest is about to commit me").sha256
+    delete_snapshot(storage.catalog, storage.views, new_sid)
+    recent_orphan = storage.primary.store.put_bytes(b"an ingest is about to commit me").sha256
     new_folder, new_files = _legacy(storage, "1700000000.1", {"a.html": b"new legacy"})
     recent_folder = retire_folder(layout.migrated, new_folder, new_files)
     assert recent_folder is not None
@@ -149,13 +149,13 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
 
     disk_before, rows_before = _disk(storage), _rows(storage)
     said: list[GcItem] = []
-    dry = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                           grace_hours=GRACE_S / 3600, dry_run=True, untracked=True,
                           on_item=said.append)
     assert _disk(storage) == disk_before  # the dry run changed nothing on disk
     assert _rows(storage) == rows_before  # nor in the catalog
     done: list[GcItem] = []
-    real = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    real = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                            grace_hours=GRACE_S / 3600, untracked=True,
                            on_item=done.append)
     assert time.monotonic() - started < GRACE_S, "too slow: the recent items aged past the grace"
@@ -180,26 +180,26 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: Storage,
 
     # What was garbage is gone; what was not is all there.
     for gone in (sha(b"old copied"), sha(b"old linked"), orphan, held):
-        assert not storage.primary.exists(gone)
+        assert not storage.primary.store.exists(gone)
     assert not old_folder.exists()
     assert held_src.read_bytes() == b"orphan hard-linked"
     for kept in (sha(b"kept one"), sha(b"shared"), sha(b"recently dropped"), recent_orphan):
-        assert storage.primary.exists(kept)
+        assert storage.primary.store.exists(kept)
     assert (recent_folder / "a.html").read_bytes() == b"new legacy"
-    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
+    assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
 
 
 @pytest.mark.parametrize("status", ["missing", "corrupted", "ongoing", None])
-def test_referenced_blobs_are_never_removed(storage: Storage, tmp_path: Path,
+def test_referenced_blobs_are_never_removed(storage: StorageParts, tmp_path: Path,
                                             status: str | None) -> None:
     """ref_count > 0 keeps a blob's file whatever its primary copy says (a copy row
     `missing` / `corrupted` / `ongoing`, or none at all), even with no grace and
     --untracked."""
     sid = add_snapshot(storage)
-    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work, sid, "wget",
+    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, sid, "wget",
                      write_tree(tmp_path / "src", {"odd": b"odd copy row", "ok": b"plain"}))
     odd = sha(b"odd copy row")
-    with storage.session() as session:
+    with storage.catalog.session() as session:
         blob_id = session.scalar(select(Blob.id).where(Blob.sha256 == odd))
         if status is None:
             session.execute(delete(BlobCopy).where(BlobCopy.blob_id == blob_id))
@@ -210,19 +210,19 @@ def test_referenced_blobs_are_never_removed(storage: Storage, tmp_path: Path,
         session.execute(update(Blob).values(unreferenced_since=Blob.created_at))
     rows_before = _rows(storage)
     said: list[GcItem] = []
-    dry = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                           grace_hours=0, dry_run=True, untracked=True,
                           on_item=said.append)
-    real = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    real = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                            grace_hours=0, untracked=True)
     assert said == [] and dry.candidates == real.candidates == 0
     assert (real.removed, real.untracked_removed) == (0, 0)
-    assert storage.primary.local_path(odd).read_bytes() == b"odd copy row"
-    assert storage.primary.exists(sha(b"plain"))
+    assert storage.primary.store.local_path(odd).read_bytes() == b"odd copy row"
+    assert storage.primary.store.exists(sha(b"plain"))
     assert _rows(storage) == rows_before
 
 
-def test_an_ingest_recording_an_untracked_file_while_gc_removes_it(sqlite_storage: Storage,
+def test_an_ingest_recording_an_untracked_file_while_gc_removes_it(sqlite_storage: StorageParts,
                                                                   tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch
                                                                   ) -> None:
@@ -231,37 +231,37 @@ def test_an_ingest_recording_an_untracked_file_while_gc_removes_it(sqlite_storag
     file a catalog row first, so the ingest's commit revives it and writes it again."""
     storage = sqlite_storage
     data = b"bytes a crashed ingest left behind"
-    storage.primary.put_bytes(data)
+    storage.primary.store.put_bytes(data)
     src = write_tree(tmp_path / "src", {"page.html": data})
     reports: list[GcReport] = []
-    real_sync = storage.primary.sync_pending
+    real_sync = storage.primary.store.sync_pending
 
     def gc_before_the_commit() -> None:
         if not reports:  # between the ingest's put (file found) and its catalog commit
-            reports.append(collect_garbage(storage.catalog, storage.primary_store,
-                                           storage.farm, storage.layout,
+            reports.append(collect_garbage(storage.catalog, storage.primary,
+                                           storage.views.farm, storage.layout,
                                            grace_hours=0, untracked=True))
         real_sync()
 
-    monkeypatch.setattr(storage.primary, "sync_pending", gc_before_the_commit)
-    report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    monkeypatch.setattr(storage.primary.store, "sync_pending", gc_before_the_commit)
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                               add_snapshot(storage), "wget", src, hardlink=False)
     assert report.new_blobs == 0  # gc's row: the ingest found the blob recorded
     assert reports[0].untracked_removed == 1  # gc did remove the file...
-    assert storage.primary.local_path(sha(data)).read_bytes() == data  # ...the ingest put it back
-    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
+    assert storage.primary.store.local_path(sha(data)).read_bytes() == data  # ...the ingest put it back
+    assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
 
 
-def test_collecting_a_hard_linked_blob_frees_nothing(sqlite_storage: Storage,
+def test_collecting_a_hard_linked_blob_frees_nothing(sqlite_storage: StorageParts,
                                                      tmp_path: Path) -> None:
     storage = sqlite_storage
     sid = add_snapshot(storage)
     legacy = write_tree(tmp_path / "legacy", {"a.html": b"legacy page"}) / "a.html"
-    ingest_files(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
                  [IngestItem(sid, "wget", "a.html", legacy)], hardlink=True)
-    delete_snapshot(storage.catalog, storage.view_set, sid)
-    done = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    delete_snapshot(storage.catalog, storage.views, sid)
+    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                            grace_hours=0)
     assert (done.removed, done.blobs.held, done.bytes_freed, done.blobs.held_bytes) == (1, 1, 0, 11)
-    assert not storage.primary.exists(sha(b"legacy page"))
+    assert not storage.primary.store.exists(sha(b"legacy page"))
     assert legacy.read_bytes() == b"legacy page" and os.stat(legacy).st_nlink == 1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import ingest_directory
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
 from tests.storage.conftest import add_snapshot, sha, write_tree
@@ -15,12 +15,12 @@ from tests.storage.conftest import add_snapshot, sha, write_tree
 FILES = {"index.html": b"<html>original</html>", "notes.txt": b"the user's notes"}
 
 
-def _stored_folder(storage: Storage, *, hardlink: bool) -> tuple[Path, FinishTask]:
+def _stored_folder(storage: StorageParts, *, hardlink: bool) -> tuple[Path, FinishTask]:
     """A legacy folder `archive/<ts>` whose files were ingested (as `files/<name>`), and the
     finish task that would retire it."""
     sid = add_snapshot(storage, timestamp="1600000000")
     folder = write_tree(storage.layout.archive / "1600000000", FILES)
-    report = ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                               sid, "files", folder, hardlink=hardlink)
     assert report.errors == [] and report.files == len(FILES)
     task = FinishTask(
@@ -40,16 +40,16 @@ def _edit_in_place(path: Path) -> bytes:
 
 
 @pytest.mark.parametrize("hardlink", [True, False], ids=["hardlinked", "copied"])
-def test_a_file_changed_after_it_was_stored_keeps_its_folder(sqlite_storage: Storage,
+def test_a_file_changed_after_it_was_stored_keeps_its_folder(sqlite_storage: StorageParts,
                                                              hardlink: bool) -> None:
     storage = sqlite_storage
     folder, task = _stored_folder(storage, hardlink=hardlink)
-    blob = storage.primary.local_path(sha(FILES["notes.txt"]))
+    blob = storage.primary.store.local_path(sha(FILES["notes.txt"]))
     assert (os.stat(blob).st_ino == os.stat(folder / "notes.txt").st_ino) is hardlink
 
     edited = _edit_in_place(folder / "notes.txt")
 
-    problems = verify_and_finish(storage.primary, storage.farm, task)
+    problems = verify_and_finish(storage.primary.store, storage.views.farm, task)
     assert len(problems) == 1 and problems[0].startswith("files/notes.txt:"), problems
     assert ("no longer hashes to its name" in problems[0]) is hardlink  # the blob itself changed
     assert folder.is_dir() and not folder.is_symlink()  # not retired, not linked
@@ -57,21 +57,21 @@ def test_a_file_changed_after_it_was_stored_keeps_its_folder(sqlite_storage: Sto
     assert not list(storage.layout.migrated.glob("*/*"))
 
 
-def test_an_unchanged_folder_is_retired_and_linked(sqlite_storage: Storage) -> None:
+def test_an_unchanged_folder_is_retired_and_linked(sqlite_storage: StorageParts) -> None:
     folder, task = _stored_folder(sqlite_storage, hardlink=True)
 
-    assert verify_and_finish(sqlite_storage.primary, sqlite_storage.farm, task) == []
+    assert verify_and_finish(sqlite_storage.primary.store, sqlite_storage.views.farm, task) == []
 
     assert os.readlink(folder) == "by_timestamp/1600000000"
     [moved] = sqlite_storage.layout.migrated.glob("*/1600000000")
     assert {p.name for p in moved.iterdir()} == set(FILES)
 
 
-def test_a_file_that_turned_up_keeps_its_folder(sqlite_storage: Storage) -> None:
+def test_a_file_that_turned_up_keeps_its_folder(sqlite_storage: StorageParts) -> None:
     folder, task = _stored_folder(sqlite_storage, hardlink=True)
     (folder / "late.txt").write_bytes(b"written after the listing")
 
-    problems = verify_and_finish(sqlite_storage.primary, sqlite_storage.farm, task)
+    problems = verify_and_finish(sqlite_storage.primary.store, sqlite_storage.views.farm, task)
 
     assert problems and "late.txt" in problems[0]
     assert folder.is_dir() and not folder.is_symlink()

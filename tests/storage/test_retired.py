@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.datadir.layout import DataDir
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import collect_garbage
 from archive_pipelines.storage.retired import FolderChanged, remove_retired, retire_folder
 from tests.storage.conftest import write_tree
@@ -56,7 +56,7 @@ def test_across_filesystems_the_caller_removes_in_place(tmp_path: Path,
     assert (folder / "index.json").exists()
 
 
-def test_gc_deletes_migrated_folders_only_after_the_grace(storage: Storage) -> None:
+def test_gc_deletes_migrated_folders_only_after_the_grace(storage: StorageParts) -> None:
     layout = storage.layout
     moved = []
     for name in ("1500000000.1", "1600000000.1"):
@@ -64,13 +64,13 @@ def test_gc_deletes_migrated_folders_only_after_the_grace(storage: Storage) -> N
         moved.append(retire_folder(layout.migrated, folder, verified))
     assert all(path is not None and path.is_dir() for path in moved)
 
-    kept = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    kept = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                            grace_hours=24)  # moved seconds ago: within the grace
     assert kept.migrated_folders_removed == 0 and all(p.exists() for p in moved if p)
-    dry = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                           grace_hours=0, dry_run=True)
     assert dry.migrated_folders_removed == 2 and all(p.exists() for p in moved if p)
-    done = collect_garbage(storage.catalog, storage.primary_store, storage.farm, storage.layout,
+    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
                            grace_hours=0)
     assert done.migrated_folders_removed == 2 and not done.errors, done.errors
     assert not any(p.exists() for p in moved if p)

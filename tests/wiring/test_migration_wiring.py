@@ -9,7 +9,7 @@ from archive_pipelines.ops.migration_jobs import import_orphans_job, migrate_fs_
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
 from archive_pipelines.settings import load_settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.legacy_releases import generate_collection
 from tests.cli.test_cli import run_cli
@@ -53,8 +53,8 @@ def test_sensors_and_jobs_adopt_a_legacy_collection(
     with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as ctx:
         after = lazy_migration_sensor(ctx)
     assert isinstance(after, dg.SensorResult) and not after.run_requests
-    storage = Storage.open(load_settings(data, environ={}))
-    assert verify_storage(storage.catalog, storage.primary_store, storage.view_set).problems == 0
+    storage = open_storage(load_settings(data, environ={}))
+    assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
     # Every original file is in the blob store byte for byte, or was moved to invalid/
     # (index.json files are rewritten by the reconcile, so they are not compared).
     stored = {p.name for p in (data / "cas" / "sha256").rglob("*") if p.is_file()}

@@ -7,11 +7,11 @@ import dagster as dg
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.datadir import initialize
 from archive_pipelines.ops.replication_jobs import archive_batch_job, archive_director_job, scrub_job
-from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
+from archive_pipelines.resources import CatalogResource, SettingsResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.settings import load_settings
-from archive_pipelines.storage import Storage
+from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.ingest import ingest_directory
 from tests.storage.conftest import add_snapshot, write_tree
 
@@ -38,20 +38,21 @@ def _data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
     (data / "archive.toml").write_text(REPLICA_TOML)
     settings = load_settings(data, environ={})
     initialize(settings)
-    storage = Storage.open(settings)
+    storage = open_storage(settings)
     sid = add_snapshot(storage)
     files = {f"f{i}.txt": f"blob {i}".encode() * 50 for i in range(5)}
-    ingest_directory(storage.catalog, storage.primary_store, storage.view_set, storage.work,
+    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
                      sid, "wget", write_tree(tmp_path / "src", files))
-    storage.engine.dispose()
-    return data, sorted(storage.primary.iter_hashes())
+    storage.close()
+    storage.catalog.engine.dispose()
+    return data, sorted(storage.primary.store.iter_hashes())
 
 
 def _resources(data: Path) -> dict[str, object]:
     settings = SettingsResource(data_dir=str(data))
-    storage = StorageResource(catalog=CatalogResource(settings=settings))
-    return {"settings": settings, "storage": storage,
-            "replication": ReplicationResource(storage=storage)}
+    catalog = CatalogResource(settings=settings)
+    return {"settings": settings, "catalog": catalog,
+            "replication": ReplicationResource(catalog=catalog)}
 
 
 def _replica_files(data: Path) -> set[str]:
