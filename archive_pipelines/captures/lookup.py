@@ -27,11 +27,11 @@ class BadLookup(ArchiveError):
 
 
 def when_ms(text: str, *, end: bool = False) -> int:
-    """Epoch ms of a time bound: unix seconds (`1700000000[.5]`), a Wayback-style
+    """Epoch ms of a time bound: unix seconds (`1700000000[.5]`; see `_wayback_hour`), a Wayback-style
     `YYYY[MM[DD[hh[mm[ss]]]]]` or ISO 8601 (`2026-11-25`, `2026-11-25T10:00:00`, UTC when no
     zone). A partial date or time as the upper bound (`end`) means its last millisecond."""
     text = text.strip()
-    if _EPOCH.fullmatch(text):
+    if _EPOCH.fullmatch(text) and not _wayback_hour(text):
         return round(float(text) * 1000)
     if _WAYBACK.fullmatch(text):
         digits = text
@@ -56,6 +56,18 @@ def when_ms(text: str, *, end: bool = False) -> int:
     if end and len(text) == 10:  # a bare ISO date as the upper bound: the whole day
         bonus = 86_400_000 - 1
     return int(moment.timestamp() * 1000) + bonus
+
+
+def _wayback_hour(text: str) -> bool:
+    """Ten digits that are a valid `YYYYMMDDhh` of 1990-2099 are that hour: as unix seconds
+    they would be 2033-2036 (write a fraction, `2026112510.0`, to mean seconds then)."""
+    if len(text) != 10 or not text.isdigit() or not "1990" <= text[:4] <= "2099":
+        return False
+    try:
+        datetime.strptime(text, "%Y%m%d%H")
+    except ValueError:
+        return False
+    return True
 
 
 def _month_end(digits: str) -> datetime:

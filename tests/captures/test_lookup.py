@@ -194,11 +194,11 @@ def test_when_ms_reads_every_documented_form(text: str, end: bool, expected: str
     assert moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] == expected
 
 
-@pytest.mark.xfail(strict=True, reason="a 10-digit YYYYMMDDhh (documented Wayback form) is "
-                   "read as unix seconds: `_EPOCH` is matched before `_WAYBACK`")
 def test_when_ms_reads_a_wayback_hour() -> None:
     moment = datetime.fromtimestamp(when_ms("2026112510") / 1000, UTC)
     assert moment == datetime(2026, 11, 25, 10, tzinfo=UTC)
+    # Ten digits that are no such hour stay unix seconds (every crawl time until 2033).
+    assert when_ms("1795582022") == 1_795_582_022_000
 
 
 @pytest.mark.parametrize("text", ["yesterday", "2026-13-01", "20261301", "202613", "2026-11-25T25:00",
