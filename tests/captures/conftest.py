@@ -74,4 +74,5 @@ def open_parts(data_dir: Path, catalog_url: str = "") -> StorageParts:
 
 
 def capture_store(parts: StorageParts) -> CaptureStore:
-    return CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm)
+    return CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
+                        parts.views.crawl)
