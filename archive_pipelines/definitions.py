@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from archive_pipelines.assets.captures import captures, captures_job
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.assets.snapshots import snapshots
@@ -25,6 +26,7 @@ from archive_pipelines.ops.storage_jobs import (
 )
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.resources.replication import ReplicationResource
+from archive_pipelines.sensors.captures import captures_sensor
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
 from archive_pipelines.sensors.schedules import scrub_schedule, verify_storage_schedule
@@ -34,13 +36,14 @@ _catalog = CatalogResource(settings=_settings)
 _storage = StorageResource(catalog=_catalog)
 
 defs = dg.Definitions(
-    assets=[snapshots, blobs, views, replica_copies, crawl_segments],
+    assets=[snapshots, blobs, views, replica_copies, crawl_segments, captures],
     asset_checks=[storage_health, replication_policy_met],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
-          migrate_fs_job, merge_duplicates_job],
+          migrate_fs_job, merge_duplicates_job, captures_job],
     schedules=[verify_storage_schedule, scrub_schedule],
-    sensors=[archival_director_sensor, lazy_migration_sensor, orphan_import_sensor],
+    sensors=[archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
+             captures_sensor],
     resources={
         "settings": _settings,
         "catalog": _catalog,

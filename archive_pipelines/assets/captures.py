@@ -1,0 +1,108 @@
+"""`captures`: a day's crawl segments recorded in the catalog, and the job that materializes it.
+
+A problem in a day's segments (a refused record, a body the store lacks, a segment cut
+mid-record or unreadable) does not throw away what could be ingested: the asset returns its
+materialization with the counts, and its blocking `captures_complete` check fails with the
+problems listed. Dagster records the materialization and the failed check, then fails the step,
+so the run is red in Dagit, the check is red on the asset, and the captures stay in the catalog.
+The check belongs to this one asset (`check_specs`), so selecting `captures` alone is valid.
+"""
+
+import dagster as dg
+
+from archive_pipelines.assets.crawl import crawl_segments
+from archive_pipelines.assets.partitions import crawl_days
+from archive_pipelines.captures.ingest import CaptureStore, CrawlIngestReport, SegmentReport, ingest_crawl
+from archive_pipelines.resources import StorageResource
+
+CAPTURES_COMPLETE = "captures_complete"
+STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx", "failed")  # always reported, for plots
+MAX_LISTED = 50  # problems listed in the check's metadata and the run log; the rest are counted
+
+
+@dg.asset(
+    partitions_def=crawl_days,
+    deps=[crawl_segments],
+    group_name="crawler",
+    check_specs=[dg.AssetCheckSpec(
+        CAPTURES_COMPLETE, asset="captures", blocking=True,
+        description="Every record of the day's segments was ingested as written: none refused, "
+                    "no body missing from the store, no segment cut mid-record or unreadable.")],
+)
+def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
+    """Crawled pages of the day in the catalog: one capture per fetch, redirect hop and
+    sub-request, which `archive-pipelines captures URL` looks up.
+
+    Materializing a day records the day's crawl segments (sessions/<day>/<session>/*.jsonl) that
+    the catalog does not hold yet; segments already ingested are skipped, so a rerun is safe.
+    Metadata: segments, pages, captures, new vs duplicate body bytes and pages per status
+    class. When a record is refused, a body is missing, or a segment is cut or unreadable, what
+    could be ingested is kept, the `captures_complete` check fails with the list of problems and
+    the run fails.
+    """
+    parts = storage.open()
+    store = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm)
+
+    def log_segment(segment: SegmentReport) -> None:
+        context.log.info(f"{segment.path}: {segment.outcome}, {segment.pages} pages, "
+                         f"{segment.captures} captures")
+
+    report = ingest_crawl(parts.catalog, store, parts.settings.data_dir,
+                          day=context.partition_key, on_segment=log_segment)
+    problems = _problems(report)
+    for line in problems[:MAX_LISTED]:
+        context.log.warning(line)
+    skipped = [line for line in report.skipped if line.startswith(f"sessions/{context.partition_key}/")]
+    for line in skipped[:MAX_LISTED]:
+        context.log.warning(f"skipped {line}")
+    return dg.MaterializeResult(
+        metadata=_metadata(report) | {"skipped_entries": len(skipped)},
+        check_results=[_completeness(report, problems)],
+    )
+
+
+captures_job = dg.define_asset_job(
+    "captures_job", selection=[captures],
+    description="Ingest a day's crawl segments into the catalog (the `captures` asset).")
+
+
+def _metadata(report: CrawlIngestReport) -> dict[str, int]:
+    totals = report.to_dict()
+    classes = totals["status_classes"]
+    return {
+        "segments_ingested": totals["segments_ingested"],
+        "segments_already": totals["segments_already"],
+        "segments_failed": totals["segments_failed"],
+        "pages": totals["pages"],
+        "captures": totals["captures"],
+        "stored_bodies": totals["stored_bodies"],
+        "new_body_bytes": totals["new_body_bytes"],
+        "duplicate_body_bytes": totals["duplicate_body_bytes"],
+        "rejected_records": totals["rejected"],
+        "missing_bodies": totals["missing_bodies"],
+        "cut_bytes": totals["cut_bytes"],
+        **{f"status_{name}": classes.get(name, 0) for name in sorted({*STATUS_CLASSES, *classes})},
+    }
+
+
+def _problems(report: CrawlIngestReport) -> list[str]:
+    lines: list[str] = []
+    for segment in report.segments:
+        lines.extend(f"{segment.path}: {problem}" for problem in segment.problems)
+        if segment.more_problems:
+            lines.append(f"{segment.path}: ... and {segment.more_problems} more")
+    return lines
+
+
+def _completeness(report: CrawlIngestReport, problems: list[str]) -> dg.AssetCheckResult:
+    found = {"segments_failed": len(report.failed), "rejected_records": report.total("rejected"),
+             "missing_bodies": report.total("missing_bodies"), "cut_bytes": report.total("cut_bytes")}
+    listed = "\n".join(f"- {line}" for line in problems[:MAX_LISTED])
+    if len(problems) > MAX_LISTED:
+        listed += f"\n- ... and {len(problems) - MAX_LISTED} more (see the run log)"
+    return dg.AssetCheckResult(
+        check_name=CAPTURES_COMPLETE,
+        passed=not any(found.values()),
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={**found, "problems": dg.MetadataValue.md(listed or "none")},
+    )
