@@ -25,6 +25,9 @@ from archive_pipelines.settings import Settings, load_settings
 from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database
 
 # Keep the developer's own settings out of the tests.
+# The real crawl the capture tests share (one crawl per run, whichever package asks).
+pytest_plugins = ["tests.captures.conftest"]
+
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):
     os.environ.pop(_var, None)
 

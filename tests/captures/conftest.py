@@ -1,4 +1,6 @@
-"""A real crawl of the test web into an initialized data dir, done once, copied per test.
+"""A real crawl of the test web into an initialized data dir, done once per test run (the
+root conftest loads these fixtures for every package: tests/storage, tests/cli and
+tests/wiring use them too), copied per test.
 
 `crawled` is the pristine result (segments under sessions/, bodies in cas/, nothing
 ingested); `crawl_data` is a fresh copy of it for one test to ingest, damage or kill."""
@@ -35,13 +37,13 @@ class Crawled:
     requests: list[RequestRecord]
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def captures_web() -> Iterator[TestWeb]:
     with serve_in_background(WEB) as running:
         yield running
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="session")
 def crawled(captures_web: TestWeb, redis_url: str,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
     """Crawl from SEEDS into a data dir `init` made, until the frontier is empty."""

@@ -11,14 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.captures import conftest as captures_conftest
 from tests.captures.conftest import Crawled
 from tests.cli.test_cli import run_cli
-
-# The real crawl of the test web that tests/captures uses (crawled once per package).
-captures_web = captures_conftest.captures_web
-crawled = captures_conftest.crawled
-crawl_data = captures_conftest.crawl_data
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,9 @@ from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
-from tests.captures import conftest as captures_conftest
 from tests.captures.conftest import Crawled, capture_store
 from tests.captures.test_ingest import opened
 from tests.cli.test_cli import run_cli
-
-# The real crawl of the test web that tests/captures uses (crawled once per package).
-captures_web = captures_conftest.captures_web
-crawled = captures_conftest.crawled
-crawl_data = captures_conftest.crawl_data
 
 
 def crawled_bodies(data_dir: Path) -> set[str]:

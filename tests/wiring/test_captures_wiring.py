@@ -21,13 +21,7 @@ from archive_pipelines.sensors.captures import (
     plan_capture_runs,
     reported_paths,
 )
-from tests.captures import conftest as captures_conftest
 from tests.captures.conftest import Crawled, capture_store, open_parts
-
-# The real crawl of the test web that tests/captures uses (crawled once per package).
-captures_web = captures_conftest.captures_web
-crawled = captures_conftest.crawled
-crawl_data = captures_conftest.crawl_data
 
 TOTALS = ("segments_ingested", "segments_failed", "pages", "captures", "stored_bodies",
           "new_body_bytes", "duplicate_body_bytes", "missing_bodies", "cut_bytes")
