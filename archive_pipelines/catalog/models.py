@@ -326,5 +326,5 @@ class PageFetch(Base):
         Index("ix_page_fetch_session", "session_id", "fetched_ms"),
         Index("ix_page_fetch_site", "site", "fetched_ms"),
         Index("ix_page_fetch_body", "body_sha256"),
-        Index("ix_page_fetch_segment", "segment_id"),
+        Index("ix_page_fetch_segment", "segment_id", "record_offset"),  # compaction repoints by both
     )

@@ -90,7 +90,7 @@ def upgrade() -> None:
         batch_op.create_index('ix_page_fetch_session', ['session_id', 'fetched_ms'], unique=False)
         batch_op.create_index('ix_page_fetch_site', ['site', 'fetched_ms'], unique=False)
         batch_op.create_index('ix_page_fetch_body', ['body_sha256'], unique=False)
-        batch_op.create_index('ix_page_fetch_segment', ['segment_id'], unique=False)
+        batch_op.create_index('ix_page_fetch_segment', ['segment_id', 'record_offset'], unique=False)
 
 
 def downgrade() -> None:
