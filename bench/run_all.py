@@ -14,9 +14,13 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 
 
+# Tools that compare two checkouts and need them named: run by hand, never by `make bench`.
+NOT_STANDALONE = frozenset({"ab_bench.py"})
+
+
 def discover(only: list[str]) -> list[Path]:
     """The benchmark scripts, sorted; with `only`, those whose name matches one of them."""
-    scripts = sorted(BENCH_DIR.glob("*_bench.py"))
+    scripts = sorted(p for p in BENCH_DIR.glob("*_bench.py") if p.name not in NOT_STANDALONE)
     if not only:
         return scripts
     wanted = {name.removesuffix(".py").removesuffix("_bench") for name in only}
