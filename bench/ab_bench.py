@@ -19,6 +19,9 @@ bench/.work (the settle stamp and the corpus): a checkout without bench/.work ge
 to --work, and one whose bench/.work is elsewhere is refused.
 crawl: `crawl_bench.py --only frontier` -- (a) frontier_service and the frontier
 microbenchmarks; the other contenders do not run our code.
+
+--from-log FILE re-reads an earlier ab_bench output (its prefixed lines) and prints the
+summary again, e.g. after a change to the figures parsed.
 """
 
 from __future__ import annotations
@@ -64,10 +67,13 @@ BENCHES: dict[str, tuple[list[str], list[Figure]]] = {
         Figure("(a) frontier_service pages/s", rf"^\(a\) frontier_service.*?{NUM} pages/s"),
         Figure("(a) crawler ms/page", rf"^\(a\) frontier_service.*= {NUM} ms/page",
                higher_is_better=False, context=True),
-        Figure("add_urls new/s", rf"^add_urls, new URLs, .*: {NUM}/s"),
+        Figure("add_urls new clustered/s", rf"^add_urls, new URLs, clustered .*: {NUM}/s"),
+        Figure("add_urls new uniform/s", rf"^add_urls, new URLs, uniform .*: {NUM}/s"),
         Figure("add_urls duplicates/s", rf"^add_urls, all duplicates, .*: {NUM}/s"),
         Figure("add_urls crawl mix/s", rf"^add_urls, crawl mix .*: {NUM}/s"),
-        Figure("claim+reschedule/s", rf"^claim\+reschedule, .*: {NUM}/s"),
+        Figure("claim 1 domain/call /s", rf"^claim\+reschedule, .* 1 domain\(s\) per call: {NUM}/s"),
+        Figure("claim 8 domains/call /s", rf"^claim\+reschedule, .* 8 domain\(s\) per call: {NUM}/s"),
+        Figure("claim 32 domains/call /s", rf"^claim\+reschedule, .* 32 domain\(s\) per call: {NUM}/s"),
     ]),
 }
 
@@ -75,8 +81,8 @@ BENCHES: dict[str, tuple[list[str], list[Figure]]] = {
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      epilog="Arguments after `--` are passed to the benchmark.")
-    parser.add_argument("--old", type=Path, required=True, metavar="DIR", help="checkout before")
-    parser.add_argument("--new", type=Path, required=True, metavar="DIR", help="checkout after")
+    parser.add_argument("--old", type=Path, metavar="DIR", help="checkout before")
+    parser.add_argument("--new", type=Path, metavar="DIR", help="checkout after")
     parser.add_argument("--bench", choices=sorted(BENCHES), required=True)
     parser.add_argument("--runs", type=int, default=3, help="runs per side (default 3)")
     parser.add_argument("--tolerance", type=float, default=0.10,
@@ -84,12 +90,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--work", type=Path, default=HERE / ".work", metavar="DIR",
                         help="bench/.work shared by both sides (default: this repo's bench/.work)")
     parser.add_argument("--python", default=sys.executable, help="interpreter (default: this one)")
+    parser.add_argument("--from-log", type=Path, metavar="FILE",
+                        help="run nothing: parse the runs in an earlier ab_bench output and "
+                             "print its summary (--old and --new are then not used)")
     argv = sys.argv[1:] if argv is None else argv
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     args.extra = extra
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    if args.from_log is None and (args.old is None or args.new is None):
+        parser.error("--old and --new are required (unless --from-log)")
     return args
 
 
@@ -139,19 +150,42 @@ def run_once(label: str, checkout: Path, args: argparse.Namespace) -> tuple[dict
     if proc.wait() != 0:
         raise SystemExit(f"error: {label} exited {proc.returncode}")
     output = "\n".join(lines)
-    found: dict[str, float] = {}
-    for figure in figures:
-        match = re.search(figure.pattern, output, re.MULTILINE)
-        if match:
-            found[figure.name] = float(match.group(1).replace(",", ""))
+    found = figures_in(output, figures)
     missing = [f.name for f in figures if f.name not in found and not f.context]
     print(f"--- {label}: {time.monotonic() - started:.0f} s; load {load()}"
           + (f"; not found: {', '.join(missing)}" if missing else ""), flush=True)
     return found, output
 
 
+def figures_in(output: str, figures: list[Figure]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for figure in figures:
+        match = re.search(figure.pattern, output, re.MULTILINE)
+        if match:
+            found[figure.name] = float(match.group(1).replace(",", ""))
+    return found
+
+
+def from_log(args: argparse.Namespace) -> int:
+    """The summary of the runs streamed into an earlier ab_bench output."""
+    outputs: dict[str, list[str]] = {}
+    for line in args.from_log.read_text().splitlines():
+        if match := re.match(r"^((?:old|new)#\d+) \| ?(.*)$", line):
+            outputs.setdefault(match.group(1), []).append(match.group(2))
+    runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    for label, lines in outputs.items():
+        found = figures_in("\n".join(lines), BENCHES[args.bench][1])
+        runs[label.split("#")[0]].append(found)
+        print(f"{label}: " + "; ".join(f"{k} {v:,.2f}" for k, v in found.items()))
+    args.runs = min(len(runs["old"]), len(runs["new"]))
+    print(f"\n(from {args.from_log})")
+    return summarize(args, runs)
+
+
 def main() -> int:
     args = parse_args()
+    if args.from_log is not None:
+        return from_log(args)
     old, new = args.old.resolve(), args.new.resolve()
     print(f"ab_bench {args.bench}: {args.runs} runs per side, {time.strftime('%Y-%m-%d %H:%M')}, "
           f"{os.cpu_count()} CPUs, load average {load()} before")
