@@ -26,7 +26,7 @@ from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_datab
 
 # Keep the developer's own settings out of the tests.
 # The real crawl the capture tests share (one crawl per run, whichever package asks).
-pytest_plugins = ["tests.captures.conftest"]
+pytest_plugins = ["tests.captures.crawl_fixtures"]
 
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):
     os.environ.pop(_var, None)

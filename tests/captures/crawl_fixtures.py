@@ -1,0 +1,80 @@
+"""A real crawl of the test web into an initialized data dir, done once per test run (the
+root conftest loads these fixtures for every package: tests/storage, tests/cli and
+tests/wiring use them too), copied per test.
+
+`crawled` is the pristine result (segments under sessions/, bodies in cas/, nothing
+ingested); `crawl_data` is a fresh copy of it for one test to ingest, damage or kill."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.datadir import initialize
+from archive_pipelines.settings import CatalogSettings, Settings
+from archive_pipelines.storage.assembly import StorageParts, open_storage
+from archive_testkit.testweb import RequestRecord, TestWeb, serve_in_background
+from frontier_service.service.service import CrawlerService, RunReport
+from tests.frontier_service.service.conftest import delete_keys
+from tests.frontier_service.service.web import SEEDS, WEB, crawler_settings
+
+
+@dataclass(frozen=True)
+class Crawled:
+    """A finished crawl: its data dir (do not change it: copy it), the web it crawled and
+    what the web answered."""
+
+    data_dir: Path
+    web: TestWeb
+    report: RunReport
+    requests: list[RequestRecord]
+
+
+@pytest.fixture(scope="session")
+def captures_web() -> Iterator[TestWeb]:
+    with serve_in_background(WEB) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def crawled(captures_web: TestWeb, redis_url: str,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
+    """Crawl from SEEDS into a data dir `init` made, until the frontier is empty."""
+    data_dir = tmp_path_factory.mktemp("crawled") / "data"
+    initialize(Settings(data_dir=data_dir))
+    name = f"cap-{uuid.uuid4().hex[:10]}"
+    # Segments of 150 pages: a crawl of a few hundred pages leaves several.
+    settings = crawler_settings(data_dir, redis_url, name, captures_web.port)
+    captures_web.log.clear()
+    report = asyncio.run(CrawlerService(settings, seeds=SEEDS).run())
+    try:
+        yield Crawled(data_dir, captures_web, report, captures_web.log.records())
+    finally:
+        delete_keys(redis_url, name)
+
+
+@pytest.fixture
+def crawl_data(crawled: Crawled, tmp_path: Path) -> Path:
+    """A copy of the crawled data dir for one test (symlinks copied as symlinks)."""
+    target = tmp_path / "data"
+    shutil.copytree(crawled.data_dir, target, symlinks=True)
+    return target
+
+
+def open_parts(data_dir: Path, catalog_url: str = "") -> StorageParts:
+    """The storage parts of a crawled data dir (SQLite catalog unless `catalog_url`)."""
+    settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url))
+    initialize(settings)
+    return open_storage(settings)
+
+
+def capture_store(parts: StorageParts) -> CaptureStore:
+    return CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
+                        parts.views.crawl)
