@@ -30,6 +30,7 @@ from archive_pipelines.catalog.captures import (
     SegmentRows,
     ingested_paths,
     ledger_entry,
+    ledger_sizes,
     record_segment,
     view_captures,
 )
@@ -147,8 +148,16 @@ class CaptureStore:
 def ingest_crawl(catalog: Catalog, primary: CaptureStore, data_dir: Path, *,
                  session_id: str | None = None, day: str | None = None,
                  on_segment: Callable[[SegmentReport], object] | None = None) -> CrawlIngestReport:
-    """Ingest every segment not yet in the ledger (of one session, of one day, or all)."""
-    segments, skipped = pending_segments(catalog, data_dir, session_id=session_id)
+    """Ingest every segment not yet in the ledger (of one session, of one day, or all).
+
+    A segment the ledger holds whose size on disk is no longer the size it was ingested
+    with is looked at too, and reported as `changed` (its new bytes are not ingested: a
+    segment is written once, so a change is damage or a file put back by hand)."""
+    found, skipped = find_segments(data_dir, session_id)
+    with catalog.read_session() as session:
+        sizes = ledger_sizes(session)
+    segments = [s for s in found
+                if s.relative not in sizes or _size_changed(s, sizes[s.relative])]
     report = CrawlIngestReport(skipped=skipped)
     for segment in segments:
         if day is not None and segment.day != day:
@@ -158,6 +167,15 @@ def ingest_crawl(catalog: Catalog, primary: CaptureStore, data_dir: Path, *,
         if on_segment is not None:
             on_segment(done)
     return report
+
+
+def _size_changed(segment: SegmentPath, recorded: int | None) -> bool:
+    if recorded is None:  # compacted: its records are in the compacted file
+        return False
+    try:
+        return os.stat(segment.path, follow_symlinks=False).st_size != recorded
+    except FileNotFoundError:
+        return False
 
 
 def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath) -> SegmentReport:

@@ -22,7 +22,7 @@ from archive_pipelines.catalog.files import (
     get_or_create_blobs,
     mark_primary_present,
 )
-from archive_pipelines.catalog.models import CrawlSegment, CrawlSession, PageFetch, UtcDateTime
+from archive_pipelines.catalog.models import Blob, CrawlSegment, CrawlSession, PageFetch, UtcDateTime
 from archive_pipelines.catalog.row_sets import BOOL, INT, TEXT, row_set
 from archive_pipelines.catalog.statements import insert_ignore
 
@@ -113,6 +113,13 @@ def ledger_entry(session: Session, path: str) -> str | None:
 def ingested_paths(session: Session) -> set[str]:
     """Every segment path the ledger holds."""
     return set(session.scalars(select(CrawlSegment.path)))
+
+
+def ledger_sizes(session: Session) -> dict[str, int | None]:
+    """{segment path: its size as ingested} (None once compacted: its blob is released)."""
+    query = (select(CrawlSegment.path, Blob.size)
+             .outerjoin(Blob, Blob.id == CrawlSegment.blob_id))
+    return {str(path): (None if size is None else int(size)) for path, size in session.execute(query)}
 
 
 def record_segment(session: Session, rows: SegmentRows, *, primary_store_id: int,
@@ -392,5 +399,5 @@ def record_compaction(session: Session, *, session_id: str, compacted_path: str,
 __all__ = ["AlreadyCompacted", "Body", "Capture", "CaptureRow", "RecordedSegment",
            "SegmentLedgerRow", "SegmentRows", "SessionRow", "captures_by_prefix",
            "captures_by_url", "captures_of_body", "captures_of_session", "compactable_sessions",
-           "crawl_session", "ingested_paths", "ledger_entry", "record_compaction",
+           "crawl_session", "ingested_paths", "ledger_entry", "ledger_sizes", "record_compaction",
            "record_segment", "segments_of_session", "status_class", "view_captures"]

@@ -225,6 +225,27 @@ def test_a_segment_cut_mid_record_is_ingested_up_to_its_last_whole_record(
         assert pages == crawled.report.pages + _unfetched(crawled) - 1
 
 
+def test_a_segment_whose_bytes_changed_after_ingest_is_reported_not_skipped(
+        crawl_data: Path) -> None:
+    """A cut segment ingested, then put back whole (a copy restored by hand): the rerun says
+    the file changed and exits 1, instead of passing over the records it now holds."""
+    segments, _ = find_segments(crawl_data)
+    target = segments[0]
+    whole = target.path.read_bytes()
+    cut_at = len(whole) - len(whole.splitlines(keepends=True)[-1]) // 2
+    target.path.write_bytes(whole[:cut_at])
+    first = run_cli("--data-dir", str(crawl_data), "ingest-crawl", "--all")
+    assert first.returncode == 1 and "not a whole record" in first.stderr
+    target.path.write_bytes(whole)
+    again = run_cli("--data-dir", str(crawl_data), "ingest-crawl", "--all", "--json")
+    assert again.returncode == 1, again.stdout
+    report = json.loads(again.stdout)
+    assert report["segments_failed"] == 1 and report["segments_ingested"] == 0
+    (changed,) = [s for s in report["segments"] if s["path"] == target.relative]
+    assert changed["outcome"] == "changed"
+    assert f"the file now has {sha(whole)}" in changed["problems"][0]
+
+
 def _unfetched(crawled: Crawled) -> int:
     """Records of the crawl with no fetch (robots.txt said no, or the host was down)."""
     count = 0
