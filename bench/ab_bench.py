@@ -21,7 +21,8 @@ crawl: `crawl_bench.py --only frontier` -- (a) frontier_service and the frontier
 microbenchmarks; the other contenders do not run our code.
 
 --from-log FILE re-reads an earlier ab_bench output (its prefixed lines) and prints the
-summary again, e.g. after a change to the figures parsed.
+summary again, e.g. after a change to the figures parsed; repeated, it pools the runs of
+several outputs (e.g. an A/B and its rerun).
 """
 
 from __future__ import annotations
@@ -90,9 +91,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--work", type=Path, default=HERE / ".work", metavar="DIR",
                         help="bench/.work shared by both sides (default: this repo's bench/.work)")
     parser.add_argument("--python", default=sys.executable, help="interpreter (default: this one)")
-    parser.add_argument("--from-log", type=Path, metavar="FILE",
+    parser.add_argument("--from-log", type=Path, action="append", metavar="FILE",
                         help="run nothing: parse the runs in an earlier ab_bench output and "
-                             "print its summary (--old and --new are then not used)")
+                             "print its summary (--old and --new are then not used); "
+                             "repeat it to pool the runs of several outputs")
     argv = sys.argv[1:] if argv is None else argv
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
@@ -167,18 +169,19 @@ def figures_in(output: str, figures: list[Figure]) -> dict[str, float]:
 
 
 def from_log(args: argparse.Namespace) -> int:
-    """The summary of the runs streamed into an earlier ab_bench output."""
-    outputs: dict[str, list[str]] = {}
-    for line in args.from_log.read_text().splitlines():
-        if match := re.match(r"^((?:old|new)#\d+) \| ?(.*)$", line):
-            outputs.setdefault(match.group(1), []).append(match.group(2))
+    """The summary of the runs streamed into earlier ab_bench outputs (pooled)."""
     runs: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
-    for label, lines in outputs.items():
-        found = figures_in("\n".join(lines), BENCHES[args.bench][1])
-        runs[label.split("#")[0]].append(found)
-        print(f"{label}: " + "; ".join(f"{k} {v:,.2f}" for k, v in found.items()))
+    for log in args.from_log:
+        outputs: dict[str, list[str]] = {}
+        for line in log.read_text().splitlines():
+            if match := re.match(r"^((?:old|new)#\d+) \| ?(.*)$", line):
+                outputs.setdefault(match.group(1), []).append(match.group(2))
+        for label, lines in outputs.items():
+            found = figures_in("\n".join(lines), BENCHES[args.bench][1])
+            runs[label.split("#")[0]].append(found)
+            print(f"{log.name} {label}: " + "; ".join(f"{k} {v:,.2f}" for k, v in found.items()))
     args.runs = min(len(runs["old"]), len(runs["new"]))
-    print(f"\n(from {args.from_log})")
+    print(f"\n(from {', '.join(str(log) for log in args.from_log)})")
     return summarize(args, runs)
 
 
