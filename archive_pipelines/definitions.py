@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from archive_pipelines.assets.captures import captures, captures_job
+from archive_pipelines.assets.captures import captures, captures_complete, captures_job
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.assets.snapshots import snapshots
@@ -37,7 +37,7 @@ _storage = StorageResource(catalog=_catalog)
 
 defs = dg.Definitions(
     assets=[snapshots, blobs, views, replica_copies, crawl_segments, captures],
-    asset_checks=[storage_health, replication_policy_met],
+    asset_checks=[storage_health, replication_policy_met, captures_complete],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
           migrate_fs_job, merge_duplicates_job, captures_job],

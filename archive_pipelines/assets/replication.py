@@ -2,6 +2,8 @@
 
 import dagster as dg
 
+from archive_pipelines.assets.captures import captures
+from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.prefixes import HEX_PREFIXES
 from archive_pipelines.replication import replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
@@ -10,7 +12,11 @@ from archive_pipelines.resources.replication import ReplicationResource
 hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 
 
-@dg.asset(partitions_def=hash_prefixes, group_name="replication")
+# Every blob is replicated, whichever day stored it and whether a snapshot or a crawl holds
+# it: each hash-prefix partition depends on all of the days of both.
+@dg.asset(partitions_def=hash_prefixes, group_name="replication",
+          deps=[dg.AssetDep(blobs, partition_mapping=dg.AllPartitionMapping()),
+                dg.AssetDep(captures, partition_mapping=dg.AllPartitionMapping())])
 def replica_copies(context: dg.AssetExecutionContext,
                    replication: ReplicationResource) -> dg.MaterializeResult:
     """Verified copies of the blobs whose sha256 starts with this partition's two hex digits,

@@ -3,6 +3,7 @@
 import dagster as dg
 
 from archive_pipelines.assets.partitions import snapshot_days
+from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.storage.day_stats import day_stats
@@ -10,7 +11,7 @@ from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
 
 
-@dg.asset(partitions_def=snapshot_days, group_name="storage")
+@dg.asset(partitions_def=snapshot_days, deps=[snapshots], group_name="storage")
 def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Every file of the day's snapshots, stored once by SHA-256 in the primary blob store.
 

@@ -305,6 +305,22 @@ def crawl_session(session: Session, session_id: str) -> SessionRow | None:
 
 
 
+# -- completeness ------------------------------------------------------------------------
+
+
+def ingest_shortfalls(session: Session) -> dict[str, int]:
+    """What ingested segments left out: refused records, cut tails (bytes), captures whose
+    body the store lacked; and the segments with any of these."""
+    refused, cut, flawed = session.execute(select(
+        func.coalesce(func.sum(CrawlSegment.rejected), 0),
+        func.coalesce(func.sum(CrawlSegment.cut_bytes), 0),
+        func.count().filter((CrawlSegment.rejected > 0) | (CrawlSegment.cut_bytes > 0)))).one()
+    missing = session.scalar(select(func.count()).select_from(PageFetch).where(
+        PageFetch.body_sha256.is_not(None), PageFetch.body_blob_id.is_(None))) or 0
+    return {"rejected_records": int(refused), "cut_bytes": int(cut),
+            "missing_bodies": int(missing), "segments_with_problems": int(flawed)}
+
+
 # -- views -------------------------------------------------------------------------------
 
 
@@ -399,5 +415,6 @@ def record_compaction(session: Session, *, session_id: str, compacted_path: str,
 __all__ = ["AlreadyCompacted", "Body", "Capture", "CaptureRow", "RecordedSegment",
            "SegmentLedgerRow", "SegmentRows", "SessionRow", "captures_by_prefix",
            "captures_by_url", "captures_of_body", "captures_of_session", "compactable_sessions",
-           "crawl_session", "ingested_paths", "ledger_entry", "ledger_sizes", "record_compaction",
+           "crawl_session", "ingest_shortfalls", "ingested_paths", "ledger_entry", "ledger_sizes",
+           "record_compaction",
            "record_segment", "segments_of_session", "status_class", "view_captures"]
