@@ -33,6 +33,7 @@ from typing import Any
 
 import zstandard
 
+from archive_pipelines.blobstore.local_files import fsync_dir
 from archive_pipelines.captures.ingest import CaptureStore
 from archive_pipelines.captures.segment_files import (
     COMPACTED,
@@ -188,7 +189,7 @@ def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedger
     final_idx = folder / f"{session_id}.idx"
     os.replace(temp_zst, final_zst)
     os.replace(temp_idx, final_idx)
-    _fsync_dir(folder)
+    fsync_dir(folder)
     result.bytes_out = final_zst.stat().st_size + final_idx.stat().st_size
     return final_zst, final_idx, offsets
 
@@ -335,10 +336,3 @@ def _crawler_alive(data_dir: Path, session_id: str) -> bool:
 def _relative(data_dir: Path, path: Path) -> str:
     return path.relative_to(data_dir).as_posix()
 
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

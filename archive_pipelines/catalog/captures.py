@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Select, Table, case, func, insert, literal, select, true, update
+from sqlalchemy import Select, case, func, insert, literal, select, true, update
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.files import (
@@ -21,6 +21,7 @@ from archive_pipelines.catalog.files import (
     apply_ref_deltas,
     get_or_create_blobs,
     mark_primary_present,
+    table_of,
 )
 from archive_pipelines.catalog.models import Blob, CrawlSegment, CrawlSession, PageFetch, UtcDateTime
 from archive_pipelines.catalog.row_sets import BOOL, INT, TEXT, row_set
@@ -99,12 +100,6 @@ class RecordedSegment:
     status_classes: Counter[str] = field(default_factory=Counter)
 
 
-def _table(model: type) -> Table:
-    table = model.__table__  # type: ignore[attr-defined]
-    assert isinstance(table, Table)
-    return table
-
-
 def ledger_entry(session: Session, path: str) -> str | None:
     """The sha256 the ledger recorded for a segment path (None: not ingested)."""
     return session.scalar(select(CrawlSegment.sha256).where(CrawlSegment.path == path))
@@ -133,11 +128,11 @@ def record_segment(session: Session, rows: SegmentRows, *, primary_store_id: int
     report = ApplyReport()
     blob_ids = get_or_create_blobs(session, blobs, now, report)
     segment_id = session.scalar(
-        insert_ignore(session)(_table(CrawlSegment)).values(
+        insert_ignore(session)(table_of(CrawlSegment)).values(
             path=rows.path, sha256=rows.sha256, session_id=rows.session_id,
             blob_id=blob_ids[rows.segment_blob.sha256], records=rows.records,
             rejected=rows.rejected, cut_bytes=rows.cut_bytes, ingested_at=now)
-        .on_conflict_do_nothing(index_elements=["path"]).returning(_table(CrawlSegment).c.id))
+        .on_conflict_do_nothing(index_elements=["path"]).returning(table_of(CrawlSegment).c.id))
     if segment_id is None:  # ingested before (or by a concurrent ingest): change nothing
         return RecordedSegment(ingested=False)
     _widen_session(session, rows)
@@ -163,7 +158,7 @@ def record_segment(session: Session, rows: SegmentRows, *, primary_store_id: int
     if values:
         src = row_set(session, _CAPTURE_COLUMNS, values)
         names = [name for name, _kind in _CAPTURE_COLUMNS]
-        session.execute(insert(_table(PageFetch)).from_select(
+        session.execute(insert(table_of(PageFetch)).from_select(
             ["session_id", "segment_id", "index_path", *names],
             select(literal(rows.session_id), literal(segment_id), literal(rows.path),
                    *(src.c[name] for name in names)).where(true())))
@@ -176,7 +171,7 @@ def _ensure_session(session: Session, rows: SegmentRows) -> None:
     first = datetime.fromtimestamp(rows.first_ms / 1000, UTC)
     last = datetime.fromtimestamp(rows.last_ms / 1000, UTC)
     session.execute(
-        insert_ignore(session)(_table(CrawlSession)).values(
+        insert_ignore(session)(table_of(CrawlSession)).values(
             id=rows.session_id, started_at=first, ended_at=last, index_dir=rows.index_dir,
             pages=0)
         .on_conflict_do_nothing(index_elements=["id"]))
@@ -185,7 +180,7 @@ def _ensure_session(session: Session, rows: SegmentRows) -> None:
 def _widen_session(session: Session, rows: SegmentRows) -> None:
     first = literal(datetime.fromtimestamp(rows.first_ms / 1000, UTC), UtcDateTime())
     last = literal(datetime.fromtimestamp(rows.last_ms / 1000, UTC), UtcDateTime())
-    table = _table(CrawlSession)
+    table = table_of(CrawlSession)
     session.execute(update(table).where(table.c.id == rows.session_id).values(
         started_at=case((first < table.c.started_at, first), else_=table.c.started_at),
         ended_at=case((table.c.ended_at.is_(None), last), (last > table.c.ended_at, last),
@@ -382,7 +377,7 @@ def record_compaction(session: Session, *, session_id: str, compacted_path: str,
     (`ordinals`: segment id, byte offset in the segment, record ordinal), the compacted
     file and its index are blobs it references once each, and the segments' own blob
     references are released. AlreadyCompacted if the session was compacted meanwhile."""
-    table = _table(CrawlSession)
+    table = table_of(CrawlSession)
     report = ApplyReport()
     blob_ids = get_or_create_blobs(session, [compacted, index], now, report)
     changed = session.execute(
@@ -396,12 +391,12 @@ def record_compaction(session: Session, *, session_id: str, compacted_path: str,
     deltas[blob_ids[index.sha256]] += 1
     if ordinals:
         src = row_set(session, [("seg", INT), ("off", INT), ("ord", INT)], list(ordinals))
-        fetches = _table(PageFetch)
+        fetches = table_of(PageFetch)
         session.execute(
             update(fetches)
             .where(fetches.c.segment_id == src.c.seg, fetches.c.record_offset == src.c.off)
             .values(index_path=compacted_path, record_offset=src.c.ord))
-    segments = _table(CrawlSegment)
+    segments = table_of(CrawlSegment)
     for (blob_id,) in session.execute(
             select(segments.c.blob_id).where(segments.c.session_id == session_id,
                                              segments.c.blob_id.is_not(None))):

@@ -81,7 +81,7 @@ class ApplyReport:
     new_blob_hashes: set[str] = field(default_factory=set)
 
 
-def _table(model: type) -> Table:
+def table_of(model: type) -> Table:
     table = model.__table__  # type: ignore[attr-defined]
     assert isinstance(table, Table)
     return table
@@ -147,7 +147,7 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
     if inserts:
         src = row_set(session, [("sid", TEXT), ("bid", INT), ("ext", TEXT), ("rel", TEXT)],
                       inserts)
-        session.execute(insert(_table(SnapshotFile)).from_select(
+        session.execute(insert(table_of(SnapshotFile)).from_select(
             ["snapshot_id", "blob_id", "extractor", "relative_path", "created_at"],
             select(src.c.sid, src.c.bid, src.c.ext, src.c.rel, literal(now, UtcDateTime()))
             .where(true())))
@@ -175,7 +175,7 @@ def get_or_create_blobs(session: Session, entries: Sequence[BlobEntry], now: dat
         src = row_set(session, [("sha", TEXT), ("size", INT), ("mime", TEXT)],
                       [(e.sha256, e.size, e.mime_type) for e in missing])
         at = literal(now, UtcDateTime())
-        ins = insert_ignore(session)(_table(Blob)).from_select(
+        ins = insert_ignore(session)(table_of(Blob)).from_select(
             ["sha256", "size", "mime_type", "ref_count", "created_at", "unreferenced_since"],
             select(src.c.sha, src.c.size, src.c.mime, literal(0), at, at).where(true()))
         session.execute(ins.on_conflict_do_nothing(index_elements=["sha256"]))
@@ -209,7 +209,7 @@ def apply_ref_deltas(session: Session, deltas: dict[int, int], now: datetime) ->
     changes = sorted((bid, d) for bid, d in deltas.items() if d)  # one lock order
     if not changes:
         return
-    blob = _table(Blob)
+    blob = table_of(Blob)
     src = row_set(session, [("bid", INT), ("d", INT)], changes)
     new_count = blob.c.ref_count + src.c.d
     session.execute(
@@ -235,7 +235,7 @@ def mark_primary_present(session: Session, entries: Sequence[BlobEntry], blob_id
     fresh = [(bid,) for bid in ids if bid not in known]
     if fresh:
         new = row_set(session, [("bid", INT)], fresh, name="fresh")
-        ins = insert_ignore(session)(_table(BlobCopy)).from_select(
+        ins = insert_ignore(session)(table_of(BlobCopy)).from_select(
             ["blob_id", "store_id", "status", "mtime"],
             select(new.c.bid, literal(store_id), literal("present"),
                    literal(now, UtcDateTime())).where(true()))
