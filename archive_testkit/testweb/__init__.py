@@ -2,7 +2,9 @@
 
 Pure parts (`graph`, `render`, `routes`) say what any page is without a server; `TestWeb`
 serves them; `background` runs it in a thread or as a separate process;
-`python -m archive_testkit.testweb` is the CLI the benchmark starts.
+`python -m archive_testkit.testweb` is the CLI the benchmark starts. `docs_site` is a
+single-host documentation site (on the host `docs_host` when `docs_pages` > 0);
+`static_server` writes it as files and serves them with Python's threaded `http.server`.
 """
 
 from archive_testkit.testweb.background import (
@@ -13,6 +15,7 @@ from archive_testkit.testweb.background import (
     serve_in_subprocess,
 )
 from archive_testkit.testweb.config import TestWebConfig, all_hosts, host_name
+from archive_testkit.testweb.docs_site import docs_links, docs_paths, render_docs_page
 from archive_testkit.testweb.graph import absolute_links, is_page_path, page_links, page_path
 from archive_testkit.testweb.hosts import (
     DeadMode,
@@ -26,6 +29,7 @@ from archive_testkit.testweb.requestlog import RequestLog, RequestRecord, read_j
 from archive_testkit.testweb.resolver import TestWebResolver
 from archive_testkit.testweb.routes import Reply, resolve
 from archive_testkit.testweb.server import TestWeb
+from archive_testkit.testweb.static_server import serve_static_in_subprocess, write_docs_site
 
 __all__ = [
     "DeadMode",
@@ -41,6 +45,8 @@ __all__ = [
     "ThreadedTestWeb",
     "absolute_links",
     "all_hosts",
+    "docs_links",
+    "docs_paths",
     "host_name",
     "host_traits",
     "hosts_where",
@@ -48,9 +54,12 @@ __all__ = [
     "page_links",
     "page_path",
     "read_jsonl",
+    "render_docs_page",
     "render_page",
     "resolve",
     "run_in_thread",
     "serve_in_background",
     "serve_in_subprocess",
+    "serve_static_in_subprocess",
+    "write_docs_site",
 ]

@@ -152,12 +152,19 @@ def serve_in_subprocess(
     args += config_to_args(config or TestWebConfig())
     if log_path is not None:
         args += ["--log", str(log_path)]
-    process = subprocess.Popen([*args, *extra_args], stdout=subprocess.PIPE, text=True)
+    with spawn_server([*args, *extra_args], "test web") as running:
+        yield running
+
+
+@contextlib.contextmanager
+def spawn_server(command: list[str], what: str = "server") -> Iterator[TestWebProcess]:
+    """Run a server that prints a JSON line with its "port" once listening; stop it after the block."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
         if not line:
-            raise RuntimeError(f"test web process exited early with {process.wait()}")
+            raise RuntimeError(f"{what} process exited early with {process.wait()}")
         running = TestWebProcess(process, int(json.loads(line)["port"]))
     except BaseException:
         process.kill()

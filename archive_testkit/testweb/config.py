@@ -45,6 +45,11 @@ class TestWebConfig:
     huge_body_bytes: int = _setting(1 << 30, "length of a /huge/ body (chunked)")
     dead_fraction: float = _setting(0.01, "share of hosts that drop connections or answer 503")
     cache_pages: int = _setting(2048, "rendered pages the server keeps in its LRU")
+    docs_pages: int = _setting(
+        0, "pages of the single-host documentation site on docs_host (0: no such host)"
+    )
+    docs_links: int = _setting(300, "<a href> links per page of the documentation site")
+    docs_host: str = _setting("docs.test", "host name of the documentation site")
 
     def with_changes(self, **changes: Any) -> TestWebConfig:
         """A copy with some fields replaced."""

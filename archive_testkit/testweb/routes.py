@@ -8,6 +8,7 @@ from enum import Enum
 
 from archive_testkit.testweb.assets import SHARED_ASSETS, json_document, pdf, png
 from archive_testkit.testweb.config import TestWebConfig, host_name, normalize_host
+from archive_testkit.testweb.docs_site import docs_robots_txt, is_docs_path, render_docs_page
 from archive_testkit.testweb.graph import IDN_HOST, is_page_path
 from archive_testkit.testweb.hosts import DeadMode, HostTraits, host_traits
 from archive_testkit.testweb.render import render_page
@@ -55,6 +56,8 @@ def resolve(
     traits = host_traits(config, host)
     if traits is None:
         name = normalize_host(host)
+        if config.docs_pages and name == config.docs_host:
+            return _docs(config, path)
         if name in (IDN_HOST_ASCII, IDN_HOST):
             return Reply(200, idn_page(config)) if path == "/" else NOT_FOUND
         return Reply(404, b"no such host\n", TEXT)
@@ -73,6 +76,14 @@ def resolve(
         return reply
     if traits.traps and (reply := _trap(config, traits, path, render)):
         return reply
+    return NOT_FOUND
+
+
+def _docs(config: TestWebConfig, path: str) -> Reply:
+    if path == "/robots.txt":
+        return Reply(200, docs_robots_txt(), TEXT)
+    if is_docs_path(config, path):
+        return Reply(200, render_docs_page(config, f"http://{config.docs_host}", path))
     return NOT_FOUND
 
 
