@@ -16,7 +16,7 @@ import re
 import resource
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from frontier_service.frontier.records import FrontierRecord, format_records, parse_line
@@ -161,3 +161,34 @@ class FrontierFiles:
         if len(self._fds) > self.max_open_files:
             os.close(self._fds.popitem(last=False)[1])
         return fd
+
+
+def domain_from_file_name(name: str) -> str | None:
+    """The domain key `frontier_file_name` made `name` from; None for a long (hashed) name or
+    a name it cannot have made."""
+    stem = name.removesuffix(".frontier")
+    if stem == name or not stem or "~" in stem:
+        return None
+    try:
+        domain = re.sub(r"(?:%[0-9A-F]{2})+",
+                        lambda m: bytes.fromhex(m.group().replace("%", "")).decode(), stem)
+    except UnicodeDecodeError:
+        return None
+    return domain if frontier_file_name(domain) == name else None
+
+
+def walk(root: Path) -> Iterator[tuple[str | None, Path, int]]:
+    """Every frontier file under `root/frontiers`: (domain key or None if its name is hashed,
+    path, size in bytes)."""
+    base = Path(root) / "frontiers"
+    try:
+        shards = sorted(entry.name for entry in os.scandir(base) if entry.is_dir())
+    except FileNotFoundError:
+        return
+    for shard in shards:
+        if len(shard) != 2 or shard.strip("0123456789abcdef"):
+            continue  # .journals, checkpoints
+        with os.scandir(base / shard) as entries:
+            for entry in entries:
+                if entry.name.endswith(".frontier") and entry.is_file():
+                    yield domain_from_file_name(entry.name), Path(entry.path), entry.stat().st_size

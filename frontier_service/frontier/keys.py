@@ -45,6 +45,11 @@ class FrontierKeys:
         return f"{self.name}:visited"
 
     @property
+    def epoch(self) -> str:
+        """The crawl id whose complete state Redis holds (set last by a rebuild)."""
+        return f"{self.name}:epoch"
+
+    @property
     def coordination(self) -> list[str]:
         """KEYS for the domain scripts: ready, leases, counters."""
         return [self.ready, self.leases, self.counters]
