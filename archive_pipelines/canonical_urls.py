@@ -44,6 +44,12 @@ _CANONICAL = re.compile(
     re.ASCII,
 )
 
+# A host whose every label is a number (decimal, 0-octal or 0x-hex): an IPv4 address to a
+# browser (WHATWG URL's IPv4 parser), however spelled (`2130706433`, `0x7f.1`, `0177.0.0.1`).
+# Such hosts take the full parse, which writes them as the dotted quad the socket reaches.
+_NUMERIC_HOST = re.compile(r"(?:(?:0x[0-9a-f]*|[0-9]+)\.)*(?:0x[0-9a-f]*|[0-9]+)", re.ASCII)
+_NUMBER_END = frozenset("0123456789abcdefx")  # a label ending otherwise is no number
+
 # Characters that would break a `url|depth|priority|added_ts\n` line, or that no URL should carry.
 _LINE_UNSAFE = re.compile(r"[|\x00-\x20\x7f]")
 
@@ -124,6 +130,8 @@ def _already_canonical(url: str) -> tuple[str, str, bytes] | None:
     host = m.group(1)
     if len(host) > 63:  # might hold a label over 63 bytes: let the full parse judge
         return None
+    if host[-1] in _NUMBER_END and _NUMERIC_HOST.fullmatch(host):
+        return None
     if m.group(2) is not None:  # two or more pairs: w3lib sorts them
         cut = url.index("?") + 1
         url = url[:cut] + _sorted_pairs(url[cut:])
@@ -180,8 +188,10 @@ def _canonicalize_simple(url: str) -> tuple[str, str] | None:
 
 
 def _plain_host(host: str) -> bool:
-    """Labels of 1-63 letters, digits and inner hyphens (what IDNA leaves unchanged)."""
+    """Labels of 1-63 letters, digits and inner hyphens (what IDNA leaves unchanged), not all numbers."""
     if host[0] in ".-" or host[-1] in ".-" or ".." in host or ".-" in host or "-." in host:
+        return False
+    if host[-1] in _NUMBER_END and _NUMERIC_HOST.fullmatch(host):
         return False
     return len(host) <= 63 or all(len(label) <= 63 for label in host.split("."))
 
@@ -236,6 +246,8 @@ def _canonicalize_general(url: str) -> tuple[str, str]:
         host = host.rstrip(".")
         if len(host) > 253 or _HOST.fullmatch(host) is None:
             raise InvalidURL(f"invalid host {host[:80]!r}")
+        if host[-1] in _NUMBER_END and _NUMERIC_HOST.fullmatch(host):
+            host = ipv4_from_numbers(host)
     domain = host if port is None or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
     userinfo = parts.netloc.rpartition("@")[0]
     netloc = f"{userinfo}@{domain}" if userinfo else domain
@@ -246,6 +258,35 @@ def _canonicalize_general(url: str) -> tuple[str, str]:
     if len(rebuilt) > MAX_URL_BYTES:
         raise InvalidURL(f"URL is longer than {MAX_URL_BYTES} bytes once canonical")
     return rebuilt, domain
+
+
+def ipv4_from_numbers(host: str) -> str:
+    """The dotted quad of a host made of numbers, as WHATWG URL's IPv4 parser reads it.
+
+    `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1` and `0x7f.1` are all 127.0.0.1: up to
+    four parts, each decimal, 0-prefixed octal or 0x-prefixed hex; the last fills the bytes
+    the others leave. InvalidURL if the numbers make no IPv4 address (`1.2.3.4.5`, `256.1.1.1`).
+    """
+    parts = host.split(".")
+    if len(parts) > 4:
+        raise InvalidURL(f"invalid IPv4 host {host[:80]!r}: more than four parts")
+    numbers = []
+    for part in parts:
+        if part.startswith("0x"):
+            digits, base = part[2:], 16
+        elif len(part) > 1 and part.startswith("0"):
+            digits, base = part[1:], 8
+        else:
+            digits, base = part, 10
+        try:
+            numbers.append(int(digits, base) if digits else 0)
+        except ValueError:
+            raise InvalidURL(f"invalid IPv4 host {host[:80]!r}: {part!r} is no number") from None
+    *leading, last = numbers
+    if any(n > 255 for n in leading) or last >= 256 ** (5 - len(numbers)):
+        raise InvalidURL(f"invalid IPv4 host {host[:80]!r}: a part is out of range")
+    value = last + sum(n << (8 * (3 - i)) for i, n in enumerate(leading))
+    return ".".join(str((value >> shift) & 0xFF) for shift in (24, 16, 8, 0))
 
 
 def encode_line_field(url: str) -> str:

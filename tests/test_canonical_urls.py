@@ -73,6 +73,50 @@ def test_invalid_urls_are_rejected_with_a_reason(raw: str, reason: str) -> None:
         canonicalize(raw)
 
 
+@pytest.mark.parametrize(("raw", "canonical"), [
+    ("http://2130706433/", "http://127.0.0.1/"),
+    ("http://0x7f000001/", "http://127.0.0.1/"),
+    ("http://0X7F000001/x", "http://127.0.0.1/x"),
+    ("http://0177.0.0.1/", "http://127.0.0.1/"),
+    ("http://127.1/", "http://127.0.0.1/"),
+    ("http://0x7f.1/", "http://127.0.0.1/"),
+    ("http://0x7f.0.0x0.01/", "http://127.0.0.1/"),
+    ("http://169.254.43518/", "http://169.254.169.254/"),
+    ("http://0xa9fea9fe/latest/meta-data/", "http://169.254.169.254/latest/meta-data/"),
+    ("http://10.1/", "http://10.0.0.1/"),
+    ("http://0/", "http://0.0.0.0/"),
+    ("http://0x/", "http://0.0.0.0/"),
+    ("http://4294967295/", "http://255.255.255.255/"),
+    ("http://127.0.0.1./", "http://127.0.0.1/"),
+    ("http://2130706433:8080/a?b=2&a=1", "http://127.0.0.1:8080/a?a=1&b=2"),
+    ("http://user@0x7f.1:80/", "http://user@127.0.0.1/"),
+    # IDNA maps full-width digits to ASCII first.
+    ("http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", "http://127.0.0.1/"),
+    # A name with a number in it stays a name.
+    ("http://foo.123/", "http://foo.123/"),
+    ("http://1e3/", "http://1e3/"),
+    ("http://0x7g/", "http://0x7g/"),
+    ("http://www.example.de/", "http://www.example.de/"),
+])
+def test_numeric_hosts_become_the_dotted_quad_a_browser_reaches(raw: str, canonical: str) -> None:
+    assert canonicalize(raw) == canonical
+    assert canonicalize(canonical) == canonical
+    assert urls._parse_uncached(raw) == urls._parse_rewriting(raw)
+
+
+@pytest.mark.parametrize(("raw", "reason"), [
+    ("http://1.2.3.4.5/", "more than four parts"),
+    ("http://256.1.1.1/", "out of range"),
+    ("http://1.2.3.256/", "out of range"),
+    ("http://1.2.65536/", "out of range"),
+    ("http://4294967296/", "out of range"),
+    ("http://09.1.1.1/", "'09' is no number"),
+])
+def test_numbers_that_make_no_ipv4_address_are_invalid(raw: str, reason: str) -> None:
+    with pytest.raises(InvalidURL, match=f"invalid IPv4 host .*{reason}"):
+        canonicalize(raw)
+
+
 def test_invalid_url_is_a_value_error() -> None:
     assert issubclass(InvalidURL, ValueError)
 
@@ -171,7 +215,8 @@ _TRICKY = [
     "http://a.example", "http://a.example?x=1", "http://a.example./", "http://.a.example/",
     "http://-a.example/", "http://a-.example/", "http://a..example/", "http://a.-b.example/",
     "http://a-.b.example/", "http://a--b.example/", "http://xn--bcher-kva.de/", "http://a_b.example/",
-    "http://127.0.0.1/", "http://0/", "http://1.2.3.4.5/", "http://[::1]/",
+    "http://127.0.0.1/", "http://0/", "http://1.2.3.4.5/", "http://[::1]/", "http://127.1/",
+    "http://0x7f000001/", "http://2130706433/x?b=1&a=2", "http://0177.0.0.1/", "http://1.0x2/",
     "http://" + "a" * 63 + ".example/", "http://" + "a" * 64 + ".example/",
     "http://" + ".".join(["abcdefghi"] * 25) + "/", "http://" + ".".join(["abcdefghi"] * 26) + "/",
     "http://a.example/%7E", "http://a.example/a b", "http://a.example/a|b", "http://a.example/é",
