@@ -88,7 +88,7 @@ async def check_epoch(redis: Redis, keys: FrontierKeys, crawl_id: str) -> EpochS
         return EpochState.MISSING
     cursor = 0
     while True:
-        cursor, found = await redis.scan(cursor, match=_glob_escape(keys.domain_prefix) + "*",
+        cursor, found = await redis.scan(cursor, match=glob_escape(keys.domain_prefix) + "*",
                                          count=10_000)
         if found:
             return EpochState.MISSING
@@ -116,6 +116,6 @@ def has_disk_state(data_dir: Path, crawl_name: str) -> bool:
     return any(checkpoint_dir(data_dir, crawl_name).glob("*.ckpt"))
 
 
-def _glob_escape(text: str) -> str:
+def glob_escape(text: str) -> str:
     """`text` as a literal in a Redis SCAN MATCH pattern."""
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)

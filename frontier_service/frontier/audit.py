@@ -1,0 +1,203 @@
+"""Find and repair partial loss of a crawl's Redis state (evicted keys, a lagging replica)
+against the frontier files and checkpoints, without deleting anything.
+
+Safe while crawlers run: each batch of domains is checked and repaired by one Lua script,
+atomic against the claim and release scripts. It only raises `size` and `read_offset`,
+applies exclusions the checkpoints hold, and puts a domain back into the queue its
+`state` names when that queue lost it; it never changes a leased domain's state or lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from archive_pipelines.errors import ArchiveError
+from frontier_service.frontier.checkpoint import DomainCheckpoint
+from frontier_service.frontier.disk_frontier import DomainFile, complete_ends, domain_files, read_ahead
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.rebuild import NO_CHECKPOINT
+
+_DOMAINS_PER_SCRIPT = 500  # each call blocks Redis for ~1-2 ms
+
+# Bits of the per-domain code the script returns.
+MISSING, SIZE, OFFSET, EXCLUDED, REQUEUED, UNFETCHED = 1, 2, 4, 8, 16, 32
+
+# KEYS: ready, leases, counters, epoch. ARGV: domain prefix, now, crawl id ('' = do not
+# check), blob of `domain size checkpoint_offset pages excluded(0/1) reason|-` lines.
+# Returns one code per domain (bits above), or -1 if the epoch is not the crawl id.
+AUDIT = """
+local ready, leases, counters, epoch = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local prefix, now, crawl_id = ARGV[1], ARGV[2], ARGV[3]
+if crawl_id ~= '' and redis.call('GET', epoch) ~= crawl_id then return -1 end
+local function unescape(text)
+  return (string.gsub(text, '%%(%x%x)', function(h) return string.char(tonumber(h, 16)) end))
+end
+local codes, grown, consumed, newly_excluded = {}, 0, 0, 0
+for d, fsize, ckpt, pages, exc, reason in
+    string.gmatch(ARGV[4], '(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)\\n') do
+  local key = prefix .. d
+  local h = redis.call('HMGET', key, 'size', 'read_offset', 'state', 'excluded',
+                       'next_fetch_at', 'pages_fetched', 'lease_until')
+  local code = 0
+  local size, ro, state = tonumber(h[1]), tonumber(h[2]) or 0, h[3] or ''
+  if not size then code = 1; size = 0 end
+  fsize, ckpt = tonumber(fsize), math.min(tonumber(ckpt), tonumber(fsize))
+  -- The counters of a lost hash were counted before it was lost: only a surviving hash's
+  -- repairs add to them.
+  if fsize > size then
+    if code == 0 then grown = grown + fsize - size; code = code + 2 end
+    size = fsize
+    redis.call('HSET', key, 'size', fsize)
+  end
+  if ckpt > ro then
+    if code % 2 == 0 then consumed = consumed + ckpt - ro; code = code + 4 end
+    ro = ckpt
+    redis.call('HSET', key, 'read_offset', ckpt)
+  elseif code == 1 then
+    redis.call('HSET', key, 'read_offset', ro)
+  end
+  if tonumber(pages) > (tonumber(h[6]) or 0) then redis.call('HSET', key, 'pages_fetched', pages) end
+  local excluded = h[4] == '1'
+  if exc == '1' and not excluded then
+    excluded = true
+    newly_excluded = newly_excluded + 1
+    redis.call('HSET', key, 'excluded', '1', 'excluded_reason', unescape(reason))
+    if state == 'r' then
+      redis.call('ZREM', ready, d)
+      state = ''
+      redis.call('HSET', key, 'state', '')
+    end
+    code = code + 8
+  end
+  if state == 'l' then
+    if not redis.call('ZSCORE', leases, d) then  -- the leases queue lost it: it expires again
+      redis.call('ZADD', leases, tonumber(h[7]) or 0, d)
+      code = code + 16
+    end
+  elseif state == 'r' then
+    if not redis.call('ZSCORE', ready, d) then
+      redis.call('ZADD', ready, h[5] or now, d)
+      code = code + 16
+    end
+  elseif not excluded and size > ro then
+    local lease = redis.call('ZSCORE', leases, d)
+    if lease then  -- its hash was lost while leased: the lease expires as usual
+      redis.call('HSET', key, 'state', 'l', 'lease_until', lease)
+    else
+      redis.call('ZADD', ready, 'NX', h[5] or now, d)
+      redis.call('HSET', key, 'state', 'r')
+    end
+    if code % 2 == 0 then code = code + 16 end
+  end
+  if code % 2 == 1 then
+    redis.call('HSETNX', key, 'next_fetch_at', now)
+    redis.call('HSETNX', key, 'lease_owner', '')
+    redis.call('HSETNX', key, 'lease_until', '0')
+    redis.call('HSETNX', key, 'state', '')
+  end
+  if not excluded and size > ro then code = code + 32 end
+  codes[#codes + 1] = code
+end
+if grown > 0 then redis.call('HINCRBY', counters, 'bytes_appended', grown) end
+if consumed > 0 then redis.call('HINCRBY', counters, 'bytes_consumed', consumed) end
+if newly_excluded > 0 then redis.call('HINCRBY', counters, 'domains_excluded', newly_excluded) end
+return codes
+"""
+
+
+class EpochChanged(ArchiveError):
+    """Redis no longer holds this crawl's state (wiped or replaced during the audit)."""
+
+
+@dataclass
+class AuditReport:
+    checked: int = 0
+    missing: int = 0  # domain hashes that were gone: recreated, their URLs re-added to seen
+    # (the counters are left as they are: they counted those domains before the loss)
+    size_repaired: int = 0  # size below the file's: raised
+    offset_repaired: int = 0  # read offset below the checkpoint's: raised
+    excluded_repaired: int = 0  # exclusions only the checkpoints still held
+    requeued: int = 0  # back into the ready (or leases) queue its state names
+    unfetched_domains: int = 0  # after repair: bytes past the read offset, not excluded
+    seen_added: int = 0
+    seen_recreated: bool = False  # the seen filter itself was lost: every URL re-added
+    unknown_files: int = 0
+    seconds: float = 0.0
+
+    @property
+    def repaired(self) -> int:
+        return (self.missing + self.size_repaired + self.offset_repaired
+                + self.excluded_repaired + self.requeued)
+
+
+async def audit(frontier: Frontier, data_dir: Path, checkpoints: Mapping[str, DomainCheckpoint],
+                *, crawl_id: str | None = None) -> AuditReport:
+    """Check every domain's Redis state against its file and checkpoint, and repair what
+    was lost. With `crawl_id`, stop (EpochChanged) if Redis stops holding that crawl."""
+    started = time.monotonic()
+    report = AuditReport()
+    files, report.unknown_files = await asyncio.to_thread(domain_files, data_dir, checkpoints)
+    seen_lost = not await _seen_intact(frontier)
+    if seen_lost:
+        await frontier.seen.open()  # recreates what was lost of it, with the same layout
+        report.seen_recreated = True
+    script = frontier.redis.register_script(AUDIT)
+    keys = frontier.state.keys
+    missing: list[DomainFile] = []
+    for first in range(0, len(files), _DOMAINS_PER_SCRIPT):
+        batch = files[first:first + _DOMAINS_PER_SCRIPT]
+        ends = await asyncio.to_thread(complete_ends, batch)
+        codes = await script(keys=[*keys.coordination, keys.epoch],
+                             args=[keys.domain_prefix, repr(time.time()), crawl_id or "",
+                                   _blob(batch, ends, checkpoints)])
+        if codes == -1:
+            raise EpochChanged(f"Redis no longer holds crawl {keys.name!r} (its epoch changed "
+                               "during the audit): rebuild it")
+        for domain_file, code in zip(batch, codes, strict=True):
+            report.checked += 1
+            report.missing += bool(code & MISSING)
+            report.size_repaired += bool(code & SIZE)
+            report.offset_repaired += bool(code & OFFSET)
+            report.excluded_repaired += bool(code & EXCLUDED)
+            report.requeued += bool(code & REQUEUED)
+            report.unfetched_domains += bool(code & UNFETCHED)
+            if code & MISSING:
+                missing.append(domain_file)
+    await _readd_urls(frontier, files if seen_lost else missing, report)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+async def _readd_urls(frontier: Frontier, files: Sequence[DomainFile], report: AuditReport) -> None:
+    """Put the files' URLs (back) into the seen filter."""
+    fingerprints: list[bytes] = []
+    async for _, scan in read_ahead(files):
+        fingerprints += scan.fingerprints
+        if len(fingerprints) >= 50_000:
+            report.seen_added += sum(await frontier.seen.add_many(fingerprints))
+            fingerprints = []
+    report.seen_added += sum(await frontier.seen.add_many(fingerprints))
+
+
+async def _seen_intact(frontier: Frontier) -> bool:
+    """True if the seen filter's layout and all of its keys are in Redis."""
+    seen = frontier.seen
+    keys = [seen.meta_key, *([seen.bloom_key] if seen.backend == "bloom" else seen.shard_keys)]
+    return int(await frontier.redis.exists(*keys)) == len(keys)
+
+
+def _blob(batch: Sequence[DomainFile], ends: Mapping[str, int],
+          checkpoints: Mapping[str, DomainCheckpoint]) -> str:
+    lines = []
+    for domain_file in batch:
+        checkpoint = checkpoints.get(domain_file.domain, NO_CHECKPOINT)
+        excluded = "1" if checkpoint.excluded_reason else "0"
+        reason = quote(checkpoint.excluded_reason, safe="") or "-"
+        lines.append(f"{domain_file.domain} {ends[domain_file.domain]} {checkpoint.offset} "
+                     f"{checkpoint.pages} {excluded} {reason}\n")
+    return "".join(lines)

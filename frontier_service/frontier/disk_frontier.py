@@ -1,0 +1,220 @@
+"""What the frontier files on disk hold, read for a Redis rebuild or audit: each file's
+domain key, where its last complete line ends, and its URLs' seen-filter fingerprints."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import re
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive_pipelines.canonical_urls import try_canonical_url_and_domain
+from frontier_service.frontier.files import frontier_file_name, walk
+
+log = logging.getLogger(__name__)
+
+_CHUNK = 8 << 20
+BATCH_BYTES = 16 << 20  # bytes of files read at a time (bounds the fingerprints held)
+_BATCH_FILES = 2000
+_TAIL = 64 << 10
+_DOMAIN_TOKEN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class DomainFile:
+    domain: str
+    path: Path
+    size: int
+
+
+@dataclass(slots=True)
+class FileScan:
+    """Part of a frontier file read: its URL lines' fingerprints, and where the read ended."""
+
+    end: int = 0  # just after the last whole line read
+    eof: bool = False  # end is then the file's last newline (a torn tail is not counted)
+    urls: int = 0
+    torn_lines: int = 0
+    fingerprints: list[bytes] = field(default_factory=list)
+
+
+def domain_files(data_dir: Path, known: Iterable[str] = ()) -> tuple[list[DomainFile], int]:
+    """Every frontier file with its domain key, and how many files had none that could be
+    told. A long (hashed) file name is matched against the `known` domain keys (e.g. the
+    checkpoints'), else its first URL line names the domain."""
+    found: list[DomainFile] = []
+    unknown = 0
+    by_name: dict[str, str] | None = None
+    for domain, path, size in walk(data_dir):
+        if domain is None:
+            if by_name is None:
+                by_name = {frontier_file_name(d): d for d in known}
+            domain = by_name.get(path.name) or _first_line_domain(path)
+        if domain is None or _DOMAIN_TOKEN.fullmatch(domain) is None:
+            log.warning("skipping %s: cannot tell which domain key it holds", path)
+            unknown += 1
+            continue
+        found.append(DomainFile(domain, path, size))
+    return found, unknown
+
+
+def scan_file(path: Path, *, start: int = 0, limit: int | None = None) -> FileScan:
+    """Read a frontier file from `start` in big chunks, up to the first line end past `limit`
+    bytes (None: to the end): its URL lines, torn lines and URL fingerprints (blake2b-16 of
+    the canonical URL, as `fingerprint_canonical` makes them)."""
+    scan = FileScan(end=start)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        scan.eof = True
+        return scan
+    try:
+        carry = b""
+        position = start
+        while True:
+            data = os.pread(fd, _CHUNK, position)
+            if not data:
+                scan.eof = True
+                break
+            position += len(data)
+            if carry:
+                data = carry + data
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if cut:
+                _scan_lines(data[:cut], scan)
+            if limit is not None and position - start >= limit and cut:
+                break
+        scan.end = position - len(carry)
+    finally:
+        os.close(fd)
+    return scan
+
+
+def complete_end(path: Path) -> int:
+    """Bytes of the file up to its last newline (0 if missing): a writer that died (or is
+    still writing) mid-append has not added the rest."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return 0
+    try:
+        end = os.fstat(fd).st_size
+        while end > 0:
+            start = max(0, end - _TAIL)
+            newline = os.pread(fd, end - start, start).rfind(b"\n")
+            if newline >= 0:
+                return start + newline + 1
+            end = start
+        return 0
+    finally:
+        os.close(fd)
+
+
+def scan_files(files: Iterable[DomainFile]) -> dict[str, FileScan]:
+    """scan_file of whole files (run in a thread: it reads and hashes)."""
+    return {f.domain: scan_file(f.path) for f in files}
+
+
+def complete_ends(files: Iterable[DomainFile]) -> dict[str, int]:
+    return {f.domain: complete_end(f.path) for f in files}
+
+
+async def read_ahead(files: Sequence[DomainFile]) -> AsyncIterator[tuple[DomainFile, FileScan]]:
+    """(file, scan) for every file, in order; a thread reads the next batch of files while
+    the caller handles this one. A big file comes in parts, each with eof False but the last."""
+    batches = _batches(files)
+    pending = asyncio.ensure_future(asyncio.to_thread(scan_files, _small(batches[0]))) \
+        if batches else None
+    for i, batch in enumerate(batches):
+        assert pending is not None
+        scans = await pending
+        if i + 1 < len(batches):
+            pending = asyncio.ensure_future(asyncio.to_thread(scan_files, _small(batches[i + 1])))
+        for domain_file in batch:
+            scan = scans.get(domain_file.domain)
+            if scan is not None:
+                yield domain_file, scan
+                continue
+            start = 0
+            while True:
+                scan = await asyncio.to_thread(scan_file, domain_file.path, start=start,
+                                               limit=BATCH_BYTES)
+                yield domain_file, scan
+                if scan.eof:
+                    break
+                start = scan.end
+
+
+def _batches(files: Sequence[DomainFile]) -> list[list[DomainFile]]:
+    batches: list[list[DomainFile]] = []
+    batch: list[DomainFile] = []
+    size = 0
+    for domain_file in files:
+        if batch and (size + domain_file.size > BATCH_BYTES or len(batch) >= _BATCH_FILES):
+            batches.append(batch)
+            batch, size = [], 0
+        batch.append(domain_file)
+        size += domain_file.size
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def _small(batch: list[DomainFile]) -> list[DomainFile]:
+    """The files read whole in the batch's thread; bigger ones are read in parts."""
+    return [f for f in batch if f.size <= BATCH_BYTES]
+
+
+def _scan_lines(block: bytes, scan: FileScan) -> None:
+    """Lines as FrontierFiles reads them: `url|depth|priority|added_at`, else torn."""
+    blake2b = hashlib.blake2b
+    out = scan.fingerprints
+    for line in block.split(b"\n"):
+        if not line:
+            continue
+        parts = line.split(b"|")
+        if len(parts) != 4 or not parts[0] or not _numbers(parts) or not _text(parts[0]):
+            scan.torn_lines += 1
+            continue
+        scan.urls += 1
+        out.append(blake2b(parts[0], digest_size=16).digest())
+
+
+def _numbers(parts: list[bytes]) -> bool:
+    try:
+        int(parts[1]), float(parts[2]), int(parts[3])
+    except ValueError:
+        return False
+    return True
+
+
+def _text(url: bytes) -> bool:
+    if url.isascii():
+        return True
+    try:
+        url.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _first_line_domain(path: Path) -> str | None:
+    """The domain key of the first whole URL line, if the file's name is that domain's."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 20)
+    except OSError:
+        return None
+    for line in head.split(b"\n")[:-1]:
+        parts = line.split(b"|")
+        if len(parts) != 4 or not _text(parts[0]):
+            continue
+        found = try_canonical_url_and_domain(parts[0].decode())
+        if found is not None and frontier_file_name(found[1]) == path.name:
+            return found[1]
+    return None

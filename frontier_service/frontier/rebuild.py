@@ -1,0 +1,193 @@
+"""Rebuild a crawl's Redis state from disk after Redis lost it (wiped, replaced, evicted).
+
+The frontier files say which domains exist, how many bytes each has queued (its size) and
+every URL ever queued (the seen filter); the checkpoints say how far each domain was
+fetched, its page count and whether it was excluded. The crawl's coordination keys are
+deleted first (domain hashes, the ready and leased queues, counters, the seen filter and
+the epoch); the robots.txt cache (`{name}:robots:*`) and the visited store
+(`{name}:visited:*`, only read by `stats`) are kept. The epoch key is set last: its
+presence means "complete", so a rebuild cut short is simply run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from redis.asyncio import Redis
+
+from frontier_service.frontier.checkpoint import DomainCheckpoint
+from frontier_service.frontier.disk_frontier import domain_files, read_ahead
+from frontier_service.frontier.epoch import glob_escape, set_epoch
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.frontier.seen import SeenFilter
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], None]
+
+NO_CHECKPOINT = DomainCheckpoint(0)
+_PROGRESS_EVERY_S = 5.0
+_DOMAINS_PER_ROUND_TRIP = 2000
+_FINGERPRINTS_PER_CALL = 50_000
+
+# The keys a rebuild deletes, after `{name}:`. A domain key is a host (an IPv6 one in
+# brackets) and maybe a port, so another crawl named `{name}:domain:x` is left alone.
+_REBUILT_KEYS = re.compile(
+    rb"domain:(?:[^\s:\[\]]+|\[[0-9a-fA-F:.]+\])(?::\d+)?|domains:(?:ready|leased)|counters"
+    rb"|epoch|seen:(?:meta|bf|probe|\d+)")
+
+
+@dataclass
+class RebuildReport:
+    domains: int = 0
+    ready: int = 0  # with unfetched URLs: queued
+    exhausted: int = 0  # fetched to the end of their file
+    excluded: int = 0
+    urls: int = 0  # URL lines read
+    seen_added: int = 0  # new to the seen filter (a URL queued twice counts once)
+    bytes: int = 0
+    seconds: float = 0.0
+    torn_lines: int = 0
+    keys_deleted: int = 0
+    unknown_files: int = 0  # frontier files whose domain could not be told (skipped)
+    bytes_consumed: int = 0
+    pages: int = 0
+
+
+async def rebuild_redis(frontier: Frontier, data_dir: Path,
+                        checkpoints: Mapping[str, DomainCheckpoint], crawl_id: str, *,
+                        progress: Progress | None = None) -> RebuildReport:
+    """Replace the crawl's Redis state with what the frontier files and checkpoints hold.
+
+    No crawler of the crawl may run meanwhile (take checkpoint.lock_rebuild around it).
+    """
+    started = time.monotonic()
+    report = RebuildReport()
+    keys = frontier.state.keys
+    report.keys_deleted = await delete_crawl_state(frontier.redis, keys)
+    await _recreate_seen(frontier)
+    files, report.unknown_files = await asyncio.to_thread(domain_files, data_dir, checkpoints)
+    writer = DomainWriter(frontier, report)
+    reported_at = started
+    async for domain_file, scan in read_ahead(files):
+        report.urls += scan.urls
+        report.torn_lines += scan.torn_lines
+        await writer.add_fingerprints(scan.fingerprints)
+        if scan.eof:
+            await writer.add_domain(domain_file.domain,
+                                    checkpoints.get(domain_file.domain, NO_CHECKPOINT), scan.end)
+            if time.monotonic() - reported_at >= _PROGRESS_EVERY_S:
+                reported_at = time.monotonic()
+                (progress or log.info)(
+                    f"rebuilding Redis: {report.domains:,} of {len(files):,} domains, "
+                    f"{report.urls:,} URLs, {reported_at - started:.0f} s")
+    await writer.flush()
+    await frontier.redis.hset(keys.counters, mapping={
+        "bytes_appended": report.bytes, "bytes_consumed": report.bytes_consumed,
+        "urls_added": report.urls, "domains_excluded": report.excluded,
+        "pages_fetched": report.pages})
+    if report.urls > frontier.seen.capacity:
+        log.warning("the frontier files hold %d URLs, more than the seen filter's capacity "
+                    "(%d): it now errs more often than configured", report.urls,
+                    frontier.seen.capacity)
+    await set_epoch(frontier.redis, keys, crawl_id)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+async def delete_crawl_state(redis: Redis, keys: FrontierKeys) -> int:
+    """UNLINK the crawl's coordination keys and seen filter (the epoch first); returns how
+    many. Other crawls' keys, the robots cache and the visited store are left alone."""
+    deleted = int(await redis.unlink(keys.epoch))
+    prefix = len(keys.name) + 1
+    cursor = 0
+    while True:
+        cursor, found = await redis.scan(cursor, match=glob_escape(keys.name) + ":*", count=5000)
+        ours = [k for k in found if _REBUILT_KEYS.fullmatch(_bytes(k)[prefix:])]
+        if ours:
+            deleted += int(await redis.unlink(*ours))
+        if not cursor:
+            return deleted
+
+
+class DomainWriter:
+    """Domain hashes, the ready queue and seen fingerprints sent in big pipelined batches."""
+
+    def __init__(self, frontier: Frontier, report: RebuildReport) -> None:
+        self.frontier = frontier
+        self.keys = frontier.state.keys
+        self.report = report
+        self.now = time.time()
+        self._hashes: list[tuple[str, dict[str, str | int]]] = []
+        self._ready: list[str] = []
+        self._fingerprints: list[bytes] = []
+
+    async def add_fingerprints(self, fingerprints: list[bytes]) -> None:
+        self._fingerprints += fingerprints
+        if len(self._fingerprints) >= _FINGERPRINTS_PER_CALL:
+            await self._flush_seen()
+
+    async def add_domain(self, domain: str, checkpoint: DomainCheckpoint, size: int) -> None:
+        """A domain hash as the scripts keep it: ready if it has unread bytes, not excluded."""
+        report = self.report
+        offset = min(checkpoint.offset, size)
+        fields: dict[str, str | int] = {"size": size, "read_offset": offset,
+                                        "next_fetch_at": repr(self.now), "lease_owner": "",
+                                        "lease_until": "0", "state": ""}
+        if checkpoint.pages:
+            fields["pages_fetched"] = checkpoint.pages
+        if checkpoint.excluded_reason:
+            fields.update(excluded="1", excluded_reason=checkpoint.excluded_reason)
+            report.excluded += 1
+        elif size > offset:
+            fields["state"] = "r"
+            self._ready.append(domain)
+            report.ready += 1
+        else:
+            report.exhausted += 1
+        report.domains += 1
+        report.bytes += size
+        report.bytes_consumed += offset
+        report.pages += checkpoint.pages
+        self._hashes.append((domain, fields))
+        if len(self._hashes) >= _DOMAINS_PER_ROUND_TRIP:
+            await self._flush_domains()
+
+    async def flush(self) -> None:
+        await self._flush_seen()
+        await self._flush_domains()
+
+    async def _flush_seen(self) -> None:
+        if self._fingerprints:
+            batch, self._fingerprints = self._fingerprints, []
+            self.report.seen_added += sum(await self.frontier.seen.add_many(batch))
+
+    async def _flush_domains(self) -> None:
+        if not self._hashes:
+            return
+        async with self.frontier.redis.pipeline(transaction=False) as pipe:
+            for domain, fields in self._hashes:
+                pipe.hset(self.keys.domain(domain), mapping=fields)  # type: ignore[arg-type]
+            if self._ready:
+                pipe.zadd(self.keys.ready, dict.fromkeys(self._ready, self.now))
+            await pipe.execute()
+        self._hashes, self._ready = [], []
+
+
+async def _recreate_seen(frontier: Frontier) -> None:
+    """A new, empty seen filter of the configured size, which the frontier's then adopts."""
+    config = frontier.config
+    await SeenFilter(frontier.redis, frontier.seen.name, config.seen_capacity,
+                     config.seen_error_rate, backend=config.seen_backend).open()
+    await frontier.seen.open()
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else value
