@@ -153,6 +153,65 @@ def stats_command(obj: Context, as_json: bool) -> None:
     click.echo(json.dumps(snapshot) if as_json else format_stats(snapshot))
 
 
+@cli.command("rebuild-redis")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@click.option("--yes", is_flag=True,
+              help="Rebuild even when Redis holds this crawl whole (read offsets go back to "
+                   "the last checkpoint) or another crawl of the same name (replaced).")
+@click.pass_obj
+def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
+    """Rebuild the crawl's Redis state (queues, read offsets, seen URLs) from the data dir.
+
+    For a Redis that lost the crawl's data: restarted without persistence, flushed,
+    replaced, or keys evicted. Stop the crawl first.
+    """
+    from dataclasses import asdict
+
+    from archive_pipelines.datadir import require_data_dir
+    from archive_pipelines.errors import DataDirError
+    from frontier_service.frontier.checkpoint import checkpoint_dir, live_sessions
+    from frontier_service.frontier.epoch import EpochState, has_disk_state
+    from frontier_service.frontier.rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
+    from frontier_service.service.components import open_frontier
+    from frontier_service.service.journal import journal_dir
+    from frontier_service.service.link_journal import link_journal_dir
+
+    settings = obj.crawler_settings()
+    data_dir, name = settings.data_dir, settings.crawl_name
+    require_data_dir(data_dir)
+    for directory in (checkpoint_dir(data_dir, name), link_journal_dir(data_dir),
+                      journal_dir(data_dir)):
+        running = live_sessions(directory) if directory.is_dir() else []
+        if running:
+            raise RebuildRefused(f"a crawler is running on data dir {data_dir} (session "
+                                 f"{running[0]}): stop the crawl first")
+    if not has_disk_state(data_dir, name):
+        raise DataDirError(f"data dir {data_dir} holds no frontier files or checkpoints of "
+                           f"crawl {name!r}: nothing to rebuild Redis from")
+    allow = tuple(EpochState) if yes else (EpochState.EMPTY, EpochState.MISSING)
+
+    async def rebuild() -> tuple[str, EpochState, RebuildReport]:
+        async with open_frontier(settings) as (frontier, url):
+            held, report = await rebuild_from_disk(
+                frontier, data_dir, allow=allow, progress=lambda line: click.echo(line, err=True))
+            return url, held, report
+
+    try:
+        url, held, report = run_async(rebuild(), "asyncio")
+    except RebuildRefused as exc:
+        raise RebuildRefused(f"{exc}; pass --yes to rebuild it from disk anyway") from None
+    if as_json:
+        click.echo(json.dumps({"crawl": name, "redis": url, "redis_held": held.value,
+                               **asdict(report), "seconds": round(report.seconds, 3)}))
+        return
+    click.echo(f"rebuilt Redis of crawl {name!r} on {url} (it held: {held.value}) from {data_dir}\n"
+               f"  domains: {report.domains:,} ({report.ready:,} ready, {report.exhausted:,} "
+               f"fetched to the end, {report.excluded:,} excluded)\n"
+               f"  URLs: {report.urls:,} queued, {report.seen_added:,} added to the seen filter, "
+               f"{report.torn_lines:,} torn lines skipped\n"
+               f"  {report.bytes:,} bytes of frontier files in {report.seconds:.1f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; errors meant for people become one line on stderr and exit status 2."""
     return run_group(cli, PROG, argv)

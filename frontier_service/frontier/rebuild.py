@@ -15,15 +15,28 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from redis.asyncio import Redis
 
-from frontier_service.frontier.checkpoint import DomainCheckpoint
+from archive_pipelines.errors import ArchiveError
+from frontier_service.frontier.checkpoint import (
+    DomainCheckpoint,
+    checkpoint_dir,
+    load_checkpoints,
+    lock_rebuild,
+    merge_dead_sessions,
+)
 from frontier_service.frontier.disk_frontier import domain_files, read_ahead
-from frontier_service.frontier.epoch import glob_escape, set_epoch
+from frontier_service.frontier.epoch import (
+    EpochState,
+    check_epoch,
+    ensure_crawl_id,
+    glob_escape,
+    set_epoch,
+)
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.keys import FrontierKeys
 from frontier_service.frontier.seen import SeenFilter
@@ -191,3 +204,35 @@ async def _recreate_seen(frontier: Frontier) -> None:
 
 def _bytes(value: bytes | str) -> bytes:
     return value.encode() if isinstance(value, str) else value
+
+
+class RebuildRefused(ArchiveError):
+    """Redis holds state that a rebuild would replace, and the caller did not allow that."""
+
+
+async def rebuild_from_disk(frontier: Frontier, data_dir: Path, *,
+                            allow: Collection[EpochState] = (EpochState.EMPTY, EpochState.MISSING),
+                            progress: Progress | None = None) -> tuple[EpochState, RebuildReport]:
+    """Under the crawl's rebuild lock: check what Redis holds, fold dead sessions'
+    checkpoints, and rebuild; returns what Redis held before and the report.
+
+    RebuildRefused if Redis's state is not one of `allow` (by default only a wiped or
+    partly lost Redis is rebuilt, never a whole one or another crawl's).
+    """
+    name = frontier.config.name
+    directory = checkpoint_dir(data_dir, name)
+    lock = await asyncio.to_thread(lock_rebuild, directory)
+    try:
+        crawl_id = await asyncio.to_thread(ensure_crawl_id, data_dir, name)
+        state = await check_epoch(frontier.redis, frontier.state.keys, crawl_id)
+        if state not in allow:
+            raise RebuildRefused(
+                f"Redis already holds crawl {name!r} whole (rebuilding moves its read offsets "
+                "back to the last checkpoint)" if state is EpochState.MATCH else
+                f"Redis holds another crawl named {name!r} (not the one in {data_dir})")
+        await asyncio.to_thread(merge_dead_sessions, directory)
+        checkpoints = await asyncio.to_thread(load_checkpoints, directory)
+        return state, await rebuild_redis(frontier, data_dir, checkpoints, crawl_id,
+                                          progress=progress)
+    finally:
+        lock.close()
