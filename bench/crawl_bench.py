@@ -2,8 +2,11 @@
 
     .venv/bin/python bench/crawl_bench.py                 # 2,000 hosts, 60 s measured each
     .venv/bin/python bench/crawl_bench.py --seconds 20 --hosts 500 --warmup 5
+    .venv/bin/python bench/crawl_bench.py --case single-host   # one website, us vs Scrapy
+    .venv/bin/python bench/crawl_bench.py --case all           # both cases
 
-One test web (its own process: the crawlers' CPU is measured apart from it) serves every
+Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
+test web (its own process: the crawlers' CPU is measured apart from it) serves every
 crawler in turn with the same settings: `--hosts` virtual hosts, 100 ms latency, 1 s per
 host, 512 concurrent fetches, seeds = every host's home page. Each crawler runs in its
 own process and counts the pages it finished inside the measured window after a warm-up:
@@ -17,6 +20,19 @@ While (a) crawls, its frontier's counters give the add mix: the share of the URL
 to the frontier after the warm-up that were new. Then the frontier micro-benchmarks (with
 that share as their crawl-mix line) and Redis bytes per seen / visited URL. Needs the
 `bench` extra (scrapy, asyncpg); a missing one is reported and skipped.
+
+Single-host case (`--case single-host`; bench/crawl_baselines/single_host.py): a
+documentation site of 500 pages with 300 links each (`archive_testkit.testweb.docs_site`),
+written as static files and served by Python's threaded `http.server` (`--site-server
+testweb`: the aiohttp test web's docs host instead; `both`: each). (a) `frontier-service
+run` (fresh data dir and embedded Redis, no adaptive delay) and (c) Scrapy
+(bench/crawl_baselines/scrapy_site.py) crawl it from its home page, with concurrency 16, 8
+requests in flight to the host (Scrapy's default), delay 0 and max depth 5, each against a
+freshly started server, alternating over `--repeat` runs. Per run, from the server's
+request log: pages, distinct and repeated paths, pages/s over the request window (first to
+last request), and wall time of the crawler process (start-up included). Targets: (a) /
+Scrapy pages/s >= 3 on the medians, and (a) fetches every page exactly once; the case exits
+1 when either fails.
 """
 
 from __future__ import annotations
@@ -43,6 +59,7 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
+from bench.crawl_baselines import single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
 TARGETS = {"pages_per_s": 600.0, "vs_ceiling": 0.6, "vs_scrapy": 3.0, "adds_per_s": 200_000.0,
@@ -293,6 +310,9 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--case", choices=["multi-host", "single-host", "all"], default="multi-host",
+                        help="multi-host: many hosts, fixed window; single-host: one website, "
+                             "crawled to the end")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
     parser.add_argument("--warmup", type=float, default=15.0)
@@ -308,25 +328,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--micro-processes", type=int, default=1,
                         help="adder processes in the add microbench (its --processes)")
     parser.add_argument("--no-micro", action="store_true", help="skip the frontier microbenchmarks")
+    single_host.add_arguments(parser)
     args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
+    passed = True
+    try:
+        if args.case in ("multi-host", "all"):
+            multi_host(args, work / "multi-host")
+        if args.case in ("single-host", "all"):
+            passed = single_host.run_case(args, work / "single-host")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if passed else 1
+
+
+def multi_host(args: argparse.Namespace, work: Path) -> None:
     print(f"crawl bench {time.strftime('%Y-%m-%d %H:%M')}: {args.hosts} hosts, {args.latency_ms:g} ms "
           f"latency, {args.delay:g} s per host, {args.concurrency} concurrent, "
           f"{args.warmup:g} s warm-up + {args.seconds:g} s measured, loop {args.loop}, "
           f"(a) processes {args.processes}", flush=True)
-    work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
-    try:
-        mix = AddMix(warmup_s=args.warmup)
-        results = crawl_all(args, work, mix)
-        rates: dict[str, float] = {}
-        if not args.no_micro:
-            print("\nfrontier microbenchmarks:", flush=True)
-            rates = microbench(args, mix)
-        print()
-        for line in memory_lines(results.get("frontier", "")) + verdicts(results, rates):
-            print(line)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 0
+    mix = AddMix(warmup_s=args.warmup)
+    results = crawl_all(args, work, mix)
+    rates: dict[str, float] = {}
+    if not args.no_micro:
+        print("\nfrontier microbenchmarks:", flush=True)
+        rates = microbench(args, mix)
+    print()
+    for line in memory_lines(results.get("frontier", "")) + verdicts(results, rates):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Pure parts (`graph`, `render`, `routes`) say what any page is without a server; 
 serves them; `background` runs it in a thread or as a separate process;
 `python -m archive_testkit.testweb` is the CLI the benchmark starts. `docs_site` is a
 single-host documentation site (on the host `docs_host` when `docs_pages` > 0);
-`static_server` writes it as files and serves them with Python's threaded `http.server`.
+`archive_testkit.testweb.static_server` writes it as files and serves them with Python's
+threaded `http.server` (not imported here: it is also run with `python -m`).
 """
 
 from archive_testkit.testweb.background import (
@@ -29,7 +30,6 @@ from archive_testkit.testweb.requestlog import RequestLog, RequestRecord, read_j
 from archive_testkit.testweb.resolver import TestWebResolver
 from archive_testkit.testweb.routes import Reply, resolve
 from archive_testkit.testweb.server import TestWeb
-from archive_testkit.testweb.static_server import serve_static_in_subprocess, write_docs_site
 
 __all__ = [
     "DeadMode",
@@ -60,6 +60,4 @@ __all__ = [
     "run_in_thread",
     "serve_in_background",
     "serve_in_subprocess",
-    "serve_static_in_subprocess",
-    "write_docs_site",
 ]

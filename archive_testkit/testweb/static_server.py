@@ -5,6 +5,11 @@ links carry the origin it is given). `python -m archive_testkit.testweb.static_s
 --directory DIR --log FILE` serves a directory with `ThreadingHTTPServer` and logs every
 request (monotonic arrival time, Host, path, status) as the test web's JSON lines, so
 `read_jsonl` reads both; `serve_static_in_subprocess` runs it beside the caller.
+
+By default the handler speaks HTTP/1.0 as `python -m http.server` does: one connection per
+request. `--keep-alive` answers HTTP/1.1 on persistent connections, with TCP_NODELAY: the
+handler writes headers and body separately, and with Nagle's algorithm the body then waits
+for the client's delayed ACK of the headers, ~40 ms a response on loopback.
 """
 
 from __future__ import annotations
@@ -39,9 +44,8 @@ def write_docs_site(directory: Path, config: TestWebConfig, origin: str) -> list
 
 
 class LoggingRequestHandler(SimpleHTTPRequestHandler):
-    """SimpleHTTPRequestHandler with keep-alive that records each request in the server's log."""
+    """SimpleHTTPRequestHandler that records each request in the server's log."""
 
-    protocol_version = "HTTP/1.1"  # keep-alive, as any real server; replies carry Content-Length
     server: StaticSiteServer
     _arrived = 0.0
 
@@ -58,17 +62,26 @@ class LoggingRequestHandler(SimpleHTTPRequestHandler):
         pass  # the request log has it; no line per request on stderr
 
 
+class KeepAliveRequestHandler(LoggingRequestHandler):
+    """HTTP/1.1 persistent connections (replies carry Content-Length), without Nagle's delay."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+
 class StaticSiteServer(ThreadingHTTPServer):
     """A thread per connection serving `directory`, every request recorded in `request_log`."""
 
     daemon_threads = True
     request_queue_size = 128  # crawlers open their connections at once
 
-    def __init__(self, address: tuple[str, int], directory: Path, request_log: RequestLog) -> None:
+    def __init__(self, address: tuple[str, int], directory: Path, request_log: RequestLog,
+                 *, keep_alive: bool = False) -> None:
         self.request_log = request_log
+        kind = KeepAliveRequestHandler if keep_alive else LoggingRequestHandler
 
         def handler(*args: Any) -> LoggingRequestHandler:
-            return LoggingRequestHandler(*args, directory=str(directory))
+            return kind(*args, directory=str(directory))
 
         super().__init__(address, handler)
 
@@ -83,9 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--bind", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free)")
     parser.add_argument("--log", default=None, help="append every request to this JSON-lines file")
+    parser.add_argument("--keep-alive", action="store_true",
+                        help="HTTP/1.1 persistent connections (default: HTTP/1.0, as http.server)")
     options = parser.parse_args(argv)
     log = RequestLog(options.log, keep_in_memory=False)
-    server = StaticSiteServer((options.bind, options.port), Path(options.directory), log)
+    server = StaticSiteServer((options.bind, options.port), Path(options.directory), log,
+                              keep_alive=options.keep_alive)
     signal.signal(signal.SIGTERM, _exit_cleanly)
     port = server.server_address[1]
     print(json.dumps({"port": port, "url": f"http://{options.bind}:{port}", "pid": os.getpid()}),
@@ -96,7 +112,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         server.server_close()
         log.close()
-        print(f"static server: served {log.total} requests", file=sys.stderr, flush=True)
     return 0
 
 
@@ -106,12 +121,14 @@ def _exit_cleanly(signum: int, frame: object) -> None:
 
 @contextlib.contextmanager
 def serve_static_in_subprocess(directory: Path, *, log_path: Path | str | None = None,
-                               port: int = 0) -> Iterator[TestWebProcess]:
+                               port: int = 0, keep_alive: bool = False) -> Iterator[TestWebProcess]:
     """Serve `directory` from a separate process (its CPU is not the caller's) during the block."""
     command = [sys.executable, "-m", "archive_testkit.testweb.static_server",
                "--directory", str(directory), "--port", str(port)]
     if log_path is not None:
         command += ["--log", str(log_path)]
+    if keep_alive:
+        command.append("--keep-alive")
     with spawn_server(command, "static server") as running:
         yield running
 

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+import pytest
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 from archive_testkit.testweb import (
@@ -18,9 +19,8 @@ from archive_testkit.testweb import (
     read_jsonl,
     render_docs_page,
     resolve,
-    serve_static_in_subprocess,
-    write_docs_site,
 )
+from archive_testkit.testweb.static_server import serve_static_in_subprocess, write_docs_site
 
 DOCS = TestWebConfig(docs_pages=500, docs_links=300)
 ORIGIN = "http://127.0.0.1:8000"
@@ -87,22 +87,25 @@ def test_the_test_web_serves_the_site_on_its_docs_host_only_when_configured() ->
     assert resolve(DOCS, "site0001.test", "/").status == 200  # the many hosts are still there
 
 
+@pytest.mark.parametrize("keep_alive", [False, True])
 def test_static_copy_is_served_by_the_threaded_server_which_logs_every_request(
-    tmp_path: Path,
+    tmp_path: Path, keep_alive: bool
 ) -> None:
     site, log_path = tmp_path / "site", tmp_path / "requests.jsonl"
     small = TestWebConfig(docs_pages=40, docs_links=60)
     before = time.monotonic()
-    with serve_static_in_subprocess(site, log_path=log_path) as server:
+    with serve_static_in_subprocess(site, log_path=log_path, keep_alive=keep_alive) as server:
         paths = write_docs_site(site, small, server.base_url)
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-        bodies = {}
+        bodies, closes = {}, []
         for path in [paths[0], paths[5], "/robots.txt", "/missing.html", paths[5]]:
-            connection.request("GET", path)  # one keep-alive connection for all of them
+            connection.request("GET", path)  # reconnects by itself after a closing reply
             response = connection.getresponse()
             bodies[path] = (response.status, response.read())
+            closes.append(response.will_close)
         connection.close()
     assert server.process.returncode == 0  # SIGTERM is a clean shutdown
+    assert closes == [not keep_alive] * 3 + [True, not keep_alive]  # http.server closes after errors
     assert bodies[paths[5]] == (200, render_docs_page(small, server.base_url, paths[5]))
     assert bodies["/robots.txt"][0] == 200 and bodies["/missing.html"][0] == 404
     records = read_jsonl(log_path)
