@@ -16,20 +16,19 @@ merge that crashed between the two steps), so their pages are never counted twic
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
 import os
 import re
 import threading
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 from urllib.parse import quote, unquote
 
 from archive_pipelines.blobstore.local_files import fsync_dir
+from frontier_service.frontier.folder_locks import dead_sessions, lock_session, mutex
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +37,6 @@ VERSION = 1
 BASE = "base"
 _SUFFIX = ".ckpt"
 _MERGE_MUTEX = "merge.mutex"  # not `*.lock`: those are sessions
-_REBUILD_MUTEX = "rebuild.mutex"
 _DOMAIN_TOKEN = re.compile(r"\S+")
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9_.{}-]")
 
@@ -73,7 +71,7 @@ class OffsetCheckpoint:
         self.directory = Path(directory)
         self.session_id = session_id
         self.path = self.directory / f"{session_id}{_SUFFIX}"
-        self._session_lock: IO[str] | None = _lock_session(self.directory, session_id)
+        self._session_lock: IO[str] | None = lock_session(self.directory, session_id)
         self._state: dict[str, tuple[int, int, str]] = {}
         self._lines: dict[str, str] = {}  # each domain's entry, formatted when it changes
         self._changed = False
@@ -143,7 +141,7 @@ def load_checkpoints(directory: Path) -> dict[str, DomainCheckpoint]:
     directory = Path(directory)
     if not directory.is_dir():
         return {}
-    with _mutex(directory, _MERGE_MUTEX, shared=True):
+    with mutex(directory, _MERGE_MUTEX, shared=True):
         sessions = {path.name.removesuffix(_SUFFIX): _read(path)
                     for path in sorted(directory.glob(f"*{_SUFFIX}")) if path.stem != BASE}
         base, absorbed = _read_base(directory)
@@ -161,8 +159,8 @@ def merge_dead_sessions(directory: Path) -> int:
     directory = Path(directory)
     if not directory.is_dir():
         return 0
-    with _mutex(directory, _MERGE_MUTEX, shared=False):
-        dead = set(_dead_sessions(directory))
+    with mutex(directory, _MERGE_MUTEX, shared=False):
+        dead = set(dead_sessions(directory))
         for path in directory.glob(f"*{_SUFFIX}"):  # a merge that died after dropping the lock
             session_id = path.name.removesuffix(_SUFFIX)
             if session_id != BASE and not (directory / f"{session_id}.lock").exists():
@@ -183,29 +181,6 @@ def merge_dead_sessions(directory: Path) -> int:
         if present or dead:
             fsync_dir(directory)
         return len(folded)
-
-
-def live_sessions(directory: Path) -> list[str]:
-    """The sessions in `directory` whose lock a live process holds (changes nothing)."""
-    live = []
-    for lock_path in sorted(Path(directory).glob("*.lock")):
-        try:
-            with open(lock_path, "a") as lock:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            live.append(lock_path.name.removesuffix(".lock"))
-        except FileNotFoundError:
-            continue
-    return live
-
-
-def lock_rebuild(directory: Path) -> IO[str]:
-    """Wait for and hold the crawl's rebuild lock (one Redis rebuild at a time); close the
-    returned file to release it."""
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    lock: IO[str] = open(Path(directory) / _REBUILD_MUTEX, "a")  # noqa: SIM115
-    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-    return lock
 
 
 # -- the file format ---------------------------------------------------------------------
@@ -299,41 +274,3 @@ def _check_domain(domain: str) -> None:
         raise ValueError(f"invalid domain key {domain!r}")
 
 
-# -- locks -------------------------------------------------------------------------------
-# The crawler's service layer has the same session locks (service/session_lock.py) for its
-# journals; the frontier cannot import it, so these are its own.
-
-def _lock_session(directory: Path, session_id: str) -> IO[str]:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{session_id}.lock"
-    while True:
-        lock: IO[str] = open(path, "a")  # noqa: SIM115
-        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
-        try:  # a merge may have removed the file between our open and flock
-            if os.stat(path).st_ino == os.fstat(lock.fileno()).st_ino:
-                return lock
-        except FileNotFoundError:
-            pass
-        lock.close()
-
-
-def _dead_sessions(directory: Path) -> list[str]:
-    """Sessions whose lock no process holds; their lock files are removed."""
-    dead = []
-    for lock_path in sorted(directory.glob("*.lock")):
-        with open(lock_path, "a") as lock:
-            try:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue
-            dead.append(lock_path.name.removesuffix(".lock"))
-            lock_path.unlink()
-    return dead
-
-
-@contextlib.contextmanager
-def _mutex(directory: Path, name: str, *, shared: bool) -> Iterator[None]:
-    """An flock on `directory/name` for the length of a `with` block."""
-    with open(directory / name, "a") as file:
-        fcntl.flock(file.fileno(), fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        yield

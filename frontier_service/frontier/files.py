@@ -169,6 +169,9 @@ def domain_from_file_name(name: str) -> str | None:
     stem = name.removesuffix(".frontier")
     if stem == name or not stem or "~" in stem:
         return None
+    if "%" not in stem:  # nothing escaped: the name is the domain key
+        return stem if len(stem) <= _MAX_NAME and _UNSAFE.search(stem) is None \
+            and not stem.startswith(".") else None
     try:
         domain = re.sub(r"(?:%[0-9A-F]{2})+",
                         lambda m: bytes.fromhex(m.group().replace("%", "")).decode(), stem)
@@ -190,5 +193,7 @@ def walk(root: Path) -> Iterator[tuple[str | None, Path, int]]:
             continue  # .journals, checkpoints
         with os.scandir(base / shard) as entries:
             for entry in entries:
-                if entry.name.endswith(".frontier") and entry.is_file():
-                    yield domain_from_file_name(entry.name), Path(entry.path), entry.stat().st_size
+                name = entry.name
+                if name.endswith(".frontier") and entry.is_file(follow_symlinks=False):
+                    yield (domain_from_file_name(name), Path(entry.path),
+                           entry.stat(follow_symlinks=False).st_size)

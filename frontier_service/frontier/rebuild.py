@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from redis.asyncio import Redis
 
@@ -26,7 +27,6 @@ from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     checkpoint_dir,
     load_checkpoints,
-    lock_rebuild,
     merge_dead_sessions,
 )
 from frontier_service.frontier.disk_frontier import domain_files, read_ahead
@@ -37,8 +37,10 @@ from frontier_service.frontier.epoch import (
     glob_escape,
     set_epoch,
 )
+from frontier_service.frontier.folder_locks import lock_rebuild
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.frontier.lua_recovery import REBUILD_DOMAINS
 from frontier_service.frontier.seen import SeenFilter
 
 log = logging.getLogger(__name__)
@@ -47,7 +49,7 @@ Progress = Callable[[str], None]
 
 NO_CHECKPOINT = DomainCheckpoint(0)
 _PROGRESS_EVERY_S = 5.0
-_DOMAINS_PER_ROUND_TRIP = 2000
+_DOMAINS_PER_CALL = 2000
 _FINGERPRINTS_PER_CALL = 50_000
 
 # The keys a rebuild deletes, after `{name}:`. A domain key is a host (an IPv6 one in
@@ -79,7 +81,7 @@ async def rebuild_redis(frontier: Frontier, data_dir: Path,
                         progress: Progress | None = None) -> RebuildReport:
     """Replace the crawl's Redis state with what the frontier files and checkpoints hold.
 
-    No crawler of the crawl may run meanwhile (take checkpoint.lock_rebuild around it).
+    No crawler of the crawl may run meanwhile (take folder_locks.lock_rebuild around it).
     """
     started = time.monotonic()
     report = RebuildReport()
@@ -131,15 +133,16 @@ async def delete_crawl_state(redis: Redis, keys: FrontierKeys) -> int:
 
 
 class DomainWriter:
-    """Domain hashes, the ready queue and seen fingerprints sent in big pipelined batches."""
+    """Domain hashes and the ready queue written by one script per batch of domains, and
+    seen fingerprints in big calls."""
 
     def __init__(self, frontier: Frontier, report: RebuildReport) -> None:
         self.frontier = frontier
         self.keys = frontier.state.keys
         self.report = report
-        self.now = time.time()
-        self._hashes: list[tuple[str, dict[str, str | int]]] = []
-        self._ready: list[str] = []
+        self.now = repr(time.time())
+        self._script = frontier.redis.register_script(REBUILD_DOMAINS)
+        self._lines: list[str] = []
         self._fingerprints: list[bytes] = []
 
     async def add_fingerprints(self, fingerprints: list[bytes]) -> None:
@@ -151,17 +154,12 @@ class DomainWriter:
         """A domain hash as the scripts keep it: ready if it has unread bytes, not excluded."""
         report = self.report
         offset = min(checkpoint.offset, size)
-        fields: dict[str, str | int] = {"size": size, "read_offset": offset,
-                                        "next_fetch_at": repr(self.now), "lease_owner": "",
-                                        "lease_until": "0", "state": ""}
-        if checkpoint.pages:
-            fields["pages_fetched"] = checkpoint.pages
+        state, reason = "-", "-"
         if checkpoint.excluded_reason:
-            fields.update(excluded="1", excluded_reason=checkpoint.excluded_reason)
+            reason = quote(checkpoint.excluded_reason, safe="")
             report.excluded += 1
         elif size > offset:
-            fields["state"] = "r"
-            self._ready.append(domain)
+            state = "r"
             report.ready += 1
         else:
             report.exhausted += 1
@@ -169,8 +167,8 @@ class DomainWriter:
         report.bytes += size
         report.bytes_consumed += offset
         report.pages += checkpoint.pages
-        self._hashes.append((domain, fields))
-        if len(self._hashes) >= _DOMAINS_PER_ROUND_TRIP:
+        self._lines.append(f"{domain} {size} {offset} {checkpoint.pages} {state} {reason}\n")
+        if len(self._lines) >= _DOMAINS_PER_CALL:
             await self._flush_domains()
 
     async def flush(self) -> None:
@@ -183,15 +181,10 @@ class DomainWriter:
             self.report.seen_added += sum(await self.frontier.seen.add_many(batch))
 
     async def _flush_domains(self) -> None:
-        if not self._hashes:
-            return
-        async with self.frontier.redis.pipeline(transaction=False) as pipe:
-            for domain, fields in self._hashes:
-                pipe.hset(self.keys.domain(domain), mapping=fields)  # type: ignore[arg-type]
-            if self._ready:
-                pipe.zadd(self.keys.ready, dict.fromkeys(self._ready, self.now))
-            await pipe.execute()
-        self._hashes, self._ready = [], []
+        if self._lines:
+            blob, self._lines = "".join(self._lines), []
+            await self._script(keys=[self.keys.ready],
+                               args=[self.keys.domain_prefix, self.now, blob])
 
 
 async def _recreate_seen(frontier: Frontier) -> None:

@@ -14,10 +14,10 @@ from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     OffsetCheckpoint,
     checkpoint_dir,
-    live_sessions,
     load_checkpoints,
     merge_dead_sessions,
 )
+from frontier_service.frontier.folder_locks import live_sessions
 
 REPO = Path(__file__).resolve().parents[3]
 
