@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +16,12 @@ from archive_pipelines.cli.runner import run_group
 from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import Settings, load_settings
 from frontier_service.service.runner import configure_logging, run_async, run_crawler
-from frontier_service.service.settings import CrawlerSettings, from_settings
+from frontier_service.service.settings import (
+    CrawlerSettings,
+    from_settings,
+    warn_legacy_private,
+    with_loopback,
+)
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
@@ -29,7 +36,9 @@ class Context:
         return load_settings(self.data_dir)
 
     def crawler_settings(self, **more: Any) -> CrawlerSettings:
-        return from_settings(self.project_settings(), **{**self.overrides, **more})
+        """archive.toml, then the group's options, then the command's (None: not given)."""
+        given = {k: v for k, v in more.items() if v is not None}
+        return from_settings(self.project_settings(), **{**self.overrides, **given})
 
 
 def _host_map(values: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
@@ -45,13 +54,71 @@ def _host_map(values: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
     return tuple(pairs)
 
 
+@dataclass(frozen=True)
+class ScopeOptions:
+    """What `run` and `seed` may reach: --max-depth, --allowed-domain, --allow-network, --host-map."""
+
+    max_depth: int | None
+    allowed: tuple[str, ...]
+    networks: tuple[str, ...]
+    allow_private: bool | None  # the hidden legacy --allow-private: loopback only
+    host_map: tuple[str, ...]
+
+    def settings(self, obj: Context, **more: Any) -> CrawlerSettings:
+        """The crawler settings with these options (and `more`) applied."""
+        settings = obj.crawler_settings(
+            max_depth=self.max_depth, allowed_domains=self.allowed or None,
+            allowed_networks=self.networks or None, host_map=_host_map(self.host_map), **more)
+        if self.allow_private:
+            warn_legacy_private("--allow-private", "--allow-network 127.0.0.0/8")
+            settings = settings.with_changes(allowed_networks=with_loopback(settings.allowed_networks))
+        return settings
+
+
+_SCOPE_OPTIONS = (
+    click.option("--max-depth", type=int, help="Links deeper than this are not followed (seeds: 0)."),
+    click.option("--allowed-domain", "allowed", multiple=True, metavar="NAME|GLOB",
+                 help="Crawl only these hosts (and subdomains) or glob patterns (repeatable)."),
+    click.option("--allow-network", "networks", multiple=True, metavar="CIDR|IP",
+                 help="Also reach this non-public network or address, e.g. 127.0.0.0/8 for a "
+                      "local test web (repeatable; public addresses are always allowed; "
+                      "link-local and cloud metadata addresses only when listed exactly)."),
+    click.option("--allow-private/--no-allow-private", default=None, hidden=True,
+                 help="Deprecated: loopback only; use --allow-network 127.0.0.0/8."),
+    click.option("--host-map", "host_map", multiple=True, metavar="NAME=IP[:PORT]",
+                 help="Resolve NAME (or a glob like '*.test') to this address (repeatable; "
+                      "a non-public address needs --allow-network too)."),
+)
+
+_CRAWL_NAME_HELP = "Redis key prefix of the crawl; processes with one name share a frontier."
+
+
+def scope_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Add the scope options to a command, which receives them as `scope: ScopeOptions`."""
+    @functools.wraps(command)
+    def with_scope(*args: Any, max_depth: int | None, allowed: tuple[str, ...],
+                   networks: tuple[str, ...], allow_private: bool | None,
+                   host_map: tuple[str, ...], **kwargs: Any) -> None:
+        scope = ScopeOptions(max_depth, allowed, networks, allow_private, host_map)
+        command(*args, scope=scope, **kwargs)
+
+    decorated: Callable[..., None] = with_scope
+    for option in reversed(_SCOPE_OPTIONS):
+        decorated = option(decorated)
+    return decorated
+
+
+def crawl_name_option(command: Callable[..., None]) -> Callable[..., None]:
+    """`--crawl-name` on a command as well as before it (the command's value wins)."""
+    return click.option("--crawl-name", default=None, metavar="NAME", help=_CRAWL_NAME_HELP)(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--data-dir", envvar="ARCHIVE_DATA_DIR", default=None, metavar="DIR",
               help="The data directory (default: $ARCHIVE_DATA_DIR or ./data).")
 @click.option("--redis-url", default=None, metavar="URL",
               help="Redis URL, or 'embedded' (default: archive.toml [redis] url, or $REDIS_URL).")
-@click.option("--crawl-name", default=None, metavar="NAME",
-              help="Redis key prefix of the crawl; processes with one name share a frontier.")
+@click.option("--crawl-name", default=None, metavar="NAME", help=_CRAWL_NAME_HELP)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.pass_context
 def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_name: str | None,
@@ -70,14 +137,7 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
                    "crawl.processes setting, 1). One process uses one core; more crawl faster "
                    "on a multi-core machine.")
 @click.option("--min-delay", type=float, help="Minimum seconds between two requests to a host.")
-@click.option("--max-depth", type=int, help="Links deeper than this are not followed (seeds: 0).")
 @click.option("--page-budget", type=int, help="Pages fetched per domain at most.")
-@click.option("--allowed-domain", "allowed", multiple=True, metavar="NAME|GLOB",
-              help="Crawl only these hosts (and subdomains) or glob patterns (repeatable).")
-@click.option("--allow-private/--no-allow-private", default=None,
-              help="Allow loopback and private addresses (e.g. a local test web).")
-@click.option("--host-map", "host_map", multiple=True, metavar="NAME=IP[:PORT]",
-              help="Resolve NAME (or a glob like '*.test') to this address (repeatable).")
 @click.option("--segment-pages", type=int, help="Close a page-index segment after this many pages.")
 @click.option("--segment-seconds", type=float, help="... or after this many seconds.")
 @click.option("--dagster-home", type=click.Path(file_okay=False), default=None,
@@ -93,10 +153,11 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.option("--no-assets", is_flag=True, default=False, help="Do not queue images, scripts, styles.")
 @click.option("--loop", "event_loop", type=click.Choice(["auto", "asyncio", "uvloop"]), default=None,
               help="Event loop (auto: uvloop if installed).")
+@scope_options
+@crawl_name_option
 @click.pass_obj
-def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
-                host_map: tuple[str, ...], no_assets: bool, dagster_home: str | None,
-                processes: str | None, **options: Any) -> None:
+def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_assets: bool,
+                dagster_home: str | None, processes: str | None, **options: Any) -> None:
     """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit."""
     from pathlib import Path
 
@@ -104,12 +165,9 @@ def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
                "drain_timeout": "drain_timeout_s", "exit_when_idle": "exit_when_idle_s",
                "max_seconds": "max_seconds", "progress_seconds": "progress_seconds"}
     overrides = {renames.get(k, k): v for k, v in options.items()}
-    overrides["allow_private_addresses"] = overrides.pop("allow_private")
-    overrides["allowed_domains"] = tuple(allowed) or None
-    overrides["host_map"] = _host_map(host_map)
     overrides["fetch_assets"] = False if no_assets else None
     overrides["dagster_home"] = Path(dagster_home).resolve() if dagster_home else None
-    settings = obj.crawler_settings(**overrides)
+    settings = scope.settings(obj, **overrides)
     project = obj.project_settings()
     count = resolve_processes(processes if processes is not None else project.crawl.processes)
     if count == 1:
@@ -125,13 +183,20 @@ def run_command(obj: Context, seeds: tuple[str, ...], allowed: tuple[str, ...],
 
 @cli.command("seed")
 @click.argument("urls", nargs=-1, required=True)
+@scope_options
+@crawl_name_option
 @click.pass_obj
-def seed_command(obj: Context, urls: tuple[str, ...]) -> None:
-    """Queue start URLs at depth 0 (all or nothing: one bad URL queues none)."""
+def seed_command(obj: Context, urls: tuple[str, ...], scope: ScopeOptions,
+                 crawl_name: str | None) -> None:
+    """Queue start URLs at depth 0 (all or nothing: one bad URL queues none).
+
+    Seeds are checked against the same scope as `run`'s links: give the same --allow-network,
+    --allowed-domain and --max-depth here as there.
+    """
     from frontier_service.service.components import open_frontier
     from frontier_service.service.seeding import add_seeds
 
-    settings = obj.crawler_settings()
+    settings = scope.settings(obj, crawl_name=crawl_name)
 
     async def seed() -> tuple[int, int]:
         async with open_frontier(settings) as (frontier, _):
@@ -144,12 +209,13 @@ def seed_command(obj: Context, urls: tuple[str, ...]) -> None:
 
 @cli.command("stats")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@crawl_name_option
 @click.pass_obj
-def stats_command(obj: Context, as_json: bool) -> None:
+def stats_command(obj: Context, as_json: bool, crawl_name: str | None) -> None:
     """The frontier's size, ready and leased domains, counters, and segments on disk."""
     from frontier_service.service.stats import crawl_stats, format_stats
 
-    snapshot = run_async(crawl_stats(obj.crawler_settings()), "asyncio")
+    snapshot = run_async(crawl_stats(obj.crawler_settings(crawl_name=crawl_name)), "asyncio")
     click.echo(json.dumps(snapshot) if as_json else format_stats(snapshot))
 
 

@@ -133,6 +133,11 @@ class CrawlSettings(_Section):
     max_body_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     user_agent: str = "archive-pipelines/0.1 (+https://github.com/archive-pipelines)"
     allowed_domains: list[str] = Field(default_factory=list)
+    # Non-public networks the crawl may reach, e.g. ["127.0.0.0/8"] for a local test web
+    # (CIDR or one address). Public addresses are always allowed; link-local and cloud
+    # metadata addresses only when listed exactly.
+    allow_networks: list[str] = Field(default_factory=list)
+    # Legacy: true now means loopback only (allow_networks = ["127.0.0.0/8", "::1"]).
     allow_private_addresses: bool = False
     host_map: dict[str, str] = Field(default_factory=dict)
     segment_pages: int = Field(default=5_000, ge=1)

@@ -18,6 +18,7 @@ from typing import Any
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.fetch import Fetcher, FetchResult, FetchSettings, links_from_fetch
+from frontier_service.service.address_policy import AddressPolicy
 from frontier_service.service.resolver import CrawlResolver
 
 USER_AGENT = "crawl-bench/0.1"
@@ -105,7 +106,8 @@ def make_fetcher(args: argparse.Namespace, *, polite: bool = True) -> Fetcher:
     # so keep-alive connections to thousands of hosts are reused, not closed and reopened.
     settings = FetchSettings(user_agent=USER_AGENT, max_body_bytes=MAX_BODY_BYTES,
                              connection_limit=0, limit_per_host=1 if polite else 0)
-    resolver = CrawlResolver([("*.test", f"127.0.0.1:{args.port}")], allow_private=True)
+    resolver = CrawlResolver([("*.test", f"127.0.0.1:{args.port}")],
+                             policy=AddressPolicy(["127.0.0.0/8"]))
     return Fetcher(settings, resolver=resolver)
 
 

@@ -43,7 +43,7 @@ def settings_for(args: argparse.Namespace) -> CrawlerSettings:
         user_agent=USER_AGENT,
         max_body_bytes=MAX_BODY_BYTES,
         allowed_domains=("*.test",),
-        allow_private_addresses=True,
+        allowed_networks=("127.0.0.0/8",),
         host_map=(("*.test", f"127.0.0.1:{args.port}"),),
         fetch_assets=False,  # the baselines follow <a> links only
         metrics_port=-1,

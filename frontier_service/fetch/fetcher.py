@@ -9,6 +9,7 @@ from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
+from yarl import URL
 
 from archive_pipelines.canonical_urls import InvalidURL, canonicalize
 from frontier_service.fetch.errors import Failure, classify
@@ -26,7 +27,9 @@ class Fetcher:
 
     Args:
         settings: pool, timeouts, caps, redirect and retry policy.
-        resolver: DNS resolver for the connector (tests pass `TestWebResolver(port)`).
+        resolver: DNS resolver for the connector (tests pass `TestWebResolver(port)`). It
+            is asked about IP-literal hosts too, which aiohttp would connect to without a
+            lookup, so a resolver that refuses addresses (CrawlResolver) sees every hop.
     """
 
     def __init__(
@@ -41,6 +44,8 @@ class Fetcher:
         if self._session is not None:
             return
         s = self.settings
+        # The connector caches the resolver's answers and connects to exactly those
+        # addresses (no second lookup), so an address the resolver checked is the one reached.
         connector = aiohttp.TCPConnector(
             limit=s.connection_limit,
             limit_per_host=s.limit_per_host,
@@ -156,6 +161,8 @@ class Fetcher:
 
     async def _request_once(self, url: str, cap: int) -> HopResponse:
         session = self._require_session()
+        if self._resolver is not None:
+            await _check_literal_host(self._resolver, url)
         began = time.monotonic()
         async with session.get(url, allow_redirects=False) as response:
             location = response.headers.get("Location")
@@ -185,6 +192,17 @@ class Fetcher:
 
     def _default_request_headers(self) -> list[tuple[str, str]]:
         return [("User-Agent", self.settings.user_agent), ("Accept", self.settings.accept)]
+
+
+async def _check_literal_host(resolver: AbstractResolver, url: str) -> None:
+    """Pass an IP-literal host through the resolver, which raises OSError if it is refused.
+
+    aiohttp connects to a host that looks like an address (a colon, or only digits and dots)
+    without asking the resolver; this uses the same test on the same parse of the URL.
+    """
+    host = URL(url).raw_host
+    if host and (":" in host or host.replace(".", "").isdigit()):
+        await resolver.resolve(host, 0)
 
 
 async def _read_capped(response: aiohttp.ClientResponse, cap: int, chunk_bytes: int) -> tuple[bytes, bool]:

@@ -30,6 +30,7 @@ from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.settings import FetchSettings
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
+from frontier_service.service.address_policy import AddressPolicy
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.redis_conn import open_redis
@@ -139,7 +140,7 @@ async def open_components(settings: CrawlerSettings,
     """Everything a crawl needs, started; closed again (in reverse) on exit."""
     async with contextlib.AsyncExitStack() as stack:
         frontier, url = await stack.enter_async_context(open_frontier(settings))
-        resolver = CrawlResolver(settings.host_map, allow_private=settings.allow_private_addresses)
+        resolver = CrawlResolver(settings.host_map, policy=AddressPolicy(settings.allowed_networks))
         fetcher = await stack.enter_async_context(Fetcher(fetch_settings(settings), resolver=resolver))
         robots = RobotsCache(fetcher, RedisRobotsStore(frontier.redis, settings.crawl_name),
                              unreachable_retry_s=settings.robots_unreachable_retry_s)

@@ -1,24 +1,20 @@
-"""Crawl scope: allowed domains or glob patterns, maximum depth, private and loopback addresses."""
+"""Crawl scope: allowed domains or glob patterns, maximum depth, and IP-literal hosts."""
 
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
+import logging
 from collections.abc import Sequence
 from functools import lru_cache
 
+from frontier_service.service.address_policy import AddressPolicy, ip_literal
+from frontier_service.service.settings import CrawlerSettings
 
-def is_private_address(host: str) -> bool:
-    """True for an IP literal that is loopback, private, link-local, reserved or unspecified.
+log = logging.getLogger(__name__)
 
-    Names are not resolved here (the resolver checks what they resolve to).
-    """
-    literal = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    try:
-        address = ipaddress.ip_address(literal)
-    except ValueError:
-        return False
-    return not address.is_global or address.is_multicast
+_PUBLIC_ONLY = AddressPolicy()
+TOO_DEEP = "too deep"
+DOMAIN_NOT_ALLOWED = "domain not allowed"
 
 
 def host_of(domain_key: str) -> str:
@@ -35,35 +31,49 @@ class Scope:
         allowed: host names (matching themselves and their subdomains) or glob patterns
             (`*.test`, `site00??.test`); empty allows every host.
         max_depth: links deeper than this (seeds are depth 0) are not queued.
-        allow_private: allow IP-literal hosts in private, loopback and reserved ranges.
+        addresses: which IP-literal hosts may be queued (names are judged by the
+            resolver, once resolved); default: public addresses only.
     """
 
     def __init__(self, allowed: Sequence[str] = (), *, max_depth: int = 3,
-                 allow_private: bool = False) -> None:
+                 addresses: AddressPolicy = _PUBLIC_ONLY) -> None:
         self.max_depth = max_depth
-        self.allow_private = allow_private
+        self.addresses = addresses
         names = [entry.strip().lower().rstrip(".") for entry in allowed if entry.strip()]
         self._patterns = tuple(n for n in names if any(c in n for c in "*?["))
         self._names = frozenset(n.removeprefix(".") for n in names if n not in self._patterns)
-        self.allows_domain = lru_cache(maxsize=1 << 16)(self._allows_domain)
+        self.domain_refusal = lru_cache(maxsize=1 << 16)(self._domain_refusal)
 
     def refusal(self, domain_key: str, depth: int) -> str | None:
         """Why a URL of this domain at this depth is out of scope, or None if it is in."""
         if depth > self.max_depth:
-            return "too deep"
-        if not self.allows_domain(domain_key):
-            return "domain not allowed"
-        return None
+            return TOO_DEEP
+        return self.domain_refusal(domain_key)
 
-    def _allows_domain(self, domain_key: str) -> bool:
+    def allows_domain(self, domain_key: str) -> bool:
+        return self.domain_refusal(domain_key) is None
+
+    def _domain_refusal(self, domain_key: str) -> str | None:
         host = host_of(domain_key)
-        if not self.allow_private and is_private_address(host):
-            return False
+        if ip_literal(host) is not None:
+            reason = self.addresses.refusal(host.strip("[]"))
+            if reason is not None:
+                # Once per host (the result is cached): the only trace of a refused link.
+                log.info("not crawling %s: %s", domain_key, reason)
+                return reason
         if not self._names and not self._patterns:
-            return True
+            return None
         if host in self._names:
-            return True
+            return None
         labels = host.split(".")
         if any(".".join(labels[i:]) in self._names for i in range(1, len(labels))):
-            return True
-        return any(fnmatch.fnmatchcase(host, pattern) for pattern in self._patterns)
+            return None
+        if any(fnmatch.fnmatchcase(host, pattern) for pattern in self._patterns):
+            return None
+        return DOMAIN_NOT_ALLOWED
+
+
+def scope_for(settings: CrawlerSettings) -> Scope:
+    """The scope a crawl's settings describe (allowed domains, depth, allowed networks)."""
+    return Scope(settings.allowed_domains, max_depth=settings.max_depth,
+                 addresses=AddressPolicy(settings.allowed_networks))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from archive_pipelines.canonical_urls import canonical_url_and_domain
 from archive_pipelines.errors import ArchiveError
 from frontier_service.frontier.frontier import AddResult, Frontier
-from frontier_service.service.scope import Scope
+from frontier_service.service.scope import DOMAIN_NOT_ALLOWED, TOO_DEEP, Scope, scope_for
 from frontier_service.service.settings import CrawlerSettings
 
 
@@ -33,21 +33,19 @@ def check_seeds(raw: Iterable[str], scope: Scope) -> CheckedSeeds:
             checked.rejected.append((shown, str(exc)))
             continue
         refusal = scope.refusal(domain, 0)
-        if refusal is not None:
+        if refusal in (TOO_DEEP, DOMAIN_NOT_ALLOWED):
             checked.rejected.append((shown, f"out of scope ({refusal}: {domain})"))
+            continue
+        if refusal is not None:  # an address, which the reason names
+            checked.rejected.append((shown, f"out of scope ({refusal})"))
             continue
         checked.urls.append(canonical)
     return checked
 
 
-def scope_of(settings: CrawlerSettings) -> Scope:
-    return Scope(settings.allowed_domains, max_depth=settings.max_depth,
-                 allow_private=settings.allow_private_addresses)
-
-
 async def add_seeds(frontier: Frontier, settings: CrawlerSettings, raw: Iterable[str]) -> AddResult:
     """Queue seeds at depth 0; BadSeed (one line) if any is unusable, nothing queued then."""
-    checked = check_seeds(list(raw), scope_of(settings))
+    checked = check_seeds(list(raw), scope_for(settings))
     if checked.rejected:
         url, reason = checked.rejected[0]
         more = f" (and {len(checked.rejected) - 1} more)" if len(checked.rejected) > 1 else ""

@@ -28,7 +28,7 @@ from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.pages import Outcome, PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
-from frontier_service.service.scope import Scope
+from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.segments import DagsterReporter, SegmentCloser
 from frontier_service.service.settings import CrawlerSettings
@@ -101,8 +101,7 @@ class CrawlerService:
         s, m = self.settings, self.metrics
         ledger = FetchLedger(parts.frontier, flush_records=s.ledger_flush_records,
                              flush_s=s.ledger_flush_s)
-        scope = Scope(s.allowed_domains, max_depth=s.max_depth,
-                      allow_private=s.allow_private_addresses)
+        scope = scope_for(s)
         links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
                            flush_s=s.link_flush_s, journal=parts.link_journal)
         journal = self._journal = parts.index_writer.journal

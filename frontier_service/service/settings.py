@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from archive_pipelines.errors import SettingsError
-from archive_pipelines.settings import Settings
+from archive_pipelines.settings import CrawlSettings, Settings
+from frontier_service.service.address_policy import LOOPBACK_NETWORKS, parse_network
+
+log = logging.getLogger(__name__)
 
 EMBEDDED_REDIS = "embedded"
 
@@ -34,7 +38,8 @@ class CrawlerSettings:
     max_body_bytes: int = 20 * 1024 * 1024
     user_agent: str = "archive-pipelines/0.1 (+https://github.com/archive-pipelines)"
     allowed_domains: tuple[str, ...] = ()  # names (and their subdomains) or glob patterns
-    allow_private_addresses: bool = False
+    # Non-public networks the crawl may reach (CIDR or one address; public ones always).
+    allowed_networks: tuple[str, ...] = ()
     host_map: tuple[tuple[str, str], ...] = ()  # (name or glob, "ip[:port]")
     fetch_assets: bool = True  # queue <img>/<script>/stylesheet URLs at the page's depth
     # Segments and reporting.
@@ -107,6 +112,11 @@ class CrawlerSettings:
             raise SettingsError(f"`event_loop` must be auto, asyncio or uvloop, got {self.event_loop!r}")
         if not self.crawl_name or any(c.isspace() for c in self.crawl_name):
             raise SettingsError(f"`crawl_name` must be a non-empty word, got {self.crawl_name!r}")
+        for entry in self.allowed_networks:
+            try:
+                parse_network(entry)
+            except ValueError as exc:
+                raise SettingsError(f"--allow-network / [crawl] allow_networks: {exc}") from None
 
 
 def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
@@ -128,7 +138,7 @@ def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
         max_body_bytes=crawl.max_body_bytes,
         user_agent=crawl.user_agent,
         allowed_domains=tuple(crawl.allowed_domains),
-        allow_private_addresses=crawl.allow_private_addresses,
+        allowed_networks=allowed_networks(crawl),
         host_map=tuple(sorted(crawl.host_map.items())),
         segment_pages=crawl.segment_pages,
         segment_seconds=crawl.segment_seconds,
@@ -136,3 +146,29 @@ def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
         dagster_home=Path(env_home) if env_home else None,
     )
     return base.with_changes(**overrides)
+
+
+def allowed_networks(crawl: CrawlSettings) -> tuple[str, ...]:
+    """[crawl] allow_networks, plus loopback for the legacy `allow_private_addresses = true`."""
+    networks = tuple(crawl.allow_networks)
+    if not crawl.allow_private_addresses:
+        return networks
+    warn_legacy_private("allow_private_addresses = true in archive.toml",
+                        'allow_networks = ["127.0.0.0/8"] in [crawl]')
+    return with_loopback(networks)
+
+
+def with_loopback(networks: tuple[str, ...]) -> tuple[str, ...]:
+    return networks + tuple(n for n in LOOPBACK_NETWORKS if n not in networks)
+
+
+_warned: set[str] = set()
+
+
+def warn_legacy_private(used: str, instead: str) -> None:
+    """Say once per process what the old switch now means and what replaces it."""
+    if used in _warned:
+        return
+    _warned.add(used)
+    log.warning("%s now allows loopback only (127.0.0.0/8 and ::1), no longer private, "
+                "link-local or cloud metadata addresses; use %s instead", used, instead)

@@ -39,7 +39,7 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 def crawl_args(data_dir: Path, redis_url: str, crawl_name: str, port: int,
                *extra: str) -> list[str]:
     args = ["--data-dir", str(data_dir), "--redis-url", redis_url, "--crawl-name", crawl_name,
-            "run", "--host-map", f"*.test=127.0.0.1:{port}", "--allow-private",
+            "run", "--host-map", f"*.test=127.0.0.1:{port}", "--allow-network", "127.0.0.0/8",
             "--max-depth", "1", "--min-delay", "0.1", "--concurrency", "16",
             "--segment-pages", "40", "--progress-seconds", "1", "--loop", "asyncio"]
     for host in HOSTS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 from collections import Counter
 from pathlib import Path
@@ -21,6 +22,7 @@ from tests.frontier_service.service.cli_runs import (
     visited_queue,
     wait_for_pages,
 )
+from tests.frontier_service.service.conftest import delete_keys
 
 
 @pytest.mark.parametrize("command", [[], ["run"], ["seed"], ["stats"]])
@@ -47,6 +49,100 @@ def test_bad_input_is_one_clear_line(tmp_path: Path, redis_url: str, args: list[
     assert main(["--data-dir", str(tmp_path / "data"), "--redis-url", redis_url, *args]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
+
+
+def seed(data: Path, redis_url: str, *args: str) -> int:
+    return main(["--data-dir", str(data), "--redis-url", redis_url, "seed", *args])
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    (tmp_path / "data").mkdir()
+    return tmp_path / "data"
+
+
+def test_seed_takes_allow_network_like_run(data: Path, redis_url: str, crawl_name: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert seed(data, redis_url, "--crawl-name", crawl_name, "http://127.0.0.1:8080/") == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "frontier-service: error: bad seed URL 'http://127.0.0.1:8080/': out of scope "
+        "(127.0.0.1 is loopback; list a network holding it with --allow-network to crawl it)"]
+    assert seed(data, redis_url, "--crawl-name", crawl_name, "--allow-network", "127.0.0.0/8",
+                "http://127.0.0.1:8080/", "http://0x7f000001:8080/a", "http://127.1:8080/b") == 0
+    assert capsys.readouterr().out.strip() == "queued 3 URL(s); 0 already seen"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--allow-network", "127.0.0.0/8", "http://169.254.169.254/"],
+     "out of scope (169.254.169.254 is link-local/cloud metadata; list it exactly with "
+     "--allow-network to crawl it)"),
+    (["--allow-network", "0.0.0.0/0", "http://0xa9fea9fe/"], "is link-local/cloud metadata"),
+    (["--allow-network", "127.0.0.0/8", "http://10.0.0.1/"], "10.0.0.1 is private"),
+    (["--allow-network", "localhost", "http://127.0.0.1/"],
+     "--allow-network / [crawl] allow_networks: 'localhost' is not an IP address or network"),
+    (["--allow-network", "127.0.0.0/8", "--allowed-domain", "*.test", "http://127.0.0.1/"],
+     "out of scope (domain not allowed: 127.0.0.1)"),
+    (["--allow-network", "127.0.0.0/8", "--max-depth", "-1", "http://127.0.0.1/"],
+     "`max_depth` must not be negative"),
+    (["--host-map", "nonsense", "http://a.test/"], "expected NAME=IP[:PORT]"),
+])
+def test_seed_scope_refusals_are_one_clear_line(data: Path, redis_url: str, crawl_name: str,
+                                                args: list[str], message: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert seed(data, redis_url, "--crawl-name", crawl_name, *args) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], lines
+
+
+def test_seed_with_the_metadata_address_listed_exactly(data: Path, redis_url: str, crawl_name: str,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    assert seed(data, redis_url, "--crawl-name", crawl_name, "--allow-network", "169.254.169.254",
+                "http://169.254.169.254/latest/meta-data/") == 0
+    assert "queued 1 URL(s)" in capsys.readouterr().out
+
+
+def test_legacy_allow_private_means_loopback_only_and_says_so(
+        data: Path, redis_url: str, crawl_name: str, capsys: pytest.CaptureFixture[str],
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("frontier_service.service.settings._warned", set())
+    assert seed(data, redis_url, "--crawl-name", crawl_name, "--allow-private",
+                "http://127.0.0.1:8080/", "http://[::1]:8080/") == 0
+    assert "queued 2 URL(s)" in capsys.readouterr().out
+    assert ("--allow-private now allows loopback only (127.0.0.0/8 and ::1), no longer private, "
+            "link-local or cloud metadata addresses; use --allow-network 127.0.0.0/8 instead"
+            ) in caplog.text
+    assert seed(data, redis_url, "--crawl-name", crawl_name, "--allow-private",
+                "http://10.0.0.1/") == 2
+    assert "10.0.0.1 is private" in capsys.readouterr().err
+    assert seed(data, redis_url, "--crawl-name", crawl_name, "--allow-private",
+                "http://169.254.169.254/") == 2
+    assert "link-local/cloud metadata" in capsys.readouterr().err
+
+
+def test_allow_private_is_hidden_and_allow_network_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("run", "seed"):
+        assert main([command, "--help"]) == 0
+        out = capsys.readouterr().out
+        assert "--allow-network CIDR|IP" in out and "--allow-private" not in out
+        assert "--allowed-domain" in out and "--host-map" in out and "--max-depth" in out
+        assert "--crawl-name" in out
+    assert main(["stats", "--help"]) == 0
+    assert "--crawl-name" in capsys.readouterr().out
+
+
+def test_crawl_name_after_the_command_wins(data: Path, redis_url: str, crawl_name: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    other = f"{crawl_name}-other"
+    args = ["--data-dir", str(data), "--redis-url", redis_url, "--crawl-name", other]
+    try:
+        assert main([*args, "seed", "--crawl-name", crawl_name, "http://a.example/"]) == 0
+        capsys.readouterr()
+        assert main([*args, "stats", "--json", "--crawl-name", crawl_name]) == 0
+        assert json.loads(capsys.readouterr().out)["ready_domains"] == 1
+        assert main([*args, "stats", "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["ready_domains"] == 0
+    finally:
+        delete_keys(redis_url, other)
 
 
 def test_an_unwritable_data_dir_is_one_clear_line(tmp_path: Path, redis_url: str) -> None:
