@@ -75,8 +75,9 @@ def scan_file(path: Path, *, start: int = 0, limit: int | None = None) -> FileSc
     try:
         carry = b""
         position = start
+        chunk = _CHUNK if limit is None else max(1, min(_CHUNK, limit))
         while True:
-            data = os.pread(fd, _CHUNK, position)
+            data = os.pread(fd, chunk, position)
             if not data:
                 scan.eof = True
                 break

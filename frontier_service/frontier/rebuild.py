@@ -12,6 +12,7 @@ presence means "complete", so a rebuild cut short is simply run again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -89,21 +90,21 @@ async def rebuild_redis(frontier: Frontier, data_dir: Path,
     report.keys_deleted = await delete_crawl_state(frontier.redis, keys)
     await _recreate_seen(frontier)
     files, report.unknown_files = await asyncio.to_thread(domain_files, data_dir, checkpoints)
-    writer = DomainWriter(frontier, report)
     reported_at = started
-    async for domain_file, scan in read_ahead(files):
-        report.urls += scan.urls
-        report.torn_lines += scan.torn_lines
-        await writer.add_fingerprints(scan.fingerprints)
-        if scan.eof:
-            await writer.add_domain(domain_file.domain,
-                                    checkpoints.get(domain_file.domain, NO_CHECKPOINT), scan.end)
-            if time.monotonic() - reported_at >= _PROGRESS_EVERY_S:
-                reported_at = time.monotonic()
-                (progress or log.info)(
-                    f"rebuilding Redis: {report.domains:,} of {len(files):,} domains, "
-                    f"{report.urls:,} URLs, {reported_at - started:.0f} s")
-    await writer.flush()
+    async with DomainWriter(frontier, report) as writer:
+        async for domain_file, scan in read_ahead(files):
+            report.urls += scan.urls
+            report.torn_lines += scan.torn_lines
+            await writer.add_fingerprints(scan.fingerprints)
+            if scan.eof:
+                await writer.add_domain(domain_file.domain,
+                                        checkpoints.get(domain_file.domain, NO_CHECKPOINT),
+                                        scan.end)
+                if time.monotonic() - reported_at >= _PROGRESS_EVERY_S:
+                    reported_at = time.monotonic()
+                    (progress or log.info)(
+                        f"rebuilding Redis: {report.domains:,} of {len(files):,} domains, "
+                        f"{report.urls:,} URLs, {reported_at - started:.0f} s")
     await frontier.redis.hset(keys.counters, mapping={
         "bytes_appended": report.bytes, "bytes_consumed": report.bytes_consumed,
         "urls_added": report.urls, "domains_excluded": report.excluded,
@@ -134,7 +135,8 @@ async def delete_crawl_state(redis: Redis, keys: FrontierKeys) -> int:
 
 class DomainWriter:
     """Domain hashes and the ready queue written by one script per batch of domains, and
-    seen fingerprints in big calls."""
+    seen fingerprints in big calls; one call of each kind runs while the next batch is
+    made (Redis, not this process, is the bottleneck). Use as `async with`."""
 
     def __init__(self, frontier: Frontier, report: RebuildReport) -> None:
         self.frontier = frontier
@@ -144,6 +146,26 @@ class DomainWriter:
         self._script = frontier.redis.register_script(REBUILD_DOMAINS)
         self._lines: list[str] = []
         self._fingerprints: list[bytes] = []
+        self._seen_call: asyncio.Future[list[bool]] | None = None
+        self._domains_call: asyncio.Future[object] | None = None
+
+    async def __aenter__(self) -> DomainWriter:
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        """Send what is left (unless the block raised); never leave a call behind."""
+        try:
+            if exc_type is None:
+                await self._flush_seen()
+                await self._flush_domains()
+                await self._wait()
+        finally:
+            for call in (self._seen_call, self._domains_call):
+                if call is not None:
+                    call.cancel()
+                    with contextlib.suppress(Exception, asyncio.CancelledError):
+                        await call
+            self._seen_call = self._domains_call = None
 
     async def add_fingerprints(self, fingerprints: list[bytes]) -> None:
         self._fingerprints += fingerprints
@@ -171,20 +193,27 @@ class DomainWriter:
         if len(self._lines) >= _DOMAINS_PER_CALL:
             await self._flush_domains()
 
-    async def flush(self) -> None:
-        await self._flush_seen()
-        await self._flush_domains()
-
     async def _flush_seen(self) -> None:
         if self._fingerprints:
             batch, self._fingerprints = self._fingerprints, []
-            self.report.seen_added += sum(await self.frontier.seen.add_many(batch))
+            await self._wait(domains=False)
+            self._seen_call = asyncio.ensure_future(self.frontier.seen.add_many(batch))
 
     async def _flush_domains(self) -> None:
         if self._lines:
             blob, self._lines = "".join(self._lines), []
-            await self._script(keys=[self.keys.ready],
-                               args=[self.keys.domain_prefix, self.now, blob])
+            await self._wait(seen=False)
+            self._domains_call = asyncio.ensure_future(self._script(
+                keys=[self.keys.ready], args=[self.keys.domain_prefix, self.now, blob]))
+
+    async def _wait(self, *, seen: bool = True, domains: bool = True) -> None:
+        """The calls in flight (the chosen kinds) are done; their errors raise here."""
+        if seen and self._seen_call is not None:
+            call, self._seen_call = self._seen_call, None
+            self.report.seen_added += sum(await call)
+        if domains and self._domains_call is not None:
+            done, self._domains_call = self._domains_call, None
+            await done
 
 
 async def _recreate_seen(frontier: Frontier) -> None:

@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from archive_pipelines.canonical_urls import url_fingerprint
 from archive_pipelines.embedded_redis import LocalRedis
+from frontier_service.frontier import disk_frontier
 from frontier_service.frontier.audit import EpochChanged, audit
 from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
@@ -170,6 +171,24 @@ def test_rebuild_counts_torn_lines_and_stops_before_a_torn_tail(redis_url: str, 
             assert (await frontier.meta.info(LONG)).size == frontier.files.size(LONG)
             info = await frontier.meta.info("t.example")
             assert (info.size, info.read_offset, info.state) == (whole + 24, 0, "ready")
+
+    asyncio.run(main())
+
+
+def test_big_files_are_read_in_parts(redis_url: str, crawl_name: str, tmp_path: Path,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> None:
+        async with open_frontier(redis_url, tmp_path, crawl_name) as frontier:
+            urls = [f"http://big.example/{i}" for i in range(50)]
+            await frontier.add_urls([(url, 0) for url in urls[:30]])
+            await frontier.add_urls([(url, 0) for url in urls[30:]])
+            whole = await rebuild_redis(frontier, tmp_path, {}, "id")
+            monkeypatch.setattr(disk_frontier, "BATCH_BYTES", 100)  # ~3 lines a part
+            parts = await rebuild_redis(frontier, tmp_path, {}, "id")
+            assert (parts.domains, parts.urls, parts.seen_added, parts.bytes) == (
+                whole.domains, whole.urls, whole.seen_added, whole.bytes) == (
+                1, 50, 50, frontier.files.size("big.example"))
+            assert all(await frontier.seen.contains_many([url_fingerprint(u) for u in urls]))
 
     asyncio.run(main())
 
