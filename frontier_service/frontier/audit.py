@@ -10,8 +10,9 @@ applies exclusions the checkpoints hold, and puts a domain back into the queue i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -72,9 +73,7 @@ async def audit(frontier: Frontier, data_dir: Path, checkpoints: Mapping[str, Do
     script = frontier.redis.register_script(AUDIT)
     keys = frontier.state.keys
     missing: list[DomainFile] = []
-    for first in range(0, len(files), _DOMAINS_PER_SCRIPT):
-        batch = files[first:first + _DOMAINS_PER_SCRIPT]
-        ends = await asyncio.to_thread(complete_ends, batch)
+    async for batch, ends in _file_ends(files):
         codes = await script(keys=[*keys.coordination, keys.epoch],
                              args=[keys.domain_prefix, repr(time.time()), crawl_id or "",
                                    _blob(batch, ends, checkpoints)])
@@ -94,6 +93,25 @@ async def audit(frontier: Frontier, data_dir: Path, checkpoints: Mapping[str, Do
     await _readd_urls(frontier, files if seen_lost else missing, report)
     report.seconds = time.monotonic() - started
     return report
+
+
+async def _file_ends(files: Sequence[DomainFile]
+                     ) -> AsyncIterator[tuple[Sequence[DomainFile], dict[str, int]]]:
+    """Batches of files with where their last lines end; a thread reads the next batch's
+    while the caller checks this one."""
+    batches = [files[i:i + _DOMAINS_PER_SCRIPT] for i in range(0, len(files), _DOMAINS_PER_SCRIPT)]
+    pending: asyncio.Future[dict[str, int]] | None = None
+    try:
+        for i, batch in enumerate(batches):
+            ends = await (pending or asyncio.to_thread(complete_ends, batch))
+            pending = asyncio.ensure_future(asyncio.to_thread(complete_ends, batches[i + 1])) \
+                if i + 1 < len(batches) else None
+            yield batch, ends
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await pending
 
 
 async def _readd_urls(frontier: Frontier, files: Sequence[DomainFile], report: AuditReport) -> None:

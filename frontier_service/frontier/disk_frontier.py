@@ -4,6 +4,7 @@ domain key, where its last complete line ends, and its URLs' seen-filter fingerp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import os
@@ -129,26 +130,30 @@ async def read_ahead(files: Sequence[DomainFile]) -> AsyncIterator[tuple[DomainF
     """(file, scan) for every file, in order; a thread reads the next batch of files while
     the caller handles this one. A big file comes in parts, each with eof False but the last."""
     batches = _batches(files)
-    pending = asyncio.ensure_future(asyncio.to_thread(scan_files, _small(batches[0]))) \
-        if batches else None
-    for i, batch in enumerate(batches):
-        assert pending is not None
-        scans = await pending
-        if i + 1 < len(batches):
-            pending = asyncio.ensure_future(asyncio.to_thread(scan_files, _small(batches[i + 1])))
-        for domain_file in batch:
-            scan = scans.get(domain_file.domain)
-            if scan is not None:
-                yield domain_file, scan
-                continue
-            start = 0
-            while True:
-                scan = await asyncio.to_thread(scan_file, domain_file.path, start=start,
-                                               limit=BATCH_BYTES)
-                yield domain_file, scan
-                if scan.eof:
-                    break
-                start = scan.end
+    pending: asyncio.Future[dict[str, FileScan]] | None = None
+    try:
+        for i, batch in enumerate(batches):
+            scans = await (pending or asyncio.to_thread(scan_files, _small(batch)))
+            pending = asyncio.ensure_future(asyncio.to_thread(scan_files, _small(batches[i + 1]))) \
+                if i + 1 < len(batches) else None
+            for domain_file in batch:
+                scan = scans.get(domain_file.domain)
+                if scan is not None:
+                    yield domain_file, scan
+                    continue
+                start = 0
+                while True:
+                    scan = await asyncio.to_thread(scan_file, domain_file.path, start=start,
+                                                   limit=BATCH_BYTES)
+                    yield domain_file, scan
+                    if scan.eof:
+                        break
+                    start = scan.end
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await pending
 
 
 def _batches(files: Sequence[DomainFile]) -> list[list[DomainFile]]:
