@@ -136,7 +136,10 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
               help="Crawler processes sharing the frontier (auto: one per CPU; default: the "
                    "crawl.processes setting, 1). One process uses one core; more crawl faster "
                    "on a multi-core machine.")
-@click.option("--min-delay", type=float, help="Minimum seconds between two requests to a host.")
+@click.option("--per-host-concurrency", type=int,
+              help="Requests in flight to one host at most (default 1; a robots.txt "
+                   "Crawl-delay makes it 1 for that host).")
+@click.option("--min-delay", type=float, help="Minimum seconds between two request starts to a host.")
 @click.option("--page-budget", type=int, help="Pages fetched per domain at most.")
 @click.option("--segment-pages", type=int, help="Close a page-index segment after this many pages.")
 @click.option("--segment-seconds", type=float, help="... or after this many seconds.")
@@ -148,6 +151,9 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.option("--exit-when-idle", type=float, metavar="SECONDS",
               help="Stop once the frontier has been empty this long.")
 @click.option("--lease-seconds", type=float, help="A crashed process's domains return after this.")
+@click.option("--checkpoint-seconds", type=float,
+              help="Seconds between on-disk checkpoints of read offsets (a Redis that lost its "
+                   "data repeats at most this long of fetches).")
 @click.option("--drain-timeout", type=float, help="SIGTERM: seconds in-flight fetches may take.")
 @click.option("--progress-seconds", type=float, help="Seconds between progress lines.")
 @click.option("--no-assets", is_flag=True, default=False, help="Do not queue images, scripts, styles.")

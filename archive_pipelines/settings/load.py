@@ -145,6 +145,7 @@ sensor_interval_seconds = 30
 [crawl]
 concurrency = 64             # concurrent fetches, all processes together
 processes = 1                # crawler processes sharing the frontier ("auto": one per CPU)
+per_host_concurrency = 1     # requests in flight to one host (a robots Crawl-delay makes it 1)
 min_delay_seconds = 1.0
 max_crawl_delay_seconds = 30.0
 response_time_factor = 2.0
@@ -154,6 +155,7 @@ allowed_domains = []
 allow_networks = []          # non-public networks to crawl, e.g. ["127.0.0.0/8"] for a local web
 segment_pages = 5000
 segment_seconds = 300.0
+checkpoint_seconds = 2.0     # on-disk frontier checkpoint: a lost Redis repeats at most this long
 compact_after_days = 7.0     # compact-crawls: sessions older than this -> one zstd file each
 views = []                   # views crawled pages appear in, e.g. ["by_domain"] (one link per page)
 """

@@ -123,6 +123,9 @@ class CrawlSettings(_Section):
     """Seed 002: the frontier service."""
 
     concurrency: int = Field(default=64, ge=1)  # in all processes together
+    # Requests in flight to one host at most (Scrapy's CONCURRENT_REQUESTS_PER_DOMAIN);
+    # a robots.txt Crawl-delay makes it 1 for that host.
+    per_host_concurrency: int = Field(default=1, ge=1, le=64)
     # Crawler processes sharing the frontier; "auto" = one per CPU (`run --processes`).
     processes: PositiveInt | Literal["auto"] = 1
     min_delay_seconds: float = Field(default=1.0, ge=0)
@@ -143,6 +146,9 @@ class CrawlSettings(_Section):
     segment_pages: int = Field(default=5_000, ge=1)
     segment_seconds: float = Field(default=300.0, gt=0)
     metrics_port: int = Field(default=0, ge=0, le=65535)
+    # Seconds between two on-disk checkpoints of the frontier's read offsets: after a Redis
+    # that lost its data is rebuilt, at most this long of fetches is repeated.
+    checkpoint_seconds: float = Field(default=2.0, gt=0, le=300)
     # The views crawled pages appear in (`captures.views`). Off by default: one link per
     # page costs more than ingesting it (README, "Looking up captures").
     views: list[ViewName] = Field(default_factory=list)

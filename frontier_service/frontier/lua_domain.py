@@ -220,6 +220,35 @@ end
 return 1
 """
 
+# ARGV: prefix, worker, now, lease_seconds, blob of `domain read_offset` lines. Extends the
+# leases the worker still holds and raises their read offsets; per domain 1 renewed, 0 lost.
+RENEW_MANY = _HEADER + """
+local worker, now, lease_seconds = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local lease_until = now + lease_seconds
+local codes, renewed, consumed = {}, {}, 0
+for d, new_offset in string.gmatch(ARGV[5], '(%S+) (%S+)\\n') do
+  local key = prefix .. d
+  local h = redis.call('HMGET', key, 'lease_owner', 'read_offset')
+  if h[1] ~= worker then
+    codes[#codes + 1] = 0
+  else
+    codes[#codes + 1] = 1
+    renewed[#renewed + 1] = lease_until
+    renewed[#renewed + 1] = d
+    local ro, new = tonumber(h[2]) or 0, tonumber(new_offset)
+    if new > ro then
+      consumed = consumed + new - ro
+      redis.call('HSET', key, 'lease_until', lease_until, 'read_offset', new_offset)
+    else
+      redis.call('HSET', key, 'lease_until', lease_until)
+    end
+  end
+end
+each_chunk('ZADD', leases, renewed)
+if consumed > 0 then redis.call('HINCRBY', counters, 'bytes_consumed', consumed) end
+return codes
+"""
+
 # ARGV: prefix, domain, reason. A leased domain stays leased; its release will not re-add it.
 EXCLUDE = _HEADER + """
 local d = ARGV[2]

@@ -54,6 +54,7 @@ class FrontierState:
         self._release_and_claim = redis.register_script(lua_domain.RELEASE_AND_CLAIM)
         self._retire = redis.register_script(lua_domain.RETIRE_IF_EXHAUSTED)
         self._renew = redis.register_script(lua_domain.RENEW)
+        self._renew_many = redis.register_script(lua_domain.RENEW_MANY)
         self._record_appends = redis.register_script(lua_domain.RECORD_APPENDS)
         self._exclude = redis.register_script(lua_domain.EXCLUDE)
         self._include = redis.register_script(lua_domain.INCLUDE)
@@ -118,6 +119,18 @@ class FrontierState:
                   "" if read_offset is None else int(read_offset)])
         return int(code) == 1
 
+    async def renew_many(self, worker_id: str, offsets: Sequence[tuple[str, int]], now: float,
+                         lease_seconds: float) -> list[bool]:
+        """renew for many (domain, read_offset) in one atomic call; False where the lease is
+        no longer ours. Read offsets only move forward."""
+        if not offsets:
+            return []
+        codes = await self._renew_many(
+            keys=self.keys.coordination,
+            args=[self.keys.domain_prefix, worker_id, repr(now), repr(lease_seconds),
+                  "".join(f"{_checked(domain)} {int(offset)}\n" for domain, offset in offsets)])
+        return [int(code) == 1 for code in codes]
+
     async def record_append(self, domain: str, end_offset: int, now: float, urls: int = 1) -> bool:
         """Note bytes appended to a domain's file; True if that made an idle domain ready."""
         return await self.record_appends(now, [(domain, end_offset, urls)]) == 1
@@ -173,14 +186,15 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _checked(domain: str) -> str:
+    if _DOMAIN_TOKEN.fullmatch(domain) is None:
+        raise ValueError(f"invalid domain key {domain!r}")
+    return domain
+
+
 def _lines(rows: Iterable[tuple[str, object, object]]) -> str:
     """The `a b c\n` blob the scripts parse; a domain key with whitespace is refused."""
-    parts = []
-    for domain, second, third in rows:
-        if _DOMAIN_TOKEN.fullmatch(domain) is None:
-            raise ValueError(f"invalid domain key {domain!r}")
-        parts.append(f"{domain} {second} {third}\n")
-    return "".join(parts)
+    return "".join(f"{_checked(domain)} {second} {third}\n" for domain, second, third in rows)
 
 
 def _release_lines(items: Sequence[Reschedule]) -> str:

@@ -84,11 +84,11 @@ def fetch_settings(settings: CrawlerSettings) -> FetchSettings:
     return FetchSettings(**{
         "user_agent": settings.user_agent,
         "max_body_bytes": settings.max_body_bytes,
-        # Workers bound the requests in flight; the pool only keeps one idle keep-alive
-        # connection per host (limit_per_host), so no total limit: a cap below the host
-        # count would close and reopen connections all the time.
+        # Workers bound the requests in flight; the pool keeps per_host_concurrency
+        # keep-alive connections per host (limit_per_host), so no total limit: a cap below
+        # the host count would close and reopen connections all the time.
         "connection_limit": 0,
-        "limit_per_host": 1,
+        "limit_per_host": settings.per_host_concurrency,
         **settings.fetch_overrides,
     })
 

@@ -25,7 +25,7 @@ from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
-from frontier_service.service.claimer import Claimed
+from frontier_service.service.held_hosts import Claimed, Outcome
 from frontier_service.service.ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.metrics import CrawlMetrics
@@ -43,14 +43,6 @@ class Politeness:
         crawl_delay = rules.crawl_delay() if rules is not None else None
         return next_delay(self.min_delay_s, crawl_delay, self.max_crawl_delay_s,
                           response_time_s, self.response_time_factor)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """When the domain may be fetched again, and the read offset to release it at."""
-
-    next_fetch_at: float
-    offset: int
 
 
 class PageProcessor:
@@ -77,7 +69,7 @@ class PageProcessor:
             rules = self.robots.cached_rules(url)
         except InvalidURL as exc:
             await self._record_skip(item, f"invalid URL: {exc}", STATUS_NO_RESPONSE)
-            return Outcome(time.time(), item.end_offset)
+            return Outcome(time.time(), item.end_offset, solo=True, requested=False)
         if rules is None:
             return await self._load_robots(item)
         if rules.source is RobotsSource.UNREACHABLE:  # cached: no request until it expires
@@ -85,7 +77,9 @@ class PageProcessor:
         if not rules.can_fetch(url):
             self.metrics.robots_disallowed += 1
             await self._record_skip(item, "disallowed by robots.txt", STATUS_ROBOTS_DISALLOWED)
-            return Outcome(time.time(), item.end_offset)  # nothing was sent: no delay owed
+            # Nothing was sent: no delay owed.
+            return Outcome(time.time(), item.end_offset, solo=rules.crawl_delay() is not None,
+                           requested=False)
         self.metrics.in_flight += 1
         try:
             result = await self.fetcher.fetch(url, follow_redirects=False, max_attempts=1)
@@ -104,7 +98,8 @@ class PageProcessor:
         now = time.time()
         if rules.source is RobotsSource.UNREACHABLE:
             return await self._host_failed(item, rules, None, now)
-        return Outcome(now + self.politeness.delay(rules, 0.0), item.start_offset)
+        delay = self.politeness.delay(rules, 0.0)
+        return Outcome(now + delay, item.start_offset, solo=True, delay_s=delay)
 
     async def _handle(self, item: Claimed, rules: RobotsRules, result: FetchResult) -> Outcome:
         now = time.time()
@@ -113,7 +108,8 @@ class PageProcessor:
         self.health.record_success(item.domain)
         delay = self.politeness.delay(rules, result.response_time_s or result.elapsed_s)
         await self._archive(item, result)
-        return Outcome(now + delay, item.end_offset)
+        return Outcome(now + delay, item.end_offset, solo=rules.crawl_delay() is not None,
+                       delay_s=delay)
 
     async def _host_failed(self, item: Claimed, rules: RobotsRules, result: FetchResult | None,
                            now: float) -> Outcome:
@@ -129,11 +125,13 @@ class PageProcessor:
                 await self._archive(item, result)
             else:
                 await self._record_skip(item, "host unreachable", STATUS_NO_RESPONSE)
-            return Outcome(now + delay, item.end_offset)
+            return Outcome(now + delay, item.end_offset, solo=True, retired="host unreachable",
+                           delay_s=delay)
         if result is None or result.error_kind in _RETRY_SAME_URL or result.error is None:
-            return Outcome(now + delay, item.start_offset)  # the URL waits for the host
+            # The URL waits for the host.
+            return Outcome(now + delay, item.start_offset, solo=True, delay_s=delay)
         await self._archive(item, result)  # a timeout: this URL is done, the host gets a strike
-        return Outcome(now + delay, item.end_offset)
+        return Outcome(now + delay, item.end_offset, solo=True, delay_s=delay)
 
     async def _archive(self, item: Claimed, result: FetchResult) -> None:
         """Store the body and page record, queue its links, record the visit."""

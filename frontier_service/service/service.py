@@ -22,11 +22,12 @@ from frontier_service.frontier.frontier import AddResult
 from frontier_service.service.claimer import DomainClaimer
 from frontier_service.service.components import Components, open_components
 from frontier_service.service.health import HealthServer
+from frontier_service.service.held_hosts import Outcome
 from frontier_service.service.journal import IndexJournal
 from frontier_service.service.ledger import FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.metrics import CrawlMetrics
-from frontier_service.service.pages import Outcome, PageProcessor, Politeness
+from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
 from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
@@ -117,7 +118,8 @@ class CrawlerService:
         claimer = DomainClaimer(parts.frontier, parts.owner, m, ledger,
                                 capacity=s.concurrency + min(s.claim_batch, s.concurrency),
                                 batch=s.claim_batch, poll_s=s.claim_poll_s,
-                                page_budget=s.domain_page_budget, checkpoint=checkpoint)
+                                page_budget=s.domain_page_budget,
+                                per_host=s.per_host_concurrency, checkpoint=checkpoint)
         processor = PageProcessor(
             frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
             archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
@@ -164,18 +166,21 @@ class CrawlerService:
             item = await claimer.queue.get()
             if item is None:
                 return
+            claimer.starting(item)
             try:
                 outcome = await processor.process(item)
             except asyncio.CancelledError:  # drain timed out: the URL goes back unfetched
-                claimer.release(item.domain, time.time(), item.start_offset)
+                claimer.finished(item, Outcome(time.time(), item.start_offset, solo=True))
                 raise
             except (RedisError, OSError) as exc:  # our trouble, not the URL's: try it again later
                 log.warning("processing %s failed (%s); it stays queued", item.record.url, exc)
-                outcome = Outcome(time.time() + self.settings.min_delay_s, item.start_offset)
+                outcome = Outcome(time.time() + self.settings.min_delay_s, item.start_offset,
+                                  solo=True, delay_s=self.settings.min_delay_s)
             except Exception:
                 log.exception("processing %s failed; skipping it", item.record.url)
-                outcome = Outcome(time.time() + self.settings.min_delay_s, item.end_offset)
-            claimer.release(item.domain, outcome.next_fetch_at, outcome.offset)
+                outcome = Outcome(time.time() + self.settings.min_delay_s, item.end_offset,
+                                  solo=True, delay_s=self.settings.min_delay_s)
+            claimer.finished(item, outcome)
 
     async def _drain(self, claim_task: asyncio.Task[None], workers: list[asyncio.Task[None]],
                      claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,

@@ -30,6 +30,7 @@ class CrawlerSettings:
     crawl_name: str = "crawl"  # Redis key prefix: processes with one name share a frontier
     # Politeness and scope (archive.toml [crawl]).
     concurrency: int = 64  # concurrent fetches = worker tasks
+    per_host_concurrency: int = 1  # requests in flight to one host (Crawl-delay: 1)
     min_delay_s: float = 1.0
     max_crawl_delay_s: float = 30.0  # robots.txt Crawl-delay is trusted up to this
     response_time_factor: float = 2.0
@@ -52,6 +53,7 @@ class CrawlerSettings:
     claim_batch: int = 512  # domains leased per Redis round trip at most
     claim_poll_s: float = 0.01  # wait before asking again when fewer domains were due
     lease_seconds: float = 120.0  # a crashed process's domains come back after this
+    checkpoint_seconds: float = 2.0  # on-disk checkpoint of read offsets (Redis-loss recovery)
     link_flush_urls: int = 5_000  # discovered URLs buffered before add_urls ...
     link_flush_s: float = 0.2  # ... or this long
     ledger_flush_records: int = 1_000  # visited records buffered before a write ...
@@ -91,6 +93,7 @@ class CrawlerSettings:
     def validate(self) -> None:
         """SettingsError naming the first bad value."""
         positive: dict[str, float] = {"concurrency": self.concurrency, "claim_batch": self.claim_batch,
+                    "per_host_concurrency": self.per_host_concurrency,
                     "segment_pages": self.segment_pages, "link_flush_urls": self.link_flush_urls,
                     "domain_page_budget": self.domain_page_budget,
                     "seen_capacity": self.seen_capacity}
@@ -104,8 +107,9 @@ class CrawlerSettings:
         for name, value in non_negative.items():
             if value < 0:
                 raise SettingsError(f"`{name}` must not be negative, got {value}")
-        if self.segment_seconds <= 0 or self.lease_seconds <= 0:
-            raise SettingsError("`segment_seconds` and `lease_seconds` must be positive")
+        if self.segment_seconds <= 0 or self.lease_seconds <= 0 or self.checkpoint_seconds <= 0:
+            raise SettingsError(
+                "`segment_seconds`, `lease_seconds` and `checkpoint_seconds` must be positive")
         if not 0 <= self.shard < self.shards:
             raise SettingsError(f"`shard` must be in 0..{self.shards - 1}, got {self.shard}")
         if self.event_loop not in ("auto", "asyncio", "uvloop"):
@@ -130,6 +134,8 @@ def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
         data_dir=settings.data_dir,
         redis_url=settings.redis.url,
         concurrency=crawl.concurrency,
+        per_host_concurrency=crawl.per_host_concurrency,
+        checkpoint_seconds=crawl.checkpoint_seconds,
         min_delay_s=crawl.min_delay_seconds,
         max_crawl_delay_s=crawl.max_crawl_delay_seconds,
         response_time_factor=crawl.response_time_factor,
