@@ -16,17 +16,14 @@ import contextlib
 import functools
 import json
 import resource
-import statistics
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from archive_testkit.testweb import (
-    RequestRecord,
     TestWebConfig,
     TestWebProcess,
     read_jsonl,
@@ -34,12 +31,11 @@ from archive_testkit.testweb import (
 )
 from archive_testkit.testweb.docs_site import docs_paths
 from archive_testkit.testweb.static_server import serve_static_in_subprocess, write_docs_site
+from bench.crawl_baselines.site_crawl import HEADER, SiteCrawl, row, verdict
 
 REPO = Path(__file__).resolve().parents[2]
 FRONTIER_SERVICE = Path(sys.executable).parent / "frontier-service"
-TARGET_VS_SCRAPY = 3.0
 SERVERS = {"static": "http.server", "testweb": "aiohttp test web"}
-LABELS = {"ours": "(a) frontier_service", "scrapy": "(c) Scrapy"}
 # Our crawler's settings file: no adaptive delay (politeness.next_delay takes the largest
 # of min-delay, Crawl-delay and response_time_factor x the last response time).
 ARCHIVE_TOML = "[crawl]\nresponse_time_factor = 0.0\n"
@@ -56,55 +52,6 @@ class Site:
     expected: frozenset[str]  # the site's page paths
 
 
-@dataclass(frozen=True)
-class SiteCrawl:
-    """One crawler's run against a fresh server, measured from that server's request log."""
-
-    crawler: str  # a LABELS key
-    server: str
-    wall_s: float
-    crawler_cpu_s: float
-    server_cpu_s: float | None
-    exit_code: int
-    records: tuple[RequestRecord, ...]
-    expected: frozenset[str]
-    note: str
-
-    @property
-    def counts(self) -> Counter[str]:
-        return Counter(r.path_qs for r in self.records)
-
-    @property
-    def pages(self) -> int:
-        return sum(1 for r in self.records if r.status == 200 and r.path_qs in self.expected)
-
-    @property
-    def repeated(self) -> int:
-        return sum(1 for n in self.counts.values() if n > 1)
-
-    @property
-    def missing(self) -> int:
-        return len(self.expected - set(self.counts))
-
-    @property
-    def robots(self) -> str:
-        statuses = [str(r.status) for r in self.records if r.path_qs == "/robots.txt"]
-        return ",".join(statuses) or "none"
-
-    @property
-    def window_s(self) -> float:
-        return self.records[-1].time - self.records[0].time if len(self.records) > 1 else 0.0
-
-    @property
-    def pages_per_s(self) -> float | None:
-        return self.pages / self.window_s if self.window_s > 0 and self.exit_code == 0 else None
-
-    @property
-    def exactly_once(self) -> bool:
-        """Every page fetched, none twice, robots.txt asked for."""
-        return not self.missing and not self.repeated and self.robots != "none"
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("single-host case")
     group.add_argument("--site-pages", type=int, default=500, help="pages of the docs site")
@@ -115,6 +62,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--site-keep-alive", action="store_true",
                        help="http.server answers HTTP/1.1 on persistent connections (with "
                             "TCP_NODELAY) instead of its default HTTP/1.0, one connection a request")
+    group.add_argument("--site-scrapy-skip-seen", action="store_true",
+                       help="Scrapy's spider yields each URL once instead of leaving the "
+                            "repeated links to Scrapy's duplicate filter (a stronger baseline)")
     group.add_argument("--site-concurrency", type=int, default=16, help="requests in flight")
     group.add_argument("--site-per-host", type=int, default=8,
                        help="requests in flight to the host (Scrapy's default is 8)")
@@ -164,6 +114,8 @@ def scrapy_command(args: argparse.Namespace, site: Site) -> list[str]:
                "--concurrency", str(args.site_concurrency),
                "--per-host-concurrency", str(args.site_per_host),
                "--delay", f"{args.site_delay:g}", "--max-depth", str(args.site_max_depth)]
+    if args.site_scrapy_skip_seen:
+        command.append("--skip-seen")
     return command + (["--testweb-port", str(site.port)] if site.server == "testweb" else [])
 
 
@@ -233,25 +185,6 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-HEADER = (f"{'run':<4} {'crawler':<22} {'pages':>5} {'distinct':>8} {'repeated':>8} "
-          f"{'missing':>7} {'robots':>6} {'window s':>8} {'pages/s':>8} {'wall s':>7} "
-          f"{'CPU s':>6} {'server CPU s':>12}")
-
-
-def row(label: str, crawl: SiteCrawl) -> str:
-    rate = crawl.pages_per_s
-    server_cpu = f"{crawl.server_cpu_s:.1f}" if crawl.server_cpu_s is not None else "-"
-    return (f"{label:<4} {LABELS[crawl.crawler]:<22} {crawl.pages:>5} {len(crawl.counts):>8} "
-            f"{crawl.repeated:>8} {crawl.missing:>7} {crawl.robots:>6} {crawl.window_s:>8.2f} "
-            f"{(f'{rate:.1f}' if rate is not None else '-'):>8} {crawl.wall_s:>7.1f} "
-            f"{crawl.crawler_cpu_s:>6.1f} {server_cpu:>12}")
-
-
-def median(values: list[float | None]) -> float | None:
-    known = [v for v in values if v is not None]
-    return statistics.median(known) if known and len(known) == len(values) else None
-
-
 def run_case(args: argparse.Namespace, work: Path) -> bool:
     """Run the case on each chosen server, print the runs and the verdict; True if it passed."""
     servers = list(SERVERS) if args.site_server == "both" else [args.site_server]
@@ -307,30 +240,3 @@ def describe_server(args: argparse.Namespace, server: str) -> str:
     protocol = ("HTTP/1.1 keep-alive, TCP_NODELAY" if args.site_keep_alive
                 else "HTTP/1.0, a connection per request, as `python -m http.server`")
     return f"http.server ThreadingHTTPServer on 127.0.0.1, static files ({protocol})"
-
-
-def verdict(server: str, runs: dict[str, list[SiteCrawl]]) -> tuple[list[str], bool]:
-    """Median lines per crawler, ours/Scrapy, the exactly-once check; and whether both pass."""
-    lines = [f"{server}: medians over {len(runs['ours'])} runs"]
-    rates, walls = {}, {}
-    for crawler, crawls in runs.items():
-        rates[crawler] = median([c.pages_per_s for c in crawls])
-        walls[crawler] = median([c.wall_s for c in crawls])
-        rate = f"{rates[crawler]:.1f} pages/s" if rates[crawler] is not None else "no rate"
-        lines.append(f"  {LABELS[crawler]:<22} {rate} over the request window, "
-                     f"wall {walls[crawler]:.1f} s (start-up included)")
-    ours, theirs = rates["ours"], rates["scrapy"]
-    ratio = ours / theirs if ours is not None and theirs else None
-    fast = ratio is not None and ratio >= TARGET_VS_SCRAPY
-    once = all(c.exactly_once for c in runs["ours"])
-    if walls["ours"] and walls["scrapy"]:
-        lines.append(f"  wall time Scrapy / (a): {walls['scrapy'] / walls['ours']:.2f}x")
-    shown = f"{ratio:.2f}" if ratio is not None else "n/a"
-    lines.append(f"{'PASS' if fast else 'FAIL'}  {server}: (a) / Scrapy pages/s: {shown} "
-                 f"(target >= {TARGET_VS_SCRAPY:g})")
-    scrapy_repeats = sum(c.repeated for c in runs["scrapy"])
-    lines.append(f"{'PASS' if once else 'FAIL'}  {server}: (a) fetched robots.txt and every "
-                 f"page exactly once in every run (missing "
-                 f"{sum(c.missing for c in runs['ours'])}, repeated "
-                 f"{sum(c.repeated for c in runs['ours'])}; Scrapy repeated {scrapy_repeats})")
-    return lines, fast and once
