@@ -92,7 +92,8 @@ def our_command(args: argparse.Namespace, site: Site, data_dir: Path) -> tuple[l
     if "--allow-network" in options:
         command += ["--allow-network", "127.0.0.0/8"]
     else:
-        # TODO: drop this fallback once `frontier-service run --allow-network` has landed.
+        # Builds before --allow-network (an older checkout first on PYTHONPATH, to measure
+        # the crawler before a change) know only --allow-private.
         command += ["--allow-private"]
         notes.append("this build has no --allow-network: --allow-private instead")
     if site.server == "testweb":
