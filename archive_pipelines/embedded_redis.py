@@ -35,8 +35,9 @@ class LocalRedis(ServerProcess):
     startup_timeout = 15.0
 
     def __init__(self, workdir: Path | None = None, *, binary: str | None = None,
-                 persist: bool = False) -> None:
+                 persist: bool = False, port: int = 0) -> None:
         super().__init__()
+        self.port = port  # 0: a free one at each start
         self.binary = binary or find_redis_server()
         if not self.binary:
             raise RuntimeError("redis-server not found (apt-get install redis-server, "
@@ -51,7 +52,7 @@ class LocalRedis(ServerProcess):
 
     def start(self) -> Self:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
+        self.port = self.port or free_port()
         args = [self.binary or "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
                 "--dir", str(self.workdir), "--daemonize", "no", "--loglevel", "warning",
                 "--logfile", str(self.workdir / "redis.log")]

@@ -76,6 +76,13 @@ class ServerProcess:
             self._proc = None
         self._cleanup()
 
+    def kill(self) -> None:
+        """SIGKILL, as a crash would: nothing is flushed or cleaned up (`stop` still is)."""
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+            self._proc = None
+
     def _cleanup(self) -> None:
         """Nothing by default."""
 

@@ -184,6 +184,8 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
                            "seconds": round(report.seconds, 1),
                            "pages_per_second": round(report.pages_per_second, 1),
                            "segments": report.segments, "stopped": report.stop_reason,
+                           "redis_rebuilds": report.metrics.redis_rebuilds,
+                           "frontier_repairs": report.metrics.frontier_repairs,
                            "processes": count}))
 
 
@@ -200,12 +202,13 @@ def seed_command(obj: Context, urls: tuple[str, ...], scope: ScopeOptions,
     --allowed-domain and --max-depth here as there.
     """
     from frontier_service.service.components import open_frontier
-    from frontier_service.service.seeding import add_seeds
+    from frontier_service.service.seeding import add_seeds, checked_seeds
 
     settings = scope.settings(obj, crawl_name=crawl_name)
+    checked_seeds(settings, urls)  # a bad seed is refused before Redis is even opened
 
     async def seed() -> tuple[int, int]:
-        async with open_frontier(settings) as (frontier, _):
+        async with open_frontier(settings, recover=True) as (frontier, _):
             result = await add_seeds(frontier, settings, urls)
         return result.added, result.duplicate
 

@@ -1,6 +1,7 @@
 """Lua for every domain state change two workers could race on; each script runs atomically.
 
-KEYS = [ready ZSET, leases ZSET, counters HASH]; ARGV[1] = the `{name}:domain:` prefix.
+KEYS = [ready ZSET, leases ZSET, counters HASH, and optionally the epoch key];
+ARGV[1] = the `{name}:domain:` prefix.
 A domain hash's `state` is 'r' (in ready), 'l' (in leases) or '' (idle); a domain is in at
 most one ZSET. `size` and `read_offset` are bytes of the domain's frontier file. Batches
 travel as one newline-separated blob (domain keys hold no whitespace), which is far cheaper
@@ -12,6 +13,11 @@ from __future__ import annotations
 _HEADER = """
 local ready, leases, counters = KEYS[1], KEYS[2], KEYS[3]
 local prefix = ARGV[1]
+-- KEYS[4], when given, is the crawl's epoch key: without it the state was lost (a wiped,
+-- restarted or replaced Redis) and nothing may change until it is rebuilt from disk.
+if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 0 then
+  return redis.error_reply('NOEPOCH the crawl state in this Redis is gone: it must be rebuilt')
+end
 -- one command for many members (ZADD/ZREM), in chunks that fit Lua's unpack
 local function each_chunk(command, key, items)
   for i = 1, #items, 4000 do

@@ -34,6 +34,10 @@ local nshards, BB = #KEYS, {block_bytes}
 local sbyte, schar, ssub, call = string.byte, string.char, string.sub, redis.call
 local zero = string.rep('\\0', BB)
 local out = {{}}
+-- Shards are allocated when the filter is opened: one gone means the filter was lost.
+if call('EXISTS', unpack(KEYS)) < nshards then
+  return redis.error_reply('NOEPOCH the seen filter is gone: it must be rebuilt')
+end
 for u = 0, #blob / stride - 1 do
   local o = u * stride
   local a, b, c, d = sbyte(blob, o + 1, o + 4)

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from redis.asyncio import Redis
-from redis.commands.core import AsyncScript
 from redis.exceptions import ResponseError
 
 from frontier_service.frontier import lua_seen
 from frontier_service.frontier.bloom_sizing import blocked_bits, sizing
+from frontier_service.frontier.lost import GuardedScript, guarded
 
 log = logging.getLogger(__name__)
 
@@ -228,9 +228,9 @@ class SeenFilter:
         self.layout = stored
         self._script = self._script_for(stored)
 
-    def _script_for(self, layout: BitmapLayout) -> AsyncScript:
-        return self.redis.register_script(
-            lua_seen.test_and_set(layout.hashes, layout.segment_bytes))
+    def _script_for(self, layout: BitmapLayout) -> GuardedScript:
+        return guarded(self.redis.register_script(
+            lua_seen.test_and_set(layout.hashes, layout.segment_bytes)))
 
 
 def _text(value: bytes | str) -> str:

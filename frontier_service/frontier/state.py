@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 
 from frontier_service.frontier import lua_domain
 from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.frontier.lost import guarded
 
 
 class Release(IntEnum):
@@ -49,22 +50,28 @@ class FrontierState:
         self.keys = FrontierKeys(name)
         self.max_expired_per_claim = max_expired_per_claim
         self.affinity: list[str | int] = [shard, shards, repr(float(steal_after_s))]
-        self._claim = redis.register_script(lua_domain.CLAIM)
-        self._reschedule = redis.register_script(lua_domain.RESCHEDULE)
-        self._release_and_claim = redis.register_script(lua_domain.RELEASE_AND_CLAIM)
-        self._retire = redis.register_script(lua_domain.RETIRE_IF_EXHAUSTED)
-        self._renew = redis.register_script(lua_domain.RENEW)
-        self._renew_many = redis.register_script(lua_domain.RENEW_MANY)
-        self._record_appends = redis.register_script(lua_domain.RECORD_APPENDS)
-        self._exclude = redis.register_script(lua_domain.EXCLUDE)
-        self._include = redis.register_script(lua_domain.INCLUDE)
-        self._expire_leases_of = redis.register_script(lua_domain.EXPIRE_LEASES_OF)
+        self._keys = self.keys.coordination  # + the epoch key once `guard_epoch` is called
+        self._claim = guarded(redis.register_script(lua_domain.CLAIM))
+        self._reschedule = guarded(redis.register_script(lua_domain.RESCHEDULE))
+        self._release_and_claim = guarded(redis.register_script(lua_domain.RELEASE_AND_CLAIM))
+        self._retire = guarded(redis.register_script(lua_domain.RETIRE_IF_EXHAUSTED))
+        self._renew = guarded(redis.register_script(lua_domain.RENEW))
+        self._renew_many = guarded(redis.register_script(lua_domain.RENEW_MANY))
+        self._record_appends = guarded(redis.register_script(lua_domain.RECORD_APPENDS))
+        self._exclude = guarded(redis.register_script(lua_domain.EXCLUDE))
+        self._include = guarded(redis.register_script(lua_domain.INCLUDE))
+        self._expire_leases_of = guarded(redis.register_script(lua_domain.EXPIRE_LEASES_OF))
+
+    def guard_epoch(self) -> None:
+        """From now on every script refuses (FrontierLost) once the epoch key is gone: a
+        Redis that lost the crawl's state changes nothing until it is rebuilt from disk."""
+        self._keys = [*self.keys.coordination, self.keys.epoch]
 
     async def claim(self, worker_id: str, now: float, lease_seconds: float,
                     max_domains: int) -> list[str]:
         """Lease up to max_domains due domains to worker_id; expired leases are reclaimed first."""
         domains = await self._claim(
-            keys=self.keys.coordination,
+            keys=self._keys,
             args=[self.keys.domain_prefix, worker_id, repr(now), repr(lease_seconds),
                   max_domains, self.max_expired_per_claim, *self.affinity])
         return [_text(d) for d in domains]
@@ -84,7 +91,7 @@ class FrontierState:
         if not items:
             return []
         codes = await self._reschedule(
-            keys=self.keys.coordination,
+            keys=self._keys,
             args=[self.keys.domain_prefix, worker_id, _release_lines(items)])
         return [Release(int(code)) for code in codes]
 
@@ -93,7 +100,7 @@ class FrontierState:
                                 ) -> tuple[list[Release], list[str]]:
         """reschedule_many, then claim, in one round trip: a worker's steady-state loop."""
         codes, domains = await self._release_and_claim(
-            keys=self.keys.coordination,
+            keys=self._keys,
             args=[self.keys.domain_prefix, worker_id, _release_lines(items), repr(now),
                   repr(lease_seconds), max_domains, self.max_expired_per_claim, *self.affinity])
         return [Release(int(code)) for code in codes], [_text(d) for d in domains]
@@ -105,7 +112,7 @@ class FrontierState:
         Refuses (False) when URLs were appended after the worker read, or the lease is not ours.
         """
         code = await self._retire(
-            keys=self.keys.coordination,
+            keys=self._keys,
             args=[self.keys.domain_prefix, worker_id, domain,
                   "" if read_offset is None else int(read_offset)])
         return int(code) == 1
@@ -114,7 +121,7 @@ class FrontierState:
                     read_offset: int | None = None) -> bool:
         """Extend our lease (and checkpoint the read offset); False if the lease is not ours."""
         code = await self._renew(
-            keys=self.keys.coordination,
+            keys=self._keys,
             args=[self.keys.domain_prefix, worker_id, domain, repr(now), repr(lease_seconds),
                   "" if read_offset is None else int(read_offset)])
         return int(code) == 1
@@ -126,7 +133,7 @@ class FrontierState:
         if not offsets:
             return []
         codes = await self._renew_many(
-            keys=self.keys.coordination,
+            keys=self._keys,
             args=[self.keys.domain_prefix, worker_id, repr(now), repr(lease_seconds),
                   "".join(f"{_checked(domain)} {int(offset)}\n" for domain, offset in offsets)])
         return [int(code) == 1 for code in codes]
@@ -146,17 +153,17 @@ class FrontierState:
         if not appends and not offered:
             return 0
         return int(await self._record_appends(
-            keys=self.keys.coordination,
+            keys=self._keys,
             args=[self.keys.domain_prefix, repr(float(now)), _lines(appends), offered]))
 
     async def exclude(self, domain: str, reason: str) -> None:
         """Stop scheduling a domain (a lease in flight ends without re-queueing it)."""
-        await self._exclude(keys=self.keys.coordination,
+        await self._exclude(keys=self._keys,
                             args=[self.keys.domain_prefix, domain, reason])
 
     async def include(self, domain: str, now: float) -> bool:
         """Lift an exclusion; True if the domain went back to ready."""
-        return int(await self._include(keys=self.keys.coordination,
+        return int(await self._include(keys=self._keys,
                                        args=[self.keys.domain_prefix, domain, repr(now)])) == 1
 
     async def expire_leases_of(self, worker_id: str) -> int:
@@ -164,7 +171,7 @@ class FrontierState:
 
         Its domains go back to ready at their last checkpointed offset on the next claim.
         """
-        return int(await self._expire_leases_of(keys=self.keys.coordination,
+        return int(await self._expire_leases_of(keys=self._keys,
                                                 args=[self.keys.domain_prefix, worker_id]))
 
     async def read_offset(self, domain: str) -> int:

@@ -22,7 +22,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from redis.exceptions import RedisError
+
 from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.lost import FrontierLost
 from frontier_service.frontier.state import Release, Reschedule
 from frontier_service.service.held_hosts import Claimed, HeldHost, Outcome
 from frontier_service.service.ledger import FetchLedger
@@ -70,6 +73,7 @@ class DomainClaimer:
         self._durable: list[Reschedule] = []  # checkpointed: sent with the next claim round
         self._exclusions: list[tuple[str, str]] = []
         self._renewed_at = 0.0
+        self._renew_ok_at = clock()
         self._wake = asyncio.Event()
 
     @property
@@ -181,6 +185,13 @@ class DomainClaimer:
         if self.held.get(host.domain) is host:
             del self.held[host.domain]
 
+    def drop_leases(self) -> None:
+        """Redis lost every lease (it is being rebuilt): dispatch nothing more of the held
+        hosts; what is in flight finishes, its results recorded, its offsets not sent."""
+        for host in list(self.held.values()):
+            host.lost = True
+            self._pump(host)
+
     # -- checkpoints and lease renewals ------------------------------------------------
 
     async def run_checkpoints(self, finished: asyncio.Event, every_s: float = 0.05) -> None:
@@ -195,12 +206,23 @@ class DomainClaimer:
                 await asyncio.wait_for(finished.wait(), every_s)
             try:
                 moved = await self._checkpoint()
-                if self.clock() - self._renewed_at >= self.renew_every_s:
-                    self._renewed_at = self.clock()
-                    moved = [host for host in self.held.values() if not host.lost]
-                await self._renew(moved)
             except Exception:
                 log.exception("checkpoint failed; retrying")
+                continue
+            if self.clock() - self._renewed_at >= self.renew_every_s:
+                self._renewed_at = self.clock()
+                moved = [host for host in self.held.values() if not host.lost]
+            try:
+                await self._renew(moved)
+                self._renew_ok_at = self.clock()
+            except FrontierLost:
+                pass  # the claim loop rebuilds Redis; the rebuilt one holds no leases
+            except (RedisError, OSError) as exc:
+                log.warning("renewing leases failed (%s); retrying", exc)
+                # Held hosts go on fetching while Redis is away, but not past their leases:
+                # another process may take those domains once they run out.
+                if self.clock() - self._renew_ok_at > self.frontier.config.lease_seconds / 2:
+                    self.drop_leases()
 
     async def _checkpoint(self) -> list[HeldHost]:
         """Make handled URLs durable; returns the held hosts whose durable watermark moved."""

@@ -29,10 +29,12 @@ from frontier_service.archiving.archiver import Archiver
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.settings import FetchSettings
+from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
 from frontier_service.service.address_policy import AddressPolicy
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
+from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.resolver import CrawlResolver
 from frontier_service.service.robots_store import RedisRobotsStore
@@ -57,6 +59,8 @@ class Components:
     link_journal: LinkJournal
     owner: str  # lease owner id of this process
     session_id: str
+    offsets: OffsetCheckpoint  # this session's read offsets on disk
+    recovery: FrontierRecovery
 
 
 def check_data_dir(data_dir: Path) -> Path:
@@ -105,11 +109,12 @@ def require_crawl_data(settings: CrawlerSettings) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_frontier(settings: CrawlerSettings, *, create: bool = True
-                        ) -> AsyncIterator[tuple[Frontier, str]]:
+async def open_frontier(settings: CrawlerSettings, *, create: bool = True,
+                        recover: bool = False) -> AsyncIterator[tuple[Frontier, str]]:
     """Redis + the frontier only (for `seed` and `stats`); yields (frontier, redis url).
 
-    `create=False` (read-only commands): a missing data dir is an error, not made."""
+    `create=False` (read-only commands): a missing data dir is an error, not made.
+    `recover`: first make Redis hold the crawl its data dir has (recovery.py)."""
     if create:
         check_data_dir(settings.data_dir)
     else:
@@ -117,6 +122,8 @@ async def open_frontier(settings: CrawlerSettings, *, create: bool = True
     async with open_redis(settings.redis_url, settings.data_dir) as (redis, url):
         frontier = await Frontier(redis, settings.data_dir, frontier_config(settings)).open()
         try:
+            if recover:
+                await FrontierRecovery(frontier, settings.data_dir).on_start()
             yield frontier, url
         finally:
             try:  # the urls_offered count of the last all-duplicate batches
@@ -150,9 +157,15 @@ async def open_components(settings: CrawlerSettings,
             # before the records that point at them are written.
             stack.enter_context(store.deferred_sync())
         executor = stack.enter_context(ThreadPoolExecutor(16, thread_name_prefix="archive"))
+        session_id = str(uuid.uuid4())
+        offsets = OffsetCheckpoint(checkpoint_dir(settings.data_dir, settings.crawl_name),
+                                   session_id)
+        stack.callback(offsets.close)
+        recovery = FrontierRecovery(frontier, settings.data_dir, offsets)
+        # Before anything is queued or claimed: a supervisor did the whole audit already.
+        await recovery.on_start(audit_whole=settings.recover_on_start)
         if settings.recover_on_start:
             await recover_crashed_runs(frontier, settings.data_dir)
-        session_id = str(uuid.uuid4())
         index_writer = JournaledIndexWriter(settings.data_dir, session_id)
         link_journal = LinkJournal(settings.data_dir, session_id)
         archiver = Archiver(store, index_writer,
@@ -160,4 +173,5 @@ async def open_components(settings: CrawlerSettings,
                             segment_seconds=settings.segment_seconds, executor=executor)
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         yield Components(settings, frontier.redis, url, frontier, fetcher, robots, store,
-                         archiver, index_writer, link_journal, owner, session_id)
+                         archiver, index_writer, link_journal, owner, session_id, offsets,
+                         recovery)

@@ -7,6 +7,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from redis.exceptions import RedisError
+
 
 async def flush_until(finished: asyncio.Event, flush: Callable[[], Awaitable[object]], *,
                       full: asyncio.Event, every_s: float, log: logging.Logger,
@@ -21,5 +23,7 @@ async def flush_until(finished: asyncio.Event, flush: Callable[[], Awaitable[obj
             waiter.cancel()
         try:
             await flush()
+        except (RedisError, OSError) as exc:  # Redis away: one line, not a traceback a round
+            log.warning("%s: %s", failure, exc)
         except Exception:
             log.exception(failure)

@@ -43,6 +43,12 @@ class JournalFiles:
         """No more writes: close the open generation (its file stays)."""
         os.close(self._fd)
 
+    def abandon(self) -> None:
+        """Stop writing and release the session, leaving its files for the next run's
+        recovery (what they hold could not be handed on)."""
+        self.close_file()
+        self._lock.close()
+
     def unlock(self) -> None:
         """Remove the session's lock file and release the lock: nothing is left to recover."""
         with contextlib.suppress(FileNotFoundError):

@@ -31,6 +31,8 @@ class CrawlMetrics:
     claim_calls: int = 0
     leases_lost: int = 0
     budget_exhausted: int = 0
+    redis_rebuilds: int = 0  # Redis found without the crawl's state and rebuilt from disk
+    frontier_repairs: int = 0  # domains whose lost Redis state an audit repaired
     segments_closed: int = 0
     segments_reported: int = 0
     report_errors: int = 0

@@ -43,16 +43,22 @@ def check_seeds(raw: Iterable[str], scope: Scope) -> CheckedSeeds:
     return checked
 
 
-async def add_seeds(frontier: Frontier, settings: CrawlerSettings, raw: Iterable[str]) -> AddResult:
-    """Queue seeds at depth 0; BadSeed (one line) if any is unusable, nothing queued then."""
+def checked_seeds(settings: CrawlerSettings, raw: Iterable[str]) -> list[str]:
+    """The canonical seeds; BadSeed (one line) if any is unusable."""
     checked = check_seeds(list(raw), scope_for(settings))
     if checked.rejected:
         url, reason = checked.rejected[0]
         more = f" (and {len(checked.rejected) - 1} more)" if len(checked.rejected) > 1 else ""
         raise BadSeed(f"bad seed URL {url!r}: {reason}{more}")
+    return checked.urls
+
+
+async def add_seeds(frontier: Frontier, settings: CrawlerSettings, raw: Iterable[str]) -> AddResult:
+    """Queue seeds at depth 0; BadSeed (one line) if any is unusable, nothing queued then."""
+    urls = checked_seeds(settings, raw)
     result = AddResult(0, 0, 0)
-    for start in range(0, len(checked.urls), 10_000):
-        part = await frontier.add_urls([(u, 0) for u in checked.urls[start:start + 10_000]])
+    for start in range(0, len(urls), 10_000):
+        part = await frontier.add_urls([(u, 0) for u in urls[start:start + 10_000]])
         result = AddResult(result.added + part.added, result.duplicate + part.duplicate,
                            result.invalid + part.invalid)
     return result

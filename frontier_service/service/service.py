@@ -10,6 +10,7 @@ and visited records, release every lease, close the segment (shielded) -> shutdo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -19,8 +20,10 @@ from redis.exceptions import RedisError
 
 from archive_pipelines.settings import StoreSettings
 from frontier_service.frontier.frontier import AddResult
+from frontier_service.frontier.lost import FrontierLost
 from frontier_service.service.claimer import DomainClaimer
 from frontier_service.service.components import Components, open_components
+from frontier_service.service.flushing import flush_until
 from frontier_service.service.health import HealthServer
 from frontier_service.service.held_hosts import Outcome
 from frontier_service.service.journal import IndexJournal
@@ -29,6 +32,7 @@ from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
+from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.segments import DagsterReporter, SegmentCloser
@@ -108,10 +112,13 @@ class CrawlerService:
         journal = self._journal = parts.index_writer.journal
         self.session_id, self.owner = parts.session_id, parts.owner
 
-        async def checkpoint() -> None:  # results of released URLs: durable before release
+        async def checkpoint() -> None:  # results of handled URLs: durable before release
             journal.sync()
             links.journal_pending()
-            await ledger.flush()
+            try:  # visited records and page counts: kept and retried while Redis is away
+                await ledger.flush()
+            except (RedisError, OSError) as exc:
+                log.debug("visited records wait for Redis: %s", exc)
 
         # Claimed domains wait in a queue up to claim_batch deep: a slow claim round (Redis
         # busy with a big add) must not leave the workers idle.
@@ -119,7 +126,8 @@ class CrawlerService:
                                 capacity=s.concurrency + min(s.claim_batch, s.concurrency),
                                 batch=s.claim_batch, poll_s=s.claim_poll_s,
                                 page_budget=s.domain_page_budget,
-                                per_host=s.per_host_concurrency, checkpoint=checkpoint)
+                                per_host=s.per_host_concurrency, checkpoint=checkpoint,
+                                offsets=parts.offsets)
         processor = PageProcessor(
             frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
             archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
@@ -134,15 +142,22 @@ class CrawlerService:
                  self.health.url if self.health else "off")
         try:
             async with asyncio.TaskGroup() as tg:
-                claim_task = tg.create_task(self._claim_loop(claimer), name="claimer")
+                claim_task = tg.create_task(self._claim_loop(claimer, parts.recovery),
+                                            name="claimer")
                 workers = [tg.create_task(self._worker(claimer, processor), name=f"worker-{i}")
                            for i in range(s.concurrency)]
                 tg.create_task(claimer.run_checkpoints(self.finished), name="checkpoints")
+                tg.create_task(flush_until(self.finished, lambda: asyncio.to_thread(
+                    parts.offsets.write), full=asyncio.Event(), every_s=s.checkpoint_seconds, log=log,
+                    failure="writing the offset checkpoint failed; retrying"),
+                    name="offset-checkpoint")
+                tg.create_task(self._audit_loop(parts.recovery), name="audit")
                 tg.create_task(links.run(self.finished), name="links")
                 tg.create_task(ledger.run(self.finished), name="ledger")
                 tg.create_task(closer.run(self.finished), name="segments")
                 tg.create_task(progress.run(self.finished), name="progress")
-                tg.create_task(self._watch_limits(claimer, links, progress), name="limits")
+                tg.create_task(self._watch_limits(claimer, links, progress, parts.recovery),
+                               name="limits")
                 tg.create_task(self._drain(claim_task, workers, claimer, links, ledger, closer),
                                name="drain")
                 self.started.set()
@@ -152,11 +167,20 @@ class CrawlerService:
         log.info("%s", format_progress(m, m.pages / m.uptime_s()))
         return closer
 
-    async def _claim_loop(self, claimer: DomainClaimer) -> None:
-        """The claimer, restarted after Redis trouble (the crawl waits, it does not die)."""
+    async def _claim_loop(self, claimer: DomainClaimer, recovery: FrontierRecovery) -> None:
+        """The claimer, restarted after Redis trouble (the crawl waits, it does not die);
+        a Redis that lost the crawl's state is rebuilt from disk first."""
         while not self.stopping.is_set():
             try:
                 await claimer.run(self.stopping)
+            except FrontierLost:
+                claimer.drop_leases()  # the rebuilt Redis holds none of them
+                try:
+                    await recovery.rebuild_lost()
+                except (RedisError, OSError) as exc:
+                    log.warning("rebuilding Redis failed (%s); retrying in 1 s", exc)
+                    await asyncio.sleep(1.0)
+                self.metrics.redis_rebuilds = recovery.stats.rebuilds
             except (RedisError, OSError) as exc:
                 log.warning("claiming failed (%s); retrying in 1 s", exc)
                 await asyncio.sleep(1.0)
@@ -209,11 +233,31 @@ class CrawlerService:
         await closer.close_segment()
         if self._journal is not None:
             self._journal.close()  # every record is in a segment now
-        if links.journal is not None and not links.pending:
-            links.journal.close()  # every link is in the frontier now
+        if links.journal is not None:
+            if links.pending:  # Redis is away: the next run queues them from the journal
+                log.warning("%d discovered URLs could not be queued; the next run queues "
+                            "them from %s", links.pending, links.journal.directory)
+                links.journal_pending()
+                links.journal.abandon()
+            else:
+                links.journal.close()  # every link is in the frontier now
+
+    async def _audit_loop(self, recovery: FrontierRecovery) -> None:
+        """Every audit_seconds: repair what Redis lost of the crawl (evicted keys, a Redis
+        restored from an older copy) against the files."""
+        every = self.settings.audit_seconds
+        while every and not self.finished.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.finished.wait(), every)
+                return
+            try:
+                await recovery.audit()
+            except (RedisError, OSError) as exc:
+                log.warning("auditing Redis against the files failed: %s", exc)
+            self.metrics.frontier_repairs = recovery.stats.repairs
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
-                            progress: ProgressReporter) -> None:
+                            progress: ProgressReporter, recovery: FrontierRecovery) -> None:
         s, began = self.settings, time.monotonic()
         idle_since: float | None = None
         while not self.stopping.is_set():
@@ -231,7 +275,21 @@ class CrawlerService:
                 idle = await self._idle(claimer, links, progress)
                 idle_since = (idle_since or now) if idle else None
                 if idle_since is not None and now - idle_since >= s.exit_when_idle_s:
-                    self.request_stop("frontier exhausted")
+                    # Never "exhausted" while a file holds URLs Redis lost track of.
+                    if await self._truly_exhausted(recovery):
+                        self.request_stop("frontier exhausted")
+                    else:
+                        idle_since = None
+
+    async def _truly_exhausted(self, recovery: FrontierRecovery) -> bool:
+        try:
+            exhausted = await recovery.truly_exhausted()
+        except (RedisError, OSError) as exc:
+            log.warning("checking the frontier files before ending failed: %s", exc)
+            return False
+        self.metrics.redis_rebuilds = recovery.stats.rebuilds
+        self.metrics.frontier_repairs = recovery.stats.repairs
+        return exhausted
 
     async def _idle(self, claimer: DomainClaimer, links: LinkBuffer,
                     progress: ProgressReporter) -> bool:

@@ -54,6 +54,7 @@ class CrawlerSettings:
     claim_poll_s: float = 0.01  # wait before asking again when fewer domains were due
     lease_seconds: float = 120.0  # a crashed process's domains come back after this
     checkpoint_seconds: float = 2.0  # on-disk checkpoint of read offsets (Redis-loss recovery)
+    audit_seconds: float = 300.0  # check Redis against the files this often (0: at the end only)
     link_flush_urls: int = 5_000  # discovered URLs buffered before add_urls ...
     link_flush_s: float = 0.2  # ... or this long
     ledger_flush_records: int = 1_000  # visited records buffered before a write ...

@@ -40,6 +40,7 @@ from frontier_service.service.components import check_data_dir, frontier_config,
 from frontier_service.service.health import HealthServer
 from frontier_service.service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.service.progress import format_progress
+from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.runner import on_stop_signals
 from frontier_service.service.seeding import add_seeds
@@ -145,6 +146,7 @@ class CrawlerSupervisor:
         async with open_redis(s.redis_url, s.data_dir) as (redis, url):
             frontier = await Frontier(redis, s.data_dir, frontier_config(s)).open()
             try:
+                await FrontierRecovery(frontier, s.data_dir).on_start()
                 if self.seeds:
                     self.seed_result = await add_seeds(frontier, s, self.seeds)
                 await recover_crashed_runs(frontier, s.data_dir)

@@ -1,0 +1,173 @@
+"""Redis kept in step with the disk: checked before anything is claimed, rebuilt when it
+lost the crawl's state, audited before the crawl may end "exhausted".
+
+The files hold the truth: every URL ever queued (per-domain frontier files) and how far
+each domain was fetched (the sessions' offset checkpoints). Redis is a fast index of them.
+At start an empty Redis with a crawl on disk, or one that lost part of its state, is
+rebuilt; another crawl's Redis is refused. During the run every frontier script refuses
+once the epoch key is gone (FrontierLost): the first process to notice rebuilds, after
+writing its own checkpoint, so only URLs fetched since another process's last checkpoint
+(`checkpoint_seconds`) and those in flight are fetched again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from archive_pipelines.errors import ArchiveError
+from frontier_service.frontier.audit import AuditReport, EpochChanged, audit
+from frontier_service.frontier.checkpoint import (
+    OffsetCheckpoint,
+    checkpoint_dir,
+    load_checkpoints,
+    merge_dead_sessions,
+)
+from frontier_service.frontier.epoch import (
+    EpochState,
+    check_epoch,
+    ensure_crawl_id,
+    has_disk_state,
+    set_epoch,
+)
+from frontier_service.frontier.folder_locks import lock_rebuild
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.rebuild import RebuildReport, rebuild_redis
+
+log = logging.getLogger(__name__)
+
+
+class ForeignRedis(ArchiveError):
+    """Redis holds another crawl under this crawl's name."""
+
+
+@dataclass
+class RecoveryStats:
+    rebuilds: int = 0
+    repairs: int = 0  # domains an audit found damaged and repaired
+    last_rebuild: RebuildReport | None = None
+
+
+class FrontierRecovery:
+    """Checks and repairs one crawl's Redis against its data dir."""
+
+    def __init__(self, frontier: Frontier, data_dir: Path,
+                 offsets: OffsetCheckpoint | None = None) -> None:
+        self.frontier = frontier
+        self.data_dir = data_dir
+        self.offsets = offsets  # this process's checkpoint: written before a rebuild
+        self.stats = RecoveryStats()
+        self.crawl_id = ""
+        self._rebuilding = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.frontier.config.name
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return checkpoint_dir(self.data_dir, self.name)
+
+    async def on_start(self, *, audit_whole: bool = True) -> EpochState:
+        """Before the first claim: adopt, start, rebuild or refuse this Redis; then every
+        frontier script refuses once the crawl's state is gone."""
+        self.crawl_id = await asyncio.to_thread(ensure_crawl_id, self.data_dir, self.name)
+        await asyncio.to_thread(merge_dead_sessions, self.checkpoints_dir)
+        state = await check_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
+        if state is EpochState.FOREIGN:
+            raise ForeignRedis(
+                f"Redis holds another crawl named {self.name!r} (its epoch is not the crawl id "
+                f"in {self.checkpoints_dir}): use another --crawl-name, another Redis, or "
+                "`frontier-service rebuild-redis --yes` to replace it with this data dir's crawl")
+        if state is EpochState.EMPTY and not await asyncio.to_thread(
+                has_disk_state, self.data_dir, self.name):
+            await set_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
+        elif state is not EpochState.MATCH:
+            log.warning("Redis holds %s of crawl %r that its data dir has: rebuilding it from "
+                        "the frontier files and checkpoints",
+                        "none" if state is EpochState.EMPTY else "only part", self.name)
+            await self._rebuild()
+        elif audit_whole:
+            await self.audit()  # a Redis restored from an older copy lags behind the files
+        self.frontier.state.guard_epoch()
+        return state
+
+    async def rebuild_lost(self) -> None:
+        """A script found the crawl's state gone mid-run: rebuild it (or wait for the
+        process that already is), then carry on."""
+        async with self._rebuilding:
+            state = await check_epoch(self.frontier.redis, self.frontier.state.keys,
+                                      self.crawl_id)
+            if state is EpochState.MATCH:
+                return  # rebuilt meanwhile (by us or another process)
+            if state is EpochState.FOREIGN:
+                raise ForeignRedis(f"Redis now holds another crawl named {self.name!r}: "
+                                   "stopping rather than mixing two crawls")
+            log.warning("Redis lost crawl %r's state (wiped, restarted empty or replaced): "
+                        "rebuilding it from disk; URLs fetched since the last checkpoint "
+                        "may be fetched again", self.name)
+            await self._rebuild()
+
+    async def _rebuild(self) -> None:
+        """Bring back a Redis that lost the crawl's state: an empty one is rebuilt from disk;
+        one that kept part of it (evicted keys, a Redis from before epochs) keeps what it
+        has and is repaired by an audit, so read offsets ahead of the checkpoints stay."""
+        if self.offsets is not None:
+            await asyncio.to_thread(self.offsets.write)  # our latest offsets count too
+        lock = await asyncio.to_thread(lock_rebuild, self.checkpoints_dir)
+        try:
+            state = await check_epoch(self.frontier.redis, self.frontier.state.keys,
+                                      self.crawl_id)
+            if state is EpochState.MATCH:
+                return  # another process finished first
+            if state is EpochState.FOREIGN:
+                raise ForeignRedis(f"Redis now holds another crawl named {self.name!r}")
+            await asyncio.to_thread(merge_dead_sessions, self.checkpoints_dir)
+            checkpoints = await asyncio.to_thread(load_checkpoints, self.checkpoints_dir)
+            if state is EpochState.EMPTY:
+                report = await rebuild_redis(self.frontier, self.data_dir, checkpoints,
+                                             self.crawl_id)
+                self.stats.last_rebuild = report
+                log.warning("Redis rebuilt from disk in %.1f s: %d domains (%d with URLs to "
+                            "fetch), %d URLs", report.seconds, report.domains, report.ready,
+                            report.urls)
+            else:
+                repaired = await audit(self.frontier, self.data_dir, checkpoints)
+                await set_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
+                self.stats.repairs += repaired.repaired
+                log.warning("Redis had part of the crawl's state: %d domains repaired from "
+                            "disk in %.1f s (%d recreated)", repaired.repaired,
+                            repaired.seconds, repaired.missing)
+        finally:
+            lock.close()
+        await self.frontier.seen.open()  # our filter object adopts the rebuilt layout
+        self.stats.rebuilds += 1
+
+    async def audit(self) -> AuditReport:
+        """Check every domain against its file and checkpoint; repair what Redis lost."""
+        checkpoints = await asyncio.to_thread(load_checkpoints, self.checkpoints_dir)
+        try:
+            report = await audit(self.frontier, self.data_dir, checkpoints,
+                                 crawl_id=self.crawl_id or None)
+        except EpochChanged:
+            await self.rebuild_lost()
+            return await self.audit()
+        if report.repaired:
+            self.stats.repairs += report.repaired
+            log.warning("Redis had lost part of crawl %r's state; repaired from disk: %d "
+                        "domains missing, %d sizes, %d read offsets, %d exclusions, %d requeued",
+                        self.name, report.missing, report.size_repaired, report.offset_repaired,
+                        report.excluded_repaired, report.requeued)
+        return report
+
+    async def truly_exhausted(self) -> bool:
+        """Before the crawl ends "exhausted": no domain's file holds URLs past its read
+        offset (after repairing what Redis lost)."""
+        report = await self.audit()
+        if report.unfetched_domains:
+            log.warning("the frontier looked empty, but %d domains' files hold unfetched URLs: "
+                        "crawling on", report.unfetched_domains)
+            return False
+        return not report.repaired
