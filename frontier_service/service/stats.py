@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from frontier_service.archiving.page_index import list_segments
+from frontier_service.frontier.epoch import EpochState, check_epoch, read_crawl_id
 from frontier_service.service.components import open_frontier
 from frontier_service.service.settings import CrawlerSettings
 
@@ -17,11 +18,15 @@ async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
         stats = await frontier.stats(now=time.time())
         visited = await frontier.visited.count()
         seen_backend = frontier.seen.backend
+        crawl_id = read_crawl_id(settings.data_dir, settings.crawl_name)
+        held = (await check_epoch(frontier.redis, frontier.state.keys, crawl_id)
+                if crawl_id else None)
     sessions = settings.data_dir / "sessions"
     segments = list_segments(sessions) if sessions.is_dir() else []
     return {
         "crawl": settings.crawl_name,
         "redis": url,
+        "redis_state": _REDIS_STATES[held],
         "pending_bytes": stats.pending_bytes,
         "ready_domains": stats.ready_domains,
         "due_domains": stats.due_domains,
@@ -33,8 +38,17 @@ async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
     }
 
 
+_REDIS_STATES = {
+    None: "no crawl id on disk yet (no crawl ran here since epochs)",
+    EpochState.MATCH: "Redis holds this crawl",
+    EpochState.EMPTY: "Redis lost this crawl's state; the next run rebuilds it from disk",
+    EpochState.MISSING: "Redis holds only part of this crawl; the next run repairs it",
+    EpochState.FOREIGN: "Redis holds another crawl with this name; run refuses it",
+}
+
+
 def format_stats(snapshot: dict[str, Any]) -> str:
-    lines = [f"crawl {snapshot['crawl']!r} on {snapshot['redis']}",
+    lines = [f"crawl {snapshot['crawl']!r} on {snapshot['redis']}: {snapshot['redis_state']}",
              f"  frontier: {snapshot['pending_bytes']:,} bytes pending, "
              f"{snapshot['ready_domains']:,} ready domains ({snapshot['due_domains']:,} due), "
              f"{snapshot['leased_domains']:,} leased",

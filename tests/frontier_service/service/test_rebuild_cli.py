@@ -108,3 +108,19 @@ def test_rebuild_redis_with_nothing_on_disk_is_one_clear_line(
 def test_rebuild_redis_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rebuild-redis", "--help"]) == 0
     assert "Usage: frontier-service rebuild-redis" in capsys.readouterr().out
+
+
+def test_stats_says_when_redis_lost_the_crawl(tmp_path: Path, redis_url: str, crawl_name: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    queue_and_fetch(redis_url, tmp_path, crawl_name)
+    (tmp_path / "redis").mkdir()  # `stats` wants a crawl to have run in the data dir
+    args = ["--data-dir", str(tmp_path), "--redis-url", redis_url, "--crawl-name", crawl_name,
+            "stats", "--json"]
+    wipe(redis_url, crawl_name)
+    assert rebuild(tmp_path, redis_url, crawl_name) == 0  # gives the crawl its id and epoch
+    capsys.readouterr()
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["redis_state"] == "Redis holds this crawl"
+    wipe(redis_url, crawl_name)
+    assert main(args) == 0
+    assert "the next run rebuilds it" in json.loads(capsys.readouterr().out)["redis_state"]
