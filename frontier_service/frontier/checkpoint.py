@@ -91,6 +91,12 @@ class OffsetCheckpoint:
                 return
             self._set(domain, new)
 
+    def offset(self, domain: str) -> int:
+        """The domain's done offset in this session (0 if it has none)."""
+        with self._mutex:
+            entry = self._state.get(domain)
+        return entry[0] if entry is not None else 0
+
     def exclude(self, domain: str, reason: str) -> None:
         """Note that the domain was excluded (kept across a Redis rebuild)."""
         reason = reason or "excluded"

@@ -50,7 +50,8 @@ class DomainClaimer:
                  page_budget: int = 0, per_host: int = 1, hold_s: float = 0.25,
                  renew_every_s: float = 1.0, clock: Callable[[], float] = time.time,
                  checkpoint: Callable[[], Awaitable[None]] | None = None,
-                 offsets: OffsetSink | None = None) -> None:
+                 offsets: OffsetSink | None = None,
+                 known_offset: Callable[[str], int] | None = None) -> None:
         self.frontier = frontier
         self.owner = owner
         self.metrics = metrics
@@ -65,6 +66,7 @@ class DomainClaimer:
         self.clock = clock
         self.checkpoint = checkpoint  # makes the results of handled URLs durable first
         self.offsets = offsets
+        self.known_offset = known_offset  # the checkpoints' offset of a domain
         self.queue: asyncio.Queue[Claimed | None] = asyncio.Queue()
         self.held: dict[str, HeldHost] = {}
         self.idle_rounds = 0  # consecutive claims that found nothing due
@@ -360,6 +362,18 @@ class DomainClaimer:
         await self._dispatch(domains)
         return len(domains)
 
+    def _start_offset(self, domain: str, stored: int) -> int:
+        """Redis's read offset, unless a checkpoint knows the domain got further: then Redis
+        lost it (an evicted key recreated by an append, a Redis restored from an older copy)
+        and the URLs in between were fetched already."""
+        known = self.known_offset(domain) if self.known_offset is not None else 0
+        if known <= stored:
+            return stored
+        self.metrics.frontier_repairs += 1
+        log.warning("Redis's read offset of %s (%d) is behind its checkpoint (%d): Redis lost "
+                    "it; resuming at the checkpoint", domain, stored, known)
+        return known
+
     async def _dispatch(self, domains: list[str]) -> None:
         keys = self.frontier.state.keys
         async with self.frontier.redis.pipeline(transaction=False) as pipe:
@@ -371,7 +385,7 @@ class DomainClaimer:
             stale = self.held.pop(domain, None)
             if stale is not None:  # a lost lease of ours, claimed again: forget the old one
                 stale.lost = True
-            host = HeldHost(domain, int(row[0] or 0), stored_pages=int(row[1] or 0),
-                            next_start_at=now)
+            host = HeldHost(domain, self._start_offset(domain, int(row[0] or 0)),
+                            stored_pages=int(row[1] or 0), next_start_at=now)
             self.held[domain] = host
             self._pump(host)

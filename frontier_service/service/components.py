@@ -34,6 +34,7 @@ from frontier_service.frontier.frontier import Frontier, FrontierConfig
 from frontier_service.service.address_policy import AddressPolicy
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
+from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.resolver import CrawlResolver
@@ -143,8 +144,10 @@ async def recover_crashed_runs(frontier: Frontier, data_dir: Path) -> None:
 
 @contextlib.asynccontextmanager
 async def open_components(settings: CrawlerSettings,
-                          store_settings: StoreSettings | None = None) -> AsyncIterator[Components]:
-    """Everything a crawl needs, started; closed again (in reverse) on exit."""
+                          store_settings: StoreSettings | None = None,
+                          metrics: CrawlMetrics | None = None) -> AsyncIterator[Components]:
+    """Everything a crawl needs, started; closed again (in reverse) on exit. `metrics`
+    counts what recovery did (Redis rebuilds, repairs)."""
     async with contextlib.AsyncExitStack() as stack:
         frontier, url = await stack.enter_async_context(open_frontier(settings))
         resolver = CrawlResolver(settings.host_map, policy=AddressPolicy(settings.allowed_networks))
@@ -161,7 +164,7 @@ async def open_components(settings: CrawlerSettings,
         offsets = OffsetCheckpoint(checkpoint_dir(settings.data_dir, settings.crawl_name),
                                    session_id)
         stack.callback(offsets.close)
-        recovery = FrontierRecovery(frontier, settings.data_dir, offsets)
+        recovery = FrontierRecovery(frontier, settings.data_dir, offsets, metrics)
         # Before anything is queued or claimed: a supervisor did the whole audit already.
         await recovery.on_start(audit_whole=settings.recover_on_start)
         if settings.recover_on_start:

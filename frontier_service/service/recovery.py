@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
 from archive_pipelines.errors import ArchiveError
 from frontier_service.frontier.audit import AuditReport, EpochChanged, audit
 from frontier_service.frontier.checkpoint import (
+    DomainCheckpoint,
     OffsetCheckpoint,
     checkpoint_dir,
     load_checkpoints,
@@ -35,6 +35,7 @@ from frontier_service.frontier.epoch import (
 from frontier_service.frontier.folder_locks import lock_rebuild
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.rebuild import RebuildReport, rebuild_redis
+from frontier_service.service.metrics import CrawlMetrics
 
 log = logging.getLogger(__name__)
 
@@ -43,23 +44,21 @@ class ForeignRedis(ArchiveError):
     """Redis holds another crawl under this crawl's name."""
 
 
-@dataclass
-class RecoveryStats:
-    rebuilds: int = 0
-    repairs: int = 0  # domains an audit found damaged and repaired
-    last_rebuild: RebuildReport | None = None
 
 
 class FrontierRecovery:
     """Checks and repairs one crawl's Redis against its data dir."""
 
     def __init__(self, frontier: Frontier, data_dir: Path,
-                 offsets: OffsetCheckpoint | None = None) -> None:
+                 offsets: OffsetCheckpoint | None = None,
+                 metrics: CrawlMetrics | None = None) -> None:
         self.frontier = frontier
         self.data_dir = data_dir
         self.offsets = offsets  # this process's checkpoint: written before a rebuild
-        self.stats = RecoveryStats()
+        self.metrics = metrics or CrawlMetrics()  # redis_rebuilds, frontier_repairs
+        self.last_rebuild: RebuildReport | None = None
         self.crawl_id = ""
+        self.baseline: dict[str, DomainCheckpoint] = {}  # all sessions' offsets at start
         self._rebuilding = asyncio.Lock()
 
     @property
@@ -92,7 +91,15 @@ class FrontierRecovery:
         elif audit_whole:
             await self.audit()  # a Redis restored from an older copy lags behind the files
         self.frontier.state.guard_epoch()
+        self.baseline = await asyncio.to_thread(load_checkpoints, self.checkpoints_dir)
         return state
+
+    def known_offset(self, domain: str) -> int:
+        """How far the domain is known to be fetched, by the checkpoints (never more than
+        the truth: a read offset in Redis below this was lost, e.g. an evicted key)."""
+        base = self.baseline.get(domain)
+        mine = self.offsets.offset(domain) if self.offsets is not None else 0
+        return max(base.offset if base is not None else 0, mine)
 
     async def rebuild_lost(self) -> None:
         """A script found the crawl's state gone mid-run: rebuild it (or wait for the
@@ -129,21 +136,21 @@ class FrontierRecovery:
             if state is EpochState.EMPTY:
                 report = await rebuild_redis(self.frontier, self.data_dir, checkpoints,
                                              self.crawl_id)
-                self.stats.last_rebuild = report
+                self.last_rebuild = report
                 log.warning("Redis rebuilt from disk in %.1f s: %d domains (%d with URLs to "
                             "fetch), %d URLs", report.seconds, report.domains, report.ready,
                             report.urls)
             else:
                 repaired = await audit(self.frontier, self.data_dir, checkpoints)
                 await set_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
-                self.stats.repairs += repaired.repaired
+                self.metrics.frontier_repairs += repaired.repaired
                 log.warning("Redis had part of the crawl's state: %d domains repaired from "
                             "disk in %.1f s (%d recreated)", repaired.repaired,
                             repaired.seconds, repaired.missing)
         finally:
             lock.close()
         await self.frontier.seen.open()  # our filter object adopts the rebuilt layout
-        self.stats.rebuilds += 1
+        self.metrics.redis_rebuilds += 1
 
     async def audit(self) -> AuditReport:
         """Check every domain against its file and checkpoint; repair what Redis lost."""
@@ -155,7 +162,7 @@ class FrontierRecovery:
             await self.rebuild_lost()
             return await self.audit()
         if report.repaired:
-            self.stats.repairs += report.repaired
+            self.metrics.frontier_repairs += report.repaired
             log.warning("Redis had lost part of crawl %r's state; repaired from disk: %d "
                         "domains missing, %d sizes, %d read offsets, %d exclusions, %d requeued",
                         self.name, report.missing, report.size_repaired, report.offset_repaired,

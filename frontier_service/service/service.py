@@ -87,7 +87,7 @@ class CrawlerService:
         # Frontier file appends and reads, robots parsing: more than the default ~6 threads.
         asyncio.get_running_loop().set_default_executor(
             ThreadPoolExecutor(32, thread_name_prefix="crawler-io"))
-        async with open_components(self.settings, self.store_settings) as parts:
+        async with open_components(self.settings, self.store_settings, self.metrics) as parts:
             if self.seeds:
                 self.seed_result = await add_seeds(parts.frontier, self.settings, self.seeds)
             if self.settings.metrics_port >= 0:
@@ -127,7 +127,8 @@ class CrawlerService:
                                 batch=s.claim_batch, poll_s=s.claim_poll_s,
                                 page_budget=s.domain_page_budget,
                                 per_host=s.per_host_concurrency, checkpoint=checkpoint,
-                                offsets=parts.offsets)
+                                offsets=parts.offsets,
+                                known_offset=parts.recovery.known_offset)
         processor = PageProcessor(
             frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
             archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
@@ -180,7 +181,6 @@ class CrawlerService:
                 except (RedisError, OSError) as exc:
                     log.warning("rebuilding Redis failed (%s); retrying in 1 s", exc)
                     await asyncio.sleep(1.0)
-                self.metrics.redis_rebuilds = recovery.stats.rebuilds
             except (RedisError, OSError) as exc:
                 log.warning("claiming failed (%s); retrying in 1 s", exc)
                 await asyncio.sleep(1.0)
@@ -254,7 +254,6 @@ class CrawlerService:
                 await recovery.audit()
             except (RedisError, OSError) as exc:
                 log.warning("auditing Redis against the files failed: %s", exc)
-            self.metrics.frontier_repairs = recovery.stats.repairs
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
                             progress: ProgressReporter, recovery: FrontierRecovery) -> None:
@@ -287,8 +286,6 @@ class CrawlerService:
         except (RedisError, OSError) as exc:
             log.warning("checking the frontier files before ending failed: %s", exc)
             return False
-        self.metrics.redis_rebuilds = recovery.stats.rebuilds
-        self.metrics.frontier_repairs = recovery.stats.repairs
         return exhausted
 
     async def _idle(self, claimer: DomainClaimer, links: LinkBuffer,

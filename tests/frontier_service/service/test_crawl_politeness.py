@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
-from collections import Counter, defaultdict
-from urllib.parse import urlsplit
+from collections import Counter
 
 from archive_testkit.testweb import host_traits
-from frontier_service.archiving import iter_records
 from tests.frontier_service.service.conftest import Crawl
+from tests.frontier_service.service.request_times import (
+    RECORD_ROUNDING_S,
+    crawler_starts,
+    server_arrivals,
+)
 from tests.frontier_service.service.web import ALIVE, DEAD, WEB, expected_delay
 
 # time.monotonic() on both sides of loopback: allow for timer granularity only.
@@ -44,25 +47,15 @@ def test_disallowed_urls_are_never_fetched(crawl: Crawl) -> None:
 
 def test_each_host_waits_its_delay_between_requests(crawl: Crawl) -> None:
     # One request at a time: each waits a delay after the last response, so the gaps hold
-    # as the server saw them. Several: starts a delay apart as the crawler sent them (the
-    # test web shares this process, so its arrival times jitter by a few ms).
-    arrivals: dict[str, list[float]] = defaultdict(list)
+    # as the server saw them. Several: starts a delay apart as the crawler sent them.
     if crawl.settings.per_host_concurrency == 1:
-        for record in crawl.requests:
-            if record.host in ALIVE:
-                arrivals[record.host].append(record.time)
-        slack = _CLOCK_SLACK_S
+        times, slack = server_arrivals(crawl.requests, ALIVE), _CLOCK_SLACK_S
     else:
-        for page in iter_records(crawl.settings.data_dir / "sessions"):
-            for request in page["requests"]:
-                host = urlsplit(request["url"]).hostname or ""
-                if host in ALIVE:
-                    arrivals[host].append(request["timestamp"])
-        slack = _CLOCK_SLACK_S + 0.001  # the crawler's timestamps are rounded to 1 ms
+        times = crawler_starts(crawl.settings.data_dir, ALIVE)
+        slack = _CLOCK_SLACK_S + RECORD_ROUNDING_S
     checked = 0
-    for host, times in arrivals.items():
-        times.sort()
-        gaps = [b - a for a, b in itertools.pairwise(times)]
+    for host, starts in times.items():
+        gaps = [b - a for a, b in itertools.pairwise(starts)]
         if gaps:
             checked += 1
             assert min(gaps) >= expected_delay(host) - slack, (host, min(gaps))

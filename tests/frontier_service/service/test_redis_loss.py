@@ -35,7 +35,7 @@ Key = tuple[str, str]
 
 def settings(data: Path, redis_url: str, name: str, port: int) -> CrawlerSettings:
     return crawler_settings(data, redis_url, name, port, concurrency=8, min_delay_s=0.02,
-                            response_time_factor=0.0, max_depth=4, exit_when_idle_s=1.0,
+                            response_time_factor=0.0, max_depth=30, exit_when_idle_s=1.0,
                             checkpoint_seconds=CHECKPOINT_S, max_seconds=90.0,
                             dagster_home=None)
 
@@ -101,18 +101,21 @@ def reachable(web: TestWeb, tmp_path_factory: pytest.TempPathFactory) -> set[Key
     return set(counts)
 
 
-def check(result: Faulted, reachable: set[Key], what: str) -> None:
+def check(result: Faulted, reachable: set[Key], what: str,
+          capsys: pytest.CaptureFixture[str]) -> None:
     assert result.pages_at_fault < len(reachable) * 0.7, "the fault came too late to matter"
     assert result.reports[-1].stop_reason == "frontier exhausted"
     missing = reachable - set(result.counts)
     assert not missing, f"{len(missing)} reachable pages never fetched, e.g. {sorted(missing)[:3]}"
     bound = result.bound(8)
-    print(f"{what}: {result.twice} URLs fetched twice of {len(reachable)} (bound {bound:.0f}: "
-          f"8 in flight + {CHECKPOINT_S} s of fetching)")
+    with capsys.disabled():  # reported in the test run's output, -q or not
+        print(f"\n  {what}: {result.twice} URLs fetched twice of {len(reachable)} (bound "
+              f"{bound:.0f}: 8 in flight + {CHECKPOINT_S} s of fetching)")
     assert result.twice <= bound
 
 
-def test_flushall_mid_crawl(web: TestWeb, reachable: set[Key], tmp_path: Path) -> None:
+def test_flushall_mid_crawl(web: TestWeb, reachable: set[Key], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     web.log.clear()
     with LocalRedis() as server:
         service = CrawlerService(settings(tmp_path / "data", server.url, "loss", web.port),
@@ -120,11 +123,12 @@ def test_flushall_mid_crawl(web: TestWeb, reachable: set[Key], tmp_path: Path) -
         report, at = asyncio.run(crawl_until(service, len(reachable) // 3,
                                              lambda: flushall(server.url)))
     assert report.metrics.redis_rebuilds >= 1
-    check(Faulted([report], at, page_counts(web.log.records())), reachable, "FLUSHALL")
+    check(Faulted([report], at, page_counts(web.log.records())), reachable, "FLUSHALL", capsys)
 
 
 def test_redis_killed_and_restarted_empty(web: TestWeb, reachable: set[Key],
-                                          tmp_path: Path) -> None:
+                                          tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     web.log.clear()
     with LocalRedis(port=free_port()) as server:
         async def crash() -> None:
@@ -137,10 +141,11 @@ def test_redis_killed_and_restarted_empty(web: TestWeb, reachable: set[Key],
         report, at = asyncio.run(crawl_until(service, len(reachable) // 3, crash))
     assert report.metrics.redis_rebuilds >= 1
     check(Faulted([report], at, page_counts(web.log.records())), reachable,
-          "kill -9 redis-server, restart empty")
+          "kill -9 redis-server, restart empty", capsys)
 
 
-def test_redis_replaced_by_a_fresh_one(web: TestWeb, reachable: set[Key], tmp_path: Path) -> None:
+def test_redis_replaced_by_a_fresh_one(web: TestWeb, reachable: set[Key], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
     web.log.clear()
     data, name = tmp_path / "data", f"loss-{uuid.uuid4().hex[:6]}"
     with LocalRedis() as first, LocalRedis() as second:
@@ -157,4 +162,30 @@ def test_redis_replaced_by_a_fresh_one(web: TestWeb, reachable: set[Key], tmp_pa
         rerun = asyncio.run(CrawlerService(settings(data, second.url, name, web.port)).run())
     assert rerun.metrics.redis_rebuilds == 1  # before its first claim
     check(Faulted([report, rerun], at, page_counts(web.log.records())), reachable,
-          "Redis replaced by a fresh one on another port")
+          "Redis replaced by a fresh one on another port", capsys)
+
+
+def test_evicted_domain_keys_are_found_against_the_files(web: TestWeb, reachable: set[Key],
+                                                         tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Half the domain hashes vanish (as maxmemory eviction would drop them): the epoch
+    stays, so only the check against the files before the end can notice."""
+    web.log.clear()
+    with LocalRedis() as server:
+        async def evict() -> None:
+            client = Redis.from_url(server.url)
+            try:
+                keys = sorted([key async for key in client.scan_iter(match="loss:domain:*")])
+                victims = keys[::2]
+                await client.unlink(*victims)
+                domains = [key.decode().removeprefix("loss:domain:") for key in victims]
+                await client.zrem("loss:domains:ready", *domains)
+                await client.zrem("loss:domains:leased", *domains)
+            finally:
+                await client.aclose()
+
+        service = CrawlerService(settings(tmp_path / "data", server.url, "loss", web.port),
+                                 seeds=SEEDS)
+        report, at = asyncio.run(crawl_until(service, len(reachable) // 3, evict))
+    assert report.metrics.frontier_repairs >= 1 and report.metrics.redis_rebuilds == 0
+    check(Faulted([report], at, page_counts(web.log.records())), reachable, "evicted keys", capsys)

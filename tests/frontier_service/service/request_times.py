@@ -1,0 +1,37 @@
+"""When each host was asked: as the test web saw it, and as the crawler sent it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from archive_testkit.testweb import RequestRecord
+from frontier_service.archiving import iter_records
+
+# The crawler's page records round request times to 1 ms.
+RECORD_ROUNDING_S = 0.001
+
+
+def server_arrivals(records: Iterable[RequestRecord], hosts: Collection[str]
+                    ) -> dict[str, list[float]]:
+    """Arrival times per host, sorted (the test web's clock)."""
+    arrivals: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        if record.host in hosts:
+            arrivals[record.host].append(record.time)
+    return {host: sorted(times) for host, times in arrivals.items()}
+
+
+def crawler_starts(data_dir: Path, hosts: Collection[str]) -> dict[str, list[float]]:
+    """Request start times per host from the crawl's page records, sorted. With several
+    requests in flight per host these are what the delay governs: the test web runs in
+    the test's process, so its arrival times jitter by a few ms under load."""
+    starts: dict[str, list[float]] = defaultdict(list)
+    for page in iter_records(data_dir / "sessions"):
+        for request in page["requests"]:
+            host = urlsplit(request["url"]).hostname or ""
+            if host in hosts:
+                starts[host].append(request["timestamp"])
+    return {host: sorted(times) for host, times in starts.items()}
