@@ -97,6 +97,15 @@ class Snapshot(Base):
     # ArchiveBox's own `updated` (last archived) for an adopted snapshot, as it had it;
     # `created_at` holds its `added`. `updated_at` is this catalog's row bookkeeping.
     archived_updated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    # NULL while an `ingest` is filling the snapshot (from its creation, or from the start of
+    # an ingest into it, until that ingest's last file is committed): an interrupted ingest
+    # leaves it so, and `ingest --resume` finishes it. Snapshots made otherwise are complete.
+    completed_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=utcnow)
+    # The last `ingest` into it: the source folder (absolute), the extractor, and when that
+    # ingest started (files recorded since then are the ones a resume skips).
+    ingest_source: Mapped[str | None] = mapped_column(Text, default=None)
+    ingest_extractor: Mapped[str | None] = mapped_column(String(64), default=None)
+    ingest_started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
 
     tags: Mapped[list[Tag]] = relationship(secondary="snapshot_tag", lazy="selectin")
 
@@ -108,6 +117,8 @@ class Snapshot(Base):
         Index("ix_snapshot_created_at", "created_at"),
         # The lazy-migration sensor pages through (fs_version, id) with a cursor.
         Index("ix_snapshot_fs_version_id", "fs_version", "id"),
+        # Incomplete snapshots (completed_at NULL) are listed by status and verify.
+        Index("ix_snapshot_completed_at", "completed_at"),
     )
 
     @validates("fs_version")

@@ -9,6 +9,12 @@ from datetime import datetime
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
+from archive_pipelines.catalog.completion import (
+    IngestState,
+    count_incomplete,
+    incomplete_snapshots,
+    latest_created_at,
+)
 from archive_pipelines.catalog.engine import reader
 from archive_pipelines.catalog.errors import clear_catalog_errors
 from archive_pipelines.catalog.files import release_files, snapshot_file_rows
@@ -101,8 +107,7 @@ class CatalogRepository(Transactions):
     def latest_created_at(self, timestamp: str) -> datetime | None:
         """The latest created_at of the snapshots with this legacy timestamp, if any."""
         with self.read_session() as session:
-            return session.scalar(select(func.max(Snapshot.created_at))
-                                  .where(Snapshot.timestamp == timestamp))
+            return latest_created_at(session, timestamp)
 
     def known_timestamps(self, timestamps: Iterable[str]) -> set[str]:
         """Which of these legacy timestamps the catalog has (one query, bounded input).
@@ -126,6 +131,16 @@ class CatalogRepository(Transactions):
             rows = snapshot_file_rows(session, snapshot_id)
             release_files(session, [(row[0], row[1]) for row in rows])
             return delete_snapshot_row(session, snapshot_id)
+
+    def count_incomplete(self) -> int:
+        """Snapshots an ingest is filling or an interrupted one left partial."""
+        with self.read_session() as session:
+            return count_incomplete(session)
+
+    def incomplete_snapshots(self, limit: int | None = None) -> list[IngestState]:
+        """The incomplete snapshots, oldest first (`limit` of them)."""
+        with self.read_session() as session:
+            return incomplete_snapshots(session, limit=limit)
 
     # -- tags and results --------------------------------------------------------
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import click
 
+from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.migrate import current_revision, head_revision
 from archive_pipelines.catalog.urls import redact_url
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.datadir import initialize
 from archive_pipelines.errors import CatalogError
+from archive_pipelines.storage.snapshot_ingest import resume_command
 
 
 @click.command("init")
@@ -51,3 +53,23 @@ def status_command(obj: CliContext) -> None:
                + ("" if revision == head_revision() else "  (outdated: run init)"))
     for name, value in vars(status).items():
         click.echo(f"{name:<15} {value:,}")
+    if revision != head_revision():
+        click.echo(f"{'incomplete':<15} not known (schema outdated: run init)")
+        return
+    _show_incomplete(obj.catalog)
+
+
+SHOWN_INCOMPLETE = 10
+
+
+def _show_incomplete(catalog: CatalogRepository) -> None:
+    """Snapshots an ingest is filling or an interrupted one left partial, with the command
+    that finishes each."""
+    count = catalog.count_incomplete()
+    click.echo(f"{'incomplete':<15} {count:,}" + (" (ingests running or interrupted)"
+                                                   if count else ""))
+    for state in catalog.incomplete_snapshots(limit=SHOWN_INCOMPLETE):
+        click.echo(f"  {state.snapshot_id}  {state.url} @ {state.timestamp}: "
+                   f"`{resume_command(state.snapshot_id)}`")
+    if count > SHOWN_INCOMPLETE:
+        click.echo(f"  ... and {count - SHOWN_INCOMPLETE:,} more")

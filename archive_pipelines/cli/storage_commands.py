@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.inputs import check_url, timestamp_time
+from archive_pipelines.cli.inputs import BadInput, check_url, timestamp_time
 from archive_pipelines.cli.progress import human_bytes, progress_bar
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration import import_orphans
@@ -17,8 +17,13 @@ from archive_pipelines.migration.collection import estimate_dedup, migrate_all
 from archive_pipelines.settings import ALL_VIEWS
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
-from archive_pipelines.storage.ingest import ingest_directory
 from archive_pipelines.storage.rebuild import rebuild_views
+from archive_pipelines.storage.snapshot_ingest import (
+    open_ingest,
+    resume_command,
+    resume_ingest,
+    run_ingest,
+)
 from archive_pipelines.storage.verify import KINDS, verify_storage
 
 VIEW_CHOICE = click.Choice(ALL_VIEWS)
@@ -36,7 +41,7 @@ def _print_errors(errors: list[str], limit: int = 10) -> None:
 
 
 @click.command("ingest")
-@click.option("--url", required=True, help="The snapshot's URL (http:// or https://).")
+@click.option("--url", default=None, help="The snapshot's URL (http:// or https://).")
 @click.option("--timestamp", default=None,
               help="Legacy timestamp key: unix seconds, e.g. 1700000000.123 (default: now). "
                    "Its day names the snapshot's folders in the views.")
@@ -46,39 +51,64 @@ def _print_errors(errors: list[str], limit: int = 10) -> None:
               help="Copy files into the store, or hard-link them when the store is raw and on "
                    "the same filesystem (the source files then share the stored, read-only "
                    "inode). Default: the storage.ingest_hardlink setting (hard-link).")
-@click.argument("extractor")
-@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--resume", "resume_id", default=None, metavar="ID",
+              help="Finish the interrupted ingest of snapshot ID (its folder and extractor "
+                   "are recorded): the files it committed are skipped, the rest stored.")
+@click.argument("extractor", required=False)
+@click.argument("directory", required=False,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.pass_obj
-def ingest_command(obj: CliContext, url: str, timestamp: str | None, user: str | None,
-                   title: str | None, copy: bool | None, extractor: str, directory: Path) -> None:
-    """Store every file under DIRECTORY as EXTRACTOR output of the snapshot of --url."""
-    check_url(url)
-    if timestamp is None:
-        created_at = datetime.now(UTC)
-        timestamp = f"{created_at.timestamp():.3f}"
-    else:  # the snapshot's time, which names its day in the views
-        created_at = timestamp_time(timestamp)
-    catalog = obj.catalog
-    snapshot = catalog.find_snapshot(url=url, timestamp=timestamp)
-    if snapshot is None:
-        # by_timestamp/<ts> belongs to the oldest snapshot with that timestamp: a new one
-        # sharing it with another url comes after it, so the owner (and its links) stay.
-        latest = catalog.latest_created_at(timestamp)
-        if latest is not None and created_at <= latest:
-            created_at = latest + timedelta(microseconds=1)
-        snapshot = catalog.add_snapshot(url=url, timestamp=timestamp, title=title,
-                                        created_at=created_at,
-                                        created_by=user or obj.settings.views.default_user)
-    storage = _storage(obj)
+def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user: str | None,
+                   title: str | None, copy: bool | None, resume_id: str | None,
+                   extractor: str | None, directory: Path | None) -> None:
+    """Store every file under DIRECTORY as EXTRACTOR output of the snapshot of --url.
+
+    The snapshot is incomplete (in `status` and `verify`) until its last file is committed.
+    An interrupted ingest is finished by `ingest --resume ID` (the id is printed at the
+    start) or by running the same command again, which finds it by URL and DIRECTORY;
+    without --timestamp a folder whose snapshot is complete gets a new snapshot."""
+    if resume_id is not None:
+        if url or timestamp or user or title or extractor or directory:
+            raise BadInput("--resume takes no --url, --timestamp, --user, --title, EXTRACTOR "
+                           "or DIRECTORY: the snapshot's own are used")
+        storage = _storage(obj)
+        ingest = resume_ingest(storage.catalog, resume_id)
+    else:
+        if url is None or extractor is None or directory is None:
+            raise BadInput("ingest needs --url URL EXTRACTOR DIRECTORY (or --resume ID)")
+        check_url(url)
+        # The snapshot's time, which names its day in the views.
+        created_at = datetime.now(UTC) if timestamp is None else timestamp_time(timestamp)
+        storage = _storage(obj)
+        ingest = open_ingest(storage.catalog, url=url, extractor=extractor, source=directory,
+                             timestamp=timestamp, created_at=created_at, title=title,
+                             created_by=user or obj.settings.views.default_user)
+    where = (f"snapshot {ingest.snapshot_id} ({ingest.url} @ {ingest.timestamp}, "
+             f"{ingest.created_at:%Y-%m-%dT%H:%M:%SZ})")
+    resume = resume_command(ingest.snapshot_id)
+    # Printed before any file is stored: an interrupted run has said what to resume.
+    if ingest.resumed:
+        click.echo(f"resuming {where}, left incomplete by an interrupted ingest of "
+                   f"{ingest.source} as {ingest.extractor}; if interrupted, resume with "
+                   f"`{resume}`")
+    else:
+        click.echo(f"ingesting into {where}; if interrupted, resume with `{resume}`")
     started = time.monotonic()
-    with progress_bar("ingest", "file") as bar:
-        settings = obj.settings.storage
-        report = ingest_directory(storage.catalog, storage.primary, storage.views,
-                                  storage.work, snapshot.id, extractor, directory,
-                                  progress=bar.update, batch_size=settings.ingest_batch_size,
-                                  hardlink=settings.ingest_hardlink if copy is None else not copy)
+    settings = obj.settings.storage
+    try:
+        with progress_bar("ingest", "file") as bar:
+            done = run_ingest(storage.catalog, storage.primary, storage.views, storage.work,
+                              ingest, progress=bar.update, batch_size=settings.ingest_batch_size,
+                              hardlink=settings.ingest_hardlink if copy is None else not copy)
+    except BaseException:
+        click.echo(f"snapshot {ingest.snapshot_id} is incomplete: resume with `{resume}`",
+                   err=True)
+        raise
     elapsed = time.monotonic() - started
-    click.echo(f"snapshot {snapshot.id} ({url} @ {timestamp})")
+    report = done.files
+    click.echo(f"snapshot {ingest.snapshot_id} ({ingest.url} @ {ingest.timestamp}) complete")
+    if done.skipped:
+        click.echo(f"skipped {done.skipped:,} files the interrupted ingest had stored")
     click.echo(f"files {report.files:,} ({report.added:,} added, {report.unchanged:,} unchanged, "
                f"{report.replaced:,} replaced) in {elapsed:.1f}s")
     click.echo(f"new blobs {report.new_blobs:,}, deduplicated {report.deduplicated:,}, "
@@ -116,6 +146,9 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
             fixed = f", fixed {report.fixed[kind]:,}" if report.fixed[kind] else ""
             click.echo(f"  {kind:<22} {report.found[kind]:,}{fixed}")
             if kind in ("missing_blob_files", "corrupt_blob_files"):
+                for example in report.examples.get(kind, []):
+                    click.echo(f"    {example}")
+            if kind == "incomplete_snapshots":  # each with the command that finishes it
                 for example in report.examples.get(kind, []):
                     click.echo(f"    {example}")
     pending = report.found["crawl_pending"]

@@ -1,6 +1,7 @@
 """Verify storage against the catalog, and repair what is repairable.
 
-Checks: blob files missing (or corrupt, with `deep`), view links missing / pointing
+Checks: snapshots an interrupted ingest left incomplete (a problem until `ingest --resume`
+finishes them), blob files missing (or corrupt, with `deep`), view links missing / pointing
 elsewhere / broken / blocked by a real file, orphan links, orphan blobs (ref_count 0),
 untracked blob files, and ref_count drift (a mark pass that counts references).
 A referenced blob is never deleted.
@@ -23,6 +24,7 @@ from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog.blobs import BlobRow, blob_page, count_unreferenced, set_ref_count
 from archive_pipelines.catalog.captures import view_captures
+from archive_pipelines.catalog.completion import count_incomplete, incomplete_snapshots
 from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import utcnow
@@ -30,10 +32,12 @@ from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.places import iter_snapshot_files
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_ingest import resume_command
 from archive_pipelines.storage.untracked import untracked_hashes
 from archive_pipelines.views import LinkState, SnapshotPlace, ViewSet, view_dir
 
-KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
+KINDS = ("incomplete_snapshots",
+         "missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
          "broken_links", "conflict_links", "orphan_links", "orphan_blobs",
          "untracked_blob_files", "crawl_pending", "refcount_drift")
 
@@ -69,6 +73,7 @@ def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
     `data_dir`: where the crawl's segments and journals are, whose bodies are `crawl_pending`
     rather than untracked (without it every untracked file is a problem)."""
     report = VerifyReport()
+    _check_incomplete(catalog, report)
     _check_refcounts(catalog, report, fix)
     missing = _check_blob_files(catalog, primary, views, report, deep, fix, progress)
     _check_links(catalog, views, report, fix, vacuum, missing, progress)
@@ -77,6 +82,18 @@ def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
     if scan_store:
         _check_untracked(catalog, primary, report, data_dir)
     return report
+
+
+def _check_incomplete(catalog: Catalog, report: VerifyReport) -> None:
+    """Snapshots an ingest is filling or an interrupted one left partial: a problem until
+    their ingest finishes, which only it can do (its folder is the source)."""
+    with catalog.read_session() as session:
+        count = count_incomplete(session)
+        shown = incomplete_snapshots(session, limit=5)
+    for state in shown:
+        report.note("incomplete_snapshots", f"{state.snapshot_id} ({state.url} @ "
+                    f"{state.timestamp}): resume with `{resume_command(state.snapshot_id)}`")
+    report.found["incomplete_snapshots"] = count
 
 
 def _check_refcounts(catalog: Catalog, report: VerifyReport, fix: bool) -> None:
