@@ -215,7 +215,20 @@ def copies_to_scrub(session: Session, *, store_id: int, statuses: Sequence[str],
     return [(int(i), str(s), int(n), str(st)) for i, s, n, st in session.execute(query)]
 
 
+def count_copies_in_range(session: Session, *, store_id: int, statuses: Sequence[str],
+                          low: str, high: str | None) -> int:
+    """How many of a store's copies with these statuses have a sha256 in [low, high)."""
+    conditions = [BlobCopy.store_id == store_id, BlobCopy.status.in_(list(statuses))]
+    if low:
+        conditions.append(Blob.sha256 >= low)
+    if high is not None:
+        conditions.append(Blob.sha256 < high)
+    query = (select(func.count()).select_from(BlobCopy)
+             .join(Blob, Blob.id == BlobCopy.blob_id).where(*conditions))
+    return int(session.scalar(query) or 0)
+
+
 __all__ = ["CopyState", "NeedyPage", "copies_of",
-           "copies_to_scrub", "count_blob_ids", "count_referenced_blobs",
+           "copies_to_scrub", "count_blob_ids", "count_copies_in_range", "count_referenced_blobs",
            "count_under_replicated", "counted_copies", "find_needy_blobs", "set_copy_status",
            "status_counts", "update_copies", "upsert_copies"]

@@ -20,6 +20,7 @@ from archive_pipelines.cli.replication_commands import (
     replication_status_command,
 )
 from archive_pipelines.cli.runner import run_group
+from archive_pipelines.cli.scrub_command import scrub_command
 from archive_pipelines.cli.show_command import show_command
 from archive_pipelines.cli.storage_commands import (
     gc_command,
@@ -49,6 +50,7 @@ def cli(ctx: click.Context, data_dir: str | None) -> None:
 
 cli.add_command(init_command)
 cli.add_command(status_command)
+cli.add_command(scrub_command)
 for _command in (ingest_command, verify_command, rebuild_views_command, migrate_to_cas_command,
                  gc_command, replicate_command, replication_status_command, update_command,
                  show_command, ingest_crawl_command, captures_command, compact_crawls_command):

@@ -6,8 +6,17 @@ import click
 
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.cli.scrub_command import (
+    SAMPLE,
+    echo_scrub_outcome,
+    echo_scrub_table,
+    scrub_with_progress,
+)
 from archive_pipelines.replication import ReplicationSetup, replicate_until_met, replication_status
 from archive_pipelines.storage.assembly import open_catalog
+
+VERIFY_SAMPLE = 0.01  # replication-status --verify: 1% of each store's copies,
+VERIFY_MIN_COPIES = 1000  # or this many, whichever is more
 
 
 def _open(obj: CliContext) -> ReplicationSetup:
@@ -42,15 +51,38 @@ def replicate_command(obj: CliContext, max_batches: int | None) -> None:
 
 
 @click.command("replication-status")
+@click.option("--verify", is_flag=True,
+              help="Also read a sample of each store's copies (1% or 1,000 copies, whichever "
+                   "is more) and record those found missing or corrupt.")
+@click.option("--sample", type=SAMPLE, default=None, metavar="FRACTION",
+              help="Verify this share of each store's copies instead (implies --verify).")
 @click.pass_obj
-def replication_status_command(obj: CliContext) -> None:
-    """Copies per store and how many blobs fall short of the retention policy."""
+def replication_status_command(obj: CliContext, verify: bool, sample: float | None) -> None:
+    """Copies per store and how many blobs fall short of the retention policy.
+
+    The counts are the catalog's: a copy lost at a store since it was last read still
+    counts. --verify reads a sample of every store first (`scrub` reads them all)."""
     setup = _open(obj)
+    sampled = None
+    if verify or sample is not None:  # first, so the counts below include what it found
+        sampled = scrub_with_progress(setup, (), sample=sample or VERIFY_SAMPLE,
+                                      min_sample=0 if sample else VERIFY_MIN_COPIES)
     status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
     click.echo(f"retention {status.retention}; {status.blobs:,} referenced blobs; "
                f"{status.under_replicated:,} under-replicated")
     for store, counts in sorted(status.copies_per_store.items()):
         detail = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
         click.echo(f"  {store:<16} {detail or 'no copies'}")
-    if not status.meets_policy:
+    if sampled is None:
+        click.echo("counted from the catalog, no copy read: `--verify` reads a sample of each "
+                   "store, `archive-pipelines scrub` every copy")
+        intact = True
+    else:
+        click.echo("read a sample of each store:")
+        echo_scrub_table(*sampled)
+        intact = echo_scrub_outcome(sampled[1])
+        if not intact:
+            click.echo("other copies may be gone too: `archive-pipelines scrub --store NAME` "
+                       "reads every copy of a store")
+    if not status.meets_policy or not intact:
         raise click.exceptions.Exit(1)

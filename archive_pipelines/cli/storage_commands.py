@@ -11,6 +11,7 @@ import click
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.inputs import BadInput, check_url, timestamp_time
 from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.cli.verify_summary import verify_verdict
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import estimate_dedup, migrate_all
@@ -133,7 +134,7 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
     Blob contents are only hashed with --deep: a file hard-linked into the store at ingest
     shares its inode with the legacy path, so editing that path in place (same size) changes
     the blob, which then no longer hashes to its name. Only --deep finds that (reported as
-    corrupt_blob_files)."""
+    corrupt_blob_files). Copies at the other stores are not read: `scrub` reads them."""
     with progress_bar("verify", "item") as bar:
         storage = _storage(obj, views)
         report = verify_storage(storage.catalog, storage.primary, storage.views,
@@ -145,20 +146,16 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
         if report.found[kind]:
             fixed = f", fixed {report.fixed[kind]:,}" if report.fixed[kind] else ""
             click.echo(f"  {kind:<22} {report.found[kind]:,}{fixed}")
-            if kind in ("missing_blob_files", "corrupt_blob_files"):
+            if kind in ("missing_blob_files", "corrupt_blob_files", "untracked_blob_files"):
                 for example in report.examples.get(kind, []):
                     click.echo(f"    {example}")
             if kind == "incomplete_snapshots":  # each with the command that finishes it
                 for example in report.examples.get(kind, []):
                     click.echo(f"    {example}")
-    pending = report.found["crawl_pending"]
-    if report.problems:
-        click.echo(f"{report.problems:,} problem(s) left")
-    elif pending:  # not "healthy": those files are not in the catalog yet
-        click.echo(f"no problems, but {pending:,} crawled bodies are not in the catalog yet: "
-                   "run `archive-pipelines ingest-crawl --all`")
-    else:
-        click.echo("healthy")
+    primary = obj.settings.storage.primary
+    for line in verify_verdict(report, deep=deep, primary=primary,
+                               replicas=[s.name for s in obj.settings.stores if s.name != primary]):
+        click.echo(line)
     if report.problems:
         raise click.exceptions.Exit(1)
 

@@ -6,8 +6,9 @@ from pydantic import Field
 from archive_pipelines.replication import (
     ReplicationFailed,
     archive_batch,
+    plan_scrubs,
     replicate_until_met,
-    scrub_store,
+    run_scrubs,
 )
 from archive_pipelines.resources.replication import ReplicationResource
 
@@ -65,25 +66,37 @@ def archive_director_job() -> None:
 class ScrubConfig(dg.Config):
     store: str = Field(default="", description="Store to scrub; empty = every store.")
     prefix: str = Field(default="", description="Hash prefix partition; empty = everything.")
-    limit: int = Field(default=100_000, ge=1, description="Copies to check per store.")
+    sample: float = Field(default=1.0, gt=0, le=1,
+                          description="Share of each store's copies to read, a random slice "
+                                      "of the hash space (1 = every copy).")
+    limit: int = Field(default=0, ge=0, description="Copies to check per store; 0 = no limit.")
 
 
-@dg.op(description="Re-verify present copies at rest; mark corrupted/missing ones.")
+@dg.op(description="Re-verify copies at rest; mark missing and corrupt ones (a corrupt object "
+                   "in a local store is set aside into quarantine/) so the director copies "
+                   "them again.")
 def scrub_op(context: dg.OpExecutionContext, config: ScrubConfig,
              replication: ReplicationResource) -> dg.Output[int]:
     setup = replication.open()
-    catalog, replicas = setup.catalog, setup.replicas
-    names = [config.store] if config.store else list(replicas.ids)
-    checked = corrupted = missing = 0
-    for name in names:
-        report = scrub_store(catalog, replicas, name, prefix=config.prefix or None,
-                             limit=config.limit)
-        checked, corrupted, missing = (checked + report.checked, corrupted + report.corrupted,
-                                       missing + report.missing)
+    plans = plan_scrubs(setup.catalog, setup.replicas, [config.store] if config.store else None,
+                        prefix=config.prefix or None,
+                        sample=config.sample if config.sample < 1 else None)
+    reports = run_scrubs(setup.catalog, setup.replicas, plans, width=setup.policy.copier_width,
+                         limit=config.limit or None)
+    for report in reports:
         for line in report.problems:
-            context.log.warning(f"{name}: {line}")
-    return dg.Output(corrupted + missing, metadata={
-        "checked": checked, "corrupted": corrupted, "missing": missing})
+            context.log.warning(line)
+    errors = [report.error for report in reports if report.error]
+    if errors:
+        raise dg.Failure("; ".join(errors))
+    bad = sum(report.bad for report in reports)
+    return dg.Output(bad, metadata={
+        "checked": sum(r.checked for r in reports),
+        "corrupted": sum(r.corrupted for r in reports),
+        "missing": sum(r.missing for r in reports),
+        "set_aside": sum(r.set_aside for r in reports),
+        "bytes_checked": sum(r.bytes_checked for r in reports),
+        **{f"objects_per_second_{r.store}": round(r.objects_per_second, 1) for r in reports}})
 
 
 @dg.job(description="Scrub: periodic integrity check of stored copies (seed 004: archival-"

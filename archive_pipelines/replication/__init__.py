@@ -3,8 +3,9 @@
 Plain Python (no Dagster). The director (`plan_batches`) finds under-replicated blobs with
 one bounded, indexed query per tick; the worker (`archive_batch`) re-checks need, checks
 integrity at the source and copies with the copier, recording missing / ongoing / present /
-corrupted per (blob, store); `scrub_store` re-verifies copies at rest. Nothing here ever
-deletes an object at any store.
+corrupted per (blob, store); `plan_scrubs` / `run_scrubs` re-verify copies at rest (a
+corrupt local object is set aside into `quarantine/`). Nothing here ever deletes an object
+at any store.
 """
 
 from archive_pipelines.blobstore.prefixes import prefix_range
@@ -12,6 +13,7 @@ from archive_pipelines.replication.copier import CopyItem, CopyOutcome, copy_obj
 from archive_pipelines.replication.director import DirectorTick, plan_batches, replicate_until_met
 from archive_pipelines.replication.report import BatchReport, ReplicationFailed
 from archive_pipelines.replication.scrub import ScrubReport, scrub_store
+from archive_pipelines.replication.scrub_runs import ScrubPlan, plan_scrubs, run_scrubs
 from archive_pipelines.replication.setup import ReplicationSetup
 from archive_pipelines.replication.status import ReplicationStatus, replication_status
 from archive_pipelines.replication.stores import ReplicaSet, ReplicaStore
@@ -27,13 +29,16 @@ __all__ = [
     "ReplicationFailed",
     "ReplicationSetup",
     "ReplicationStatus",
+    "ScrubPlan",
     "ScrubReport",
     "archive_batch",
     "copy_object",
     "copy_objects",
     "plan_batches",
+    "plan_scrubs",
     "prefix_range",
     "replicate_until_met",
     "replication_status",
+    "run_scrubs",
     "scrub_store",
 ]

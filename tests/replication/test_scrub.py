@@ -28,9 +28,7 @@ def scrub_by_prefix(storage: StorageParts, replicas: ReplicaSet, store: str) -> 
         while True:
             part = scrub_store(storage.catalog, replicas, store, prefix=f"{first:02x}", cursor=cursor,
                                limit=2)
-            for name in ("checked", "corrupted", "missing", "restored"):
-                setattr(total, name, getattr(total, name) + getattr(part, name))
-            total.problems += part.problems
+            total.merge(part)
             cursor = part.next_cursor
             if cursor is None:
                 break
@@ -42,9 +40,7 @@ def scrub_by_cursor(storage: StorageParts, replicas: ReplicaSet, store: str) -> 
     cursor: str | None = None
     while True:
         part = scrub_store(storage.catalog, replicas, store, cursor=cursor, limit=5)
-        for name in ("checked", "corrupted", "missing", "restored"):
-            setattr(total, name, getattr(total, name) + getattr(part, name))
-        total.problems += part.problems
+        total.merge(part)
         cursor = part.next_cursor
         if cursor is None:
             return total
@@ -61,40 +57,41 @@ def test_scrub_finds_damage_and_replication_repairs_without_deleting(env_both: E
     rotten, lost = sorted(h for h, data in env.blobs.items() if len(data) > 100)[:2]
 
     flip_byte(local.local_path(rotten), 20)
+    rotten_bytes = local.local_path(rotten).read_bytes()
     boto3.client("s3", endpoint_url=s3.endpoint_url, region_name="us-east-1").delete_object(
         Bucket=s3.bucket, Key=s3.object_key(lost))  # lost at rest, behind our back
 
     clean = scrub_by_prefix(env.storage, env.replicas, "primary")
     assert (clean.checked, clean.corrupted, clean.missing) == (len(env.blobs), 0, 0)
     found = scrub_by_prefix(env.storage, env.replicas, "local")
-    assert (found.checked, found.corrupted, found.missing) == (len(env.blobs), 1, 0)
-    assert rotten in found.problems[0]
+    assert (found.checked, found.corrupted, found.missing, found.set_aside) == (
+        len(env.blobs), 1, 0, 1)
+    assert rotten in found.problems[0] and "set aside to quarantine/" in found.problems[0]
     gone = scrub_by_cursor(env.storage, env.replicas, "s3")
     assert (gone.checked, gone.corrupted, gone.missing) == (len(env.blobs), 0, 1)
-    assert statuses(env.storage)[("local", rotten)] == "corrupted"
+    # The rotten object was moved out of its key (kept, not deleted): its copy is missing.
+    assert statuses(env.storage)[("local", rotten)] == "missing"
     assert statuses(env.storage)[("s3", lost)] == "missing"
+    quarantined = list((local.root / "quarantine").iterdir())
+    assert [p.name.split(".")[0] for p in quarantined] == [rotten]
+    assert quarantined[0].read_bytes() == rotten_bytes
     status = replication_status(env.storage.catalog, env.replicas, 3)
     assert status.under_replicated == 2 and not status.meets_policy
 
-    # The director re-replicates the lost copy; the rotten one is never overwritten.
+    # The director copies both blobs there again; the set-aside bytes stay for a person.
     replicate_all(env, retention=3)
     assert statuses(env.storage)[("s3", lost)] == "present"
-    assert statuses(env.storage)[("local", rotten)] == "corrupted"
-    assert listing(local) == before["local"] and listing(s3) == before["s3"]
-    assert local.check(rotten).status == "corrupt"  # left in place for a person to see
-
-    # Once an operator removes the rotten object, scrub notices and it is copied again.
-    local.local_path(rotten).unlink()
-    again = scrub_by_cursor(env.storage, env.replicas, "local")
-    assert again.missing == 1 and again.checked == len(env.blobs)
-    replicate_all(env, retention=3)
+    assert statuses(env.storage)[("local", rotten)] == "present"
+    assert local.check(rotten).ok and quarantined[0].read_bytes() == rotten_bytes
     assert present_at(env.storage, "local") == set(env.blobs)
     assert replication_status(env.storage.catalog, env.replicas, 3).meets_policy
     assert listing(local) == before["local"] and listing(s3) == before["s3"]
+    again = scrub_by_cursor(env.storage, env.replicas, "local")
+    assert (again.checked, again.ok, again.bad) == (len(env.blobs), len(env.blobs), 0)
     assert_statuses_truthful(env)
 
 
-def test_a_restored_corrupt_copy_becomes_present(env_local: Env) -> None:
+def test_a_corrupt_copy_that_cannot_be_set_aside_stays_until_restored(env_local: Env) -> None:
     env = env_local
     replicate_all(env, retention=2)
     local = env.replicas["local"].require()
@@ -103,11 +100,30 @@ def test_a_restored_corrupt_copy_becomes_present(env_local: Env) -> None:
     path = local.local_path(victim)
     pristine = path.read_bytes()
     flip_byte(path, 100)
-    assert scrub_by_cursor(env.storage, env.replicas, "local").corrupted == 1
+    env.replicas["local"].write_error = "store 'local': read-only file system"
+    found = scrub_by_cursor(env.storage, env.replicas, "local")
+    assert (found.corrupted, found.set_aside) == (1, 0) and "left in place" in found.problems[0]
+    assert statuses(env.storage)[("local", victim)] == "corrupted"
+    assert local.check(victim).status == "corrupt"  # still there for a person to see
     path.write_bytes(pristine)  # an operator restored it from a backup
     report = scrub_by_cursor(env.storage, env.replicas, "local")
     assert report.restored == 1 and report.checked == len(env.blobs)
     assert statuses(env.storage)[("local", victim)] == "present"
+
+
+def test_a_corrupt_copy_with_no_good_copy_elsewhere_stays_in_place(env_local: Env) -> None:
+    env = env_local
+    replicate_all(env, retention=2)
+    primary = env.replicas["primary"].require()
+    victim = max(env.blobs, key=lambda h: len(env.blobs[h]))
+    path = primary.local_path(victim)
+    assert path is not None
+    flip_byte(path, 7)
+    env.replicas["local"].error = "store 'local': unreachable"  # no source to repair from
+    found = scrub_by_cursor(env.storage, env.replicas, "primary")
+    assert (found.corrupted, found.set_aside) == (1, 0)
+    assert statuses(env.storage)[("primary", victim)] == "corrupted"
+    assert path.exists()
 
 
 def test_scrub_of_an_unreadable_store_raises(env_local: Env) -> None:
