@@ -5,7 +5,7 @@ import dagster as dg
 from archive_pipelines.assets.captures import captures
 from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.prefixes import HEX_PREFIXES
-from archive_pipelines.replication import replication_status
+from archive_pipelines.replication import RunSummary, replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
 from archive_pipelines.resources.replication import ReplicationResource
 
@@ -33,13 +33,15 @@ def replica_copies(context: dg.AssetExecutionContext,
     report = replicate_prefix(setup.catalog, setup.replicas, context.partition_key,
                               retention=policy.retention, max_age=setup.max_age,
                               batch_size=policy.batch_size, width=policy.copier_width)
+    run = RunSummary(report, tuple(setup.replicas.names.values()), report.short)
     for line in report.errors[:20]:
         context.log.warning(line)
-    if not report.ok:
-        raise dg.Failure(f"{report.failures} object(s) could not be copied; a later run retries",
-                         metadata={"errors": "\n".join(report.errors[:20])})
+    if not run.policy_met:
+        raise dg.Failure(description=run.verdict(),
+                         metadata={"summary": "\n".join(run.store_lines()),
+                                   "errors": "\n".join(report.errors[:20])})
     metadata: dict[str, object] = {
-        "blobs_checked": report.requested, "copies_made": sum(report.created.values()),
+        "blobs_checked": report.requested, "copies_made": run.copies_made,
         "bytes_copied": sum(report.bytes_copied.values()),
         "corrupted_found": sum(report.corrupted_found.values()),
         "missing_found": sum(report.missing_found.values()),

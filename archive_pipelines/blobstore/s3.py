@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, cast
 
 import boto3
 import botocore.loaders
@@ -24,11 +26,12 @@ from archive_pipelines.blobstore.hashing import FileState, sha256_file
 from archive_pipelines.blobstore.layout import check_hex_prefix, hash_from_key, key_prefix
 from archive_pipelines.blobstore.local_files import describe_os_error
 from archive_pipelines.blobstore.results import PutResult
-from archive_pipelines.blobstore.s3_errors import error_code, http_status, s3_errors
+from archive_pipelines.blobstore.s3_errors import S3Refused, error_code, http_status, s3_errors
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
+RetryMode = Literal["standard", "adaptive"]
 MIB = 1024 * 1024
 _SPOOL_IN_MEMORY = 8 * MIB  # larger encoded blobs spool to a temp file before upload
 _MIN_PART = 16 * MIB
@@ -37,14 +40,75 @@ _MAX_PARTS = 9_000  # S3 allows 10,000; keep a margin
 _MODEL_LOADER = botocore.loaders.create_loader()
 
 
-def _new_client(endpoint_url: str | None, region: str | None) -> S3Client:
+# Environment overrides of S3Network's defaults (the retry ones are AWS's own names).
+ENV_CONNECT_TIMEOUT = "ARCHIVE_S3_CONNECT_TIMEOUT"
+ENV_READ_TIMEOUT = "ARCHIVE_S3_READ_TIMEOUT"
+ENV_MAX_ATTEMPTS = "AWS_MAX_ATTEMPTS"
+ENV_RETRY_MODE = "AWS_RETRY_MODE"
+
+
+@dataclass(frozen=True)
+class S3Network:
+    """How long one S3 request may wait and how often it is tried: every request is bounded.
+
+    A request that times out, cannot connect, is throttled (SlowDown) or gets a 5xx is
+    retried with exponential backoff (botocore's standard or adaptive mode) up to
+    `attempts` tries in all; a 4xx (access denied, no such bucket) is never retried. The
+    worst case for one request is about `attempts * (connect_timeout + read_timeout)` plus
+    a few seconds of backoff. `read_timeout` bounds each wait for the endpoint's next bytes,
+    not a whole transfer.
+    """
+
+    connect_timeout: float = 5.0  # seconds
+    read_timeout: float = 20.0  # seconds
+    attempts: int = 3  # tries of one request, the first included
+    retry_mode: RetryMode = "standard"  # or "adaptive" (client-side rate limiting too)
+
+    def __post_init__(self) -> None:
+        if self.connect_timeout <= 0 or self.read_timeout <= 0:
+            raise ValueError("S3 timeouts must be positive")
+        if not 1 <= self.attempts <= 10:
+            raise ValueError(f"S3 attempts must be 1-10, got {self.attempts}")
+        if self.retry_mode not in ("standard", "adaptive"):
+            raise ValueError(f"S3 retry mode must be standard or adaptive, "
+                             f"got {self.retry_mode!r}")
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> S3Network:
+        """The defaults, overridden by ARCHIVE_S3_CONNECT_TIMEOUT / ARCHIVE_S3_READ_TIMEOUT
+        (seconds), AWS_MAX_ATTEMPTS and AWS_RETRY_MODE where set."""
+        env = os.environ if environ is None else environ
+        default = cls()
+
+        def number(name: str, fallback: float) -> float:
+            raw = env.get(name, "").strip()
+            try:
+                return float(raw) if raw else fallback
+            except ValueError:
+                raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
+
+        attempts = env.get(ENV_MAX_ATTEMPTS, "").strip()
+        if attempts and not attempts.isdigit():
+            raise ValueError(f"{ENV_MAX_ATTEMPTS} must be a whole number, got {attempts!r}")
+        mode = env.get(ENV_RETRY_MODE, "").strip()
+        return cls(connect_timeout=number(ENV_CONNECT_TIMEOUT, default.connect_timeout),
+                   read_timeout=number(ENV_READ_TIMEOUT, default.read_timeout),
+                   attempts=int(attempts) if attempts else default.attempts,
+                   retry_mode="adaptive" if mode == "adaptive" else "standard")
+
+    def client_config(self) -> Config:
+        return Config(connect_timeout=self.connect_timeout, read_timeout=self.read_timeout,
+                      retries={"mode": self.retry_mode, "total_max_attempts": self.attempts},
+                      tcp_keepalive=True)
+
+
+def _new_client(endpoint_url: str | None, region: str | None, network: S3Network) -> S3Client:
     # A private session per store: boto3's default session is not safe to share across threads,
     # and credentials are resolved per store through the standard AWS chain.
     core = botocore.session.get_session()
     core.register_component("data_loader", _MODEL_LOADER)
     return boto3.session.Session(botocore_session=core).client(
-        "s3", endpoint_url=endpoint_url, region_name=region,
-        config=Config(retries={"mode": "standard", "max_attempts": 5}))
+        "s3", endpoint_url=endpoint_url, region_name=region, config=network.client_config())
 
 
 class _S3Body:
@@ -69,7 +133,8 @@ class S3BlobStore(BlobStore):
     def __init__(self, *, bucket: str, prefix: str = "", name: str, codec: str = "zstd",
                  zstd_level: int = 3, endpoint_url: str | None = None, region: str | None = None,
                  writable: bool = True, client: S3Client | None = None,
-                 multipart_threshold: int = 64 * MIB) -> None:
+                 multipart_threshold: int = 64 * MIB, network: S3Network | None = None
+                 ) -> None:
         super().__init__(name=name, codec=codec, zstd_level=zstd_level, writable=writable)
         if not bucket:
             raise ValueError(f"store {name!r}: an S3 store needs a bucket")
@@ -77,7 +142,10 @@ class S3BlobStore(BlobStore):
         self.prefix = prefix.strip("/")
         self.endpoint_url = endpoint_url or None
         self.multipart_threshold = max(5 * MIB, multipart_threshold)  # S3's minimum part size
-        self._client: S3Client = client or _new_client(self.endpoint_url, region or None)
+        self.network = network or S3Network.from_environ()
+        self._client: S3Client = client or _new_client(self.endpoint_url, region or None,
+                                                       self.network)
+        self._tries = 0 if client is not None else self.network.attempts  # for messages
         self._bucket_seen = False
 
     def __repr__(self) -> str:
@@ -93,8 +161,10 @@ class S3BlobStore(BlobStore):
         self.key(sha256)
         return None
 
-    def _errors(self, action: str) -> contextlib.AbstractContextManager[None]:
-        return s3_errors(store=self.name, bucket=self.bucket, action=action)
+    def _errors(self, action: str, *, writing: bool = False
+                ) -> contextlib.AbstractContextManager[None]:
+        return s3_errors(store=self.name, bucket=self.bucket, action=action, writing=writing,
+                         attempts=self._tries)
 
     # Writing.
 
@@ -153,7 +223,7 @@ class S3BlobStore(BlobStore):
         key = self.object_key(encoded.sha256)
         metadata = {"sha256": encoded.sha256, "raw-size": str(encoded.size),
                     "codec": self.codec}
-        with self._errors(f"putting blob {encoded.sha256}"):
+        with self._errors(f"putting blob {encoded.sha256}", writing=True):
             if encoded.stored_bytes > self.multipart_threshold:
                 # Each part carries its own SHA-256 checksum, which S3 verifies.
                 part_size = max(_MIN_PART, -(-encoded.stored_bytes // _MAX_PARTS))
@@ -193,8 +263,8 @@ class S3BlobStore(BlobStore):
             self._client.head_bucket(Bucket=self.bucket)
         except ClientError as exc:
             if http_status(exc) == 404 or error_code(exc) in ("NoSuchBucket", "404"):
-                raise BlobStoreError(f"store {self.name!r}: bucket {self.bucket!r} "
-                                     "does not exist") from exc
+                raise S3Refused(f"store {self.name!r}: bucket {self.bucket!r} does not exist",
+                                store=self.name) from exc
             raise
         self._bucket_seen = True
 
@@ -218,7 +288,7 @@ class S3BlobStore(BlobStore):
         self._require_writable(f"delete blob {sha256}")
         if not self.exists(sha256):
             return False
-        with self._errors(f"deleting blob {sha256}"):
+        with self._errors(f"deleting blob {sha256}", writing=True):
             self._client.delete_object(Bucket=self.bucket, Key=self.object_key(sha256))
         return True
 

@@ -1,17 +1,29 @@
-"""Turn botocore failures into one clear line naming the store, bucket and blob."""
+"""Turn botocore failures into one clear line naming the store, bucket and blob.
+
+Failures of the store itself (every request would fail alike) raise an `S3StoreError`:
+`S3Unavailable` when the endpoint is unreachable, timed out, throttled or failing (5xx)
+even after the client's own bounded retries; `S3Refused` when S3 said no (access denied,
+no such bucket, rejected credentials, another 4xx), which no retry can change.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
     EndpointConnectionError,
     FlexibleChecksumError,
+    HTTPClientError,
     NoCredentialsError,
     PartialCredentialsError,
+    ReadTimeoutError,
+)
+from botocore.exceptions import (
+    ConnectionError as S3ConnectionError,
 )
 
 from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobStoreError
@@ -19,6 +31,41 @@ from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobStoreErro
 _CREDENTIALS_REJECTED = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch",
                                    "ExpiredToken", "InvalidToken", "TokenRefreshRequired"})
 _CHECKSUM_REJECTED = frozenset({"BadDigest", "InvalidDigest", "XAmzContentSHA256Mismatch"})
+# Worth retrying: what botocore's standard retry mode retries, and S3's own spellings.
+_TRANSIENT_CODES = frozenset({
+    "RequestTimeout", "RequestTimeoutException", "PriorRequestNotComplete", "SlowDown",
+    "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottled",
+    "RequestThrottledException", "TooManyRequestsException", "RequestLimitExceeded",
+    "BandwidthLimitExceeded", "ServiceUnavailable", "InternalError", "OperationAborted",
+})
+# Refusals about one object, not the store: the other blobs can still be read or written.
+_OBJECT_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "InvalidObjectState",
+                           "PreconditionFailed", "InvalidRange", "EntityTooLarge",
+                           "EntityTooSmall", "KeyTooLongError"})
+
+
+class S3StoreError(BlobStoreError):
+    """The store itself failed, not one blob: the next request would most likely fail too.
+
+    `writing`: it failed on a write (a store refusing writes may still serve reads).
+    """
+
+    transient = False
+
+    def __init__(self, message: str, *, store: str, writing: bool = False) -> None:
+        super().__init__(message)
+        self.store = store
+        self.writing = writing
+
+
+class S3Unavailable(S3StoreError):
+    """Unreachable, timed out, throttled or failing (5xx), still so after the retries."""
+
+    transient = True
+
+
+class S3Refused(S3StoreError):
+    """Access denied, no such bucket, rejected credentials, another 4xx: never retried."""
 
 
 def error_code(exc: ClientError) -> str:
@@ -27,6 +74,12 @@ def error_code(exc: ClientError) -> str:
 
 def http_status(exc: ClientError) -> int:
     return int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
+
+
+def is_transient(exc: ClientError) -> bool:
+    """Whether an S3 error response may go away by itself (throttling, timeouts, 5xx)."""
+    status = http_status(exc)
+    return error_code(exc) in _TRANSIENT_CODES or status >= 500 or status == 429
 
 
 def describe_client_error(exc: ClientError, *, bucket: str) -> str:
@@ -43,32 +96,66 @@ def describe_client_error(exc: ClientError, *, bucket: str) -> str:
         f": {first_line}" if first_line else "")
 
 
+def _transport_problem(exc: BotoCoreError) -> str:
+    endpoint = str(getattr(exc, "kwargs", {}).get("endpoint_url", "") or "")
+    at = f" {endpoint}" if endpoint else ""
+    if isinstance(exc, EndpointConnectionError):
+        return f"cannot reach the S3 endpoint{at}"
+    if isinstance(exc, ReadTimeoutError):
+        return f"the S3 endpoint{at} did not answer in time"
+    if isinstance(exc, S3ConnectionError):
+        return f"cannot connect to the S3 endpoint{at}"
+    return f"connection to the S3 endpoint{at} failed ({type(exc).__name__})"
+
+
 @contextmanager
-def s3_errors(*, store: str, bucket: str, action: str) -> Iterator[None]:
-    """Re-raise botocore errors as BlobStoreError: `store 'x': <what> while <action>`."""
-    where = f"store {store!r}"
+def s3_errors(*, store: str, bucket: str, action: str, writing: bool = False,
+              attempts: int = 0) -> Iterator[None]:
+    """Re-raise botocore errors as BlobStoreError: `store 'x': <what> while <action>`.
+
+    `attempts`: how many tries the client makes, named when transient errors outlived them.
+    """
     try:
         yield
     except BlobStoreError:
         raise
-    except FlexibleChecksumError as exc:
+    except (BotoCoreError, ClientError, S3UploadFailedError) as exc:
+        raise translate(exc, store=store, bucket=bucket, action=action, writing=writing,
+                        attempts=attempts) from exc
+
+
+def translate(exc: BaseException, *, store: str, bucket: str, action: str,
+              writing: bool = False, attempts: int = 0) -> BlobStoreError:
+    """The BlobStoreError (integrity, store-level or plain) that a botocore error means."""
+    where = f"store {store!r}"
+    tries = f" (gave up after {attempts} attempts)" if attempts > 1 else ""
+    if isinstance(exc, S3UploadFailedError):  # boto3's managed upload hides the real error
+        inner = exc.__cause__ or exc.__context__
+        if isinstance(inner, (BotoCoreError, ClientError)):
+            return translate(inner, store=store, bucket=bucket, action=action,
+                             writing=writing, attempts=attempts)
+        return BlobStoreError(f"{where}: {str(exc).splitlines()[0]} while {action}")
+    if isinstance(exc, FlexibleChecksumError):
         detail = "s3: checksum mismatch on download"
-        raise BlobIntegrityError(f"{where}: {detail} while {action}", detail=detail) from exc
-    except (NoCredentialsError, PartialCredentialsError) as exc:
-        raise BlobStoreError(
+        return BlobIntegrityError(f"{where}: {detail} while {action}", detail=detail)
+    if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
+        return S3Refused(
             f"{where}: no usable AWS credentials for bucket {bucket!r} while {action} "
-            "(configure the standard AWS chain: environment, ~/.aws, or an instance role)"
-        ) from exc
-    except EndpointConnectionError as exc:
-        raise BlobStoreError(f"{where}: cannot reach the S3 endpoint "
-                             f"{exc.kwargs.get('endpoint_url', '')} for bucket {bucket!r} "
-                             f"while {action}") from exc
-    except ClientError as exc:
-        if error_code(exc) in _CHECKSUM_REJECTED:
-            detail = f"s3: upload checksum rejected ({error_code(exc)})"
-            raise BlobIntegrityError(f"{where}: {detail} while {action}", detail=detail) from exc
-        raise BlobStoreError(f"{where}: {describe_client_error(exc, bucket=bucket)} "
-                             f"while {action}") from exc
-    except BotoCoreError as exc:
-        raise BlobStoreError(f"{where}: S3 failure on bucket {bucket!r} while {action}: "
-                             f"{exc}") from exc
+            "(configure the standard AWS chain: environment, ~/.aws, or an instance role)",
+            store=store, writing=writing)
+    if isinstance(exc, (S3ConnectionError, HTTPClientError)):
+        return S3Unavailable(f"{where}: {_transport_problem(exc)} for bucket {bucket!r} "
+                             f"while {action}{tries}", store=store, writing=writing)
+    if isinstance(exc, ClientError):
+        code = error_code(exc)
+        if code in _CHECKSUM_REJECTED:
+            detail = f"s3: upload checksum rejected ({code})"
+            return BlobIntegrityError(f"{where}: {detail} while {action}", detail=detail)
+        problem = describe_client_error(exc, bucket=bucket)
+        if code in _OBJECT_CODES:
+            return BlobStoreError(f"{where}: {problem} while {action}")
+        if is_transient(exc):
+            return S3Unavailable(f"{where}: {problem} while {action}{tries}", store=store,
+                                 writing=writing)
+        return S3Refused(f"{where}: {problem} while {action}", store=store, writing=writing)
+    return BlobStoreError(f"{where}: S3 failure on bucket {bucket!r} while {action}: {exc}")

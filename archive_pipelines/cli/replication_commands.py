@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from archive_pipelines.cli.context import CliContext
@@ -19,34 +21,49 @@ VERIFY_SAMPLE = 0.01  # replication-status --verify: 1% of each store's copies,
 VERIFY_MIN_COPIES = 1000  # or this many, whichever is more
 
 
-def _open(obj: CliContext) -> ReplicationSetup:
+def _open(obj: CliContext, *, show_errors: bool = True) -> ReplicationSetup:
     # Only the catalog, on the command's engine (closed when the command ends): replication
     # needs no primary store, views or worker processes.
     setup = ReplicationSetup.open(open_catalog(obj.settings, obj.engine), obj.settings)
-    for error in setup.replicas.errors:
-        click.echo(f"  ! {error}", err=True)
+    if show_errors:
+        for error in setup.replicas.errors:
+            click.echo(f"  ! {error}", err=True)
     return setup
 
 
 @click.command("replicate")
 @click.option("--max-batches", type=click.IntRange(min=1), default=None,
-              help="Stop after this many batches (default: until every blob meets the policy).")
+              help="Stop after this many batches (default: until every blob meets the policy "
+                   "or nothing more can be done).")
 @click.pass_obj
 def replicate_command(obj: CliContext, max_batches: int | None) -> None:
-    """Copy under-replicated blobs until each has `replication.retention` copies."""
-    setup = _open(obj)
+    """Copy under-replicated blobs until each has `replication.retention` copies.
+
+    Ends with one line per store (copies made, already there, failed, skipped) and exits 1
+    when blobs remain short of the policy (a store unreachable, refusing or full, or a
+    blob with no good copy left). A store that fails is reported once and skipped.
+    """
+    setup = _open(obj, show_errors=False)  # reported once each, as the run meets them
     with progress_bar("replicate", "blob") as bar:
-        total = replicate_until_met(setup, max_batches=max_batches,
-                                    on_batch=lambda batch: bar.update(len(batch)))
-    made = sum(total.created.values())
-    click.echo(f"{made:,} copies made ({human_bytes(sum(total.bytes_copied.values()))}); "
+        run = replicate_until_met(
+            setup, max_batches=max_batches, on_batch=lambda batch: bar.update(len(batch)),
+            on_store_problem=lambda line: bar.write(f"  ! {line}", file=sys.stderr))
+    total = run.report
+    click.echo(f"{run.copies_made:,} copies made "
+               f"({human_bytes(sum(total.bytes_copied.values()))}); "
                + ", ".join(f"{s}: {n:,}" for s, n in sorted(total.created.items())))
+    for line in run.store_lines():
+        click.echo(f"  {line}")
     problems = sum(total.corrupted_found.values()) + sum(total.missing_found.values())
     if problems:
         click.echo(f"{problems:,} source copies found corrupted or missing (recorded)")
     for line in total.errors[:10]:
         click.echo(f"  ! {line}", err=True)
-    if total.failures:
+    more = max(0, len(total.errors) - 10) + total.errors_dropped
+    if more:
+        click.echo(f"  ! ... and {more:,} more", err=True)
+    click.echo(run.verdict())
+    if not run.policy_met:
         raise click.exceptions.Exit(1)
 
 

@@ -1,10 +1,12 @@
 """Replication jobs: one worker batch, the director (for cron/CI), and scrub."""
 
+from typing import Any
+
 import dagster as dg
 from pydantic import Field
 
 from archive_pipelines.replication import (
-    ReplicationFailed,
+    RunSummary,
     archive_batch,
     plan_scrubs,
     replicate_until_met,
@@ -17,24 +19,40 @@ class ArchiveBatchConfig(dg.Config):
     sha256s: list[str] = Field(default_factory=list, description="The batch (from the director).")
 
 
-@dg.op(description="Bring one batch of blobs to the retention policy (seed 004's worker).")
+def _fail_unless_met(context: dg.OpExecutionContext, run: RunSummary) -> None:
+    """Log the per-store summary; a Failure carrying it when the policy was not met."""
+    for line in run.report.errors[:20]:
+        context.log.warning(line)
+    for line in run.store_lines():
+        context.log.info(line)
+    if not run.policy_met:
+        raise dg.Failure(description=run.verdict(), metadata=_metadata(run))
+
+
+def _metadata(run: RunSummary) -> dict[str, Any]:
+    """The run summary as Dagster metadata: counts, per-store tallies as JSON, the text."""
+    values = run.metadata()
+    metadata = {key: value for key, value in values.items()
+                if key not in ("stores", "summary")}
+    metadata["stores"] = dg.MetadataValue.json(values["stores"])  # type: ignore[arg-type]
+    metadata["summary"] = dg.MetadataValue.text(str(values["summary"]))
+    return metadata
+
+
+@dg.op(description="Bring one batch of blobs to the retention policy (seed 004's worker). "
+                   "Fails, with a per-store summary, when blobs remain short of the policy.")
 def archive_batch_op(context: dg.OpExecutionContext, config: ArchiveBatchConfig,
                      replication: ReplicationResource) -> dg.Output[int]:
     setup = replication.open()
+    for store, problem in setup.replicas.problems.items():
+        context.log.warning(f"{store}: {problem}")
     policy = setup.policy
-    try:
-        report = archive_batch(setup.catalog, setup.replicas, config.sha256s,
-                               retention=policy.retention, max_age=setup.max_age,
-                               width=policy.copier_width)
-    except ReplicationFailed as exc:
-        raise dg.Failure(str(exc)) from exc
-    for line in report.errors[:20]:
-        context.log.warning(line)
-    return dg.Output(sum(report.created.values()), metadata={
-        "requested": report.requested, "copies_made": sum(report.created.values()),
-        "bytes_copied": sum(report.bytes_copied.values()),
-        "corrupted_found": sum(report.corrupted_found.values()),
-        "missing_found": sum(report.missing_found.values())})
+    report = archive_batch(setup.catalog, setup.replicas, config.sha256s,
+                           retention=policy.retention, max_age=setup.max_age,
+                           width=policy.copier_width, raise_on_failure=False)
+    run = RunSummary(report, tuple(setup.replicas.names.values()), report.short)
+    _fail_unless_met(context, run)
+    return dg.Output(run.copies_made, metadata=_metadata(run))
 
 
 @dg.job(description="Copy one batch of under-replicated blobs (launched by the director).")
@@ -46,15 +64,16 @@ class DirectorConfig(dg.Config):
     max_batches: int = Field(default=100, ge=1, description="Batches to run in this job.")
 
 
-@dg.op(description="Find under-replicated blobs and bring them to the policy, batch by batch.")
+@dg.op(description="Find under-replicated blobs and bring them to the policy, batch by batch. "
+                   "Fails, with a per-store summary, when blobs remain short of the policy "
+                   "(a store unreachable, refusing or full); such a store is skipped.")
 def archive_director_op(context: dg.OpExecutionContext, config: DirectorConfig,
                         replication: ReplicationResource) -> dg.Output[int]:
-    report = replicate_until_met(replication.open(), max_ticks=config.max_batches)
-    copies = sum(report.created.values())
-    if report.failures:
-        raise dg.Failure(f"{report.failures} object(s) could not be copied; a later run retries")
-    context.log.info(f"{copies} copies made")
-    return dg.Output(copies, metadata={"copies_made": copies})
+    run = replicate_until_met(replication.open(), max_ticks=config.max_batches,
+                              on_store_problem=context.log.warning)
+    _fail_unless_met(context, run)
+    context.log.info(run.verdict())
+    return dg.Output(run.copies_made, metadata=_metadata(run))
 
 
 @dg.job(description="The archival director as a job, for cron or CI (the sensor does the "

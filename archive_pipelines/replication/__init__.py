@@ -17,6 +17,7 @@ from archive_pipelines.replication.scrub_runs import ScrubPlan, plan_scrubs, run
 from archive_pipelines.replication.setup import ReplicationSetup
 from archive_pipelines.replication.status import ReplicationStatus, replication_status
 from archive_pipelines.replication.stores import ReplicaSet, ReplicaStore
+from archive_pipelines.replication.summary import RunSummary, StoreTally
 from archive_pipelines.replication.worker import archive_batch
 
 __all__ = [
@@ -29,8 +30,10 @@ __all__ = [
     "ReplicationFailed",
     "ReplicationSetup",
     "ReplicationStatus",
+    "RunSummary",
     "ScrubPlan",
     "ScrubReport",
+    "StoreTally",
     "archive_batch",
     "copy_object",
     "copy_objects",

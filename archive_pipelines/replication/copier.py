@@ -6,6 +6,9 @@ name; a small blob whose bytes the source check kept goes to `put_verified_bytes
 hashes them again before publishing. Concurrent copiers of the same object are safe: the
 first one publishes, the others find an identical object, which counts as success once it
 checks out.
+
+With a guard, a store-level failure (unreachable, refused, full) takes its store out for the
+rest of the run, and the objects still queued for it are skipped instead of tried.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import itertools
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from archive_pipelines.blobstore import BlobStore, BlobStoreError, LocalBlobStore
+from archive_pipelines.replication.faults import StoreFault, store_fault
 from archive_pipelines.replication.report import one_line
 
 T = TypeVar("T")
@@ -43,10 +47,20 @@ class CopyOutcome:
     stored_bytes: int = 0  # bytes the destination now holds for it (0 if it already had it)
     error: str | None = None  # one line; None on success
     destination_corrupt: bool = False  # the destination already holds a bad object there
+    fault: StoreFault | None = None  # the error was the store's, not this object's
+    skipped: bool = False  # not tried: the source or destination was already out
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+class CopyGuard(Protocol):
+    """Whether copies between two stores may go on, and where store faults are reported."""
+
+    def blocked(self) -> str | None: ...
+
+    def fault(self, fault: StoreFault) -> None: ...
 
 
 def copy_object(source: BlobStore, destination: BlobStore, item: CopyItem) -> CopyOutcome:
@@ -64,7 +78,8 @@ def copy_object(source: BlobStore, destination: BlobStore, item: CopyItem) -> Co
         # before it recorded its copy): it is only a copy if it is the blob.
         check = destination.check(item.sha256, expected_size=item.size)
     except (BlobStoreError, OSError) as exc:
-        return CopyOutcome(item.sha256, item.size, error=one_line(exc))
+        return CopyOutcome(item.sha256, item.size, error=one_line(exc),
+                           fault=store_fault(exc, writing_to=destination.name))
     if check.ok:
         return CopyOutcome(item.sha256, item.size)
     return CopyOutcome(
@@ -74,15 +89,28 @@ def copy_object(source: BlobStore, destination: BlobStore, item: CopyItem) -> Co
 
 
 def copy_objects(source: BlobStore, destination: BlobStore, items: Sequence[CopyItem], *,
-                 width: int, pool: ThreadPoolExecutor | None = None) -> list[CopyOutcome]:
+                 width: int, pool: ThreadPoolExecutor | None = None,
+                 guard: CopyGuard | None = None) -> list[CopyOutcome]:
     """Copy every item, `width` at a time; outcomes in the order of `items`.
 
-    One failed object (a full disk, a read-only directory) does not stop the others.
+    One failed object does not stop the others; a store-level failure does, through the
+    `guard` (without one, every object is tried).
     """
     # Verified bytes to a local directory cost a few syscalls each: done on this thread.
     local = isinstance(destination, LocalBlobStore)
-    return map_parallel(lambda item: copy_object(source, destination, item), items,
-                        width=width, pool=pool,
+
+    def copy(item: CopyItem) -> CopyOutcome:
+        if guard is None:
+            return copy_object(source, destination, item)
+        reason = guard.blocked()
+        if reason is not None:
+            return CopyOutcome(item.sha256, item.size, error=reason, skipped=True)
+        outcome = copy_object(source, destination, item)
+        if outcome.fault is not None:
+            guard.fault(outcome.fault)
+        return outcome
+
+    return map_parallel(copy, items, width=width, pool=pool,
                         inline=lambda item: local and item.data is not None)
 
 

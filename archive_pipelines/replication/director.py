@@ -7,16 +7,19 @@ wrap around to the start.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from archive_pipelines.catalog.copies import NeedyPage, count_blob_ids, find_needy_blobs
+from archive_pipelines.catalog.engine import retry_on_connection_loss
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.report import BatchReport
 from archive_pipelines.replication.setup import ReplicationSetup
 from archive_pipelines.replication.stores import ReplicaSet
+from archive_pipelines.replication.summary import RunSummary
 from archive_pipelines.replication.worker import archive_batch
 
 DEFAULT_SCAN_LIMIT = 100_000  # blob ids per tick: ~0.2 s on PostgreSQL at 1M blobs
@@ -81,27 +84,63 @@ def plan_batches(catalog: Catalog, replica_set: ReplicaSet, *, retention: int,
 
 def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None,
                         max_batches: int | None = None,
-                        on_batch: Callable[[list[str]], object] | None = None) -> BatchReport:
-    """The director and the worker in one loop: from the start of the catalog, plan one
-    batch per tick and copy it, until a tick wraps around with nothing to do, or after
-    `max_ticks` ticks or `max_batches` batches. Failures are counted, never raised (a
-    later run retries); `on_batch` hears of each batch copied."""
+                        on_batch: Callable[[list[str]], object] | None = None,
+                        on_store_problem: Callable[[str], object] | None = None
+                        ) -> RunSummary:
+    """The director and the worker in one loop, in bounded time.
+
+    Scans the catalog from the start, one batch per tick, copying each batch. At the end of
+    each full scan it stops when there was nothing to do, when the scan changed nothing, or
+    when nothing it left short can improve by scanning again (only failed copies are worth
+    retrying, and only while scans still make progress); `max_ticks` / `max_batches` stop it
+    sooner. Failures are counted, never raised. `on_batch` hears of each batch copied;
+    `on_store_problem` hears once of each store out for the run (at the start, or when it
+    fails), with the reason in one line.
+    """
     policy, catalog, replicas = setup.policy, setup.catalog, setup.replicas
-    total, cursor, ticks, batches = BatchReport(), 0, 0, 0
+    reported: set[str] = set()
+
+    def report_new_problems() -> None:
+        for store, problem in replicas.problems.items():
+            if store not in reported:
+                reported.add(store)
+                if on_store_problem is not None:
+                    on_store_problem(problem)
+
+    report_new_problems()
+    total, scan, cursor, ticks, batches = BatchReport(), BatchReport(), 0, 0, 0
+    previous_short = 0
     while ((max_ticks is None or ticks < max_ticks)
            and (max_batches is None or batches < max_batches)):
-        tick = plan_batches(catalog, replicas, retention=policy.retention,
-                            max_age=setup.max_age, batch_size=policy.batch_size,
-                            cursor=cursor, max_batches=1)
+        tick = retry_on_connection_loss(
+            functools.partial(plan_batches, catalog, replicas, retention=policy.retention,
+                              max_age=setup.max_age, batch_size=policy.batch_size,
+                              cursor=cursor, max_batches=1),
+            what="finding under-replicated blobs")
         ticks += 1
         for batch in tick.batches:
-            total.merge(archive_batch(catalog, replicas, batch, retention=policy.retention,
-                                      max_age=setup.max_age, width=policy.copier_width,
-                                      raise_on_failure=False))
+            report = archive_batch(catalog, replicas, batch, retention=policy.retention,
+                                   max_age=setup.max_age, width=policy.copier_width,
+                                   raise_on_failure=False)
+            total.merge(report)
+            scan.merge(report)
             batches += 1
+            report_new_problems()
             if on_batch is not None:
                 on_batch(batch)
         cursor = tick.next_cursor
-        if tick.wrapped and not tick.batches:
-            break
-    return total
+        if tick.wrapped:
+            if not scan_again(scan):
+                return RunSummary(total, tuple(replicas.names.values()), scan.short)
+            previous_short, scan = scan.short, BatchReport()
+    # Stopped by a limit: what the unfinished scan left short, or the last full scan did.
+    return RunSummary(total, tuple(replicas.names.values()), max(previous_short, scan.short),
+                      stopped_early=True)
+
+
+def scan_again(scan: BatchReport) -> bool:
+    """Whether another full scan could bring more blobs to the policy: only when this one
+    changed something and either had failures to retry or found bad sources (the blobs
+    behind them may now have other sources)."""
+    found_bad = sum(scan.corrupted_found.values()) + sum(scan.missing_found.values())
+    return scan.planned > 0 and scan.progressed and (scan.failures > 0 or found_bad > 0)

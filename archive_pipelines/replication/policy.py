@@ -26,23 +26,33 @@ def counts_as_copy(state: CopyState | None, *, now: datetime, max_age: timedelta
             and now - state.mtime < max_age)
 
 
+# Why a plan falls short of the policy (summaries count blobs per reason).
+NO_GOOD_SOURCE = "no readable store holds a present copy"
+TOO_FEW_STORES = "more copies needed than writable stores can take"
+STORES_OUT = "the stores that could take a copy are skipped for this run"
+
+
 @dataclass(frozen=True)
 class ObjectPlan:
     """What one object needs: copies to make, and why some could not be planned."""
 
     needed: int  # copies short of the policy (0: nothing to do)
     pairs: list[Pair] = field(default_factory=list)
-    problem: str | None = None  # set when the plan cannot reach the policy
+    problem: str | None = None  # set when the plan cannot reach the policy (one line)
+    reason: str | None = None  # the problem's kind: NO_GOOD_SOURCE, TOO_FEW_STORES, STORES_OUT
+    # Stores skipped for the run that could have taken one of the missing copies.
+    skipped: list[str] = field(default_factory=list)
 
 
 def plan_object(copies: Mapping[str, CopyState], *, retention: int, now: datetime,
                 max_age: timedelta, readable: Collection[str], writable: Collection[str],
-                rng: random.Random) -> ObjectPlan:
+                rng: random.Random, out: Collection[str] = ()) -> ObjectPlan:
     """Choose (source, destination) pairs that bring one object up to `retention`.
 
     `copies` maps store name -> status row for the configured stores. Sources are readable
     stores with a present copy; destinations are writable stores without a counted copy and
-    without a corrupted one (replication never overwrites what it finds at a store).
+    without a corrupted one (replication never overwrites what it finds at a store). `out`:
+    stores that would be destinations but are skipped for this run (unreachable, refused).
     """
     counted = {name for name, state in copies.items()
                if counts_as_copy(state, now=now, max_age=max_age)}
@@ -51,14 +61,20 @@ def plan_object(copies: Mapping[str, CopyState], *, retention: int, now: datetim
         return ObjectPlan(0)
     sources = sorted(name for name, state in copies.items()
                      if state.status == "present" and name in readable)
-    destinations = sorted(name for name in writable if name not in counted
-                          and (copies.get(name) is None or copies[name].status != "corrupted"))
+
+    def could_take(name: str) -> bool:
+        return name not in counted and (copies.get(name) is None
+                                        or copies[name].status != "corrupted")
+
+    destinations = sorted(name for name in writable if could_take(name))
     if not sources:
-        return ObjectPlan(needed, problem="no readable store holds a present copy")
+        return ObjectPlan(needed, problem=NO_GOOD_SOURCE, reason=NO_GOOD_SOURCE)
     pairs = choose_pairs(sources, destinations, needed, rng)
     if len(pairs) < needed:
+        skipped = sorted(name for name in out if could_take(name))
         return ObjectPlan(needed, pairs, problem=f"needs {needed} more copies, only "
-                          f"{len(pairs)} writable store(s) can take one")
+                          f"{len(pairs)} writable store(s) can take one",
+                          reason=STORES_OUT if skipped else TOO_FEW_STORES, skipped=skipped)
     return ObjectPlan(needed, pairs)
 
 

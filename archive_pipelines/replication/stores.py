@@ -3,11 +3,13 @@
 The primary is a store like any other: any store holding a good copy can be a source, any
 writable one a destination. A store that cannot be opened or reached (wrong bucket, no
 credentials, a directory nobody can write) gets a one-line error; the others keep working.
+A store that fails later in the run (`skip`) is out from then on, in every thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Iterator
@@ -17,8 +19,10 @@ from pathlib import Path
 from botocore.exceptions import BotoCoreError
 
 from archive_pipelines.blobstore import BlobStore, BlobStoreError, LocalBlobStore, open_store
+from archive_pipelines.catalog.engine import retry_on_connection_loss
 from archive_pipelines.catalog.files import ensure_store
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.replication.faults import StoreFault
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.settings import Settings, StoreSettings
 
@@ -52,10 +56,31 @@ class ReplicaStore:
         """A directory on this machine: small reads and writes cost microseconds."""
         return isinstance(self.store, LocalBlobStore)
 
+    @property
+    def problem(self) -> str | None:
+        """Why the store is out (unreadable, or refusing the writes it is configured for)."""
+        if self.error:
+            return self.error
+        return self.write_error if self.settings.writable else None
+
     def require(self) -> BlobStore:
         if self.store is None or self.error is not None:
             raise BlobStoreError(self.error or f"store {self.name!r} is not available")
         return self.store
+
+    def skip(self, fault: StoreFault) -> bool:
+        """Take the store out for the rest of the run (for writes only, if that is all it
+        refused); False if it already was."""
+        with self._lock:
+            if self.error is not None:
+                return False
+            if fault.writes_only:
+                if self.write_error is not None:
+                    return False
+                self.write_error = fault.reason
+            else:
+                self.error = fault.reason
+            return True
 
     @contextlib.contextmanager
     def batched_writes(self) -> Iterator[None]:
@@ -110,10 +135,9 @@ class ReplicaSet:
                 store = open_store(config, settings.data_dir)
             except (ValueError, BlobStoreError, BotoCoreError) as exc:  # bad endpoint, region
                 error = f"store {config.name!r}: cannot open: {one_line(exc)}"
-            with catalog.session() as session:
-                store_id = ensure_store(session, name=config.name, kind=config.kind,
-                                        location=_location(config, settings),
-                                        codec=config.codec)
+            store_id = retry_on_connection_loss(
+                functools.partial(_ensure_store_row, catalog, config, settings),
+                what=f"recording store {config.name!r}")
             replica = ReplicaStore(config.name, store_id, config, store, error)
             if store is not None and probe:
                 _probe(replica, store)
@@ -143,14 +167,51 @@ class ReplicaSet:
 
     @property
     def errors(self) -> list[str]:
-        """One line per store that cannot be read or written."""
-        lines = []
-        for replica in self.stores.values():
-            if replica.error:
-                lines.append(replica.error)
-            elif replica.write_error and replica.settings.writable:
-                lines.append(replica.write_error)  # writable=false is a choice, not an error
-        return lines
+        """One line per store that cannot be read or written (writable=false is a choice,
+        not an error)."""
+        return list(self.problems.values())
+
+    @property
+    def problems(self) -> dict[str, str]:
+        """{store: why it is out} for every store that cannot be read or written."""
+        return {replica.name: replica.problem for replica in self.stores.values()
+                if replica.problem is not None}
+
+    @property
+    def out(self) -> set[str]:
+        """Stores configured writable that cannot take copies now."""
+        return {r.name for r in self.stores.values() if r.settings.writable and not r.writable}
+
+    def skip(self, fault: StoreFault) -> bool:
+        """Take the fault's store out for the run; False if it was already out (or unknown)."""
+        replica = self.stores.get(fault.store)
+        return replica is not None and replica.skip(fault)
+
+    def guard(self, source: str, destination: str) -> PairGuard:
+        return PairGuard(self[source], self[destination])
+
+
+@dataclass(frozen=True)
+class PairGuard:
+    """Copies from one store to another stop being tried once either is out."""
+
+    source: ReplicaStore
+    destination: ReplicaStore
+
+    def blocked(self) -> str | None:
+        """Why copies between the pair are skipped now (None: go ahead)."""
+        return self.source.error or self.destination.error or self.destination.write_error
+
+    def fault(self, fault: StoreFault) -> None:
+        for replica in (self.source, self.destination):
+            if replica.name == fault.store:
+                replica.skip(fault)
+
+
+def _ensure_store_row(catalog: Catalog, config: StoreSettings, settings: Settings) -> int:
+    with catalog.session() as session:
+        return ensure_store(session, name=config.name, kind=config.kind,
+                            location=_location(config, settings), codec=config.codec)
 
 
 def _location(config: StoreSettings, settings: Settings) -> str:

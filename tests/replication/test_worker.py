@@ -165,8 +165,9 @@ def test_a_read_only_replica_is_a_clear_error_and_the_other_store_gets_its_copie
         env = Env(storage, ReplicaSet.open(storage.catalog, storage.settings), blobs)
         assert not env.replicas["local"].writable and env.replicas["local"].readable
         report = replicate_all(env, retention=2)
-        assert any("store 'local': cannot write under" in line and str(read_only_dir) in line
-                   for line in report.errors)
+        problem = report.store_problems["local"]  # reported once, for the store
+        assert problem.startswith("store 'local': cannot write under")
+        assert str(read_only_dir) in problem and "\n" not in problem
         assert all("\n" not in line for line in report.errors)
         assert present_at(storage, "s3") == set(blobs)
         assert list(read_only_dir.iterdir()) == []
@@ -197,9 +198,10 @@ def test_a_misconfigured_bucket_leaves_the_other_store_working(
         report = replicate_all(env, retention=2)
         assert report.ok
         assert present_at(storage, "local") == set(blobs)
-        assert report.errors and all(line.startswith("store 's3': ") and "\n" not in line
-                                     for line in report.errors)
-        assert all("testing" not in line for line in report.errors)  # no credentials echoed
+        assert list(report.store_problems) == ["s3"]  # reported once, for the store
+        problem = report.store_problems["s3"]
+        assert problem.startswith("store 's3': ") and "\n" not in problem
+        assert "testing" not in problem  # no credentials echoed
     finally:
         storage.close()
         storage.catalog.engine.dispose()

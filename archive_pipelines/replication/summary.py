@@ -1,0 +1,86 @@
+"""What a replication run did, per store, and whether the policy could be met.
+
+Shared by the `replicate` command and the Dagster jobs: the same counts, the same lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from archive_pipelines.replication.report import BatchReport
+
+
+@dataclass(frozen=True)
+class StoreTally:
+    """Copies to one store in a run."""
+
+    made: int  # written by this run
+    already: int  # found there already, identical (recorded present)
+    failed: int  # tried and failed
+    skipped: int  # due but not tried: the store (or the source) was out for the run
+    problem: str | None  # why the store was out (None: it was not)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """The outcome of a replication run (or of one worker batch)."""
+
+    report: BatchReport  # totals over the run
+    stores: tuple[str, ...]  # every configured store, in settings order
+    short: int  # blobs this run last saw short of the policy and could not bring up
+    stopped_early: bool = False  # a batch or tick limit ended the run before the scan did
+
+    @property
+    def policy_met(self) -> bool:
+        """Nothing this run looked at was left short (with `stopped_early`, the rest of the
+        catalog was not looked at)."""
+        return self.short == 0
+
+    @property
+    def copies_made(self) -> int:
+        return sum(self.report.created.values())
+
+    def tally(self, store: str) -> StoreTally:
+        r = self.report
+        return StoreTally(made=r.created[store], already=r.copies[store] - r.created[store],
+                          failed=r.failed_copies[store], skipped=r.skipped_copies[store],
+                          problem=r.store_problems.get(store))
+
+    def verdict(self) -> str:
+        """One line: met, or why not."""
+        if self.policy_met:
+            more = "; stopped at the batch limit, more blobs may need copies" \
+                if self.stopped_early else ""
+            return f"policy met for every blob this run looked at{more}"
+        reasons = ", ".join(f"{n:,} {reason}" for reason, n in
+                            self.report.short_reasons.most_common())
+        out = sorted(self.report.store_problems)
+        because = f" (stores out: {', '.join(out)})" if out else ""
+        return (f"policy NOT met: {self.short:,} blob(s) still short of the retention "
+                f"policy{because}" + (f"; {reasons}" if reasons else ""))
+
+    def store_lines(self) -> list[str]:
+        """One line per store: made, already there, failed, skipped, and why it was out."""
+        width = max((len(name) for name in self.stores), default=0)
+        lines = []
+        for name in self.stores:
+            t = self.tally(name)
+            line = (f"{name:<{width}}  {t.made:,} made, {t.already:,} already there, "
+                    f"{t.failed:,} failed, {t.skipped:,} skipped")
+            lines.append(line + (f"  [out: {t.problem}]" if t.problem else ""))
+        return lines
+
+    def metadata(self) -> dict[str, object]:
+        """Plain values for Dagster metadata and logs."""
+        per_store = {name: {"made": t.made, "already": t.already, "failed": t.failed,
+                            "skipped": t.skipped, "problem": t.problem or ""}
+                     for name in self.stores for t in [self.tally(name)]}
+        return {"policy_met": self.policy_met, "blobs_short": self.short,
+                "copies_made": self.copies_made,
+                "bytes_copied": sum(self.report.bytes_copied.values()),
+                "failed": sum(self.report.failed_copies.values()),
+                "skipped": sum(self.report.skipped_copies.values()),
+                "corrupted_found": sum(self.report.corrupted_found.values()),
+                "missing_found": sum(self.report.missing_found.values()),
+                "stopped_early": self.stopped_early, "stores": per_store,
+                "summary": "\n".join([self.verdict(), *self.store_lines()])}
