@@ -37,7 +37,6 @@ def main() -> None:
     def step(counted: str) -> None:
         steps[counted] += 1
         if counted == kind and steps[counted] == kill_at:
-            sys.stdout.flush()
             os.kill(os.getpid(), signal.SIGKILL)
 
     def on_statement(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
