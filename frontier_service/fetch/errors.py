@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from typing import NamedTuple
 
 import aiohttp
@@ -9,6 +10,16 @@ import aiohttp
 from frontier_service.fetch.result import FetchErrorKind
 
 _MAX_MESSAGE_CHARS = 300
+
+
+class AddressRefused(OSError):
+    """A host's address is not one the crawl may reach; the message says why and what to list."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(errno.EPERM, reason)  # aiohttp shows strerror in its connect error
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class Failure(NamedTuple):
@@ -20,6 +31,9 @@ class Failure(NamedTuple):
 def classify(exc: BaseException) -> Failure:
     """The kind of a request exception, whether a retry may help, and a one-line message."""
     message = one_line(exc)
+    refused = _refusal(exc)
+    if refused is not None:  # out of the crawl's network scope: asking again cannot help
+        return Failure(FetchErrorKind.REFUSED, False, f"address refused: {refused}")
     if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one too
         return Failure(FetchErrorKind.TIMEOUT, True, message)
     if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
@@ -35,6 +49,14 @@ def classify(exc: BaseException) -> Failure:
     if isinstance(exc, ValueError | UnicodeError):
         return Failure(FetchErrorKind.INVALID_URL, False, message)
     return Failure(FetchErrorKind.OTHER, False, message)
+
+
+def _refusal(exc: BaseException) -> AddressRefused | None:
+    """The AddressRefused behind `exc` (aiohttp wraps the resolver's error), if any."""
+    for candidate in (exc, getattr(exc, "os_error", None), exc.__cause__, exc.__context__):
+        if isinstance(candidate, AddressRefused):
+            return candidate
+    return None
 
 
 def one_line(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ class FetchErrorKind(StrEnum):
     BAD_REDIRECT = "bad-redirect"  # Location to a non-http(s) or unparsable URL
     INVALID_URL = "invalid-url"
     PROTOCOL = "protocol"  # malformed response, broken chunked encoding ...
+    REFUSED = "refused"  # the host's address is outside the crawl's network scope
     OTHER = "other"
 
 

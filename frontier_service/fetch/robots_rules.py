@@ -24,6 +24,7 @@ class RobotsSource(StrEnum):
     GARBAGE = "garbage"  # 2xx but binary junk: allow all, recorded as such
     MISSING = "missing"  # 4xx, or redirects that lead nowhere: allow all
     UNREACHABLE = "unreachable"  # 5xx, 429, network error, timeout: disallow all for a while
+    REFUSED = "refused"  # the host's address is outside the crawl's networks: fetch nothing
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class RobotsRules:
     parser: Protego | None = field(default=None, repr=False, compare=False)
 
     def can_fetch(self, url: str, user_agent: str | None = None) -> bool:
-        if self.source is RobotsSource.UNREACHABLE:
+        if self.source in (RobotsSource.UNREACHABLE, RobotsSource.REFUSED):
             return False
         if self.parser is None:
             return True
@@ -64,6 +65,9 @@ def entry_from_fetch(
 ) -> StoredRobots:
     """What a robots.txt fetch means, as an entry to store."""
     keep = now + ttl_s
+    if result.error_kind is FetchErrorKind.REFUSED:  # a redirect's target: as a dead end
+        source = RobotsSource.MISSING if result.redirects else RobotsSource.REFUSED
+        return StoredRobots(b"", now + unreachable_retry_s, source)
     if result.error_kind in _REDIRECT_TROUBLE:
         return StoredRobots(b"", keep, RobotsSource.MISSING)
     if result.error is not None or result.status is None:

@@ -11,6 +11,7 @@ Politeness rules carried out here:
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
@@ -29,6 +30,10 @@ from frontier_service.service.held_hosts import Claimed, Outcome
 from frontier_service.service.ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.metrics import CrawlMetrics
+
+log = logging.getLogger(__name__)
+
+_REFUSED_HOST = "address refused: the host's address is outside the crawl's allowed networks"
 
 _RETRY_SAME_URL = frozenset({FetchErrorKind.CONNECT})
 
@@ -72,6 +77,8 @@ class PageProcessor:
             return Outcome(time.time(), item.end_offset, solo=True, requested=False)
         if rules is None:
             return await self._load_robots(item)
+        if rules.source is RobotsSource.REFUSED:
+            return await self._refused(item, _REFUSED_HOST)
         if rules.source is RobotsSource.UNREACHABLE:  # cached: no request until it expires
             return await self._host_failed(item, rules, None, time.time())
         if not rules.can_fetch(url):
@@ -96,6 +103,8 @@ class PageProcessor:
         finally:
             self.metrics.in_flight -= 1
         now = time.time()
+        if rules.source is RobotsSource.REFUSED:
+            return await self._refused(item, _REFUSED_HOST)
         if rules.source is RobotsSource.UNREACHABLE:
             return await self._host_failed(item, rules, None, now)
         delay = self.politeness.delay(rules, 0.0)
@@ -103,6 +112,8 @@ class PageProcessor:
 
     async def _handle(self, item: Claimed, rules: RobotsRules, result: FetchResult) -> Outcome:
         now = time.time()
+        if result.error_kind is FetchErrorKind.REFUSED:
+            return await self._refused(item, result)
         if result.host_failure:
             return await self._host_failed(item, rules, result, now)
         self.health.record_success(item.domain)
@@ -110,6 +121,20 @@ class PageProcessor:
         await self._archive(item, result)
         return Outcome(now + delay, item.end_offset, solo=rules.crawl_delay() is not None,
                        delay_s=delay)
+
+    async def _refused(self, item: Claimed, result: FetchResult | str) -> Outcome:
+        """The host's address is out of scope: no retry can change that. Its URL is recorded
+        with the reason, the host excluded at once (nothing was sent to it)."""
+        reason = (result if isinstance(result, str) else result.error or _REFUSED_HOST)[:200]
+        log.warning("not crawling %s: %s", item.domain, reason)
+        self.metrics.hosts_retired += 1
+        self.ledger.count("hosts_refused")
+        await self.frontier.state.exclude(item.domain, reason)
+        if isinstance(result, str):
+            await self._record_skip(item, reason, STATUS_NO_RESPONSE)
+        else:
+            await self._archive(item, result)
+        return Outcome(time.time(), item.end_offset, solo=True, retired=reason, requested=False)
 
     async def _host_failed(self, item: Claimed, rules: RobotsRules, result: FetchResult | None,
                            now: float) -> Outcome:

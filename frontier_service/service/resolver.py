@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import logging
 import socket
@@ -11,6 +10,7 @@ from collections.abc import Sequence
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
+from frontier_service.fetch.errors import AddressRefused
 from frontier_service.service.address_policy import AddressPolicy, ip_literal
 
 log = logging.getLogger(__name__)
@@ -18,14 +18,6 @@ log = logging.getLogger(__name__)
 _PUBLIC_ONLY = AddressPolicy()
 
 
-class AddressRefused(OSError):
-    """A host's address is not one the crawl may reach; the message says why and what to list."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(errno.EPERM, reason)  # aiohttp shows strerror in its connect error
-
-    def __str__(self) -> str:
-        return str(self.strerror)
 
 
 def parse_target(target: str) -> tuple[str, int | None]:

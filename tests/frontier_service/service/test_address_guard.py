@@ -136,3 +136,29 @@ def test_a_redirect_to_the_metadata_address_is_recorded_but_never_followed(
         "http://0xa9fea9fe/")
     assert ("not crawling 169.254.169.254: 169.254.169.254 is link-local/cloud metadata; "
             "list it exactly with --allow-network to crawl it") in caplog.text
+
+
+def test_a_name_that_resolves_out_of_scope_is_refused_at_once_not_retried(
+        tmp_path: Path, redis_url: str, crawl_name: str, caplog: pytest.LogCaptureFixture) -> None:
+    """No retry can put a refused address in scope: the host is excluded after one try (its
+    robots.txt), its seed recorded with the reason; a reachable host is crawled as usual."""
+    async def main() -> tuple[int, list[str]]:
+        async with serving({}) as (port, asked):
+            settings = crawler_settings(
+                tmp_path / "data", redis_url, crawl_name, port, allowed_domains=(),
+                host_map=(("intranet.test", "10.0.0.1"), ("ok.test", f"127.0.0.1:{port}")),
+                max_seconds=30.0)
+            service = CrawlerService(settings, seeds=("http://intranet.test/wiki",
+                                                      "http://ok.test/"))
+            report = await service.run()
+            assert report.stop_reason == "frontier exhausted"
+            assert report.metrics.robots_fetches == 2 and report.metrics.hosts_retired == 1
+            assert report.metrics.host_failures == 0  # refused, not failing: no backoff
+            return port, asked
+
+    with caplog.at_level(logging.WARNING, logger="frontier_service.service.pages"):
+        _, asked = asyncio.run(main())
+    assert sorted(asked) == ["/", "/robots.txt"]  # ok.test only
+    records = {r["page_url"]: r for r in iter_records(tmp_path / "data" / "sessions")}
+    assert "address refused" in str(records["http://intranet.test/wiki"]["error"])
+    assert "not crawling intranet.test: address refused" in caplog.text
