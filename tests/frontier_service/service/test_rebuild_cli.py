@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-import redis
 
 from frontier_service.cli import main
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
@@ -16,17 +15,9 @@ from frontier_service.frontier.epoch import EpochState, check_epoch, read_crawl_
 from frontier_service.frontier.keys import FrontierKeys
 from frontier_service.service.session_lock import lock_session
 from tests.frontier_service.frontier.helpers import connect, open_frontier
+from tests.frontier_service.service.conftest import delete_keys
 
 URLS = [f"http://r{i}.example/{j}" for i in range(4) for j in range(3)]
-
-
-def wipe(redis_url: str, name: str) -> None:
-    client = redis.Redis.from_url(redis_url)
-    try:
-        for key in client.scan_iter(match=f"{name}:*", count=1000):
-            client.unlink(key)
-    finally:
-        client.close()
 
 
 def queue_and_fetch(redis_url: str, data_dir: Path, name: str) -> int:
@@ -53,7 +44,7 @@ def rebuild(data_dir: Path, redis_url: str, name: str, *more: str) -> int:
 def test_rebuild_redis_restores_a_wiped_crawl(tmp_path: Path, redis_url: str, crawl_name: str,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     offset = queue_and_fetch(redis_url, tmp_path, crawl_name)
-    wipe(redis_url, crawl_name)
+    delete_keys(redis_url, crawl_name)
     assert rebuild(tmp_path, redis_url, crawl_name, "--json") == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["crawl"] == crawl_name and summary["redis_held"] == "empty"
@@ -116,11 +107,11 @@ def test_stats_says_when_redis_lost_the_crawl(tmp_path: Path, redis_url: str, cr
     (tmp_path / "redis").mkdir()  # `stats` wants a crawl to have run in the data dir
     args = ["--data-dir", str(tmp_path), "--redis-url", redis_url, "--crawl-name", crawl_name,
             "stats", "--json"]
-    wipe(redis_url, crawl_name)
+    delete_keys(redis_url, crawl_name)
     assert rebuild(tmp_path, redis_url, crawl_name) == 0  # gives the crawl its id and epoch
     capsys.readouterr()
     assert main(args) == 0
     assert json.loads(capsys.readouterr().out)["redis_state"] == "Redis holds this crawl"
-    wipe(redis_url, crawl_name)
+    delete_keys(redis_url, crawl_name)
     assert main(args) == 0
     assert "the next run rebuilds it" in json.loads(capsys.readouterr().out)["redis_state"]
