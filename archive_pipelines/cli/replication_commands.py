@@ -49,10 +49,11 @@ def replicate_command(obj: CliContext, max_batches: int | None) -> None:
             setup, max_batches=max_batches, on_batch=lambda batch: bar.update(len(batch)),
             on_store_problem=lambda line: bar.write(f"  ! {line}", file=sys.stderr))
     total = run.report
+    per_store = ", ".join(f"{s}: {n:,}" for s, n in sorted(total.created.items()) if n)
     click.echo(f"{run.copies_made:,} copies made "
-               f"({human_bytes(sum(total.bytes_copied.values()))}); "
-               + ", ".join(f"{s}: {n:,}" for s, n in sorted(total.created.items())))
-    for line in run.store_lines():
+               f"({human_bytes(sum(total.bytes_copied.values()))})"
+               + (f"; {per_store}" if per_store else ""))
+    for line in run.store_lines(reasons=False):  # each store out was reported as it happened
         click.echo(f"  {line}")
     problems = sum(total.corrupted_found.values()) + sum(total.missing_found.values())
     if problems:
@@ -96,7 +97,7 @@ def replication_status_command(obj: CliContext, verify: bool, sample: float | No
         intact = True
     else:
         click.echo("read a sample of each store:")
-        echo_scrub_table(*sampled)
+        echo_scrub_table(*sampled, shown_errors=setup.replicas.errors)
         intact = echo_scrub_outcome(sampled[1])
         if not intact:
             click.echo("other copies may be gone too: `archive-pipelines scrub --store NAME` "

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import click
 
@@ -26,14 +26,10 @@ SAMPLE = click.FloatRange(0, 1, min_open=True)
 MAX_PROBLEM_LINES = 10  # per store
 
 
-def open_setup(obj: CliContext, stores: Sequence[str] = ()) -> ReplicationSetup:
-    """The catalog and every configured store; unusable ones (of `stores`, if given) are
-    named on stderr."""
-    setup = ReplicationSetup.open(open_catalog(obj.settings, obj.engine), obj.settings)
-    for replica in setup.replicas:
-        if replica.error and (not stores or replica.name in stores):
-            click.echo(f"  ! {replica.error}", err=True)
-    return setup
+def open_setup(obj: CliContext) -> ReplicationSetup:
+    """The catalog and every configured store (a store that cannot be read is named by the
+    scrub's report, `echo_scrub_table`)."""
+    return ReplicationSetup.open(open_catalog(obj.settings, obj.engine), obj.settings)
 
 
 def scrub_with_progress(setup: ReplicationSetup, stores: Sequence[str], *, prefix: str = "",
@@ -50,8 +46,10 @@ def scrub_with_progress(setup: ReplicationSetup, stores: Sequence[str], *, prefi
     return plans, reports
 
 
-def echo_scrub_table(plans: Sequence[ScrubPlan], reports: Sequence[ScrubReport]) -> None:
-    """One line per store: what was read, what was found, how fast; then problem lines."""
+def echo_scrub_table(plans: Sequence[ScrubPlan], reports: Sequence[ScrubReport],
+                     shown_errors: Collection[str] = ()) -> None:
+    """One line per store: what was read, what was found, how fast; then problem lines
+    (store errors already in `shown_errors` are not repeated)."""
     click.echo(f"  {'store':<16} {'read':>21} {'ok':>9} {'missing':>8} {'corrupt':>8} "
                f"{'set aside':>10} {'objects/s':>10} {'MB/s':>8}")
     for plan, report in zip(plans, reports, strict=True):
@@ -67,8 +65,8 @@ def echo_scrub_table(plans: Sequence[ScrubPlan], reports: Sequence[ScrubReport])
         if report.bad > MAX_PROBLEM_LINES:
             click.echo(f"  ! store {report.store!r}: ... and {report.bad - MAX_PROBLEM_LINES:,} "
                        "more", err=True)
-        if report.error:
-            click.echo(f"  ! {report.error} (scrub of this store stopped)", err=True)
+        if report.error and report.error not in shown_errors:
+            click.echo(f"  ! {report.error}", err=True)
 
 
 def echo_scrub_outcome(reports: Sequence[ScrubReport]) -> bool:
@@ -118,7 +116,7 @@ def scrub_command(obj: CliContext, stores: tuple[str, ...], sample: float | None
     otherwise it is left in place and recorded corrupted. Exit 1 if any copy was missing or
     corrupt, or a store could not be read.
     """
-    setup = open_setup(obj, stores)
+    setup = open_setup(obj)
     plans, reports = scrub_with_progress(setup, stores, prefix=prefix, sample=sample,
                                          quiet=as_json)
     if as_json:

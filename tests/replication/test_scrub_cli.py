@@ -172,3 +172,17 @@ def test_verify_says_what_it_did_not_check_and_untracked_files_are_problems(
     assert "untracked_blob_files   1" in untracked.stdout and stray.name in untracked.stdout
     assert "healthy" not in untracked.stdout and "1 problem(s) left" in untracked.stdout
     assert "replicas: not checked" in untracked.stdout
+
+
+def test_an_unreachable_store_is_reported_and_the_others_are_scrubbed(
+        tmp_path: Path, s3_endpoint_url: str, s3_bucket: str) -> None:
+    data, _hashes = make_data_dir(tmp_path, s3_endpoint_url, s3_bucket)
+    toml = data / "archive.toml"
+    toml.write_text(toml.read_text().replace(s3_endpoint_url, "http://127.0.0.1:9"))  # discard
+    scrub = run_cli("--data-dir", str(data), "scrub")
+    assert scrub.returncode == 1, scrub.stdout + scrub.stderr
+    lines = {line.split()[0]: line.split() for line in scrub.stdout.splitlines()[1:4]}
+    assert lines["local"][1:5] == ["12", "of", "12", "12"]
+    assert lines["s3"][1:4] == ["0", "of", "12"]
+    assert "could not read store(s) s3" in scrub.stdout
+    assert "store 's3'" in scrub.stderr and "Traceback" not in scrub.stderr
