@@ -68,7 +68,7 @@ class ScrubReport:
         for name in ("checked", "ok", "corrupted", "missing", "restored", "set_aside",
                      "bytes_checked"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.problems.extend(other.problems[:MAX_PROBLEM_LINES - len(self.problems)])
+        self.problems.extend(other.problems[:max(0, MAX_PROBLEM_LINES - len(self.problems))])
 
     def summary(self) -> dict[str, object]:
         """Plain values for run metadata, logs and `--json`."""
