@@ -33,7 +33,7 @@ def replica_copies(context: dg.AssetExecutionContext,
     report = replicate_prefix(setup.catalog, setup.replicas, context.partition_key,
                               retention=policy.retention, max_age=setup.max_age,
                               batch_size=policy.batch_size, width=policy.copier_width)
-    run = RunSummary(report, tuple(setup.replicas.names.values()), report.short)
+    run = RunSummary.of_batch(report, tuple(setup.replicas.names.values()))
     for line in report.errors[:20]:
         context.log.warning(line)
     if not run.policy_met:

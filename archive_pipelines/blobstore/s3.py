@@ -243,8 +243,15 @@ class S3BlobStore(BlobStore):
     # Reading and maintenance.
 
     def exists(self, sha256: str) -> bool:
-        key = self.object_key(sha256)
-        with self._errors(f"looking up blob {sha256}"):
+        return self._has_key(self.object_key(sha256), f"looking up blob {sha256}")
+
+    def probe(self) -> None:
+        """Look up a key no blob has: raises S3StoreError unless the endpoint answers, the
+        credentials are accepted and the bucket exists (one request, two for a bare 404)."""
+        self._has_key(self.object_key("0" * 64), "checking the store")
+
+    def _has_key(self, key: str, action: str) -> bool:
+        with self._errors(action):
             try:
                 self._client.head_object(Bucket=self.bucket, Key=key)
             except ClientError as exc:

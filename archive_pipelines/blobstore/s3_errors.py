@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import (
@@ -97,8 +98,8 @@ def describe_client_error(exc: ClientError, *, bucket: str) -> str:
 
 
 def _transport_problem(exc: BotoCoreError) -> str:
-    endpoint = str(getattr(exc, "kwargs", {}).get("endpoint_url", "") or "")
-    at = f" {endpoint}" if endpoint else ""
+    url = urlsplit(str(getattr(exc, "kwargs", {}).get("endpoint_url", "") or ""))
+    at = f" {url.scheme}://{url.netloc}" if url.netloc else ""  # not the object's path
     if isinstance(exc, EndpointConnectionError):
         return f"cannot reach the S3 endpoint{at}"
     if isinstance(exc, ReadTimeoutError):

@@ -50,7 +50,7 @@ def archive_batch_op(context: dg.OpExecutionContext, config: ArchiveBatchConfig,
     report = archive_batch(setup.catalog, setup.replicas, config.sha256s,
                            retention=policy.retention, max_age=setup.max_age,
                            width=policy.copier_width, raise_on_failure=False)
-    run = RunSummary(report, tuple(setup.replicas.names.values()), report.short)
+    run = RunSummary.of_batch(report, tuple(setup.replicas.names.values()))
     _fail_unless_met(context, run)
     return dg.Output(run.copies_made, metadata=_metadata(run))
 

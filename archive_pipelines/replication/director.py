@@ -108,8 +108,9 @@ def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None
                     on_store_problem(problem)
 
     report_new_problems()
-    total, scan, cursor, ticks, batches = BatchReport(), BatchReport(), 0, 0, 0
-    previous_short = 0
+    total, scan, previous = BatchReport(), BatchReport(), BatchReport()
+    cursor, ticks, batches = 0, 0, 0
+    stores = tuple(replicas.names.values())
     while ((max_ticks is None or ticks < max_ticks)
            and (max_batches is None or batches < max_batches)):
         tick = retry_on_connection_loss(
@@ -131,11 +132,11 @@ def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None
         cursor = tick.next_cursor
         if tick.wrapped:
             if not scan_again(scan):
-                return RunSummary(total, tuple(replicas.names.values()), scan.short)
-            previous_short, scan = scan.short, BatchReport()
+                return RunSummary(total, stores, scan.short, dict(scan.short_reasons))
+            previous, scan = scan, BatchReport()
     # Stopped by a limit: what the unfinished scan left short, or the last full scan did.
-    return RunSummary(total, tuple(replicas.names.values()), max(previous_short, scan.short),
-                      stopped_early=True)
+    last = scan if scan.short >= previous.short else previous
+    return RunSummary(total, stores, last.short, dict(last.short_reasons), stopped_early=True)
 
 
 def scan_again(scan: BatchReport) -> bool:

@@ -26,10 +26,10 @@ def counts_as_copy(state: CopyState | None, *, now: datetime, max_age: timedelta
             and now - state.mtime < max_age)
 
 
-# Why a plan falls short of the policy (summaries count blobs per reason).
+# Why a plan falls short of the policy (summaries say "<n> blobs because <reason>").
 NO_GOOD_SOURCE = "no readable store holds a present copy"
-TOO_FEW_STORES = "more copies needed than writable stores can take"
-STORES_OUT = "the stores that could take a copy are skipped for this run"
+TOO_FEW_STORES = "more copies are needed than there are writable stores"
+STORES_OUT = "the stores that could take a copy are out for this run"
 
 
 @dataclass(frozen=True)

@@ -224,8 +224,13 @@ def _probe(replica: ReplicaStore, store: BlobStore) -> None:
     if isinstance(store, LocalBlobStore):
         replica.write_error = _local_write_error(replica.name, store.root)
         return
+    from archive_pipelines.blobstore.s3 import S3BlobStore  # boto3 is slow to import
+
     try:
-        store.exists(_PROBE_HASH)
+        if isinstance(store, S3BlobStore):
+            store.probe()
+        else:
+            store.exists(_PROBE_HASH)
     except BlobStoreError as exc:
         replica.error = one_line(exc)
 

@@ -5,7 +5,8 @@ Shared by the `replicate` command and the Dagster jobs: the same counts, the sam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from archive_pipelines.replication.report import BatchReport
 
@@ -28,7 +29,15 @@ class RunSummary:
     report: BatchReport  # totals over the run
     stores: tuple[str, ...]  # every configured store, in settings order
     short: int  # blobs this run last saw short of the policy and could not bring up
+    # Of those, how many for each reason a plan fell short (policy.NO_GOOD_SOURCE ...); the
+    # rest were planned but their copies failed or were skipped.
+    reasons: Mapping[str, int] = field(default_factory=dict)
     stopped_early: bool = False  # a batch or tick limit ended the run before the scan did
+
+    @classmethod
+    def of_batch(cls, report: BatchReport, stores: tuple[str, ...]) -> RunSummary:
+        """The summary of one worker batch (or of batches that never overlap)."""
+        return cls(report, stores, report.short, dict(report.short_reasons))
 
     @property
     def policy_met(self) -> bool:
@@ -52,22 +61,29 @@ class RunSummary:
             more = "; stopped at the batch limit, more blobs may need copies" \
                 if self.stopped_early else ""
             return f"policy met for every blob this run looked at{more}"
-        reasons = ", ".join(f"{n:,} {reason}" for reason, n in
-                            self.report.short_reasons.most_common())
+        causes = dict(self.reasons)
+        other = self.short - sum(causes.values())
+        if other > 0:
+            causes["their copies failed or were skipped"] = other
+        because = "; ".join(f"{n:,} because {reason}" for reason, n in
+                            sorted(causes.items(), key=lambda item: -item[1]))
         out = sorted(self.report.store_problems)
-        because = f" (stores out: {', '.join(out)})" if out else ""
+        stores = f" (stores out: {', '.join(out)})" if out else ""
         return (f"policy NOT met: {self.short:,} blob(s) still short of the retention "
-                f"policy{because}" + (f"; {reasons}" if reasons else ""))
+                f"policy{stores}" + (f": {because}" if because else ""))
 
-    def store_lines(self) -> list[str]:
-        """One line per store: made, already there, failed, skipped, and why it was out."""
+    def store_lines(self, *, reasons: bool = True) -> list[str]:
+        """One line per store: made, already there, failed, skipped, and whether it was out
+        (with why, unless `reasons` is False because that was reported already)."""
         width = max((len(name) for name in self.stores), default=0)
         lines = []
         for name in self.stores:
             t = self.tally(name)
             line = (f"{name:<{width}}  {t.made:,} made, {t.already:,} already there, "
                     f"{t.failed:,} failed, {t.skipped:,} skipped")
-            lines.append(line + (f"  [out: {t.problem}]" if t.problem else ""))
+            if t.problem:
+                line += f"  [out: {t.problem}]" if reasons else "  [out for this run]"
+            lines.append(line)
         return lines
 
     def metadata(self) -> dict[str, object]:
@@ -82,5 +98,6 @@ class RunSummary:
                 "skipped": sum(self.report.skipped_copies.values()),
                 "corrupted_found": sum(self.report.corrupted_found.values()),
                 "missing_found": sum(self.report.missing_found.values()),
+                "short_reasons": dict(self.reasons),
                 "stopped_early": self.stopped_early, "stores": per_store,
                 "summary": "\n".join([self.verdict(), *self.store_lines()])}

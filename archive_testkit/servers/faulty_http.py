@@ -41,6 +41,7 @@ class SilentServer:
         self._accepted: list[socket.socket] = []
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.connections = 0  # accepted so far
 
     @property
@@ -49,14 +50,17 @@ class SilentServer:
 
     def start(self) -> Self:
         self._listener.listen(64)
+        self._listener.settimeout(0.05)  # closing a socket does not wake a blocked accept()
         self._thread = threading.Thread(target=self._accept, name="silent-server", daemon=True)
         self._thread.start()
         return self
 
     def _accept(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             try:
                 conn, _addr = self._listener.accept()
+            except TimeoutError:
+                continue
             except OSError:  # the listener was closed: stop
                 return
             with self._lock:
@@ -64,9 +68,10 @@ class SilentServer:
                 self.connections += 1
 
     def stop(self) -> None:
-        self._listener.close()
+        self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        self._listener.close()
         with self._lock:
             for conn in self._accepted:
                 conn.close()

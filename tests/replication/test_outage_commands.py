@@ -1,0 +1,98 @@
+"""Outages as people meet them: `replicate` and the director job against a replica that is
+unreachable or silent, with the catalog on PostgreSQL (the bigger configuration).
+
+Both end (no wall-clock bound is asserted: they return), report the store once, print or
+attach the per-store summary, and fail: exit 1, or a failed Dagster run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from archive_pipelines.ops.replication_jobs import archive_director_job
+from archive_pipelines.resources import CatalogResource, SettingsResource
+from archive_pipelines.resources.replication import ReplicationResource
+from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
+from tests.cli.test_cli import run_cli
+
+FAST_S3 = {"ARCHIVE_S3_CONNECT_TIMEOUT": "1", "ARCHIVE_S3_READ_TIMEOUT": "0.5",
+           "AWS_MAX_ATTEMPTS": "2", "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+PAGES = 3
+
+
+def _data_dir(tmp_path: Path, catalog_url: str, endpoint: str) -> Path:
+    """primary (local) + s3r (zstd, at `endpoint`), retention 2, PAGES pages ingested."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "archive.toml").write_text(
+        f'[catalog]\nurl = "{catalog_url}"\n[replication]\nretention = 2\n'
+        '[[stores]]\nname = "primary"\npath = "cas"\ncodec = "raw"\n'
+        f'[[stores]]\nname = "s3r"\nkind = "s3"\nbucket = "archive"\nendpoint_url = "{endpoint}"\n'
+        'codec = "zstd"\n')
+    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    site = tmp_path / "site"
+    site.mkdir()
+    for i in range(PAGES):
+        (site / f"{i}.html").write_text(f"page {i}" * 100)
+    done = run_cli("--data-dir", str(data), "ingest", "--url", "https://a.test/", "wget",
+                   str(site))
+    assert done.returncode == 0, done.stderr
+    return data
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    with SilentServer() as silent:
+        yield silent.url
+
+
+@pytest.mark.parametrize("endpoint", ["closed", "silent"])
+def test_replicate_ends_reports_the_store_once_and_exits_1(
+        tmp_path: Path, postgres_url: str, endpoint: str, request: pytest.FixtureRequest
+        ) -> None:
+    url = closed_port_url() if endpoint == "closed" else request.getfixturevalue(
+        "silent_endpoint")
+    data = _data_dir(tmp_path, postgres_url, url)
+    done = run_cli("--data-dir", str(data), "replicate", env=FAST_S3)
+    assert done.returncode == 1, done.stderr
+    problems = [line for line in done.stderr.splitlines() if "s3r" in line]
+    why = "cannot reach the S3 endpoint" if endpoint == "closed" else "did not answer in time"
+    assert len(problems) == 1 and problems[0].startswith("  ! store 's3r': ")
+    assert why in problems[0] and "gave up after 2 attempts" in problems[0]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("0 copies made")
+    assert any(line.split()[0] == "s3r" and f"0 made, 0 already there, 0 failed, "
+               f"{PAGES} skipped" in line for line in lines)
+    assert lines[-1].startswith(f"policy NOT met: {PAGES} blob(s) still short") and \
+        "stores out: s3r" in lines[-1]
+
+    limited = run_cli("--data-dir", str(data), "replicate", "--max-batches", "10", env=FAST_S3)
+    assert limited.returncode == 1 and "policy NOT met" in limited.stdout
+
+
+def test_the_director_job_fails_with_the_summary(
+        tmp_path: Path, postgres_url: str, dagster_instance: dg.DagsterInstance,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in FAST_S3.items():
+        monkeypatch.setenv(name, value)
+    data = _data_dir(tmp_path, postgres_url, closed_port_url())
+    settings = SettingsResource(data_dir=str(data))
+    catalog = CatalogResource(settings=settings)
+    run = archive_director_job.execute_in_process(
+        resources={"settings": settings, "catalog": catalog,
+                   "replication": ReplicationResource(catalog=catalog)},
+        instance=dagster_instance, raise_on_error=False)
+    assert not run.success
+    [failure] = [e for e in run.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+    info = failure.step_failure_data.user_failure_data
+    assert info is not None and info.description is not None
+    assert info.description.startswith(f"policy NOT met: {PAGES} blob(s) still short")
+    assert info.metadata["blobs_short"].value == PAGES
+    assert info.metadata["policy_met"].value is False
+    stores = info.metadata["stores"].value
+    assert stores["s3r"]["skipped"] == PAGES and "cannot reach" in stores["s3r"]["problem"]
