@@ -262,10 +262,14 @@ def _copy_group(catalog: Catalog, replica_set: ReplicaSet, pair: Pair, blobs: li
     source_name, destination_name = pair
     source, destination = replica_set[source_name], replica_set[destination_name]
     items = [CopyItem(b.sha256, b.size, _verified_bytes(verified[b.sha256])) for b in blobs]
-    with destination.batched_writes():
-        outcomes = copy_objects(source.require(), destination.require(), items,
-                                width=width, pool=pool,
-                                guard=replica_set.guard(source_name, destination_name))
+    guard = replica_set.guard(source_name, destination_name)
+    reason = guard.blocked()  # an earlier group may have taken either store out
+    if reason is not None:
+        outcomes = [CopyOutcome(i.sha256, i.size, error=reason, skipped=True) for i in items]
+    else:
+        with destination.batched_writes():
+            outcomes = copy_objects(source.require(), destination.require(), items,
+                                    width=width, pool=pool, guard=guard)
     done = [o for o in outcomes if o.ok]
     if done:
         try:

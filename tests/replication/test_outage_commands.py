@@ -13,7 +13,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from archive_pipelines.ops.replication_jobs import archive_director_job
+from archive_pipelines.ops.replication_jobs import archive_batch_job, archive_director_job
 from archive_pipelines.resources import CatalogResource, SettingsResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
@@ -75,24 +75,51 @@ def test_replicate_ends_reports_the_store_once_and_exits_1(
     assert limited.returncode == 1 and "policy NOT met" in limited.stdout
 
 
+def _resources(data: Path) -> dict[str, object]:
+    settings = SettingsResource(data_dir=str(data))
+    catalog = CatalogResource(settings=settings)
+    return {"settings": settings, "catalog": catalog,
+            "replication": ReplicationResource(catalog=catalog)}
+
+
+def _failure(run: dg.ExecuteInProcessResult) -> dg.Failure:
+    assert not run.success
+    [failure] = [e for e in run.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+    info = failure.step_failure_data.user_failure_data
+    assert info is not None
+    return info  # type: ignore[return-value]
+
+
 def test_the_director_job_fails_with_the_summary(
         tmp_path: Path, postgres_url: str, dagster_instance: dg.DagsterInstance,
         monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in FAST_S3.items():
         monkeypatch.setenv(name, value)
     data = _data_dir(tmp_path, postgres_url, closed_port_url())
-    settings = SettingsResource(data_dir=str(data))
-    catalog = CatalogResource(settings=settings)
-    run = archive_director_job.execute_in_process(
-        resources={"settings": settings, "catalog": catalog,
-                   "replication": ReplicationResource(catalog=catalog)},
-        instance=dagster_instance, raise_on_error=False)
-    assert not run.success
-    [failure] = [e for e in run.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
-    info = failure.step_failure_data.user_failure_data
-    assert info is not None and info.description is not None
+    run = archive_director_job.execute_in_process(resources=_resources(data),
+                                                  instance=dagster_instance,
+                                                  raise_on_error=False)
+    info = _failure(run)
+    assert info.description is not None
     assert info.description.startswith(f"policy NOT met: {PAGES} blob(s) still short")
     assert info.metadata["blobs_short"].value == PAGES
     assert info.metadata["policy_met"].value is False
     stores = info.metadata["stores"].value
     assert stores["s3r"]["skipped"] == PAGES and "cannot reach" in stores["s3r"]["problem"]
+
+
+def test_a_worker_run_fails_when_its_batch_stays_short(
+        tmp_path: Path, postgres_url: str, dagster_instance: dg.DagsterInstance,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in FAST_S3.items():
+        monkeypatch.setenv(name, value)
+    data = _data_dir(tmp_path, postgres_url, closed_port_url())
+    hashes = sorted(p.name for p in (data / "cas" / "sha256").rglob("*")
+                    if p.is_file() and len(p.name) == 64)
+    assert len(hashes) == PAGES
+    run = archive_batch_job.execute_in_process(
+        resources=_resources(data), instance=dagster_instance, raise_on_error=False,
+        run_config={"ops": {"archive_batch_op": {"config": {"sha256s": hashes}}}})
+    info = _failure(run)
+    assert info.metadata["blobs_short"].value == PAGES
+    assert info.metadata["stores"].value["s3r"]["skipped"] == PAGES

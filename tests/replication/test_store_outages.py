@@ -174,6 +174,35 @@ def test_refused_writes_take_the_store_out_for_writes_only_without_retries(
     assert setup.replicas["s3r"].readable  # a fresh run probes it again: reads still work
 
 
+def test_when_a_store_refuses_writes_the_others_take_the_copies(
+        data_dir: Path, tmp_path: Path, s3_bucket: str, proxy: FaultyProxy,
+        opened: list[StorageParts]) -> None:
+    storage, blobs = _open(opened, data_dir, tmp_path,
+                           [local_replica(), s3_replica(proxy.url, s3_bucket, name="s3r")])
+    proxy.fail(403, "AccessDenied", methods={"PUT"})
+    run, heard = _run(storage)  # blobs first planned to s3r go to local on the next scan
+    assert run.policy_met and present_at(storage, "local") == set(blobs)
+    assert len(heard) == 1 and "access denied" in heard[0]
+
+
+def test_a_destination_failing_mid_batch_skips_every_group_bound_for_it(
+        data_dir: Path, tmp_path: Path, s3_bucket: str, proxy: FaultyProxy,
+        opened: list[StorageParts]) -> None:
+    storage, blobs = _open(opened, data_dir, tmp_path,
+                           [local_replica(), s3_replica(proxy.url, s3_bucket, name="s3r")],
+                           retention=3)
+    proxy.fail(403, "AccessDenied", methods={"PUT"})
+    first, _ = _run(storage)  # local gets its copies: two sources for s3r from now on
+    assert present_at(storage, "local") == set(blobs) and not first.policy_met
+    proxy.heal()
+    proxy.fail(503, "SlowDown", methods={"PUT"})  # reads work, writes fail after retries
+    run, heard = _run(storage)  # sources drawn at random: groups primary->s3r, local->s3r
+    assert len(heard) == 1 and "gave up after" in heard[0]
+    tally = run.tally("s3r")
+    assert tally.made == 0 and tally.failed >= 1 and tally.failed + tally.skipped == len(blobs)
+    assert not run.policy_met and run.short == len(blobs)
+
+
 def test_a_store_out_does_not_fail_a_policy_the_others_can_meet(
         data_dir: Path, tmp_path: Path, opened: list[StorageParts]) -> None:
     storage, blobs = _open(opened, data_dir, tmp_path,
