@@ -18,10 +18,13 @@ class ReplicationSetup:
     policy: ReplicationSettings
 
     @classmethod
-    def open(cls, catalog: Catalog, settings: Settings) -> ReplicationSetup:
+    def open(cls, catalog: Catalog, settings: Settings, *, probe: bool = True
+             ) -> ReplicationSetup:
         """The stores and policy of the settings, their rows in `catalog` (`replicas.errors`:
-        stores that could not be opened)."""
-        return cls(catalog, ReplicaSet.open(catalog, settings), settings.replication)
+        stores that could not be opened). Without `probe`, no store is contacted (for work
+        that only reads the catalog, like the director's planning)."""
+        return cls(catalog, ReplicaSet.open(catalog, settings, probe=probe),
+                   settings.replication)
 
     @property
     def max_age(self) -> timedelta:

@@ -16,9 +16,10 @@ class ReplicationResource(dg.ConfigurableResource):
 
     catalog: CatalogResource
 
-    def open(self) -> ReplicationSetup:
+    def open(self, *, probe: bool = True) -> ReplicationSetup:
         """The catalog (on the shared engine of `catalog`), the replicas and the policy:
-        replication needs no primary store, views or worker processes."""
+        replication needs no primary store, views or worker processes. `probe=False`
+        contacts no store (planning reads only the catalog)."""
         settings = self.catalog.project_settings()
         return ReplicationSetup.open(open_catalog(settings, self.catalog.engine(settings)),
-                                     settings)
+                                     settings, probe=probe)

@@ -15,7 +15,8 @@ from archive_pipelines.sensors.run_keys import batch_run_key
                        "(keyset-paginated with a cursor) and launches one run per batch.")
 def archival_director_sensor(context: dg.SensorEvaluationContext,
                              replication: ReplicationResource) -> dg.SensorResult:
-    setup = replication.open()
+    setup = replication.open(probe=False)  # planning reads the catalog only: a tick never
+    # waits on an unreachable store (the runs it launches probe, report and skip them)
     tick = plan_batches(setup.catalog, setup.replicas, retention=setup.policy.retention,
                         max_age=setup.max_age, batch_size=setup.policy.batch_size,
                         cursor=int(context.cursor or 0), max_batches=4)

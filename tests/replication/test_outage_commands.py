@@ -16,6 +16,7 @@ import pytest
 from archive_pipelines.ops.replication_jobs import archive_batch_job, archive_director_job
 from archive_pipelines.resources import CatalogResource, SettingsResource
 from archive_pipelines.resources.replication import ReplicationResource
+from archive_pipelines.sensors.director import archival_director_sensor
 from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
 from tests.cli.test_cli import run_cli
 
@@ -123,3 +124,17 @@ def test_a_worker_run_fails_when_its_batch_stays_short(
     info = _failure(run)
     assert info.metadata["blobs_short"].value == PAGES
     assert info.metadata["stores"].value["s3r"]["skipped"] == PAGES
+
+
+def test_the_director_sensor_plans_without_waiting_on_a_silent_store(
+        tmp_path: Path, postgres_url: str, dagster_instance: dg.DagsterInstance,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in FAST_S3.items():
+        monkeypatch.setenv(name, value)
+    with SilentServer() as silent:
+        data = _data_dir(tmp_path, postgres_url, silent.url)
+        with dg.build_sensor_context(instance=dagster_instance, cursor=None,
+                                     resources=_resources(data)) as context:
+            result = archival_director_sensor(context)
+        assert silent.connections == 0  # planning reads the catalog only
+    assert isinstance(result, dg.SensorResult) and len(result.run_requests or []) == 1
