@@ -87,10 +87,10 @@ def describe_client_error(exc: ClientError, *, bucket: str) -> str:
     code = error_code(exc)
     if code == "NoSuchBucket":
         return f"bucket {bucket!r} does not exist"
+    if code in _CREDENTIALS_REJECTED:  # also 403s: named before the generic denial
+        return f"S3 rejected the credentials ({code}) for bucket {bucket!r}"
     if code in ("AccessDenied", "AllAccessDisabled", "403") or http_status(exc) == 403:
         return f"access denied to bucket {bucket!r}"
-    if code in _CREDENTIALS_REJECTED:
-        return f"S3 rejected the credentials ({code}) for bucket {bucket!r}"
     message = str(exc.response.get("Error", {}).get("Message", "")).strip()
     first_line = message.splitlines()[0] if message else ""
     return f"S3 error {code or http_status(exc)} on bucket {bucket!r}" + (

@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 from archive_pipelines.blobstore import BlobStoreError, S3BlobStore
 from archive_pipelines.blobstore.s3 import S3Network
 from archive_pipelines.blobstore.s3_errors import S3Refused, S3Unavailable, translate
+from archive_testkit.servers import LocalMotoServer
 from archive_testkit.servers.faulty_http import FaultyProxy, SilentServer, closed_port_url
 
 FAST = S3Network(connect_timeout=1, read_timeout=0.5, attempts=3)
@@ -148,3 +149,30 @@ def test_a_missing_bucket_is_reported_at_once_without_retries(proxy: FaultyProxy
     assert f"bucket '{missing}' does not exist" in str(raised.value)
     # HEAD of the key (a bare 404), HEAD of the bucket to tell why: once each.
     assert [(r.method, r.status) for r in proxy.requests] == [("HEAD", 404), ("HEAD", 404)]
+
+
+@pytest.fixture
+def moto_with_iam(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A moto_server that checks credentials (moto's IAM): unknown keys get a real 403."""
+    with monkeypatch.context() as env:
+        env.setenv("INITIAL_NO_AUTH_ACTION_COUNT", "0")
+        server = LocalMotoServer().start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def test_credentials_moto_rejects_are_refused_at_once_without_retries(
+        moto_with_iam: str) -> None:
+    with FaultyProxy(moto_with_iam) as counting:
+        store = _store("any-bucket", counting.url)
+        with pytest.raises(S3Refused) as raised:
+            store.probe()
+        assert "access denied to bucket 'any-bucket'" in str(raised.value)
+        assert [(r.method, r.status) for r in counting.requests] == [("HEAD", 403)]
+        counting.reset_counts()
+        with pytest.raises(S3Refused) as refused_list:
+            list(store.iter_hashes())  # a GET's 403 carries the reason
+        assert "S3 rejected the credentials (InvalidAccessKeyId)" in str(refused_list.value)
+        assert [(r.method, r.status) for r in counting.requests] == [("GET", 403)]
