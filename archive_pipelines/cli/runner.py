@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import click
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.errors import ArchiveError, disk_full_message, is_disk_full
 
 
 def run_group(group: click.Group, prog: str, argv: list[str] | None = None) -> int:
-    """Run `group`; `ArchiveError`s become `<prog>: error: ...` on stderr and exit status 2."""
+    """Run `group`; `ArchiveError`s become `<prog>: error: ...` on stderr and exit status 2,
+    and so does a full disk (`data disk full: ...`), whatever reported it."""
     try:
         code = group.main(args=argv, prog_name=prog, standalone_mode=False)
     except click.exceptions.Abort:
@@ -18,7 +19,13 @@ def run_group(group: click.Group, prog: str, argv: list[str] | None = None) -> i
         exc.show()
         return exc.exit_code
     except ArchiveError as exc:
-        click.echo(f"{prog}: error: {exc}", err=True)
+        click.echo(f"{prog}: error: {disk_full_message(exc) if is_disk_full(exc) else exc}",
+                   err=True)
+        return 2
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        click.echo(f"{prog}: error: {disk_full_message(exc)}", err=True)
         return 2
     except KeyboardInterrupt:
         click.echo("interrupted; run the same command again to resume", err=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from archive_pipelines.blobstore import BlobStoreError, LocalBlobStore, PutResult
+from archive_pipelines.errors import DiskFull, disk_full_message, is_disk_full
 from archive_pipelines.views import UnsafePathError, ViewFarm, validate_extractor, validate_relative_path
 
 T = TypeVar("T")
@@ -41,14 +42,21 @@ class PutRequest(NamedTuple):
 
 def put_one(store: LocalBlobStore, request: PutRequest, allow_hardlink: bool
             ) -> tuple[str, PutResult] | str:
-    """Validate and store one file: (normalized relative path, put result) or an error line."""
+    """Validate and store one file: (normalized relative path, put result) or an error line.
+
+    A full store is no error of this file: it raises `DiskFull`, which ends the ingest (every
+    file after it would fail the same way, and its snapshot must stay incomplete)."""
     try:
         rel = validate_relative_path(request.relative_path)
         validate_extractor(request.extractor)
         return rel, store.put_file(request.source, allow_hardlink=allow_hardlink)
     except (UnsafePathError, BlobStoreError) as exc:
+        if is_disk_full(exc):
+            raise DiskFull(disk_full_message(exc)) from exc
         return f"{request.source}: {exc}"
     except OSError as exc:  # unreadable, vanished, special file
+        if is_disk_full(exc):
+            raise DiskFull(disk_full_message(exc)) from exc
         return f"{request.source}: {exc.strerror or exc}"
 
 
