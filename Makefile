@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_DATA ?= $(CURDIR)/demo-data
+PORT   ?= 3000
 
-.PHONY: venv system-deps demo test test-fast dev bench lint clean
+.PHONY: venv system-deps demo test test-fast dev dev-port-free screenshots bench lint clean
 
 venv: $(STAMP)
 
@@ -30,11 +31,23 @@ test: venv system-deps
 test-fast: venv system-deps
 	@$(BIN)/pytest -q -m "not slow"
 
-dev: venv
+# Dagit and its daemon on the demo data dir: `make dev PORT=3001` when 3000 is taken; Ctrl-C stops both.
+dev: dev-port-free venv
 	@$(BIN)/archive-pipelines --data-dir "$(DEMO_DATA)" init >/dev/null
-	@echo "Dagit: http://127.0.0.1:3000  (data dir $(DEMO_DATA))"
+	@echo "Dagit: http://127.0.0.1:$(PORT)  (data dir $(DEMO_DATA); Ctrl-C stops it)"
 	@ARCHIVE_DATA_DIR="$(DEMO_DATA)" DAGSTER_HOME="$(DEMO_DATA)/dagster" \
-		$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+		exec $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p "$(PORT)"
+
+# Before anything starts: a taken port would leave the daemon running without its webserver.
+dev-port-free:
+	@$(PYTHON) -c 'import socket, sys; s = socket.socket(); \
+	s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1])))' \
+	"$(PORT)" 2>/dev/null || { echo "error: port $(PORT) on 127.0.0.1 is taken (or not a port number): \
+	stop what uses it, or choose another (make dev PORT=3001)" >&2; exit 1; }
+
+# Refresh the Dagit screenshots under docs/img/ that the README shows (the UI tests take them).
+screenshots: venv system-deps
+	@UI_SCREENSHOTS_DIR="$(CURDIR)/docs/img" $(BIN)/pytest -q -m ui tests/ui
 
 bench: venv system-deps
 	@bash scripts/ensure-bench-deps.sh

@@ -1,0 +1,133 @@
+"""What a user does in Dagit, as Playwright steps: each function starts from a URL and clicks
+what a person would click. Assertions about outcomes stay in the tests."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+LOCATION = "archive_pipelines.definitions"
+UI_TIMEOUT_MS = 20_000  # one page or dialog to render on a busy 2-core machine
+
+
+def open_lineage(page: Page) -> None:
+    """The global asset lineage with every group expanded (Dagit's ⌥E)."""
+    page.goto("/asset-groups")
+    expect(page.get_by_role("button", name=re.compile("Materialize all"))).to_be_visible(
+        timeout=UI_TIMEOUT_MS)
+    page.keyboard.press("Alt+e")
+
+
+def open_materialize_dialog(page: Page, asset: str) -> Locator:
+    """The asset page's Materialize… dialog (past the 'upstream never materialized' warning)."""
+    page.goto(f"/assets/{asset}")
+    page.get_by_role("button", name=re.compile(r"^materialization Materialize")).click()
+    dialog = page.locator(".dagster-dialog").filter(has_text=f"Launch runs to materialize {asset}")
+    confirm = page.get_by_role("button", name="Confirm")
+    expect(dialog.or_(confirm)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    if confirm.is_visible():
+        confirm.click()
+    expect(dialog).to_be_visible(timeout=UI_TIMEOUT_MS)
+    return dialog
+
+
+def select_days(page: Page, dialog: Locator, days: list[str]) -> None:
+    """Type the days of a daily-partitioned asset into the dialog's range box (all days
+    shown first: only the last 90 are by default)."""
+    range_box = dialog.locator("input[type=text]")
+    expect(range_box).to_be_visible(timeout=UI_TIMEOUT_MS)
+    show_all = dialog.get_by_role("button", name="Show all partitions")
+    if show_all.is_visible():
+        show_all.click()
+    range_box.fill(", ".join(days))
+    range_box.press("Enter")
+    _expect_selected(dialog, days)
+
+
+def select_keys(page: Page, dialog: Locator, keys: list[str]) -> None:
+    """Tick the keys of a static-partitioned asset in the dialog's partition list."""
+    picker = dialog.get_by_text(re.compile(r"^Select a partition"))
+    search = page.get_by_role("textbox", name="Filter partitions")
+    expect(picker).to_be_visible(timeout=UI_TIMEOUT_MS)
+    for _ in range(40):  # the list ignores clicks while the dialog is still opening
+        picker.click()
+        if _visible_soon(search):
+            break
+    for key in keys:
+        search.fill(key)
+        page.get_by_role("menuitem", name=f"{key} {key}").click()
+    dialog.get_by_text("Launch runs to materialize").click()  # closes the list
+    _expect_selected(dialog, keys)
+
+
+def _expect_selected(dialog: Locator, partitions: list[str]) -> None:
+    expect(dialog.get_by_text(f"{len(partitions)} partitions", exact=True)).to_be_visible()
+
+
+def launch_backfill(dialog: Locator) -> None:
+    dialog.get_by_role("button", name="Launch backfill").click()
+    expect(dialog).to_be_hidden(timeout=UI_TIMEOUT_MS)
+
+
+def execute_check(page: Page, asset: str, check: str) -> None:
+    """The asset's Checks tab, the check selected, its own Execute button."""
+    page.goto(f"/assets/{asset}?view=checks&checkDetail={check}")
+    header = page.get_by_text(check, exact=True).last
+    expect(header).to_be_visible(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("button", name=re.compile(r"^execute Execute$")).click()
+    expect(page.get_by_text(re.compile(r"^Launched run"))).to_be_visible(timeout=UI_TIMEOUT_MS)
+
+
+def show_metadata_plots(page: Page, asset: str) -> Locator:
+    """The asset's Overview, its Metadata section as plots over time (one per numeric key)."""
+    page.goto(f"/assets/{asset}")
+    metadata = page.get_by_role("button", name=re.compile(r"Metadata"))
+    expect(metadata).to_be_visible(timeout=UI_TIMEOUT_MS)
+    page.get_by_role("button", name=re.compile(r"^asset_plot Plots$")).click()
+    events = page.get_by_role("button", name=re.compile(r"^materialization Events$"))
+    if events.is_visible():  # partitioned assets offer plots by partition or by event time
+        events.click()
+    return page.locator("canvas")
+
+
+def sensor_switch(page: Page, name: str) -> tuple[Locator, Locator]:
+    """The sensor's page: its Running switch (the checkbox, and the label one clicks)."""
+    page.goto(f"/locations/{LOCATION}/sensors/{name}")
+    row = page.get_by_role("row").filter(has=page.get_by_role("cell", name="Running", exact=True))
+    checkbox = row.get_by_role("checkbox")
+    expect(checkbox).to_be_attached(timeout=UI_TIMEOUT_MS)
+    return checkbox, row.locator("label")
+
+
+def tick_rows(page: Page) -> Locator:
+    """The rows of the tick history table on a sensor's page."""
+    return page.get_by_role("row").filter(has=page.get_by_role("button", name="View logs"))
+
+
+class Screenshots:
+    """PNG files of the steps, in `folder`; the ones named `docs` also in `docs_folder` when
+    `make screenshots` sets it (the README shows those)."""
+
+    def __init__(self, folder: Path, docs_folder: Path | None) -> None:
+        self.folder = folder
+        self.docs_folder = docs_folder
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def take(self, page: Page, name: str, *, docs: bool = False) -> Path:
+        path = self.folder / f"{name}.png"
+        page.screenshot(path=path)
+        if docs and self.docs_folder is not None:
+            self.docs_folder.mkdir(parents=True, exist_ok=True)
+            (self.docs_folder / path.name).write_bytes(path.read_bytes())
+        return path
+
+
+def _visible_soon(locator: Locator, timeout_ms: int = 500) -> bool:
+    try:
+        locator.wait_for(state="visible", timeout=timeout_ms)
+    except PlaywrightTimeout:
+        return False
+    return True
