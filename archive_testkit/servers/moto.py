@@ -19,7 +19,9 @@ class LocalMotoServer(ServerProcess):
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> Self:
-        self.port = free_port()
+        """Start on a free port, or on the one it had (a restart: empty, as moto keeps
+        nothing)."""
+        self.port = self.port or free_port()
         self._launch([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)])
         return self
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 STRACE = shutil.which("strace")
 
 # Puts one new blob into a fresh LocalBlobStore, then prints its hash and final path.

@@ -19,6 +19,8 @@ from archive_pipelines.blobstore.s3_errors import S3Refused, S3Unavailable, tran
 from archive_testkit.servers import LocalMotoServer
 from archive_testkit.servers.faulty_http import FaultyProxy, SilentServer, closed_port_url
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 FAST = S3Network(connect_timeout=1, read_timeout=0.5, attempts=3)
 SHA = hashlib.sha256(b"x").hexdigest()
 

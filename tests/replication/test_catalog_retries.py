@@ -22,6 +22,8 @@ from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.errors import CatalogError
 from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 
 @pytest.fixture
 def engine(postgres_url: str) -> Iterator[Engine]:

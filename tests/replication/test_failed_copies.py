@@ -39,6 +39,8 @@ from tests.replication.conftest import (
     statuses,
 )
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 RETENTION = 2  # the primary's copy and one at the replica
 
 

@@ -20,6 +20,8 @@ from archive_pipelines.sensors.director import archival_director_sensor
 from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
 from tests.cli.test_cli import run_cli
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 FAST_S3 = {"ARCHIVE_S3_CONNECT_TIMEOUT": "1", "ARCHIVE_S3_READ_TIMEOUT": "0.5",
            "AWS_MAX_ATTEMPTS": "2", "AWS_ACCESS_KEY_ID": "testing",
            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}

@@ -15,6 +15,8 @@ import pytest
 from tests.cli.test_cli import run_cli
 from tests.replication.conftest import flip_byte
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 FILES = 12
 
 

@@ -26,6 +26,8 @@ from tests.replication.conftest import (
     s3_replica,
 )
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 ATTEMPTS = 2  # tries per S3 request in these tests (AWS_MAX_ATTEMPTS)
 WIDTH = 4  # copier threads (open_with_replicas)
 

@@ -26,6 +26,8 @@ from archive_pipelines.storage.ingest import IngestReport, ingest_file
 from archive_pipelines.storage.verify import verify_storage
 from tests.storage.conftest import add_snapshot, sha, write_tree
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 DATA = b"<html>a page gc is collecting while a crawl finds it again</html>"
 
 

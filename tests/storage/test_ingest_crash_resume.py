@@ -25,6 +25,8 @@ from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
 from tests.storage.conftest import write_tree
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 ROOT = Path(__file__).resolve().parents[2]
 CRASH = [sys.executable, "-m", "tests.storage.crash_cli"]
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]

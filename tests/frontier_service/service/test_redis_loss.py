@@ -22,6 +22,8 @@ from frontier_service.service.service import CrawlerService, RunReport
 from frontier_service.service.settings import CrawlerSettings
 from tests.frontier_service.service.web import crawler_settings
 
+pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
+
 WEB = TestWebConfig(seed=21, hosts=6, pages_per_host=50, links_per_page=12,
                     cross_host_fraction=0.2, page_min_bytes=1_000, page_max_bytes=2_000,
                     latency_ms=2.0, robots_fraction=1.0, crawl_delay_fraction=0.0,
