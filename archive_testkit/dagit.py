@@ -92,11 +92,13 @@ class Dagit:
                 "-p", str(self.port)])
             self._wait(self._answers, deadline, "the webserver to answer /server_info")
             self._wait(self._location_loaded, deadline, f"the code location {LOCATION} to load")
+            self._note(f"webserver on {self.url}, {LOCATION} loaded")
             if not automation:
-                self.stop_automation()
+                self._note(f"stopped until a test starts them: {', '.join(self.stop_automation())}")
             self._daemon = self._spawn([str(BIN / "dagster-daemon"), "run", "-w",
                                         str(self.workspace)])
             self._wait(self._daemons_healthy, deadline, "the daemons' first heartbeats")
+            self._note("daemons healthy")
         except BaseException:
             self.stop()
             raise
@@ -174,13 +176,20 @@ class Dagit:
     def stop(self, timeout: float = 20.0) -> None:
         """SIGTERM each server's process group (the daemon first), SIGKILL what outlives
         `timeout`, and wait for both."""
-        for proc in (self._daemon, self._webserver):
+        for name, proc in (("dagster-daemon", self._daemon), ("dagster-webserver", self._webserver)):
             if proc is not None:
+                self._note(f"stopping {name} (process group {proc.pid})")
                 _stop_group(proc, timeout)
         self._daemon = self._webserver = None
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def _note(self, line: str) -> None:
+        """A line of the kit's own in the servers' log (what it did, and when)."""
+        if self._log is not None:
+            self._log.write(f"{time.strftime('%H:%M:%S')} archive_testkit.dagit: {line}\n".encode())
+            self._log.flush()
 
     def _spawn(self, args: list[str]) -> subprocess.Popen[bytes]:
         return subprocess.Popen(args, cwd=self.workspace.parent, env=self._env,

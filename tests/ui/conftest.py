@@ -14,15 +14,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from archive_testkit.dagit import Dagit, tune_test_instance
-from tests.ui.dagit_pages import Screenshots
+from tests.ui.dagit_pages import UI_TIMEOUT_MS, Screenshots
 from tests.ui.demo_data import DemoData, build_demo_data, clean_environ
 
 SCREENSHOTS_ENV = "UI_SCREENSHOTS_DIR"
 CHROMIUM_ENV = "CHROMIUM"
 VIEWPORT = {"width": 1400, "height": 900}
+
+# Assertions on the page wait as long as a page may take to render on a busy machine.
+expect.set_options(timeout=UI_TIMEOUT_MS)
 
 
 def chromium_executable() -> str:

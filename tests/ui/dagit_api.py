@@ -60,14 +60,17 @@ def finished_backfill(dagit: Dagit, backfill_id: str) -> dict[str, Any] | None:
 
 
 def runs_since(dagit: Dagit, known: set[str]) -> list[dict[str, Any]]:
-    """Runs not in `known`, with their asset and check selections."""
+    """Runs not in `known` and not launched by a backfill, with their selections."""
     data = dagit.graphql("""{ runsOrError(limit: 50) { ... on Runs { results { id status
-        assetSelection { path } assetCheckSelection { name assetKey { path } } } } } }""")
-    return [r for r in data["runsOrError"]["results"] if r["id"] not in known]
+        assetSelection { path } assetCheckSelection { name assetKey { path } }
+        tags { key } } } } }""")
+    return [r for r in data["runsOrError"]["results"] if r["id"] not in known
+            and not any(t["key"] == "dagster/backfill" for t in r["tags"])]
 
 
 def run_ids(dagit: Dagit) -> set[str]:
-    return {r["id"] for r in runs_since(dagit, set())}
+    data = dagit.graphql("{ runsOrError(limit: 50) { ... on Runs { results { id } } } }")
+    return {r["id"] for r in data["runsOrError"]["results"]}
 
 
 def finished_run(dagit: Dagit, run_id: str) -> dict[str, Any] | None:

@@ -88,7 +88,7 @@ def test_backfill_of_one_asset_alone_launches_from_the_ui(
         dialog = open_materialize_dialog(page, asset)
         select = select_days if asset == "blobs" else select_keys
         select(page, dialog, partitions)
-        screenshots.take(page, f"dagit-backfill-{asset}-dialog", docs=asset == "blobs")
+        screenshots.take(page, f"dagit-backfill-{asset}-dialog")
         launch_backfill(dialog)
         created = dagit.wait_for(f"the {asset} backfill to be created", lambda: [
             b for b in api.backfills_of(dagit, asset) if b["id"] not in before],
@@ -130,11 +130,12 @@ def test_each_asset_check_executes_on_its_own(page: Page, dagit: Dagit,
                             f"{run['assetSelection']}, not the check alone")
         elif evaluated != [(asset, check, True)]:
             problems.append(f"{asset}/{check}: run {run_id} evaluated {evaluated}")
-    asset, check = checks[0]
+    assert not problems, "\n".join(problems)
+    # An asset no backfill is materializing, so its checks' status is this test's runs.
+    asset, check = next((a, c) for a, c in checks if a not in BACKFILLED)
     page.goto(f"/assets/{asset}?view=checks&checkDetail={check}")
     expect(page.get_by_text("Succeeded").first).to_be_visible()
     screenshots.take(page, "dagit-asset-checks", docs=True)
-    assert not problems, "\n".join(problems)
 
 
 def test_sensor_turned_on_in_the_ui_ticks(page: Page, dagit: Dagit,
