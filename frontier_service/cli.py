@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from archive_pipelines.cli.runner import run_group
-from archive_pipelines.errors import SettingsError
+from archive_pipelines.errors import ArchiveError, SettingsError
 from archive_pipelines.settings import Settings, load_settings
 from frontier_service.service.runner import configure_logging, run_async, run_crawler
 from frontier_service.service.settings import (
@@ -25,6 +25,10 @@ from frontier_service.service.settings import (
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
+
+
+class CrawlFailed(ArchiveError):
+    """The crawl stopped because it could not go on (a full data disk), not as asked."""
 
 
 @dataclass
@@ -164,7 +168,9 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.pass_obj
 def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_assets: bool,
                 dagster_home: str | None, processes: str | None, **options: Any) -> None:
-    """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit."""
+    """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit.
+
+    A full data disk also drains the crawl, then exits 2 with one line saying so."""
     from pathlib import Path
 
     renames = {"min_delay": "min_delay_s", "page_budget": "domain_page_budget",
@@ -186,7 +192,10 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
                            "segments": report.segments, "stopped": report.stop_reason,
                            "redis_rebuilds": report.metrics.redis_rebuilds,
                            "frontier_repairs": report.metrics.frontier_repairs,
-                           "processes": count}))
+                           "processes": count, "failed": bool(report.failure)}))
+    if report.failure:  # the summary above is still printed: how far the crawl got
+        raise CrawlFailed(f"{report.failure}; the crawl stopped, and the URLs it could not "
+                          "archive stay queued: free space, then run it again")
 
 
 @cli.command("seed")

@@ -203,14 +203,21 @@ class DomainClaimer:
         Separate from the claim rounds, so a slow checkpoint (a big add_urls) delays only
         the releases (whose next fetch is a politeness delay away anyway), never claims.
         """
+        failing = ""  # the error the checkpoints keep failing with, said once
         while not finished.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(finished.wait(), every_s)
             try:
                 moved = await self._checkpoint()
+            except OSError as exc:  # a full disk: one line, not a traceback every round
+                if str(exc) != failing:
+                    log.warning("checkpoint failed (%s); retrying", exc)
+                failing = str(exc)
+                continue
             except Exception:
                 log.exception("checkpoint failed; retrying")
                 continue
+            failing = ""
             if self.clock() - self._renewed_at >= self.renew_every_s:
                 self._renewed_at = self.clock()
                 moved = [host for host in self.held.values() if not host.lost]
@@ -299,14 +306,24 @@ class DomainClaimer:
             self._pump(host)  # closing: an idle host is released, a busy one when done
         await self.flush_releases()
 
-    async def flush_releases(self) -> None:
-        """Release idle held hosts; checkpoint and send every release now (shutdown)."""
+    async def flush_releases(self, *, keep_offsets: bool = False) -> None:
+        """Release idle held hosts; checkpoint and send every release now (shutdown).
+
+        `keep_offsets` (no checkpoint can be written: the disk is full): release them at the
+        read offsets Redis holds, the last durable ones; the URLs handled since, whose
+        results are not durable, stay queued. Their domains are claimable at once, not only
+        once their leases expire."""
         self.closing = True
         for host in list(self.held.values()):
             if host.idle:
                 self._pump(host)
         await self._send_exclusions()
-        await self._checkpoint()
+        if keep_offsets:  # a release never lowers Redis's read offset: 0 leaves it as it is
+            undurable, self._releases = self._releases, []
+            self._durable += [Reschedule(release.domain, release.next_fetch_at, 0)
+                              for release, _pages in undurable]
+        else:
+            await self._checkpoint()
         while self._durable:
             releases, self._durable = self._durable, []
             try:

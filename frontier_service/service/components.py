@@ -23,7 +23,7 @@ from redis.exceptions import RedisError
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
 from archive_pipelines.datadir import require_data_dir
-from archive_pipelines.errors import DataDirError
+from archive_pipelines.errors import DataDirError, disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.fetch.fetcher import Fetcher
@@ -142,6 +142,18 @@ async def recover_crashed_runs(frontier: Frontier, data_dir: Path) -> None:
                     segment.records, segment.path)
 
 
+def _close_offsets(offsets: OffsetCheckpoint) -> None:
+    """The session's last offset checkpoint. A full disk keeps the one before: a Redis
+    that loses the crawl then repeats a few more fetches, nothing is lost."""
+    try:
+        offsets.close()
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        log.warning("the last offset checkpoint was not written (%s); the one before stands",
+                    disk_full_message(exc))
+
+
 @contextlib.asynccontextmanager
 async def open_components(settings: CrawlerSettings,
                           store_settings: StoreSettings | None = None,
@@ -163,7 +175,7 @@ async def open_components(settings: CrawlerSettings,
         session_id = str(uuid.uuid4())
         offsets = OffsetCheckpoint(checkpoint_dir(settings.data_dir, settings.crawl_name),
                                    session_id)
-        stack.callback(offsets.close)
+        stack.callback(_close_offsets, offsets)
         recovery = FrontierRecovery(frontier, settings.data_dir, offsets, metrics)
         # Before anything is queued or claimed: a supervisor did the whole audit already.
         await recovery.on_start(audit_whole=settings.recover_on_start)

@@ -12,9 +12,11 @@ from redis.exceptions import RedisError
 
 async def flush_until(finished: asyncio.Event, flush: Callable[[], Awaitable[object]], *,
                       full: asyncio.Event, every_s: float, log: logging.Logger,
-                      failure: str) -> None:
+                      failure: str, on_error: Callable[[Exception], object] | None = None
+                      ) -> None:
     """Call `flush` every `every_s`, or when `full` is set, until `finished`. A failed flush
-    (Redis trouble) is logged as `failure` and retried next round: the crawl goes on."""
+    (Redis trouble) is logged as `failure` and retried next round: the crawl goes on.
+    `on_error` hears of each failure first (the service stops on a full disk)."""
     while not finished.is_set():
         waiter = asyncio.ensure_future(full.wait())
         try:
@@ -24,6 +26,10 @@ async def flush_until(finished: asyncio.Event, flush: Callable[[], Awaitable[obj
         try:
             await flush()
         except (RedisError, OSError) as exc:  # Redis away: one line, not a traceback a round
+            if on_error is not None:
+                on_error(exc)
             log.warning("%s: %s", failure, exc)
-        except Exception:
+        except Exception as exc:
+            if on_error is not None:
+                on_error(exc)
             log.exception(failure)

@@ -43,8 +43,8 @@ class IndexJournal(JournalFiles):
     def sync(self) -> None:
         """Append what was buffered (one write): after this a crash cannot lose those records."""
         if self._pending:
-            data, self._pending = b"".join(self._pending), []
-            self.write(data)
+            self.write(b"".join(self._pending))  # kept when it fails (a full disk): retried
+            self._pending = []
 
     def rotate(self) -> None:
         """The segment being written takes every line so far: later lines go to a new file."""

@@ -26,10 +26,19 @@ class JournalFiles:
         return self.directory / f"{self.session_id}.{generation:06d}{self.suffix}"
 
     def write(self, data: bytes) -> None:
-        """Append `data` to the open generation (one write unless the kernel takes less)."""
+        """Append `data` to the open generation (one write unless the kernel takes less).
+
+        All or nothing: a write the disk refuses partway (full) is cut off again, so a retry
+        never glues its first line onto a torn one (which recovery would then skip)."""
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        size = os.fstat(self._fd).st_size
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, size)
+            raise
 
     def next_generation(self) -> int:
         """Later writes go to a new file; returns the generation now closed."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
@@ -64,6 +64,9 @@ class LinkBuffer:
         self._journaled = 0  # _pending[:_journaled] are in the journal
         self._full = asyncio.Event()
         self._lock = asyncio.Lock()
+        # A full disk: nothing more goes to the frontier, whose seen filter would take a
+        # URL that its file then has no room for (lost). Links wait in the journal instead.
+        self.holding = False
 
     @property
     def pending(self) -> int:
@@ -102,6 +105,9 @@ class LinkBuffer:
     async def flush(self) -> int:
         """Send everything buffered to the frontier; returns how many URLs were new."""
         async with self._lock:
+            if self.holding:
+                self._full.clear()
+                return 0
             batch, self._pending = self._pending, []
             self._full.clear()
             if not batch:
@@ -127,7 +133,9 @@ class LinkBuffer:
                 self.journal.drop_through(covered)
             return added
 
-    async def run(self, finished: asyncio.Event) -> None:
+    async def run(self, finished: asyncio.Event,
+                  on_error: Callable[[Exception], object] | None = None) -> None:
         """Flush every flush_s, or as soon as flush_urls are waiting, until `finished`."""
         await flush_until(finished, self.flush, full=self._full, every_s=self.flush_s, log=log,
-                          failure="adding discovered URLs to the frontier failed")
+                          failure="adding discovered URLs to the frontier failed",
+                          on_error=on_error)

@@ -5,6 +5,13 @@ flushers, the segment closer, the progress line and the limits watch -> on SIGTE
 limit): stop claiming, hand back unstarted domains, let in-flight fetches finish (up to
 `drain_timeout_s`, then cancel them and hand their URLs back), flush discovered links
 and visited records, release every lease, close the segment (shielded) -> shutdown.
+
+A full data disk stops the crawl the same way, as a failure (`RunReport.failure`): a URL
+whose body or record could not be written stays queued; no more links go to the frontier
+(its seen filter would take URLs its files have no room for) and no more segments are
+written. Links stay in their journal, page records in theirs (the next run queues and
+segments them, as after a crash), and every domain is released at its last durable read
+offset, so the rerun fetches again exactly what was not recorded.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from dataclasses import dataclass, field
 
 from redis.exceptions import RedisError
 
+from archive_pipelines.errors import disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.lost import FrontierLost
@@ -25,10 +33,11 @@ from frontier_service.service.claimer import DomainClaimer
 from frontier_service.service.components import Components, open_components
 from frontier_service.service.flushing import flush_until
 from frontier_service.service.health import HealthServer
-from frontier_service.service.held_hosts import Outcome
-from frontier_service.service.journal import IndexJournal
+from frontier_service.service.held_hosts import Claimed, Outcome
+from frontier_service.service.journal import IndexJournal, journal_dir
 from frontier_service.service.ledger import FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
+from frontier_service.service.link_journal import link_journal_dir
 from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
@@ -50,6 +59,7 @@ class RunReport:
     stop_reason: str = ""
     health_url: str = ""
     metrics: CrawlMetrics = field(default_factory=CrawlMetrics)
+    failure: str = ""  # why the crawl could not go on (a full disk); empty: it stopped as asked
 
     @property
     def pages_per_second(self) -> float:
@@ -68,10 +78,12 @@ class CrawlerService:
         self.stopping = asyncio.Event()
         self.finished = asyncio.Event()
         self.stop_reason = ""
+        self.failure = ""  # set by a fault that stops the crawl (`disk_full`)
         self.seed_result: AddResult | None = None
         self.health: HealthServer | None = None
         self.started = asyncio.Event()  # set once the workers run
         self._journal: IndexJournal | None = None
+        self._links: LinkBuffer | None = None
         self.session_id = ""  # known once started
         self.owner = ""  # this process's lease owner id, known once started
 
@@ -81,6 +93,22 @@ class CrawlerService:
             log.info("stopping (%s): no new claims, draining in-flight fetches", reason)
             self.metrics.stopping = True
             self.stopping.set()
+
+    def disk_full(self, exc: BaseException) -> None:
+        """A write to the data disk failed for want of space: every later one would too, so
+        the crawl stops (drains) as a failure; what was not written stays to be done."""
+        if self.failure:
+            return
+        self.failure = disk_full_message(exc)
+        log.error("%s; stopping the crawl: the URLs not recorded stay queued for the next run",
+                  self.failure)
+        self.request_stop(self.failure)
+        if self._links is not None:
+            self._links.holding = True
+
+    def _on_write_error(self, exc: BaseException) -> None:
+        if is_disk_full(exc):
+            self.disk_full(exc)
 
     async def run(self) -> RunReport:
         began = time.monotonic()
@@ -100,21 +128,25 @@ class CrawlerService:
                     await self.health.stop()
         return RunReport(parts.session_id, self.metrics.pages, time.monotonic() - began,
                          len(closer.summaries), self.stop_reason,
-                         self.health.url if self.health else "", self.metrics)
+                         self.health.url if self.health else "", self.metrics, self.failure)
 
     async def _crawl(self, parts: Components) -> SegmentCloser:
         s, m = self.settings, self.metrics
         ledger = FetchLedger(parts.frontier, flush_records=s.ledger_flush_records,
                              flush_s=s.ledger_flush_s)
         scope = scope_for(s)
-        links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
-                           flush_s=s.link_flush_s, journal=parts.link_journal)
+        links = self._links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
+                                         flush_s=s.link_flush_s, journal=parts.link_journal)
         journal = self._journal = parts.index_writer.journal
         self.session_id, self.owner = parts.session_id, parts.owner
 
         async def checkpoint() -> None:  # results of handled URLs: durable before release
-            journal.sync()
-            links.journal_pending()
+            try:
+                journal.sync()
+                links.journal_pending()
+            except OSError as exc:  # not durable: the releases wait (a full disk: for good)
+                self._on_write_error(exc)
+                raise
             try:  # visited records and page counts: kept and retried while Redis is away
                 await ledger.flush()
             except (RedisError, OSError) as exc:
@@ -150,12 +182,13 @@ class CrawlerService:
                 tg.create_task(claimer.run_checkpoints(self.finished), name="checkpoints")
                 tg.create_task(flush_until(self.finished, lambda: asyncio.to_thread(
                     parts.offsets.write), full=asyncio.Event(), every_s=s.checkpoint_seconds, log=log,
-                    failure="writing the offset checkpoint failed; retrying"),
-                    name="offset-checkpoint")
+                    failure="writing the offset checkpoint failed; retrying",
+                    on_error=self._on_write_error), name="offset-checkpoint")
                 tg.create_task(self._audit_loop(parts.recovery), name="audit")
-                tg.create_task(links.run(self.finished), name="links")
+                tg.create_task(links.run(self.finished, on_error=self._on_write_error),
+                               name="links")
                 tg.create_task(ledger.run(self.finished), name="ledger")
-                tg.create_task(closer.run(self.finished), name="segments")
+                tg.create_task(self._close_segments(closer), name="segments")
                 tg.create_task(progress.run(self.finished), name="progress")
                 tg.create_task(self._watch_limits(claimer, links, progress, parts.recovery),
                                name="limits")
@@ -182,6 +215,10 @@ class CrawlerService:
                     log.warning("rebuilding Redis failed (%s); retrying in 1 s", exc)
                     await asyncio.sleep(1.0)
             except (RedisError, OSError) as exc:
+                self._on_write_error(exc)  # (its last checkpoint, on a full disk)
+                if self.stopping.is_set():  # the drain's final flush tries again
+                    log.warning("handing back domains failed (%s)", exc)
+                    return
                 log.warning("claiming failed (%s); retrying in 1 s", exc)
                 await asyncio.sleep(1.0)
 
@@ -196,15 +233,33 @@ class CrawlerService:
             except asyncio.CancelledError:  # drain timed out: the URL goes back unfetched
                 claimer.finished(item, Outcome(time.time(), item.start_offset, solo=True))
                 raise
-            except (RedisError, OSError) as exc:  # our trouble, not the URL's: try it again later
-                log.warning("processing %s failed (%s); it stays queued", item.record.url, exc)
-                outcome = Outcome(time.time() + self.settings.min_delay_s, item.start_offset,
-                                  solo=True, delay_s=self.settings.min_delay_s)
-            except Exception:
-                log.exception("processing %s failed; skipping it", item.record.url)
-                outcome = Outcome(time.time() + self.settings.min_delay_s, item.end_offset,
-                                  solo=True, delay_s=self.settings.min_delay_s)
+            except Exception as exc:
+                outcome = self._failed(item, exc)
             claimer.finished(item, outcome)
+
+    def _failed(self, item: Claimed, exc: Exception) -> Outcome:
+        """What a URL whose processing raised `exc` comes to: back in the queue, unless the
+        fault was the URL's own."""
+        if is_disk_full(exc):  # its body or record could not be written: nothing of it was
+            self.disk_full(exc)
+            return Outcome(time.time(), item.start_offset, solo=True)
+        if isinstance(exc, (RedisError, OSError)):  # our trouble, not the URL's: try it again later
+            log.warning("processing %s failed (%s); it stays queued", item.record.url, exc)
+            return Outcome(time.time() + self.settings.min_delay_s, item.start_offset,
+                           solo=True, delay_s=self.settings.min_delay_s)
+        log.exception("processing %s failed; skipping it", item.record.url)
+        return Outcome(time.time() + self.settings.min_delay_s, item.end_offset,
+                       solo=True, delay_s=self.settings.min_delay_s)
+
+    async def _close_segments(self, closer: SegmentCloser) -> None:
+        """The segment closer; a segment the full disk refused stops the crawl, and no
+        later one is written (its records wait in their journal for the next run)."""
+        try:
+            await closer.run(self.finished)
+        except Exception as exc:
+            if not is_disk_full(exc):
+                raise
+            self.disk_full(exc)
 
     async def _drain(self, claim_task: asyncio.Task[None], workers: list[asyncio.Task[None]],
                      claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,
@@ -228,9 +283,20 @@ class CrawlerService:
                             ("leases", claimer.flush_releases)):
             try:
                 await flush()
-            except Exception:
-                log.exception("final flush of %s failed", step)
-        await closer.close_segment()
+            except Exception as exc:
+                self._on_write_error(exc)
+                if not self.failure:
+                    log.exception("final flush of %s failed", step)
+        if not self.failure:
+            try:
+                await closer.close_segment()
+            except Exception as exc:
+                if not is_disk_full(exc):
+                    raise
+                self.disk_full(exc)
+        if self.failure:
+            await self._leave_to_next_run(claimer, links)
+            return
         if self._journal is not None:
             self._journal.close()  # every record is in a segment now
         if links.journal is not None:
@@ -241,6 +307,23 @@ class CrawlerService:
                 links.journal.abandon()
             else:
                 links.journal.close()  # every link is in the frontier now
+
+    async def _leave_to_next_run(self, claimer: DomainClaimer, links: LinkBuffer) -> None:
+        """After a full disk: release every domain at its last durable read offset (unless
+        the final checkpoint made them durable further on), and leave the journals of page
+        records and links to the next run, which segments and queues them as after a crash."""
+        try:
+            await claimer.flush_releases(keep_offsets=True)
+        except Exception:
+            log.exception("final flush of leases failed; they expire in %g s",
+                          self.settings.lease_seconds)
+        for journal in (self._journal, links.journal):
+            if journal is not None:
+                with contextlib.suppress(OSError):  # (a new generation it could not open)
+                    journal.abandon()
+        log.warning("the next run writes this run's last page records from %s and queues "
+                    "the links it found from %s", journal_dir(self.settings.data_dir),
+                    link_journal_dir(self.settings.data_dir))
 
     async def _audit_loop(self, recovery: FrontierRecovery) -> None:
         """Every audit_seconds: repair what Redis lost of the crawl (evicted keys, a Redis

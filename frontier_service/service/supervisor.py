@@ -179,7 +179,8 @@ class CrawlerSupervisor:
         m = self.metrics
         return RunReport(",".join(self.session_ids), m.pages, time.monotonic() - began,
                          sum(r.segments for r in reports), self.stop_reason,
-                         self.health.url if self.health else "", m)
+                         self.health.url if self.health else "", m,
+                         next((r.failure for r in reports if r.failure), ""))
 
     async def _supervise(self, frontier: Frontier, redis_url: str) -> None:
         if self.stopping.is_set():  # stopped while seeding or recovering
@@ -207,6 +208,8 @@ class CrawlerSupervisor:
                     child.report, child.cpu_s = message.report, message.cpu_s
                     child.metrics = message.report.metrics
                     self._combine()
+                    if message.report.failure:  # a full disk stops every process
+                        self.request_stop(message.report.failure)
         finally:
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -244,7 +247,9 @@ class CrawlerSupervisor:
 
     async def _exited(self, child: _Child, frontier: Frontier) -> None:
         code = child.process.exitcode
-        if code == 0 and child.report is not None:
+        # Its report comes after its drain: done, even if a stop signal sent to all
+        # children (one stopped for a full disk) then cut its exit short.
+        if child.report is not None:
             log.info("crawler-%d (pid %s) finished: %d pages (%s)", child.slot, child.process.pid,
                      child.report.pages, child.report.stop_reason)
             return
