@@ -70,20 +70,29 @@ class LocalPostgres(ServerProcess):
     def database_url(self, name: str) -> str:
         return f"postgresql+psycopg2://postgres@127.0.0.1:{self.port}/{name}"
 
+    @property
+    def data_dir(self) -> Path:
+        return self.workdir / "data"
+
     def start(self) -> Self:
+        """initdb and start on a free port; again after a stop or crash (not `stop`, which
+        removes the cluster): the same cluster on the same port, recovering as after a crash."""
+        if self._proc is not None:  # it died (killed, or a server shutdown): reap it
+            self._proc.wait(timeout=self.stop_timeout)
         if self.user:
             info = pwd.getpwnam(self.user)
             os.chown(self.workdir, info.pw_uid, info.pw_gid)
-        data = self.workdir / "data"
-        subprocess.run(
-            [self.initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
-             "--no-sync", "--locale=C"],
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, user=self.user,
-        )
-        self.port = free_port()
+        data = self.data_dir
+        if not (data / "PG_VERSION").exists():
+            subprocess.run(
+                [self.initdb, "-D", str(data), "-U", "postgres", "--auth=trust", "-E", "UTF8",
+                 "--no-sync", "--locale=C"],
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, user=self.user,
+            )
+        self.port = self.port or free_port()
         settings = ("full_page_writes=off", "synchronous_commit=off",
                     f"max_connections={self.max_connections}", *self.settings)
-        with open(self.workdir / "postgres.log", "wb") as log:
+        with open(self.workdir / "postgres.log", "ab") as log:
             self._launch([self.postgres, "-D", str(data), "-p", str(self.port), "-k", str(self.workdir),
                           "-h", "127.0.0.1", "-F", *(arg for s in settings for arg in ("-c", s))],
                          stderr=log, user=self.user)
