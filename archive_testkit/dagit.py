@@ -10,6 +10,7 @@ stopped, then the daemon starts ticking. Both write to one log file, quoted in e
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -174,12 +175,14 @@ class Dagit:
         return f"--- last lines of {self.log_path}:\n" + "\n".join(text.splitlines()[-lines:])
 
     def stop(self, timeout: float = 20.0) -> None:
-        """SIGTERM each server's process group (the daemon first), SIGKILL what outlives
-        `timeout`, and wait for both."""
-        for name, proc in (("dagster-daemon", self._daemon), ("dagster-webserver", self._webserver)):
-            if proc is not None:
-                self._note(f"stopping {name} (process group {proc.pid})")
-                _stop_group(proc, timeout)
+        """SIGTERM both servers' process groups (the daemon first: no new run starts), SIGKILL
+        what outlives `timeout`, and reap both."""
+        running = [(name, proc) for name, proc in (("dagster-daemon", self._daemon),
+                                                   ("dagster-webserver", self._webserver))
+                   if proc is not None]
+        self._note("stopping " + ", ".join(f"{name} (process group {proc.pid})"
+                                           for name, proc in running))
+        _stop_groups([proc for _, proc in running], timeout)
         self._daemon = self._webserver = None
         if self._log is not None:
             self._log.close()
@@ -234,19 +237,22 @@ class Dagit:
         self.stop()
 
 
-def _stop_group(proc: subprocess.Popen[bytes], timeout: float) -> None:
-    """SIGTERM the process group `proc` leads; SIGKILL it after `timeout`; reap `proc`."""
+def _stop_groups(leaders: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    """SIGTERM the process groups `leaders` lead; SIGKILL those alive after `timeout`;
+    reap the leaders."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break  # the whole group is gone
+        alive = [proc for proc in leaders if _group_alive(proc)]
+        for proc in alive:
+            with contextlib.suppress(ProcessLookupError):  # gone since
+                os.killpg(proc.pid, sig)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and _group_alive(proc):
+        while alive and time.monotonic() < deadline:
             time.sleep(0.1)
-        if not _group_alive(proc):
+            alive = [proc for proc in alive if _group_alive(proc)]
+        if not alive:
             break
-    proc.wait()
+    for proc in leaders:
+        proc.wait()
 
 
 def _group_alive(proc: subprocess.Popen[bytes]) -> bool:

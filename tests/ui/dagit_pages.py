@@ -21,6 +21,11 @@ def open_lineage(page: Page) -> None:
     page.keyboard.press("Alt+e")
 
 
+def graph_node(page: Page, asset: str) -> Locator:
+    """An asset's node in the lineage graph (drawn in the graph's SVG, not the sidebar)."""
+    return page.locator("svg foreignObject").get_by_text(asset, exact=True)
+
+
 def open_materialize_dialog(page: Page, asset: str) -> Locator:
     """The asset page's Materialize… dialog (past the 'upstream never materialized' warning)."""
     page.goto(f"/assets/{asset}")
@@ -59,7 +64,10 @@ def select_keys(page: Page, dialog: Locator, keys: list[str]) -> None:
     for key in keys:
         search.fill(key)
         page.get_by_role("menuitem", name=f"{key} {key}").click()
-    dialog.get_by_text("Launch runs to materialize").click()  # closes the list
+    dialog.get_by_text("Launch runs to materialize").click()  # a click outside closes the list
+    if not _hidden_soon(search, timeout_ms=2000):
+        search.press("Escape")
+    expect(search).to_be_hidden()
     _expect_selected(dialog, keys)
 
 
@@ -128,6 +136,14 @@ class Screenshots:
 def _visible_soon(locator: Locator, timeout_ms: int = 500) -> bool:
     try:
         locator.wait_for(state="visible", timeout=timeout_ms)
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
+def _hidden_soon(locator: Locator, timeout_ms: int) -> bool:
+    try:
+        locator.wait_for(state="hidden", timeout=timeout_ms)
     except PlaywrightTimeout:
         return False
     return True
