@@ -20,10 +20,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Self
+from typing import IO, Any, Self, TypeVar
 
 import yaml
 
@@ -36,6 +36,7 @@ LOCATION = "archive_pipelines.definitions"
 TERMINAL_BACKFILL = {"COMPLETED", "COMPLETED_SUCCESS", "COMPLETED_FAILED", "FAILED", "CANCELED"}
 TERMINAL_RUN = {"SUCCESS", "FAILURE", "CANCELED"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+T = TypeVar("T")
 
 _AUTOMATION = """{ repositoriesOrError { ... on RepositoryConnection { nodes {
   sensors { name sensorState { id status } } schedules { name scheduleState { id status } } } } } }"""
@@ -49,7 +50,7 @@ def tune_test_instance(dagster_home: Path, *, dequeue_interval_seconds: int = 1)
     """Shorten the run queue's polling in `dagster_home/dagster.yaml` (Dagster's default is
     5 s): a run launched from the UI starts within a second. The rest of the file is kept."""
     path = dagster_home / "dagster.yaml"
-    config = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+    config = (yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None) or {}
     coordinator = config.setdefault("run_coordinator", {
         "module": "dagster.core.run_coordinator", "class": "QueuedRunCoordinator", "config": {}})
     coordinator.setdefault("config", {})["dequeue_interval_seconds"] = dequeue_interval_seconds
@@ -153,7 +154,8 @@ class Dagit:
                     stopped.append(schedule["name"])
         return stopped
 
-    def wait_for(self, what: str, probe: Any, *, timeout: float, interval: float = 1.0) -> Any:
+    def wait_for(self, what: str, probe: Callable[[], T], *, timeout: float,
+                 interval: float = 1.0) -> T:
         """Call `probe()` until it returns something truthy, which is returned; DagitError
         naming `what` (with the log tail) when `timeout` seconds pass first."""
         deadline = time.monotonic() + timeout
@@ -175,8 +177,8 @@ class Dagit:
         return f"--- last lines of {self.log_path}:\n" + "\n".join(text.splitlines()[-lines:])
 
     def stop(self, timeout: float = 20.0) -> None:
-        """SIGTERM both servers' process groups (the daemon first: no new run starts), SIGKILL
-        what outlives `timeout`, and reap both."""
+        """SIGTERM both servers' process groups (the daemon's first, so no run starts as the
+        webserver goes), SIGKILL what outlives `timeout`, and reap both."""
         running = [(name, proc) for name, proc in (("dagster-daemon", self._daemon),
                                                    ("dagster-webserver", self._webserver))
                    if proc is not None]
@@ -199,7 +201,7 @@ class Dagit:
                                 stdin=subprocess.DEVNULL, stdout=self._log,
                                 stderr=subprocess.STDOUT, start_new_session=True)
 
-    def _wait(self, ready: Any, deadline: float, what: str) -> None:
+    def _wait(self, ready: Callable[[], bool], deadline: float, what: str) -> None:
         self.wait_for(what, ready, timeout=max(deadline - time.monotonic(), 0))
 
     def _check_alive(self) -> None:
@@ -218,8 +220,8 @@ class Dagit:
     def _location_loaded(self) -> bool:
         try:
             error = self.location_error()
-        except DagitError:
-            return False  # still loading
+        except (DagitError, OSError):
+            return False  # still loading (or the webserver died: wait_for says so)
         if error:
             raise DagitError(f"the code location {LOCATION} failed to load: {error}")
         return True

@@ -9,7 +9,8 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-LOCATION = "archive_pipelines.definitions"
+from archive_testkit.dagit import LOCATION
+
 UI_TIMEOUT_MS = 20_000  # one page or dialog to render on a busy 2-core machine
 
 

@@ -16,10 +16,9 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
-from archive_testkit.dagit import Dagit, DagitError
+from archive_testkit.dagit import LOCATION, Dagit, DagitError
 from tests.ui import dagit_api as api
 from tests.ui.dagit_pages import (
-    LOCATION,
     Screenshots,
     execute_check,
     graph_node,
