@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -23,6 +23,7 @@ from archive_pipelines.catalog.urls import normalize_catalog_url
 from archive_pipelines.embedded_redis import LocalRedis
 from archive_pipelines.settings import Settings, load_settings
 from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database
+from archive_testkit.tmpfs import mount_tmpfs, tmpfs_unavailable, unmount
 
 # Keep the developer's own settings out of the tests.
 # The real crawl the capture tests share (one crawl per run, whichever package asks).
@@ -172,3 +173,30 @@ def dagster_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def database_name(url: str) -> str:
     return str(make_url(url).database)
+
+
+@pytest.fixture
+def tmpfs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """Mounts small tmpfs folders (`tmpfs("4m")`) for full-disk tests; unmounted afterwards.
+    Skipped, with the reason, where this machine cannot mount one (not root, no mount)."""
+    mounted: list[Path] = []
+
+    def make(size: str) -> Path:
+        reason = tmpfs_unavailable()
+        if reason:
+            pytest.skip(reason)
+        path = tmp_path / f"small-disk-{len(mounted)}"
+        path.mkdir()
+        try:
+            mount_tmpfs(path, size)
+        except OSError as exc:
+            pytest.skip(str(exc))
+        mounted.append(path)
+        return path
+
+    try:
+        yield make
+    finally:
+        for path in mounted:
+            unmount(path)
+

@@ -10,10 +10,7 @@ still needed (not in progress), and once the fault is gone a later pass makes th
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +25,7 @@ from archive_pipelines.replication import (
 from archive_pipelines.settings import StoreSettings
 from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.servers.faulty_http import FaultyProxy
+from archive_testkit.tmpfs import resize_tmpfs
 from tests.replication.conftest import (
     MAX_AGE,
     listing,
@@ -156,21 +154,9 @@ def test_a_local_copy_whose_folder_cannot_be_made_is_never_recorded_present(
 
 
 @pytest.fixture
-def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs (root only: mount), unmounted afterwards."""
-    path = tmp_path / "small-disk"
-    path.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root and mount(8) to make a small filesystem that fills up")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(path)],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(path)], check=True)
+def small_tmpfs(tmpfs: Callable[[str], Path]) -> Path:
+    """A 1 MiB tmpfs (see the `tmpfs` fixture)."""
+    return tmpfs("1m")
 
 
 def test_copies_that_do_not_fit_a_full_store_are_never_recorded_present(
@@ -188,7 +174,7 @@ def test_copies_that_do_not_fit_a_full_store_are_never_recorded_present(
     assert "no space left on device" in failed.store_problems["local"]
     _assert_still_needed(storage, "local", len(blobs) - len(present))
 
-    subprocess.run(["mount", "-o", "remount,size=16m", str(small_tmpfs)], check=True)
+    resize_tmpfs(small_tmpfs, "16m")
     healed = _pass(storage, blobs)
     assert healed.ok and healed.copies["local"] == len(blobs) - len(present)
     _assert_all_there(storage, "local", truth, blobs)

@@ -14,12 +14,9 @@ catalog), and a PostgreSQL catalog elsewhere (every commit fits; only the blob w
 from __future__ import annotations
 
 import errno
-import os
 import random
 import re
-import shutil
-import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -30,6 +27,7 @@ from archive_pipelines.catalog import make_engine
 from archive_pipelines.catalog.errors import clear_catalog_errors
 from archive_pipelines.catalog.models import Blob, BlobCopy, Store
 from archive_pipelines.cli.runner import run_group
+from archive_testkit.tmpfs import resize_tmpfs
 from tests.cli.test_cli import run_cli
 from tests.storage.conftest import sha
 
@@ -41,21 +39,9 @@ FILES = 600  # 8-9 KiB each: the first batch (256) fits the disk, the second doe
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs (root only: mount), unmounted afterwards."""
-    path = tmp_path / "small-disk"
-    path.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root and mount(8) to make a small filesystem that fills up")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(path)],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(path)], check=True)
+def small_disk(tmpfs: Callable[[str], Path]) -> Path:
+    """A 4 MiB tmpfs (see the `tmpfs` fixture)."""
+    return tmpfs("4m")
 
 
 @pytest.fixture(params=["sqlite-on-the-full-disk", "postgresql-elsewhere"])
@@ -129,7 +115,7 @@ def test_a_full_data_disk_stops_the_ingest_in_one_line_and_a_resume_finishes_it(
         assert kind not in halfway.stdout, halfway.stdout
 
     # Space again: the printed command finishes it.
-    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+    resize_tmpfs(small_disk, "64m")
     resumed = run_cli(*where, "ingest", "--resume", snapshot_id, env=catalog_env)
     assert resumed.returncode == 0, resumed.stderr
     assert f"snapshot {snapshot_id} ({URL} @ {TIMESTAMP}) complete" in resumed.stdout

@@ -16,17 +16,16 @@ import errno
 import hashlib
 import json
 import os
-import shutil
-import subprocess
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
 from archive_testkit.testweb import TestWeb, TestWebConfig, serve_in_background
+from archive_testkit.tmpfs import resize_tmpfs
 from frontier_service.archiving import iter_records
 from frontier_service.frontier.files import FrontierFiles
 from frontier_service.service import journal_files
@@ -95,21 +94,9 @@ def reachable(web: TestWeb, redis_url: str, tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs (root only: mount), unmounted afterwards."""
-    path = tmp_path / "small-disk"
-    path.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("needs root and mount(8) to make a small filesystem that fills up")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(path)],
-                          capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(path)], check=True)
+def small_disk(tmpfs: Callable[[str], Path]) -> Path:
+    """A 4 MiB tmpfs (see the `tmpfs` fixture)."""
+    return tmpfs("4m")
 
 
 def recorded_urls(data: Path) -> set[str]:
@@ -179,7 +166,7 @@ def test_a_full_data_disk_stops_the_crawl_in_one_line_and_a_rerun_finishes_it(
     assert not missing, f"{len(missing)} URLs consumed without a record, e.g. {sorted(missing)[:3]}"
     assert leased_domains(redis_url, crawl_name) == 0
 
-    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+    resize_tmpfs(small_disk, "64m")
     code, summary, err = crawl(args)
 
     assert code == 0 and summary["stopped"] == "frontier exhausted", err[-3000:]
