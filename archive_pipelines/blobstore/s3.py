@@ -299,6 +299,22 @@ class S3BlobStore(BlobStore):
             self._client.delete_object(Bucket=self.bucket, Key=self.object_key(sha256))
         return True
 
+    def set_aside(self, sha256: str, suffix: str) -> str | None:
+        """Move a blob's object to `quarantine/<name>.<suffix>` under the store prefix: a
+        server-side copy, then the original key is deleted (the bytes are kept, the key is
+        free for a good copy). Returns the new key, or None if there was no object."""
+        self._require_writable(f"set blob {sha256} aside")
+        if not self.exists(sha256):
+            return None
+        key = self.object_key(sha256)
+        store_prefix = f"{self.prefix}/" if self.prefix else ""
+        target = f"{store_prefix}quarantine/{key.rsplit('/', 1)[-1]}.{suffix}"
+        with self._errors(f"setting blob {sha256} aside", writing=True):
+            self._client.copy_object(Bucket=self.bucket, Key=target,
+                                     CopySource={"Bucket": self.bucket, "Key": key})
+            self._client.delete_object(Bucket=self.bucket, Key=key)
+        return target
+
     def iter_hashes(self, prefix: str = "") -> Iterator[str]:
         check_hex_prefix(prefix)
         store_prefix = f"{self.prefix}/" if self.prefix else ""

@@ -1,9 +1,9 @@
 """Setting a corrupt object aside, so the director can copy the blob there again.
 
 Replication never overwrites what a store holds under a blob's key, and never deletes. A
-scrub that finds a corrupt object in a local store moves it out of the way instead, into
-`<store>/quarantine/` (a rename inside the store: the bytes are kept for a person to look
-at), which leaves the key free for a good copy.
+scrub that finds a corrupt object moves it out of the way instead, into `quarantine/`
+inside the store (a local rename; at S3 a server-side copy, then the original key is
+deleted): the bytes are kept for a person to look at, and the key is free for a good copy.
 """
 
 from __future__ import annotations
@@ -18,12 +18,10 @@ QUARANTINE = "quarantine"
 
 
 def can_set_aside(store: BlobStore) -> bool:
-    """Whether `set_aside` works on this store (a writable local directory).
+    """Whether `set_aside` works on this store (a writable local directory or S3 bucket)."""
+    from archive_pipelines.blobstore.s3 import S3BlobStore  # boto3 only when S3 is used
 
-    An S3 object would need a server-side copy that the store does not offer; a corrupt
-    object there stays, and stays recorded corrupted.
-    """
-    return isinstance(store, LocalBlobStore) and store.writable
+    return isinstance(store, LocalBlobStore | S3BlobStore) and store.writable
 
 
 def set_aside(store: BlobStore, sha256: str) -> str | None:
@@ -32,12 +30,16 @@ def set_aside(store: BlobStore, sha256: str) -> str | None:
     Returns the new path relative to the store, or None if there was nothing to move.
     Raises OSError if the move fails (the object then stays where it was).
     """
+    from archive_pipelines.blobstore.s3 import S3BlobStore  # boto3 only when S3 is used
+
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    if isinstance(store, S3BlobStore):
+        return store.set_aside(sha256, stamp)
     if not isinstance(store, LocalBlobStore):
-        raise ValueError(f"store {store.name!r}: only local stores can set objects aside")
+        raise ValueError(f"store {store.name!r}: cannot set objects aside")
     source = store.local_path(sha256)
     folder = store.root / QUARANTINE
     folder.mkdir(exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     target = folder / f"{source.name}.{stamp}"
     try:
         os.rename(source, target)

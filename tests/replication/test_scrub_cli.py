@@ -188,3 +188,26 @@ def test_an_unreachable_store_is_reported_and_the_others_are_scrubbed(
     assert lines["s3"][1:4] == ["0", "of", "12"]
     assert "could not read store(s) s3" in scrub.stdout
     assert "store 's3'" in scrub.stderr and "Traceback" not in scrub.stderr
+
+
+def test_a_rotten_object_in_s3_is_set_aside_and_copied_again(
+        tmp_path: Path, s3_endpoint_url: str, s3_bucket: str) -> None:
+    data, hashes = make_data_dir(tmp_path, s3_endpoint_url, s3_bucket)
+    rotten = hashes[5]
+    client = boto3.client("s3", endpoint_url=s3_endpoint_url, region_name="us-east-1")
+    key = f"archive/sha256/{rotten[:2]}/{rotten[2:4]}/{rotten}.zst"
+    bad = b"\x28\xb5\x2f\xfd rotten at rest"
+    client.put_object(Bucket=s3_bucket, Key=key, Body=bad)  # rot behind our back
+
+    code, stores = scrub_json(data, "--store", "s3")
+    assert code == 1 and (stores["s3"]["corrupted"], stores["s3"]["set_aside"]) == (1, 1)
+    assert copy_status(data, "s3", rotten) == "missing"  # the key is free for a good copy
+    kept = client.list_objects_v2(Bucket=s3_bucket, Prefix="archive/quarantine/")["Contents"]
+    assert len(kept) == 1 and kept[0]["Key"].startswith(f"archive/quarantine/{rotten}.zst.")
+    assert client.get_object(Bucket=s3_bucket, Key=kept[0]["Key"])["Body"].read() == bad
+
+    repaired = run_cli("--data-dir", str(data), "replicate")
+    assert repaired.returncode == 0 and "1 copies made" in repaired.stdout, repaired.stdout
+    assert copy_status(data, "s3", rotten) == "present"
+    code, stores = scrub_json(data, "--store", "s3")
+    assert code == 0 and stores["s3"]["ok"] == FILES
