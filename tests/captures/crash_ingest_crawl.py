@@ -3,66 +3,22 @@ kills itself (SIGKILL) just before its Nth step of one kind.
 
     python -m tests.captures.crash_ingest_crawl DATA_DIR KIND N
 
-KIND `sql`: a catalog statement or commit; `file`: a file operation (open for writing,
-write, fsync, link, rename, unlink, mkdir, symlink); `none`: no kill. At a normal exit it
-prints `steps sql=<count> file=<count>` (the kill points there are), after the CLI's output.
+The steps and KINDs are `tests.storage.crash_cli`'s (`sql`, `file`, `none`); at a normal
+exit it prints `steps sql=<count> file=<count>` after the CLI's output.
 """
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-from collections import Counter
-from collections.abc import Callable
-from typing import Any
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
-
-from archive_pipelines.cli.main import main as cli_main
-
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-FILE_OPERATIONS = ("write", "fsync", "link", "rename", "replace", "unlink", "mkdir", "symlink")
+from tests.storage import crash_cli
 
 
 def main() -> None:
-    data_dir, kind, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    data_dir, kind, kill_at = sys.argv[1], sys.argv[2], sys.argv[3]
     assert kind in ("sql", "file", "none")
-    steps: Counter[str] = Counter()
-
-    def step(counted: str) -> None:
-        steps[counted] += 1
-        if counted == kind and steps[counted] == kill_at:
-            os.kill(os.getpid(), signal.SIGKILL)
-
-    def on_sql(*_args: Any, **_kwargs: Any) -> None:
-        step("sql")
-
-    event.listen(Engine, "before_cursor_execute", on_sql)
-    event.listen(Engine, "commit", on_sql)
-
-    def counted(name: str) -> Callable[..., Any]:
-        real = getattr(os, name)
-
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            step("file")
-            return real(*args, **kwargs)
-        return wrapper
-
-    for name in FILE_OPERATIONS:
-        setattr(os, name, counted(name))
-    real_open = os.open
-
-    def open_counted(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if flags & WRITE_FLAGS:
-            step("file")
-        return real_open(path, flags, *args, **kwargs)
-
-    os.open = open_counted
-    code = cli_main(["--data-dir", data_dir, "ingest-crawl", "--all"])
-    print(f"steps sql={steps['sql']} file={steps['file']}", flush=True)
-    sys.exit(code)
+    sys.argv = [sys.argv[0], kind, kill_at, "--data-dir", data_dir, "ingest-crawl", "--all"]
+    crash_cli.main()
 
 
 if __name__ == "__main__":
