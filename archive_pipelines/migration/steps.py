@@ -140,6 +140,10 @@ def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork
     return report
 
 
+# What folder_lock says of a folder another run retired between our look and our lock.
+_MOVED = ("gone", "not a folder (symlink?)")
+
+
 @contextmanager
 def _locked(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow],
             steps: dict[str, StepReport]) -> Iterator[list[SnapshotRow]]:
@@ -172,15 +176,20 @@ def _locked(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow],
                 continue
             owners[row.timestamp] = row.id
             if folder.is_dir() and not folder.is_symlink():
-                if not os.access(folder, os.W_OK):  # read-only mount, immutable: nothing can move
-                    step.errors.append(f"archive/{row.timestamp} is read-only; left as is")
-                    continue
+                # Locked before anything else is read of it: another run that held the lock may
+                # have just moved it to migrated/ (the path missing, then a symlink).
                 problem = stack.enter_context(folder_lock(folder))
                 if problem == "busy":
                     step.skipped = "folder busy (another run is working on it)"
                     continue
+                if problem in _MOVED or not real_folder(folder):
+                    step.skipped = "folder moved by another run meanwhile"
+                    continue
                 if problem is not None:
                     step.errors.append(f"archive/{row.timestamp}: {problem}")
+                    continue
+                if not os.access(folder, os.W_OK):  # read-only mount, immutable: nothing can move
+                    step.errors.append(f"archive/{row.timestamp} is read-only; left as is")
                     continue
             work.append(row)
         yield work
