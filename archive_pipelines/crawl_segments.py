@@ -10,6 +10,9 @@ from __future__ import annotations
 import datetime as dt
 
 ASSET_NAME = "crawl_segments"
+# Its dynamic partitions (one per UTC day with segments): the crawler adds a day before it
+# reports the day's first segment.
+CRAWL_DAYS = "crawl_days"
 
 
 def partition_key(day: str) -> str:

@@ -1,4 +1,13 @@
-"""The one Definitions object of the code location (assembled here, no logic)."""
+"""The one Definitions object of the code location (assembled here, no logic).
+
+On by default (they start no surprise work): `days_sensor` (adds partitions, launches
+nothing), `captures_sensor` (records what a crawl just wrote in the catalog: additive),
+`archival_director_sensor` (copies blobs up to the configured retention; nothing with one
+store) and `verify_storage_schedule` (reads the catalog and the primary store, changes
+nothing). Off until an operator turns them on: `lazy_migration_sensor` and
+`orphan_import_sensor` (they move and adopt ArchiveBox folders) and `scrub_schedule` (reads
+every object of every store: S3 GETs cost money).
+"""
 
 import dagster as dg
 
@@ -27,6 +36,7 @@ from archive_pipelines.ops.storage_jobs import (
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.captures import captures_sensor
+from archive_pipelines.sensors.days import days_sensor
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
 from archive_pipelines.sensors.schedules import scrub_schedule, verify_storage_schedule
@@ -42,7 +52,7 @@ defs = dg.Definitions(
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
           migrate_fs_job, merge_duplicates_job, captures_job],
     schedules=[verify_storage_schedule, scrub_schedule],
-    sensors=[archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
+    sensors=[days_sensor, archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
              captures_sensor],
     resources={
         "settings": _settings,

@@ -9,11 +9,15 @@ declared inside the asset could not: DagsterInvalidSubsetError).
 """
 
 import dagster as dg
+import pandas as pd
 
 from archive_pipelines.assets.crawl import crawl_segments
+from archive_pipelines.assets.metadata import counts, readable_bytes, table
 from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.captures.ingest import CaptureStore, CrawlIngestReport, SegmentReport, ingest_crawl
+from archive_pipelines.captures.lookup import captures_per_site
 from archive_pipelines.catalog.captures import ingest_shortfalls
+from archive_pipelines.catalog.reports import SiteCaptures
 from archive_pipelines.resources import StorageResource
 
 CAPTURES_COMPLETE = "captures_complete"
@@ -28,10 +32,10 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
 
     Materializing a day records the day's crawl segments (sessions/<day>/<session>/*.jsonl) that
     the catalog does not hold yet; segments already ingested are skipped, so a rerun is safe.
-    Metadata: segments, pages, captures, new vs duplicate body bytes and pages per status
-    class. When a record is refused, a body is missing, or a segment is cut or unreadable, what
-    could be ingested is kept, the `captures_complete` check fails with the list of problems and
-    the run fails.
+    Metadata: segments, pages, captures, new vs duplicate body bytes, pages per status
+    class, and a table of the day's captures per site. When a record is refused, a body is
+    missing, or a segment is cut or unreadable, what could be ingested is kept, the
+    `captures_complete` check fails with the list of problems and the run fails.
     """
     parts = storage.open()
     store = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
@@ -49,9 +53,26 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
     skipped = [line for line in report.skipped if line.startswith(f"sessions/{context.partition_key}/")]
     for line in skipped[:MAX_LISTED]:
         context.log.warning(f"skipped {line}")
-    return dg.MaterializeResult(metadata=_metadata(report) | {
-        "skipped_entries": len(skipped), "segments_unreadable_or_changed": len(report.failed),
+    totals = _metadata(report)
+    sites = captures_per_site(parts.catalog, context.partition_key)
+    return dg.MaterializeResult(metadata={
+        **counts(totals | {"skipped_entries": len(skipped),
+                           "segments_unreadable_or_changed": len(report.failed)}),
+        "pages_per_site": table(_sites_frame(sites)),
+        "summary": dg.MetadataValue.md(
+            f"{totals['pages']:,} pages ({totals['captures']:,} captures) of {len(sites):,} "
+            f"site(s) in {totals['segments_ingested']:,} new segment(s); bodies: "
+            f"{readable_bytes(totals['new_body_bytes'])} new, "
+            f"{readable_bytes(totals['duplicate_body_bytes'])} already stored"),
         "problems": dg.MetadataValue.md(_listed(problems))})
+
+
+def _sites_frame(sites: list[SiteCaptures]) -> pd.DataFrame:
+    """The day's captures per site (all of the day's segments, not only this run's)."""
+    frame = pd.DataFrame([vars(site) for site in sites],
+                         columns=["site", "pages", "captures", "body_bytes"])
+    frame["body_size"] = frame["body_bytes"].map(readable_bytes)
+    return frame
 
 
 captures_job = dg.define_asset_job(
@@ -102,4 +123,4 @@ def captures_complete(storage: StorageResource) -> dg.AssetCheckResult:
     with parts.catalog.read_session() as session:
         found = ingest_shortfalls(session)
     return dg.AssetCheckResult(passed=not any(found.values()), severity=dg.AssetCheckSeverity.ERROR,
-                               metadata=found)
+                               metadata=counts(found))

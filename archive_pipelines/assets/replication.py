@@ -1,10 +1,13 @@
 """`replica_copies`: copies of every blob across stores, partitioned by hash prefix."""
 
 import dagster as dg
+import pandas as pd
 
 from archive_pipelines.assets.captures import captures
+from archive_pipelines.assets.metadata import counts, readable_bytes, table
 from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.prefixes import HEX_PREFIXES
+from archive_pipelines.catalog.models import COPY_STATUSES
 from archive_pipelines.replication import RunSummary, replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
 from archive_pipelines.resources.replication import ReplicationResource
@@ -15,6 +18,7 @@ hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 # Every blob is replicated, whichever day stored it and whether a snapshot or a crawl holds
 # it: each hash-prefix partition depends on all of the days of both.
 @dg.asset(partitions_def=hash_prefixes, group_name="replication",
+          backfill_policy=dg.BackfillPolicy.single_run(),
           deps=[dg.AssetDep(blobs, partition_mapping=dg.AllPartitionMapping()),
                 dg.AssetDep(captures, partition_mapping=dg.AllPartitionMapping())])
 def replica_copies(context: dg.AssetExecutionContext,
@@ -23,16 +27,19 @@ def replica_copies(context: dg.AssetExecutionContext,
     across the configured stores, up to `replication.retention` copies each.
 
     Materializing a partition brings its blobs to the policy (integrity is checked at the
-    source before every copy; nothing is ever deleted at a replica). Backfill all 256
-    partitions to re-replicate everything.
+    source before every copy; nothing is ever deleted at a replica). A backfill of a range
+    of partitions is one run that walks the range: "Materialize all" re-replicates
+    everything in a single run, not 256.
     """
     setup = replication.open()
     policy = setup.policy
     for error in setup.replicas.errors:
         context.log.warning(error)
-    report = replicate_prefix(setup.catalog, setup.replicas, context.partition_key,
+    keys = context.partition_key_range
+    report = replicate_prefix(setup.catalog, setup.replicas, keys.start, last_prefix=keys.end,
                               retention=policy.retention, max_age=setup.max_age,
                               batch_size=policy.batch_size, width=policy.copier_width)
+    where = keys.start if keys.start == keys.end else f"{keys.start}..{keys.end}"
     run = RunSummary.of_batch(report, tuple(setup.replicas.names.values()))
     for line in report.errors[:20]:
         context.log.warning(line)
@@ -40,25 +47,40 @@ def replica_copies(context: dg.AssetExecutionContext,
         raise dg.Failure(description=run.verdict(),
                          metadata={"summary": "\n".join(run.store_lines()),
                                    "errors": "\n".join(report.errors[:20])})
-    metadata: dict[str, object] = {
-        "blobs_checked": report.requested, "copies_made": run.copies_made,
-        "bytes_copied": sum(report.bytes_copied.values()),
-        "corrupted_found": sum(report.corrupted_found.values()),
-        "missing_found": sum(report.missing_found.values()),
-        "unplaceable": report.unplaceable,
+    copied = sum(report.bytes_copied.values())
+    metadata: dict[str, dg.MetadataValue] = {
+        **counts({"blobs_checked": report.requested, "copies_made": run.copies_made,
+                  "bytes_copied": copied,
+                  "corrupted_found": sum(report.corrupted_found.values()),
+                  "missing_found": sum(report.missing_found.values()),
+                  "unplaceable": report.unplaceable}),
+        **counts({f"copies_to_{store}": n for store, n in report.created.items()}),
+        "summary": dg.MetadataValue.md(
+            f"{report.requested:,} blobs of prefix {where} checked, "
+            f"{run.copies_made:,} copies made ({readable_bytes(copied)})"),
     }
-    metadata.update({f"copies_to_{store}": n for store, n in report.created.items()})
-    return dg.MaterializeResult(metadata=metadata)  # type: ignore[arg-type]
+    return dg.MaterializeResult(metadata=metadata)
 
 
 @dg.asset_check(asset=replica_copies, description="Every referenced blob has `retention` "
-                                                   "present copies across the stores.")
+                                                   "present copies across the stores; the "
+                                                   "copies per store and status as a table.")
 def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckResult:
     setup = replication.open()
     status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
-    metadata: dict[str, object] = {"blobs": status.blobs,
-                                   "under_replicated": status.under_replicated,
-                                   "retention": setup.policy.retention}
-    metadata.update({f"present_on_{store}": status.present(store)
-                     for store in status.copies_per_store})
-    return dg.AssetCheckResult(passed=status.meets_policy, metadata=metadata)  # type: ignore[arg-type]
+    metadata: dict[str, dg.MetadataValue] = {
+        **counts({"blobs": status.blobs, "under_replicated": status.under_replicated,
+                  "retention": setup.policy.retention}),
+        **counts({f"present_on_{store}": status.present(store) for store in status.copies_per_store}),
+        "copies_per_store": table(copies_frame(status.copies_per_store)),
+    }
+    return dg.AssetCheckResult(passed=status.meets_policy, metadata=metadata)
+
+
+def copies_frame(copies_per_store: dict[str, dict[str, int]]) -> pd.DataFrame:
+    """Stores as rows, copy statuses as columns (0 where none), in the catalog's status order."""
+    if not copies_per_store:
+        return pd.DataFrame(columns=["store", *COPY_STATUSES])
+    frame = pd.DataFrame(copies_per_store).T.reindex(columns=list(COPY_STATUSES)).fillna(0)
+    frame = frame.astype("int64").rename_axis("store").reset_index()
+    return frame.sort_values("store", ignore_index=True)

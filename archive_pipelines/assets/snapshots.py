@@ -2,7 +2,8 @@
 
 import dagster as dg
 
-from archive_pipelines.assets.partitions import snapshot_days
+from archive_pipelines.assets.metadata import counts
+from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.storage.day_stats import snapshots_of_day
@@ -22,7 +23,7 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     finishes each.
     """
     store = storage.open()
-    start, end = context.partition_time_window
+    start, end = day_window(context.partition_key)
     ids = snapshots_of_day(store.catalog, start, end)
     report = migrate_batch(store.catalog, store.primary, store.views, store.work, store.layout,
                            ids, ingest_batch_size=store.settings.storage.ingest_batch_size
@@ -36,7 +37,7 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     listed = "\n".join(f"- {state.snapshot_id} ({state.url} @ {state.timestamp}): "
                        f"`{resume_command(state.snapshot_id)}`" for state in incomplete.oldest)
     return dg.MaterializeResult(metadata={
-        "snapshots": len(ids), "processed": report.processed if report else 0,
-        "migrated": report.migrated if report else 0, "failed": report.failed if report else 0,
-        "incomplete": incomplete.count,
+        **counts({"snapshots": len(ids), "processed": report.processed if report else 0,
+                  "migrated": report.migrated if report else 0,
+                  "failed": report.failed if report else 0, "incomplete": incomplete.count}),
         "incomplete_snapshots": dg.MetadataValue.md(listed or "none")})

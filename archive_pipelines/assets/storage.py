@@ -1,14 +1,18 @@
 """The `blobs` and `views` assets (partitioned by snapshot day) and their health checks."""
 
 import dagster as dg
+import pandas as pd
 
-from archive_pipelines.assets.partitions import snapshot_days
+from archive_pipelines.assets.metadata import counts, rate, readable_bytes, table
+from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
-from archive_pipelines.storage.day_stats import day_stats
+from archive_pipelines.storage.day_stats import Saving, day_stats, largest_savings
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
+
+TOP_SAVINGS = 10  # rows of the largest_savings table
 
 
 @dg.asset(partitions_def=snapshot_days, deps=[snapshots], group_name="storage")
@@ -17,10 +21,10 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
 
     Materializing a day stores the files of the day's snapshots still in legacy folders
     (dedup against everything stored, original paths kept) and reports the day's files, new
-    blobs and dedup savings.
+    blobs and dedup savings, with the blobs that dedup saves the most on.
     """
     store = storage.open()
-    start, end = context.partition_time_window
+    start, end = day_window(context.partition_key)
     before = day_stats(store.catalog, start, end)
     migrated = None
     if before.legacy_ids:
@@ -30,33 +34,47 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
         for error in migrated.errors[:20]:
             context.log.warning(error)
     stats = day_stats(store.catalog, start, end) if migrated else before
+    savings = largest_savings(store.catalog, start, end, limit=TOP_SAVINGS)
     return dg.MaterializeResult(metadata={
-        "snapshots": stats.snapshots,
-        "files": stats.files,
-        "new_blobs": stats.new_blobs,
-        "deduplicated": stats.files - stats.unique_blobs,
-        "bytes": stats.logical_bytes,
-        "bytes_stored": stats.unique_bytes,
-        "bytes_saved": stats.bytes_saved,
-        "dedup_ratio": round(stats.dedup_ratio, 4),
-        "ingested_files": migrated.files if migrated else 0,
-        "errors": len(migrated.errors) if migrated else 0,
+        **counts({"snapshots": stats.snapshots, "files": stats.files, "new_blobs": stats.new_blobs,
+                  "deduplicated": stats.files - stats.unique_blobs,
+                  "bytes": stats.logical_bytes, "bytes_stored": stats.unique_bytes,
+                  "bytes_saved": stats.bytes_saved,
+                  "ingested_files": migrated.files if migrated else 0,
+                  "errors": len(migrated.errors) if migrated else 0}),
+        "dedup_ratio": rate(stats.dedup_ratio, 2),
+        "summary": dg.MetadataValue.md(
+            f"{stats.files:,} files of {stats.snapshots:,} snapshots: "
+            f"**{readable_bytes(stats.logical_bytes)}** of files stored in "
+            f"**{readable_bytes(stats.unique_bytes)}** ({stats.dedup_ratio:.2f}x, "
+            f"{readable_bytes(stats.bytes_saved)} saved by dedup)"),
+        "largest_savings": table(_savings_frame(savings)),
     })
+
+
+def _savings_frame(savings: list[Saving]) -> pd.DataFrame:
+    """The day's blobs that dedup saves most on, with sizes written out."""
+    frame = pd.DataFrame([{"path": s.example_path, "sha256": s.sha256[:12], "size": s.size,
+                           "references": s.references, "bytes_saved": s.bytes_saved}
+                          for s in savings],
+                         columns=["path", "sha256", "size", "references", "bytes_saved"])
+    frame["saved"] = frame["bytes_saved"].map(readable_bytes)
+    return frame
 
 
 @dg.asset(partitions_def=snapshot_days, deps=[blobs], group_name="storage")
 def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Browsable folders of the day's snapshots under archive/ (by_domain, by_date, by_user,
     by_timestamp): relative symlinks into the blob store, generated from the catalog."""
-    start, end = context.partition_time_window
+    start, end = day_window(context.partition_key)
     parts = storage.open()
     report = rebuild_views(parts.catalog, parts.primary, parts.views, parts.work,
                            created_between=(start, end))
-    return dg.MaterializeResult(metadata={
+    return dg.MaterializeResult(metadata=counts({
         "snapshots": report.snapshots, "files": report.files, "links": report.links,
         "links_created": report.links_created, "links_fixed": report.links_fixed,
         "link_conflicts": report.link_conflicts,
-    })
+    }))
 
 
 @dg.multi_asset_check(
@@ -83,17 +101,18 @@ def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-un
         dg.AssetCheckResult(
             check_name="blob_files_present", asset_key=blobs.key,
             passed=found["missing_blob_files"] == 0,
-            metadata={"missing_blob_files": found["missing_blob_files"],
-                      "blobs_checked": report.blobs_checked}),
+            metadata=counts({"missing_blob_files": found["missing_blob_files"],
+                             "blobs_checked": report.blobs_checked})),
         dg.AssetCheckResult(
             check_name="ref_counts_exact", asset_key=blobs.key,
             passed=found["refcount_drift"] == 0,
-            metadata={"refcount_drift": found["refcount_drift"],
-                      "orphan_blobs": found["orphan_blobs"]}),
+            metadata=counts({"refcount_drift": found["refcount_drift"],
+                             "orphan_blobs": found["orphan_blobs"]})),
         dg.AssetCheckResult(
             check_name="view_links_healthy", asset_key=views.key,
             passed=sum(found[k] for k in link_kinds) == 0,
-            metadata={k: found[k] for k in link_kinds} | {"links_checked": report.links_checked}),
+            metadata=counts({k: found[k] for k in link_kinds}
+                            | {"links_checked": report.links_checked})),
     ]
     for result in results:
         assert result.asset_key is not None and result.check_name is not None  # set above

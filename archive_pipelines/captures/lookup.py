@@ -7,6 +7,7 @@ import re
 from datetime import UTC, datetime
 
 from archive_pipelines.captures.records import url_key
+from archive_pipelines.catalog import reports
 from archive_pipelines.catalog.captures import (
     Capture,
     captures_by_prefix,
@@ -14,6 +15,7 @@ from archive_pipelines.catalog.captures import (
     captures_of_body,
     captures_of_session,
 )
+from archive_pipelines.catalog.reports import SiteCaptures
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.errors import ArchiveError
 
@@ -128,3 +130,9 @@ def note(capture: Capture) -> str:
     if capture.body_sha256 is not None and not capture.stored:
         notes.append("body not in the store")
     return ", ".join(notes)
+
+
+def captures_per_site(catalog: Catalog, day: str) -> list[SiteCaptures]:
+    """Per site, the captures of the crawl segments of `day` (YYYY-MM-DD), most pages first."""
+    with catalog.read_session() as session:
+        return reports.captures_per_site(session, day)

@@ -106,6 +106,11 @@ def find_segments(data_dir: Path, session_id: str | None = None) -> tuple[list[S
     return found, skipped
 
 
+def segment_days(data_dir: Path) -> list[str]:
+    """The days (YYYY-MM-DD) with segment files under `data_dir/sessions`, oldest first."""
+    return sorted({segment.day for segment in find_segments(data_dir)[0]})
+
+
 def find_journals(data_dir: Path) -> list[Path]:
     """The crawler's journal files (records of segments not yet written)."""
     return [Path(entry.path) for entry in _scan(data_dir / "sessions" / JOURNALS)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from sqlalchemy import Select, func, select
@@ -19,6 +19,27 @@ def snapshots_created_between(start: datetime, end: datetime) -> Select[Any]:
 
 def snapshot_ids_created_between(session: Session, start: datetime, end: datetime) -> list[str]:
     return list(session.scalars(snapshots_created_between(start, end)))
+
+
+def snapshot_days(session: Session) -> list[str]:
+    """The UTC days (YYYY-MM-DD) on which snapshots were created, oldest first.
+
+    One index seek per day with snapshots (`min(created_at)` past the day before), the same
+    SQL on SQLite and PostgreSQL: ~10,000 seeks for a 30-year daily archive, whatever the
+    number of snapshots.
+    """
+    days: list[str] = []
+    start: datetime | None = None
+    while True:
+        query = select(func.min(Snapshot.created_at))
+        if start is not None:
+            query = query.where(Snapshot.created_at >= start)
+        first = session.scalar(query)
+        if first is None:
+            return days
+        day = first.astimezone(UTC).date()
+        days.append(day.isoformat())
+        start = datetime.combine(day + timedelta(days=1), time(), UTC)
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ def _metadata(run: RunSummary) -> dict[str, Any]:
     return metadata
 
 
-@dg.op(description="Bring one batch of blobs to the retention policy (seed 004's worker). "
+@dg.op(description="Copy one batch of blobs until each has replication.retention copies. "
                    "Fails, with a per-store summary, when blobs remain short of the policy.")
 def archive_batch_op(context: dg.OpExecutionContext, config: ArchiveBatchConfig,
                      replication: ReplicationResource) -> dg.Output[int]:
@@ -118,7 +118,8 @@ def scrub_op(context: dg.OpExecutionContext, config: ScrubConfig,
         **{f"objects_per_second_{r.store}": round(r.objects_per_second, 1) for r in reports}})
 
 
-@dg.job(description="Scrub: periodic integrity check of stored copies (seed 004: archival-"
-                    "time checks do not replace periodic ones).")
+@dg.job(description="Read stored copies back and check their bytes: a copy found missing or "
+                    "corrupt is marked so (a corrupt one set aside) and copied again by the "
+                    "next replication pass. Same code as `archive-pipelines scrub`.")
 def scrub_job() -> None:
     scrub_op()

@@ -1,4 +1,5 @@
-"""Bring every blob of one hash-prefix partition (`00`..`ff`) to the retention policy."""
+"""Bring every blob of a hash-prefix partition (`00`..`ff`), or of a range of them, to the
+retention policy."""
 
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ from archive_pipelines.replication.worker import archive_batch
 
 
 def replicate_prefix(catalog: Catalog, replica_set: ReplicaSet, prefix: str, *, retention: int,
-                     max_age: timedelta, batch_size: int, width: int) -> BatchReport:
-    """Every referenced blob whose sha256 starts with `prefix`, in batches, through the
-    worker (which re-checks need, so blobs already at the policy cost one lookup)."""
+                     max_age: timedelta, batch_size: int, width: int,
+                     last_prefix: str | None = None) -> BatchReport:
+    """Every referenced blob whose sha256 starts with `prefix` (or with any prefix from
+    `prefix` through `last_prefix`, of the same length), in batches, through the worker
+    (which re-checks need, so blobs already at the policy cost one lookup)."""
     low, high = prefix_range(prefix)
+    if last_prefix is not None:
+        if len(last_prefix) != len(prefix) or last_prefix < prefix:
+            raise ValueError(f"prefix range {prefix}..{last_prefix} is not a range")
+        high = prefix_range(last_prefix)[1]
     report = BatchReport()
     last = ""
     while True:

@@ -24,10 +24,10 @@ import dagster as dg
 
 from archive_pipelines.assets.captures import captures_job
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.captures.ingest import pending_segments
 from archive_pipelines.captures.segment_files import SegmentPath
 from archive_pipelines.resources import CatalogResource
+from archive_pipelines.sensors.days import new_day_requests
 from archive_pipelines.sensors.run_keys import batch_run_key
 from archive_pipelines.storage.assembly import open_catalog
 
@@ -79,21 +79,29 @@ def captures_sensor(context: dg.SensorEvaluationContext,
 
     pending, _skipped = pending_segments(open_catalog(settings, catalog.engine(settings)),
                                          settings.data_dir)
-    outside = sorted({s.day for s in pending if not crawl_days.has_partition_key(s.day)})
-    if outside:
-        context.log.warning(f"segments of days without a partition left alone: {', '.join(outside)}")
-    in_range = [s for s in pending if s.day not in outside]
-    runs = plan_capture_runs(in_range, busy_days=_busy_days(context.instance),
+    runs = plan_capture_runs(pending, busy_days=_busy_days(context.instance),
                              reported_days=reported_days)
+    # A day's partition is added with its first run (the days sensor may not have seen it yet).
+    new_days = new_day_requests(context.instance, snapshot=[],
+                                crawl=sorted({run.day for run in runs}))
     requests = [dg.RunRequest(
         run_key=run.run_key, partition_key=run.day,
         tags={"captures/pending_segments": str(run.segments),
               "captures/trigger": "crawl_segments" if run.reported else "disk scan"})
         for run in runs]
-    skip = None if requests else (
-        f"no day to ingest: {len(pending)} pending segment(s), "
-        f"{len(events)} crawl_segments event(s) since the last tick")
-    return dg.SensorResult(run_requests=requests, cursor=cursor, skip_reason=skip)
+    skip = None if requests else skip_reason(pending, len(events))
+    return dg.SensorResult(run_requests=requests, cursor=cursor, skip_reason=skip,
+                           dynamic_partitions_requests=new_days)
+
+
+def skip_reason(pending: list[SegmentPath], events: int) -> str:
+    """Why a tick requests no run, in an operator's words."""
+    if not pending:
+        return (f"nothing to ingest: every crawl segment under sessions/ is in the catalog "
+                f"({events} crawl_segments event(s) since the last tick)")
+    days = sorted({segment.day for segment in pending})
+    return (f"{len(pending)} segment(s) wait for the captures run of their day to end "
+            f"({', '.join(days[:5])}{' ...' if len(days) > 5 else ''})")
 
 
 def _busy_days(instance: dg.DagsterInstance) -> set[str]:

@@ -11,8 +11,8 @@ from archive_pipelines.sensors.run_keys import batch_run_key
 
 @dg.sensor(job=archive_batch_job, minimum_interval_seconds=60,
            default_status=dg.DefaultSensorStatus.RUNNING,
-           description="Seed 004's director: finds blobs short of the retention policy "
-                       "(keyset-paginated with a cursor) and launches one run per batch.")
+           description="Finds blobs with fewer copies than replication.retention (a page of "
+                       "the catalog per tick) and launches one archive_batch_job run per batch.")
 def archival_director_sensor(context: dg.SensorEvaluationContext,
                              replication: ReplicationResource) -> dg.SensorResult:
     setup = replication.open(probe=False)  # planning reads the catalog only: a tick never
@@ -22,4 +22,8 @@ def archival_director_sensor(context: dg.SensorEvaluationContext,
                         cursor=int(context.cursor or 0), max_batches=4)
     runs = [dg.RunRequest(run_key=batch_run_key("archive", batch), run_config={
         "ops": {"archive_batch_op": {"config": {"sha256s": batch}}}}) for batch in tick.batches]
-    return dg.SensorResult(run_requests=runs, cursor=str(tick.next_cursor))
+    after = ("the catalog was scanned to its end, the next tick starts over" if tick.wrapped
+             else "the next tick reads on")
+    skip = None if runs else (f"no blob short of {setup.policy.retention} copies among the "
+                              f"{tick.scanned:,} looked at this tick ({after})")
+    return dg.SensorResult(run_requests=runs, cursor=str(tick.next_cursor), skip_reason=skip)

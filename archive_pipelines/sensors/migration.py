@@ -1,4 +1,7 @@
-"""Lazy migration (seed 001): sensors that adopt and migrate a little at a time."""
+"""Lazy migration: sensors that adopt and migrate ArchiveBox folders a little at a time.
+
+Both are off by default: they move and adopt an operator's folders, which an operator turns
+on (Dagit, Automation) once the collection's data dir is the one configured."""
 
 import dagster as dg
 
@@ -9,9 +12,10 @@ from archive_pipelines.sensors.run_keys import batch_run_key
 
 
 @dg.sensor(job=migrate_fs_job, minimum_interval_seconds=30,
-           default_status=dg.DefaultSensorStatus.RUNNING,
-           description="Finds snapshots whose fs_version is behind (indexed query + cursor) "
-                       "and launches migrate_fs_job runs, migration.max_runs_per_tick per tick.")
+           default_status=dg.DefaultSensorStatus.STOPPED,
+           description="Off by default. Finds snapshots still in ArchiveBox's folder layout and "
+                       "launches migrate_fs_job runs that store their files in the blob store "
+                       "(migration.max_runs_per_tick runs per tick).")
 def lazy_migration_sensor(context: dg.SensorEvaluationContext,
                           storage: StorageResource) -> dg.SensorResult:
     store = storage.open()
@@ -23,16 +27,18 @@ def lazy_migration_sensor(context: dg.SensorEvaluationContext,
         run_key=batch_run_key("migrate", batch),
         run_config={"ops": {"migrate_fs_op": {"config": {"snapshot_ids": batch}}}})
         for batch in batches]
-    return dg.SensorResult(run_requests=runs, cursor=cursor)
+    skip = None if runs else "no snapshot left in ArchiveBox's folder layout"
+    return dg.SensorResult(run_requests=runs, cursor=cursor, skip_reason=skip)
 
 
 @dg.sensor(job=import_orphans_job, minimum_interval_seconds=60,
-           default_status=dg.DefaultSensorStatus.RUNNING,
-           description="Notices new folders under archive/ (its mtime; no scan) and launches "
-                       "import_orphans_job.")
+           default_status=dg.DefaultSensorStatus.STOPPED,
+           description="Off by default. Notices new folders under archive/ (from its mtime, no "
+                       "scan) and launches import_orphans_job to adopt them.")
 def orphan_import_sensor(context: dg.SensorEvaluationContext,
                          storage: StorageResource) -> dg.SensorResult:
     store = storage.open()
     changed, mtime_ns = orphan_folders_changed(store.layout.archive, int(context.cursor or 0))
     runs = [dg.RunRequest(run_key=f"import-{mtime_ns}")] if changed else []
-    return dg.SensorResult(run_requests=runs, cursor=str(mtime_ns))
+    skip = None if runs else "archive/ unchanged since the last import (its mtime)"
+    return dg.SensorResult(run_requests=runs, cursor=str(mtime_ns), skip_reason=skip)

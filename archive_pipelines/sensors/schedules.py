@@ -1,5 +1,6 @@
-"""Schedules that tick hourly and run their job when its interval (from the configured
-settings resource) is due."""
+"""Schedules that look hourly and run their job when its interval (a setting, in hours) has
+passed since its last run: the interval can change without redeploying, so the cron is
+the granularity, and the description and skip reasons say when a run is due."""
 
 from datetime import UTC, datetime, timedelta
 
@@ -23,14 +24,17 @@ def _run_if_due(context: dg.ScheduleEvaluationContext, job_name: str,
             if records and records[0].start_time else None)
     now = context.scheduled_execution_time or datetime.now(UTC)
     if last is not None and not verification_due(last, now, interval_hours):
-        return dg.SkipReason(f"last {job_name} run {last:%Y-%m-%d %H:%M} UTC; "
-                             f"next after {interval_hours} h")
+        due = last + timedelta(hours=interval_hours)
+        return dg.SkipReason(f"not due: the last {job_name} run started {last:%Y-%m-%d %H:%M} "
+                             f"UTC, the next is due every {interval_hours} h, from "
+                             f"{due:%Y-%m-%d %H:%M} UTC")
     return dg.RunRequest(run_key=f"{job_name}-{now:%Y%m%d%H}")
 
 
 @dg.schedule(job=verify_storage_job, cron_schedule="0 * * * *",
              default_status=dg.DefaultScheduleStatus.RUNNING,
-             description="Verify storage every storage.verify_interval_hours (default 24).")
+             description="Verifies storage once every storage.verify_interval_hours (24 by "
+                         "default; looks hourly). Read-only: on by default.")
 def verify_storage_schedule(context: dg.ScheduleEvaluationContext,
                             settings: SettingsResource) -> dg.RunRequest | dg.SkipReason:
     return _run_if_due(context, verify_storage_job.name,
@@ -38,8 +42,10 @@ def verify_storage_schedule(context: dg.ScheduleEvaluationContext,
 
 
 @dg.schedule(job=scrub_job, cron_schedule="30 * * * *",
-             default_status=dg.DefaultScheduleStatus.RUNNING,
-             description="Scrub stored copies every replication.scrub_interval_hours.")
+             default_status=dg.DefaultScheduleStatus.STOPPED,
+             description="Scrubs every store once every replication.scrub_interval_hours (168 "
+                         "by default; looks hourly). Off by default: it reads every object "
+                         "of every store (on S3, one GET each).")
 def scrub_schedule(context: dg.ScheduleEvaluationContext,
                    settings: SettingsResource) -> dg.RunRequest | dg.SkipReason:
     return _run_if_due(context, scrub_job.name,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from archive_pipelines.crawl_segments import ASSET_NAME, partition_key
+from archive_pipelines.crawl_segments import ASSET_NAME, CRAWL_DAYS, partition_key
 from frontier_service.archiving.archiver import SegmentSummary
 
 CRAWL_SEGMENTS = dg.AssetKey(ASSET_NAME)  # declared by the code location (assets/crawl.py)
@@ -27,7 +27,7 @@ def segment_materialization(
         "bytes": dg.MetadataValue.int(summary.bytes),
         "new_blobs": dg.MetadataValue.int(summary.new_blobs),
         "errors": dg.MetadataValue.int(summary.errors),
-        "pages_per_second": dg.MetadataValue.float(float(summary.pages_per_second)),
+        "pages_per_second": dg.MetadataValue.float(round(float(summary.pages_per_second), 1)),
     }
     if summary.segment_path is not None:
         metadata["segment_path"] = dg.MetadataValue.path(str(summary.segment_path))
@@ -57,5 +57,9 @@ def report_segment(
     if summary.pages == 0:
         return None
     event = segment_materialization(summary, partition_date)
+    assert event.partition is not None  # segment_materialization always sets it
+    # The asset's partitions are the days with segments: the day first (a no-op when known).
+    if not instance.has_dynamic_partition(CRAWL_DAYS, event.partition):
+        instance.add_dynamic_partitions(CRAWL_DAYS, [event.partition])
     instance.report_runless_asset_event(event)
     return event

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -40,36 +41,38 @@ def open_materialize_dialog(page: Page, asset: str) -> Locator:
     return dialog
 
 
-def select_days(page: Page, dialog: Locator, days: list[str]) -> None:
-    """Type the days of a daily-partitioned asset into the dialog's range box (all days
-    shown first: only the last 90 are by default)."""
-    range_box = dialog.locator("input[type=text]")
-    expect(range_box).to_be_visible(timeout=UI_TIMEOUT_MS)
-    show_all = dialog.get_by_role("button", name="Show all partitions")
-    if show_all.is_visible():
-        show_all.click()
-    range_box.fill(", ".join(days))
-    range_box.press("Enter")
-    _expect_selected(dialog, days)
-
-
 def select_keys(page: Page, dialog: Locator, keys: list[str]) -> None:
-    """Tick the keys of a static-partitioned asset in the dialog's partition list."""
+    """Tick the keys of a static- or dynamic-partitioned asset in the dialog's list."""
     picker = dialog.get_by_text(re.compile(r"^Select a partition"))
     search = page.get_by_role("textbox", name="Filter partitions")
     expect(picker).to_be_visible(timeout=UI_TIMEOUT_MS)
-    for _ in range(40):  # the list ignores clicks while the dialog is still opening
-        picker.click()
-        if _visible_soon(search):
-            break
     for key in keys:
-        search.fill(key)
-        page.get_by_role("menuitem", name=f"{key} {key}").click()
+        _tick_key(page, picker, search, key)
     dialog.get_by_text("Launch runs to materialize").click()  # a click outside closes the list
     if not _hidden_soon(search, timeout_ms=2000):
         search.press("Escape")
     expect(search).to_be_hidden()
     _expect_selected(dialog, keys)
+
+
+def _tick_key(page: Page, picker: Locator, search: Locator, key: str) -> None:
+    """One click on the key's item. The list ignores clicks while the dialog is still opening,
+    may close again on a busy machine, and re-renders (detaching its items) as the filter is
+    typed: each try opens it if needed, filters, and clicks once the item holds still."""
+    item = page.get_by_role("menuitem", name=f"{key} {key}")
+    last: Exception | None = None
+    for _ in range(40):
+        if not search.is_visible():
+            picker.click()
+            if not _visible_soon(search):
+                continue
+        try:
+            search.fill(key, timeout=2000)
+            item.click(timeout=3000)  # a click that times out was never dispatched
+            return
+        except PlaywrightError as exc:
+            last = exc
+    raise AssertionError(f"could not tick partition {key} in the list: {last}")
 
 
 def _expect_selected(dialog: Locator, partitions: list[str]) -> None:

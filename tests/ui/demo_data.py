@@ -1,9 +1,10 @@
 """The UI tests' data dir: the first steps of `make demo` (scripts/demo.py), in ~5 s.
 
 The whole demo takes ~45 s, most of it a 3,000-page crawl that nothing in the UI tests needs:
-this builds its legacy archive (12 snapshots of 2024-12-25), migrates it to the blob store
-and keeps a second copy of every blob in a local replica, with the demo's own helpers and
-the same commands.
+this builds its legacy archive (12 snapshots over 2024-12-25 and 26), migrates it to the blob
+store, keeps a second copy of every blob in a local replica and registers the days as
+partitions (the days sensor's one evaluation, as the demo does), with the demo's own helpers
+and the same commands.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
+
+import dagster as dg
+
+from archive_pipelines.resources import CatalogResource, SettingsResource
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("archive-pipelines"))
@@ -27,7 +32,7 @@ class DemoData:
 
     data_dir: Path
     dagster_home: Path
-    snapshot_days: list[str]  # the archive's day and the day before (an empty one)
+    snapshot_days: list[str]  # the archive's two days
     hash_prefixes: list[str]
 
 
@@ -50,16 +55,18 @@ def build_demo_data(data: Path) -> DemoData:
 
     cli("init")
     demo.make_legacy_archive(data / "archive")
-    day = min(datetime.fromtimestamp(float(p.name), UTC).date()
-              for p in (data / "archive").iterdir())
+    days = sorted({datetime.fromtimestamp(float(p.name), UTC).date().isoformat()
+                   for p in (data / "archive").iterdir()})
     cli("migrate-to-cas", "--cleanup-legacy")
     settings = data / "archive.toml"
     toml = settings.read_text(encoding="utf-8").replace("retention = 1 ", "retention = 2 ", 1)
     settings.write_text(toml + demo.REPLICA_SETTINGS, encoding="utf-8")
     cli("replicate")
-    return DemoData(data, data / "dagster",
-                    snapshot_days=[str(day - timedelta(days=1)), str(day)],
-                    hash_prefixes=["00", "ff"])
+    resources = {"catalog": CatalogResource(settings=SettingsResource(data_dir=str(data)))}
+    with dg.DagsterInstance.from_config(str(data / "dagster")) as instance:
+        added = demo.register_days(instance, resources)
+    assert added.get("snapshot_days") == days, added
+    return DemoData(data, data / "dagster", snapshot_days=days, hash_prefixes=["00", "ff"])
 
 
 def _demo_script() -> ModuleType:

@@ -88,6 +88,7 @@ def test_the_job_from_definitions_ingests_a_day_and_reports_the_domain_numbers(
     monkeypatch.setenv("ARCHIVE_DATA_DIR", str(crawl_data))  # the resources of definitions.py
     job = defs.resolve_job_def(captures_job.name)
     pages = captures_total = 0
+    dagster_instance.add_dynamic_partitions("crawl_days", _days(crawl_data))
     for day in _days(crawl_data):
         with open_parts(reference) as parts:
             expected = ingest_crawl(parts.catalog, capture_store(parts), reference, day=day).to_dict()
@@ -97,6 +98,11 @@ def test_the_job_from_definitions_ingests_a_day_and_reports_the_domain_numbers(
         assert {name: meta[name] for name in TOTALS} == {name: expected[name] for name in TOTALS}
         assert meta["rejected_records"] == expected["rejected"] == 0
         assert meta["pages"] > 0 and meta["segments_ingested"] > 0
+        sites = [dict(r.data) for r in meta["pages_per_site"].records]  # the day's, per site
+        assert sum(site["pages"] for site in sites) == meta["pages"]
+        assert sum(site["captures"] for site in sites) == meta["captures"]
+        assert [s["pages"] for s in sites] == sorted((s["pages"] for s in sites), reverse=True)
+        assert all(site["site"].startswith("http") for site in sites)
         for status_class, count in expected["status_classes"].items():
             assert meta[f"status_{status_class}"] == count
         assert meta["status_2xx"] > 0 and meta["status_5xx"] == expected["status_classes"].get("5xx", 0)
@@ -115,6 +121,7 @@ def test_a_cut_segment_keeps_what_was_ingested_and_fails_the_check_and_the_run(
     segment = _pending(crawl_data)[0]
     with segment.path.open("ab") as handle:
         handle.write(b'{"url": "https://cut.example/')  # a writer killed mid-record
+    dagster_instance.add_dynamic_partitions("crawl_days", [segment.day])
     result = dg.materialize([captures, captures_complete], partition_key=segment.day,
                             instance=dagster_instance, resources=_resources(crawl_data),
                             raise_on_error=False)
@@ -135,6 +142,10 @@ def test_the_sensor_finds_unreported_segments_on_disk_and_stops_once_they_are_in
     requests = first.run_requests or []
     assert [r.partition_key for r in requests] == days
     assert all(r.tags["captures/trigger"] == "disk scan" for r in requests)
+    # The days' partitions come with their runs; the daemon adds them before launching.
+    [added] = first.dynamic_partitions_requests or []
+    assert added.partitions_def_name == "crawl_days" and list(added.partition_keys) == days
+    dagster_instance.add_dynamic_partitions("crawl_days", days)
     again = _tick(dagster_instance, crawl_data, first.cursor)
     assert [r.run_key for r in again.run_requests or []] == [r.run_key for r in requests]
 
@@ -222,6 +233,7 @@ def test_captures_alone_is_a_valid_selection_among_every_asset_and_check(
     resources = _resources(crawl_data)
     resources["replication"] = ReplicationResource(catalog=resources["catalog"])
     day = _days(crawl_data)[0]
+    dagster_instance.add_dynamic_partitions("crawl_days", [day])
     every = [a for a in defs.assets or () if isinstance(a, dg.AssetsDefinition | dg.AssetSpec)]
     result = dg.materialize([*every, *(defs.asset_checks or ())],
                             selection=[captures.key], partition_key=day,

@@ -6,25 +6,37 @@ import dagster as dg
 import pytest
 
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.crawl_segments import partition_key
-from frontier_service.archiving.events import CRAWL_SEGMENTS
+from archive_pipelines.crawl_segments import CRAWL_DAYS, partition_key
+from frontier_service.archiving.archiver import SegmentSummary
+from frontier_service.archiving.events import CRAWL_SEGMENTS, report_segment
 
 
-def test_spec_declares_daily_partitions_from_2015() -> None:
+def test_spec_declares_the_crawl_days_as_dynamic_partitions() -> None:
     spec = crawl_segments
     assert spec.key == dg.AssetKey("crawl_segments") and spec.description
     partitions = spec.partitions_def
-    assert isinstance(partitions, dg.DailyPartitionsDefinition)
-    assert partitions.get_first_partition_key() == "2015-01-01"
-    assert partitions.end_offset == 1
+    assert isinstance(partitions, dg.DynamicPartitionsDefinition)
+    assert partitions.name == CRAWL_DAYS
     dg.Definitions(assets=[spec])  # it loads into a code location
 
 
-def test_the_crawler_reports_the_declared_asset_in_its_partitions() -> None:
+def test_the_crawler_adds_its_day_then_reports_the_declared_asset() -> None:
     assert crawl_segments.key == CRAWL_SEGMENTS
     partitions = crawl_segments.partitions_def
     assert partitions is not None
-    assert partitions.has_partition_key(partition_key("2024-05-17"))
+    with dg.instance_for_test() as instance:
+        assert not partitions.has_partition_key("2024-05-17", dynamic_partitions_store=instance)
+        report_segment(instance, _summary("2024-05-17"))
+        report_segment(instance, _summary("2024-05-17"))  # the day once
+        assert instance.get_dynamic_partitions(CRAWL_DAYS) == [partition_key("2024-05-17")]
+        [event] = instance.fetch_materializations(CRAWL_SEGMENTS, limit=1).records
+        assert event.partition_key == "2024-05-17"
+
+
+def _summary(day: str) -> SegmentSummary:
+    return SegmentSummary(session_id="s", pages=3, bytes=10, stored_bytes=10, new_blobs=1,
+                          errors=0, started=0.0, ended=1.0, pages_per_second=12.345,
+                          segment_path=None, partition_date=day)
 
 
 @pytest.mark.parametrize("day", ["17/05/2024", "2024-02-30", "../x", ""])

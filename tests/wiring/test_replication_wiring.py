@@ -72,6 +72,29 @@ def test_materializing_every_prefix_reaches_the_policy(
     assert _replica_files(data) == {f"{h}.zst" for h in hashes}
     [check] = result.get_asset_check_evaluations()
     assert check.passed
+    assert [dict(r.data) for r in check.metadata["copies_per_store"].value.records] == [
+        {"store": "primary", "missing": 0, "ongoing": 0, "present": 5, "corrupted": 0},
+        {"store": "replica1", "missing": 0, "ongoing": 0, "present": 5, "corrupted": 0}]
+
+
+def test_a_range_of_prefixes_is_one_run(tmp_path: Path, dagster_instance: dg.DagsterInstance) -> None:
+    """What a backfill of all 256 partitions launches (the asset's single-run backfill policy)."""
+    data, hashes = _data_dir(tmp_path)
+    low = min(h[:2] for h in hashes)
+    result = dg.materialize([replica_copies], resources=_resources(data), instance=dagster_instance,
+                            tags={"dagster/asset_partition_range_start": low,
+                                  "dagster/asset_partition_range_end": low})
+    assert result.success and _replica_files(data) == {f"{h}.zst" for h in hashes if h[:2] == low}
+    result = dg.materialize([replica_copies], resources=_resources(data), instance=dagster_instance,
+                            tags={"dagster/asset_partition_range_start": "00",
+                                  "dagster/asset_partition_range_end": "ff"})
+    assert result.success
+    assert _replica_files(data) == {f"{h}.zst" for h in hashes}
+    events = result.get_asset_materialization_events()
+    assert len({e.partition for e in events}) == 256  # every prefix recorded materialized
+    assert replica_copies.backfill_policy == dg.BackfillPolicy.single_run()
+    [summary] = {str(e.materialization.metadata["summary"].value) for e in events}
+    assert summary.startswith(f"{len(hashes)} blobs of prefix 00..ff checked")
 
 
 def test_director_sensor_launches_one_run_per_batch(

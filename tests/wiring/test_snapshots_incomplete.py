@@ -21,6 +21,7 @@ DAY = "2024-12-25"
 
 def _metadata(data: Path, instance: dg.DagsterInstance) -> dict[str, object]:
     settings = SettingsResource(data_dir=str(data))
+    instance.add_dynamic_partitions("snapshot_days", [DAY])  # what the days sensor does
     result = dg.materialize([snapshots], partition_key=DAY, instance=instance, resources={
         "storage": StorageResource(catalog=CatalogResource(settings=settings))})
     assert result.success

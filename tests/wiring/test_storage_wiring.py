@@ -50,6 +50,7 @@ def test_backfilled_day_ingests_legacy_folders_and_builds_views(
                           created_at=datetime.fromtimestamp(float(ts), tz=UTC))
     engine.dispose()
     instance = dagster_instance
+    instance.add_dynamic_partitions("snapshot_days", ["2024-12-25"])  # what the days sensor does
     result = dg.materialize([blobs, views, storage_health], partition_key="2024-12-25",
                             resources=_resources(data), instance=instance)
     assert result.success
@@ -58,6 +59,10 @@ def test_backfilled_day_ingests_legacy_folders_and_builds_views(
     assert meta["files"] == 6 and meta["ingested_files"] == 6
     assert meta["deduplicated"] == 1 and meta["bytes_saved"] == 10_000
     assert float(meta["dedup_ratio"]) > 1.0
+    [saving] = [dict(r.data) for r in meta["largest_savings"].records]  # the shared script
+    assert saving["path"] == "wget/jquery.js" and saving["references"] == 2
+    assert saving["bytes_saved"] == 10_000 and saving["saved"] == "9.8 KiB"
+    assert "9.8 KiB saved by dedup" in str(meta["summary"])
     link = data / "archive" / "by_timestamp" / "1735128000.1" / "wget" / "jquery.js"
     assert link.read_bytes() == b"j" * 10_000
     checks = result.get_asset_check_evaluations()

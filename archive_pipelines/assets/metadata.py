@@ -1,0 +1,55 @@
+"""Metadata an operator reads in Dagit: typed numbers (plotted over time), sizes written out,
+and tables built with pandas (grouping and pivots are one call there)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import dagster as dg
+import pandas as pd
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def count(value: int) -> dg.IntMetadataValue:
+    return dg.MetadataValue.int(int(value))
+
+
+def rate(value: float, digits: int = 1) -> dg.FloatMetadataValue:
+    """A ratio or a rate, rounded for reading (the plot keeps the shape)."""
+    return dg.MetadataValue.float(round(float(value), digits))
+
+
+def readable_bytes(value: int) -> str:
+    """`16773939` -> `16.0 MiB`."""
+    size = float(value)
+    for unit in _UNITS:
+        if abs(size) < 1024 or unit == _UNITS[-1]:
+            return f"{int(size):,} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def counts(values: Mapping[str, int]) -> dict[str, dg.IntMetadataValue]:
+    return {key: count(value) for key, value in values.items()}
+
+
+def table(frame: pd.DataFrame) -> dg.TableMetadataValue:
+    """A DataFrame as a Dagster table: its columns typed (int, float, string), its rows."""
+    columns = []
+    for name, dtype in frame.dtypes.items():
+        kind = ("int" if pd.api.types.is_integer_dtype(dtype) else
+                "float" if pd.api.types.is_float_dtype(dtype) else "string")
+        columns.append(dg.TableColumn(str(name), kind))
+    records = [dg.TableRecord({str(k): _plain(v) for k, v in row.items()})
+               for row in frame.to_dict("records")]
+    return dg.MetadataValue.table(records, schema=dg.TableSchema(columns))
+
+
+def _plain(value: object) -> str | int | float | bool | None:
+    """numpy scalars (what pandas hands out) as the plain Python values Dagster takes."""
+    if hasattr(value, "item"):
+        value = value.item()  # type: ignore[union-attr]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

@@ -1,0 +1,36 @@
+"""Metadata helpers: sizes written out, pandas frames as typed Dagster tables."""
+
+import dagster as dg
+import pandas as pd
+
+from archive_pipelines.assets.metadata import readable_bytes, table
+from archive_pipelines.assets.replication import copies_frame
+
+
+def test_sizes_are_written_out() -> None:
+    assert readable_bytes(0) == "0 B"
+    assert readable_bytes(1023) == "1,023 B"
+    assert readable_bytes(1024) == "1.0 KiB"
+    assert readable_bytes(16_773_939) == "16.0 MiB"
+    assert readable_bytes(3 * 1024**5) == "3.0 PiB"
+    assert readable_bytes(5 * 1024**6) == "5,120.0 PiB"
+
+
+def test_a_frame_becomes_a_typed_table() -> None:
+    frame = pd.DataFrame({"site": ["https://a.test", "https://b.test"], "pages": [3, 1],
+                          "ratio": [1.5, 2.0]})
+    value = table(frame)
+    assert [(c.name, c.type) for c in value.schema.columns] == [
+        ("site", "string"), ("pages", "int"), ("ratio", "float")]
+    assert [dict(r.data) for r in value.records] == [
+        {"site": "https://a.test", "pages": 3, "ratio": 1.5},
+        {"site": "https://b.test", "pages": 1, "ratio": 2.0}]
+    assert all(type(r.data["pages"]) is int for r in value.records)  # not numpy's int64
+    assert isinstance(table(pd.DataFrame({"a": []})), dg.TableMetadataValue)
+
+
+def test_copies_per_store_has_every_status_for_every_store() -> None:
+    frame = copies_frame({"replica1": {"present": 7}, "primary": {"present": 9, "missing": 1}})
+    assert frame.to_dict("records") == [
+        {"store": "primary", "missing": 1, "ongoing": 0, "present": 9, "corrupted": 0},
+        {"store": "replica1", "missing": 0, "ongoing": 0, "present": 7, "corrupted": 0}]
