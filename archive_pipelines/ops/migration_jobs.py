@@ -1,4 +1,4 @@
-"""Adoption jobs (seed 001): import orphan folders, migrate filesystems, merge duplicates."""
+"""Adoption jobs: import orphan folders, migrate filesystems, merge duplicates."""
 
 import dagster as dg
 from pydantic import Field
