@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
@@ -22,4 +21,10 @@ def chunks(items: Sequence[T], size: int = IN_LIST) -> Iterator[Sequence[T]]:
 
 def insert_ignore(session: Session) -> Any:
     """The INSERT construct of the session's dialect (both have `on_conflict_do_*`)."""
-    return pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    if session.get_bind().dialect.name == "postgresql":
+        # Imported here: the PostgreSQL dialect takes ~70 ms to import, which SQLite
+        # catalogs (every CLI command on one) need not pay.
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert
+    return sqlite_insert

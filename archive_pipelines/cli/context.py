@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine
+# Imported where used: `--help` needs none of them, and each command only some (lazy_group).
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
-from archive_pipelines.catalog import CatalogRepository, shared_engine
-from archive_pipelines.datadir import require_initialized
-from archive_pipelines.settings import Settings, load_settings
-from archive_pipelines.storage.assembly import StorageParts, open_storage
+    from archive_pipelines.catalog import CatalogRepository
+    from archive_pipelines.settings import Settings
+    from archive_pipelines.storage.assembly import StorageParts
 
 
 @dataclass
@@ -23,12 +25,16 @@ class CliContext:
     @cached_property
     def unchecked_settings(self) -> Settings:
         """The settings, whether or not the data dir exists (for `init`, which makes it)."""
+        from archive_pipelines.settings import load_settings
+
         return load_settings(self.data_dir)
 
     @cached_property
     def settings(self) -> Settings:
         """The settings of a data dir `init` made; a DataDirError naming `init` otherwise,
         before anything is read or written there."""
+        from archive_pipelines.datadir import require_initialized
+
         return require_initialized(self.unchecked_settings)
 
     @property
@@ -36,6 +42,8 @@ class CliContext:
         """The process's engine for the catalog (`catalog.shared_engine`, as the Dagster
         resources use), its connections closed by `close()`."""
         if self._engine is None:
+            from archive_pipelines.catalog import shared_engine
+
             self._engine = shared_engine(
                 self.settings.catalog_url,
                 busy_timeout_ms=self.settings.catalog.sqlite_busy_timeout_ms,
@@ -44,12 +52,16 @@ class CliContext:
 
     @property
     def catalog(self) -> CatalogRepository:
+        from archive_pipelines.catalog import CatalogRepository
+
         return CatalogRepository(self.engine)
 
     def storage(self, views: tuple[str, ...] | None = None) -> StorageParts:
         """The storage parts on the catalog engine (`views`: a subset of the enabled ones),
         closed by `close()`: their worker processes are stopped and waited for before the
         process exits, never left to the interpreter's exit hooks."""
+        from archive_pipelines.storage.assembly import open_storage
+
         storage = open_storage(self.settings, engine=self.engine, views=views or None)
         self._storages.append(storage)
         return storage

@@ -1,40 +1,14 @@
-"""`init` and `status`."""
+"""`status`: the catalog's counts, its schema state, and the ingests left incomplete."""
 
 from __future__ import annotations
 
 import click
 
 from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.catalog.migrate import current_revision, head_revision
 from archive_pipelines.catalog.urls import redact_url
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.datadir import initialize
+from archive_pipelines.cli.schema_revision import current_revision, head_revision
 from archive_pipelines.errors import CatalogError
-from archive_pipelines.storage.snapshot_ingest import resume_command
-
-
-@click.command("init")
-@click.pass_obj
-def init_command(obj: CliContext) -> None:
-    """Create the data dir layout, write archive.toml if absent, migrate the catalog.
-
-    O(1) whatever archive/ holds: existing folders are adopted later, lazily.
-    """
-    settings = obj.unchecked_settings  # the one command that may make the data dir
-    report = initialize(settings)
-    click.echo(f"data dir      {report.data_dir}")
-    click.echo(f"catalog       {redact_url(settings.catalog_url)}")
-    schema = (f"{report.schema_before or 'empty'} -> {report.schema_after}"
-              if report.schema_before != report.schema_after else f"{report.schema_after} (current)")
-    click.echo(f"schema        {schema}")
-    if report.created_folders:
-        click.echo(f"created       {', '.join(report.created_folders)}")
-    if report.wrote_settings:
-        click.echo("wrote         archive.toml (defaults)")
-    if report.wrote_dagster_yaml:
-        click.echo("wrote         dagster/dagster.yaml (DAGSTER_HOME for the embedded default)")
-    if report.hint:
-        click.echo(f"hint          {report.hint}")
 
 
 @click.command("status")
@@ -70,6 +44,14 @@ def _show_incomplete(catalog: CatalogRepository) -> None:
                                                    if count else ""))
     for state in catalog.incomplete_snapshots(limit=SHOWN_INCOMPLETE):
         click.echo(f"  {state.snapshot_id}  {state.url} @ {state.timestamp}: "
-                   f"`{resume_command(state.snapshot_id)}`")
+                   f"`{_resume_command(state.snapshot_id)}`")
     if count > SHOWN_INCOMPLETE:
         click.echo(f"  ... and {count - SHOWN_INCOMPLETE:,} more")
+
+
+def _resume_command(snapshot_id: str) -> str:
+    # The ingest module brings the stores, views and file workers: imported only when a
+    # snapshot is incomplete.
+    from archive_pipelines.storage.snapshot_ingest import resume_command
+
+    return resume_command(snapshot_id)

@@ -1,0 +1,110 @@
+"""`captures`: look captures up by URL (or a prefix), crawl session or body hash."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from archive_pipelines.captures.compaction import CompactionError
+from archive_pipelines.captures.lookup import find_body, find_session, find_url, note, when_ms
+from archive_pipelines.captures.record_files import read_record
+from archive_pipelines.captures.segment_files import canonical_session_id
+from archive_pipelines.catalog.captures import Capture
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.progress import human_bytes
+from archive_pipelines.errors import ArchiveError
+
+
+@click.command("captures")
+@click.argument("url", required=False)
+@click.option("--prefix", is_flag=True, help="Every URL under URL (a site or a path).")
+@click.option("--from", "from_", metavar="TIME",
+              help="Not before TIME: unix seconds, YYYYMMDDhhmmss (or its start) or ISO 8601.")
+@click.option("--to", metavar="TIME", help="Not after TIME (a partial time: its end).")
+@click.option("--session", "session_id", metavar="ID", help="A crawl session's pages instead.")
+@click.option("--requests", "every_request", is_flag=True,
+              help="With --session: every capture, sub-requests and redirects too.")
+@click.option("--sha256", "body", metavar="HASH", help="The captures whose body has this hash.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N captures.")
+@click.option("--json", "as_json", is_flag=True, help="Print the captures as JSON.")
+@click.option("--records", "with_records", is_flag=True,
+              help="With --json: each capture's whole crawl record too (headers, redirects), "
+                   "read from its segment or compacted session file.")
+@click.pass_obj
+def captures_command(obj: CliContext, url: str | None, prefix: bool, from_: str | None,
+                     to: str | None, session_id: str | None, every_request: bool,
+                     body: str | None, limit: int | None, as_json: bool,
+                     with_records: bool) -> None:
+    """List the captures of URL, newest first: when, status, body sha256 and size, session.
+
+    URL matches on the crawler's canonical form (`HTTP://Example.com:80/a?b=1&a=2#x` finds
+    `http://example.com/a?a=2&b=1`); http and https are different URLs. Redirect hops,
+    sub-requests, failed fetches and truncated bodies are captures too, marked as such.
+    Exit 1 when nothing matches."""
+    if sum(x is not None for x in (url, session_id, body)) != 1:
+        raise ArchiveError("give one of: URL, --session ID, --sha256 HASH")
+    catalog = Catalog(obj.engine)  # lookups need neither the store nor its workers
+    started = time.perf_counter()
+    heading = ""
+    if url is not None:
+        canonical, found = find_url(
+            catalog, url, prefix=prefix, limit=limit,
+            from_ms=None if from_ is None else when_ms(from_),
+            to_ms=None if to is None else when_ms(to, end=True))
+        heading = f"{'under ' if prefix else ''}{canonical}"
+    elif session_id is not None:
+        if canonical_session_id(session_id) is None:
+            raise ArchiveError(f"bad --session {session_id[:100]!r}: a session id is a lower-case UUID")
+        found = find_session(catalog, session_id, every_request=every_request, limit=limit)
+        heading = f"of session {session_id}"
+    else:
+        assert body is not None
+        found = find_body(catalog, body, limit=limit)
+        heading = f"with body sha256 {body}"
+    lookup_ms = (time.perf_counter() - started) * 1000
+    if as_json:
+        rows = [_as_dict(c) for c in found]
+        if with_records:
+            for row, capture in zip(rows, found, strict=True):
+                row["record"] = _record(obj.settings.data_dir, capture)
+        click.echo(json.dumps({"query": heading, "lookup_ms": round(lookup_ms, 3),
+                               "captures": rows}, indent=2))
+    else:
+        for capture in found:
+            click.echo(_line(capture))
+        click.echo(f"{len(found):,} capture(s) {heading} ({lookup_ms:.1f} ms)")
+    if not found:
+        raise click.exceptions.Exit(1)
+
+
+def _when(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _line(capture: Capture) -> str:
+    status = "-" if capture.status_code is None else str(capture.status_code)
+    size = "-" if capture.body_size is None else human_bytes(capture.body_size)
+    sha = capture.body_sha256 or "-" * 64
+    extra = note(capture)
+    return (f"{_when(capture.fetched_ms)}  {status:>3}  {capture.kind:<8} {sha}  {size:>9}  "
+            f"{capture.session_id}  {capture.url}" + (f"  ({extra})" if extra else ""))
+
+
+def _record(data_dir: Path, capture: Capture) -> object:
+    try:
+        return read_record(data_dir, capture.index_path, capture.record_offset)
+    except (OSError, ValueError, CompactionError) as exc:
+        return {"error": f"cannot read {capture.index_path} at {capture.record_offset}: {exc}"}
+
+
+def _as_dict(capture: Capture) -> dict[str, object]:
+    data = asdict(capture)
+    data["timestamp"] = _when(capture.fetched_ms)
+    data["note"] = note(capture)
+    return data

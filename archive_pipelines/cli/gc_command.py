@@ -1,0 +1,85 @@
+"""`gc`: remove unreferenced blobs and migrated legacy folders once past the grace period."""
+
+from __future__ import annotations
+
+import click
+
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.progress import human_bytes
+from archive_pipelines.cli.storage_output import print_errors
+from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
+
+
+@click.command("gc")
+@click.option("--grace-hours", type=float, default=None,
+              help="Override storage.gc_grace_hours.")
+@click.option("--dry-run", is_flag=True,
+              help="Walk the same decisions as the real run and say what it would remove; "
+                   "change nothing.")
+@click.option("--untracked", is_flag=True,
+              help="Also remove blob files the catalog has no row for, older than the grace "
+                   "(leftovers of interrupted ingests). Careful: crawled bodies have no "
+                   "catalog rows yet.")
+@click.option("-v", "--verbose", "--list", "listing", is_flag=True,
+              help="List each blob (sha256) and folder (path) removed, or that would be.")
+@click.pass_obj
+def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
+               untracked: bool, listing: bool) -> None:
+    """Remove blobs unreferenced for longer than the grace period (primary store only), and
+    migrated legacy folders (in migrated/) older than it; with --untracked, untracked blob
+    files older than it too.
+
+    A blob whose file has another name outside the store (a legacy file it was hard-linked
+    from) is unlinked from the store but frees no bytes: it is reported apart, as "unlinked
+    (still held by another path)"."""
+    freed = "would be freed" if dry_run else "freed"
+    removed, unlinked = ("would remove", "would unlink") if dry_run else ("removed", "unlinked")
+
+    def show(item: GcItem) -> None:
+        if not listing:
+            return
+        if item.held:
+            click.echo(f"  {unlinked} {item.kind} {item.name} ({human_bytes(item.size)}, "
+                       "still held by another path)")
+        else:
+            click.echo(f"  {removed} {item.kind} {item.name} ({human_bytes(item.size)})")
+
+    if dry_run:
+        click.echo("dry run: nothing is changed")
+    storage = obj.storage()  # closed (worker processes stopped) when the command ends
+    report = collect_garbage(
+        storage.catalog, storage.primary, storage.views.farm, storage.layout,
+        grace_hours=obj.settings.storage.gc_grace_hours if grace_hours is None else grace_hours,
+        dry_run=dry_run, untracked=untracked, on_item=show)
+
+    def tally(counted: Tally) -> str:
+        text = f"{removed} {counted.count - counted.held:,}"
+        text += f" ({human_bytes(counted.bytes)} {freed})"
+        if counted.held:
+            text += (f", {unlinked} {counted.held:,} (still held by another path, "
+                     f"{human_bytes(counted.held_bytes)} not freed)")
+        return text
+
+    click.echo(f"unreferenced blobs past the grace: {report.candidates:,}; "
+               + tally(report.blobs))
+    if report.already_gone:
+        click.echo(f"  {report.already_gone:,} already missing from the store "
+                   f"(catalog {'would be ' if dry_run else ''}updated)")
+    if report.revived:
+        click.echo(f"  revived {report.revived:,} (referenced again meanwhile: kept)")
+    if report.kept_for_crawl:
+        click.echo(f"  kept {report.kept_for_crawl:,} crawled bodies whose segments are not "
+                   "ingested yet (`ingest-crawl`)")
+    if report.untracked_checked:
+        click.echo("untracked blob files: " + tally(report.untracked))
+    else:
+        click.echo("untracked blob files: not checked (--untracked)")
+    folders = report.folders
+    text = f"migrated legacy folders: {removed} {folders.count:,} " \
+           f"({human_bytes(folders.bytes)} {freed}"
+    if folders.held:
+        text += (f"; {folders.held:,} files' bytes ({human_bytes(folders.held_bytes)}) "
+                 "still held by another path, e.g. the store")
+    click.echo(text + ")")
+    click.echo(f"total: {human_bytes(report.total_bytes_freed)} {freed}")
+    print_errors(report.errors)

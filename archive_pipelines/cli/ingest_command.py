@@ -1,0 +1,96 @@
+"""`ingest`: store a directory's files as one extractor's output of a snapshot, resumably."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.inputs import BadInput, check_url, timestamp_time
+from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.cli.storage_output import print_errors
+from archive_pipelines.storage.snapshot_ingest import (
+    open_ingest,
+    resume_command,
+    resume_ingest,
+    run_ingest,
+)
+
+
+@click.command("ingest")
+@click.option("--url", default=None, help="The snapshot's URL (http:// or https://).")
+@click.option("--timestamp", default=None,
+              help="Legacy timestamp key: unix seconds, e.g. 1700000000.123 (default: now). "
+                   "Its day names the snapshot's folders in the views.")
+@click.option("--user", default=None, help="Who created the snapshot (by_user view).")
+@click.option("--title", default=None)
+@click.option("--copy/--hardlink", "copy", default=None,
+              help="Copy files into the store, or hard-link them when the store is raw and on "
+                   "the same filesystem (the source files then share the stored, read-only "
+                   "inode). Default: the storage.ingest_hardlink setting (hard-link).")
+@click.option("--resume", "resume_id", default=None, metavar="ID",
+              help="Finish the interrupted ingest of snapshot ID (its folder and extractor "
+                   "are recorded): the files it committed are skipped, the rest stored.")
+@click.argument("extractor", required=False)
+@click.argument("directory", required=False,
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.pass_obj
+def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user: str | None,
+                   title: str | None, copy: bool | None, resume_id: str | None,
+                   extractor: str | None, directory: Path | None) -> None:
+    """Store every file under DIRECTORY as EXTRACTOR output of the snapshot of --url.
+
+    The snapshot is incomplete (in `status` and `verify`) until its last file is committed.
+    An interrupted ingest is finished by `ingest --resume ID` (the id is printed at the
+    start) or by running the same command again, which finds it by URL and DIRECTORY;
+    without --timestamp a folder whose snapshot is complete gets a new snapshot."""
+    if resume_id is not None:
+        if url or timestamp or user or title or extractor or directory:
+            raise BadInput("--resume takes no --url, --timestamp, --user, --title, EXTRACTOR "
+                           "or DIRECTORY: the snapshot's own are used")
+        storage = obj.storage()  # closed (worker processes stopped) when the command ends
+        ingest = resume_ingest(storage.catalog, resume_id)
+    else:
+        if url is None or extractor is None or directory is None:
+            raise BadInput("ingest needs --url URL EXTRACTOR DIRECTORY (or --resume ID)")
+        check_url(url)
+        # The snapshot's time, which names its day in the views.
+        created_at = datetime.now(UTC) if timestamp is None else timestamp_time(timestamp)
+        storage = obj.storage()  # closed (worker processes stopped) when the command ends
+        ingest = open_ingest(storage.catalog, url=url, extractor=extractor, source=directory,
+                             timestamp=timestamp, created_at=created_at, title=title,
+                             created_by=user or obj.settings.views.default_user)
+    where = (f"snapshot {ingest.snapshot_id} ({ingest.url} @ {ingest.timestamp}, "
+             f"{ingest.created_at:%Y-%m-%dT%H:%M:%SZ})")
+    resume = resume_command(ingest.snapshot_id)
+    # Printed before any file is stored: an interrupted run has said what to resume.
+    if ingest.resumed:
+        click.echo(f"resuming {where}, left incomplete by an interrupted ingest of "
+                   f"{ingest.source} as {ingest.extractor}; if interrupted, resume with "
+                   f"`{resume}`")
+    else:
+        click.echo(f"ingesting into {where}; if interrupted, resume with `{resume}`")
+    started = time.monotonic()
+    settings = obj.settings.storage
+    try:
+        with progress_bar("ingest", "file") as bar:
+            done = run_ingest(storage.catalog, storage.primary, storage.views, storage.work,
+                              ingest, progress=bar.update, batch_size=settings.ingest_batch_size,
+                              hardlink=settings.ingest_hardlink if copy is None else not copy)
+    except BaseException:
+        click.echo(f"snapshot {ingest.snapshot_id} is incomplete: resume with `{resume}`",
+                   err=True)
+        raise
+    elapsed = time.monotonic() - started
+    report = done.files
+    click.echo(f"snapshot {ingest.snapshot_id} ({ingest.url} @ {ingest.timestamp}) complete")
+    if done.skipped:
+        click.echo(f"skipped {done.skipped:,} files the interrupted ingest had stored")
+    click.echo(f"files {report.files:,} ({report.added:,} added, {report.unchanged:,} unchanged, "
+               f"{report.replaced:,} replaced) in {elapsed:.1f}s")
+    click.echo(f"new blobs {report.new_blobs:,}, deduplicated {report.deduplicated:,}, "
+               f"saved {human_bytes(report.bytes_saved)}, links {report.links_created:,}")
+    print_errors(report.errors)

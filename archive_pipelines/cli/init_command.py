@@ -1,0 +1,33 @@
+"""`init`: make (or complete) the data dir and bring the catalog's schema to head."""
+
+from __future__ import annotations
+
+import click
+
+from archive_pipelines.catalog.urls import redact_url
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.datadir import initialize
+
+
+@click.command("init")
+@click.pass_obj
+def init_command(obj: CliContext) -> None:
+    """Create the data dir layout, write archive.toml if absent, migrate the catalog.
+
+    O(1) whatever archive/ holds: existing folders are adopted later, lazily.
+    """
+    settings = obj.unchecked_settings  # the one command that may make the data dir
+    report = initialize(settings)
+    click.echo(f"data dir      {report.data_dir}")
+    click.echo(f"catalog       {redact_url(settings.catalog_url)}")
+    schema = (f"{report.schema_before or 'empty'} -> {report.schema_after}"
+              if report.schema_before != report.schema_after else f"{report.schema_after} (current)")
+    click.echo(f"schema        {schema}")
+    if report.created_folders:
+        click.echo(f"created       {', '.join(report.created_folders)}")
+    if report.wrote_settings:
+        click.echo("wrote         archive.toml (defaults)")
+    if report.wrote_dagster_yaml:
+        click.echo("wrote         dagster/dagster.yaml (DAGSTER_HOME for the embedded default)")
+    if report.hint:
+        click.echo(f"hint          {report.hint}")

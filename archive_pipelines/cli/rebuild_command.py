@@ -1,0 +1,30 @@
+"""`rebuild-views`: regenerate the symlink views from the catalog."""
+
+from __future__ import annotations
+
+import time
+
+import click
+
+from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.storage_output import VIEW_CHOICE
+from archive_pipelines.storage.rebuild import rebuild_views
+
+
+@click.command("rebuild-views")
+@click.option("--clean", is_flag=True, help="Remove the views' links first.")
+@click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")
+@click.pass_obj
+def rebuild_views_command(obj: CliContext, clean: bool, views: tuple[str, ...]) -> None:
+    """Regenerate the symlink views from the catalog."""
+    started = time.monotonic()
+    with progress_bar("rebuild", "link") as bar:
+        storage = obj.storage(views)  # closed (worker processes stopped) when the command ends
+        report = rebuild_views(storage.catalog, storage.primary, storage.views,
+                               storage.work, clean=clean, progress=bar.update)
+    click.echo(f"{report.snapshots:,} snapshots, {report.links:,} links "
+               f"({report.links_created:,} created, {report.links_fixed:,} fixed, "
+               f"{report.links_removed:,} removed) in {time.monotonic() - started:.1f}s")
+    if report.link_conflicts:
+        click.echo(f"{report.link_conflicts:,} link path(s) blocked by real files (left alone)")
