@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
@@ -23,6 +24,7 @@ from archive_pipelines.captures.compaction import compact_sessions
 from archive_pipelines.catalog.captures import crawl_session
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.storage.verify import KINDS, verify_storage
+from archive_testkit.forkserver import ForkServer
 from tests.captures.conftest import Crawled, capture_store
 from tests.captures.test_compaction import (
     assert_storage_clean,
@@ -40,11 +42,19 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = [sys.executable, "-m", "tests.captures.crash_compact"]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The module's `python -m` runs, each a fork of one process that imported the app once
+    (a real process that SIGKILL ends, without a new interpreter's seconds of imports)."""
+    with ForkServer(preload=["tests.captures.crash_compact"], cwd=ROOT) as server:
+        yield server
+
+
+def run(server: ForkServer, *args: str) -> subprocess.CompletedProcess[str]:
+    """The crash script as subprocess.run(capture_output=True, text=True), forked by `server`."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return subprocess.run([*SCRIPT, *args], cwd=ROOT, capture_output=True, text=True, env=env,
-                          timeout=120)
+    return server.run([*SCRIPT, *args], cwd=ROOT, env=env, timeout=120)
 
 
 def copy_data_dir(source: Path, target: Path) -> None:
@@ -79,7 +89,7 @@ def spread(total: int, count: int) -> list[int]:
 
 @pytest.mark.slow
 def test_kill_9_at_every_step_of_a_compaction_then_a_rerun_ends_exact(
-        crawled: Crawled, tmp_path: Path) -> None:
+        crawled: Crawled, tmp_path: Path, forks: ForkServer) -> None:
     # Ingest once (the SQLite catalog is inside the data dir); every kill starts from a copy.
     ingested = tmp_path / "ingested"
     copy_data_dir(crawled.data_dir, ingested)
@@ -94,7 +104,7 @@ def test_kill_9_at_every_step_of_a_compaction_then_a_rerun_ends_exact(
     # The compaction never interrupted, and how many steps of each kind it takes.
     reference = tmp_path / "reference"
     copy_data_dir(ingested, reference)
-    done = run(str(reference), "none", "0")
+    done = run(forks, str(reference), "none", "0")
     assert done.returncode == 0, done.stderr
     counted = re.search(r"steps sql=(\d+) file=(\d+) write=(\d+)", done.stdout)
     assert counted is not None, done.stdout
@@ -119,7 +129,7 @@ def test_kill_9_at_every_step_of_a_compaction_then_a_rerun_ends_exact(
         kind, step = point
         data_dir = tmp_path / f"{kind}-{step}"
         copy_data_dir(ingested, data_dir)
-        killed = run(str(data_dir), kind, str(step))
+        killed = run(forks, str(data_dir), kind, str(step))
         assert killed.returncode == -signal.SIGKILL, (point, killed.stdout, killed.stderr)
         return data_dir
 

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from sqlalchemy import func, select
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import CrawlSegment
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.forkserver import ForkServer
 from tests.captures.conftest import Crawled
 from tests.captures.test_ingest import catalog_state, opened
 
@@ -27,10 +29,20 @@ SCRIPT = [sys.executable, "-m", "tests.captures.crash_ingest_crawl"]
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
 
 
-def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The module's `python -m` runs, each a fork of one process that imported the app once
+    (a real process that SIGKILL ends, without a new interpreter's seconds of imports)."""
+    with ForkServer(preload=["tests.captures.crash_ingest_crawl", "archive_pipelines.cli.*"],
+                    cwd=ROOT) as server:
+        yield server
+
+
+def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
 def store_files(data_dir: Path) -> dict[str, int]:
@@ -52,10 +64,10 @@ def spread(total: int, count: int) -> list[int]:
 
 @pytest.mark.slow
 def test_kill_9_at_any_step_of_an_ingest_then_a_rerun_ends_exact(
-        crawled: Crawled, tmp_path: Path) -> None:
+        crawled: Crawled, tmp_path: Path, forks: ForkServer) -> None:
     baseline_dir = tmp_path / "baseline"
     shutil.copytree(crawled.data_dir, baseline_dir, symlinks=True)
-    done = run([*SCRIPT, str(baseline_dir), "none", "0"])
+    done = run(forks, [*SCRIPT, str(baseline_dir), "none", "0"])
     assert done.returncode == 0, done.stderr
     counted = re.search(r"steps sql=(\d+) file=(\d+)", done.stdout)
     assert counted is not None, done.stdout
@@ -76,11 +88,11 @@ def test_kill_9_at_any_step_of_an_ingest_then_a_rerun_ends_exact(
         kind, step = point
         data_dir = tmp_path / f"{kind}-{step}"
         shutil.copytree(crawled.data_dir, data_dir, symlinks=True)
-        killed = run([*SCRIPT, str(data_dir), kind, str(step)])
+        killed = run(forks, [*SCRIPT, str(data_dir), kind, str(step)])
         assert killed.returncode == -signal.SIGKILL, (point, killed.stdout, killed.stderr)
         with opened(data_dir) as parts, parts.catalog.read_session() as session:
             ledger = session.scalar(select(func.count()).select_from(CrawlSegment)) or 0
-        rerun = run([*CLI, "--data-dir", str(data_dir), "ingest-crawl", "--all"])
+        rerun = run(forks, [*CLI, "--data-dir", str(data_dir), "ingest-crawl", "--all"])
         assert rerun.returncode == 0, (point, rerun.stdout, rerun.stderr)
         return data_dir, ledger
 

@@ -12,6 +12,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,20 @@ from archive_pipelines.migration import import_orphans
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.forkserver import ForkServer
 from archive_testkit.legacy_releases import Manifest, generate_collection
 from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots
 
 ROOT = Path(__file__).resolve().parents[2]
 MIN_KILLS = 52
+
+
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The migration processes, each a fork of one process that imported the app once (a
+    real process that SIGKILL ends, without a new interpreter's seconds of imports)."""
+    with ForkServer(preload=["tests.migration.crash_migrate"], cwd=ROOT) as server:
+        yield server
 
 
 def fresh_collection(data: Path, seed: int) -> tuple[StorageParts, Manifest]:
@@ -55,7 +65,8 @@ def versions_not_ahead(storage: StorageParts) -> list[str]:
 
 
 @pytest.mark.slow
-def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path) -> None:
+def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path,
+                                                                forks: ForkServer) -> None:
     rng = random.Random(4242)
     kills = runs = rounds = 0
     started = time.monotonic()
@@ -67,7 +78,7 @@ def test_kill_9_during_migration_never_loses_bytes_and_converges(tmp_path: Path)
             final = kills >= MIN_KILLS  # enough kills: let one run finish to show convergence
             mode = "retire" if final else rng.choice(("retire", "retire", "store"))
             args = [sys.executable, "-m", "tests.migration.crash_migrate", str(data), mode]
-            with subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True) as proc:
+            with forks.popen(args, cwd=ROOT, stdout=subprocess.PIPE) as proc:
                 assert proc.stdout is not None and proc.stdout.readline().strip() == "READY"
                 if not final:
                     time.sleep(rng.uniform(0.0, 0.6))

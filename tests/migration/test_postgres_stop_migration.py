@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.archivebox07 import generate_archivebox07
+from archive_testkit.forkserver import ForkServer
 from archive_testkit.manifest import check_manifest, manifest
 from archive_testkit.servers import LocalPostgres
 from tests.migration.test_adoption_fidelity import _collection_files
@@ -41,20 +43,29 @@ UPDATE = ["update", "--import-orphans", "--migrate-fs", "--batch-size", "2"]
 SNAPSHOTS = 6
 
 
-def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The module's `python -m` runs, each a fork of one process that imported the app once."""
+    with ForkServer(preload=["tests.storage.stop_postgres_cli", "archive_pipelines.cli.*"],
+                    cwd=ROOT) as server:
+        yield server
+
+
+def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
-def collection_on(server: LocalPostgres, root: Path) -> Path:
+def collection_on(forks: ForkServer, server: LocalPostgres, root: Path) -> Path:
     """The same ArchiveBox 0.7 collection each time, initialized with its catalog in a new
     database of `server`; no worker processes (the counted steps are the command's)."""
     data = root / "data"
     generate_archivebox07(data, snapshots=SNAPSHOTS, seed=11, files_per_snapshot=10)
     (data / "archive.toml").write_text(f'[catalog]\nurl = "{server.create_database()}"\n'
                                        "[storage]\ningest_processes = 0\n")
-    init = run([*CLI, "--data-dir", str(data), "init"])
+    init = run(forks, [*CLI, "--data-dir", str(data), "init"])
     assert init.returncode == 0, init.stdout + init.stderr
     return data
 
@@ -76,22 +87,22 @@ def catalog_state(data: Path) -> tuple[dict[str, str], dict[tuple[str, str], str
 
 
 def test_postgres_stopped_mid_migration_fails_in_one_line_and_the_same_command_converges(
-        tmp_path: Path) -> None:
+        tmp_path: Path, forks: ForkServer) -> None:
     # Commits durable once acknowledged, as a real server's (the kit's default, off, lets an
     # immediate shutdown forget the last ones): what the catalog said stays said.
     server = LocalPostgres(settings=["synchronous_commit=on"]).start()
     try:
-        baseline = collection_on(server, tmp_path / "baseline")
-        done = run([*CLI, "--data-dir", str(baseline), *UPDATE])
+        baseline = collection_on(forks, server, tmp_path / "baseline")
+        done = run(forks, [*CLI, "--data-dir", str(baseline), *UPDATE])
         assert done.returncode == 0, done.stdout + done.stderr
         expected = catalog_state(baseline)
         assert set(expected[0].values()) == {"cas"} and len(expected[0]) == SNAPSHOTS
         expected_store = store_files(baseline)
 
-        data = collection_on(server, tmp_path / "faulted")
+        data = collection_on(forks, server, tmp_path / "faulted")
         originals = manifest(data, "archive")
         collection_files = _collection_files(data)
-        failed = run([*STOPPING, str(server.data_dir), "sql:INSERT INTO snapshot_file", "2",
+        failed = run(forks, [*STOPPING, str(server.data_dir), "sql:INSERT INTO snapshot_file", "2",
                       "--data-dir", str(data), *UPDATE])
 
         assert "(postgres stopped here)" in failed.stdout, failed.stdout
@@ -115,13 +126,13 @@ def test_postgres_stopped_mid_migration_fails_in_one_line_and_the_same_command_c
         for digest, size in present.items():
             stored = data / "cas" / "sha256" / digest[:2] / digest[2:4] / digest
             assert sha256_file(stored) == (digest, size), digest
-        check = run([*CLI, "--data-dir", str(data), "verify", "--deep"])
+        check = run(forks, [*CLI, "--data-dir", str(data), "verify", "--deep"])
         for kind in ("missing_blob_files", "corrupt_blob_files"):
             assert kind not in check.stdout, check.stdout
 
-        again = run([*CLI, "--data-dir", str(data), *UPDATE])
+        again = run(forks, [*CLI, "--data-dir", str(data), *UPDATE])
         assert again.returncode == 0, again.stdout + again.stderr
-        healthy = run([*CLI, "--data-dir", str(data), "verify", "--deep"])
+        healthy = run(forks, [*CLI, "--data-dir", str(data), "verify", "--deep"])
         assert healthy.returncode == 0, healthy.stdout + healthy.stderr
         assert catalog_state(data) == expected
         assert store_files(data) == expected_store

@@ -15,6 +15,7 @@ import random
 import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,10 @@ from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
+from archive_testkit.forkserver import ForkedProcess, ForkServer
 from archive_testkit.legacy_releases import generate_collection
 from archive_testkit.manifest import check_manifest, manifest
-from tests.cli.test_cli import CLI, run_cli
+from tests.cli.test_cli import CLI
 from tests.migration.conftest import ALL_RELEASES
 
 FOLDERS = 2000
@@ -34,11 +36,26 @@ MIN_KILLS = 30
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _update(data: Path) -> subprocess.Popen[str]:
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The module's `archive-pipelines` runs, each a fork of one process that imported the app
+    once (a real process that SIGKILL ends, without a new interpreter's seconds of imports)."""
+    with ForkServer(preload=["archive_pipelines.cli.*"], cwd=ROOT) as server:
+        yield server
+
+
+def run_cli(forks: ForkServer, *args: str) -> subprocess.CompletedProcess[str]:
+    """tests.cli.test_cli.run_cli, forked by `forks`."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
+    return forks.run([*CLI, *args], env=env, timeout=120)
+
+
+def _update(forks: ForkServer, data: Path) -> ForkedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR")}
-    return subprocess.Popen([*CLI, "--data-dir", str(data), "update", "--import-orphans",
-                             "--migrate-fs", "--batch-size", "250"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return forks.popen([*CLI, "--data-dir", str(data), "update", "--import-orphans",
+                        "--migrate-fs", "--batch-size", "250"], cwd=ROOT, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def _lost(data: Path, before: dict[str, str]) -> list[str]:
@@ -85,25 +102,26 @@ def _referenced(data: Path, before: dict[str, str]) -> list[str]:
     return problems
 
 
-def _adopted_as_before(data: Path, before: dict[str, str]) -> None:
+def _adopted_as_before(forks: ForkServer, data: Path, before: dict[str, str]) -> None:
     assert check_manifest(data, before) == []
     assert _referenced(data, before) == []
-    gc = run_cli("--data-dir", str(data), "gc", "--grace-hours", "0", "--untracked")
+    gc = run_cli(forks, "--data-dir", str(data), "gc", "--grace-hours", "0", "--untracked")
     assert gc.returncode == 0, gc.stdout + gc.stderr
     assert not list((data / "migrated").glob("*/*"))  # the retired folders are gone now
     assert check_manifest(data, before) == []
     assert _referenced(data, before) == []
-    verify = run_cli("--data-dir", str(data), "verify", "--deep")
+    verify = run_cli(forks, "--data-dir", str(data), "verify", "--deep")
     assert verify.returncode == 0 and "healthy" in verify.stdout, verify.stdout
 
 
 @pytest.fixture(scope="module")
-def collection(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+def collection(tmp_path_factory: pytest.TempPathFactory, forks: ForkServer
+               ) -> tuple[Path, dict[str, str]]:
     """2,000 small legacy folders of every release (and index.sqlite3), initialized."""
     data = tmp_path_factory.mktemp("pristine") / "data"
     generate_collection(data, FOLDERS, versions=ALL_RELEASES, files_per_snapshot=2,
                         with_sqlite=True, seed=14)
-    assert run_cli("--data-dir", str(data), "init").returncode == 0
+    assert run_cli(forks, "--data-dir", str(data), "init").returncode == 0
     return data, manifest(data, "archive")
 
 
@@ -114,7 +132,7 @@ def _copy(source: Path, target: Path) -> Path:
 
 @pytest.mark.slow
 def test_kill_9_at_random_points_of_update_loses_nothing(
-        collection: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+        collection: tuple[Path, dict[str, str]], tmp_path: Path, forks: ForkServer) -> None:
     data = _copy(collection[0], tmp_path / "data")
     before = collection[1]
     assert len({path.split("/")[1] for path in before}) >= FOLDERS
@@ -122,7 +140,7 @@ def test_kill_9_at_random_points_of_update_loses_nothing(
     kills = runs = 0
     started = time.monotonic()
     while True:
-        proc = _update(data)
+        proc = _update(forks, data)
         final = kills >= MIN_KILLS
         if not final:
             # Early kills land in the import, later ones (the import of a known folder is a
@@ -143,15 +161,16 @@ def test_kill_9_at_random_points_of_update_loses_nothing(
             shutil.rmtree(data)
             _copy(collection[0], data)
     print(f"{kills} kills in {runs} runs, {time.monotonic() - started:.0f} s")
-    _adopted_as_before(data, before)
+    _adopted_as_before(forks, data, before)
 
 
 @pytest.mark.slow
-def test_two_updates_at_once_lose_nothing(collection: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+def test_two_updates_at_once_lose_nothing(collection: tuple[Path, dict[str, str]], tmp_path: Path,
+                                          forks: ForkServer) -> None:
     data = _copy(collection[0], tmp_path / "data")
     before = collection[1]
 
-    first, second = _update(data), _update(data)
+    first, second = _update(forks, data), _update(forks, data)
     outputs = [proc.communicate() for proc in (first, second)]
 
     for proc, (out, err) in zip((first, second), outputs, strict=True):
@@ -159,6 +178,6 @@ def test_two_updates_at_once_lose_nothing(collection: tuple[Path, dict[str, str]
         assert "Traceback" not in err
     assert _lost(data, before) == []
     # Folders one run found busy were the other's: a last run has nothing left to do.
-    again = run_cli("--data-dir", str(data), "update", "--json")
+    again = run_cli(forks, "--data-dir", str(data), "update", "--json")
     assert again.returncode == 0, again.stdout + again.stderr
-    _adopted_as_before(data, before)
+    _adopted_as_before(forks, data, before)

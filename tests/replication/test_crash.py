@@ -8,12 +8,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from archive_pipelines.replication import ReplicaSet, replication_status
+from archive_testkit.forkserver import ForkServer
 from tests.replication.conftest import (
     Env,
     assert_statuses_truthful,
@@ -30,6 +32,14 @@ ROOT = Path(__file__).resolve().parents[2]
 KILLS = 24
 
 
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The worker processes, each a fork of one process that imported the app once (a real
+    process that SIGKILL ends, without a new interpreter's seconds of imports)."""
+    with ForkServer(preload=["tests.replication.crash_worker"], cwd=ROOT) as server:
+        yield server
+
+
 def wave(round_no: int) -> dict[str, bytes]:
     """New files for one round: many small ones and a few large enough to be cut mid-copy."""
     rng = random.Random(round_no)
@@ -40,26 +50,24 @@ def wave(round_no: int) -> dict[str, bytes]:
     return files
 
 
-def run_worker(settings_json: Path, retention: int, kill_after: float | None
+def run_worker(forks: ForkServer, settings_json: Path, retention: int, kill_after: float | None
                ) -> tuple[int, bool]:
     """Start a worker; kill -9 it `kill_after` seconds into its first batch."""
-    proc = subprocess.Popen(
+    proc = forks.popen(
         [sys.executable, "-m", "tests.replication.crash_worker", str(settings_json),
-         str(retention)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+         str(retention)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None
     killed = False
     try:
         if kill_after is None:
-            proc.wait(timeout=120)
-            return proc.returncode, False
+            return proc.wait(timeout=120), False
         line = proc.stdout.readline()  # "batch": it is copying now
         if line.strip() == "batch":
             time.sleep(kill_after)
             if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 killed = True
-        proc.wait(timeout=60)
-        return proc.returncode, killed
+        return proc.wait(timeout=60), killed
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -71,7 +79,8 @@ def run_worker(settings_json: Path, retention: int, kill_after: float | None
 
 @pytest.mark.slow
 def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
-        data_dir: Path, tmp_path: Path, s3_endpoint_url: str, s3_bucket: str) -> None:
+        data_dir: Path, tmp_path: Path, s3_endpoint_url: str, s3_bucket: str,
+        forks: ForkServer) -> None:
     storage = open_with_replicas(data_dir, [local_replica(), s3_replica(s3_endpoint_url, s3_bucket)],
                            retention=3)
     settings_json = tmp_path / "settings.json"
@@ -85,7 +94,7 @@ def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
         for round_no in range(KILLS * 2):
             blobs |= populate(storage, tmp_path, wave(round_no), name=f"wave{round_no}",
                               timestamp=f"1735142400.{round_no}")
-            returncode, killed = run_worker(settings_json, 3, rng.uniform(0.0, 0.6))
+            returncode, killed = run_worker(forks, settings_json, 3, rng.uniform(0.0, 0.6))
             if killed:
                 kills += 1
                 assert returncode == -signal.SIGKILL
@@ -100,7 +109,7 @@ def test_kill_9_mid_batch_converges_and_never_shows_a_partial_object(
         assert interrupted >= kills // 3, f"only {interrupted} of {kills} kills hit a copy"
 
         # Later runs converge: a clean worker process, then the in-process director.
-        assert run_worker(settings_json, 3, None) == (0, False)
+        assert run_worker(forks, settings_json, 3, None) == (0, False)
         env = Env(storage, replicas, blobs)
         replicate_all(env, retention=3, max_age=timedelta(0))
         status = replication_status(storage.catalog, replicas, 3)

@@ -4,20 +4,31 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.forkserver import ForkServer
 from tests.storage.conftest import add_snapshot, write_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The ingest processes, each a fork of one process that imported the app once (a real
+    process that SIGKILL ends, without a new interpreter's seconds of imports)."""
+    with ForkServer(preload=["tests.storage.crash_ingest"], cwd=ROOT) as server:
+        yield server
+
+
 @pytest.mark.slow
 def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: StorageParts,
-                                                          tmp_path: Path) -> None:
+                                                          tmp_path: Path,
+                                                          forks: ForkServer) -> None:
     rng = random.Random(1234)
     files = {}
     for extractor in ("wget", "singlefile", "media"):
@@ -32,7 +43,7 @@ def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: Storag
             str(sqlite_storage.settings.data_dir), str(src), ",".join(snapshots)]
     kills = 0
     for _run in range(24):
-        with subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, text=True) as proc:
+        with forks.popen(args, cwd=ROOT, stdout=subprocess.PIPE) as proc:
             assert proc.stdout is not None
             assert proc.stdout.readline().strip() == "READY"
             time.sleep(rng.uniform(0.0, 0.8))
@@ -46,7 +57,8 @@ def test_kill_9_during_ingest_never_loses_referenced_data(sqlite_storage: Storag
         assert report.found["refcount_drift"] == 0, report.examples
     assert kills >= 12, "the ingest finished too fast to be interrupted"
     # A final run completes the work; verify --fix repairs what a crash left undone.
-    subprocess.run(args, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    done = forks.run(args, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
     verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                    fix=True, vacuum=True)
     final = verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views)

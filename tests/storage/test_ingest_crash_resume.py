@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.forkserver import ForkServer
 from tests.storage.conftest import write_tree
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
@@ -35,10 +37,20 @@ FILES = {f"d{i % 3}/f{i}.txt": f"file {i}\n".encode() * (50 * i + 1) for i in ra
 FILES["d0/same-as-f1.txt"] = FILES["d1/f1.txt"]  # a duplicate: one blob, two references
 
 
-def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The module's `python -m` runs, each a fork of one process that imported the app once
+    (a real process that SIGKILL ends, without a new interpreter's seconds of imports)."""
+    with ForkServer(preload=["tests.storage.crash_cli", "archive_pipelines.cli.*"],
+                    cwd=ROOT) as server:
+        yield server
+
+
+def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
 def spread(total: int, count: int) -> list[int]:
@@ -79,7 +91,8 @@ def store_files(data_dir: Path) -> dict[str, int]:
 
 
 @pytest.mark.slow
-def test_kill_9_at_any_step_of_an_ingest_then_resume_ends_exact(tmp_path: Path) -> None:
+def test_kill_9_at_any_step_of_an_ingest_then_resume_ends_exact(
+        tmp_path: Path, forks: ForkServer) -> None:
     template = tmp_path / "template"
     initialize(Settings(data_dir=template))
     toml = template / "archive.toml"
@@ -94,7 +107,7 @@ def test_kill_9_at_any_step_of_an_ingest_then_resume_ends_exact(tmp_path: Path) 
         return data_dir, ["--data-dir", str(data_dir), "ingest", "--url", URL, "wget", str(src)]
 
     baseline_dir, command = prepared("baseline")
-    done = run([*CRASH, "none", "0", *command])
+    done = run(forks, [*CRASH, "none", "0", *command])
     assert done.returncode == 0, done.stderr
     counted = re.search(r"steps sql=(\d+) file=(\d+)", done.stdout)
     assert counted is not None, done.stdout
@@ -111,7 +124,7 @@ def test_kill_9_at_any_step_of_an_ingest_then_resume_ends_exact(tmp_path: Path) 
     def kill_then_resume(point: tuple[str, int]) -> tuple[Path, list[tuple[str | None, int]]]:
         kind, step = point
         data_dir, command = prepared(f"{kind}-{step}")
-        killed = run([*CRASH, kind, str(step), *command])
+        killed = run(forks, [*CRASH, kind, str(step), *command])
         assert killed.returncode == -signal.SIGKILL, (point, killed.stdout, killed.stderr)
         left, _files, _blobs = catalog_state(data_dir)
         # No snapshot, or an incomplete one: never a partial one that looks whole.
@@ -119,10 +132,10 @@ def test_kill_9_at_any_step_of_an_ingest_then_resume_ends_exact(tmp_path: Path) 
         started = re.search(r"ingest --resume ([0-9a-f-]{36})", killed.stdout)
         # Half the points resume by id (when the id was printed), half run the same command.
         if started and left and step % 2:
-            again = run([*CLI, "--data-dir", str(data_dir), "ingest", "--resume",
-                         started.group(1)])
+            again = run(forks, [*CLI, "--data-dir", str(data_dir), "ingest", "--resume",
+                                started.group(1)])
         else:
-            again = run([*CLI, *command])
+            again = run(forks, [*CLI, *command])
         assert again.returncode == 0, (point, again.stdout, again.stderr)
         if left:  # found by id or by URL and folder, never a second snapshot
             assert again.stdout.startswith("resuming snapshot "), (point, again.stdout)

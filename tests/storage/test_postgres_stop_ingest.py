@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
+from archive_testkit.forkserver import ForkServer
 from archive_testkit.servers import LocalPostgres
 from tests.storage.conftest import sha, write_tree
 from tests.storage.test_disk_full_ingest import recorded_present
@@ -39,23 +41,32 @@ FILES = {f"d{i % 3}/f{i}.txt": f"file {i}\n".encode() * (40 * i + 1) for i in ra
 FILES["d0/same-as-f1.txt"] = FILES["d1/f1.txt"]  # one blob, two references
 
 
-def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def forks() -> Iterator[ForkServer]:
+    """The module's `python -m` runs, each a fork of one process that imported the app once."""
+    with ForkServer(preload=["tests.storage.stop_postgres_cli", "archive_pipelines.cli.*"],
+                    cwd=ROOT) as server:
+        yield server
+
+
+def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
+    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
-def data_dir_on(server: LocalPostgres, root: Path) -> tuple[Path, Path]:
+def data_dir_on(forks: ForkServer, server: LocalPostgres, root: Path) -> tuple[Path, Path]:
     """An initialized data dir whose catalog is a new database of `server` (batches of 4
     files, no worker processes: the counted steps are this process's), and a source tree."""
     data = root / "data"
-    init = run([*CLI, "--data-dir", str(data), "init"])
+    init = run(forks, [*CLI, "--data-dir", str(data), "init"])
     assert init.returncode == 0, init.stderr
     toml = data / "archive.toml"
     text = toml.read_text().replace('url = ""', f'url = "{server.create_database()}"', 1)
     text = re.sub(r"(?m)^ingest_batch_size = \d+", "ingest_batch_size = 4", text)
     toml.write_text(text.replace("# ingest_processes = 2", "ingest_processes = 0"))
-    init = run([*CLI, "--data-dir", str(data), "init"])  # the schema, in PostgreSQL
+    init = run(forks, [*CLI, "--data-dir", str(data), "init"])  # the schema, in PostgreSQL
     assert init.returncode == 0, init.stderr
     return data, write_tree(root / "site", FILES)
 
@@ -78,14 +89,14 @@ def catalog_state(data: Path) -> tuple[list[bool], dict[str, str], dict[str, int
 
 
 def test_postgres_stopped_mid_ingest_fails_in_one_line_and_a_resume_converges(
-        tmp_path: Path) -> None:
+        tmp_path: Path, forks: ForkServer) -> None:
     # Commits durable once acknowledged, as a real server's (the kit's default, off, lets an
     # immediate shutdown forget the last ones): what the catalog said stays said.
     server = LocalPostgres(settings=["synchronous_commit=on"]).start()
     try:
-        baseline, source = data_dir_on(server, tmp_path / "baseline")
+        baseline, source = data_dir_on(forks, server, tmp_path / "baseline")
         ingest = ["--data-dir", str(baseline), "ingest", "--url", URL, "wget", str(source)]
-        done = run([*STOPPING, str(server.data_dir), "none", "0", *ingest])
+        done = run(forks, [*STOPPING, str(server.data_dir), "none", "0", *ingest])
         assert done.returncode == 0, done.stderr
         counted = re.search(r"steps sql=(\d+)", done.stdout)
         assert counted is not None, done.stdout
@@ -93,10 +104,10 @@ def test_postgres_stopped_mid_ingest_fails_in_one_line_and_a_resume_converges(
         assert expected[0] == [True] and len(expected[1]) == len(FILES)
         expected_store = store_files(baseline)
 
-        data, source = data_dir_on(server, tmp_path / "faulted")
+        data, source = data_dir_on(forks, server, tmp_path / "faulted")
         ingest = ["--data-dir", str(data), "ingest", "--url", URL, "wget", str(source)]
         halfway = int(counted.group(1)) // 2  # past the snapshot's creation, batches to go
-        failed = run([*STOPPING, str(server.data_dir), "sql", str(halfway), *ingest])
+        failed = run(forks, [*STOPPING, str(server.data_dir), "sql", str(halfway), *ingest])
 
         assert "(postgres stopped here)" in failed.stdout, failed.stdout
         assert not server.running()
@@ -118,16 +129,16 @@ def test_postgres_stopped_mid_ingest_fails_in_one_line_and_a_resume_converges(
         for digest, size in present.items():
             stored = data / "cas" / "sha256" / digest[:2] / digest[2:4] / digest
             assert stored.read_bytes() == by_hash[digest] and size == len(by_hash[digest])
-        check = run([*CLI, "--data-dir", str(data), "verify", "--deep"])
+        check = run(forks, [*CLI, "--data-dir", str(data), "verify", "--deep"])
         assert check.returncode == 1, check.stdout + check.stderr
         assert "incomplete_snapshots   1" in check.stdout, check.stdout
         for kind in ("missing_blob_files", "corrupt_blob_files"):
             assert kind not in check.stdout, check.stdout
 
-        resumed = run([*CLI, "--data-dir", str(data), "ingest", "--resume", started.group(1)])
+        resumed = run(forks, [*CLI, "--data-dir", str(data), "ingest", "--resume", started.group(1)])
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert resumed.stdout.startswith("resuming snapshot "), resumed.stdout
-        healthy = run([*CLI, "--data-dir", str(data), "verify", "--deep"])
+        healthy = run(forks, [*CLI, "--data-dir", str(data), "verify", "--deep"])
         assert healthy.returncode == 0, healthy.stdout + healthy.stderr
         assert catalog_state(data) == expected
         assert store_files(data) == expected_store
