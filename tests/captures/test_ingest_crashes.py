@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +22,7 @@ from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
 from tests.captures.conftest import Crawled
 from tests.captures.test_ingest import catalog_state, opened
+from tests.forked_runs import run
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = [sys.executable, "-m", "tests.captures.crash_ingest_crawl"]
@@ -36,13 +36,6 @@ def forks() -> Iterator[ForkServer]:
     with ForkServer(preload=["tests.captures.crash_ingest_crawl", "archive_pipelines.cli.*"],
                     cwd=ROOT) as server:
         yield server
-
-
-def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
 def store_files(data_dir: Path) -> dict[str, int]:

@@ -13,8 +13,6 @@ same collection: the same snapshots, files, blobs and store, `verify --deep` hea
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +28,7 @@ from archive_testkit.archivebox07 import generate_archivebox07
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.manifest import check_manifest, manifest
 from archive_testkit.servers import LocalPostgres
+from tests.forked_runs import run
 from tests.migration.test_adoption_fidelity import _collection_files
 from tests.storage.test_disk_full_ingest import recorded_present
 from tests.storage.test_ingest_crash_resume import store_files
@@ -49,13 +48,6 @@ def forks() -> Iterator[ForkServer]:
     with ForkServer(preload=["tests.storage.stop_postgres_cli", "archive_pipelines.cli.*"],
                     cwd=ROOT) as server:
         yield server
-
-
-def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
 def collection_on(forks: ForkServer, server: LocalPostgres, root: Path) -> Path:

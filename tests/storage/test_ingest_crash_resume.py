@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +24,7 @@ from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
+from tests.forked_runs import run
 from tests.storage.conftest import write_tree
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
@@ -44,13 +44,6 @@ def forks() -> Iterator[ForkServer]:
     with ForkServer(preload=["tests.storage.crash_cli", "archive_pipelines.cli.*"],
                     cwd=ROOT) as server:
         yield server
-
-
-def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
 def spread(total: int, count: int) -> list[int]:

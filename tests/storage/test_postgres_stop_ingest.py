@@ -11,9 +11,7 @@ exactly as an uninterrupted ingest: the same files, blobs and store, `verify --d
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +25,7 @@ from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.servers import LocalPostgres
+from tests.forked_runs import run
 from tests.storage.conftest import sha, write_tree
 from tests.storage.test_disk_full_ingest import recorded_present
 from tests.storage.test_ingest_crash_resume import store_files
@@ -47,13 +46,6 @@ def forks() -> Iterator[ForkServer]:
     with ForkServer(preload=["tests.storage.stop_postgres_cli", "archive_pipelines.cli.*"],
                     cwd=ROOT) as server:
         yield server
-
-
-def run(server: ForkServer, args: list[str]) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(args, capture_output=True, text=True) in a fork of `server`."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    return server.run(args, cwd=ROOT, env=env, timeout=120)
 
 
 def data_dir_on(forks: ForkServer, server: LocalPostgres, root: Path) -> tuple[Path, Path]:
