@@ -3,6 +3,9 @@
 One definition for the crawler (the frontier keys URLs by it) and the catalog's captures
 (a URL's captures are found by the hash of its canonical form).
 
+Userinfo (`user:password@`) is no part of the canonical form: a link carrying credentials
+is the same page as one without, and the crawler neither sends nor stores them.
+
 Every URL is canonicalized before it is hashed and before its domain key is derived, so
 ``HTTP://Example.COM:80/a?b=2&a=1#x`` and ``http://example.com/a?a=1&b=2`` are one URL.
 """
@@ -34,6 +37,9 @@ _FAST = re.compile(
 _HOST = re.compile(r"[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*", re.ASCII)
 _IPV6 = re.compile(r"[0-9a-f:.]+", re.ASCII)
 _SCHEME_HOST = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)", re.ASCII)
+# Up to the end of a URL's userinfo, as urlsplit and browsers read it: the authority runs
+# from `//` to the first `/`, `?` or `#`, and its last `@` ends the userinfo.
+_USERINFO = re.compile(r"([\x00-\x20]*(?:[A-Za-z][A-Za-z0-9+.-]*:)?//)[^/?#]*@", re.ASCII)
 
 # A URL _canonicalize_simple would leave as it is: lower case scheme and host (letters and
 # digits, single dots and inner hyphens), no port, a path, maybe a query of `key=value`
@@ -249,15 +255,27 @@ def _canonicalize_general(url: str) -> tuple[str, str]:
         if host[-1] in _NUMBER_END and _NUMERIC_HOST.fullmatch(host):
             host = ipv4_from_numbers(host)
     domain = host if port is None or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
-    userinfo = parts.netloc.rpartition("@")[0]
-    netloc = f"{userinfo}@{domain}" if userinfo else domain
-    rebuilt = f"{scheme}://{netloc}{parts.path or '/'}"
+    rebuilt = f"{scheme}://{domain}{parts.path or '/'}"  # userinfo dropped
     if parts.query:
         rebuilt += f"?{parts.query}"
     rebuilt = encode_line_field(rebuilt)
     if len(rebuilt) > MAX_URL_BYTES:
         raise InvalidURL(f"URL is longer than {MAX_URL_BYTES} bytes once canonical")
     return rebuilt, domain
+
+
+def has_userinfo(url: str) -> bool:
+    """Whether the URL carries userinfo (`user:password@`, `user@`, even an empty `@`)."""
+    return "@" in url and _USERINFO.match(url) is not None
+
+
+def without_userinfo(url: str) -> str:
+    """`url` with its userinfo taken out, otherwise as it is (also a relative `//` one).
+
+    Never raises: it also cleans strings that are no valid URL, such as a Location header.
+    """
+    found = _USERINFO.match(url) if "@" in url else None
+    return url if found is None else found.group(1) + url[found.end():]
 
 
 def ipv4_from_numbers(host: str) -> str:

@@ -14,7 +14,9 @@ from archive_pipelines.canonical_urls import (
     decode_line_field,
     domain_key,
     encode_line_field,
+    has_userinfo,
     url_fingerprint,
+    without_userinfo,
 )
 from frontier_service.frontier.records import FrontierRecord, format_line, parse_line
 
@@ -41,7 +43,7 @@ from frontier_service.frontier.records import FrontierRecord, format_line, parse
     ("  http://example.com/x  ", "http://example.com/x"),
     ("http://example.com/a/./b/../c", "http://example.com/a/c"),
     ("http://example.com./x", "http://example.com/x"),
-    ("http://user:pw@Example.com:80/", "http://user:pw@example.com/"),
+    ("http://user:pw@Example.com:80/", "http://example.com/"),
     ("http://[::1]:80/x", "http://[::1]/x"),
     ("http://[::1]:8080/x", "http://[::1]:8080/x"),
 ])
@@ -89,7 +91,7 @@ def test_invalid_urls_are_rejected_with_a_reason(raw: str, reason: str) -> None:
     ("http://4294967295/", "http://255.255.255.255/"),
     ("http://127.0.0.1./", "http://127.0.0.1/"),
     ("http://2130706433:8080/a?b=2&a=1", "http://127.0.0.1:8080/a?a=1&b=2"),
-    ("http://user@0x7f.1:80/", "http://user@127.0.0.1/"),
+    ("http://user@0x7f.1:80/", "http://127.0.0.1/"),
     # IDNA maps full-width digits to ASCII first.
     ("http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", "http://127.0.0.1/"),
     # A name with a number in it stays a name.
@@ -115,6 +117,46 @@ def test_numeric_hosts_become_the_dotted_quad_a_browser_reaches(raw: str, canoni
 def test_numbers_that_make_no_ipv4_address_are_invalid(raw: str, reason: str) -> None:
     with pytest.raises(InvalidURL, match=f"invalid IPv4 host .*{reason}"):
         canonicalize(raw)
+
+
+@pytest.mark.parametrize(("raw", "stripped"), [
+    ("http://user:pw@example.com/a", "http://example.com/a"),
+    ("HTTP://User:PW@Example.com:8080/a?b#c", "HTTP://Example.com:8080/a?b#c"),
+    ("http://user@example.com/", "http://example.com/"),
+    ("http://:pw@example.com/", "http://example.com/"),
+    ("http://@example.com/", "http://example.com/"),
+    ("http://a@b:c@example.com/x@y", "http://example.com/x@y"),  # the last @ ends userinfo
+    ("  http://u:p@example.com/", "  http://example.com/"),
+    ("http://u\tser:p@example.com/", "http://example.com/"),
+    ("//u:p@example.com/a", "//example.com/a"),
+    ("ftp://u:p@example.com/", "ftp://example.com/"),
+    ("http://u:p@[bad/", "http://[bad/"),  # no valid URL, still cleaned
+])
+def test_userinfo_is_found_and_taken_out(raw: str, stripped: str) -> None:
+    assert has_userinfo(raw)
+    assert without_userinfo(raw) == stripped
+    assert not has_userinfo(stripped)
+
+
+@pytest.mark.parametrize("url", [
+    "http://example.com/a@b", "http://example.com/?next=http://u:p@other.example/",
+    "http://example.com#u:p@x", "mailto:someone@example.com", "relative/a@b", "",
+])
+def test_an_at_sign_outside_the_authority_is_no_userinfo(url: str) -> None:
+    assert not has_userinfo(url)
+    assert without_userinfo(url) == url
+
+
+@pytest.mark.parametrize("raw", [
+    "http://user:pw@example.com/a", "http://user@Example.com:80/a", "http://u:p@example.com/a#x",
+    "http://%75:%70@example.com/a", "http://u:p@127.0.0.1/a", "http://u:p@[::1]:8080/a",
+])
+def test_userinfo_is_no_part_of_the_canonical_form(raw: str) -> None:
+    stripped = without_userinfo(raw)
+    assert canonicalize(raw) == canonicalize(stripped)
+    assert "@" not in canonicalize(raw)
+    assert url_fingerprint(raw) == url_fingerprint(stripped)
+    assert domain_key(raw) == domain_key(stripped)
 
 
 def test_invalid_url_is_a_value_error() -> None:

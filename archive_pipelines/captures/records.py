@@ -4,7 +4,8 @@ Each entry of `requests` is one fetch: `requests[0]` the page, the rest its sub-
 A fetch gives one capture per hop of its redirect chain (`redirect`, its Location as
 `final_url`) and one for its last response, or its failure (`page` / `request`). Records
 come from files on disk, so every field is checked; a record that breaks a rule is
-refused whole with the reason (`RecordRefused`), never guessed at.
+refused whole with the reason (`RecordRefused`), never guessed at. Userinfo in a URL
+(`user:password@`, which crawlers before this one could write) is dropped, never stored.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ import math
 import re
 from typing import Any, NamedTuple
 
-from archive_pipelines.canonical_urls import MAX_URL_BYTES, try_canonical_url_and_domain
+from archive_pipelines.canonical_urls import (
+    MAX_URL_BYTES,
+    try_canonical_url_and_domain,
+    without_userinfo,
+)
 from archive_pipelines.catalog.captures import CaptureRow
 
 MAX_REQUESTS = 10_000  # sub-requests of one page
@@ -69,7 +74,7 @@ def parse_record(line: bytes, *, session_id: str) -> PageRecord:
     navigation_id = _text(record.get("navigation_id"), "navigation_id", limit=64)
     final_url = record.get("final_url")
     if final_url is not None:
-        _url(final_url, "final_url")
+        final_url = _url(final_url, "final_url")
     requests = record.get("requests")
     if not isinstance(requests, list):
         raise RecordRefused("requests is not a list")
@@ -115,6 +120,7 @@ def _fetch_captures(request: dict[str, Any], *, where: str, index: int,
         location = hop.get("location")
         if location is not None and not (isinstance(location, str) and len(location) <= MAX_URL_BYTES):
             raise RecordRefused(f"{spot}.location is not a URL string")
+        location = None if location is None else without_userinfo(location)
         chain.append([hop_url, hop_status, location])
         rows.append(_row("redirect", hop_url, navigation_id=navigation_id, fetched_ms=fetched_ms,
                          status=hop_status, final_url=location, index=index))
@@ -160,13 +166,15 @@ def _row(kind: str, url: str, *, navigation_id: str | None, fetched_ms: int,
 
 
 def _url(value: object, name: str) -> str:
+    """The URL, checked, without userinfo."""
     if not isinstance(value, str):
         raise RecordRefused(f"{name} {_show(value)} is not a URL string")
     if len(value) > MAX_URL_BYTES:
         raise RecordRefused(f"{name} is {len(value):,} characters long (at most {MAX_URL_BYTES:,})")
     if url_key(value) is None:
-        raise RecordRefused(f"{name} {_show(value)} is not an http(s) URL the crawler fetches")
-    return value
+        raise RecordRefused(f"{name} {_show(without_userinfo(value))} is not an http(s) URL "
+                            "the crawler fetches")
+    return without_userinfo(value)
 
 
 def _timestamp_ms(value: object, name: str) -> int:

@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from archive_pipelines.blobstore import PutResult
+from archive_pipelines.canonical_urls import without_userinfo
 from frontier_service.fetch.result import FetchResult
 
 StoredFetch = tuple[FetchResult, PutResult | None]  # a fetch and where its body went
+_URL_HEADERS = frozenset({"location", "content-location"})  # kept without user:password@
 
 
 def page_record(
@@ -56,7 +58,8 @@ def request_entry(result: FetchResult, stored: PutResult | None) -> dict[str, An
         "request_body_size": 0,
         "response": _response(result, stored),
         "redirects": [
-            {"url": hop.url, "status": hop.status, "location": hop.location} for hop in result.redirects
+            {"url": hop.url, "status": hop.status, "location": without_userinfo(hop.location)}
+            for hop in result.redirects
         ],
         "error": result.error,
         "elapsed_s": round(result.elapsed_s, 4),
@@ -68,7 +71,8 @@ def _response(result: FetchResult, stored: PutResult | None) -> dict[str, Any] |
         return None
     return {
         "status_code": result.status,
-        "headers": [list(pair) for pair in result.response_headers],
+        "headers": [[name, without_userinfo(value) if name.lower() in _URL_HEADERS else value]
+                    for name, value in result.response_headers],
         "body_hash": None if stored is None else f"sha256:{stored.sha256}",
         "body_size": 0 if stored is None else stored.size,
         "body_type": result.content_type,

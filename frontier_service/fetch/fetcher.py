@@ -11,7 +11,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver
 from yarl import URL
 
-from archive_pipelines.canonical_urls import InvalidURL, canonicalize
+from archive_pipelines.canonical_urls import InvalidURL, canonicalize, without_userinfo
 from frontier_service.fetch.errors import Failure, classify
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
 from frontier_service.fetch.settings import FetchSettings
@@ -161,6 +161,8 @@ class Fetcher:
 
     async def _request_once(self, url: str, cap: int) -> HopResponse:
         session = self._require_session()
+        if "@" in url and (URL(url).raw_user is not None or URL(url).raw_password is not None):
+            raise ValueError("the URL carries credentials (user:password@), which are never sent")
         if self._resolver is not None:
             await _check_literal_host(self._resolver, url)
         began = time.monotonic()
@@ -202,7 +204,7 @@ async def _check_literal_host(resolver: AbstractResolver, url: str) -> None:
     """
     host = URL(url).raw_host
     if host and (":" in host or host.replace(".", "").isdigit()):
-        await resolver.resolve(host, 0)
+        await resolver.resolve(host, URL(url).port or 0)  # the port connected to
 
 
 async def _read_capped(response: aiohttp.ClientResponse, cap: int, chunk_bytes: int) -> tuple[bytes, bool]:
@@ -220,7 +222,7 @@ async def _read_capped(response: aiohttp.ClientResponse, cap: int, chunk_bytes: 
 def _resolve_location(base: str, location: str) -> str | None:
     """The absolute http(s) URL a Location header points to, or None if it is unusable."""
     try:
-        target = urljoin(base, location.strip())
+        target = without_userinfo(urljoin(base, location.strip()))
         parts = urlsplit(target)
     except ValueError:
         return None

@@ -78,7 +78,8 @@ def links_from_fetch(result: FetchResult) -> PageLinks | None:
 
 
 def resolve_link(base: str, href: str | None) -> str | None:
-    """`href` made absolute against `base`, fragment dropped; None unless http(s) with a host.
+    """`href` made absolute against `base`, fragment and userinfo dropped; None unless
+    http(s) with a host.
 
     Applies the WHATWG clean-up browsers do first (trim surrounding whitespace, delete
     tabs and newlines); no further canonicalisation (the frontier does that).
@@ -90,6 +91,8 @@ def resolve_link(base: str, href: str | None) -> str | None:
         parts = urlsplit(urljoin(base, cleaned))
     except ValueError:  # e.g. an unterminated IPv6 literal
         return None
+    if "@" in parts.netloc:  # credentials in a link are never sent nor kept
+        parts = parts._replace(netloc=parts.netloc.rpartition("@")[2])
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return urlunsplit(parts._replace(fragment=""))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from archive_pipelines.canonical_urls import canonical_url_and_domain
+from archive_pipelines.canonical_urls import canonical_url_and_domain, has_userinfo, without_userinfo
 from archive_pipelines.errors import ArchiveError
 from frontier_service.frontier.frontier import AddResult, Frontier
 from frontier_service.service.scope import DOMAIN_NOT_ALLOWED, TOO_DEEP, Scope, scope_for
@@ -26,7 +26,14 @@ def check_seeds(raw: Iterable[str], scope: Scope) -> CheckedSeeds:
     """Canonical seeds, and the reason each bad one was refused."""
     checked = CheckedSeeds()
     for url in raw:
+        credentials = has_userinfo(url)
+        if credentials:  # the message does not repeat the password
+            url = without_userinfo(url).replace("//", "//***@", 1)
         shown = url if len(url) <= 100 else url[:97] + "..."
+        if credentials:
+            checked.rejected.append((shown, "it carries credentials (user:password@), which "
+                                            "the crawler never sends: give the URL without them"))
+            continue
         try:
             canonical, domain, _ = canonical_url_and_domain(url)
         except ValueError as exc:

@@ -188,3 +188,32 @@ def test_url_key_is_the_crawlers_canonical_form() -> None:
     assert with_port is not None and with_port[2] == "http://site0001.test:8080"
     for bad in ("ftp://site0001.test/", "site0001.test/a", "http:///nohost", "", "javascript:x"):
         assert url_key(bad) is None, bad
+
+
+def test_credentials_in_an_older_records_urls_are_never_ingested() -> None:
+    """A record whose URLs carry `user:password@` (older crawlers wrote them): its captures
+    hold the URLs without them, and are the captures of the same pages."""
+    secret = "s3cr3t-pw"
+    record = {
+        "session_id": "s1", "page_url": f"http://user:{secret}@site0001.test/a", "timestamp": 1.7e9,
+        "navigation_id": "n1", "depth": 0, "final_url": f"http://user:{secret}@site0001.test/b",
+        "error": None,
+        "requests": [{
+            "url": f"http://user:{secret}@site0001.test/b", "timestamp": 1.7e9,
+            "response": {"status_code": 200, "body_hash": None, "body_size": 0},
+            "redirects": [{"url": f"http://user:{secret}@site0001.test/a", "status": 302,
+                           "location": f"http://user:{secret}@site0001.test/b"}]}],
+    }
+    parsed = parse_record(line_of(record), session_id="s1")
+    assert secret not in repr(parsed)
+    hop, page = parsed.captures
+    assert (hop.kind, hop.url, hop.final_url) == (
+        "redirect", "http://site0001.test/a", "http://site0001.test/b")
+    assert (page.kind, page.url, page.final_url) == (
+        "page", "http://site0001.test/b", "http://site0001.test/b")
+    assert json.loads(page.redirects or "") == [
+        ["http://site0001.test/a", 302, "http://site0001.test/b"]]
+    assert page.url_hash == (url_key("http://site0001.test/b") or ("", ""))[1]
+    not_fetched = {**record, "requests": []}
+    [skipped] = parse_record(line_of(not_fetched), session_id="s1").captures
+    assert skipped.url == "http://site0001.test/a" and secret not in repr(skipped)
