@@ -83,12 +83,14 @@ _SCOPE_OPTIONS = (
     click.option("--max-depth", type=int, help="Links deeper than this are not followed (seeds: 0)."),
     click.option("--allowed-domain", "allowed", multiple=True, metavar="NAME|GLOB",
                  help="Crawl only these hosts (and subdomains) or glob patterns (repeatable)."),
-    click.option("--allow-network", "networks", multiple=True, metavar="CIDR|IP",
-                 help="Also reach this non-public network or address, e.g. 127.0.0.0/8 for a "
-                      "local test web (repeatable; public addresses are always allowed; "
-                      "link-local and cloud metadata addresses only when listed exactly)."),
+    click.option("--allow-network", "networks", multiple=True, metavar="CIDR|IP[:PORTS]",
+                 help="Also reach this non-public network or address, on every port or only "
+                      "on PORTS (a port or a range), e.g. 127.0.0.1:8080 for a local test web, "
+                      "127.0.0.0/8:8000-8999, [::1]:8080 (IPv6 with ports in brackets) "
+                      "(repeatable; public addresses are always allowed; link-local and cloud "
+                      "metadata addresses only when listed exactly)."),
     click.option("--allow-private/--no-allow-private", default=None, hidden=True,
-                 help="Deprecated: loopback only; use --allow-network 127.0.0.0/8."),
+                 help="Deprecated: loopback only; use --allow-network 127.0.0.1:PORT."),
     click.option("--host-map", "host_map", multiple=True, metavar="NAME=IP[:PORT]",
                  help="Resolve NAME (or a glob like '*.test') to this address (repeatable; "
                       "a non-public address needs --allow-network too)."),

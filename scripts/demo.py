@@ -100,7 +100,8 @@ def crawl(data: Path, env: dict[str, str]) -> None:
     config = TestWebConfig(hosts=200, latency_ms=20)
     with serve_in_subprocess(config, log_path=data / "logs" / "testweb-requests.jsonl") as web:
         started = time.monotonic()
-        run([*service, "run", "--seed", "http://site0000.test/", "--allow-network", "127.0.0.0/8",
+        run([*service, "run", "--seed", "http://site0000.test/",
+             "--allow-network", f"127.0.0.1:{web.port}",  # the test web's port, no other
              "--host-map", f"*.test=127.0.0.1:{web.port}", "--allowed-domain", "*.test",
              "--min-delay", "0.25", "--max-pages", "3000", "--exit-when-idle", "5",
              "--progress-seconds", "5", "--segment-pages", "1000", "--metrics-port", "-1",

@@ -136,9 +136,10 @@ class CrawlSettings(_Section):
     max_body_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
     user_agent: str = "archive-pipelines/0.1 (+https://github.com/archive-pipelines)"
     allowed_domains: list[str] = Field(default_factory=list)
-    # Non-public networks the crawl may reach, e.g. ["127.0.0.0/8"] for a local test web
-    # (CIDR or one address). Public addresses are always allowed; link-local and cloud
-    # metadata addresses only when listed exactly.
+    # Non-public networks the crawl may reach, e.g. ["127.0.0.1:8080"] for a local test web
+    # (CIDR or one address, then optionally :PORT or :FIRST-LAST; IPv6 with ports in
+    # brackets, [::1]:8080). Without ports every port is open. Public addresses are always
+    # allowed; link-local and cloud metadata addresses only when listed exactly.
     allow_networks: list[str] = Field(default_factory=list)
     # Legacy: true now means loopback only (allow_networks = ["127.0.0.0/8", "::1"]).
     allow_private_addresses: bool = False

@@ -1,16 +1,20 @@
-"""AddressPolicy: which IP addresses the crawl may connect to.
+"""AddressPolicy: which IP addresses (and ports) the crawl may connect to.
 
-Public (global) addresses always; any other address (loopback, private, shared, link-local,
-multicast, reserved, unspecified ...) only inside a network the operator listed
-(`--allow-network`, `[crawl] allow_networks`). Link-local and cloud-metadata addresses open
-only to an exact listing: they hand out credentials, and a broad network listed for a test
-web (169.254.0.0/16, 0.0.0.0/0) must not open them by accident. An IPv6 address that embeds
-an IPv4 one (mapped, compatible, NAT64, 6to4) is judged as that IPv4 address.
+Public (global) addresses always, on any port; any other address (loopback, private, shared,
+link-local, multicast, reserved, unspecified ...) only inside a network the operator listed
+(`--allow-network`, `[crawl] allow_networks`), and only on the ports listed with it, if any
+(`127.0.0.1:8080`, `127.0.0.0/8:8000-8999`, `[::1]:8080`: see `parse_entry`). Link-local
+and cloud-metadata addresses open only to an exact listing: they hand out credentials, and a
+broad network listed for a test web (169.254.0.0/16, 0.0.0.0/0) must not open them by
+accident. An IPv6 address that embeds an IPv4 one (mapped, compatible, NAT64, 6to4) is
+judged as that IPv4 address.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
 IPAddress = IPv4Address | IPv6Address
@@ -39,6 +43,8 @@ _PRIVATE = (IPv4Network("10.0.0.0/8"), IPv4Network("172.16.0.0/12"),
 
 _HINT_EXACT = "list it exactly with --allow-network to crawl it"
 _HINT_NETWORK = "list a network holding it with --allow-network to crawl it"
+_ENTRY_FORMS = "e.g. 127.0.0.0/8, 10.1.2.3, fd00::/8, 127.0.0.1:8080, 127.0.0.0/8:8000-8999, [::1]:8080"
+_PORTS = re.compile(r"([0-9]{1,5})(?:-([0-9]{1,5}))?", re.ASCII)
 
 
 def ip_literal(host: str) -> IPAddress | None:
@@ -52,22 +58,89 @@ def ip_literal(host: str) -> IPAddress | None:
         return None
 
 
-def parse_network(entry: str) -> IPNetwork:
-    """A listed network: CIDR (`10.0.0.0/8`, `fd00::/8`) or one address; ValueError saying why not.
+@dataclass(frozen=True)
+class AllowedNetwork:
+    """One listed network, and the ports it opens (None: every port)."""
+
+    network: IPNetwork
+    ports: tuple[int, int] | None = None  # first and last port, inclusive
+
+    @property
+    def exact(self) -> bool:
+        """One address (a /32 or /128), as link-local and metadata addresses need."""
+        return self.network.prefixlen == self.network.max_prefixlen
+
+    def opens(self, port: int | None) -> bool:
+        """Whether this listing opens `port` (None: every port, which only a listing without
+        ports does)."""
+        if self.ports is None:
+            return True
+        return port is not None and self.ports[0] <= port <= self.ports[1]
+
+    def __str__(self) -> str:
+        network = str(self.network.network_address) if self.exact else str(self.network)
+        if self.ports is None:
+            return network
+        host = f"[{network}]" if self.network.version == 6 else network
+        return f"{host}:{ports_text(self.ports)}"
+
+
+def ports_text(ports: tuple[int, int]) -> str:
+    return str(ports[0]) if ports[0] == ports[1] else f"{ports[0]}-{ports[1]}"
+
+
+def parse_entry(entry: str) -> AllowedNetwork:
+    """A listed network with its ports, if any; ValueError saying why not.
+
+    `NETWORK` opens every port, `NETWORK:PORT` or `NETWORK:FIRST-LAST` only those. NETWORK is
+    CIDR or one address; an IPv6 one takes ports only inside brackets (`[::1]:8080`,
+    `[fd00::/8]:8000-8999`), since `::1:8080` is itself an IPv6 address.
+    """
+    text = entry.strip()
+    port_text: str | None = None
+    if text.startswith("["):
+        inside, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(f"{entry!r} is not [ADDRESS] or [ADDRESS]:PORT ({_ENTRY_FORMS})")
+        text, port_text = inside, (rest[1:] if rest else None)
+    elif text.count(":") == 1:  # IPv4 and a port (an IPv6 address holds two colons or more)
+        text, port_text = text.split(":")
+    network = parse_network(text, shown=entry)
+    if port_text is None:
+        return AllowedNetwork(network)
+    return AllowedNetwork(network, _parse_ports(port_text, entry))
+
+
+def _parse_ports(text: str, entry: str) -> tuple[int, int]:
+    match = _PORTS.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{entry!r}: {text!r} is not a port (8080) or port range (8000-8999)")
+    first = int(match.group(1))
+    last = first if match.group(2) is None else int(match.group(2))
+    if not 1 <= first <= 65535 or not 1 <= last <= 65535:
+        raise ValueError(f"{entry!r}: ports are 1 to 65535")
+    if first > last:
+        raise ValueError(f"{entry!r}: the range {text!r} ends before it starts")
+    return first, last
+
+
+def parse_network(entry: str, *, shown: str | None = None) -> IPNetwork:
+    """One network without ports: CIDR (`10.0.0.0/8`, `fd00::/8`) or one address; ValueError
+    saying why not (naming `shown`, default `entry`).
 
     An IPv4-mapped IPv6 entry (`::ffff:127.0.0.1`) becomes the IPv4 network it names, since
     mapped addresses are judged as IPv4.
     """
+    shown = entry if shown is None else shown
     text = entry.strip()
     text = text[1:-1] if text.startswith("[") and text.endswith("]") else text
     try:
         network = ip_network(text)
     except ValueError as exc:
         if "has host bits set" in str(exc):
-            raise ValueError(f"{entry!r} has host bits set (did you mean "
+            raise ValueError(f"{shown!r} has host bits set (did you mean "
                              f"{ip_network(text, strict=False)}?)") from None
-        raise ValueError(f"{entry!r} is not an IP address or network "
-                         "(e.g. 127.0.0.0/8, 10.1.2.3, fd00::/8)") from None
+        raise ValueError(f"{shown!r} is not an IP address or network ({_ENTRY_FORMS})") from None
     if isinstance(network, IPv6Network) and network.prefixlen >= 96 and network.subnet_of(_MAPPED):
         mapped = network.network_address.ipv4_mapped
         assert mapped is not None
@@ -90,21 +163,23 @@ def embedded_ipv4(address: IPv6Address) -> IPv4Address | None:
 
 
 class AddressPolicy:
-    """Judges addresses against the listed networks (empty: public addresses only).
+    """Judges addresses and ports against the listed networks (none: public addresses only).
 
-    Raises ValueError naming the first entry that is not an address or network.
+    Raises ValueError naming the first entry that is not a network with optional ports.
     """
 
     def __init__(self, allowed_networks: Iterable[str] = ()) -> None:
-        self.networks: tuple[IPNetwork, ...] = tuple(parse_network(e) for e in allowed_networks)
-        self._exact = frozenset(n.network_address for n in self.networks
-                                if n.prefixlen == n.max_prefixlen)
+        self.entries: tuple[AllowedNetwork, ...] = tuple(parse_entry(e) for e in allowed_networks)
 
-    def allows(self, address: str | IPAddress) -> bool:
-        return self.refusal(address) is None
+    def allows(self, address: str | IPAddress, port: int | None = None) -> bool:
+        return self.refusal(address, port) is None
 
-    def refusal(self, address: str | IPAddress) -> str | None:
-        """Why the crawl must not connect to this address, or None if it may."""
+    def refusal(self, address: str | IPAddress, port: int | None = None) -> str | None:
+        """Why the crawl must not connect to this address and port, or None if it may.
+
+        Pass the port the connection will use: None stands for every port, so only a listing
+        without ports opens the address then.
+        """
         shown = str(address)  # as given; an IPv6 zone (fe80::1%eth0) is shown, not judged
         if isinstance(address, str):
             parsed = ip_literal(address)
@@ -115,22 +190,36 @@ class AddressPolicy:
             address = IPv6Address(int(address)) if address.scope_id else address
             inner = embedded_ipv4(address)
             if inner is not None:
-                reason = self._refusal_of(inner)
+                reason = self._refusal_of(inner, port)
                 return None if reason is None else f"{shown} (IPv4 {inner}) {reason}"
-        reason = self._refusal_of(address)
+        reason = self._refusal_of(address, port)
         return None if reason is None else f"{shown} {reason}"
 
-    def _refusal_of(self, address: IPAddress) -> str | None:
-        """`is <kind>; <hint>` for a refused address, None for an allowed one."""
-        if address in _METADATA or any(address in net for net in _LINK_LOCAL):
-            if address in self._exact:
+    def address_refusal(self, address: str | IPAddress) -> str | None:
+        """Why the crawl may connect to this address on no port at all, or None."""
+        for entry in self.entries:
+            if entry.ports is not None and self.refusal(address, entry.ports[0]) is None:
                 return None
-            return f"is link-local/cloud metadata; {_HINT_EXACT}"
-        if _is_public(address):
+        return self.refusal(address)
+
+    def _refusal_of(self, address: IPAddress, port: int | None) -> str | None:
+        """`is <kind>; <hint>` for a refused address or port, None for an allowed one."""
+        metadata = address in _METADATA or any(address in net for net in _LINK_LOCAL)
+        if not metadata and _is_public(address):
             return None
-        if any(address in net for net in self.networks):
+        holding = [e for e in self.entries if address in e.network and (e.exact or not metadata)]
+        if not holding:
+            if metadata:
+                return f"is link-local/cloud metadata; {_HINT_EXACT}"
+            return f"is {_kind(address)}; {_HINT_NETWORK}"
+        if any(entry.opens(port) for entry in holding):
             return None
-        return f"is {_kind(address)}; {_HINT_NETWORK}"
+        listed = ", ".join(dict.fromkeys(str(entry) for entry in holding))
+        if port is None:
+            return f"is listed only with ports ({listed})"
+        where = f"[{address}]:{port}" if address.version == 6 else f"{address}:{port}"
+        return (f"port {port} is not among the ports listed for it ({listed}); "
+                f"list {where} with --allow-network to crawl it")
 
 
 def _is_public(address: IPAddress) -> bool:

@@ -18,8 +18,6 @@ log = logging.getLogger(__name__)
 _PUBLIC_ONLY = AddressPolicy()
 
 
-
-
 def parse_target(target: str) -> tuple[str, int | None]:
     """`ip` or `ip:port` (IPv6 as `[ip]:port`) as (ip, port or None); ValueError if malformed."""
     text = target.strip()
@@ -44,12 +42,12 @@ class CrawlResolver(AbstractResolver):
     """Resolves names through `host_map` (exact names or globs) or the system resolver.
 
     A mapped port replaces the URL's port, so `http://site0001.test/` can reach a test web
-    on 127.0.0.1:8080. Every address, host_map targets included, must pass `policy`: refused
-    ones are dropped, and a name with nothing left fails to resolve (AddressRefused, an
-    OSError, with the reason).
-    aiohttp connects to exactly the addresses returned (and caches them), so what was checked
-    is what is reached. It does not ask about IP-literal hosts: the Fetcher passes those
-    here itself, and they are judged as they are.
+    on 127.0.0.1:8080. Every address, host_map targets included, must pass `policy` with the
+    port it will be reached on: refused ones are dropped, and a name with nothing left fails
+    to resolve (AddressRefused, an OSError, with the reason).
+    aiohttp connects to exactly the addresses and ports returned (and caches them per host
+    and port), so what was checked is what is reached. It does not ask about IP-literal
+    hosts: the Fetcher passes those here itself, and they are judged as they are.
 
     Args:
         host_map: (name or glob, "ip[:port]") pairs.
@@ -66,7 +64,8 @@ class CrawlResolver(AbstractResolver):
         for name, target in host_map:
             key = name.strip().lower().rstrip(".")
             parsed = parse_target(target)
-            reason = policy.refusal(parsed[0])
+            reason = (policy.address_refusal(parsed[0]) if parsed[1] is None
+                      else policy.refusal(*parsed))
             if reason is not None:
                 log.warning("host_map sends %s to %s, which will be refused: %s", key, target, reason)
             if any(c in key for c in "*?["):
@@ -90,23 +89,25 @@ class CrawlResolver(AbstractResolver):
                       family: socket.AddressFamily = socket.AF_INET) -> list[ResolveResult]:
         if ip_literal(host) is not None:
             address = host.strip("[]")
-            reason = self.policy.refusal(address)
+            reason = self.policy.refusal(address, port)
             if reason is not None:
                 raise AddressRefused(reason)
             return [_result(host, address, port)]
         target = self.mapped(host)
         if target is not None:
             address, mapped_port = target
-            reason = self.policy.refusal(address)
+            port = mapped_port or port  # the port connected to
+            reason = self.policy.refusal(address, port)
             if reason is not None:
                 raise AddressRefused(f"host_map sends {host} to {address}, which is refused: {reason}")
-            return [_result(host, address, mapped_port or port)]
+            return [_result(host, address, port)]
         if self._fallback is None:
             self._fallback = DefaultResolver()
         results = await self._fallback.resolve(host, port, family)
-        allowed = [r for r in results if self.policy.allows(r["host"])]
+        allowed = [r for r in results if self.policy.allows(r["host"], r["port"])]
         if not allowed:
-            reason = self.policy.refusal(results[0]["host"]) if results else "no address"
+            first = results[0] if results else None
+            reason = "no address" if first is None else self.policy.refusal(first["host"], first["port"])
             raise AddressRefused(f"{host} resolves only to refused addresses ({reason})")
         return allowed
 

@@ -24,6 +24,12 @@ def host_of(domain_key: str) -> str:
     return domain_key.rsplit(":", 1)[0] if ":" in domain_key else domain_key
 
 
+def port_of(domain_key: str) -> int | None:
+    """The port of a domain key, None when it has none (the scheme's default: 80 or 443)."""
+    _, colon, port = domain_key[len(host_of(domain_key)):].partition(":")
+    return int(port) if colon and port.isdigit() else None
+
+
 class Scope:
     """Which canonical URLs the crawl may queue.
 
@@ -56,7 +62,7 @@ class Scope:
     def _domain_refusal(self, domain_key: str) -> str | None:
         host = host_of(domain_key)
         if ip_literal(host) is not None:
-            reason = self.addresses.refusal(host.strip("[]"))
+            reason = self._address_refusal(host.strip("[]"), port_of(domain_key))
             if reason is not None:
                 # Once per host (the result is cached): the only trace of a refused link.
                 log.info("not crawling %s: %s", domain_key, reason)
@@ -71,6 +77,16 @@ class Scope:
         if any(fnmatch.fnmatchcase(host, pattern) for pattern in self._patterns):
             return None
         return DOMAIN_NOT_ALLOWED
+
+    def _address_refusal(self, address: str, port: int | None) -> str | None:
+        if port is not None:
+            return self.addresses.refusal(address, port)
+        # No port in the key: 80 (http) or 443 (https), which the key does not tell apart.
+        # Either opens the host here; the fetch checks the very port before connecting.
+        reason = self.addresses.refusal(address, 80)
+        if reason is None or self.addresses.refusal(address, 443) is None:
+            return None
+        return reason
 
 
 def scope_for(settings: CrawlerSettings) -> Scope:

@@ -11,7 +11,7 @@ from typing import Any
 
 from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import CrawlSettings, Settings
-from frontier_service.service.address_policy import LOOPBACK_NETWORKS, parse_network
+from frontier_service.service.address_policy import LOOPBACK_NETWORKS, parse_entry
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,8 @@ class CrawlerSettings:
     max_body_bytes: int = 20 * 1024 * 1024
     user_agent: str = "archive-pipelines/0.1 (+https://github.com/archive-pipelines)"
     allowed_domains: tuple[str, ...] = ()  # names (and their subdomains) or glob patterns
-    # Non-public networks the crawl may reach (CIDR or one address; public ones always).
+    # Non-public networks the crawl may reach (CIDR or one address, maybe with ports:
+    # 127.0.0.1:8080, 127.0.0.0/8:8000-8999, [::1]:8080; public addresses always).
     allowed_networks: tuple[str, ...] = ()
     host_map: tuple[tuple[str, str], ...] = ()  # (name or glob, "ip[:port]")
     fetch_assets: bool = True  # queue <img>/<script>/stylesheet URLs at the page's depth
@@ -119,7 +120,7 @@ class CrawlerSettings:
             raise SettingsError(f"`crawl_name` must be a non-empty word, got {self.crawl_name!r}")
         for entry in self.allowed_networks:
             try:
-                parse_network(entry)
+                parse_entry(entry)
             except ValueError as exc:
                 raise SettingsError(f"--allow-network / [crawl] allow_networks: {exc}") from None
 
