@@ -11,6 +11,10 @@ import pytest
 
 from archive_testkit.recording_servers import ConnectionCounter, Page, RecordingSite
 from frontier_service.archiving import iter_records
+from frontier_service.fetch import Fetcher, FetchSettings
+from frontier_service.fetch.result import FetchErrorKind, FetchResult
+from frontier_service.service.address_policy import AddressPolicy
+from frontier_service.service.resolver import CrawlResolver
 from frontier_service.service.seeding import BadSeed, checked_seeds
 from frontier_service.service.service import CrawlerService, RunReport
 from tests.frontier_service.service.web import crawler_settings
@@ -73,3 +77,19 @@ def test_a_seed_on_an_unlisted_port_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BadSeed, match=r"bad seed URL 'http://127.0.0.1:6379/': out of scope "
                                       r"\(127.0.0.1 port 6379 is not among the ports listed"):
         checked_seeds(settings, ["http://127.0.0.1:8080/", "http://127.0.0.1:6379/"])
+
+
+def test_a_robots_txt_redirect_to_another_port_is_refused_before_connecting() -> None:
+    """robots.txt follows redirects inside one fetch: each hop's port is judged."""
+    async def fetch_robots(port: int) -> FetchResult:
+        resolver = CrawlResolver(policy=AddressPolicy([f"127.0.0.1:{port}"]))
+        async with Fetcher(FetchSettings(retry_backoff_s=(0.01,)), resolver=resolver) as fetcher:
+            return await fetcher.fetch(f"http://127.0.0.1:{port}/robots.txt")
+
+    with ConnectionCounter() as listener, RecordingSite({"/robots.txt": Page(status=302, headers=(
+            ("Location", f"http://127.0.0.1:{listener.port}/robots.txt"),))}) as site:
+        result = asyncio.run(fetch_robots(site.port))
+        assert listener.connections == 0
+    assert site.paths() == {"/robots.txt"}
+    assert result.error_kind is FetchErrorKind.REFUSED and result.error is not None
+    assert f"127.0.0.1 port {listener.port} is not among the ports listed" in result.error
