@@ -82,10 +82,10 @@ class AllowedNetwork:
         if self.ports is None:
             return network
         host = f"[{network}]" if self.network.version == 6 else network
-        return f"{host}:{ports_text(self.ports)}"
+        return f"{host}:{_ports_text(self.ports)}"
 
 
-def ports_text(ports: tuple[int, int]) -> str:
+def _ports_text(ports: tuple[int, int]) -> str:
     return str(ports[0]) if ports[0] == ports[1] else f"{ports[0]}-{ports[1]}"
 
 
