@@ -19,6 +19,7 @@ from frontier_service.fetch.decoding import (
 )
 
 LOOP_SLICE_S = 0.002  # decode this long at most before other tasks get a turn
+JOIN_IN_THREAD_BYTES = 2 * 1024 * 1024
 
 
 class Body(NamedTuple):
@@ -46,6 +47,7 @@ async def read_body(
         data, cut = await _read_raw(response, cap, chunk_bytes)
         return Body(data, cut, None)
     decoder = BodyDecoder(codings, max_bytes=cap, max_ratio=max_ratio)
+    turn = _LoopTurn()
     parts: list[bytes] = []
     wire = 0
     wire_cut: Cut | None = None
@@ -57,22 +59,40 @@ async def read_body(
             wire_cut = size_cut(cap)
             break
         decoder.feed(chunk)
-        await _drain(decoder, parts)
+        await _drain(decoder, parts, turn)
         if decoder.cut is not None:
             break
     decoder.end()
-    await _drain(decoder, parts)
-    return Body(b"".join(parts), decoder.cut or wire_cut, None)
+    await _drain(decoder, parts, turn)
+    return Body(await _join(parts, decoder.decoded), decoder.cut or wire_cut, None)
 
 
-async def _drain(decoder: BodyDecoder, parts: list[bytes]) -> None:
+async def _join(parts: list[bytes], size: int) -> bytes:
+    """The pieces as one body; a big one joined in a thread (bytes.join copies without the
+    GIL past 1 MiB), so a 20 MiB copy is not one long stretch on the loop."""
+    if size < JOIN_IN_THREAD_BYTES:
+        return b"".join(parts)
+    return await asyncio.to_thread(b"".join, parts)
+
+
+class _LoopTurn:
+    """Gives the event loop back once LOOP_SLICE_S have passed since it last had it. Over
+    the whole body: chunks already buffered are read without a pause of their own."""
+
+    def __init__(self) -> None:
+        self.began = time.perf_counter()
+
+    async def maybe_yield(self) -> None:
+        if time.perf_counter() - self.began >= LOOP_SLICE_S:
+            await asyncio.sleep(0)
+            self.began = time.perf_counter()
+
+
+async def _drain(decoder: BodyDecoder, parts: list[bytes], turn: _LoopTurn) -> None:
     """Everything the decoder can give now, yielding to the loop between slices of work."""
-    began = time.perf_counter()
     while piece := decoder.read():
         parts.append(piece)
-        if time.perf_counter() - began >= LOOP_SLICE_S:
-            await asyncio.sleep(0)
-            began = time.perf_counter()
+        await turn.maybe_yield()
 
 
 async def _read_raw(response: aiohttp.ClientResponse, cap: int,
@@ -84,7 +104,7 @@ async def _read_raw(response: aiohttp.ClientResponse, cap: int,
         room = cap - size
         if len(chunk) > room:
             parts.append(chunk[:room])
-            return b"".join(parts), size_cut(cap)
+            return await _join(parts, cap), size_cut(cap)
         parts.append(chunk)
         size += len(chunk)
-    return b"".join(parts), None
+    return await _join(parts, size), None
