@@ -3,7 +3,8 @@
     .venv/bin/python bench/crawl_bench.py                 # 2,000 hosts, 60 s measured each
     .venv/bin/python bench/crawl_bench.py --seconds 20 --hosts 500 --warmup 5
     .venv/bin/python bench/crawl_bench.py --case single-host   # one website, us vs Scrapy
-    .venv/bin/python bench/crawl_bench.py --case all           # both cases
+    .venv/bin/python bench/crawl_bench.py --case bomb          # a bomb host beside a site
+    .venv/bin/python bench/crawl_bench.py --case all           # every case
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
 test web (its own process: the crawlers' CPU is measured apart from it) serves every
@@ -33,6 +34,12 @@ request log: pages, distinct and repeated paths, pages/s over the request window
 last request), and wall time of the crawler process (start-up included). Targets: (a) /
 Scrapy pages/s >= 3 on the medians, and (a) fetches every page exactly once; the case exits
 1 when either fails.
+
+Bomb case (`--case bomb`; bench/crawl_baselines/bomb_case.py): a documentation site crawled
+by `frontier-service run` for `--bomb-seconds` alone, then beside a host serving compression
+bombs of every encoding (10 GiB of zeros each). The site's pages/s with / without the bomb
+host is the figure (target >= 0.9), with the largest gap between two requests to the site;
+the case exits 1 when the ratio misses the target.
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
-from bench.crawl_baselines import single_host  # noqa: E402
+from bench.crawl_baselines import bomb_case, single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
 TARGETS = {"pages_per_s": 600.0, "vs_ceiling": 0.6, "vs_scrapy": 3.0, "adds_per_s": 200_000.0,
@@ -310,9 +317,10 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--case", choices=["multi-host", "single-host", "all"], default="multi-host",
+    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "all"],
+                        default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
-                             "crawled to the end")
+                             "crawled to the end; bomb: a website with and without a bomb host")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
     parser.add_argument("--warmup", type=float, default=15.0)
@@ -329,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="adder processes in the add microbench (its --processes)")
     parser.add_argument("--no-micro", action="store_true", help="skip the frontier microbenchmarks")
     single_host.add_arguments(parser)
+    bomb_case.add_arguments(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     passed = True
@@ -337,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
             multi_host(args, work / "multi-host")
         if args.case in ("single-host", "all"):
             passed = single_host.run_case(args, work / "single-host")
+        if args.case in ("bomb", "all"):
+            passed = bomb_case.run_case(args, work / "bomb") and passed
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if passed else 1

@@ -4,7 +4,10 @@ Seed 003 fields: session_id, page_url, timestamp, navigation_id, requests[...] w
 response {status_code, headers, body_hash "sha256:<hex>", body_size, body_type}.
 Our additions: top-level `depth`, `final_url`, `redirects` and `error` (of the page
 fetch, which is requests[0]); per request `redirects`, `error`, `elapsed_s` and
-`response.body_truncated`. Timestamps are epoch seconds (float, ms precision).
+`response.body_truncated` with `body_truncated_reason` (why, in one line; null when not
+cut), and `response.body_encoding` when the stored body still carries a Content-Encoding
+the crawler could not decode (otherwise bodies are stored decoded). Timestamps are epoch
+seconds (float, ms precision).
 """
 
 from __future__ import annotations
@@ -77,4 +80,6 @@ def _response(result: FetchResult, stored: PutResult | None) -> dict[str, Any] |
         "body_size": 0 if stored is None else stored.size,
         "body_type": result.content_type,
         "body_truncated": result.truncated,
+        "body_truncated_reason": result.truncated_reason,
+        **({"body_encoding": result.body_encoding} if result.body_encoding else {}),
     }

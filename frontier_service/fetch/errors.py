@@ -7,6 +7,7 @@ from typing import NamedTuple
 
 import aiohttp
 
+from frontier_service.fetch.decoding import DecodingError
 from frontier_service.fetch.result import FetchErrorKind
 
 _MAX_MESSAGE_CHARS = 300
@@ -34,6 +35,8 @@ def classify(exc: BaseException) -> Failure:
     refused = _refusal(exc)
     if refused is not None:  # out of the crawl's network scope: asking again cannot help
         return Failure(FetchErrorKind.REFUSED, False, f"address refused: {refused}")
+    if isinstance(exc, DecodingError):  # the same bytes would come again
+        return Failure(FetchErrorKind.PROTOCOL, False, f"content decoding failed: {exc}")
     if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one too
         return Failure(FetchErrorKind.TIMEOUT, True, message)
     if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):

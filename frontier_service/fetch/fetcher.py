@@ -1,4 +1,5 @@
-"""Fetcher: one shared aiohttp session, capped bodies, manual redirects, retries with backoff."""
+"""Fetcher: one shared aiohttp session, capped bodies decoded in bounded steps, manual
+redirects, retries with backoff."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aiohttp.abc import AbstractResolver
 from yarl import URL
 
 from archive_pipelines.canonical_urls import InvalidURL, canonicalize, without_userinfo
+from frontier_service.fetch.body import read_body
 from frontier_service.fetch.errors import Failure, classify
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
 from frontier_service.fetch.settings import FetchSettings
@@ -59,8 +61,11 @@ class Fetcher:
         self._session = aiohttp.ClientSession(
             connector=connector,
             timeout=timeout,
-            headers={"User-Agent": s.user_agent, "Accept": s.accept},
+            headers=dict(self._default_request_headers()),
             cookie_jar=aiohttp.DummyCookieJar(),  # a crawler must not carry cookies between hosts
+            # Bodies are decoded by read_body in bounded steps, yielding to the loop between: aiohttp
+            # would inflate a whole network chunk in one call, a bomb in a few calls.
+            auto_decompress=False,
             max_line_size=s.max_header_bytes,
             max_field_size=s.max_header_bytes,
         )
@@ -169,17 +174,18 @@ class Fetcher:
         async with session.get(url, allow_redirects=False) as response:
             location = response.headers.get("Location")
             is_redirect = response.status in REDIRECT_STATUSES and location is not None
-            body, truncated = await _read_capped(
-                response, min(cap, _REDIRECT_BODY_CAP) if is_redirect else cap, self.settings.chunk_bytes
-            )
-            if truncated:
+            body = await read_body(
+                response, cap=min(cap, _REDIRECT_BODY_CAP) if is_redirect else cap,
+                chunk_bytes=self.settings.chunk_bytes, max_ratio=self.settings.max_decode_ratio)
+            if body.cut is not None:
                 response.close()  # drop the connection rather than drain an endless body
             return HopResponse(
                 status=response.status,
                 request_headers=list(response.request_info.headers.items()),
                 headers=list(response.headers.items()),
-                body=body,
-                truncated=truncated,
+                body=body.data,
+                cut=body.cut,
+                body_encoding=body.encoding,
                 content_type=response.content_type if "Content-Type" in response.headers else None,
                 charset=response.charset,
                 location=location,
@@ -193,7 +199,9 @@ class Fetcher:
         return self._session
 
     def _default_request_headers(self) -> list[tuple[str, str]]:
-        return [("User-Agent", self.settings.user_agent), ("Accept", self.settings.accept)]
+        s = self.settings
+        return [("User-Agent", s.user_agent), ("Accept", s.accept),
+                ("Accept-Encoding", s.accept_encoding)]
 
 
 async def _check_literal_host(resolver: AbstractResolver, url: str) -> None:
@@ -205,18 +213,6 @@ async def _check_literal_host(resolver: AbstractResolver, url: str) -> None:
     host = URL(url).raw_host
     if host and (":" in host or host.replace(".", "").isdigit()):
         await resolver.resolve(host, URL(url).port or 0)  # the port connected to
-
-
-async def _read_capped(response: aiohttp.ClientResponse, cap: int, chunk_bytes: int) -> tuple[bytes, bool]:
-    """Up to `cap` bytes of the body, and whether there was more; never reads past the cap."""
-    body = bytearray()
-    async for chunk in response.content.iter_chunked(chunk_bytes):
-        room = cap - len(body)
-        if len(chunk) > room:
-            body += chunk[:room]
-            return bytes(body), True
-        body += chunk
-    return bytes(body), False
 
 
 def _resolve_location(base: str, location: str) -> str | None:

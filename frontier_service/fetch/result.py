@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
 
+from frontier_service.fetch.decoding import CutKind
+
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
 
@@ -38,8 +40,9 @@ class FetchResult:
     """The outcome of fetching one URL, redirects followed.
 
     `status`, headers and `body` are those of the final response (None/empty when no
-    response arrived). `body` is the decoded entity (Content-Encoding removed), cut at
-    the size cap when `truncated`.
+    response arrived). `body` is the decoded entity (Content-Encoding removed, unless
+    `body_encoding` names one the fetcher cannot decode), cut short when `truncated`:
+    `truncated_reason` says why in one line, `cut_kind` the same for code.
     """
 
     url: str
@@ -49,6 +52,9 @@ class FetchResult:
     response_headers: list[tuple[str, str]] = field(default_factory=list)
     body: bytes | None = None
     truncated: bool = False
+    truncated_reason: str | None = None  # e.g. "body over the 20 MiB cap"
+    cut_kind: CutKind | None = None  # size, decoded-size or decode-ratio
+    body_encoding: str | None = None  # Content-Encoding still on `body` (not decoded)
     redirects: list[RedirectHop] = field(default_factory=list)
     elapsed_s: float = 0.0  # the whole fetch: every hop, retry and backoff
     response_time_s: float = 0.0  # the final request alone, for politeness

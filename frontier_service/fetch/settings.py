@@ -14,6 +14,7 @@ class FetchSettings:
 
     user_agent: str = DEFAULT_USER_AGENT
     accept: str = "text/html,application/xhtml+xml,*/*;q=0.8"
+    accept_encoding: str = "gzip, deflate, br, zstd"  # what fetch.decoding removes
     connection_limit: int = 512  # open connections across all hosts
     limit_per_host: int = 1  # politeness: one connection per host
     dns_cache_ttl_s: int = 300
@@ -25,7 +26,10 @@ class FetchSettings:
     read_timeout_s: float = 15.0  # longest silence between two reads
     total_timeout_s: float = 30.0  # one request, headers and body
     fetch_deadline_s: float = 120.0  # one fetch: every hop, retry and backoff
-    max_body_bytes: int = 10 * 1024 * 1024
+    max_body_bytes: int = 10 * 1024 * 1024  # on the wire, and decoded
+    # Decoded bytes per wire byte beyond which a body is cut as a compression bomb (checked
+    # after its first MiB; why 1000: frontier_service.fetch.decoding).
+    max_decode_ratio: float = 1000.0
     max_header_bytes: int = 32 * 1024  # one header line; aiohttp's 8 KB rejects big cookies
     max_redirects: int = 10
     # Per hop, for transient failures. aiohttp itself resends a GET once when the server

@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from frontier_service.fetch.decoding import Cut
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
 
 
@@ -16,7 +17,8 @@ class HopResponse(NamedTuple):
     request_headers: list[tuple[str, str]]
     headers: list[tuple[str, str]]
     body: bytes
-    truncated: bool
+    cut: Cut | None  # why the body stops short, if it does
+    body_encoding: str | None  # Content-Encoding left on `body` (one that was not decoded)
     content_type: str | None
     charset: str | None
     location: str | None
@@ -46,6 +48,7 @@ class FetchTrace:
         error: str | None = None,
     ) -> FetchResult:
         """The final response; with an error (bad redirect, loop) its body is not kept."""
+        cut = response.cut if error is None else None
         return FetchResult(
             url=self.url,
             final_url=self.current,
@@ -53,7 +56,10 @@ class FetchTrace:
             request_headers=response.request_headers,
             response_headers=response.headers,
             body=response.body if error is None else None,
-            truncated=response.truncated and error is None,
+            truncated=cut is not None,
+            truncated_reason=None if cut is None else cut.reason,
+            cut_kind=None if cut is None else cut.kind,
+            body_encoding=response.body_encoding if error is None else None,
             redirects=self.redirects,
             elapsed_s=time.monotonic() - self.began,
             response_time_s=response.response_time_s,

@@ -19,7 +19,7 @@ from archive_pipelines.canonical_urls import InvalidURL
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_record import page_record
 from frontier_service.fetch.fetcher import Fetcher
-from frontier_service.fetch.links import links_from_fetch
+from frontier_service.fetch.link_extraction import links_off_loop
 from frontier_service.fetch.politeness import HostHealth, next_delay
 from frontier_service.fetch.result import FetchErrorKind, FetchResult
 from frontier_service.fetch.robots import RobotsCache
@@ -161,6 +161,8 @@ class PageProcessor:
     async def _archive(self, item: Claimed, result: FetchResult) -> None:
         """Store the body and page record, queue its links, record the visit."""
         depth = item.record.depth
+        # Before archiving: from the page record on, no await until the visit is recorded.
+        links = await links_off_loop(result) if result.ok else None
         archived = await self.archiver.archive(result, item.record.url, depth)
         metrics = self.metrics
         metrics.pages += 1
@@ -168,7 +170,6 @@ class PageProcessor:
         metrics.fetch_errors += result.error is not None
         metrics.body_bytes += archived.bytes
         metrics.new_blobs += archived.new_blobs
-        links = links_from_fetch(result) if result.ok else None
         if links is not None:
             if depth < self.max_depth:
                 self.links.add(links.pages, depth + 1)
