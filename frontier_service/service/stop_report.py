@@ -75,7 +75,7 @@ async def stop_report(frontier: Frontier, run_reason: str) -> StopReport:
     except (RedisError, OSError) as exc:
         log.warning("counting the URLs left queued failed: %s", exc)
         return StopReport(run_reason)
-    return StopReport(run_reason, group_leftovers(left, active=_active(run_reason)))
+    return StopReport(run_reason, group_leftovers(left, active=host_reason_at_stop(run_reason)))
 
 
 def group_leftovers(leftovers: Iterable[Leftover], *, active: str) -> list[HostsStopped]:
@@ -103,7 +103,7 @@ def log_stop_report(report: StopReport, dropped: dict[str, int]) -> None:
                  ", ".join(f"{reason} {count:,}" for reason, count in sorted(dropped.items())))
 
 
-def _active(run_reason: str) -> str:
+def host_reason_at_stop(run_reason: str) -> str:
     """Why a host that was not excluded stopped: the run's limit, or the run's end."""
     if run_reason.startswith("max seconds"):
         return "time limit"
