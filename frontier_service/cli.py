@@ -25,6 +25,10 @@ from frontier_service.service.settings import (
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
+# `run --seed URL` ends this long after the last URL was fetched: given seeds, the user asked
+# for those sites, and a run that never ends would leave them waiting on a silent process.
+# Without seeds, `run` is the service that waits for `seed` (or other processes) to add work.
+SEEDED_EXIT_WHEN_IDLE_S = 10.0
 
 
 class CrawlFailed(ArchiveError):
@@ -149,13 +153,20 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.option("--page-budget", type=int, help="Pages fetched per domain at most.")
 @click.option("--segment-pages", type=int, help="Close a page-index segment after this many pages.")
 @click.option("--segment-seconds", type=float, help="... or after this many seconds.")
+@click.option("--segment-idle-seconds", type=float,
+              help="... or once no page was archived this long, so captures flow while the "
+                   "crawl waits (default 30; backs off when idle closes follow each other; "
+                   "0: never).")
 @click.option("--dagster-home", type=click.Path(file_okay=False), default=None,
               help="Report segments to this Dagster instance (default: $DAGSTER_HOME if set).")
 @click.option("--metrics-port", type=int, help="Health/metrics port on 127.0.0.1 (0 any, -1 off).")
-@click.option("--max-pages", type=int, help="Stop after this many pages.")
+@click.option("--max-pages", type=int, help="Stop after this many pages (all processes).")
 @click.option("--max-seconds", type=float, help="Stop after this many seconds.")
 @click.option("--exit-when-idle", type=float, metavar="SECONDS",
-              help="Stop once the frontier has been empty this long.")
+              help="Stop once nothing has been queued, leased or in flight this long (0: "
+                   f"never). Default: {SEEDED_EXIT_WHEN_IDLE_S:g} with --seed (a crawl of "
+                   "those sites ends when they are done), never without (a service waiting "
+                   "for `seed`).")
 @click.option("--lease-seconds", type=float, help="A crashed process's domains return after this.")
 @click.option("--checkpoint-seconds", type=float,
               help="Seconds between on-disk checkpoints of read offsets (a Redis that lost its "
@@ -172,13 +183,18 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
                 dagster_home: str | None, processes: str | None, **options: Any) -> None:
     """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit.
 
-    A full data disk also drains the crawl, then exits 2 with one line saying so."""
+    Given --seed, the run ends once nothing is left to fetch (--exit-when-idle 0 keeps it
+    waiting for new URLs). The summary says why it stopped, what each stopped host left
+    queued and which URLs were not fetched, by reason. A full data disk also drains the
+    crawl, then exits 2 with one line saying so."""
     from pathlib import Path
 
     renames = {"min_delay": "min_delay_s", "page_budget": "domain_page_budget",
                "drain_timeout": "drain_timeout_s", "exit_when_idle": "exit_when_idle_s",
                "max_seconds": "max_seconds", "progress_seconds": "progress_seconds"}
     overrides = {renames.get(k, k): v for k, v in options.items()}
+    if seeds and overrides.get("exit_when_idle_s") is None:
+        overrides["exit_when_idle_s"] = SEEDED_EXIT_WHEN_IDLE_S
     overrides["fetch_assets"] = False if no_assets else None
     overrides["dagster_home"] = Path(dagster_home).resolve() if dagster_home else None
     settings = scope.settings(obj, **overrides)
@@ -192,6 +208,9 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
                            "seconds": round(report.seconds, 1),
                            "pages_per_second": round(report.pages_per_second, 1),
                            "segments": report.segments, "stopped": report.stop_reason,
+                           "urls_left": report.stop.urls_left,
+                           "hosts_stopped": report.stop.hosts_json(),
+                           "urls_dropped": dict(sorted(report.metrics.urls_dropped.items())),
                            "redis_rebuilds": report.metrics.redis_rebuilds,
                            "frontier_repairs": report.metrics.frontier_repairs,
                            "processes": count, "failed": bool(report.failure)}))

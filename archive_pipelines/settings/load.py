@@ -155,6 +155,7 @@ allowed_domains = []
 allow_networks = []          # non-public networks to crawl, e.g. ["127.0.0.1:8080"] for a local web
 segment_pages = 5000
 segment_seconds = 300.0
+segment_idle_seconds = 30.0  # ... or once no page was archived this long (captures flow sooner)
 checkpoint_seconds = 2.0     # on-disk frontier checkpoint: a lost Redis repeats at most this long
 compact_after_days = 7.0     # compact-crawls: sessions older than this -> one zstd file each
 views = []                   # views crawled pages appear in, e.g. ["by_domain"] (one link per page)

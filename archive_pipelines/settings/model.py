@@ -146,6 +146,8 @@ class CrawlSettings(_Section):
     host_map: dict[str, str] = Field(default_factory=dict)
     segment_pages: int = Field(default=5_000, ge=1)
     segment_seconds: float = Field(default=300.0, gt=0)
+    # A segment holding pages also closes once no page was archived this long (0: never).
+    segment_idle_seconds: float = Field(default=30.0, ge=0)
     metrics_port: int = Field(default=0, ge=0, le=65535)
     # Seconds between two on-disk checkpoints of the frontier's read offsets: after a Redis
     # that lost its data is rebuilt, at most this long of fetches is repeated.

@@ -166,6 +166,8 @@ class DomainClaimer:
             return False
         host.stopped = True
         self.metrics.budget_exhausted += 1
+        log.info("%s: page budget (%d pages) reached: no more of its URLs are fetched; the "
+                 "rest stay queued", host.domain, self.page_budget)
         self._exclusions.append((host.domain, "page budget reached"))
         return True
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
+from frontier_service.service.drops import UrlDrops, invalid_reason, scope_reason
 from frontier_service.service.flushing import flush_until
 from frontier_service.service.link_journal import Entry, LinkJournal
 from frontier_service.service.metrics import CrawlMetrics
@@ -51,8 +52,9 @@ class LinkBuffer:
     def __init__(self, frontier: Frontier, scope: Scope, metrics: CrawlMetrics, *,
                  flush_urls: int = 5_000, flush_s: float = 0.2,
                  recent_capacity: int = 500_000, chunk_urls: int = 2_000,
-                 journal: LinkJournal | None = None) -> None:
+                 journal: LinkJournal | None = None, drops: UrlDrops | None = None) -> None:
         self.frontier = frontier
+        self.drops = drops or UrlDrops(metrics)
         self.scope = scope
         self.metrics = metrics
         self.flush_urls = flush_urls
@@ -78,8 +80,9 @@ class LinkBuffer:
             self.journal.append(self._pending[self._journaled:])
             self._journaled = len(self._pending)
 
-    def add(self, urls: Iterable[str], depth: int) -> int:
-        """Buffer the in-scope, not recently offered URLs; returns how many were buffered."""
+    def add(self, urls: Iterable[str], depth: int, *, found_on: str = "") -> int:
+        """Buffer the in-scope, not recently offered URLs; returns how many were buffered.
+        The others are counted as dropped, by reason, against `found_on` (the page's host)."""
         metrics = self.metrics
         refusal = self.scope.refusal
         check = self.recent.check_and_add
@@ -90,9 +93,12 @@ class LinkBuffer:
             parsed = try_canonical_url_and_domain(url)
             if parsed is None:
                 metrics.links_invalid += 1
+                self.drops.drop(invalid_reason(url), found_on, url)
                 continue
-            if refusal(parsed[1], depth) is not None:
+            refused = refusal(parsed[1], depth)
+            if refused is not None:
                 metrics.links_out_of_scope += 1
+                self.drops.drop(scope_reason(refused), found_on, url)
                 continue
             if check(parsed[2]):
                 metrics.links_repeated += 1

@@ -36,6 +36,9 @@ class CrawlMetrics:
     segments_closed: int = 0
     segments_reported: int = 0
     report_errors: int = 0
+    segments_closed_idle: int = 0  # of segments_closed: closed because the crawl went idle
+    # URLs not fetched, by reason (drops.py): too long, invalid, out of scope, beyond max depth ...
+    urls_dropped: dict[str, int] = field(default_factory=dict)
     # Gauges.
     in_flight: int = 0
     queued_domains: int = 0  # claimed, waiting for a worker
@@ -65,6 +68,7 @@ _HELP = {
     "in_flight": "Fetches in progress.",
     "frontier_pending_bytes": "Bytes of frontier files not yet read.",
     "frontier_ready_domains": "Domains waiting in the ready queue.",
+    "segments_closed_idle": "Page-index segments closed because the crawl went idle.",
 }
 
 
@@ -72,7 +76,7 @@ def render_prometheus(metrics: CrawlMetrics, prefix: str = "frontier") -> str:
     """Prometheus text format 0.0.4: `{prefix}_{name}_total` counters and gauges."""
     lines: list[str] = []
     for item in dataclasses.fields(metrics):
-        if item.name == "started_at":
+        if item.name in ("started_at", "urls_dropped"):
             continue
         value = getattr(metrics, item.name)
         gauge = item.name in _GAUGES
@@ -81,6 +85,11 @@ def render_prometheus(metrics: CrawlMetrics, prefix: str = "frontier") -> str:
             lines.append(f"# HELP {name} {_HELP[item.name]}")
         lines.append(f"# TYPE {name} {'gauge' if gauge else 'counter'}")
         lines.append(f"{name} {int(value)}")
+    name = f"{prefix}_urls_dropped_total"
+    lines.append(f"# HELP {name} URLs not fetched, by reason.")
+    lines.append(f"# TYPE {name} counter")
+    lines += [f'{name}{{reason="{reason}"}} {count}'
+              for reason, count in sorted(metrics.urls_dropped.items())]
     lines.append(f"# TYPE {prefix}_uptime_seconds gauge")
     lines.append(f"{prefix}_uptime_seconds {metrics.uptime_s():.3f}")
     return "\n".join(lines) + "\n"
@@ -106,7 +115,17 @@ def combine_metrics(parts: list[CrawlMetrics]) -> CrawlMetrics:
             value = any(values)
         elif item.name in _SHARED_OR_WORST:
             value = max(values)
+        elif item.name == "urls_dropped":
+            value = _add_up(values)
         else:
             value = sum(values)
         setattr(total, item.name, value)
+    return total
+
+
+def _add_up(counts: list[dict[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for part in counts:
+        for key, value in part.items():
+            total[key] = total.get(key, 0) + value
     return total

@@ -26,6 +26,7 @@ from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
+from frontier_service.service.drops import BEYOND_MAX_DEPTH, ROBOTS_DISALLOWED, invalid_reason
 from frontier_service.service.held_hosts import Claimed, Outcome
 from frontier_service.service.ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
@@ -61,6 +62,7 @@ class PageProcessor:
         self.robots = robots
         self.archiver = archiver
         self.links = links
+        self.drops = links.drops  # URLs not fetched, by reason (links found here, robots)
         self.ledger = ledger
         self.metrics = metrics
         self.politeness = politeness
@@ -73,6 +75,7 @@ class PageProcessor:
         try:
             rules = self.robots.cached_rules(url)
         except InvalidURL as exc:
+            self.drops.drop(invalid_reason(url), item.domain, url)
             await self._record_skip(item, f"invalid URL: {exc}", STATUS_NO_RESPONSE)
             return Outcome(time.time(), item.end_offset, solo=True, requested=False)
         if rules is None:
@@ -83,6 +86,7 @@ class PageProcessor:
             return await self._host_failed(item, rules, None, time.time())
         if not rules.can_fetch(url):
             self.metrics.robots_disallowed += 1
+            self.drops.drop(ROBOTS_DISALLOWED, item.domain, url)
             await self._record_skip(item, "disallowed by robots.txt", STATUS_ROBOTS_DISALLOWED)
             # Nothing was sent: no delay owed.
             return Outcome(time.time(), item.end_offset, solo=rules.crawl_delay() is not None,
@@ -172,11 +176,13 @@ class PageProcessor:
         metrics.new_blobs += archived.new_blobs
         if links is not None:
             if depth < self.max_depth:
-                self.links.add(links.pages, depth + 1)
+                self.links.add(links.pages, depth + 1, found_on=item.domain)
+            elif links.pages:
+                self.drops.drop(BEYOND_MAX_DEPTH, item.domain, links.pages[0], len(links.pages))
             if self.fetch_assets:
-                self.links.add(links.assets, depth)
+                self.links.add(links.assets, depth, found_on=item.domain)
         if result.redirects and result.error is None:
-            self.links.add([result.redirects[-1].location], depth)
+            self.links.add([result.redirects[-1].location], depth, found_on=item.domain)
         body_hash = bytes.fromhex(archived.body_sha256[:16]) if archived.body_sha256 else b""
         status = result.status if result.status is not None else STATUS_NO_RESPONSE
         self.ledger.record(

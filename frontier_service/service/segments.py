@@ -1,4 +1,5 @@
-"""SegmentCloser: close the page-index segment every N pages or T seconds; tell Dagster once each.
+"""SegmentCloser: close the page-index segment every N pages or T seconds, or once the crawl
+has been idle a while (idle_close.py); tell Dagster once each.
 
 Before a segment file is written the blob store is synced (one syncfs), so every body a
 record points to is durable when the record becomes visible. Reporting goes through
@@ -11,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore
 from frontier_service.archiving.archiver import Archiver, SegmentSummary
+from frontier_service.service.idle_close import CloseKind, IdleClose
 from frontier_service.service.metrics import CrawlMetrics
 
 log = logging.getLogger(__name__)
@@ -42,13 +45,17 @@ class DagsterReporter:
 
 
 class SegmentCloser:
+    """Closes the open segment when full, old, or the crawl has gone idle (idle_close.py)."""
+
     def __init__(self, archiver: Archiver, store: BlobStore, metrics: CrawlMetrics,
-                 reporter: DagsterReporter | None = None, *, check_s: float = 0.5) -> None:
+                 reporter: DagsterReporter | None = None, *, check_s: float = 0.5,
+                 idle_s: float = 0.0) -> None:
         self.archiver = archiver
         self.store = store
         self.metrics = metrics
         self.reporter = reporter
         self.check_s = check_s
+        self.idle = IdleClose(idle_s, archiver.segment_seconds, now=time.monotonic())
         self.summaries: list[SegmentSummary] = []
 
     async def close_segment(self) -> SegmentSummary:
@@ -76,8 +83,32 @@ class SegmentCloser:
         return summary
 
     async def run(self, finished: asyncio.Event) -> None:
+        pages = self.metrics.pages
         while not finished.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(finished.wait(), self.check_s)
-            if not finished.is_set() and self.archiver.should_close():
+            if finished.is_set():
+                return
+            now = time.monotonic()
+            if self.metrics.pages != pages:
+                pages = self.metrics.pages
+                self.idle.saw_pages(now)
+            kind = self._close_kind(now)
+            if kind is not None:
+                if kind is CloseKind.IDLE:
+                    log.info("no page archived for %.0f s: closing the open segment so its "
+                             "%d pages can be ingested", self.idle.idle_for(now),
+                             self.archiver.pending_pages)
+                    self.metrics.segments_closed_idle += 1
+                self.idle.closed(kind)
                 await self.close_segment()
+
+    def _close_kind(self, now: float) -> CloseKind | None:
+        archiver = self.archiver
+        if archiver.pending_pages == 0:
+            return None
+        if archiver.pending_pages >= archiver.segment_pages:
+            return CloseKind.SIZE
+        if archiver.should_close():
+            return CloseKind.AGE
+        return CloseKind.IDLE if self.idle.due(now) else None

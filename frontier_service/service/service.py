@@ -31,6 +31,7 @@ from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.lost import FrontierLost
 from frontier_service.service.claimer import DomainClaimer
 from frontier_service.service.components import Components, open_components
+from frontier_service.service.drops import UrlDrops
 from frontier_service.service.flushing import flush_until
 from frontier_service.service.health import HealthServer
 from frontier_service.service.held_hosts import Claimed, Outcome
@@ -46,6 +47,12 @@ from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.segments import DagsterReporter, SegmentCloser
 from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.stop_report import (
+    NOTHING_LEFT_TO_FETCH,
+    StopReport,
+    log_stop_report,
+    stop_report,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +67,8 @@ class RunReport:
     health_url: str = ""
     metrics: CrawlMetrics = field(default_factory=CrawlMetrics)
     failure: str = ""  # why the crawl could not go on (a full disk); empty: it stopped as asked
+    # The hosts that stopped with URLs left queued, by reason (stop_reason sums it up).
+    stop: StopReport = field(default_factory=lambda: StopReport(""))
 
     @property
     def pages_per_second(self) -> float:
@@ -123,12 +132,15 @@ class CrawlerService:
                 await self.health.start()
             try:
                 closer = await self._crawl(parts)
+                stop = await stop_report(parts.frontier, self.stop_reason)
             finally:
                 if self.health is not None:
                     await self.health.stop()
+        log_stop_report(stop, self.metrics.urls_dropped)
         return RunReport(parts.session_id, self.metrics.pages, time.monotonic() - began,
-                         len(closer.summaries), self.stop_reason,
-                         self.health.url if self.health else "", self.metrics, self.failure)
+                         len(closer.summaries), stop.summary,
+                         self.health.url if self.health else "", self.metrics, self.failure,
+                         stop)
 
     async def _crawl(self, parts: Components) -> SegmentCloser:
         s, m = self.settings, self.metrics
@@ -136,7 +148,8 @@ class CrawlerService:
                              flush_s=s.ledger_flush_s)
         scope = scope_for(s)
         links = self._links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
-                                         flush_s=s.link_flush_s, journal=parts.link_journal)
+                                         flush_s=s.link_flush_s, journal=parts.link_journal,
+                                         drops=UrlDrops(m, persist=ledger.count))
         journal = self._journal = parts.index_writer.journal
         self.session_id, self.owner = parts.session_id, parts.owner
 
@@ -168,8 +181,10 @@ class CrawlerService:
             max_depth=s.max_depth, fetch_assets=s.fetch_assets,
             failure_backoff_s=s.host_failure_backoff_s)
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
-        closer = SegmentCloser(parts.archiver, parts.store, m, reporter)
-        progress = ProgressReporter(parts.frontier, m, s.progress_seconds, before=claimer.gauges)
+        closer = SegmentCloser(parts.archiver, parts.store, m, reporter,
+                               idle_s=s.segment_idle_seconds)
+        progress = ProgressReporter(parts.frontier, m, s.progress_seconds, before=claimer.gauges,
+                                    exit_when_idle_s=s.exit_when_idle_s)
         log.info("crawl %r session %s: %d workers, Redis %s, health %s", s.crawl_name,
                  parts.session_id, s.concurrency, parts.redis_url,
                  self.health.url if self.health else "off")
@@ -359,7 +374,7 @@ class CrawlerService:
                 if idle_since is not None and now - idle_since >= s.exit_when_idle_s:
                     # Never "exhausted" while a file holds URLs Redis lost track of.
                     if await self._truly_exhausted(recovery):
-                        self.request_stop("frontier exhausted")
+                        self.request_stop(NOTHING_LEFT_TO_FETCH)
                     else:
                         idle_since = None
 

@@ -47,6 +47,9 @@ class CrawlerSettings:
     # Segments and reporting.
     segment_pages: int = 5_000
     segment_seconds: float = 300.0
+    # ... or once no page was archived this long, backing off up to segment_seconds when
+    # idle closes follow each other (idle_close.py says why; 0: no idle closes).
+    segment_idle_seconds: float = 30.0
     dagster_home: Path | None = None  # report segments to this instance (None: do not report)
     metrics_port: int = 0  # 0: any free port on 127.0.0.1; -1: no health endpoint
     progress_seconds: float = 5.0
@@ -105,7 +108,8 @@ class CrawlerSettings:
         non_negative: dict[str, float] = {"min_delay_s": self.min_delay_s, "max_depth": self.max_depth,
                         "response_time_factor": self.response_time_factor,
                         "max_pages": self.max_pages, "max_seconds": self.max_seconds,
-                        "exit_when_idle_s": self.exit_when_idle_s}
+                        "exit_when_idle_s": self.exit_when_idle_s,
+                        "segment_idle_seconds": self.segment_idle_seconds}
         for name, value in non_negative.items():
             if value < 0:
                 raise SettingsError(f"`{name}` must not be negative, got {value}")
@@ -150,6 +154,7 @@ def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
         host_map=tuple(sorted(crawl.host_map.items())),
         segment_pages=crawl.segment_pages,
         segment_seconds=crawl.segment_seconds,
+        segment_idle_seconds=crawl.segment_idle_seconds,
         metrics_port=crawl.metrics_port,
         dagster_home=Path(env_home) if env_home else None,
     )

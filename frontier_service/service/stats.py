@@ -7,8 +7,11 @@ from typing import Any
 
 from frontier_service.archiving.page_index import list_segments
 from frontier_service.frontier.epoch import EpochState, check_epoch, read_crawl_id
+from frontier_service.frontier.leftovers import leftovers
 from frontier_service.service.components import open_frontier
+from frontier_service.service.drops import COUNTER_PREFIX, dropped_counters
 from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.stop_report import group_leftovers
 
 
 async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
@@ -21,6 +24,7 @@ async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
         crawl_id = read_crawl_id(settings.data_dir, settings.crawl_name)
         held = (await check_epoch(frontier.redis, frontier.state.keys, crawl_id)
                 if crawl_id else None)
+        stopped = [left for left in await leftovers(frontier) if left.excluded_reason]
     sessions = settings.data_dir / "sessions"
     segments = list_segments(sessions) if sessions.is_dir() else []
     return {
@@ -34,7 +38,13 @@ async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
         "visited_urls": visited,
         "seen_filter": seen_backend,
         "segments": len(segments),
-        "counters": dict(sorted(stats.counters.items())),
+        # Hosts taken out of the crawl (page budget, unreachable, refused) with URLs queued.
+        "urls_left_on_stopped_hosts": sum(left.urls_left for left in stopped),
+        "hosts_stopped": {group.reason: group.to_dict()
+                          for group in group_leftovers(stopped, active="")},
+        "urls_dropped": dropped_counters(stats.counters),
+        "counters": {name: value for name, value in sorted(stats.counters.items())
+                     if not name.startswith(COUNTER_PREFIX)},
     }
 
 
@@ -54,5 +64,15 @@ def format_stats(snapshot: dict[str, Any]) -> str:
              f"{snapshot['leased_domains']:,} leased",
              f"  visited URLs: {snapshot['visited_urls']:,}; seen filter: {snapshot['seen_filter']}",
              f"  page-index segments on disk: {snapshot['segments']:,}"]
+    if snapshot["hosts_stopped"]:
+        lines.append(f"  hosts stopped with URLs left queued "
+                     f"({snapshot['urls_left_on_stopped_hosts']:,} URLs in all):")
+        lines += [f"    {reason}: {group['hosts']:,} host{'' if group['hosts'] == 1 else 's'}, "
+                  f"{group['urls_left']:,} URLs left "
+                  f"(e.g. {', '.join(group['examples'])})"
+                  for reason, group in snapshot["hosts_stopped"].items()]
+    if snapshot["urls_dropped"]:
+        lines.append("  URLs not fetched, by reason (each time a link was found): " + ", ".join(
+            f"{reason} {count:,}" for reason, count in snapshot["urls_dropped"].items()))
     lines += [f"  {name}: {value:,}" for name, value in snapshot["counters"].items()]
     return "\n".join(lines)

@@ -39,13 +39,14 @@ from frontier_service.service.child import ChildSpec, Finished, Snapshot, Starte
 from frontier_service.service.components import check_data_dir, frontier_config, recover_crashed_runs
 from frontier_service.service.health import HealthServer
 from frontier_service.service.metrics import CrawlMetrics, combine_metrics
-from frontier_service.service.progress import format_progress
+from frontier_service.service.progress import IdleLines, format_progress
 from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.runner import on_stop_signals
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.service import RunReport
 from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.stop_report import log_stop_report, stop_report
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,7 @@ class CrawlerSupervisor:
                     self.health = HealthServer(self.metrics, port=s.metrics_port)
                     await self.health.start()
                 await self._supervise(frontier, url)
+                stop = await stop_report(frontier, self._run_reason())
             finally:
                 for child in self._children:
                     if child.process.is_alive():  # only if supervising itself failed
@@ -173,14 +175,20 @@ class CrawlerSupervisor:
             raise CrawlerProcessesFailed(f"crawler processes kept crashing ({self.restarts} "
                                          "restarts); see the log above")
         reports = [c.report for c in self._children if c.report is not None]
-        if not self.stop_reason:
-            reasons = [r.stop_reason for r in reports if r.stop_reason]
-            self.stop_reason = max(set(reasons), key=reasons.count) if reasons else "stopped"
         m = self.metrics
+        log_stop_report(stop, m.urls_dropped)
         return RunReport(",".join(self.session_ids), m.pages, time.monotonic() - began,
-                         sum(r.segments for r in reports), self.stop_reason,
+                         sum(r.segments for r in reports), stop.summary,
                          self.health.url if self.health else "", m,
-                         next((r.failure for r in reports if r.failure), ""))
+                         next((r.failure for r in reports if r.failure), ""), stop)
+
+    def _run_reason(self) -> str:
+        """Why the run stopped: the supervisor's own reason, or its children's most common."""
+        if not self.stop_reason:
+            reasons = [c.report.stop.run_reason or c.report.stop_reason for c in self._children
+                       if c.report is not None and c.report.stop_reason]
+            self.stop_reason = max(set(reasons), key=reasons.count) if reasons else "stopped"
+        return self.stop_reason
 
     async def _supervise(self, frontier: Frontier, redis_url: str) -> None:
         if self.stopping.is_set():  # stopped while seeding or recovering
@@ -294,6 +302,7 @@ class CrawlerSupervisor:
         s, m = self.settings, self.metrics
         every = s.progress_seconds if s.progress_seconds > 0 else None
         last_line, last_pages = time.monotonic(), 0
+        lines = IdleLines(m, now=last_line, exit_when_idle_s=s.exit_when_idle_s)
         while True:
             await asyncio.sleep(0.1)
             if s.max_pages and m.pages >= s.max_pages and not self.stopping.is_set():
@@ -311,7 +320,9 @@ class CrawlerSupervisor:
                         stats.due_domains, stats.leased_domains)
                 rate = (m.pages - last_pages) / (now - last_line)
                 last_line, last_pages = now, m.pages
-                log.info("all %d processes: %s", self._live, format_progress(m, rate))
+                line = lines.line(now, rate)
+                if line is not None:
+                    log.info("all %d processes: %s", self._live, line)
 
     def _signal_children(self) -> None:
         for child in self._children:

@@ -6,6 +6,7 @@ import itertools
 from collections import Counter
 
 from archive_testkit.testweb import host_traits
+from frontier_service.service.stop_report import NOTHING_LEFT_TO_FETCH
 from tests.frontier_service.service.conftest import Crawl
 from tests.frontier_service.service.request_times import (
     RECORD_ROUNDING_S,
@@ -19,7 +20,12 @@ _CLOCK_SLACK_S = 0.002
 
 
 def test_the_crawl_ran_to_the_end(crawl: Crawl) -> None:
-    assert crawl.report.stop_reason == "frontier exhausted"
+    stop = crawl.report.stop
+    assert stop.run_reason == NOTHING_LEFT_TO_FETCH
+    # URLs are left queued only on the dead hosts, retired as unreachable (and it says so).
+    assert set(stop.hosts_json()) <= {"host unreachable"}
+    assert all(host in DEAD for group in stop.stopped_hosts for host in group.examples)
+    assert crawl.report.stop_reason == (stop.summary if stop.urls_left else "frontier exhausted")
     assert crawl.report.pages > 300
     hosts = {r.host for r in crawl.requests}
     assert len(hosts & ALIVE) > 10 and hosts & DEAD

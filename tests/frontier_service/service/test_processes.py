@@ -15,6 +15,7 @@ import pytest
 from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import iter_records
 from frontier_service.service.metrics import CrawlMetrics, combine_metrics
+from frontier_service.service.stop_report import NOTHING_LEFT_TO_FETCH
 from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes, split_concurrency
 from tests.frontier_service.service.cli_runs import (
     crawl_args,
@@ -67,7 +68,8 @@ def test_two_processes_fetch_each_url_once_and_keep_every_host_delay(
     report = asyncio.run(supervisor.run())
     requests = web.log.records()
 
-    assert report.stop_reason == "frontier exhausted" and report.pages > 300
+    assert report.stop.run_reason == NOTHING_LEFT_TO_FETCH and report.pages > 300
+    assert set(report.stop.hosts_json()) <= {"host unreachable"}  # only dead hosts left URLs
     assert len(supervisor.session_ids) == 2 and report.segments >= 2
     children = supervisor.child_reports
     assert all(r is not None and r.pages > 20 for r in children)  # both did real work
