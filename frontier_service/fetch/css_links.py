@@ -21,6 +21,7 @@ _TOKEN = re.compile(
   | (?<![\w\\-])url\([ \t\n\r\f]*
       (?P<bare>(?:[^ \t\n\r\f"'()\\]|(?>\\[0-9A-Fa-f]{1,6}[ \t\n\r\f]?)|\\[^\n])*+)
       [ \t\n\r\f]*\)
+  | (?P<bad_url>(?<![\w\\-])url\([ \t\n\r\f]*+(?!["'])(?:[^)\\]|\\.)*\)?)
   | (?P<function>(?<![\w\\-])-?[A-Za-z_][\w-]*\()
   | (?P<open_paren>\()
   | (?P<close_paren>\))
@@ -40,16 +41,19 @@ def css_references(text: str) -> Iterator[tuple[str, ResourceType]]:
     depth = 0
     font_face_depth = -1  # the brace depth inside the @font-face block we are in (-1: none)
     pending_at = ""  # an @import / @font-face whose URL or block has not come yet
+    # (then "@import;": the rest of the @import rule, whose conditions name no resource)
     for match in _TOKEN.finditer(text):
         group = match.lastgroup
         if group == "string" or group == "bare":
+            if pending_at == "@import;":
+                continue
             importing = pending_at == "@import" and (not functions or functions == ["url"])
             raw = _url_text(match, text, inside=functions[-1] if functions else "",
                             importing=importing)
             if raw is None:
                 continue
             if importing:
-                kind, pending_at = ResourceType.STYLESHEET, ""
+                kind, pending_at = ResourceType.STYLESHEET, "@import;"
             elif 0 <= font_face_depth <= depth:
                 kind = ResourceType.FONT
             else:
