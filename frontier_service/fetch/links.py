@@ -76,16 +76,18 @@ class _Assets:
         self.limit = limit
         self.found: dict[str, ResourceType] = {}
         self.over = 0
-        self._raw_over: set[str] = set()  # references past the budget, counted once each
+        self._raw: set[str] = set()  # references as written, so that repeats count once
 
     def add(self, raw: str | None, kind: ResourceType) -> None:
         if not raw:
             return
-        if self.limit is not None and len(self.found) >= self.limit:
-            if raw not in self._raw_over and raw[:5].lower() != "data:":
-                self._raw_over.add(raw)
-                self.over += 1
-            return
+        if self.limit is not None:
+            if len(self.found) >= self.limit:
+                if raw not in self._raw and raw[:5].lower() != "data:":
+                    self._raw.add(raw)
+                    self.over += 1
+                return
+            self._raw.add(raw)
         absolute = self.resolve(raw)
         if absolute is not None and absolute not in self.found:
             self.found[absolute] = kind
