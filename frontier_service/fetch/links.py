@@ -137,7 +137,7 @@ def extract_links(body: bytes, url: str, *, charset: str | None = None,
             if tag in _SRCSET_TAGS and (srcset := attributes.get("srcset")):
                 for candidate in srcset_urls(srcset):
                     assets.add(candidate, R.IMAGE)
-    for node in tree.css("[style]"):
+    for node in tree.css("[style]"):  # a second walk costs ~2% of a page; no duplicates
         if style := node.attributes.get("style"):
             assets.add_css(style)
     return assets.links(base, pages)
