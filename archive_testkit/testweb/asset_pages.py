@@ -5,7 +5,8 @@ a `<picture>`, a video poster, an image button, an object, inline `<style>` and 
 CSS, icons, preloads and stylesheets; `css/main.css` `@import`s two more stylesheets (one
 served as text/plain, as misconfigured servers do), loads fonts from `@font-face` and
 images relative to itself (not to the page). `GALLERY_ASSETS` is every URL path a browser
-would request for the gallery, with what for, as the crawler's resource types name it.
+would request for the gallery, with what for, as the crawler's resource types name it
+(`GALLERY_REDIRECTS`: those that redirect, and where to).
 `/assets/many.html` names `MANY_IMAGES` images, for per-page asset budgets.
 """
 
@@ -46,6 +47,7 @@ _GALLERY_HTML = """<!DOCTYPE html>
 <object data="media/diagram.svg" type="image/svg+xml"></object>
 <div style="background: url(&quot;img/div-bg.png&quot;)">framed</div>
 <img src="data:image/png;base64,iVBORw0KGgo=" alt="inline">
+<img src="img/moved.png" alt="">
 <script src="js/app.js"></script>
 <p><a href="/">home</a></p>
 </body></html>
@@ -94,6 +96,7 @@ GALLERY_ASSETS: dict[str, str] = {
     "/assets/img/submit.png": "image",
     "/assets/media/diagram.svg": "other",
     "/assets/img/div-bg.png": "image",
+    "/assets/img/moved.png": "image",
     "/assets/js/app.js": "script",
     # From css/main.css, resolved against it.
     "/assets/css/nested/theme.css": "stylesheet",
@@ -109,6 +112,9 @@ GALLERY_ASSETS: dict[str, str] = {
     "/assets/css/img/inline-bg.png": "image",
 }
 
+# Assets that redirect: path -> Location; the target is fetched as what the source was for.
+GALLERY_REDIRECTS: dict[str, str] = {"/assets/img/moved.png": "/assets/img/moved-here.png"}
+
 _TEXT_FILES: dict[str, tuple[str, str]] = {
     GALLERY: (_GALLERY_HTML, "text/html; charset=utf-8"),
     "/assets/css/main.css": (_MAIN_CSS, CSS),
@@ -120,7 +126,8 @@ _TEXT_FILES: dict[str, tuple[str, str]] = {
     "/assets/app.webmanifest": ('{"name": "Gallery"}\n', "application/manifest+json"),
     "/assets/media/diagram.svg": ('<svg xmlns="http://www.w3.org/2000/svg"/>\n', "image/svg+xml"),
 }
-_GALLERY_PATHS = frozenset(p.split("?", 1)[0] for p in GALLERY_ASSETS)
+_GALLERY_PATHS = frozenset([*(p.split("?", 1)[0] for p in GALLERY_ASSETS),
+                            *GALLERY_REDIRECTS.values()]) - set(GALLERY_REDIRECTS)
 _BINARY_TYPES = {".png": "image/png", ".woff2": "font/woff2", ".woff": "font/woff",
                  ".webm": "video/webm"}
 

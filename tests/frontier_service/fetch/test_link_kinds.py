@@ -7,7 +7,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from archive_testkit.testweb.asset_pages import GALLERY, GALLERY_ASSETS, MANY, MANY_IMAGES, asset_file
+from archive_testkit.testweb.asset_pages import (
+    GALLERY,
+    GALLERY_ASSETS,
+    GALLERY_REDIRECTS,
+    MANY,
+    MANY_IMAGES,
+    asset_file,
+)
 from frontier_service.fetch.links import PageLinks, extract_links, extract_stylesheet_links
 from frontier_service.frontier.records import ResourceType
 
@@ -104,6 +111,8 @@ def test_the_test_webs_gallery_loads_exactly_its_listed_assets() -> None:
     queue = [(GALLERY, R.DOCUMENT)]
     while queue:
         path, _ = queue.pop(0)
+        if path in GALLERY_REDIRECTS:
+            continue  # its target is queued by the crawler, not found in a page
         served = asset_file(urlsplit(path).path)
         assert served is not None, path
         body, content_type = served

@@ -17,7 +17,13 @@ import pytest
 from archive_pipelines.canonical_urls import canonical_url_and_domain
 from archive_pipelines.captures.records import parse_record
 from archive_testkit.testweb import RequestRecord, TestWeb, host_name
-from archive_testkit.testweb.asset_pages import GALLERY, GALLERY_ASSETS, MANY, MANY_IMAGES
+from archive_testkit.testweb.asset_pages import (
+    GALLERY,
+    GALLERY_ASSETS,
+    GALLERY_REDIRECTS,
+    MANY,
+    MANY_IMAGES,
+)
 from frontier_service.archiving import iter_records
 from frontier_service.service.service import CrawlerService, RunReport
 from frontier_service.service.stats import crawl_stats
@@ -25,7 +31,7 @@ from tests.frontier_service.service.conftest import delete_keys
 from tests.frontier_service.service.web import WEB, crawler_settings
 
 HOST = host_name(WEB, 0)  # alive, with a plain robots.txt
-BUDGET = 30  # above the gallery's 20 assets, below the 40 images of MANY
+BUDGET = 30  # above the gallery's 21 assets, below the 40 images of MANY
 
 
 @dataclass
@@ -74,14 +80,17 @@ def canonical(path: str) -> str:
 def test_every_gallery_asset_is_fetched_and_recorded_with_its_kind(asset_crawl: AssetCrawl) -> None:
     got = fetched(asset_crawl)
     for path, kind in GALLERY_ASSETS.items():
-        assert got.get(canonical(path)) == (200, kind), path
+        assert got.get(canonical(path)) == (301 if path in GALLERY_REDIRECTS else 200, kind), path
+    for source, target in GALLERY_REDIRECTS.items():  # fetched as what its source was for
+        assert got.get(canonical(target)) == (200, GALLERY_ASSETS[source]), target
     assert got[canonical(GALLERY)] == got[canonical(MANY)] == (200, "document")
 
 
 def test_nothing_else_is_requested_and_nothing_twice(asset_crawl: AssetCrawl) -> None:
     paths = Counter(urlsplit(r.path_qs).path for r in asset_crawl.requests)
     many = {p for p in paths if p.startswith("/assets/many/")}
-    expected = {urlsplit(p).path for p in GALLERY_ASSETS} | {GALLERY, MANY, "/robots.txt"}
+    expected = ({urlsplit(p).path for p in GALLERY_ASSETS} | set(GALLERY_REDIRECTS.values())
+                | {GALLERY, MANY, "/robots.txt"})
     assert set(paths) - many == expected  # no commented-out, data: or type=text URL; no 404s
     assert all(count == 1 for count in paths.values()), paths.most_common(3)
 
@@ -108,4 +117,4 @@ def test_records_with_resource_types_are_ingested_as_captures(asset_crawl: Asset
 
 
 def test_the_crawl_was_small(asset_crawl: AssetCrawl) -> None:
-    assert asset_crawl.report.pages == len(GALLERY_ASSETS) + 2 + BUDGET
+    assert asset_crawl.report.pages == len(GALLERY_ASSETS) + len(GALLERY_REDIRECTS) + 2 + BUDGET
