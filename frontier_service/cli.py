@@ -174,6 +174,9 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @click.option("--drain-timeout", type=float, help="SIGTERM: seconds in-flight fetches may take.")
 @click.option("--progress-seconds", type=float, help="Seconds between progress lines.")
 @click.option("--no-assets", is_flag=True, default=False, help="Do not queue images, scripts, styles.")
+@click.option("--max-assets-per-page", type=int,
+              help="Assets (images, stylesheets, fonts, scripts ...) queued from one page or "
+                   "stylesheet at most (default 200); the rest are counted as over budget.")
 @click.option("--loop", "event_loop", type=click.Choice(["auto", "asyncio", "uvloop"]), default=None,
               help="Event loop (auto: uvloop if installed).")
 @scope_options

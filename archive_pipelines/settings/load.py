@@ -151,6 +151,7 @@ max_crawl_delay_seconds = 30.0
 response_time_factor = 2.0
 max_depth = 3
 domain_page_budget = 10000
+max_assets_per_page = 200    # images, stylesheets, fonts, scripts queued from one page at most
 allowed_domains = []
 allow_networks = []          # non-public networks to crawl, e.g. ["127.0.0.1:8080"] for a local web
 segment_pages = 5000

@@ -134,6 +134,9 @@ class CrawlSettings(_Section):
     max_depth: int = Field(default=3, ge=0)
     domain_page_budget: int = Field(default=10_000, ge=1)
     max_body_bytes: int = Field(default=20 * 1024 * 1024, ge=1024)
+    # Assets (images, stylesheets, fonts, scripts ...) queued from one page or stylesheet at
+    # most: a page naming 50,000 images cannot flood the frontier.
+    max_assets_per_page: int = Field(default=200, ge=0)
     user_agent: str = "archive-pipelines/0.1 (+https://github.com/archive-pipelines)"
     allowed_domains: list[str] = Field(default_factory=list)
     # Non-public networks the crawl may reach, e.g. ["127.0.0.1:8080"] for a local test web

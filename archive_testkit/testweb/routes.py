@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from archive_testkit.testweb.asset_pages import GALLERY_REDIRECTS, asset_file
 from archive_testkit.testweb.assets import SHARED_ASSETS, json_document, pdf, png
 from archive_testkit.testweb.config import TestWebConfig, host_name, normalize_host
 from archive_testkit.testweb.docs_site import docs_robots_txt, is_docs_path, render_docs_page
@@ -70,6 +71,10 @@ def resolve(
         return NOT_FOUND if body is None else Reply(200, body, TEXT)
     if asset := SHARED_ASSETS.get(path):
         return Reply(200, asset.body, asset.content_type)
+    if path.startswith("/assets/") and (found := asset_file(path)):
+        return Reply(200, *found)
+    if location := GALLERY_REDIRECTS.get(path):
+        return _redirect(301, location)
     if is_page_path(config, path):
         return Reply(200, render(config, traits.host, path))
     if traits.special and (reply := _special(config, traits, path)):

@@ -15,6 +15,7 @@ from archive_pipelines.blobstore import BlobStore, PutResult
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile
 from frontier_service.archiving.page_record import StoredFetch, page_record
 from frontier_service.fetch.result import FetchResult
+from frontier_service.frontier.records import ResourceType
 
 T = TypeVar("T")
 
@@ -107,8 +108,11 @@ class Archiver:
         depth: int,
         *,
         assets: Sequence[FetchResult] = (),
+        resource_type: ResourceType = ResourceType.DOCUMENT,
     ) -> ArchivedPage:
-        """Store the page's body (and its assets' bodies) and buffer its page-fetch record."""
+        """Store the page's body (and its assets' bodies) and buffer its page-fetch record;
+        `resource_type`: what the page's own fetch was for (an asset queued by its page
+        is fetched, and archived, on its own)."""
         fetches = [fetch_result, *assets]
         puts = await asyncio.gather(*(self._put(result.body) for result in fetches))
         stored: list[StoredFetch] = list(zip(fetches, puts, strict=True))
@@ -118,6 +122,7 @@ class Archiver:
             depth=depth,
             page=stored[0],
             assets=stored[1:],
+            resource_type=resource_type,
         )
         # No await from here on: the record and its counts land in the same segment.
         self.index_writer.add(record)

@@ -3,11 +3,12 @@
 Seed 003 fields: session_id, page_url, timestamp, navigation_id, requests[...] with a
 response {status_code, headers, body_hash "sha256:<hex>", body_size, body_type}.
 Our additions: top-level `depth`, `final_url`, `redirects` and `error` (of the page
-fetch, which is requests[0]); per request `redirects`, `error`, `elapsed_s` and
-`response.body_truncated` with `body_truncated_reason` (why, in one line; null when not
-cut), and `response.body_encoding` when the stored body still carries a Content-Encoding
-the crawler could not decode (otherwise bodies are stored decoded). Timestamps are epoch
-seconds (float, ms precision).
+fetch, which is requests[0]); per request `redirects`, `error`, `elapsed_s`,
+`resource_type` (what it was fetched for: document, stylesheet, script, image, font,
+media, other) and `response.body_truncated` with `body_truncated_reason` (why, in one
+line; null when not cut), and `response.body_encoding` when the stored body still carries
+a Content-Encoding the crawler could not decode (otherwise bodies are stored decoded).
+Timestamps are epoch seconds (float, ms precision).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.canonical_urls import without_userinfo
 from frontier_service.fetch.result import FetchResult
+from frontier_service.frontier.records import ResourceType
 
 StoredFetch = tuple[FetchResult, PutResult | None]  # a fetch and where its body went
 _URL_HEADERS = frozenset({"location", "content-location"})  # kept without user:password@
@@ -32,10 +34,12 @@ def page_record(
     page: StoredFetch,
     assets: Sequence[StoredFetch] = (),
     navigation_id: str | None = None,
+    resource_type: ResourceType = ResourceType.DOCUMENT,
 ) -> dict[str, Any]:
-    """The JSON-ready record of one page visit."""
+    """The JSON-ready record of one page visit; `resource_type` is the page fetch's, the
+    assets' are not known here (other)."""
     result = page[0]
-    first = request_entry(*page)
+    first = request_entry(*page, resource_type=resource_type)
     return {
         "session_id": session_id,
         "page_url": page_url,
@@ -49,7 +53,8 @@ def page_record(
     }
 
 
-def request_entry(result: FetchResult, stored: PutResult | None) -> dict[str, Any]:
+def request_entry(result: FetchResult, stored: PutResult | None, *,
+                  resource_type: ResourceType = ResourceType.OTHER) -> dict[str, Any]:
     """One entry of `requests`: what was asked, and the response if one arrived."""
     return {
         "request_id": str(uuid.uuid4()),
@@ -66,6 +71,7 @@ def request_entry(result: FetchResult, stored: PutResult | None) -> dict[str, An
         ],
         "error": result.error,
         "elapsed_s": round(result.elapsed_s, 4),
+        "resource_type": resource_type.value,
     }
 
 

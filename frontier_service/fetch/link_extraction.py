@@ -13,24 +13,29 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from concurrent.futures import Executor
 
 from frontier_service.fetch.decoding import MIB, CutKind
 from frontier_service.fetch.links import PageLinks, links_from_fetch
 from frontier_service.fetch.result import FetchResult
+from frontier_service.frontier.records import ResourceType
 
 LOOP_PARSE_BYTES = 256 * 1024  # ~3 ms of parsing: cheaper on the loop than a thread hop
 MAX_PARSE_BYTES = 4 * MIB
 
 
-async def links_off_loop(result: FetchResult, *, executor: Executor | None = None,
+async def links_off_loop(result: FetchResult, *, kind: ResourceType = ResourceType.DOCUMENT,
+                         max_assets: int | None = None, executor: Executor | None = None,
                          max_parse_bytes: int = MAX_PARSE_BYTES) -> PageLinks | None:
-    """`links_from_fetch(result)`, in `executor` (the default pool if None) for a big body."""
+    """`links_from_fetch(result, kind=, max_assets=)`, in `executor` (the default pool if
+    None) for a big body (an HTML page or a stylesheet)."""
     body = result.body
     if body is None or result.cut_kind is CutKind.DECODE_RATIO:  # a bomb's filler
         return None
+    extract = functools.partial(links_from_fetch, kind=kind, max_assets=max_assets)
     if len(body) <= LOOP_PARSE_BYTES:
-        return links_from_fetch(result)
+        return extract(result)
     if len(body) > max_parse_bytes:
         result = dataclasses.replace(result, body=body[:max_parse_bytes])
-    return await asyncio.get_running_loop().run_in_executor(executor, links_from_fetch, result)
+    return await asyncio.get_running_loop().run_in_executor(executor, extract, result)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.files import frontier_file_name, walk
+from frontier_service.frontier.records import parse_kind
 
 log = logging.getLogger(__name__)
 
@@ -177,13 +178,15 @@ def _small(batch: list[DomainFile]) -> list[DomainFile]:
 
 
 def _scan_lines(block: bytes, scan: FileScan) -> None:
-    """Lines as FrontierFiles reads them: `url|depth|priority|added_at`, else torn."""
+    """Lines as FrontierFiles reads them: `url|depth|priority|added_at[|kind]`, else torn."""
     blake2b = hashlib.blake2b
     out = scan.fingerprints
     for line in block.split(b"\n"):
         if not line:
             continue
         parts = line.split(b"|")
+        if len(parts) == 5 and parse_kind(parts[4]) is not None:  # an asset's line
+            parts.pop()
         if len(parts) != 4 or not parts[0] or not _numbers(parts) or not _text(parts[0]):
             scan.torn_lines += 1
             continue
@@ -218,7 +221,7 @@ def _first_line_domain(path: Path) -> str | None:
         return None
     for line in head.split(b"\n")[:-1]:
         parts = line.split(b"|")
-        if len(parts) != 4 or not _text(parts[0]):
+        if len(parts) not in (4, 5) or not _text(parts[0]):
             continue
         found = try_canonical_url_and_domain(parts[0].decode())
         if found is not None and frontier_file_name(found[1]) == path.name:

@@ -25,7 +25,7 @@ from redis.asyncio import Redis
 from archive_pipelines.canonical_urls import try_canonical_many
 from frontier_service.frontier.domain_meta import DomainMeta
 from frontier_service.frontier.files import FrontierFiles
-from frontier_service.frontier.records import FrontierRecord
+from frontier_service.frontier.records import FrontierRecord, Queued, kind_suffix
 from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import FrontierState, Release, Reschedule
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore
@@ -117,24 +117,27 @@ class Frontier:
         result = await self.add_canonical(valid, priority=priority, now=now)
         return AddResult(result.added, result.duplicate, invalid)
 
-    async def add_canonical(self, entries: Sequence[tuple[tuple[str, str, bytes], int]], *,
+    async def add_canonical(self, entries: Sequence[Queued], *,
                             priority: float = 1.0, now: int | None = None) -> AddResult:
         """add_urls for URLs already canonicalized: ((canonical URL, domain, fingerprint), depth)
-        as `urls.canonical_url_and_domain` returns them (a caller that filtered on them has)."""
+        as `urls.canonical_url_and_domain` returns them (a caller that filtered on them has),
+        with what the URL is for as a third item when it is not a document."""
         now = int(time.time()) if now is None else now
         valid = entries
         if not valid:
             return AddResult(0, 0, 0)
-        is_new = await self.seen.add_many([found[2] for found, _ in valid])
+        is_new = await self.seen.add_many([entry[0][2] for entry in valid])
         # Canonical URLs never hold `|`, CR, LF or spaces: they go into lines as they are.
-        tail = f"|{priority:g}|{now}\n"
+        tail = f"|{priority:g}|{now}"
         lines: dict[str, list[str]] = {}
-        for new, ((url, domain, _), depth) in zip(is_new, valid, strict=True):
+        for new, entry in zip(is_new, valid, strict=True):
             if new:
+                (url, domain, _), depth = entry[0], entry[1]
                 pending = lines.get(domain)
                 if pending is None:
                     lines[domain] = pending = []
-                pending.append(f"{url}|{depth}{tail}")
+                kind = kind_suffix(entry[2]) if len(entry) == 3 else ""
+                pending.append(f"{url}|{depth}{tail}{kind}\n")
         appends: list[tuple[str, int, int]] = []
         if lines:
             batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}

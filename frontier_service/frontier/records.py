@@ -1,11 +1,37 @@
-"""One frontier line: `url|depth|priority|added_ts\\n`."""
+"""One frontier line: `url|depth|priority|added_ts\\n`, or `url|depth|priority|added_ts|kind\\n`
+for a URL queued as a page's asset (an image, a stylesheet ...).
+
+Lines of documents carry no kind, so files written before kinds existed read as they did.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 
 from archive_pipelines.canonical_urls import decode_line_field, encode_line_field
+
+
+class ResourceType(StrEnum):
+    """What a URL is fetched for, as a browser's request destination says (coarser)."""
+
+    DOCUMENT = "document"  # a page, a frame, a redirect target of one
+    STYLESHEET = "stylesheet"
+    SCRIPT = "script"
+    IMAGE = "image"
+    FONT = "font"
+    MEDIA = "media"  # audio, video, text tracks
+    OTHER = "other"  # manifests, embeds, fetch preloads ...
+
+
+_KINDS = {kind.value.encode(): kind for kind in ResourceType}
+
+# A canonical URL and its domain key and seen-filter fingerprint, as
+# `canonical_urls.try_canonical_url_and_domain` returns them.
+Found = tuple[str, str, bytes]
+# A URL to queue: found, depth, and what it is for (a document when left out).
+Queued = tuple[Found, int] | tuple[Found, int, ResourceType]
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,27 +42,50 @@ class FrontierRecord:
     depth: int
     priority: float = 1.0
     added_at: int = 0
+    kind: ResourceType = ResourceType.DOCUMENT
 
 
-def format_line(url: str, depth: int, priority: float, added_at: int) -> str:
+def kind_suffix(kind: ResourceType) -> str:
+    """The line's optional last field, with its separator ("" for a document)."""
+    return "" if kind is ResourceType.DOCUMENT else f"|{kind.value}"
+
+
+def format_line(url: str, depth: int, priority: float, added_at: int,
+                kind: ResourceType = ResourceType.DOCUMENT) -> str:
     """The line for one URL; the URL field is percent-encoded so it cannot break the line."""
-    return f"{encode_line_field(url)}|{depth}|{priority:g}|{added_at}\n"
+    return f"{encode_line_field(url)}|{depth}|{priority:g}|{added_at}{kind_suffix(kind)}\n"
 
 
 def format_records(records: Iterable[FrontierRecord]) -> bytes:
     """Lines for many records, ready for one write."""
     return "".join(
-        [format_line(r.url, r.depth, r.priority, r.added_at) for r in records]
+        [format_line(r.url, r.depth, r.priority, r.added_at, r.kind) for r in records]
     ).encode()
+
+
+def parse_kind(field: bytes) -> ResourceType | None:
+    """The kind a line's fifth field names; OTHER for a word this version does not know
+    (a newer crawler's), None if the field is not a word at all (the line is corrupt)."""
+    kind = _KINDS.get(field)
+    if kind is not None:
+        return kind
+    return ResourceType.OTHER if field.isalpha() and field.isascii() else None
 
 
 def parse_line(line: bytes) -> FrontierRecord | None:
     """The record on a line (without its newline), or None if the line is blank or corrupt."""
+    kind = ResourceType.DOCUMENT
+    head, _, last = line.rpartition(b"|")
+    if last[:1].isalpha():  # numbers end a document's line; a word is an asset's kind
+        found = parse_kind(last)
+        if found is None:
+            return None
+        kind, line = found, head
     parts = line.rsplit(b"|", 3)
     if len(parts) != 4:
         return None
     try:
         url = decode_line_field(parts[0].decode())
-        return FrontierRecord(url, int(parts[1]), float(parts[2]), int(parts[3]))
+        return FrontierRecord(url, int(parts[1]), float(parts[2]), int(parts[3]), kind)
     except ValueError:  # UnicodeDecodeError is a ValueError too
         return None

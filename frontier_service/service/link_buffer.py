@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.records import ResourceType
 from frontier_service.service.drops import UrlDrops, invalid_reason, scope_reason
 from frontier_service.service.flushing import flush_until
 from frontier_service.service.link_journal import Entry, LinkJournal
@@ -61,7 +62,7 @@ class LinkBuffer:
         self.flush_s = flush_s
         self.chunk_urls = chunk_urls
         self.recent = RecentlyOffered(recent_capacity)
-        self._pending: list[Entry] = []  # ((canonical, domain, fingerprint), depth)
+        self._pending: list[Entry] = []  # ((canonical, domain, fingerprint), depth[, kind])
         self.journal = journal
         self._journaled = 0  # _pending[:_journaled] are in the journal
         self._full = asyncio.Event()
@@ -80,9 +81,11 @@ class LinkBuffer:
             self.journal.append(self._pending[self._journaled:])
             self._journaled = len(self._pending)
 
-    def add(self, urls: Iterable[str], depth: int, *, found_on: str = "") -> int:
-        """Buffer the in-scope, not recently offered URLs; returns how many were buffered.
-        The others are counted as dropped, by reason, against `found_on` (the page's host)."""
+    def add(self, urls: Iterable[str], depth: int, *, found_on: str = "",
+            kind: ResourceType = ResourceType.DOCUMENT) -> int:
+        """Buffer the in-scope, not recently offered URLs, to be fetched as `kind`; returns
+        how many were buffered. The others are counted as dropped, by reason, against
+        `found_on` (the page's host)."""
         metrics = self.metrics
         refusal = self.scope.refusal
         check = self.recent.check_and_add
@@ -103,7 +106,8 @@ class LinkBuffer:
             if check(parsed[2]):
                 metrics.links_repeated += 1
                 continue
-            pending.append((parsed, depth))
+            pending.append((parsed, depth) if kind is ResourceType.DOCUMENT
+                           else (parsed, depth, kind))
         if len(pending) >= self.flush_urls:
             self._full.set()
         return len(pending) - before

@@ -5,7 +5,8 @@ frontier (seen filter, files, Redis) takes a while under load; appending them he
 write. The link buffer adds them to the frontier in the background; once an add is done
 the journal files it covered are removed. A later process replays the journals of dead
 sessions (`replay_link_journals`; the seen filter drops what had already been added).
-Lines are `canonical-url|depth` (canonical URLs hold no `|` or newline).
+Lines are `canonical-url|depth`, and `canonical-url|depth|kind` for a page's asset
+(canonical URLs hold no `|` or newline).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from pathlib import Path
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.records import Queued, ResourceType, kind_suffix, parse_kind
 from frontier_service.service.journal_files import JournalFiles
 from frontier_service.service.session_lock import dead_sessions
 
 log = logging.getLogger(__name__)
-Entry = tuple[tuple[str, str, bytes], int]  # ((canonical URL, domain, fingerprint), depth)
+Entry = Queued  # ((canonical URL, domain, fingerprint), depth[, kind])
 
 
 def link_journal_dir(data_dir: Path) -> Path:
@@ -36,7 +38,9 @@ class LinkJournal(JournalFiles):
 
     def append(self, entries: Sequence[Entry]) -> None:
         if entries:
-            self.write("".join([f"{found[0]}|{depth}\n" for found, depth in entries]).encode())
+            self.write("".join([f"{entry[0][0]}|{entry[1]}"
+                                f"{kind_suffix(entry[2]) if len(entry) == 3 else ''}\n"
+                                for entry in entries]).encode())
 
     def rotate(self) -> int:
         """Later appends go to a new file; returns the generation now closed."""
@@ -77,8 +81,13 @@ async def replay_link_journals(frontier: Frontier, data_dir: Path) -> int:
 def _read(path: Path) -> list[Entry]:
     entries: list[Entry] = []
     for line in path.read_bytes().split(b"\n"):
-        url, _, depth = line.decode("utf-8", "replace").rpartition("|")
-        found = try_canonical_url_and_domain(url) if url else None
-        if found is not None and depth.isdigit():
-            entries.append((found, int(depth)))
+        fields = line.split(b"|")
+        kind: ResourceType | None = ResourceType.DOCUMENT
+        if len(fields) == 3:  # an asset's line
+            kind = parse_kind(fields.pop())
+        if len(fields) != 2 or kind is None or not fields[1].isdigit():
+            continue
+        found = try_canonical_url_and_domain(fields[0].decode("utf-8", "replace"))
+        if found is not None:
+            entries.append((found, int(fields[1]), kind))
     return entries

@@ -25,6 +25,7 @@ class CrawlMetrics:
     links_invalid: int = 0
     links_out_of_scope: int = 0
     links_repeated: int = 0  # dropped by the process-local recently-offered filter
+    assets_over_budget: int = 0  # asset references past a page's (or stylesheet's) budget
     urls_offered: int = 0  # passed to add_urls
     urls_added: int = 0  # new to the frontier
     claims: int = 0
@@ -65,6 +66,7 @@ _HELP = {
     "fetch_errors": "Page fetches without a usable response.",
     "robots_disallowed": "URLs skipped because robots.txt disallows them.",
     "urls_added": "URLs new to the frontier.",
+    "assets_over_budget": "Asset references not queued: past the per-page asset budget.",
     "in_flight": "Fetches in progress.",
     "frontier_pending_bytes": "Bytes of frontier files not yet read.",
     "frontier_ready_domains": "Domains waiting in the ready queue.",

@@ -20,6 +20,7 @@ from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_record import page_record
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.link_extraction import links_off_loop
+from frontier_service.fetch.links import PageLinks
 from frontier_service.fetch.politeness import HostHealth, next_delay
 from frontier_service.fetch.result import FetchErrorKind, FetchResult
 from frontier_service.fetch.robots import RobotsCache
@@ -55,7 +56,7 @@ class PageProcessor:
     def __init__(self, *, frontier: Frontier, fetcher: Fetcher, robots: RobotsCache,
                  archiver: Archiver, links: LinkBuffer, ledger: FetchLedger,
                  metrics: CrawlMetrics, politeness: Politeness, max_depth: int,
-                 fetch_assets: bool = True,
+                 fetch_assets: bool = True, max_assets_per_page: int = 200,
                  failure_backoff_s: tuple[float, ...] = (5.0, 30.0)) -> None:
         self.frontier = frontier
         self.fetcher = fetcher
@@ -68,6 +69,7 @@ class PageProcessor:
         self.politeness = politeness
         self.max_depth = max_depth
         self.fetch_assets = fetch_assets
+        self.max_assets_per_page = max_assets_per_page
         self.health = HostHealth(failure_backoff_s)
 
     async def process(self, item: Claimed) -> Outcome:
@@ -164,10 +166,12 @@ class PageProcessor:
 
     async def _archive(self, item: Claimed, result: FetchResult) -> None:
         """Store the body and page record, queue its links, record the visit."""
-        depth = item.record.depth
+        depth, kind = item.record.depth, item.record.kind
+        budget = self.max_assets_per_page if self.fetch_assets else 0
         # Before archiving: from the page record on, no await until the visit is recorded.
-        links = await links_off_loop(result) if result.ok else None
-        archived = await self.archiver.archive(result, item.record.url, depth)
+        links = (await links_off_loop(result, kind=kind, max_assets=budget)
+                 if result.ok else None)
+        archived = await self.archiver.archive(result, item.record.url, depth, resource_type=kind)
         metrics = self.metrics
         metrics.pages += 1
         metrics.pages_ok += result.ok
@@ -180,14 +184,24 @@ class PageProcessor:
             elif links.pages:
                 self.drops.drop(BEYOND_MAX_DEPTH, item.domain, links.pages[0], len(links.pages))
             if self.fetch_assets:
-                self.links.add(links.assets, depth, found_on=item.domain)
-        if result.redirects and result.error is None:
-            self.links.add([result.redirects[-1].location], depth, found_on=item.domain)
+                self._queue_assets(links, depth, found_on=item.domain)
+        if result.redirects and result.error is None:  # the target is fetched as what we asked
+            self.links.add([result.redirects[-1].location], depth, found_on=item.domain,
+                           kind=kind)
         body_hash = bytes.fromhex(archived.body_sha256[:16]) if archived.body_sha256 else b""
         status = result.status if result.status is not None else STATUS_NO_RESPONSE
         self.ledger.record(
             VisitedRecord(item.record.url, status, int(time.time()), body_hash), item.domain,
             ok=result.error is None, response_ms=result.response_time_s * 1000)
+
+    def _queue_assets(self, links: PageLinks, depth: int, *, found_on: str) -> None:
+        """Queue a page's (or stylesheet's) assets at its depth, each with its kind; those
+        past the per-page budget are only counted."""
+        if links.assets_over_budget:
+            self.metrics.assets_over_budget += links.assets_over_budget
+            self.ledger.count("assets_over_budget", links.assets_over_budget)
+        for kind, urls in links.assets_by_type().items():
+            self.links.add(urls, depth, found_on=found_on, kind=kind)
 
     async def _record_skip(self, item: Claimed, reason: str, status: int) -> None:
         """A URL that was not fetched: a page-index record with the reason, and a visit."""

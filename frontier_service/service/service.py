@@ -179,6 +179,7 @@ class CrawlerService:
             archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
             politeness=Politeness(s.min_delay_s, s.max_crawl_delay_s, s.response_time_factor),
             max_depth=s.max_depth, fetch_assets=s.fetch_assets,
+            max_assets_per_page=s.max_assets_per_page,
             failure_backoff_s=s.host_failure_backoff_s)
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
         closer = SegmentCloser(parts.archiver, parts.store, m, reporter,

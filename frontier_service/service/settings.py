@@ -44,6 +44,7 @@ class CrawlerSettings:
     allowed_networks: tuple[str, ...] = ()
     host_map: tuple[tuple[str, str], ...] = ()  # (name or glob, "ip[:port]")
     fetch_assets: bool = True  # queue <img>/<script>/stylesheet URLs at the page's depth
+    max_assets_per_page: int = 200  # assets queued from one page or stylesheet at most
     # Segments and reporting.
     segment_pages: int = 5_000
     segment_seconds: float = 300.0
@@ -109,7 +110,8 @@ class CrawlerSettings:
                         "response_time_factor": self.response_time_factor,
                         "max_pages": self.max_pages, "max_seconds": self.max_seconds,
                         "exit_when_idle_s": self.exit_when_idle_s,
-                        "segment_idle_seconds": self.segment_idle_seconds}
+                        "segment_idle_seconds": self.segment_idle_seconds,
+                        "max_assets_per_page": self.max_assets_per_page}
         for name, value in non_negative.items():
             if value < 0:
                 raise SettingsError(f"`{name}` must not be negative, got {value}")
@@ -148,6 +150,7 @@ def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
         max_depth=crawl.max_depth,
         domain_page_budget=crawl.domain_page_budget,
         max_body_bytes=crawl.max_body_bytes,
+        max_assets_per_page=crawl.max_assets_per_page,
         user_agent=crawl.user_agent,
         allowed_domains=tuple(crawl.allowed_domains),
         allowed_networks=allowed_networks(crawl),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from archive_pipelines.canonical_urls import url_fingerprint
+from archive_pipelines.canonical_urls import canonical_url_and_domain, url_fingerprint
 from archive_pipelines.embedded_redis import LocalRedis
 from frontier_service.frontier import disk_frontier
 from frontier_service.frontier.audit import EpochChanged, audit
@@ -31,6 +31,7 @@ from frontier_service.frontier.epoch import (
 from frontier_service.frontier.files import domain_from_file_name, frontier_file_name, walk
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.rebuild import rebuild_redis
+from frontier_service.frontier.records import ResourceType
 from tests.frontier_service.frontier.helpers import connect, open_frontier
 
 NOW = 1_800_000_000.0
@@ -323,3 +324,37 @@ def test_audit_requeues_stranded_domains_and_recreates_a_lost_seen_filter(
     asyncio.run(main())
 
 
+
+
+def test_rebuild_from_files_with_and_without_kinds(redis_url: str, crawl_name: str,
+                                                   tmp_path: Path) -> None:
+    """A crawl upgraded midway: one domain's file was written before lines carried an asset's
+    kind, another mixes both. A rebuild queues them all, and the kinds come back out."""
+    async def main() -> None:
+        old = [f"http://old.example/p{n}" for n in range(4)]
+        async with open_frontier(redis_url, tmp_path, crawl_name) as frontier:
+            frontier.files.append_lines("old.example", "".join(
+                f"{url}|1|1|1700000000\n" for url in old).encode())
+            frontier.files.append_lines("mixed.example", b"http://mixed.example/|0|1|1700000000\n")
+            await frontier.add_canonical([
+                (canonical_url_and_domain("http://mixed.example/s.css"), 0, ResourceType.STYLESHEET),
+                (canonical_url_and_domain("http://mixed.example/p"), 1),
+                (canonical_url_and_domain("http://mixed.example/f.woff2"), 0, ResourceType.FONT)])
+            report = await rebuild_redis(frontier, tmp_path, {}, "id")
+            assert (report.domains, report.urls, report.torn_lines, report.ready) == (2, 8, 0, 2)
+            queued = [*old, "http://mixed.example/", "http://mixed.example/s.css",
+                      "http://mixed.example/p", "http://mixed.example/f.woff2"]
+            assert all(await frontier.seen.contains_many([url_fingerprint(u) for u in queued]))
+            assert (await frontier.add_urls([(u, 0) for u in queued])).added == 0
+            leased = await frontier.claim("w", 2, now=NOW)
+            assert sorted(leased) == ["mixed.example", "old.example"]
+            got = {d: [(r.url, r.depth, r.kind) for r in (await frontier.next_urls(d, 10)).records]
+                   for d in leased}
+            assert got["old.example"] == [(u, 1, ResourceType.DOCUMENT) for u in old]
+            assert got["mixed.example"] == [
+                ("http://mixed.example/", 0, ResourceType.DOCUMENT),
+                ("http://mixed.example/s.css", 0, ResourceType.STYLESHEET),
+                ("http://mixed.example/p", 1, ResourceType.DOCUMENT),
+                ("http://mixed.example/f.woff2", 0, ResourceType.FONT)]
+
+    asyncio.run(main())

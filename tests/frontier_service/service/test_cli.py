@@ -41,6 +41,7 @@ def test_python_dash_m_runs_the_same_cli() -> None:
     (["seed", "ftp://example.com/x"], "bad seed URL 'ftp://example.com/x': unsupported scheme"),
     (["seed", "not a url"], "bad seed URL 'not a url'"),
     (["run", "--concurrency", "0"], "`concurrency` must be at least 1"),
+    (["run", "--max-assets-per-page", "-1"], "`max_assets_per_page` must not be negative"),
     (["run", "--host-map", "nonsense"], "expected NAME=IP[:PORT]"),
 ])
 def test_bad_input_is_one_clear_line(tmp_path: Path, redis_url: str, args: list[str],

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from archive_pipelines.canonical_urls import canonical_url_and_domain
 from frontier_service.archiving import iter_records
+from frontier_service.frontier.records import ResourceType
 from frontier_service.service.components import open_frontier
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
@@ -53,3 +54,31 @@ def test_links_of_a_crashed_session_are_queued_on_the_next_start(
         return added, again
 
     assert asyncio.run(replay()) == (5, 0)
+
+
+def test_link_journals_old_and_new_keep_each_links_kind(
+        tmp_path: Path, redis_url: str, crawl_name: str) -> None:
+    """A journal an earlier version wrote (`url|depth`) replays as documents; assets keep
+    their kind through the journal into the frontier file."""
+    settings = CrawlerSettings(data_dir=tmp_path, redis_url=redis_url, crawl_name=crawl_name,
+                               seen_capacity=10_000, visited_expected=1_000)
+    old = LinkJournal(tmp_path, str(uuid.uuid4()))
+    old.write(b"http://site0003.test/old|2\nhttp://site0003.test/junk|2|no-such|kind\n")
+    old._lock.close()
+    new = LinkJournal(tmp_path, str(uuid.uuid4()))
+    new.append([(canonical_url_and_domain("http://site0003.test/a.css"), 1, ResourceType.STYLESHEET),
+                (canonical_url_and_domain("http://site0003.test/page"), 2),
+                (canonical_url_and_domain("http://site0003.test/f.woff2"), 1, ResourceType.FONT)])
+    new._lock.close()
+
+    async def replay() -> list[tuple[str, int, ResourceType]]:
+        async with open_frontier(settings) as (frontier, _):
+            assert await replay_link_journals(frontier, tmp_path) == 4
+            records, _ = frontier.files.read_from("site0003.test", 0, 100)
+        return [(r.url, r.depth, r.kind) for r in records]
+
+    assert sorted(asyncio.run(replay())) == [
+        ("http://site0003.test/a.css", 1, ResourceType.STYLESHEET),
+        ("http://site0003.test/f.woff2", 1, ResourceType.FONT),
+        ("http://site0003.test/old", 2, ResourceType.DOCUMENT),
+        ("http://site0003.test/page", 2, ResourceType.DOCUMENT)]

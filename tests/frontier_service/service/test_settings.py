@@ -32,6 +32,7 @@ def test_overrides_win_and_none_means_unchanged(data_dir: Path) -> None:
 @pytest.mark.parametrize(("change", "message"), [
     ({"concurrency": 0}, "concurrency"),
     ({"min_delay_s": -1.0}, "min_delay_s"),
+    ({"max_assets_per_page": -1}, "max_assets_per_page"),
     ({"event_loop": "trio"}, "event_loop"),
     ({"crawl_name": "two words"}, "crawl_name"),
     ({"no_such_setting": 1}, "no_such_setting"),
@@ -40,3 +41,11 @@ def test_bad_values_are_one_line_errors(data_dir: Path, change: dict[str, object
                                         message: str) -> None:
     with pytest.raises(SettingsError, match=message):
         from_settings(load_settings(data_dir, environ={}), **change)
+
+
+def test_the_asset_budget_from_archive_toml_and_the_command_line(data_dir: Path) -> None:
+    assert from_settings(load_settings(data_dir, environ={})).max_assets_per_page == 200
+    (data_dir / "archive.toml").write_text("[crawl]\nmax_assets_per_page = 25\n")
+    settings = load_settings(data_dir, environ={})
+    assert from_settings(settings).max_assets_per_page == 25
+    assert from_settings(settings, max_assets_per_page=0).max_assets_per_page == 0
