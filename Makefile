@@ -5,6 +5,10 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_DATA ?= $(CURDIR)/demo-data
 PORT   ?= 3000
+# The suite is CPU-bound: one pytest worker per core here (make test TEST_WORKERS=1 runs it in
+# one process). A module's tests stay on one worker (--dist loadfile): module fixtures such as
+# Dagit start once.
+TEST_WORKERS ?= 2
 
 .PHONY: venv system-deps demo test test-fast dev dev-port-free screenshots bench lint clean
 
@@ -26,7 +30,7 @@ demo: venv
 	@$(BIN)/python scripts/demo.py --data-dir "$(DEMO_DATA)"
 
 test: venv system-deps
-	@$(BIN)/pytest -q
+	@$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 test-fast: venv system-deps
 	@$(BIN)/pytest -q -m "not slow"

@@ -12,6 +12,11 @@ from frontier_service.archiving import iter_records
 
 # The crawler's page records round request times to 1 ms.
 RECORD_ROUNDING_S = 0.001
+# A record's start time is stamped when the fetch task runs, a loop turn or two after the
+# claimer granted the start the delay governs; on a loaded 2-core machine (the suite runs on
+# two workers) one stamp can lag its grant by several ms, shortening the next gap by as much.
+# A crawler that ignored the delay would show gaps near 0, far below delay - this.
+START_STAMP_LAG_S = 0.008
 
 
 def server_arrivals(records: Iterable[RequestRecord], hosts: Collection[str]
