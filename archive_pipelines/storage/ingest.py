@@ -290,12 +290,14 @@ def _commit_batch(parts: _Parts, workers: FileWorkers | None, stored: list[Store
         applied = apply_files(session, entries, primary_store_id=store_id, replace=replace)
         places = places_for(session, {e.snapshot_id for e in entries})
     if applied.conflicts:
-        kept = set(applied.conflicts)
-        sources = {(item.snapshot_id, rel): item.source for item, rel, _put in stored}
+        # Only the refused entries: the same path given earlier in the batch may be recorded.
+        refused = dict.fromkeys(applied.conflicts)
+        sources = {(item.snapshot_id, rel, put.sha256): item.source for item, rel, put in stored}
         report.errors.extend(
             f"{sources[key]}: the catalog holds other bytes for this path (stored earlier); "
-            "those stay referenced, this file is left in place" for key in applied.conflicts)
-        entries = [e for e in entries if (e.snapshot_id, e.relative_path) not in kept]
+            "those stay referenced, this file is left in place" for key in refused)
+        entries = [e for e in entries
+                   if (e.snapshot_id, e.relative_path, e.sha256) not in refused]
     report.files = applied.files
     report.added, report.unchanged, report.replaced = (applied.added, applied.unchanged,
                                                        applied.replaced)
