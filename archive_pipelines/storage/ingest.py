@@ -340,12 +340,16 @@ def _count_links(report: IngestReport, outcomes: Counter[str]) -> None:
 
 
 def walk_directory(snapshot_id: str, extractor: str, directory: Path,
-                   errors: list[str] | None = None) -> Iterator[IngestItem]:
+                   errors: list[str] | None = None, *,
+                   special: list[str] | None = None) -> Iterator[IngestItem]:
     """Regular files under `directory` (sorted, no symlink following) as ingest items of
     `extractor`, at `<extractor>/<path under directory>` in the snapshot.
 
-    Symlinks, sockets, FIFOs and devices are skipped and reported, never followed.
+    Symlinks, sockets, FIFOs and devices are skipped and reported (in `special` when given,
+    else in `errors`), never followed.
     """
+    if special is None:
+        special = errors
     root = Path(directory)
     prefix_len = len(str(root).rstrip("/")) + 1
     folder_name = f"{extractor}/"
@@ -364,8 +368,8 @@ def walk_directory(snapshot_id: str, extractor: str, directory: Path,
                     stack.append(Path(entry.path))
                     continue
                 if not entry.is_file(follow_symlinks=False):
-                    if errors is not None:
-                        errors.append(f"{entry.path}: skipped (symlink or special file)")
+                    if special is not None:
+                        special.append(f"{entry.path}: skipped (symlink or special file)")
                     continue
             except OSError as exc:
                 if errors is not None:

@@ -146,8 +146,8 @@ def test_the_last_good_copy_is_never_set_aside_while_the_other_store_is_reachabl
     assert env.replicas["local"].readable and env.replicas["local"].writable
     assert statuses(env.storage)[("local", victim)] == other
     primary = env.replicas["primary"].require()
+    assert isinstance(primary, LocalBlobStore)
     path = primary.local_path(victim)
-    assert path is not None
     flip_byte(path, 7)
     rotten = path.read_bytes()
 
