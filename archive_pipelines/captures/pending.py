@@ -21,13 +21,23 @@ _BODY_HASH = re.compile(rb'"body_hash"\s*:\s*"sha256:([0-9a-f]{64})"')
 
 
 def pending_body_hashes(catalog: Catalog, data_dir: Path) -> set[str]:
-    """sha256 of every body a not-yet-ingested segment or a crawler journal names."""
+    """sha256 of every body a not-yet-ingested segment or a crawler journal names.
+
+    Journals are read before segments are listed: the crawler links a segment into place
+    before it removes the journal that held its records, so a segment closed while this
+    runs is in a journal read here or in the listing after (segments first would miss one
+    closed between the two listings, or between a journal's listing and its read).
+    """
+    found: set[str] = set()
+    _read_hashes(find_journals(data_dir), found)
     segments, _skipped = find_segments(data_dir)
     with catalog.read_session() as session:
         done = ingested_paths(session)
-    paths = [s.path for s in segments if s.relative not in done] + find_journals(data_dir)
-    found: set[str] = set()
+    _read_hashes([s.path for s in segments if s.relative not in done], found)
+    return found
+
+
+def _read_hashes(paths: list[Path], found: set[str]) -> None:
     for path in paths:
         with contextlib.suppress(FileNotFoundError):  # ingested and compacted, or rotated
             found.update(match.decode() for match in _BODY_HASH.findall(path.read_bytes()))
-    return found

@@ -129,6 +129,12 @@ def files_recorded_since(session: Session, snapshot_id: str, since: datetime
     return {rel: sha for rel, sha in session.execute(query)}
 
 
+def has_files(session: Session, snapshot_id: str) -> bool:
+    """Whether any file is recorded in the snapshot."""
+    query = select(SnapshotFile.id).where(SnapshotFile.snapshot_id == snapshot_id).limit(1)
+    return session.scalar(query) is not None
+
+
 __all__ = ["IngestState", "add_incomplete_snapshot", "count_incomplete", "files_recorded_since",
-           "find_incomplete", "incomplete_snapshots", "ingest_state", "latest_created_at",
+           "find_incomplete", "has_files", "incomplete_snapshots", "ingest_state", "latest_created_at",
            "mark_complete", "snapshot_at", "start_ingest"]

@@ -76,8 +76,9 @@ class ApplyReport:
     bytes_saved: int = 0
     # Blobs whose primary copy had been garbage-collected: the caller must rewrite them.
     revived: set[str] = field(default_factory=set)
-    # (snapshot_id, relative_path) recorded with other content and left so (replace=False).
-    conflicts: list[tuple[str, str]] = field(default_factory=list)
+    # (snapshot_id, relative_path, sha256) of entries not recorded: the path holds other
+    # content, left so (replace=False).
+    conflicts: list[tuple[str, str, str]] = field(default_factory=list)
     new_blob_hashes: set[str] = field(default_factory=set)
 
 
@@ -116,6 +117,7 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
     existing = _existing_rows(session, entries)
     deltas: dict[int, int] = defaultdict(int)
     inserts: list[tuple[str, int, str, str]] = []
+    inserted: dict[tuple[str, str], int] = {}  # paths new in this batch: their index in inserts
     moves = []
     stored_once: set[str] = set()  # new blobs: their first reference is not a dedup
     for entry in entries:
@@ -123,6 +125,7 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
         key = (entry.snapshot_id, entry.relative_path)
         current = existing.get(key)
         if current is None:
+            inserted[key] = len(inserts)
             inserts.append((entry.snapshot_id, blob_id, entry.extractor, entry.relative_path))
             existing[key] = (-1, blob_id)  # a path repeated within the batch counts once
             deltas[blob_id] += 1
@@ -131,10 +134,14 @@ def apply_files(session: Session, entries: Sequence[FileEntry], *, primary_store
             report.unchanged += 1
             continue
         elif not replace:
-            report.conflicts.append(key)
+            report.conflicts.append((*key, entry.sha256))
             continue
         else:
-            moves.append({"row_id": current[0], "new_blob": blob_id})
+            if key in inserted:  # new in this batch: the row to insert changes, not a row
+                inserts[inserted[key]] = (entry.snapshot_id, blob_id, entry.extractor,
+                                          entry.relative_path)
+            else:
+                moves.append({"row_id": current[0], "new_blob": blob_id})
             deltas[current[1]] -= 1
             deltas[blob_id] += 1
             existing[key] = (current[0], blob_id)

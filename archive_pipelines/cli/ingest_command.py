@@ -13,6 +13,7 @@ from archive_pipelines.cli.inputs import BadInput, check_url, timestamp_time
 from archive_pipelines.cli.progress import human_bytes, progress_bar
 from archive_pipelines.cli.storage_output import print_errors
 from archive_pipelines.storage.snapshot_ingest import (
+    check_extractor,
     open_ingest,
     resume_command,
     resume_ingest,
@@ -46,7 +47,12 @@ def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user
     The snapshot is incomplete (in `status` and `verify`) until its last file is committed.
     An interrupted ingest is finished by `ingest --resume ID` (the id is printed at the
     start) or by running the same command again, which finds it by URL and DIRECTORY;
-    without --timestamp a folder whose snapshot is complete gets a new snapshot."""
+    without --timestamp a folder whose snapshot is complete gets a new snapshot.
+
+    Exit status 1 when a file was not stored: one that changed while it was read, vanished
+    or could not be read leaves the snapshot incomplete (fix it, then resume as above: the
+    files stored are skipped); symlinks and special files are never stored, only listed.
+    EXTRACTOR is a plain name such as wget (letters, digits, ._@+-)."""
     if resume_id is not None:
         if url or timestamp or user or title or extractor or directory:
             raise BadInput("--resume takes no --url, --timestamp, --user, --title, EXTRACTOR "
@@ -57,6 +63,7 @@ def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user
         if url is None or extractor is None or directory is None:
             raise BadInput("ingest needs --url URL EXTRACTOR DIRECTORY (or --resume ID)")
         check_url(url)
+        check_extractor(extractor)
         # The snapshot's time, which names its day in the views.
         created_at = datetime.now(UTC) if timestamp is None else timestamp_time(timestamp)
         storage = obj.storage()  # closed (worker processes stopped) when the command ends
@@ -86,11 +93,23 @@ def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user
         raise
     elapsed = time.monotonic() - started
     report = done.files
-    click.echo(f"snapshot {ingest.snapshot_id} ({ingest.url} @ {ingest.timestamp}) complete")
+    state = "complete" if done.complete else "incomplete"
+    click.echo(f"snapshot {ingest.snapshot_id} ({ingest.url} @ {ingest.timestamp}) {state}")
     if done.skipped:
         click.echo(f"skipped {done.skipped:,} files the interrupted ingest had stored")
     click.echo(f"files {report.files:,} ({report.added:,} added, {report.unchanged:,} unchanged, "
                f"{report.replaced:,} replaced) in {elapsed:.1f}s")
     click.echo(f"new blobs {report.new_blobs:,}, deduplicated {report.deduplicated:,}, "
                f"saved {human_bytes(report.bytes_saved)}, links {report.links_created:,}")
-    print_errors(report.errors)
+    print_errors(report.errors + done.left_out)
+    if report.errors:
+        click.echo(f"{len(report.errors):,} file(s) not stored (listed on stderr); once they "
+                   f"are readable and no longer changing, finish with `{resume}`")
+    elif not done.complete:
+        click.echo(f"no file stored in the snapshot; add files to {ingest.source}, then "
+                   f"finish with `{resume}`")
+    if done.left_out:
+        click.echo(f"{len(done.left_out):,} symlink(s) or special file(s) left out (only "
+                   "regular files are stored)")
+    if done.not_stored or not done.complete:
+        raise click.exceptions.Exit(1)

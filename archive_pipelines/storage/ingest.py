@@ -290,12 +290,14 @@ def _commit_batch(parts: _Parts, workers: FileWorkers | None, stored: list[Store
         applied = apply_files(session, entries, primary_store_id=store_id, replace=replace)
         places = places_for(session, {e.snapshot_id for e in entries})
     if applied.conflicts:
-        kept = set(applied.conflicts)
-        sources = {(item.snapshot_id, rel): item.source for item, rel, _put in stored}
+        # Only the refused entries: the same path given earlier in the batch may be recorded.
+        refused = dict.fromkeys(applied.conflicts)
+        sources = {(item.snapshot_id, rel, put.sha256): item.source for item, rel, put in stored}
         report.errors.extend(
             f"{sources[key]}: the catalog holds other bytes for this path (stored earlier); "
-            "those stay referenced, this file is left in place" for key in applied.conflicts)
-        entries = [e for e in entries if (e.snapshot_id, e.relative_path) not in kept]
+            "those stay referenced, this file is left in place" for key in refused)
+        entries = [e for e in entries
+                   if (e.snapshot_id, e.relative_path, e.sha256) not in refused]
     report.files = applied.files
     report.added, report.unchanged, report.replaced = (applied.added, applied.unchanged,
                                                        applied.replaced)
@@ -338,12 +340,16 @@ def _count_links(report: IngestReport, outcomes: Counter[str]) -> None:
 
 
 def walk_directory(snapshot_id: str, extractor: str, directory: Path,
-                   errors: list[str] | None = None) -> Iterator[IngestItem]:
+                   errors: list[str] | None = None, *,
+                   special: list[str] | None = None) -> Iterator[IngestItem]:
     """Regular files under `directory` (sorted, no symlink following) as ingest items of
     `extractor`, at `<extractor>/<path under directory>` in the snapshot.
 
-    Symlinks, sockets, FIFOs and devices are skipped and reported, never followed.
+    Symlinks, sockets, FIFOs and devices are skipped and reported (in `special` when given,
+    else in `errors`), never followed.
     """
+    if special is None:
+        special = errors
     root = Path(directory)
     prefix_len = len(str(root).rstrip("/")) + 1
     folder_name = f"{extractor}/"
@@ -362,8 +368,8 @@ def walk_directory(snapshot_id: str, extractor: str, directory: Path,
                     stack.append(Path(entry.path))
                     continue
                 if not entry.is_file(follow_symlinks=False):
-                    if errors is not None:
-                        errors.append(f"{entry.path}: skipped (symlink or special file)")
+                    if special is not None:
+                        special.append(f"{entry.path}: skipped (symlink or special file)")
                     continue
             except OSError as exc:
                 if errors is not None:

@@ -46,6 +46,8 @@ def removal_problem(store: LocalBlobStore, source: Path | str,
     if (blob_stat.st_dev, blob_stat.st_ino) != (source_stat.st_dev, source_stat.st_ino) \
             and sha256_file(source)[0] != sha:
         return "content differs from the catalog's (changed since it was stored?)"
+    # Only the blob's read is shared: each file was checked above on its own (a twin that is
+    # not the blob's inode is hashed whatever its blob proved for the other).
     if hashed_blobs is not None and sha in hashed_blobs:
         return None
     if sha256_file(blob)[0] != sha:

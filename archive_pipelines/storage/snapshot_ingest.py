@@ -2,16 +2,20 @@
 
 The snapshot is incomplete in the catalog from the start of the ingest until its last file
 is committed. An interrupted ingest leaves it so (never a partial snapshot that looks
-whole); resuming it (`resume_ingest` by id, or `open_ingest` with the same URL and folder,
-which finds it) skips the files the interrupted ingest committed, by their path, checks
-their view links, ingests the rest and marks the snapshot complete.
+whole), and so does one that could not store every regular file of the folder (a file that
+changed while it was read, vanished, or could not be read) or stored none at all; resuming
+it (`resume_ingest` by id, or `open_ingest` with the same URL and folder, which finds it)
+skips the files already committed, by their path, checks their view links, ingests the
+rest and marks the snapshot complete once nothing failed. Symlinks and special files are
+never stored: they are listed as left out, and do not keep the snapshot incomplete.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -39,6 +43,21 @@ class IngestRefused(ArchiveError):
     """An ingest that would leave or make a partial snapshot."""
 
 
+# A plain name: it is the first folder of every path the ingest stores (`<extractor>/...`).
+_EXTRACTOR = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
+
+
+def check_extractor(extractor: str) -> str:
+    """The extractor name, or IngestRefused when it is not a plain name (letters, digits and
+    `._@+-`, starting with a letter or digit, at most 64 characters: no path, no `..`)."""
+    if _EXTRACTOR.fullmatch(extractor) is None or ".." in extractor:
+        shown = extractor if len(extractor) <= 80 else extractor[:77] + "..."
+        raise IngestRefused(f"extractor {shown!r} is not a plain name: use letters, digits "
+                            "and ._@+- (at most 64, starting with a letter or digit), e.g. "
+                            "wget or singlefile")
+    return extractor
+
+
 def resume_command(snapshot_id: str) -> str:
     """The command that finishes the snapshot's interrupted ingest."""
     return f"archive-pipelines ingest --resume {snapshot_id}"
@@ -61,9 +80,18 @@ class SnapshotIngest:
 
 @dataclass
 class SnapshotIngestReport:
+    """`files.errors`: the files not stored (the snapshot then stays incomplete)."""
+
     ingest: SnapshotIngest
     files: IngestReport
     skipped: int = 0  # committed by the interrupted ingest: not read again
+    complete: bool = False  # every regular file is stored, and there is at least one
+    left_out: list[str] = field(default_factory=list)  # symlinks and special files
+
+    @property
+    def not_stored(self) -> int:
+        """Entries of the folder that are not in the snapshot: failed, or left out."""
+        return len(self.files.errors) + len(self.left_out)
 
 
 def _continued(state: IngestState) -> SnapshotIngest:
@@ -91,8 +119,13 @@ def open_ingest(catalog: Catalog, *, url: str, extractor: str, source: Path,
     ingested before (its complete snapshot stays as it is).
 
     A snapshot that another interrupted ingest left incomplete is refused (IngestRefused
-    naming its resume command): it is finished first, never mixed with another source.
+    naming its resume command): it is finished first, never mixed with another source. So
+    are an extractor that is not a plain name and a folder without a regular file, before
+    anything is created.
     """
+    check_extractor(extractor)
+    if next(walk_directory("", extractor, source), None) is None:
+        raise IngestRefused(f"{source} holds no regular file: nothing to ingest")
     folder = str(source.resolve())
     now = utcnow()
     with catalog.session() as session:
@@ -149,18 +182,22 @@ def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: Fi
                hardlink: bool = DEFAULT_HARDLINK,
                progress: Callable[[int], object] | None = None) -> SnapshotIngestReport:
     """Store every regular file of the ingest's folder (`ingest_files`), then mark the
-    snapshot complete. A resumed ingest skips the files the interrupted one committed (by
-    their path: a file changed since keeps the bytes recorded) and checks their links."""
+    snapshot complete, unless a file was not stored or the snapshot holds none (see the
+    report's `complete`: then it stays incomplete, to resume). A resumed ingest skips the
+    files already committed (by their path: a file changed since keeps the bytes recorded)
+    and checks their links."""
     committed: dict[str, str] = {}
     if ingest.resumed:
         with catalog.read_session() as session:
             committed = completion.files_recorded_since(session, ingest.snapshot_id,
                                                         ingest.started_at)
     errors: list[str] = []
+    left_out: list[str] = []
     skipped: dict[str, str] = {}
 
     def items() -> Iterator[IngestItem]:
-        for item in walk_directory(ingest.snapshot_id, ingest.extractor, ingest.source, errors):
+        for item in walk_directory(ingest.snapshot_id, ingest.extractor, ingest.source, errors,
+                                   special=left_out):
             sha256 = committed.get(item.relative_path)
             if sha256 is None:
                 yield item
@@ -178,8 +215,11 @@ def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: Fi
         if progress and skipped:
             progress(len(skipped))
     with catalog.session() as session:
-        completion.mark_complete(session, ingest.snapshot_id, utcnow())
-    return SnapshotIngestReport(ingest, report, len(skipped))
+        complete = not report.errors and completion.has_files(session, ingest.snapshot_id)
+        if complete:
+            completion.mark_complete(session, ingest.snapshot_id, utcnow())
+    return SnapshotIngestReport(ingest, report, len(skipped), complete=complete,
+                                left_out=left_out)
 
 
 @dataclass(frozen=True)
@@ -214,6 +254,6 @@ def _relink(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileW
     return ensure_links(primary, views, work, links, (), views.folder_links(place))
 
 
-__all__ = ["Incomplete", "IngestRefused", "SnapshotIngest", "SnapshotIngestReport", "find_incomplete",
-           "open_ingest",
+__all__ = ["Incomplete", "IngestRefused", "SnapshotIngest", "SnapshotIngestReport", "check_extractor",
+           "find_incomplete", "open_ingest",
            "resume_command", "resume_ingest", "run_ingest"]

@@ -251,6 +251,42 @@ INDEX_FOLDER = {  # wget saved a path `index/`: its files keep their own names
 }
 
 
+TWINS = {"twin-a.html": b"<html>the same bytes in two files</html>",
+         "twin-b.html": b"<html>the same bytes in two files</html>"}
+
+
+def test_an_edit_of_the_twin_that_is_not_the_blob_keeps_the_folder(
+        sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two identical files, hard-linked at ingest: the blob is one twin's inode. The other
+    twin edited in place (same size) after the ingest stored it and before the folder is
+    retired must be re-hashed and keep the folder, though its blob was already found good."""
+    storage = sqlite_storage
+    sid, folder = flat_snapshot(storage, {**FLAT, **TWINS})
+    blob = storage.primary.store.local_path(sha(TWINS["twin-a.html"]))
+    edited: list[str] = []
+    real = cas_module.ingest_files
+
+    def ingest_then_edit(*parts: object, **kwargs: object) -> object:
+        report = real(*parts, **kwargs)  # type: ignore[arg-type]
+        for rel in TWINS:  # the twin that is a file of its own, not the blob's inode
+            if not os.path.samefile(folder / rel, blob):
+                os.chmod(folder / rel, 0o644)
+                with open(folder / rel, "r+b") as handle:
+                    handle.write(b"X")
+                edited.append(rel)
+        return report
+    monkeypatch.setattr(cas_module, "ingest_files", ingest_then_edit)
+
+    step = to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout, sid)
+
+    assert len(edited) == 1, "one twin is the blob's inode, the other a file of its own"
+    assert step.to_version == "0.4" and folder.is_dir() and not folder.is_symlink(), step
+    assert any(e.startswith(f"to_cas: {edited[0]}: content differs") for e in step.errors), \
+        f"the edit of {edited[0]} went unnoticed: {step.errors}"
+    assert (folder / edited[0]).read_bytes().startswith(b"X")  # the edit is still there
+    assert not list(storage.layout.migrated.glob("*/*"))
+
+
 def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})

@@ -126,6 +126,41 @@ def test_a_corrupt_copy_with_no_good_copy_elsewhere_stays_in_place(env_local: En
     assert path.exists()
 
 
+@pytest.mark.parametrize("other", ["missing", "corrupted"])
+def test_the_last_good_copy_is_never_set_aside_while_the_other_store_is_reachable(
+        env_local: Env, other: str) -> None:
+    """The other store answers, but the catalog records its copy as missing or corrupted:
+    the primary's corrupt object is then the last copy there is, and stays where it is."""
+    env = env_local
+    replicate_all(env, retention=2)
+    victim = max(env.blobs, key=lambda h: len(env.blobs[h]))
+    local = env.replicas["local"].require()
+    assert isinstance(local, LocalBlobStore)
+    if other == "missing":
+        local.local_path(victim).unlink()  # lost at rest
+    else:
+        flip_byte(local.local_path(victim), 50)  # rotten, and this store cannot set it aside
+        env.replicas["local"].write_error = "store 'local': read-only file system"
+    scrub_by_cursor(env.storage, env.replicas, "local")
+    env.replicas["local"].write_error = None
+    assert env.replicas["local"].readable and env.replicas["local"].writable
+    assert statuses(env.storage)[("local", victim)] == other
+    primary = env.replicas["primary"].require()
+    assert isinstance(primary, LocalBlobStore)
+    path = primary.local_path(victim)
+    flip_byte(path, 7)
+    rotten = path.read_bytes()
+
+    found = scrub_by_cursor(env.storage, env.replicas, "primary")
+
+    assert (found.corrupted, found.set_aside) == (1, 0), \
+        f"the last copy was set aside though the other one is {other}: {found.problems}"
+    assert statuses(env.storage)[("primary", victim)] == "corrupted"
+    assert path.read_bytes() == rotten  # still at its place, for a person to repair
+    assert not (primary.root / "quarantine").exists() or not any(
+        (primary.root / "quarantine").iterdir())
+
+
 def test_scrub_of_an_unreadable_store_raises(env_local: Env) -> None:
     env = env_local
     env.replicas["local"].error = "store 'local': unreachable"

@@ -18,6 +18,7 @@ from archive_pipelines.storage.snapshot_ingest import (
     IngestRefused,
     SnapshotIngest,
     SnapshotIngestReport,
+    check_extractor,
     find_incomplete,
     open_ingest,
     resume_ingest,
@@ -225,3 +226,63 @@ def test_a_resume_makes_the_links_an_interrupted_ingest_had_not_made(
     assert all(path.is_symlink() for path in removed)
     final = verify_storage(storage.catalog, storage.primary, storage.views)
     assert final.problems == 0, final.examples
+
+
+@pytest.mark.parametrize("extractor", ["../../etc", "wget/../x", "..", ".", "", "a/b", "a\\b",
+                                       ".hidden", "-rf", "x" * 65, "wget\n", "new..name",
+                                       "wg et", "wget\x00"])
+def test_an_extractor_that_is_not_a_plain_name_is_refused_before_a_snapshot_is_made(
+        sqlite_storage: StorageParts, tmp_path: Path, extractor: str) -> None:
+    src = write_tree(tmp_path / "site", FILES)
+    with pytest.raises(IngestRefused, match="is not a plain name"):
+        start(sqlite_storage, src, extractor=extractor)
+    assert snapshot_count(sqlite_storage) == 0
+
+
+@pytest.mark.parametrize("extractor", ["wget", "singlefile", "archive_org", "media.v2",
+                                       "git@2", "x" * 64])
+def test_plain_extractor_names_are_taken(extractor: str) -> None:
+    assert check_extractor(extractor) == extractor
+
+
+FLAT = {f"f{i:02d}.txt": f"flat file {i}\n".encode() * (i + 1) for i in range(16)}
+
+
+def test_a_file_not_stored_keeps_the_snapshot_incomplete_until_a_resume_stores_it(
+        storage: StorageParts, tmp_path: Path) -> None:
+    """f00.txt, listed with the rest (one folder), is away when its batch, the fourth, is
+    stored: it was moved once the first batch committed (while the third was stored)."""
+    src = write_tree(tmp_path / "site", FLAT)
+    away = tmp_path / "away.txt"
+    ingest = start(storage, src)
+
+    def move_it_away(_count: int) -> None:
+        if not away.exists():
+            (src / "f00.txt").rename(away)
+
+    report = run(storage, ingest, progress=move_it_away)
+
+    assert not report.complete and not is_complete(storage, ingest.snapshot_id)
+    assert report.files.errors == [f"{src / 'f00.txt'}: No such file or directory"]
+    assert snapshot_files(storage, ingest.snapshot_id) == {
+        rel: digest for rel, digest in expected(FLAT).items() if rel != "wget/f00.txt"}
+    away.rename(src / "f00.txt")
+    finished = run(storage, resume_ingest(storage.catalog, ingest.snapshot_id))
+    assert finished.complete and finished.files.errors == []
+    assert (finished.skipped, finished.files.added) == (len(FLAT) - 1, 1)
+    assert snapshot_files(storage, ingest.snapshot_id) == expected(FLAT)
+
+
+def test_a_snapshot_with_no_file_stored_is_never_complete(storage: StorageParts,
+                                                          tmp_path: Path) -> None:
+    src = write_tree(tmp_path / "site", {"only.txt": b"the one file"})
+    ingest = start(storage, src)
+    (src / "only.txt").unlink()  # gone before the ingest reads it
+    (src / "link").symlink_to("/etc/hostname")
+
+    report = run(storage, ingest)
+
+    assert not report.complete and not is_complete(storage, ingest.snapshot_id)
+    assert report.files.errors == [] and report.left_out == [
+        f"{src / 'link'}: skipped (symlink or special file)"]
+    assert snapshot_files(storage, ingest.snapshot_id) == {}

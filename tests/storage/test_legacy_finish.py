@@ -76,3 +76,41 @@ def test_a_file_that_turned_up_keeps_its_folder(sqlite_storage: StorageParts) ->
     assert problems and "late.txt" in problems[0]
     assert folder.is_dir() and not folder.is_symlink()
     assert (folder / "late.txt").read_bytes() == b"written after the listing"
+
+
+TWINS = {"a/copy.html": b"<html>the same bytes twice</html>",
+         "b/copy.html": b"<html>the same bytes twice</html>"}
+
+
+@pytest.mark.parametrize("blob_copy_first", [True, False], ids=["blob-copy-first", "blob-copy-last"])
+def test_an_edited_twin_that_is_not_the_blob_keeps_its_folder(sqlite_storage: StorageParts,
+                                                              blob_copy_first: bool) -> None:
+    """Two identical files, one blob: the copy the blob was hard-linked from is the blob's
+    inode, the other is a file of its own. An in-place edit of that other copy must be
+    found by hashing it, whatever the order the files are checked in (the blob being
+    already hashed for its twin proves nothing about this file)."""
+    storage = sqlite_storage
+    sid = add_snapshot(storage, timestamp="1600000000")
+    folder = write_tree(storage.layout.archive / "1600000000", TWINS)
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
+                              sid, "files", folder, hardlink=True)
+    assert report.errors == [] and report.files == 2 and report.new_blobs == 1
+    blob_inode = os.stat(storage.primary.store.local_path(sha(TWINS["a/copy.html"]))).st_ino
+    same = [rel for rel in TWINS if os.stat(folder / rel).st_ino == blob_inode]
+    assert len(same) == 1, "ingest hard-links the blob from exactly one of the twins"
+    [other] = [rel for rel in TWINS if rel not in same]
+    order = [*same, other] if blob_copy_first else [other, *same]
+
+    edited = _edit_in_place(folder / other)
+
+    task = FinishTask(
+        "1600000000", storage.layout.migrated,
+        files=tuple((f"files/{rel}", str(folder / rel)) for rel in order),
+        records=tuple((f"files/{rel}", sha(data), len(data)) for rel, data in TWINS.items()),
+        ingest_errors=())
+    problems = verify_and_finish(storage.primary.store, storage.views.farm, task)
+    assert problems == [f"files/{other}: content differs from the catalog's (changed since it "
+                        "was stored?)"], f"the edited twin {other} was not caught: {problems}"
+    assert folder.is_dir() and not folder.is_symlink()  # not retired, not linked
+    assert (folder / other).read_bytes() == edited
+    assert not list(storage.layout.migrated.glob("*/*"))
