@@ -42,12 +42,14 @@ from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
 from frontier_service.service.recovery import FrontierRecovery
+from frontier_service.service.redis_memory import RedisCannotHoldCrawl
 from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.segments import DagsterReporter, SegmentCloser
 from frontier_service.service.settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
+REDIS_CHECK_S = 1.0  # evictions and OOM replies are looked for this often
 
 
 @dataclass
@@ -59,7 +61,7 @@ class RunReport:
     stop_reason: str = ""
     health_url: str = ""
     metrics: CrawlMetrics = field(default_factory=CrawlMetrics)
-    failure: str = ""  # why the crawl could not go on (a full disk); empty: it stopped as asked
+    failure: str = ""  # why the crawl could not go on (a full disk, Redis); empty: as asked
 
     @property
     def pages_per_second(self) -> float:
@@ -185,6 +187,7 @@ class CrawlerService:
                     failure="writing the offset checkpoint failed; retrying",
                     on_error=self._on_write_error), name="offset-checkpoint")
                 tg.create_task(self._audit_loop(parts.recovery), name="audit")
+                tg.create_task(self._watch_redis(parts.recovery), name="redis-watch")
                 tg.create_task(links.run(self.finished, on_error=self._on_write_error),
                                name="links")
                 tg.create_task(ledger.run(self.finished), name="ledger")
@@ -211,6 +214,8 @@ class CrawlerService:
                 claimer.drop_leases()  # the rebuilt Redis holds none of them
                 try:
                     await recovery.rebuild_lost()
+                except RedisCannotHoldCrawl as exc:
+                    self.redis_failure(str(exc))
                 except (RedisError, OSError) as exc:
                     log.warning("rebuilding Redis failed (%s); retrying in 1 s", exc)
                     await asyncio.sleep(1.0)
@@ -314,9 +319,9 @@ class CrawlerService:
         records and links to the next run, which segments and queues them as after a crash."""
         try:
             await claimer.flush_releases(keep_offsets=True)
-        except Exception:
-            log.exception("final flush of leases failed; they expire in %g s",
-                          self.settings.lease_seconds)
+        except Exception as exc:
+            log.warning("final flush of leases failed (%s); they expire in %g s",
+                        exc, self.settings.lease_seconds)
         for journal in (self._journal, links.journal):
             if journal is not None:
                 with contextlib.suppress(OSError):  # (a new generation it could not open)
@@ -337,6 +342,26 @@ class CrawlerService:
                 await recovery.audit()
             except (RedisError, OSError) as exc:
                 log.warning("auditing Redis against the files failed: %s", exc)
+
+    async def _watch_redis(self, recovery: FrontierRecovery) -> None:
+        """A Redis that evicts the crawl's keys, is out of memory or keeps losing the
+        crawl's state stops the crawl as a failure: rebuilding it would not last."""
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), REDIS_CHECK_S)
+                return
+            problem = await recovery.problem()
+            if problem:
+                self.redis_failure(problem)
+
+    def redis_failure(self, reason: str) -> None:
+        """Redis cannot hold the crawl: it stops as a failure, as on a full disk, and its
+        links wait in their journal (the frontier files keep the rest)."""
+        if not self.failure:
+            self.failure = reason
+            self.request_stop(reason)
+            if self._links is not None:
+                self._links.holding = True
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
                             progress: ProgressReporter, recovery: FrontierRecovery) -> None:
