@@ -150,7 +150,7 @@ class FrontierRecovery:
                 self._failed_rebuilds += 1
                 cause = await self.memory.problem(exc)
                 if cause is None and self._failed_rebuilds >= FAILED_REBUILDS:
-                    cause = (f"Redis lost crawl {self.name!r}'s state again while it was "
+                    cause = (f"Redis lost the state of crawl {self.name!r} again while it was "
                              f"rebuilt from disk, {self._failed_rebuilds} times running "
                              f"({exc}; {self._settings()}); {NOTHING_LOST}")
                 if cause is not None:
@@ -164,7 +164,7 @@ class FrontierRecovery:
         while self._lost_at and now - self._lost_at[0] > REBUILD_WINDOW_S:
             self._lost_at.popleft()
         if len(self._lost_at) >= REBUILDS_PER_WINDOW:
-            self._fail(f"Redis lost crawl {self.name!r}'s state {len(self._lost_at) + 1} times "
+            self._fail(f"Redis lost the state of crawl {self.name!r} {len(self._lost_at) + 1} times "
                        f"in {REBUILD_WINDOW_S:g} s ({self._settings()}): something keeps "
                        "wiping it (FLUSHALL, restarts without persistence, evictions); "
                        f"stopping rather than rebuilding it for ever; {NOTHING_LOST}")

@@ -165,7 +165,7 @@ async def memory_guard(redis: Redis, url: str, crawl_name: str, *,
     except (FrontierLost, ResponseError) as exc:
         cause = await watch.problem(exc)
         if cause is None and isinstance(exc, FrontierLost):
-            cause = (f"Redis lost crawl {crawl_name!r}'s state meanwhile (wiped, restarted "
+            cause = (f"Redis lost the state of crawl {crawl_name!r} meanwhile (wiped, restarted "
                      "empty or replaced): run the command again (the data dir holds the crawl)")
         if cause is None:
             raise

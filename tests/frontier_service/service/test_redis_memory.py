@@ -8,6 +8,7 @@ exit 2 within a bounded time, naming them; a rerun once Redis is healthy fetches
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Iterator
@@ -21,6 +22,10 @@ from archive_pipelines.embedded_redis import LocalRedis
 from archive_testkit.testweb import TestWeb, TestWebConfig, serve_in_background
 from archive_testkit.testweb.config import all_hosts
 from archive_testkit.testweb.graph import absolute_links, is_page_path
+from frontier_service.frontier.epoch import EpochState, check_epoch
+from frontier_service.service.recovery import REBUILDS_PER_WINDOW, FrontierRecovery
+from frontier_service.service.redis_memory import RedisCannotHoldCrawl
+from tests.frontier_service.frontier.helpers import connect, open_frontier
 from tests.frontier_service.service.cli_runs import cli, finish, start, wait_for_pages
 
 pytestmark = pytest.mark.faults
@@ -184,3 +189,34 @@ def test_out_of_memory_mid_run_stops_every_process(
     assert "maxmemory-policy volatile-lru" in line and "raise its maxmemory" in line
     assert summary["failed"] is True and summary["processes"] == 2
     assert str(summary["stopped"]).startswith("Redis is out of memory")
+
+
+def test_a_redis_that_keeps_losing_the_crawl_is_rebuilt_a_bounded_number_of_times(
+        server: LocalRedis, tmp_path: Path) -> None:
+    """FLUSHALL again and again (no memory limit to blame): rebuilt from the files each
+    time up to the bound, then the run's failure, instead of rebuilding for ever."""
+    data = tmp_path / "data"
+
+    async def scenario() -> str:
+        async with open_frontier(server.url, data, "lossy") as frontier, \
+                connect(server.url) as admin:
+            recovery = FrontierRecovery(frontier, data)
+            await recovery.on_start()
+            await frontier.add_urls([(f"http://site{n}.test/", 0) for n in range(5)])
+            for _ in range(REBUILDS_PER_WINDOW):
+                await admin.flushall()
+                await recovery.rebuild_lost()
+                state = await check_epoch(admin, frontier.state.keys, recovery.crawl_id)
+                assert state is EpochState.MATCH
+                assert (await frontier.stats()).ready_domains == 5
+            await admin.flushall()
+            with pytest.raises(RedisCannotHoldCrawl) as refused:
+                await recovery.rebuild_lost()
+            assert await recovery.problem() == str(refused.value)
+            return str(refused.value)
+
+    reason = asyncio.run(scenario())
+    assert reason.startswith(f"Redis lost the state of crawl 'lossy' {REBUILDS_PER_WINDOW + 1} "
+                             "times in 60 s (maxmemory 0 (none), maxmemory-policy noeviction)")
+    assert reason.endswith("nothing is lost (the data dir holds the crawl): run the crawl "
+                           "again once Redis can hold it")
