@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -179,6 +181,21 @@ class FrontierRecovery:
             self.failure = reason
             log.error("%s", reason)
         raise RedisCannotHoldCrawl(self.failure)
+
+    async def watch(self, stopping: asyncio.Event, on_failure: Callable[[str], object], *,
+                    every_s: float = 1.0) -> None:
+        """Until `stopping`: every `every_s`, `on_failure(reason)` once Redis cannot hold
+        the crawl (a rebuild would not last)."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), every_s)
+            # Once more when stopped for another reason (another process's failure): the
+            # drain then knows Redis cannot take its final writes.
+            problem = await self.problem()
+            if problem:
+                on_failure(problem)
+            if stopping.is_set():
+                return
 
     async def problem(self) -> str | None:
         """Why the run must stop for Redis's sake (evictions, out of memory, repeated

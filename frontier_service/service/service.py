@@ -49,7 +49,6 @@ from frontier_service.service.segments import DagsterReporter, SegmentCloser
 from frontier_service.service.settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
-REDIS_CHECK_S = 1.0  # evictions and OOM replies are looked for this often
 
 
 @dataclass
@@ -187,7 +186,8 @@ class CrawlerService:
                     failure="writing the offset checkpoint failed; retrying",
                     on_error=self._on_write_error), name="offset-checkpoint")
                 tg.create_task(self._audit_loop(parts.recovery), name="audit")
-                tg.create_task(self._watch_redis(parts.recovery), name="redis-watch")
+                tg.create_task(parts.recovery.watch(self.stopping, self.redis_failure),
+                               name="redis-watch")
                 tg.create_task(links.run(self.finished, on_error=self._on_write_error),
                                name="links")
                 tg.create_task(ledger.run(self.finished), name="ledger")
@@ -290,7 +290,9 @@ class CrawlerService:
                 await flush()
             except Exception as exc:
                 self._on_write_error(exc)
-                if not self.failure:
+                if isinstance(exc, RedisError) and not self.failure:  # Redis's trouble
+                    log.warning("final flush of %s failed: %s", step, exc)
+                elif not self.failure:
                     log.exception("final flush of %s failed", step)
         if not self.failure:
             try:
@@ -343,20 +345,9 @@ class CrawlerService:
             except (RedisError, OSError) as exc:
                 log.warning("auditing Redis against the files failed: %s", exc)
 
-    async def _watch_redis(self, recovery: FrontierRecovery) -> None:
-        """A Redis that evicts the crawl's keys, is out of memory or keeps losing the
-        crawl's state stops the crawl as a failure: rebuilding it would not last."""
-        while not self.stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.stopping.wait(), REDIS_CHECK_S)
-                return
-            problem = await recovery.problem()
-            if problem:
-                self.redis_failure(problem)
-
     def redis_failure(self, reason: str) -> None:
-        """Redis cannot hold the crawl: it stops as a failure, as on a full disk, and its
-        links wait in their journal (the frontier files keep the rest)."""
+        """Redis cannot hold the crawl (evictions, out of memory, repeated losses): it stops
+        as a failure, as on a full disk; links wait in their journal, the files hold the rest."""
         if not self.failure:
             self.failure = reason
             self.request_stop(reason)
