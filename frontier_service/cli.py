@@ -15,6 +15,7 @@ import click
 from archive_pipelines.cli.runner import run_group
 from archive_pipelines.errors import ArchiveError, SettingsError
 from archive_pipelines.settings import Settings, load_settings
+from frontier_service.service.redis_memory import FAILURE_PREFIX as REDIS_FAILURE
 from frontier_service.service.runner import configure_logging, run_async, run_crawler
 from frontier_service.service.settings import (
     CrawlerSettings,
@@ -32,7 +33,7 @@ SEEDED_EXIT_WHEN_IDLE_S = 10.0
 
 
 class CrawlFailed(ArchiveError):
-    """The crawl stopped because it could not go on (a full data disk), not as asked."""
+    """The crawl stopped because it could not go on (a full data disk, Redis), not as asked."""
 
 
 @dataclass
@@ -189,7 +190,8 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
     Given --seed, the run ends once nothing is left to fetch (--exit-when-idle 0 keeps it
     waiting for new URLs). The summary says why it stopped, what each stopped host left
     queued and which URLs were not fetched, by reason. A full data disk also drains the
-    crawl, then exits 2 with one line saying so."""
+    crawl, then exits 2 with one line saying so; so does a Redis that evicts the crawl's
+    keys or is out of memory."""
     from pathlib import Path
 
     renames = {"min_delay": "min_delay_s", "page_budget": "domain_page_budget",
@@ -217,6 +219,8 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
                            "redis_rebuilds": report.metrics.redis_rebuilds,
                            "frontier_repairs": report.metrics.frontier_repairs,
                            "processes": count, "failed": bool(report.failure)}))
+    if report.failure.startswith(REDIS_FAILURE):  # says what to do itself
+        raise CrawlFailed(report.failure)
     if report.failure:  # the summary above is still printed: how far the crawl got
         raise CrawlFailed(f"{report.failure}; the crawl stopped, and the URLs it could not "
                           "archive stay queued: free space, then run it again")

@@ -37,6 +37,7 @@ from frontier_service.service.link_journal import LinkJournal, replay_link_journ
 from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.redis_conn import open_redis
+from frontier_service.service.redis_memory import memory_guard
 from frontier_service.service.resolver import CrawlResolver
 from frontier_service.service.robots_store import RedisRobotsStore
 from frontier_service.service.settings import CrawlerSettings
@@ -115,12 +116,14 @@ async def open_frontier(settings: CrawlerSettings, *, create: bool = True,
     """Redis + the frontier only (for `seed` and `stats`); yields (frontier, redis url).
 
     `create=False` (read-only commands): a missing data dir is an error, not made.
-    `recover`: first make Redis hold the crawl its data dir has (recovery.py)."""
+    `recover`: first make Redis hold the crawl its data dir has (recovery.py). A command
+    that writes is refused on a Redis that would evict the crawl (redis_memory.py)."""
     if create:
         check_data_dir(settings.data_dir)
     else:
         require_crawl_data(settings)
-    async with open_redis(settings.redis_url, settings.data_dir) as (redis, url):
+    async with (open_redis(settings.redis_url, settings.data_dir) as (redis, url),
+                memory_guard(redis, url, settings.crawl_name, writing=create)):
         frontier = await Frontier(redis, settings.data_dir, frontier_config(settings)).open()
         try:
             if recover:

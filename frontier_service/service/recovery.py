@@ -8,13 +8,26 @@ rebuilt; another crawl's Redis is refused. During the run every frontier script 
 once the epoch key is gone (FrontierLost): the first process to notice rebuilds, after
 writing its own checkpoint, so only URLs fetched since another process's last checkpoint
 (`checkpoint_seconds`) and those in flight are fetched again.
+
+Rebuilding is bounded: a Redis that evicts the crawl's keys or is out of memory would lose
+it again at once, and one that loses it more than REBUILDS_PER_WINDOW times a minute, or
+where a rebuild fails twice running, is not holding it either. Each sets `failure`, which
+the run stops on (redis_memory.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import logging
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from archive_pipelines.errors import ArchiveError
 from frontier_service.frontier.audit import AuditReport, EpochChanged, audit
@@ -36,6 +49,7 @@ from frontier_service.frontier.folder_locks import lock_rebuild
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.rebuild import RebuildReport, rebuild_redis
 from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.service.redis_memory import NOTHING_LOST, RedisCannotHoldCrawl, RedisMemoryWatch
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +58,9 @@ class ForeignRedis(ArchiveError):
     """Redis holds another crawl under this crawl's name."""
 
 
+REBUILDS_PER_WINDOW = 3
+REBUILD_WINDOW_S = 60.0
+FAILED_REBUILDS = 2  # in a row, Redis answering: it cannot hold the crawl
 
 
 class FrontierRecovery:
@@ -60,6 +77,10 @@ class FrontierRecovery:
         self.crawl_id = ""
         self.baseline: dict[str, DomainCheckpoint] = {}  # all sessions' offsets at start
         self._rebuilding = asyncio.Lock()
+        self.memory = RedisMemoryWatch(frontier.redis)
+        self.failure = ""  # why Redis cannot hold the crawl: the run stops on it
+        self._lost_at: collections.deque[float] = collections.deque()
+        self._failed_rebuilds = 0
 
     @property
     def name(self) -> str:
@@ -72,6 +93,7 @@ class FrontierRecovery:
     async def on_start(self, *, audit_whole: bool = True) -> EpochState:
         """Before the first claim: adopt, start, rebuild or refuse this Redis; then every
         frontier script refuses once the crawl's state is gone."""
+        await self.memory.start()
         self.crawl_id = await asyncio.to_thread(ensure_crawl_id, self.data_dir, self.name)
         await asyncio.to_thread(merge_dead_sessions, self.checkpoints_dir)
         state = await check_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
@@ -103,8 +125,11 @@ class FrontierRecovery:
 
     async def rebuild_lost(self) -> None:
         """A script found the crawl's state gone mid-run: rebuild it (or wait for the
-        process that already is), then carry on."""
+        process that already is), then carry on; RedisCannotHoldCrawl (and `failure` set)
+        if Redis evicts or is out of memory, or rebuilding keeps failing."""
         async with self._rebuilding:
+            if self.failure:
+                raise RedisCannotHoldCrawl(self.failure)
             state = await check_epoch(self.frontier.redis, self.frontier.state.keys,
                                       self.crawl_id)
             if state is EpochState.MATCH:
@@ -112,10 +137,75 @@ class FrontierRecovery:
             if state is EpochState.FOREIGN:
                 raise ForeignRedis(f"Redis now holds another crawl named {self.name!r}: "
                                    "stopping rather than mixing two crawls")
+            cause = await self.memory.problem()
+            if cause is not None:  # a rebuild would be evicted or refused too
+                self._fail(cause)
+            self._count_loss()
             log.warning("Redis lost crawl %r's state (wiped, restarted empty or replaced): "
                         "rebuilding it from disk; URLs fetched since the last checkpoint "
                         "may be fetched again", self.name)
-            await self._rebuild()
+            try:
+                await self._rebuild()
+            except (RedisConnectionError, RedisTimeoutError):
+                raise  # Redis is away: the crawl waits for it, as for any outage
+            except RedisError as exc:  # Redis answered, and the rebuild still failed
+                self._failed_rebuilds += 1
+                cause = await self.memory.problem(exc)
+                if cause is None and self._failed_rebuilds >= FAILED_REBUILDS:
+                    cause = (f"Redis lost the state of crawl {self.name!r} again while it was "
+                             f"rebuilt from disk, {self._failed_rebuilds} times running "
+                             f"({exc}; {self._settings()}); {NOTHING_LOST}")
+                if cause is not None:
+                    self._fail(cause)
+                raise
+            self._failed_rebuilds = 0
+
+    def _count_loss(self) -> None:
+        """Another loss of the crawl's state: too many in a minute and the run stops."""
+        now = time.monotonic()
+        while self._lost_at and now - self._lost_at[0] > REBUILD_WINDOW_S:
+            self._lost_at.popleft()
+        if len(self._lost_at) >= REBUILDS_PER_WINDOW:
+            self._fail(f"Redis lost the state of crawl {self.name!r} {len(self._lost_at) + 1} times "
+                       f"in {REBUILD_WINDOW_S:g} s ({self._settings()}): something keeps "
+                       "wiping it (FLUSHALL, restarts without persistence, evictions); "
+                       f"stopping rather than rebuilding it for ever; {NOTHING_LOST}")
+        self._lost_at.append(now)
+
+    def _settings(self) -> str:
+        baseline = self.memory.baseline
+        return baseline.settings if baseline is not None else "memory settings unknown"
+
+    def _fail(self, reason: str) -> None:
+        if not self.failure:
+            self.failure = reason
+            log.error("%s", reason)
+        raise RedisCannotHoldCrawl(self.failure)
+
+    async def watch(self, stopping: asyncio.Event, on_failure: Callable[[str], object], *,
+                    every_s: float = 1.0) -> None:
+        """Until `stopping`: every `every_s`, `on_failure(reason)` once Redis cannot hold
+        the crawl (a rebuild would not last)."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stopping.wait(), every_s)
+            # Once more when stopped for another reason (another process's failure): the
+            # drain then knows Redis cannot take its final writes.
+            problem = await self.problem()
+            if problem:
+                on_failure(problem)
+            if stopping.is_set():
+                return
+
+    async def problem(self) -> str | None:
+        """Why the run must stop for Redis's sake (evictions, out of memory, repeated
+        losses), or None."""
+        if not self.failure:
+            cause = await self.memory.problem()
+            if cause is not None:
+                self.failure = cause
+                log.error("%s", cause)
+        return self.failure or None
 
     async def _rebuild(self) -> None:
         """Bring back a Redis that lost the crawl's state: an empty one is rebuilt from disk;

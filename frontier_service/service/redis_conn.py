@@ -1,4 +1,5 @@
-"""The crawl's Redis: a URL, or "embedded" (a private persistent redis-server under <data>/redis).
+"""The crawl's Redis: a URL, or "embedded" (a private persistent redis-server under <data>/redis,
+run by the newest redis-server here that can read its files: archive_pipelines.embedded_redis).
 
 The embedded server belongs to one process at a time (an flock on <data>/redis/owner.lock).
 Another crawler command started meanwhile (`seed`, `stats`) finds the owner's port in
@@ -20,7 +21,7 @@ from typing import IO
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
-from archive_pipelines.embedded_redis import LocalRedis
+from archive_pipelines.embedded_redis import EmbeddedRedis
 from archive_pipelines.errors import ArchiveError
 
 _ENDPOINT = "endpoint.json"
@@ -68,8 +69,8 @@ def _embedded_url(workdir: Path, stack: contextlib.ExitStack) -> str:
     except BlockingIOError:
         return _running_endpoint(workdir)
     try:
-        server = LocalRedis(workdir, persist=True).start()
-    except (RuntimeError, OSError) as exc:
+        server = EmbeddedRedis(workdir).start()
+    except (RuntimeError, OSError, RedisError) as exc:
         raise RedisUnavailable(f"cannot start the embedded redis-server in {workdir}: {exc}") from None
     endpoint = workdir / _ENDPOINT
     endpoint.write_text(json.dumps({"url": server.url, "pid": os.getpid()}))

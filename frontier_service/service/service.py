@@ -43,6 +43,7 @@ from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
 from frontier_service.service.recovery import FrontierRecovery
+from frontier_service.service.redis_memory import RedisCannotHoldCrawl
 from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.segments import DagsterReporter, SegmentCloser
@@ -66,7 +67,7 @@ class RunReport:
     stop_reason: str = ""
     health_url: str = ""
     metrics: CrawlMetrics = field(default_factory=CrawlMetrics)
-    failure: str = ""  # why the crawl could not go on (a full disk); empty: it stopped as asked
+    failure: str = ""  # why the crawl could not go on (a full disk, Redis); empty: as asked
     # The hosts that stopped with URLs left queued, by reason (stop_reason sums it up).
     stop: StopReport = field(default_factory=lambda: StopReport(""))
 
@@ -201,6 +202,8 @@ class CrawlerService:
                     failure="writing the offset checkpoint failed; retrying",
                     on_error=self._on_write_error), name="offset-checkpoint")
                 tg.create_task(self._audit_loop(parts.recovery), name="audit")
+                tg.create_task(parts.recovery.watch(self.stopping, self.redis_failure),
+                               name="redis-watch")
                 tg.create_task(links.run(self.finished, on_error=self._on_write_error),
                                name="links")
                 tg.create_task(ledger.run(self.finished), name="ledger")
@@ -227,6 +230,8 @@ class CrawlerService:
                 claimer.drop_leases()  # the rebuilt Redis holds none of them
                 try:
                     await recovery.rebuild_lost()
+                except RedisCannotHoldCrawl as exc:
+                    self.redis_failure(str(exc))
                 except (RedisError, OSError) as exc:
                     log.warning("rebuilding Redis failed (%s); retrying in 1 s", exc)
                     await asyncio.sleep(1.0)
@@ -301,7 +306,9 @@ class CrawlerService:
                 await flush()
             except Exception as exc:
                 self._on_write_error(exc)
-                if not self.failure:
+                if isinstance(exc, RedisError) and not self.failure:  # Redis's trouble
+                    log.warning("final flush of %s failed: %s", step, exc)
+                elif not self.failure:
                     log.exception("final flush of %s failed", step)
         if not self.failure:
             try:
@@ -330,9 +337,9 @@ class CrawlerService:
         records and links to the next run, which segments and queues them as after a crash."""
         try:
             await claimer.flush_releases(keep_offsets=True)
-        except Exception:
-            log.exception("final flush of leases failed; they expire in %g s",
-                          self.settings.lease_seconds)
+        except Exception as exc:
+            log.warning("final flush of leases failed (%s); they expire in %g s",
+                        exc, self.settings.lease_seconds)
         for journal in (self._journal, links.journal):
             if journal is not None:
                 with contextlib.suppress(OSError):  # (a new generation it could not open)
@@ -353,6 +360,15 @@ class CrawlerService:
                 await recovery.audit()
             except (RedisError, OSError) as exc:
                 log.warning("auditing Redis against the files failed: %s", exc)
+
+    def redis_failure(self, reason: str) -> None:
+        """Redis cannot hold the crawl (evictions, out of memory, repeated losses): it stops
+        as a failure, as on a full disk; links wait in their journal, the files hold the rest."""
+        if not self.failure:
+            self.failure = reason
+            self.request_stop(reason)
+            if self._links is not None:
+                self._links.holding = True
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
                             progress: ProgressReporter, recovery: FrontierRecovery) -> None:

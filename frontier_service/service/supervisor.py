@@ -42,6 +42,7 @@ from frontier_service.service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.service.progress import IdleLines, format_progress
 from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.redis_conn import open_redis
+from frontier_service.service.redis_memory import memory_guard
 from frontier_service.service.runner import on_stop_signals
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.service import RunReport
@@ -144,7 +145,8 @@ class CrawlerSupervisor:
         began = time.monotonic()
         s = self.settings
         check_data_dir(s.data_dir)
-        async with open_redis(s.redis_url, s.data_dir) as (redis, url):
+        async with (open_redis(s.redis_url, s.data_dir) as (redis, url),
+                    memory_guard(redis, url, s.crawl_name, writing=True)):
             frontier = await Frontier(redis, s.data_dir, frontier_config(s)).open()
             try:
                 await FrontierRecovery(frontier, s.data_dir).on_start()

