@@ -19,6 +19,8 @@ bench/.work (the settle stamp and the corpus): a checkout without bench/.work ge
 to --work, and one whose bench/.work is elsewhere is refused.
 crawl: `crawl_bench.py --only frontier` -- (a) frontier_service and the frontier
 microbenchmarks; the other contenders do not run our code.
+crawl-single: `crawl_bench.py --case single-host --repeat 1` -- our crawler on one site
+(pages/s over the request window, wall time); Scrapy's figure is context.
 
 --from-log FILE re-reads an earlier ab_bench output (its prefixed lines) and prints the
 summary again, e.g. after a change to the figures parsed; repeated, it pools the runs of
@@ -76,7 +78,17 @@ BENCHES: dict[str, tuple[list[str], list[Figure]]] = {
         Figure("claim 8 domains/call /s", rf"^claim\+reschedule, .* 8 domain\(s\) per call: {NUM}/s"),
         Figure("claim 32 domains/call /s", rf"^claim\+reschedule, .* 32 domain\(s\) per call: {NUM}/s"),
     ]),
+    # crawl_bench.py --case single-host: our crawler on one docs site (Scrapy runs beside it
+    # in each run; its figures are context).
+    "crawl-single": (["--case", "single-host", "--repeat", "1"], [
+        Figure("(a) single-host pages/s", rf"^\s+\(a\) frontier_service\s+{NUM} pages/s over"),
+        Figure("(a) single-host wall s", rf"^\s+\(a\) frontier_service\s+.*wall {NUM} s",
+               higher_is_better=False),
+        Figure("(c) Scrapy pages/s", rf"^\s+\(c\) Scrapy\s+{NUM} pages/s over", context=True),
+    ]),
 }
+# Benchmarks run by another benchmark's script with other flags.
+SCRIPTS = {"crawl-single": "crawl"}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -139,7 +151,8 @@ def check_side(name: str, checkout: Path, python: str, work: Path) -> None:
 
 def run_once(label: str, checkout: Path, args: argparse.Namespace) -> tuple[dict[str, float], str]:
     flags, figures = BENCHES[args.bench]
-    command = [args.python, f"bench/{args.bench}_bench.py", *flags, *args.extra]
+    script = SCRIPTS.get(args.bench, args.bench)
+    command = [args.python, f"bench/{script}_bench.py", *flags, *args.extra]
     print(f"\n--- {label}: {' '.join(command[1:])}  (load {load()})", flush=True)
     started = time.monotonic()
     proc = subprocess.Popen(command, cwd=checkout, env=side_env(checkout), text=True,
