@@ -4,13 +4,14 @@ import dagster as dg
 import pandas as pd
 
 from archive_pipelines.assets.captures import captures
-from archive_pipelines.assets.metadata import counts, readable_bytes, table
+from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.prefixes import HEX_PREFIXES
 from archive_pipelines.catalog.models import COPY_STATUSES
 from archive_pipelines.replication import RunSummary, replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
 from archive_pipelines.resources.replication import ReplicationResource
+from archive_pipelines.sizes import human_bytes
 
 hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 
@@ -57,7 +58,7 @@ def replica_copies(context: dg.AssetExecutionContext,
         **counts({f"copies_to_{store}": n for store, n in report.created.items()}),
         "summary": dg.MetadataValue.md(
             f"{report.requested:,} blobs of prefix {where} checked, "
-            f"{run.copies_made:,} copies made ({readable_bytes(copied)})"),
+            f"{run.copies_made:,} copies made ({human_bytes(copied)})"),
     }
     return dg.MaterializeResult(metadata=metadata)
 

@@ -3,11 +3,12 @@
 import dagster as dg
 import pandas as pd
 
-from archive_pipelines.assets.metadata import counts, rate, readable_bytes, table
+from archive_pipelines.assets.metadata import counts, rate, table
 from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.day_stats import Saving, day_stats, largest_savings
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
@@ -45,9 +46,9 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
         "dedup_ratio": rate(stats.dedup_ratio, 2),
         "summary": dg.MetadataValue.md(
             f"{stats.files:,} files of {stats.snapshots:,} snapshots: "
-            f"**{readable_bytes(stats.logical_bytes)}** of files stored in "
-            f"**{readable_bytes(stats.unique_bytes)}** ({stats.dedup_ratio:.2f}x, "
-            f"{readable_bytes(stats.bytes_saved)} saved by dedup)"),
+            f"**{human_bytes(stats.logical_bytes)}** of files stored in "
+            f"**{human_bytes(stats.unique_bytes)}** ({stats.dedup_ratio:.2f}x, "
+            f"{human_bytes(stats.bytes_saved)} saved by dedup)"),
         "largest_savings": table(_savings_frame(savings)),
     })
 
@@ -58,7 +59,7 @@ def _savings_frame(savings: list[Saving]) -> pd.DataFrame:
                            "references": s.references, "bytes_saved": s.bytes_saved}
                           for s in savings],
                          columns=["path", "sha256", "size", "references", "bytes_saved"])
-    frame["saved"] = frame["bytes_saved"].map(readable_bytes)
+    frame["saved"] = frame["bytes_saved"].map(human_bytes)
     return frame
 
 

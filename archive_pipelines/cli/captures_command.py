@@ -17,8 +17,8 @@ from archive_pipelines.captures.segment_files import canonical_session_id
 from archive_pipelines.catalog.captures import Capture
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes
 from archive_pipelines.errors import ArchiveError
+from archive_pipelines.sizes import human_bytes
 
 
 @click.command("captures")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes
 from archive_pipelines.cli.storage_output import print_errors
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
 
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.cli.scrub_command import (
     SAMPLE,
     echo_scrub_outcome,
@@ -15,6 +15,7 @@ from archive_pipelines.cli.scrub_command import (
     scrub_with_progress,
 )
 from archive_pipelines.replication import ReplicationSetup, replicate_until_met, replication_status
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.assembly import open_catalog
 
 VERIFY_SAMPLE = 0.01  # replication-status --verify: 1% of each store's copies,

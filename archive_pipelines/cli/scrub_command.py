@@ -51,13 +51,13 @@ def echo_scrub_table(plans: Sequence[ScrubPlan], reports: Sequence[ScrubReport],
     """One line per store: what was read, what was found, how fast; then problem lines
     (store errors already in `shown_errors` are not repeated)."""
     click.echo(f"  {'store':<16} {'read':>21} {'ok':>9} {'missing':>8} {'corrupt':>8} "
-               f"{'set aside':>10} {'objects/s':>10} {'MB/s':>8}")
+               f"{'set aside':>10} {'objects/s':>10} {'MiB/s':>8}")
     for plan, report in zip(plans, reports, strict=True):
         share = "" if plan.fraction >= 1 else f" ({plan.fraction:.1%})"
         read = f"{report.checked:,} of {plan.copies:,}"
         click.echo(f"  {report.store:<16} {read:>21} {report.ok:>9,} {report.missing:>8,} "
                    f"{report.corrupted:>8,} {report.set_aside:>10,} "
-                   f"{report.objects_per_second:>10,.1f} {report.megabytes_per_second:>8,.2f}"
+                   f"{report.objects_per_second:>10,.1f} {report.mebibytes_per_second:>8,.2f}"
                    f"{share}")
     for report in reports:
         for line in report.problems[:MAX_PROBLEM_LINES]:

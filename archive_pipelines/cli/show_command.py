@@ -10,8 +10,8 @@ import click
 
 from archive_pipelines.catalog.details import find_snapshots, snapshot_details
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes
 from archive_pipelines.errors import ArchiveError
+from archive_pipelines.sizes import human_bytes
 
 
 @click.command("show")
