@@ -128,8 +128,12 @@ def compact_sessions(catalog: Catalog, store: CaptureStore, data_dir: Path, *,
 
 
 def _days(span: timedelta) -> str:
+    """`7 days`, `1 day`, `2 hours` (a span under a day in hours)."""
     days = span.total_seconds() / 86_400
-    return f"{days:g} day{'' if days == 1 else 's'}"
+    if days >= 1 or days == 0:
+        return f"{days:g} day{'' if days == 1 else 's'}"
+    hours = round(days * 24, 2)
+    return f"{hours:g} hour{'' if hours == 1 else 's'}"
 
 
 def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,

@@ -349,13 +349,19 @@ def test_a_session_newer_than_older_than_is_left_alone(crawl_data: Path) -> None
         dump, files = catalog_dump(parts.catalog), segment_files(crawl_data)
         store = capture_store(parts)
 
-        assert compact_sessions(parts.catalog, store, crawl_data,
-                                older_than=timedelta(days=7)).sessions == []
-        assert compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(hours=2),
-                                now=ended + timedelta(hours=1)).sessions == []
+        # Left alone, and reported skipped with its last fetch and the age it lacks.
+        last = f"last fetch {ended:%Y-%m-%d %H:%M} UTC: younger than"
+        week = compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(days=7))
+        assert [(s.session_id, s.outcome, s.problems) for s in week.sessions] == [
+            (sid, "skipped", [f"{last} 7 days"])]
+        hours = compact_sessions(parts.catalog, store, crawl_data,
+                                 older_than=timedelta(hours=2), now=ended + timedelta(hours=1))
+        assert [(s.outcome, s.problems) for s in hours.sessions] == [
+            ("skipped", [f"{last} 2 hours"])]
         # ... also when asked for by id.
-        assert compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(hours=2),
-                                now=ended + timedelta(hours=1), session_id=sid).sessions == []
+        by_id = compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(hours=2),
+                                 now=ended + timedelta(hours=1), session_id=sid)
+        assert [s.outcome for s in by_id.sessions] == ["skipped"]
         assert catalog_dump(parts.catalog) == dump
         assert segment_files(crawl_data) == files
         assert compacted_files(crawl_data) == []

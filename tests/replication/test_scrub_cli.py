@@ -129,7 +129,7 @@ def test_prefix_store_and_sample_limit_what_is_read(
     assert code == (1 if stores["s3"]["missing"] else 0)
 
     bad = run_cli("--data-dir", str(data), "scrub", "--prefix", "XY")
-    assert bad.returncode == 2 and "lowercase hex" in bad.stderr
+    assert bad.returncode == 2 and "not a hex prefix" in bad.stderr
     unknown = run_cli("--data-dir", str(data), "scrub", "--store", "nope")
     assert unknown.returncode == 2
     assert "unknown store 'nope'; the configured stores are primary, local, s3" in unknown.stderr
