@@ -7,8 +7,18 @@ import sqlite3
 class ArchiveError(Exception):
     """An error whose message is meant to be shown to a user as is.
 
-    Messages name the setting, path or record involved and say what is wrong.
+    Messages name the setting, path or record involved and say what is wrong. The command
+    line exits with `exit_status`.
     """
+
+    exit_status = 2
+
+
+class NotFound(ArchiveError):
+    """Nothing matches what was asked for (a snapshot, a session, a hash): exit status 1,
+    as for a lookup that finds nothing."""
+
+    exit_status = 1
 
 
 class SettingsError(ArchiveError):

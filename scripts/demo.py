@@ -124,6 +124,12 @@ def crawl(data: Path, env: dict[str, str]) -> None:
           f"(partitions {sorted({e.partition_key for e in events})})")
 
 
+def plain(markdown: str) -> str:
+    """A Dagit markdown summary as terminal text: Dagit renders the emphasis, a terminal
+    would print the asterisks."""
+    return markdown.replace("**", "")
+
+
 def register_days(instance: Any, resources: dict[str, Any]) -> dict[str, list[str]]:
     """One evaluation of `days_sensor` (as the daemon would run it): a partition for each day
     with snapshots or crawl segments. Returns the partitions added, by partitions set."""
@@ -173,15 +179,16 @@ def materialize_assets(data: Path, env: dict[str, str]) -> None:
         for day in days["snapshot_days"]:
             meta = materialize([snapshots, blobs, views, storage_health], f"day {day}",
                                partition_key=day)
-            print(f"{day}: snapshots, blobs, views: {meta['blobs']['summary'].value}")
+            print(f"{day}: snapshots, blobs, views: {plain(meta['blobs']['summary'].value)}")
         for day in days["crawl_days"]:
             meta = materialize([captures, captures_complete], f"captures of {day}",
                                partition_key=day)
-            print(f"{day}: captures: {meta['captures']['summary'].value}")
+            print(f"{day}: captures: {plain(meta['captures']['summary'].value)}")
         meta = materialize([replica_copies, replication_policy_met], "replica_copies 00..ff",
                            tags={"dagster/asset_partition_range_start": "00",
                                  "dagster/asset_partition_range_end": "ff"})
-        print(f"replica_copies (one run, 256 partitions): {meta['replica_copies']['summary'].value}")
+        print(f"replica_copies (one run, 256 partitions): "
+              f"{plain(meta['replica_copies']['summary'].value)}")
 
 
 def main() -> None:

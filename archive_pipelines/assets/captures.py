@@ -12,13 +12,14 @@ import dagster as dg
 import pandas as pd
 
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.assets.metadata import counts, readable_bytes, table
+from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.captures.ingest import CaptureStore, CrawlIngestReport, SegmentReport, ingest_crawl
 from archive_pipelines.captures.lookup import captures_per_site
 from archive_pipelines.catalog.captures import ingest_shortfalls
 from archive_pipelines.catalog.reports import SiteCaptures
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.sizes import human_bytes
 
 CAPTURES_COMPLETE = "captures_complete"
 STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx", "failed")  # always reported, for plots
@@ -62,8 +63,8 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
         "summary": dg.MetadataValue.md(
             f"{totals['pages']:,} pages ({totals['captures']:,} captures) of {len(sites):,} "
             f"site(s) in {totals['segments_ingested']:,} new segment(s); bodies: "
-            f"{readable_bytes(totals['new_body_bytes'])} new, "
-            f"{readable_bytes(totals['duplicate_body_bytes'])} already stored"),
+            f"{human_bytes(totals['new_body_bytes'])} new, "
+            f"{human_bytes(totals['duplicate_body_bytes'])} already stored"),
         "problems": dg.MetadataValue.md(_listed(problems))})
 
 
@@ -71,7 +72,7 @@ def _sites_frame(sites: list[SiteCaptures]) -> pd.DataFrame:
     """The day's captures per site (all of the day's segments, not only this run's)."""
     frame = pd.DataFrame([vars(site) for site in sites],
                          columns=["site", "pages", "captures", "body_bytes"])
-    frame["body_size"] = frame["body_bytes"].map(readable_bytes)
+    frame["body_size"] = frame["body_bytes"].map(human_bytes)
     return frame
 
 

@@ -1,5 +1,5 @@
-"""Metadata an operator reads in Dagit: typed numbers (plotted over time), sizes written out,
-and tables built with pandas (grouping and pivots are one call there)."""
+"""Metadata an operator reads in Dagit: typed numbers (plotted over time), and tables built
+with pandas (grouping and pivots are one call there). Sizes in text: `sizes.human_bytes`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from collections.abc import Mapping
 
 import dagster as dg
 import pandas as pd
-
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
 def count(value: int) -> dg.IntMetadataValue:
@@ -18,16 +16,6 @@ def count(value: int) -> dg.IntMetadataValue:
 def rate(value: float, digits: int = 1) -> dg.FloatMetadataValue:
     """A ratio or a rate, rounded for reading (the plot keeps the shape)."""
     return dg.MetadataValue.float(round(float(value), digits))
-
-
-def readable_bytes(value: int) -> str:
-    """`16773939` -> `16.0 MiB`."""
-    size = float(value)
-    for unit in _UNITS:
-        if abs(size) < 1024 or unit == _UNITS[-1]:
-            return f"{int(size):,} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
 
 
 def counts(values: Mapping[str, int]) -> dict[str, dg.IntMetadataValue]:

@@ -4,13 +4,15 @@ import dagster as dg
 import pandas as pd
 
 from archive_pipelines.assets.captures import captures
-from archive_pipelines.assets.metadata import counts, readable_bytes, table
+from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.prefixes import HEX_PREFIXES
+from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.catalog.models import COPY_STATUSES
 from archive_pipelines.replication import RunSummary, replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
 from archive_pipelines.resources.replication import ReplicationResource
+from archive_pipelines.sizes import human_bytes
 
 hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 
@@ -57,7 +59,7 @@ def replica_copies(context: dg.AssetExecutionContext,
         **counts({f"copies_to_{store}": n for store, n in report.created.items()}),
         "summary": dg.MetadataValue.md(
             f"{report.requested:,} blobs of prefix {where} checked, "
-            f"{run.copies_made:,} copies made ({readable_bytes(copied)})"),
+            f"{run.copies_made:,} copies made ({human_bytes(copied)})"),
     }
     return dg.MaterializeResult(metadata=metadata)
 
@@ -68,8 +70,14 @@ def replica_copies(context: dg.AssetExecutionContext,
 def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckResult:
     setup = replication.open()
     status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
+    settings = replication.catalog.project_settings()
+    rows = blob_counts(setup.catalog, primary=settings.storage.primary,
+                       grace_hours=settings.storage.gc_grace_hours)
     metadata: dict[str, dg.MetadataValue] = {
-        **counts({"blobs": status.blobs, "under_replicated": status.under_replicated,
+        # `referenced_blobs` (those replicated) as `status`, `verify` and `gc` count them.
+        **counts({"referenced_blobs": status.blobs, "blob_rows": rows.rows,
+                  "unreferenced_blobs": rows.unreferenced,
+                  "under_replicated": status.under_replicated,
                   "retention": setup.policy.retention}),
         **counts({f"present_on_{store}": status.present(store) for store in status.copies_per_store}),
         "copies_per_store": table(copies_frame(status.copies_per_store)),

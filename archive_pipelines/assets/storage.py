@@ -3,11 +3,13 @@
 import dagster as dg
 import pandas as pd
 
-from archive_pipelines.assets.metadata import counts, rate, readable_bytes, table
+from archive_pipelines.assets.metadata import counts, rate, table
 from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.assets.snapshots import snapshots
+from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.day_stats import Saving, day_stats, largest_savings
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
@@ -45,9 +47,9 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
         "dedup_ratio": rate(stats.dedup_ratio, 2),
         "summary": dg.MetadataValue.md(
             f"{stats.files:,} files of {stats.snapshots:,} snapshots: "
-            f"**{readable_bytes(stats.logical_bytes)}** of files stored in "
-            f"**{readable_bytes(stats.unique_bytes)}** ({stats.dedup_ratio:.2f}x, "
-            f"{readable_bytes(stats.bytes_saved)} saved by dedup)"),
+            f"**{human_bytes(stats.logical_bytes)}** of files stored in "
+            f"**{human_bytes(stats.unique_bytes)}** ({stats.dedup_ratio:.2f}x, "
+            f"{human_bytes(stats.bytes_saved)} saved by dedup)"),
         "largest_savings": table(_savings_frame(savings)),
     })
 
@@ -58,7 +60,7 @@ def _savings_frame(savings: list[Saving]) -> pd.DataFrame:
                            "references": s.references, "bytes_saved": s.bytes_saved}
                           for s in savings],
                          columns=["path", "sha256", "size", "references", "bytes_saved"])
-    frame["saved"] = frame["bytes_saved"].map(readable_bytes)
+    frame["saved"] = frame["bytes_saved"].map(human_bytes)
     return frame
 
 
@@ -96,18 +98,20 @@ def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-un
     parts = storage.open()
     report = verify_storage(parts.catalog, parts.primary, parts.views, scan_store=False)
     found = report.found
+    # The counts `status`, `verify`, `gc` and `replication-status` show, by the same names.
+    blob_rows = blob_counts(parts.catalog, primary=parts.settings.storage.primary,
+                            grace_hours=parts.settings.storage.gc_grace_hours).as_dict()
     link_kinds = ("missing_links", "wrong_links", "broken_links", "orphan_links", "conflict_links")
     results = [
         dg.AssetCheckResult(
             check_name="blob_files_present", asset_key=blobs.key,
             passed=found["missing_blob_files"] == 0,
             metadata=counts({"missing_blob_files": found["missing_blob_files"],
-                             "blobs_checked": report.blobs_checked})),
+                             "referenced_blobs_checked": report.blobs_checked})),
         dg.AssetCheckResult(
             check_name="ref_counts_exact", asset_key=blobs.key,
             passed=found["refcount_drift"] == 0,
-            metadata=counts({"refcount_drift": found["refcount_drift"],
-                             "orphan_blobs": found["orphan_blobs"]})),
+            metadata=counts({"refcount_drift": found["refcount_drift"], **blob_rows})),
         dg.AssetCheckResult(
             check_name="view_links_healthy", asset_key=views.key,
             passed=sum(found[k] for k in link_kinds) == 0,

@@ -49,6 +49,7 @@ from archive_pipelines.catalog.captures import (
     compactable_sessions,
     record_compaction,
     segments_of_session,
+    young_sessions,
 )
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
@@ -64,7 +65,9 @@ INDEX_MIME = "application/octet-stream"
 @dataclass
 class SessionCompaction:
     session_id: str
-    outcome: str  # compacted | finished (originals removed on a rerun) | skipped | failed
+    # compacted | finished (originals removed on a rerun) | skipped (`problems` say why) |
+    # failed; in a dry run: would compact | would finish
+    outcome: str
     segments: int = 0
     records: int = 0
     bytes_in: int = 0  # segment bytes read
@@ -96,20 +99,27 @@ class CompactionError(Exception):
 
 def compact_sessions(catalog: Catalog, store: CaptureStore, data_dir: Path, *,
                      older_than: timedelta, session_id: str | None = None,
-                     now: datetime | None = None,
+                     now: datetime | None = None, dry_run: bool = False,
                      on_session: Callable[[SessionCompaction], object] | None = None
                      ) -> CompactionReport:
     """Compact every session whose last fetch is older than `older_than` (or just
-    `session_id`, if old enough), and finish the compactions a crash interrupted."""
+    `session_id`, if old enough), and finish the compactions a crash interrupted. Sessions
+    left as they are, too young among them, are reported `skipped` with the reason.
+    `dry_run` takes the same decisions and changes nothing."""
     cutoff = (now or utcnow()) - older_than
     with catalog.read_session() as session:
         candidates = compactable_sessions(session, ended_before=cutoff, session_id=session_id)
+        young = young_sessions(session, ended_since=cutoff, session_id=session_id)
     report = CompactionReport()
+    for sid, ended in young:
+        last = "unknown" if ended is None else f"{ended:%Y-%m-%d %H:%M} UTC"
+        report.sessions.append(SessionCompaction(sid, "skipped", problems=[
+            f"last fetch {last}: younger than {_days(older_than)}"]))
     for sid, compacted_path in candidates:
         if compacted_path is not None:
-            done = _finish(catalog, data_dir, sid)
+            done = _finish(catalog, data_dir, sid, dry_run=dry_run)
         else:
-            done = _compact_one(catalog, store, data_dir, sid)
+            done = _compact_one(catalog, store, data_dir, sid, dry_run=dry_run)
         if done.outcome != "skipped" or done.problems:
             report.sessions.append(done)
             if on_session is not None:
@@ -117,8 +127,17 @@ def compact_sessions(catalog: Catalog, store: CaptureStore, data_dir: Path, *,
     return report
 
 
+def _days(span: timedelta) -> str:
+    """`7 days`, `1 day`, `2 hours` (a span under a day in hours)."""
+    days = span.total_seconds() / 86_400
+    if days >= 1 or days == 0:
+        return f"{days:g} day{'' if days == 1 else 's'}"
+    hours = round(days * 24, 2)
+    return f"{hours:g} hour{'' if hours == 1 else 's'}"
+
+
 def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
-                 session_id: str) -> SessionCompaction:
+                 session_id: str, *, dry_run: bool = False) -> SessionCompaction:
     result = SessionCompaction(session_id, "skipped")
     if _crawler_alive(data_dir, session_id):
         result.problems.append("a crawler is still writing this session: left for later")
@@ -133,6 +152,11 @@ def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
     known = {row.path for row in ledger}
     if any(segment.relative not in known for segment in on_disk):
         result.problems.append("segments not yet ingested: run ingest-crawl first")
+        return result
+    if dry_run:
+        result.outcome = "would compact"
+        result.segments = len(on_disk)
+        result.bytes_in = sum(_size(segment.path) for segment in on_disk)
         return result
     try:
         files = _write_compacted(data_dir, session_id, ledger, result)
@@ -155,10 +179,22 @@ def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
     return result
 
 
-def _finish(catalog: Catalog, data_dir: Path, session_id: str) -> SessionCompaction:
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _finish(catalog: Catalog, data_dir: Path, session_id: str, *,
+            dry_run: bool = False) -> SessionCompaction:
     """A compacted session whose originals a crash left behind: remove them now."""
     with catalog.read_session() as session:
         ledger = segments_of_session(session, session_id)
+    if dry_run:
+        left = sum((data_dir / row.path).exists() for row in ledger)
+        return SessionCompaction(session_id, "would finish" if left else "skipped",
+                                 removed_files=left)
     removed = _remove_originals(data_dir, ledger)
     return SessionCompaction(session_id, "finished" if removed else "skipped",
                              removed_files=removed)

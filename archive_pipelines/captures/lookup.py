@@ -20,6 +20,7 @@ from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.errors import ArchiveError
 
 _WAYBACK = re.compile(r"[0-9]{4}(?:[0-9]{2}){0,5}")  # YYYY[MM[DD[hh[mm[ss]]]]]
+_ISO_DAY = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?")  # YYYY-MM, YYYY-MM-DD
 _EPOCH = re.compile(r"[0-9]{9,11}(?:\.[0-9]{1,6})?")
 _SHA256 = re.compile(r"(?:sha256:)?([0-9a-f]{64})")
 
@@ -31,8 +32,12 @@ class BadLookup(ArchiveError):
 def when_ms(text: str, *, end: bool = False) -> int:
     """Epoch ms of a time bound: unix seconds (`1700000000[.5]`; see `_wayback_hour`), a Wayback-style
     `YYYY[MM[DD[hh[mm[ss]]]]]` or ISO 8601 (`2026-11-25`, `2026-11-25T10:00:00`, UTC when no
-    zone). A partial date or time as the upper bound (`end`) means its last millisecond."""
-    text = text.strip()
+    zone; `2026-11`, a month, too). A partial date or time as the upper bound (`end`) means
+    its last millisecond."""
+    given = text.strip()
+    day = _ISO_DAY.fullmatch(given)
+    # A year-month or a date is the same as its digits (`202611`, `20261125`).
+    text = "".join(part for part in day.groups() if part) if day else given
     if _EPOCH.fullmatch(text) and not _wayback_hour(text):
         return round(float(text) * 1000)
     if _WAYBACK.fullmatch(text):
@@ -45,12 +50,12 @@ def when_ms(text: str, *, end: bool = False) -> int:
             if end and len(digits) == 6:  # a month's last day
                 moment = _month_end(digits)
             else:
-                raise BadLookup(f"bad time {text!r}: not a calendar date") from None
+                raise BadLookup(f"bad time {given!r}: not a calendar date") from None
         return int(moment.timestamp() * 1000) + (999 if end else 0)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        raise BadLookup(f"bad time {text!r}: give unix seconds, YYYYMMDDhhmmss (or a "
+        raise BadLookup(f"bad time {given!r}: give unix seconds, YYYYMMDDhhmmss (or a "
                            "leading part of it) or an ISO 8601 date/time") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)

@@ -366,6 +366,18 @@ def compactable_sessions(session: Session, *, ended_before: datetime,
     return [(str(i), p) for i, p in session.execute(query.order_by(CrawlSession.started_at))]
 
 
+def young_sessions(session: Session, *, ended_since: datetime, session_id: str | None = None
+                   ) -> list[tuple[str, datetime | None]]:
+    """(id, last fetch) of the sessions not compacted whose last fetch is not before
+    `ended_since` (or unknown): too young to compact yet."""
+    query = select(CrawlSession.id, CrawlSession.ended_at).where(
+        CrawlSession.compacted_path.is_(None),
+        (CrawlSession.ended_at >= ended_since) | CrawlSession.ended_at.is_(None))
+    if session_id is not None:
+        query = query.where(CrawlSession.id == session_id)
+    return [(str(i), ended) for i, ended in session.execute(query.order_by(CrawlSession.started_at))]
+
+
 class AlreadyCompacted(Exception):
     """Another compaction recorded this session first."""
 

@@ -13,12 +13,13 @@ import click
 from archive_pipelines.captures.compaction import CompactionError
 from archive_pipelines.captures.lookup import find_body, find_session, find_url, note, when_ms
 from archive_pipelines.captures.record_files import read_record
-from archive_pipelines.captures.segment_files import canonical_session_id
+from archive_pipelines.captures.short_ids import resolve_body_hash, resolve_session_id
 from archive_pipelines.catalog.captures import Capture
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes
+from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.errors import ArchiveError
+from archive_pipelines.sizes import human_bytes
 
 
 @click.command("captures")
@@ -27,11 +28,13 @@ from archive_pipelines.errors import ArchiveError
 @click.option("--from", "from_", metavar="TIME",
               help="Not before TIME: unix seconds, YYYYMMDDhhmmss (or its start) or ISO 8601.")
 @click.option("--to", metavar="TIME", help="Not after TIME (a partial time: its end).")
-@click.option("--session", "session_id", metavar="ID", help="A crawl session's pages instead.")
+@click.option("--session", "session_id", metavar="ID",
+              help="A crawl session's pages instead (its id, or the start of it).")
 @click.option("--requests", "every_request", is_flag=True,
               help="With --session: every capture, sub-requests and redirects too.")
-@click.option("--sha256", "body", metavar="HASH", help="The captures whose body has this hash.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N captures.")
+@click.option("--sha256", "body", metavar="HASH",
+              help="The captures whose body has this sha256 (or the start of it).")
+@click.option("--limit", type=COUNT, default=None, help="At most N captures.")
 @click.option("--json", "as_json", is_flag=True, help="Print the captures as JSON.")
 @click.option("--records", "with_records", is_flag=True,
               help="With --json: each capture's whole crawl record too (headers, redirects), "
@@ -46,7 +49,8 @@ def captures_command(obj: CliContext, url: str | None, prefix: bool, from_: str 
     URL matches on the crawler's canonical form (`HTTP://Example.com:80/a?b=1&a=2#x` finds
     `http://example.com/a?a=2&b=1`); http and https are different URLs. Redirect hops,
     sub-requests, failed fetches and truncated bodies are captures too, marked as such.
-    Exit 1 when nothing matches."""
+    An id or hash may be cut short where it names only one (a prefix that names several
+    lists them, exit 2). Exit 1 when nothing matches."""
     if sum(x is not None for x in (url, session_id, body)) != 1:
         raise ArchiveError("give one of: URL, --session ID, --sha256 HASH")
     catalog = Catalog(obj.engine)  # lookups need neither the store nor its workers
@@ -59,12 +63,12 @@ def captures_command(obj: CliContext, url: str | None, prefix: bool, from_: str 
             to_ms=None if to is None else when_ms(to, end=True))
         heading = f"{'under ' if prefix else ''}{canonical}"
     elif session_id is not None:
-        if canonical_session_id(session_id) is None:
-            raise ArchiveError(f"bad --session {session_id[:100]!r}: a session id is a lower-case UUID")
+        session_id = resolve_session_id(catalog, session_id)
         found = find_session(catalog, session_id, every_request=every_request, limit=limit)
         heading = f"of session {session_id}"
     else:
         assert body is not None
+        body = resolve_body_hash(catalog, body)
         found = find_body(catalog, body, limit=limit)
         heading = f"with body sha256 {body}"
     lookup_ms = (time.perf_counter() - started) * 1000

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import click
 
+from archive_pipelines.catalog.blob_counts import (
+    blob_counts,
+    count_blobs,
+    grace_cutoff,
+    waiting_blobs,
+)
+from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes
+from archive_pipelines.cli.option_types import HOURS
 from archive_pipelines.cli.storage_output import print_errors
+from archive_pipelines.settings import Settings
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
 
 
 @click.command("gc")
-@click.option("--grace-hours", type=float, default=None,
+@click.option("--grace-hours", type=HOURS, metavar="HOURS", default=None,
               help="Override storage.gc_grace_hours.")
 @click.option("--dry-run", is_flag=True,
               help="Walk the same decisions as the real run and say what it would remove; "
@@ -21,7 +32,8 @@ from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
                    "(leftovers of interrupted ingests). Careful: crawled bodies have no "
                    "catalog rows yet.")
 @click.option("-v", "--verbose", "--list", "listing", is_flag=True,
-              help="List each blob (sha256) and folder (path) removed, or that would be.")
+              help="List each blob (sha256) and folder (path) removed, or that would be, and "
+                   "each unreferenced blob still within the grace.")
 @click.pass_obj
 def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
                untracked: bool, listing: bool) -> None:
@@ -47,10 +59,10 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
     if dry_run:
         click.echo("dry run: nothing is changed")
     storage = obj.storage()  # closed (worker processes stopped) when the command ends
+    hours = obj.settings.storage.gc_grace_hours if grace_hours is None else grace_hours
     report = collect_garbage(
         storage.catalog, storage.primary, storage.views.farm, storage.layout,
-        grace_hours=obj.settings.storage.gc_grace_hours if grace_hours is None else grace_hours,
-        dry_run=dry_run, untracked=untracked, on_item=show)
+        grace_hours=hours, dry_run=dry_run, untracked=untracked, on_item=show)
 
     def tally(counted: Tally) -> str:
         text = f"{removed} {counted.count - counted.held:,}"
@@ -70,6 +82,8 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
     if report.kept_for_crawl:
         click.echo(f"  kept {report.kept_for_crawl:,} crawled bodies whose segments are not "
                    "ingested yet (`ingest-crawl`)")
+    _echo_waiting(storage.catalog, obj.settings, hours=hours,
+                  shown=None if listing else (WAITING_SHOWN if dry_run else 0))
     if report.untracked_checked:
         click.echo("untracked blob files: " + tally(report.untracked))
     else:
@@ -82,4 +96,29 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
                  "still held by another path, e.g. the store")
     click.echo(text + ")")
     click.echo(f"total: {human_bytes(report.total_bytes_freed)} {freed}")
+    counts = blob_counts(storage.catalog, primary=obj.settings.storage.primary, grace_hours=hours)
+    click.echo(f"blobs{'' if dry_run else ' now'}: {counts.line()}")
     print_errors(report.errors)
+
+
+WAITING_SHOWN = 10  # waiting blobs a dry run names without --list
+
+
+def _echo_waiting(catalog: Catalog, settings: Settings, *, hours: float,
+                  shown: int | None) -> None:
+    """Unreferenced blobs gc keeps for now (within the grace): how many, and `shown` of
+    them by name (None: all), each with the time it becomes removable."""
+    cutoff = grace_cutoff(hours)
+    primary = settings.storage.primary
+    with catalog.read_session() as session:
+        counts = count_blobs(session, primary=primary, cutoff=cutoff)
+        waiting = waiting_blobs(session, primary=primary, cutoff=cutoff, limit=shown) \
+            if shown != 0 else []
+    click.echo(f"unreferenced blobs within the grace ({hours:g} h): {counts.waiting:,}; kept "
+               "until their grace ends")
+    for blob in waiting:
+        due = ("never (no clock: `verify --fix` sets one)" if blob.unreferenced_since is None
+               else f"{blob.unreferenced_since + timedelta(hours=hours):%Y-%m-%d %H:%M} UTC")
+        click.echo(f"  waiting blob {blob.sha256} ({human_bytes(blob.size)}), removable from {due}")
+    if shown and counts.waiting > len(waiting):
+        click.echo(f"  ... and {counts.waiting - len(waiting):,} more (--list names every one)")

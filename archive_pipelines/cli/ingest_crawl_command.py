@@ -14,8 +14,9 @@ from archive_pipelines.captures.ingest import (
 )
 from archive_pipelines.captures.segment_files import canonical_session_id
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.errors import ArchiveError
+from archive_pipelines.sizes import human_bytes
 
 
 @click.command("ingest-crawl")

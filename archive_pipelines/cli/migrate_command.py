@@ -5,11 +5,13 @@ from __future__ import annotations
 import click
 
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.cli.option_types import COUNT
+from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.cli.storage_output import VIEW_CHOICE, print_errors
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import estimate_dedup, migrate_all
+from archive_pipelines.sizes import human_bytes
 
 
 @click.command("migrate-to-cas")
@@ -18,7 +20,7 @@ from archive_pipelines.migration.collection import estimate_dedup, migrate_all
               help="Once a folder's files are verified in the store, move it to migrated/ "
                    "(gc deletes it after the grace period) and link archive/<ts> into "
                    "by_timestamp/. Without it the folders stay where they are.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None,
+@click.option("--batch-size", type=COUNT, default=None,
               help="Snapshots per batch (default: migration.batch_size).")
 @click.option("--resume-from", default="", help="First timestamp folder to take.")
 @click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")

@@ -1,4 +1,4 @@
-"""Progress bars on stderr (quiet when not a terminal unless forced) and summaries."""
+"""Progress bars on stderr (quiet when not a terminal unless forced)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,3 @@ def progress_bar(desc: str, unit: str, total: int | None = None,
     finally:
         bar.close()
 
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TB"

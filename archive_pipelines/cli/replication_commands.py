@@ -6,15 +6,17 @@ import sys
 
 import click
 
+from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes, progress_bar
+from archive_pipelines.cli.option_types import COUNT, FRACTION
+from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.cli.scrub_command import (
-    SAMPLE,
     echo_scrub_outcome,
     echo_scrub_table,
     scrub_with_progress,
 )
 from archive_pipelines.replication import ReplicationSetup, replicate_until_met, replication_status
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.assembly import open_catalog
 
 VERIFY_SAMPLE = 0.01  # replication-status --verify: 1% of each store's copies,
@@ -32,7 +34,7 @@ def _open(obj: CliContext, *, show_errors: bool = True) -> ReplicationSetup:
 
 
 @click.command("replicate")
-@click.option("--max-batches", type=click.IntRange(min=1), default=None,
+@click.option("--max-batches", type=COUNT, default=None,
               help="Stop after this many batches (default: until every blob meets the policy "
                    "or nothing more can be done).")
 @click.pass_obj
@@ -72,7 +74,7 @@ def replicate_command(obj: CliContext, max_batches: int | None) -> None:
 @click.option("--verify", is_flag=True,
               help="Also read a sample of each store's copies (1% or 1,000 copies, whichever "
                    "is more) and record those found missing or corrupt.")
-@click.option("--sample", type=SAMPLE, default=None, metavar="FRACTION",
+@click.option("--sample", type=FRACTION, default=None, metavar="FRACTION",
               help="Verify this share of each store's copies instead (implies --verify).")
 @click.pass_obj
 def replication_status_command(obj: CliContext, verify: bool, sample: float | None) -> None:
@@ -88,6 +90,10 @@ def replication_status_command(obj: CliContext, verify: bool, sample: float | No
     status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
     click.echo(f"retention {status.retention}; {status.blobs:,} referenced blobs; "
                f"{status.under_replicated:,} under-replicated")
+    # Unreferenced blobs are gc's, never replicated: the rows beside the referenced ones.
+    counts = blob_counts(setup.catalog, primary=obj.settings.storage.primary,
+                         grace_hours=obj.settings.storage.gc_grace_hours)
+    click.echo(f"blobs: {counts.line()}")
     for store, counts in sorted(status.copies_per_store.items()):
         detail = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
         click.echo(f"  {store:<16} {detail or 'no copies'}")

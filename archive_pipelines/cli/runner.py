@@ -8,8 +8,9 @@ from archive_pipelines.errors import ArchiveError, disk_full_message, is_disk_fu
 
 
 def run_group(group: click.Group, prog: str, argv: list[str] | None = None) -> int:
-    """Run `group`; `ArchiveError`s become `<prog>: error: ...` on stderr and exit status 2,
-    and so does a full disk (`data disk full: ...`), whatever reported it."""
+    """Run `group`; `ArchiveError`s become `<prog>: error: ...` on stderr and their exit
+    status (2; 1 for `NotFound`), and a full disk (`data disk full: ...`) exit status 2,
+    whatever reported it."""
     try:
         code = group.main(args=argv, prog_name=prog, standalone_mode=False)
     except click.exceptions.Abort:
@@ -19,9 +20,11 @@ def run_group(group: click.Group, prog: str, argv: list[str] | None = None) -> i
         exc.show()
         return exc.exit_code
     except ArchiveError as exc:
-        click.echo(f"{prog}: error: {disk_full_message(exc) if is_disk_full(exc) else exc}",
-                   err=True)
-        return 2
+        if is_disk_full(exc):
+            click.echo(f"{prog}: error: {disk_full_message(exc)}", err=True)
+            return 2
+        click.echo(f"{prog}: error: {exc}", err=True)
+        return exc.exit_status
     except OSError as exc:
         if not is_disk_full(exc):
             raise

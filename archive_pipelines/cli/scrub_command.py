@@ -12,6 +12,7 @@ import click
 
 from archive_pipelines.blobstore.prefixes import prefix_range
 from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.option_types import FRACTION
 from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.replication import (
     ReplicationSetup,
@@ -22,7 +23,6 @@ from archive_pipelines.replication import (
 )
 from archive_pipelines.storage.assembly import open_catalog
 
-SAMPLE = click.FloatRange(0, 1, min_open=True)
 MAX_PROBLEM_LINES = 10  # per store
 
 
@@ -51,13 +51,13 @@ def echo_scrub_table(plans: Sequence[ScrubPlan], reports: Sequence[ScrubReport],
     """One line per store: what was read, what was found, how fast; then problem lines
     (store errors already in `shown_errors` are not repeated)."""
     click.echo(f"  {'store':<16} {'read':>21} {'ok':>9} {'missing':>8} {'corrupt':>8} "
-               f"{'set aside':>10} {'objects/s':>10} {'MB/s':>8}")
+               f"{'set aside':>10} {'objects/s':>10} {'MiB/s':>8}")
     for plan, report in zip(plans, reports, strict=True):
         share = "" if plan.fraction >= 1 else f" ({plan.fraction:.1%})"
         read = f"{report.checked:,} of {plan.copies:,}"
         click.echo(f"  {report.store:<16} {read:>21} {report.ok:>9,} {report.missing:>8,} "
                    f"{report.corrupted:>8,} {report.set_aside:>10,} "
-                   f"{report.objects_per_second:>10,.1f} {report.megabytes_per_second:>8,.2f}"
+                   f"{report.objects_per_second:>10,.1f} {report.mebibytes_per_second:>8,.2f}"
                    f"{share}")
     for report in reports:
         for line in report.problems[:MAX_PROBLEM_LINES]:
@@ -88,22 +88,22 @@ def echo_scrub_outcome(reports: Sequence[ScrubReport]) -> bool:
 
 
 def _check_prefix(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """The prefix in lower case (hashes are stored so; `0A` means `0a`)."""
     try:
-        prefix_range(value)
+        prefix_range(value.lower())
     except ValueError:
-        raise click.BadParameter(f"{value!r} is not a lowercase hex prefix of a sha256 "
-                                 "(e.g. 0a)") from None
-    return value
+        raise click.BadParameter(f"{value!r} is not a hex prefix of a sha256 (e.g. 0a)") from None
+    return value.lower()
 
 
 @click.command("scrub")
 @click.option("--store", "stores", multiple=True, metavar="NAME",
               help="A store to scrub (repeat for more; default: every configured store).")
-@click.option("--sample", type=SAMPLE, default=None, metavar="FRACTION",
+@click.option("--sample", type=FRACTION, default=None, metavar="FRACTION",
               help="Read only this share of each store's copies, e.g. 0.01: a random slice "
                    "of the hash space, a different one each run (default: every copy).")
 @click.option("--prefix", default="", callback=_check_prefix, metavar="HEXPREFIX",
-              help="Only blobs whose sha256 starts with this lowercase hex, e.g. 0a.")
+              help="Only blobs whose sha256 starts with this hex, e.g. 0a.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def scrub_command(obj: CliContext, stores: tuple[str, ...], sample: float | None, prefix: str,

@@ -10,8 +10,8 @@ import click
 
 from archive_pipelines.catalog.details import find_snapshots, snapshot_details
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import human_bytes
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.errors import NotFound
+from archive_pipelines.sizes import human_bytes
 
 
 @click.command("show")
@@ -25,7 +25,7 @@ def show_command(obj: CliContext, ref: str, as_json: bool) -> None:
         ids = find_snapshots(session, ref)
         details = [found for sid in ids if (found := snapshot_details(session, sid)) is not None]
     if not details:
-        raise ArchiveError(f"no snapshot with id or timestamp {ref!r}")
+        raise NotFound(f"no snapshot with id or timestamp {ref!r}")
     if as_json:
         rows = [asdict(d) for d in details]
         click.echo(json.dumps(rows[0] if len(rows) == 1 else rows, indent=2, default=_json_value))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.catalog.urls import redact_url
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.schema_revision import current_revision, head_revision
@@ -26,7 +27,13 @@ def status_command(obj: CliContext) -> None:
     click.echo(f"catalog         {redact_url(settings.catalog_url)}  schema {revision}"
                + ("" if revision == head_revision() else "  (outdated: run init)"))
     for name, value in vars(status).items():
-        click.echo(f"{name:<15} {value:,}")
+        if name == "blobs":  # what `verify`, `gc` and `replication-status` count too
+            counts = blob_counts(obj.catalog, primary=settings.storage.primary,
+                                 grace_hours=settings.storage.gc_grace_hours)
+            click.echo(f"{'blobs':<15} {counts.line()}")
+            click.echo(f"{'blob sizes':<15} {counts.sizes()}")
+        elif name not in ("blob_bytes", "referenced_bytes"):
+            click.echo(f"{_LABELS.get(name, name):<15} {value:,}")
     if revision != head_revision():
         click.echo(f"{'incomplete':<15} not known (schema outdated: run init)")
         return
@@ -34,6 +41,7 @@ def status_command(obj: CliContext) -> None:
 
 
 SHOWN_INCOMPLETE = 10
+_LABELS = {"page_fetches": "captures"}
 
 
 def _show_incomplete(catalog: CatalogRepository) -> None:

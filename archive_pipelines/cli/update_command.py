@@ -9,6 +9,7 @@ from dataclasses import asdict
 import click
 
 from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.migration import ImportReport, MigrateReport, import_orphans
 from archive_pipelines.migration.collection import Failure, failures, migrate_all
@@ -22,7 +23,7 @@ from archive_pipelines.storage.assembly import StorageParts
               help="Store the files of adopted snapshots in the blob store (original paths kept).")
 @click.option("--continuous", is_flag=True, help="Keep going: poll every 30 s until Ctrl-C.")
 @click.option("--resume-from", default="", metavar="TS", help="First timestamp folder to import.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=None,
+@click.option("--batch-size", type=COUNT, default=None,
               help="Folders / snapshots per transaction (default: migration.batch_size).")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary and every failure as one JSON object on stdout.")

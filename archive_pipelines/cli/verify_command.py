@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
+from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.progress import progress_bar
 from archive_pipelines.cli.storage_output import VIEW_CHOICE
-from archive_pipelines.cli.verify_summary import verify_verdict
-from archive_pipelines.storage.verify import KINDS, verify_storage
+from archive_pipelines.cli.verify_summary import echo_verify_report, verify_json, verify_verdict
+from archive_pipelines.storage.verify import EXAMPLES, verify_storage
 
 
 @click.command("verify")
@@ -20,35 +23,42 @@ from archive_pipelines.storage.verify import KINDS, verify_storage
                    "place, e.g. through a legacy path hard-linked into the store, goes "
                    "unnoticed.")
 @click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Limit to these views.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the report as JSON, naming every problem (the text names the first "
+                   f"{EXAMPLES} of each kind).")
 @click.pass_obj
 def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
-                   views: tuple[str, ...]) -> None:
+                   views: tuple[str, ...], as_json: bool) -> None:
     """Check the store and views against the catalog; exit 1 if problems remain.
 
+    Each problem is named: the blob's sha256, the link's path under archive/, the snapshot.
     Blob contents are only hashed with --deep: a file hard-linked into the store at ingest
     shares its inode with the legacy path, so editing that path in place (same size) changes
     the blob, which then no longer hashes to its name. Only --deep finds that (reported as
     corrupt_blob_files). Copies at the other stores are not read: `scrub` reads them."""
-    with progress_bar("verify", "item") as bar:
+    with progress_bar("verify", "item", disable=as_json) as bar:
         storage = obj.storage(views)  # closed (worker processes stopped) when the command ends
         report = verify_storage(storage.catalog, storage.primary, storage.views,
                                 fix=fix, vacuum=vacuum, deep=deep, data_dir=storage.layout.root,
+                                examples=None if as_json else EXAMPLES,
                                 progress=lambda _kind, n: bar.update(n))
-    click.echo(f"checked {report.blobs_checked:,} blobs{' (hashed)' if deep else ''}, "
-               f"{report.files_checked:,} files, {report.links_checked:,} links")
-    for kind in KINDS:
-        if report.found[kind]:
-            fixed = f", fixed {report.fixed[kind]:,}" if report.fixed[kind] else ""
-            click.echo(f"  {kind:<22} {report.found[kind]:,}{fixed}")
-            if kind in ("missing_blob_files", "corrupt_blob_files", "untracked_blob_files"):
-                for example in report.examples.get(kind, []):
-                    click.echo(f"    {example}")
-            if kind == "incomplete_snapshots":  # each with the command that finishes it
-                for example in report.examples.get(kind, []):
-                    click.echo(f"    {example}")
+    counts = blob_counts(storage.catalog, primary=obj.settings.storage.primary,
+                         grace_hours=obj.settings.storage.gc_grace_hours)
     primary = obj.settings.storage.primary
-    for line in verify_verdict(report, deep=deep, primary=primary,
-                               replicas=[s.name for s in obj.settings.stores if s.name != primary]):
-        click.echo(line)
+    verdict = verify_verdict(report, deep=deep, primary=primary,
+                             replicas=[s.name for s in obj.settings.stores if s.name != primary])
+    root, store = storage.layout.root, storage.primary.store
+
+    def blob_path(sha: str) -> str:
+        path = store.local_path(sha)
+        return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+    if as_json:
+        click.echo(json.dumps(verify_json(report, counts, verdict, blob_path=blob_path),
+                              indent=2))
+    else:
+        echo_verify_report(report, counts, deep=deep, blob_path=blob_path)
+        for line in verdict:
+            click.echo(line)
     if report.problems:
         raise click.exceptions.Exit(1)

@@ -1,10 +1,69 @@
-"""What `verify` says at the end: the verdict, what it covered, and what it did not read."""
+"""What `verify` says: what it checked, each problem by name, the verdict, what it covered
+and what it did not read."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from archive_pipelines.storage.verify import VerifyReport
+import click
+
+from archive_pipelines.catalog.blob_counts import BlobCounts
+from archive_pipelines.storage.verify import KINDS, LINK_KINDS, VerifyReport
+
+# Counted by the blob counts line instead: an unreferenced blob is gc's, not a problem.
+_NOT_LISTED = ("orphan_blobs",)
+
+
+# Kinds whose examples are blobs the primary store should hold: shown with the file's path.
+_BLOB_FILE_KINDS = ("missing_blob_files", "corrupt_blob_files", "missing_aliases")
+
+BlobPath = Callable[[str], str]  # a sha256 -> its file's path in the primary store
+
+
+def named(kind: str, example: str, blob_path: BlobPath) -> str:
+    """A problem's name as a person finds it: a link as its path under archive/, a blob
+    file as its sha256 and its path."""
+    if kind in LINK_KINDS:
+        return f"archive/{example}"
+    if kind in _BLOB_FILE_KINDS:
+        return f"{example}  ({blob_path(example)})"
+    return example
+
+
+def echo_verify_report(report: VerifyReport, counts: BlobCounts, *, deep: bool,
+                       blob_path: BlobPath) -> None:
+    """What was checked, the catalog's blob counts, then each kind of problem found: its
+    count and the first of them by name."""
+    click.echo(f"checked {report.blobs_checked:,} referenced blobs{' (hashed)' if deep else ''}, "
+               f"{report.files_checked:,} files, {report.links_checked:,} links")
+    click.echo(f"blobs: {counts.line()}")
+    for kind in KINDS:
+        if not report.found[kind] or kind in _NOT_LISTED:
+            continue
+        fixed = f", fixed {report.fixed[kind]:,}" if report.fixed[kind] else ""
+        click.echo(f"  {kind:<22} {report.found[kind]:,}{fixed}")
+        shown = report.examples.get(kind, [])
+        for example in shown:
+            click.echo(f"    {named(kind, example, blob_path)}")
+        if report.found[kind] > len(shown):
+            click.echo(f"    ... and {report.found[kind] - len(shown):,} more (--json lists "
+                       "every one)")
+
+
+def verify_json(report: VerifyReport, counts: BlobCounts, verdict: Sequence[str], *,
+                blob_path: BlobPath) -> dict[str, object]:
+    """The whole report: every problem by name, the counts, the verdict lines."""
+    return {
+        "checked": {"referenced_blobs": report.blobs_checked, "files": report.files_checked,
+                    "links": report.links_checked},
+        "blobs": counts.as_dict(),
+        "problems": report.problems,
+        "found": {kind: n for kind, n in report.found.items() if kind not in _NOT_LISTED},
+        "fixed": {kind: n for kind, n in report.fixed.items() if n},
+        "named": {kind: [named(kind, example, blob_path) for example in examples]
+                  for kind, examples in report.examples.items()},
+        "verdict": list(verdict),
+    }
 
 
 def verify_verdict(report: VerifyReport, *, deep: bool, primary: str,
@@ -20,7 +79,7 @@ def verify_verdict(report: VerifyReport, *, deep: bool, primary: str,
                      "run `archive-pipelines ingest-crawl --all`")
     else:
         contents = "hashed" if deep else "present; contents not hashed: --deep reads them"
-        lines.append(f"{primary}: healthy ({report.blobs_checked:,} blobs {contents}); "
+        lines.append(f"{primary}: healthy ({report.blobs_checked:,} referenced blobs {contents}); "
                      f"views: healthy ({report.links_checked:,} links)")
     if replicas:
         lines.append(f"replicas: not checked ({', '.join(replicas)}): run `archive-pipelines "

@@ -132,11 +132,16 @@ def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None
         cursor = tick.next_cursor
         if tick.wrapped:
             if not scan_again(scan):
-                return RunSummary(total, stores, scan.short, dict(scan.short_reasons))
+                return RunSummary(total, stores, scan.short, dict(scan.short_reasons),
+                                  last_scan=scan)
             previous, scan = scan, BatchReport()
     # Stopped by a limit: what the unfinished scan left short, or the last full scan did.
     last = scan if scan.short >= previous.short else previous
-    return RunSummary(total, stores, last.short, dict(last.short_reasons), stopped_early=True)
+    # Failed and skipped copies of the scan under way if it copied anything, else of the
+    # last full one: each blob counted once, those the unfinished scan did not reach again
+    # not at all.
+    return RunSummary(total, stores, last.short, dict(last.short_reasons), stopped_early=True,
+                      last_scan=scan if scan.requested else previous)
 
 
 def scan_again(scan: BatchReport) -> bool:

@@ -63,6 +63,11 @@ class ScrubReport:
     def megabytes_per_second(self) -> float:
         return self.bytes_checked / 1e6 / self.seconds if self.seconds > 0 else 0.0
 
+    @property
+    def mebibytes_per_second(self) -> float:
+        """For people (binary units, as every size shown); `megabytes_per_second` for JSON."""
+        return self.bytes_checked / 2**20 / self.seconds if self.seconds > 0 else 0.0
+
     def merge(self, other: ScrubReport) -> None:
         """Add the counts of another page of the same store."""
         for name in ("checked", "ok", "corrupted", "missing", "restored", "set_aside",

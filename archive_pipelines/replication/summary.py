@@ -33,6 +33,10 @@ class RunSummary:
     # rest were planned but their copies failed or were skipped.
     reasons: Mapping[str, int] = field(default_factory=dict)
     stopped_early: bool = False  # a batch or tick limit ended the run before the scan did
+    # The last scan of the catalog: a blob left short is met again by every scan, so its
+    # failed and skipped copies are counted from this one scan only (None: `report`).
+    # Copies made or found already there happen once per blob and store: from `report`.
+    last_scan: BatchReport | None = None
 
     @classmethod
     def of_batch(cls, report: BatchReport, stores: tuple[str, ...]) -> RunSummary:
@@ -49,10 +53,16 @@ class RunSummary:
     def copies_made(self) -> int:
         return sum(self.report.created.values())
 
+    @property
+    def _outstanding(self) -> BatchReport:
+        return self.report if self.last_scan is None else self.last_scan
+
     def tally(self, store: str) -> StoreTally:
-        r = self.report
+        """Each blob due a copy at `store` counted once: made, already there, or (in the
+        last scan) failed or skipped."""
+        r, last = self.report, self._outstanding
         return StoreTally(made=r.created[store], already=r.copies[store] - r.created[store],
-                          failed=r.failed_copies[store], skipped=r.skipped_copies[store],
+                          failed=last.failed_copies[store], skipped=last.skipped_copies[store],
                           problem=r.store_problems.get(store))
 
     def verdict(self) -> str:
@@ -94,8 +104,8 @@ class RunSummary:
         return {"policy_met": self.policy_met, "blobs_short": self.short,
                 "copies_made": self.copies_made,
                 "bytes_copied": sum(self.report.bytes_copied.values()),
-                "failed": sum(self.report.failed_copies.values()),
-                "skipped": sum(self.report.skipped_copies.values()),
+                "failed": sum(self._outstanding.failed_copies.values()),
+                "skipped": sum(self._outstanding.skipped_copies.values()),
                 "corrupted_found": sum(self.report.corrupted_found.values()),
                 "missing_found": sum(self.report.missing_found.values()),
                 "short_reasons": dict(self.reasons),

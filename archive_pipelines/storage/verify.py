@@ -42,19 +42,29 @@ KINDS = ("incomplete_snapshots",
          "untracked_blob_files", "crawl_pending", "refcount_drift")
 
 
+# The problems of each kind a report names (all are counted); None: every one.
+EXAMPLES = 10
+# Kinds whose examples are links: paths under archive/.
+LINK_KINDS = ("missing_links", "wrong_links", "broken_links", "conflict_links", "orphan_links")
+
+
 @dataclass
 class VerifyReport:
-    blobs_checked: int = 0
+    """What verify found: `found` per kind, `examples` of each (the blob's sha256, the link's
+    path under archive/, the snapshot), up to `example_limit` per kind (None: all)."""
+
+    blobs_checked: int = 0  # referenced blobs (an unreferenced one is gc's)
     files_checked: int = 0
     links_checked: int = 0
     found: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     fixed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     examples: dict[str, list[str]] = field(default_factory=dict)
+    example_limit: int | None = EXAMPLES
 
     def note(self, kind: str, example: str) -> None:
         self.found[kind] += 1
         samples = self.examples.setdefault(kind, [])
-        if len(samples) < 5:
+        if self.example_limit is None or len(samples) < self.example_limit:
             samples.append(example)
 
     @property
@@ -67,12 +77,13 @@ class VerifyReport:
 
 def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
                    fix: bool = False, vacuum: bool = False, deep: bool = False, scan_store: bool = True,
-                   data_dir: Path | None = None,
+                   data_dir: Path | None = None, examples: int | None = EXAMPLES,
                    progress: Callable[[str, int], object] | None = None) -> VerifyReport:
     """Check everything; `fix` repairs links and ref counts; `vacuum` removes orphan links.
     `data_dir`: where the crawl's segments and journals are, whose bodies are `crawl_pending`
-    rather than untracked (without it every untracked file is a problem)."""
-    report = VerifyReport()
+    rather than untracked (without it every untracked file is a problem). `examples`: how
+    many problems of each kind to name (None: all)."""
+    report = VerifyReport(example_limit=examples)
     _check_incomplete(catalog, report)
     _check_refcounts(catalog, report, fix)
     missing = _check_blob_files(catalog, primary, views, report, deep, fix, progress)
@@ -89,7 +100,7 @@ def _check_incomplete(catalog: Catalog, report: VerifyReport) -> None:
     their ingest finishes, which only it can do (its folder is the source)."""
     with catalog.read_session() as session:
         count = count_incomplete(session)
-        shown = incomplete_snapshots(session, limit=5)
+        shown = incomplete_snapshots(session, limit=report.example_limit)
     for state in shown:
         report.note("incomplete_snapshots", f"{state.snapshot_id} ({state.url} @ "
                     f"{state.timestamp}): resume with `{resume_command(state.snapshot_id)}`")
@@ -100,7 +111,7 @@ def _check_refcounts(catalog: Catalog, report: VerifyReport, fix: bool) -> None:
     with catalog.session() as session:
         drift = list(count_references(session))
         for blob_id, sha, stored, actual in drift:
-            report.note("refcount_drift", f"{sha[:12]}: ref_count {stored}, references {actual}")
+            report.note("refcount_drift", f"{sha}: ref_count {stored}, references {actual}")
             if fix:
                 set_ref_count(session, blob_id, actual, utcnow())
                 report.fixed["refcount_drift"] += 1

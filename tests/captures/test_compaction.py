@@ -349,13 +349,19 @@ def test_a_session_newer_than_older_than_is_left_alone(crawl_data: Path) -> None
         dump, files = catalog_dump(parts.catalog), segment_files(crawl_data)
         store = capture_store(parts)
 
-        assert compact_sessions(parts.catalog, store, crawl_data,
-                                older_than=timedelta(days=7)).sessions == []
-        assert compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(hours=2),
-                                now=ended + timedelta(hours=1)).sessions == []
+        # Left alone, and reported skipped with its last fetch and the age it lacks.
+        last = f"last fetch {ended:%Y-%m-%d %H:%M} UTC: younger than"
+        week = compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(days=7))
+        assert [(s.session_id, s.outcome, s.problems) for s in week.sessions] == [
+            (sid, "skipped", [f"{last} 7 days"])]
+        hours = compact_sessions(parts.catalog, store, crawl_data,
+                                 older_than=timedelta(hours=2), now=ended + timedelta(hours=1))
+        assert [(s.outcome, s.problems) for s in hours.sessions] == [
+            ("skipped", [f"{last} 2 hours"])]
         # ... also when asked for by id.
-        assert compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(hours=2),
-                                now=ended + timedelta(hours=1), session_id=sid).sessions == []
+        by_id = compact_sessions(parts.catalog, store, crawl_data, older_than=timedelta(hours=2),
+                                 now=ended + timedelta(hours=1), session_id=sid)
+        assert [s.outcome for s in by_id.sessions] == ["skipped"]
         assert catalog_dump(parts.catalog) == dump
         assert segment_files(crawl_data) == files
         assert compacted_files(crawl_data) == []
@@ -454,7 +460,7 @@ def _records_by_id(result: subprocess.CompletedProcess[str]) -> dict[int, Any]:
 def test_compact_crawls_command(crawl_data: Path, crawled: Crawled) -> None:
     helped = run_cli(crawl_data, "compact-crawls", "--help")
     assert helped.returncode == 0, helped.stderr
-    for option in ("--older-than DAYS", "--session ID", "--json"):
+    for option in ("--older-than DAYS", "--session ID", "--dry-run", "--json"):
         assert option in helped.stdout
     assert run_cli(crawl_data, "ingest-crawl", "--all", "--json").returncode == 0
     sid = crawled.report.session_id
@@ -463,10 +469,27 @@ def test_compact_crawls_command(crawl_data: Path, crawled: Crawled) -> None:
     assert before and all(record["session_id"] == sid for _path, record in before.values())
     assert all(not path.startswith("sessions/compacted/") for path, _record in before.values())
 
-    # The default (crawl.compact_after_days = 7): the crawl is too recent.
+    # The default (crawl.compact_after_days = 7): the crawl is too recent, and it says so.
     recent = run_cli(crawl_data, "compact-crawls", "--json")
     assert recent.returncode == 0, recent.stderr
-    assert json.loads(recent.stdout)["sessions"] == []
+    [(left, outcome, [why])] = [(s["session_id"], s["outcome"], s["problems"])
+                                for s in json.loads(recent.stdout)["sessions"]]
+    assert (left, outcome) == (sid, "skipped") and why.endswith("younger than 7 days"), why
+    recent_text = run_cli(crawl_data, "compact-crawls")
+    assert f"{sid}  skipped: last fetch " in recent_text.stdout
+    assert "0 session(s) compacted: 0 B -> 0 B; 1 session(s) skipped" in recent_text.stdout
+
+    # A dry run names what the real run would take, by a unique start of its id, and
+    # changes nothing.
+    segments_before = segment_files(crawl_data)
+    dry = run_cli(crawl_data, "compact-crawls", "--older-than", "0", "--dry-run",
+                  "--session", sid[:8].upper())
+    assert dry.returncode == 0, dry.stderr
+    assert f"{sid}  would compact {len(segments_before)} segment(s)" in dry.stdout
+    assert "1 session(s) would be compacted" in dry.stdout
+    assert segment_files(crawl_data) == segments_before
+    assert not (crawl_data / "sessions" / "compacted").exists()
+    assert _records_by_id(run_cli(crawl_data, *listing)) == before
 
     # A segment changed since its ingest: exit 1, the reason on stderr, nothing changed.
     segment = sorted(segment_files(crawl_data))[0]
@@ -500,7 +523,10 @@ def test_compact_crawls_command(crawl_data: Path, crawled: Crawled) -> None:
     # Bad arguments: a usage error (2) each, nothing done.
     bad_session = run_cli(crawl_data, "compact-crawls", "--session", "not-a-session")
     assert bad_session.returncode == 2
-    assert "a session id is a lower-case UUID" in bad_session.stderr
-    assert run_cli(crawl_data, "compact-crawls", "--older-than", "-1").returncode == 2
+    assert "a session id is a UUID" in bad_session.stderr
+    # A session no one recorded: a miss, exit 1.
+    assert run_cli(crawl_data, "compact-crawls", "--session", "ffffffff").returncode == 1
+    for bad_days in ("-1", "nan", "inf"):
+        assert run_cli(crawl_data, "compact-crawls", "--older-than", bad_days).returncode == 2
     with parts_of(crawl_data) as parts:
         assert_storage_clean(parts, crawl_data)

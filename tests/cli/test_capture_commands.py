@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,7 @@ def test_help_of_both_commands() -> None:
     (["captures", "http://site0001.test/", "--from", "yesterday"], "bad time 'yesterday'"),
     (["captures", "http://site0001.test/", "--to", "2026-13-40"], "bad time"),
     (["captures", "--session", "../../../etc"], "bad --session '../../../etc'"),
-    (["captures", "--session", str(uuid.uuid4()).upper()], "lower-case UUID"),
+    (["captures", "--session", "61ccb46a_x"], "a session id is a UUID"),
     (["captures", "--sha256", "xyz"], "bad hash 'xyz'"),
     (["captures"], "give one of: URL, --session ID, --sha256 HASH"),
     (["captures", "http://site0001.test/", "--sha256", "0" * 64], "give one of"),
@@ -152,6 +151,39 @@ def test_prefix_time_bounds_session_and_hash(ingested: tuple[str, dict[str, Any]
     same_body = captures_json(data_dir, "--sha256", f"sha256:{body}")
     assert same_body and all(c["body_sha256"] == body for c in same_body)
     assert {c["id"] for c in every if c["body_sha256"] == body} == {c["id"] for c in same_body}
+
+
+def test_a_unique_start_of_a_hash_or_session_id_is_enough(
+        ingested: tuple[str, dict[str, Any]]) -> None:
+    data_dir, _report = ingested
+    site = captures_json(data_dir, "http://site0001.test", "--prefix")
+    bodies = sorted({c["body_sha256"] for c in captures_json(
+        data_dir, "--session", site[0]["session_id"], "--requests") if c["body_sha256"]})
+    body = bodies[0]
+    # The shortest start of `body` that no other body hash shares, in upper case.
+    short = next(body[:n] for n in range(4, 65)
+                 if not any(other.startswith(body[:n]) for other in bodies[1:]))
+    assert captures_json(data_dir, "--sha256", short.upper()) == captures_json(
+        data_dir, "--sha256", body)
+    session_id = site[0]["session_id"]
+    assert captures_json(data_dir, "--session", session_id[:8].upper()) == captures_json(
+        data_dir, "--session", session_id)
+
+    # A start several hashes share: each listed, one a line; exit 2 (give more of it).
+    shared = next(h[:1] for h in bodies if sum(b.startswith(h[:1]) for b in bodies) >= 2)
+    sharing = [b for b in bodies if b.startswith(shared)]
+    ambiguous = run_cli("--data-dir", data_dir, "captures", "--sha256", shared)
+    assert ambiguous.returncode == 2 and ambiguous.stdout == ""
+    lines = ambiguous.stderr.strip().splitlines()
+    assert lines[0].startswith(f"archive-pipelines: error: --sha256 '{shared}' starts ")
+    assert lines[1:] == [f"  {b}" for b in sharing[:10]] + (["  ..."] if len(sharing) > 10 else [])
+    # A start no hash or session has: a miss, exit 1, like a lookup that finds nothing.
+    nothing = next(f"{n:04x}" for n in range(65536)
+                   if not any(b.startswith(f"{n:04x}") for b in bodies))
+    missed = run_cli("--data-dir", data_dir, "captures", "--sha256", nothing)
+    assert missed.returncode == 1 and "no capture body hash starts with" in missed.stderr
+    other = "0" if not session_id.startswith("0") else "1"
+    assert run_cli("--data-dir", data_dir, "captures", "--session", other).returncode == 1
 
 
 @pytest.mark.parametrize("args", [

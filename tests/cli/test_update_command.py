@@ -72,4 +72,4 @@ def test_show_finds_a_snapshot_by_its_archivebox_id(tmp_path: Path) -> None:
         assert shown.returncode == 0, shown.stderr
         assert json.loads(shown.stdout)["id"] == abx_id
     missing = run_cli("--data-dir", str(data), "show", "00000000-0000-0000-0000-000000000000")
-    assert missing.returncode != 0 and "no snapshot" in missing.stderr
+    assert missing.returncode == 1 and "no snapshot" in missing.stderr

@@ -129,7 +129,7 @@ def test_prefix_store_and_sample_limit_what_is_read(
     assert code == (1 if stores["s3"]["missing"] else 0)
 
     bad = run_cli("--data-dir", str(data), "scrub", "--prefix", "XY")
-    assert bad.returncode == 2 and "lowercase hex" in bad.stderr
+    assert bad.returncode == 2 and "not a hex prefix" in bad.stderr
     unknown = run_cli("--data-dir", str(data), "scrub", "--store", "nope")
     assert unknown.returncode == 2
     assert "unknown store 'nope'; the configured stores are primary, local, s3" in unknown.stderr
@@ -160,10 +160,10 @@ def test_verify_says_what_it_did_not_check_and_untracked_files_are_problems(
     delete_from_bucket(s3_endpoint_url, s3_bucket, hashes[0])
     shallow = run_cli("--data-dir", str(data), "verify")
     assert shallow.returncode == 0, shallow.stdout
-    assert f"primary: healthy ({FILES} blobs present; contents not hashed" in shallow.stdout
+    assert f"primary: healthy ({FILES} referenced blobs present; contents not hashed" in shallow.stdout
     assert "replicas: not checked (local, s3): run `archive-pipelines scrub`" in shallow.stdout
     deep = run_cli("--data-dir", str(data), "verify", "--deep")
-    assert f"primary: healthy ({FILES} blobs hashed)" in deep.stdout
+    assert f"primary: healthy ({FILES} referenced blobs hashed)" in deep.stdout
     assert "replicas: not checked (local, s3)" in deep.stdout
 
     stray = data / "cas" / "sha256" / "ab" / "cd" / ("abcd" + "0" * 60)

@@ -222,3 +222,24 @@ def test_more_copies_than_stores_ends_with_the_reason(
     assert heard == [] and not run.policy_met and run.short == len(blobs)
     assert run.tally("local").made == len(blobs)  # what could be done was done
     assert run.report.short_reasons == {TOO_FEW_STORES: len(blobs)}
+
+
+def test_a_blob_met_again_by_a_second_scan_is_counted_once(
+        data_dir: Path, tmp_path: Path, s3_bucket: str, proxy: FaultyProxy,
+        opened: list[StorageParts]) -> None:
+    """s3r fails mid-run while local takes its copies: that progress makes the run scan the
+    catalog again, which meets every blob short at s3r a second time. The summary still
+    counts each blob once per store: made + already + failed + skipped = the blobs."""
+    storage, blobs = _open(opened, data_dir, tmp_path,
+                           [local_replica(), s3_replica(proxy.url, s3_bucket, name="s3r")],
+                           retention=3)
+    proxy.fail(503, "SlowDown", methods={"PUT"})
+    run, heard = _run(storage)
+    assert len(heard) == 1 and not run.policy_met and run.short == len(blobs)
+    assert present_at(storage, "local") == set(blobs)
+    assert run.report.failed_copies["s3r"] + run.report.skipped_copies["s3r"] > len(blobs), (
+        "the run did not scan twice: nothing here would count a blob twice")
+    for store in ("local", "s3r"):
+        tally = run.tally(store)
+        assert tally.made + tally.already + tally.failed + tally.skipped == len(blobs), tally
+    assert run.metadata()["failed"] + run.metadata()["skipped"] == len(blobs)

@@ -1,19 +1,10 @@
-"""Metadata helpers: sizes written out, pandas frames as typed Dagster tables."""
+"""Metadata helpers: pandas frames as typed Dagster tables."""
 
 import dagster as dg
 import pandas as pd
 
-from archive_pipelines.assets.metadata import readable_bytes, table
+from archive_pipelines.assets.metadata import table
 from archive_pipelines.assets.replication import copies_frame
-
-
-def test_sizes_are_written_out() -> None:
-    assert readable_bytes(0) == "0 B"
-    assert readable_bytes(1023) == "1,023 B"
-    assert readable_bytes(1024) == "1.0 KiB"
-    assert readable_bytes(16_773_939) == "16.0 MiB"
-    assert readable_bytes(3 * 1024**5) == "3.0 PiB"
-    assert readable_bytes(5 * 1024**6) == "5,120.0 PiB"
 
 
 def test_a_frame_becomes_a_typed_table() -> None:
