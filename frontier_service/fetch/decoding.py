@@ -190,12 +190,10 @@ def _stage(coding: str) -> _Stage:
     return _ZlibStage(gzip=coding == "gzip")
 
 
-class _ZlibStage:
-    """gzip (concatenated members too), or deflate: zlib-wrapped or raw, as browsers accept."""
+class _BufferedStage:
+    """A stage that buffers its input until `read` decodes it."""
 
-    def __init__(self, *, gzip: bool) -> None:
-        self._gzip = gzip
-        self._inflate: zlib._Decompress | None = None
+    def __init__(self) -> None:
         self._input = b""
         self.ended = False
 
@@ -204,6 +202,15 @@ class _ZlibStage:
 
     def end(self) -> None:
         self.ended = True
+
+
+class _ZlibStage(_BufferedStage):
+    """gzip (concatenated members too), or deflate: zlib-wrapped or raw, as browsers accept."""
+
+    def __init__(self, *, gzip: bool) -> None:
+        super().__init__()
+        self._gzip = gzip
+        self._inflate: zlib._Decompress | None = None
 
     def read(self, limit: int) -> bytes:
         while True:
@@ -231,17 +238,10 @@ class _ZlibStage:
         return 15 if zlib_header else -15
 
 
-class _BrotliStage:
+class _BrotliStage(_BufferedStage):
     def __init__(self) -> None:
+        super().__init__()
         self._decompressor = brotli.Decompressor()
-        self._input = b""
-        self.ended = False
-
-    def feed(self, data: bytes) -> None:
-        self._input += data
-
-    def end(self) -> None:
-        self.ended = True
 
     def read(self, limit: int) -> bytes:
         decompressor = self._decompressor
