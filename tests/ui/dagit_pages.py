@@ -43,7 +43,10 @@ def open_materialize_dialog(page: Page, asset: str) -> Locator:
 
 def select_keys(page: Page, dialog: Locator, keys: list[str]) -> None:
     """Tick the keys of a static- or dynamic-partitioned asset in the dialog's list."""
-    picker = dialog.get_by_text(re.compile(r"^Select a partition"))
+    # The list's button reads "Select a partition ..." until a key is ticked, then the ticked
+    # keys: the list may close between two keys on a busy machine and must reopen.
+    key = "(?:" + "|".join(re.escape(key) for key in keys) + ")"
+    picker = dialog.get_by_text(re.compile(rf"^(Select a partition.*|{key}(?:, {key})*)$")).first
     search = page.get_by_role("textbox", name="Filter partitions")
     expect(picker).to_be_visible(timeout=UI_TIMEOUT_MS)
     for key in keys:
