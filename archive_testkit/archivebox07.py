@@ -51,7 +51,6 @@ added again later: same URL as a live snapshot, an older timestamp, no SQLite ro
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import html
 import json
@@ -69,6 +68,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlparse
+
+from archive_testkit.warc_files import WgetFetch, WgetRun, wget_warc
 
 ARCHIVEBOX_VERSION = "0.7.2"
 DATA_DIR = "/data"  # the Docker image's data dir: absolute paths in pwd, link_dir and sources
@@ -1146,32 +1147,38 @@ def _embed_html(plan: _Plan, up: str, page: str, next_page: str, main_name: str,
     ).encode()
 
 
-def _warc(plan: _Plan, start: datetime, body: bytes) -> bytes:
-    def record(kind: str, target: str | None, payload: bytes, content_type: str) -> bytes:
-        record_id = uuid.UUID(bytes=hashlib.md5((kind + plan.url + str(start)).encode()).digest())
-        headers = [
-            "WARC/1.0",
-            f"WARC-Type: {kind}",
-            f"WARC-Record-ID: <urn:uuid:{record_id}>",
-            f"WARC-Date: {start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
-        ]
-        if target:
-            headers.append(f"WARC-Target-URI: {target}")
-        headers += [f"Content-Type: {content_type}", f"Content-Length: {len(payload)}"]
-        raw = ("\r\n".join(headers) + "\r\n\r\n").encode() + payload + b"\r\n\r\n"
-        return gzip.compress(raw, mtime=0)
+_CONTENT_TYPES = {
+    "html": "text/html; charset=utf-8",
+    "css": "text/css",
+    "js": "application/javascript",
+    "png": "image/png",
+    "woff2": "font/woff2",
+    "ico": "image/x-icon",
+    "pdf": "application/pdf",
+}
 
-    info = (
-        f"software: Wget/1.21.3 (linux-gnu)\r\nformat: WARC File Format 1.0\r\n"
-        f'robots: off\r\nwget-arguments: "--warc-file" "{plan.url}"\r\n'
-    ).encode()
-    request = f"GET {urlparse(plan.url).path or '/'} HTTP/1.1\r\nHost: {plan.host.name}\r\n\r\n".encode()
-    response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + body
-    return (
-        record("warcinfo", None, info, "application/warc-fields")
-        + record("request", plan.url, request, "application/http; msgtype=request")
-        + record("response", plan.url, response, "application/http; msgtype=response")
+
+def _warc(plan: _Plan, wget_run: _Result, saved: Sequence[str]) -> bytes:
+    """The run's `warc/<unix>.warc.gz`: the page, then its requisites, as the server sent them.
+
+    `saved` lists wget's files (page first); a `.orig` backup holds the bytes before
+    --convert-links rewrote them, which are the bytes the WARC recorded.
+    """
+    files = plan.files
+    scheme = urlparse(plan.url).scheme
+    fetches = []
+    for number, rel in enumerate(saved):
+        url = f"{'https' if rel == _CDN_CSS else scheme}://{quote(rel, safe='/@')}"
+        url = plan.url if number == 0 else url
+        content_type = _CONTENT_TYPES.get(rel.rsplit(".", 1)[-1], "application/octet-stream")
+        body = files.get(rel + ".orig", files[rel])
+        fetches.append(WgetFetch(url=url, body=body, content_type=content_type, saved_as=rel))
+    run = WgetRun(
+        arguments=tuple(wget_run.cmd[1:]),
+        started=wget_run.start,
+        warc_name=f"{int(_run_start(plan, wget_run).timestamp())}.warc.gz",
     )
+    return wget_warc(run, fetches)
 
 
 def _media_files(rng: random.Random, plan: _Plan) -> dict[str, bytes]:
@@ -1354,7 +1361,7 @@ def _build_files(rng: random.Random, plan: _Plan, files_per_snapshot: int) -> No
         body = _pdf([f"Annual report {plan.url}"])
         files[plan.main_rel or ""] = body
         files[f"warc/{int(_run_start(plan, wget_run).timestamp())}.warc.gz"] = _warc(
-            plan, wget_run.start, body
+            plan, wget_run, [plan.main_rel or ""]
         )
         return
     assert plan.main_rel and plan.page_dir
@@ -1378,8 +1385,11 @@ def _build_files(rng: random.Random, plan: _Plan, files_per_snapshot: int) -> No
         next_page = f"page{number + 3}.html"  # the last one points past the end: missing
         files[f"{plan.page_dir}/embed/{page}"] = _embed_html(plan, up, page, next_page, main_name, True)
         files[f"{plan.page_dir}/embed/{page}.orig"] = _embed_html(plan, up, page, next_page, main_name, False)
+    requisites = [_CDN_CSS, *_host_assets(plan.host.name)]
+    requisites += [f"{plan.page_dir}/images/{name}" for name in images]
+    requisites += [f"{plan.page_dir}/embed/{page}" for page in pages]
     files[f"warc/{int(_run_start(plan, wget_run).timestamp())}.warc.gz"] = _warc(
-        plan, wget_run.start, converted
+        plan, wget_run, [plan.main_rel, *requisites]
     )
 
 

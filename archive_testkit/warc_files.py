@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from io import BytesIO
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -160,11 +160,11 @@ def _write_exchange(
     when: datetime,
     warcinfo_id: str,
 ) -> None:
-    parts = urlsplit(fetch.url)
+    parts = urlsplit(_wire_url(fetch.url))
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     request_headers = [("Host", parts.netloc)]
     if referer:
-        request_headers.append(("Referer", referer))
+        request_headers.append(("Referer", _wire_url(referer)))
     request_headers += [("User-Agent", _user_agent(run.arguments)), ("Accept", "*/*")]
     if any(a in ("--compression=auto", "--compression=gzip") for a in run.arguments):
         request_headers.append(("Accept-Encoding", "gzip"))
@@ -181,7 +181,7 @@ def _write_exchange(
         ],
         protocol="HTTP/1.1",
     )
-    target = ("WARC-Target-URI", f"<{fetch.url}>")
+    target = ("WARC-Target-URI", f"<{_wire_url(fetch.url)}>")
     date = ("WARC-Date", _warc_date(when))
     address = ("WARC-IP-Address", _ip_address(parts.hostname or parts.netloc))
     request_id = ids.next()
@@ -248,7 +248,7 @@ def _wget_log(fetches: Sequence[WgetFetch], started: datetime, finished: datetim
     for fetch in fetches:
         size = len(fetch.body)
         stamp = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
-        lines.append(f'{stamp} URL:{fetch.url} [{size}/{size}] -> "{fetch.saved_as}" [1]')
+        lines.append(f'{stamp} URL:{_wire_url(fetch.url)} [{size}/{size}] -> "{fetch.saved_as}" [1]')
         moment += _FETCH_GAP
     total = sum(len(fetch.body) for fetch in fetches)
     seconds = (finished - started).total_seconds()
@@ -294,6 +294,13 @@ def _rate(per_second: float) -> str:
         value, unit = value / 1024, bigger
     decimals = 0 if value >= 99.95 else 1 if value >= 9.995 else 2
     return f"{value:.{decimals}f} {unit}"
+
+
+def _wire_url(url: str) -> str:
+    """The URL as wget sends and records it: non-ASCII path and query bytes percent-encoded."""
+    parts = urlsplit(url)
+    safe = "/%:@!$&'()*+,;=~-._?"
+    return urlunsplit(parts._replace(path=quote(parts.path, safe=safe), query=quote(parts.query, safe=safe)))
 
 
 def _warc_date(moment: datetime) -> str:
