@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlparse
 
-from archive_testkit.warc_files import WgetFetch, WgetRun, wget_warc
+from archive_testkit.warc_files import WGET_VERSION, WgetFetch, WgetRun, wget_warc
 
 ARCHIVEBOX_VERSION = "0.7.2"
 DATA_DIR = "/data"  # the Docker image's data dir: absolute paths in pwd, link_dir and sources
@@ -1177,6 +1177,7 @@ def _warc(plan: _Plan, wget_run: _Result, saved: Sequence[str]) -> bytes:
         arguments=tuple(wget_run.cmd[1:]),
         started=wget_run.start,
         warc_name=f"{int(_run_start(plan, wget_run).timestamp())}.warc.gz",
+        version=(wget_run.cmd_version or "").rsplit(" ", 1)[-1] or WGET_VERSION,
     )
     return wget_warc(run, fetches)
 

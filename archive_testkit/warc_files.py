@@ -61,6 +61,7 @@ class WgetRun:
     arguments: tuple[str, ...]
     started: datetime  # timezone-aware
     warc_name: str  # the WARC-Filename, e.g. `1700000000.warc.gz`
+    version: str = WGET_VERSION  # the wget release, e.g. `1.20.1`
 
 
 class _WgetDigests(WARCWriter):
@@ -78,7 +79,7 @@ def wget_warc(run: WgetRun, fetches: Sequence[WgetFetch]) -> bytes:
     quoted = "".join(f'"{argument}" ' for argument in run.arguments)
     warcinfo_id = ids.next()
     info = (
-        f"software: Wget/{WGET_VERSION} (linux-gnu)\r\nformat: WARC File Format 1.0\r\n"
+        f"software: Wget/{run.version} (linux-gnu)\r\nformat: WARC File Format 1.0\r\n"
         f"conformsTo: {_CONFORMS_TO}\r\nrobots: {_robots(run.arguments)}\r\n"
         f"wget-arguments: {quoted}\r\n\r\n"
     ).encode()
@@ -165,7 +166,7 @@ def _write_exchange(
     request_headers = [("Host", parts.netloc)]
     if referer:
         request_headers.append(("Referer", _wire_url(referer)))
-    request_headers += [("User-Agent", _user_agent(run.arguments)), ("Accept", "*/*")]
+    request_headers += [("User-Agent", _user_agent(run)), ("Accept", "*/*")]
     if any(a in ("--compression=auto", "--compression=gzip") for a in run.arguments):
         request_headers.append(("Accept-Encoding", "gzip"))
     request_headers.append(("Connection", "Keep-Alive"))
@@ -311,11 +312,11 @@ def _robots(arguments: Sequence[str]) -> str:
     return "off" if "robots=off" in arguments else "classic"
 
 
-def _user_agent(arguments: Sequence[str]) -> str:
-    for argument in arguments:
+def _user_agent(run: WgetRun) -> str:
+    for argument in run.arguments:
         if argument.startswith("--user-agent="):
             return argument.split("=", 1)[1]
-    return f"Wget/{WGET_VERSION} (linux-gnu)"
+    return f"Wget/{run.version} (linux-gnu)"
 
 
 def _ip_address(host: str) -> str:
