@@ -38,6 +38,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@pytest.mark.unit
 def test_archivebox07_warcs_pass_warcio_check(collection07: Collection07) -> None:
     warcs = sorted(collection07.archive_dir.glob("*/warc/*.warc.gz"))
     with_wget = [s for s in collection07.snapshots if s.wget_path]
@@ -45,6 +46,7 @@ def test_archivebox07_warcs_pass_warcio_check(collection07: Collection07) -> Non
     assert warcio_check(warcs) == 0
 
 
+@pytest.mark.unit
 def test_archivebox07_warc_holds_the_wget_run_of_its_snapshot(collection07: Collection07) -> None:
     checked = 0
     for snapshot in collection07.snapshots:
@@ -79,6 +81,7 @@ def test_archivebox07_warc_holds_the_wget_run_of_its_snapshot(collection07: Coll
     assert checked >= 5
 
 
+@pytest.mark.unit
 def test_legacy_warcs_pass_warcio_check_and_record_the_wget_page(legacy: Manifest) -> None:
     warcs = [path for path, f in legacy.files.items() if f.extractor == "warc"]
     assert len(warcs) >= 5
@@ -99,6 +102,7 @@ def test_legacy_warcs_pass_warcio_check_and_record_the_wget_page(legacy: Manifes
         assert path.removeprefix(folder + "/warc/") == f"{snapshot.timestamp.split('.')[0]}.warc.gz"
 
 
+@pytest.mark.unit
 def test_legacy_duplicates_copy_the_warc_byte_for_byte(legacy: Manifest) -> None:
     (duplicate,) = [s for s in legacy.snapshots if s.duplicate_of]
     mine = [f.sha256 for p, f in legacy.files.items() if p.startswith(duplicate.folder + "/warc/")]

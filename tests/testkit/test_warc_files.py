@@ -50,6 +50,7 @@ def records() -> list[ReadRecord]:
     return read_warc(wget_warc(RUN, FETCHES))
 
 
+@pytest.mark.unit
 def test_warcio_check_passes_and_every_record_carries_a_block_digest(tmp_path: Path) -> None:
     path = tmp_path / RUN.warc_name
     path.write_bytes(wget_warc(RUN, FETCHES))
@@ -60,6 +61,7 @@ def test_warcio_check_passes_and_every_record_carries_a_block_digest(tmp_path: P
     assert len(digests) == len(FETCHES) and all(d and d.startswith("sha1:") for d in digests)
 
 
+@pytest.mark.unit
 def test_a_changed_body_byte_fails_the_digest_check(tmp_path: Path) -> None:
     members = _gzip_members(wget_warc(RUN, FETCHES))
     css = next(i for i, m in enumerate(members) if b"WARC-Type: response" in m and b"margin:0" in m)
@@ -72,6 +74,7 @@ def test_a_changed_body_byte_fails_the_digest_check(tmp_path: Path) -> None:
         read_warc(tampered)
 
 
+@pytest.mark.unit
 def test_records_come_in_wgets_order(records: list[ReadRecord]) -> None:
     kinds = [record.kind for record in records]
     assert kinds == ["warcinfo", *["request", "response"] * len(FETCHES), "metadata", "resource", "resource"]
@@ -88,6 +91,7 @@ def test_records_come_in_wgets_order(records: list[ReadRecord]) -> None:
     ]
 
 
+@pytest.mark.unit
 def test_requests_and_responses_link_up_and_carry_the_bodies(records: list[ReadRecord]) -> None:
     warcinfo_id = records[0].header("WARC-Record-ID")
     assert all(r.header("WARC-Warcinfo-ID") == warcinfo_id for r in records[1:])
@@ -106,6 +110,7 @@ def test_requests_and_responses_link_up_and_carry_the_bodies(records: list[ReadR
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.unit
 def test_warcinfo_manifest_and_log_say_what_wget_says(records: list[ReadRecord]) -> None:
     info = records[0].payload.decode()
     assert info.startswith("software: Wget/1.21.3 (linux-gnu)\r\nformat: WARC File Format 1.0\r\n")
@@ -129,6 +134,7 @@ def test_warcinfo_manifest_and_log_say_what_wget_says(records: list[ReadRecord])
     assert re.fullmatch(r"Downloaded: 3 files, 2\.3K in [0-9.]+s \([0-9.]+ [KM]?B/s\)", lines[5])
 
 
+@pytest.mark.unit
 def test_the_same_run_gives_the_same_bytes_and_another_run_other_ids() -> None:
     assert wget_warc(RUN, FETCHES) == wget_warc(RUN, FETCHES)
     later = WgetRun(RUN.arguments, RUN.started.replace(year=2024), RUN.warc_name)
