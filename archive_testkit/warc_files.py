@@ -38,6 +38,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from archive_testkit.wget_log import LoggedDownload, no_verbose_log
+
 WGET_VERSION = "1.21.3"
 _CONFORMS_TO = "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf"
 _WGET_META = "metadata://gnu.org/software/wget/warc"
@@ -118,7 +120,13 @@ def wget_warc(run: WgetRun, fetches: Sequence[WgetFetch]) -> bytes:
             ],
         )
     )
-    log = _wget_log(fetches, run.started, moment)
+    downloads = [
+        LoggedDownload(
+            _wire_url(fetch.url), len(fetch.body), fetch.saved_as, run.started + index * _FETCH_GAP
+        )
+        for index, fetch in enumerate(fetches)
+    ]
+    log = no_verbose_log(downloads, started=run.started, finished=moment)
     for name, body in (("wget_arguments.txt", f"{quoted}\n".encode()), ("wget.log", log)):
         writer.write_record(
             _record(
@@ -240,61 +248,6 @@ def _record(
         warc_headers=warc_headers,
         http_headers=http_headers,
     )
-
-
-def _wget_log(fetches: Sequence[WgetFetch], started: datetime, finished: datetime) -> bytes:
-    """What `wget --no-verbose` logs: one line per saved file, then the summary."""
-    lines = []
-    moment = started
-    for fetch in fetches:
-        size = len(fetch.body)
-        stamp = moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
-        lines.append(f'{stamp} URL:{_wire_url(fetch.url)} [{size}/{size}] -> "{fetch.saved_as}" [1]')
-        moment += _FETCH_GAP
-    total = sum(len(fetch.body) for fetch in fetches)
-    seconds = (finished - started).total_seconds()
-    busy = max(seconds * 0.8, 0.001)
-    lines += [
-        f"FINISHED --{finished.astimezone(UTC).strftime('%Y-%m-%d %H:%M:%S')}--",
-        f"Total wall clock time: {_print_decimal(seconds)}s",
-        f"Downloaded: {len(fetches)} files, {_human_size(total)} in {_print_decimal(busy)}s "
-        f"({_rate(total / busy)})",
-    ]
-    return ("\n".join(lines) + "\n").encode()
-
-
-def _print_decimal(number: float) -> str:
-    """wget's print_decimal: 12, 3.4, 0.02, 0."""
-    if number >= 9.95:
-        return f"{number:.0f}"
-    if number >= 0.95:
-        return f"{number:.1f}"
-    if number >= 0.001:
-        return f"{number:.1g}"
-    return "0"
-
-
-def _human_size(size: int) -> str:
-    """wget's human_readable(n, 10, 1): 161, 1.2K, 45K, 3.1M."""
-    if size < 1024:
-        return str(size)
-    value = float(size)
-    for unit in "KMGT":
-        value /= 1024
-        if value < 1024 or unit == "T":
-            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
-    raise AssertionError("unreachable")
-
-
-def _rate(per_second: float) -> str:
-    """wget's retr_rate: `9.97 MB/s`."""
-    value, unit = per_second, "B/s"
-    for bigger in ("KB/s", "MB/s", "GB/s"):
-        if value < 1024:
-            break
-        value, unit = value / 1024, bigger
-    decimals = 0 if value >= 99.95 else 1 if value >= 9.995 else 2
-    return f"{value:.{decimals}f} {unit}"
 
 
 def _wire_url(url: str) -> str:
