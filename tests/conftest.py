@@ -25,10 +25,14 @@ from archive_pipelines.settings import Settings, load_settings
 from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database
 from archive_testkit.tmpfs import mount_tmpfs, tmpfs_unavailable, unmount
 
-# Keep the developer's own settings out of the tests.
-# The real crawl the capture tests share (one crawl per run, whichever package asks).
-pytest_plugins = ["tests.captures.crawl_fixtures"]
+# The shared test helpers get pytest's assertion messages, as the tests do.
+pytest.register_assert_rewrite("tests.helpers")
 
+# The real crawl the capture tests share (one crawl per run, whichever package asks), and the
+# guard that keeps the `unit` marker honest (pytester: its own test runs it).
+pytest_plugins = ["tests.captures.crawl_fixtures", "tests.helpers.unit_guard", "pytester"]
+
+# Keep the developer's own settings out of the tests.
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):
     os.environ.pop(_var, None)
 

@@ -84,6 +84,7 @@ def test_odd_entries_are_skipped_and_symlinks_never_followed(crawl_data: Path,
     assert all(".tmp" not in line for line in skipped)
 
 
+@pytest.mark.unit
 def test_canonical_session_id_accepts_only_the_crawlers_form() -> None:
     value = str(uuid.uuid4())
     assert canonical_session_id(value) == value

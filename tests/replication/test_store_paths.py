@@ -74,6 +74,7 @@ def test_put_verified_bytes_rejects_other_bytes(store: BlobStore) -> None:
     assert list(store.iter_hashes()) == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("codec", ["raw", "zstd"])
 def test_the_stored_digest_is_only_computed_when_asked(codec: str) -> None:
     data = b"a blob for a local store " * 5000
@@ -89,6 +90,7 @@ def test_the_stored_digest_is_only_computed_when_asked(codec: str) -> None:
     assert lean.stored_digest == (full.stored_digest if codec == "raw" else b"")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("codec", ["raw", "zstd"])
 def test_encode_bytes_is_what_the_store_reads_back(codec: str) -> None:
     data = b"small blob " * 300

@@ -159,6 +159,7 @@ def test_a_full_disk_is_one_line_and_exit_status_2(
     assert capsys.readouterr().err.splitlines() == [f"archive-pipelines: error: {line}"]
 
 
+@pytest.mark.unit
 def test_other_os_errors_are_not_called_a_full_disk() -> None:
     @click.command()
     def write() -> None:

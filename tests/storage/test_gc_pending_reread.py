@@ -107,6 +107,7 @@ def _closing_after(real: Callable[..., object], close: Callable[[], None]
     return listed_then_closed
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("after", ["find_segments", "find_journals"])
 def test_a_journal_closed_into_a_segment_while_pending_is_read_is_seen(
         sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch, after: str) -> None:

@@ -94,6 +94,7 @@ def test_the_fetcher_refuses_a_url_with_credentials_without_sending_it() -> None
         assert site.requests == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("seed", [f"http://user:{SECRET}@127.0.0.1:8080/",
                                   "http://user@127.0.0.1:8080/", f"HTTP://:{SECRET}@127.0.0.1:8080"])
 def test_a_seed_with_credentials_is_refused_without_repeating_them(tmp_path: Path,

@@ -96,6 +96,7 @@ def test_rebuild_redis_with_nothing_on_disk_is_one_clear_line(
         f"of crawl {crawl_name!r}: nothing to rebuild Redis from"]
 
 
+@pytest.mark.unit
 def test_rebuild_redis_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rebuild-redis", "--help"]) == 0
     assert "Usage: frontier-service rebuild-redis" in capsys.readouterr().out
