@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, S3BlobStore
-
-STORE_KINDS = ["local-raw", "local-zstd", "s3-raw", "s3-zstd"]
-MakeStore = Callable[..., BlobStore]
+from tests.helpers.blobstores import STORE_KINDS, MakeStore
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from archive_pipelines.captures.ingest import ingest_crawl
 from archive_pipelines.captures.lookup import BadLookup, find_body, find_session, find_url, note, when_ms
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.catalog.sessions import Catalog
-from tests.captures.conftest import Crawled, capture_store, open_parts
+from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.crawls import Crawled
 
 AllRows = list[tuple[int, str, str, str, int]]  # id, kind, canonical url, site, fetched_ms
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from archive_pipelines.captures.records import RecordRefused, parse_record, url_key
-from tests.captures.conftest import Crawled
+from tests.helpers.crawls import Crawled
 
 Record = dict[str, Any]
 

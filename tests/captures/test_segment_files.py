@@ -17,7 +17,7 @@ from archive_pipelines.captures.segment_files import (
     find_segments,
     read_segment,
 )
-from tests.captures.conftest import Crawled
+from tests.helpers.crawls import Crawled
 
 
 def segment_files(data_dir: Path) -> list[Path]:

@@ -18,7 +18,7 @@ from archive_pipelines.settings import CrawlSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
-from tests.captures.conftest import capture_store
+from tests.helpers.captures import capture_store
 
 SID = "61ccb46a-a3a8-44ec-9ea5-bb438d85a450"
 

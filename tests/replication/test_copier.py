@@ -15,8 +15,8 @@ from archive_pipelines.blobstore import BlobStore, LocalBlobStore, S3BlobStore
 from archive_pipelines.replication import CopyItem, copy_object, copy_objects
 from archive_pipelines.replication.copier import map_parallel
 from tests.blobstore.stored_objects import stored_files, write_stored
-from tests.replication.conftest import assert_store_sound, listing
-from tests.storage.conftest import sha
+from tests.helpers.replication import assert_store_sound, listing
+from tests.helpers.storage import sha
 
 DATA = [os.urandom(n) for n in (0, 1, 4096, 70_000, 1_500_000)] + [b"text " * 5000]
 

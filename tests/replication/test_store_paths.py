@@ -13,8 +13,8 @@ import zstandard
 
 from archive_pipelines.blobstore import BlobIntegrityError, BlobStore, LocalBlobStore, S3BlobStore
 from archive_pipelines.blobstore.encode import encode_bytes, encode_stream
-from tests.blobstore.conftest import STORE_KINDS
 from tests.blobstore.stored_objects import read_stored
+from tests.helpers.blobstores import STORE_KINDS
 
 DATA = os.urandom(200_000) + b"text that compresses " * 20_000
 

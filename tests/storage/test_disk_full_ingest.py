@@ -29,7 +29,7 @@ from archive_pipelines.catalog.models import Blob, BlobCopy, Store
 from archive_pipelines.cli.runner import run_group
 from archive_testkit.tmpfs import resize_tmpfs
 from tests.cli.test_cli import run_cli
-from tests.storage.conftest import sha
+from tests.helpers.storage import sha
 
 pytestmark = pytest.mark.faults
 

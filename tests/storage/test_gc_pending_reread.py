@@ -20,7 +20,7 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.files import delete_snapshot
 from archive_pipelines.storage.gc import GcItem, collect_garbage
 from archive_pipelines.storage.ingest import ingest_directory
-from tests.storage.conftest import add_snapshot, sha, write_tree
+from tests.helpers.storage import add_snapshot, sha, write_tree
 
 SESSION = str(uuid.UUID(int=7))
 DAY = "2026-01-02"

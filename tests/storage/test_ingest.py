@@ -17,7 +17,7 @@ from archive_pipelines.storage.ingest import (
     walk_directory,
 )
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import add_snapshot, sha, store_bytes, write_tree
+from tests.helpers.storage import add_snapshot, sha, store_bytes, write_tree
 
 JQUERY = b"/* jquery */" + b"j" * 30_000
 CSS = b"body{}" * 2_000

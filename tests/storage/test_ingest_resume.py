@@ -25,7 +25,7 @@ from archive_pipelines.storage.snapshot_ingest import (
     run_ingest,
 )
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import sha, write_tree
+from tests.helpers.storage import sha, write_tree
 
 URL = "https://resume.test/page"
 FILES = {f"d{i % 3}/f{i}.txt": f"file {i}\n".encode() * (i + 1) for i in range(12)}

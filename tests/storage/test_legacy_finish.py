@@ -10,7 +10,7 @@ import pytest
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import ingest_directory
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
-from tests.storage.conftest import add_snapshot, sha, write_tree
+from tests.helpers.storage import add_snapshot, sha, write_tree
 
 FILES = {"index.html": b"<html>original</html>", "notes.txt": b"the user's notes"}
 

@@ -11,7 +11,7 @@ from archive_pipelines.datadir.layout import DataDir
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import collect_garbage
 from archive_pipelines.storage.retired import FolderChanged, remove_retired, retire_folder
-from tests.storage.conftest import write_tree
+from tests.helpers.storage import write_tree
 
 FILES = {"index.json": b"{}", "wget/a/index.html": b"<html>", "dom/output.html": b"dom"}
 

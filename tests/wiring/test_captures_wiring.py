@@ -26,7 +26,8 @@ from archive_pipelines.sensors.captures import (
     plan_capture_runs,
     reported_paths,
 )
-from tests.captures.conftest import Crawled, capture_store, open_parts
+from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.crawls import Crawled
 
 TOTALS = ("segments_ingested", "segments_failed", "pages", "captures", "stored_bodies",
           "new_body_bytes", "duplicate_body_bytes", "missing_bodies", "cut_bytes")

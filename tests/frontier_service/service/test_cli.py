@@ -22,7 +22,7 @@ from tests.frontier_service.service.cli_runs import (
     visited_queue,
     wait_for_pages,
 )
-from tests.frontier_service.service.conftest import delete_keys
+from tests.helpers.crawls import delete_keys
 
 
 @pytest.mark.unit

@@ -21,8 +21,8 @@ from frontier_service.fetch import Fetcher, FetchSettings
 from frontier_service.fetch.result import FetchErrorKind
 from frontier_service.service.seeding import BadSeed, checked_seeds
 from frontier_service.service.service import CrawlerService
-from tests.captures.conftest import capture_store, open_parts
 from tests.frontier_service.service.web import crawler_settings
+from tests.helpers.captures import capture_store, open_parts
 
 SECRET = "s3cr3t-pw"
 

@@ -32,7 +32,7 @@ from frontier_service.service import journal_files
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from tests.cli.test_cli import run_cli
 from tests.frontier_service.service.cli_runs import cli
-from tests.frontier_service.service.conftest import delete_keys
+from tests.helpers.crawls import delete_keys
 
 pytestmark = pytest.mark.faults
 
