@@ -57,7 +57,7 @@ def _no_processes_nor_network() -> Iterator[None]:
             if hasattr(os, name):
                 swap(os, name, _refuse("starts a process"))
         for name in _SOCKET_CALLS:
-            swap(socket.socket, name, _refuse("opens a network socket"))
+            swap(socket.socket, name, _refuse("opens a socket (a connection or a listener)"))
         _guarding = True
         yield
     finally:
