@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from frontier_service.service.idle_close import CloseKind, IdleClose
-
-pytestmark = pytest.mark.unit
 
 
 def _segments_per_hour(*, page_every_s: float, idle_s: float = 30.0, cap_s: float = 300.0) -> int:

@@ -3,12 +3,8 @@ line a minute instead of "0.0 pages/s" every few seconds."""
 
 from __future__ import annotations
 
-import pytest
-
 from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.progress import IdleLines, format_idle
-
-pytestmark = pytest.mark.unit
 
 
 def test_an_idle_crawl_says_so_once_a_minute() -> None:
