@@ -23,6 +23,7 @@ from frontier_service.frontier.keys import FrontierKeys
 from tests.frontier_service.frontier.helpers import open_frontier
 
 
+@pytest.mark.unit
 def test_the_crawl_id_is_made_once_and_kept(tmp_path: Path) -> None:
     assert read_crawl_id(tmp_path, "c") is None
     first = ensure_crawl_id(tmp_path, "c")
@@ -32,6 +33,7 @@ def test_the_crawl_id_is_made_once_and_kept(tmp_path: Path) -> None:
     assert [p.name for p in checkpoint_dir(tmp_path, "c").iterdir()] == ["crawl-id"]
 
 
+@pytest.mark.unit
 def test_racing_processes_agree_on_one_crawl_id(tmp_path: Path) -> None:
     ids: list[str] = []
     threads = [threading.Thread(target=lambda: ids.append(ensure_crawl_id(tmp_path, "c")))
@@ -43,6 +45,7 @@ def test_racing_processes_agree_on_one_crawl_id(tmp_path: Path) -> None:
     assert len(ids) == 8 and len(set(ids)) == 1
 
 
+@pytest.mark.unit
 def test_a_damaged_crawl_id_is_a_clear_error(tmp_path: Path) -> None:
     path = crawl_id_path(tmp_path, "c")
     path.parent.mkdir(parents=True)
@@ -88,6 +91,7 @@ def test_a_crawl_name_with_glob_characters_only_sees_its_own_keys(redis_url: str
     asyncio.run(main())
 
 
+@pytest.mark.unit
 def test_disk_state_is_a_frontier_file_or_a_checkpoint(tmp_path: Path) -> None:
     assert not has_disk_state(tmp_path, "c")
     ensure_crawl_id(tmp_path, "c")

@@ -79,6 +79,7 @@ async def snapshot(redis: Redis, frontier: Frontier) -> dict[str, DomainInfo]:
     return {domain: await meta.info(domain) for domain in DOMAINS}
 
 
+@pytest.mark.unit
 def test_domain_from_file_name_inverts_frontier_file_name() -> None:
     for domain in ["a.example", "example.com:8080", "[::1]:8080", ".x", "xn--bcher-kva.de"]:
         assert domain_from_file_name(frontier_file_name(domain)) == domain
@@ -87,6 +88,7 @@ def test_domain_from_file_name_inverts_frontier_file_name() -> None:
     assert domain_from_file_name("A.frontier") is None  # frontier_file_name never makes it
 
 
+@pytest.mark.unit
 def test_walk_lists_frontier_files_only(tmp_path: Path) -> None:
     (tmp_path / "frontiers" / ".journals").mkdir(parents=True)
     (tmp_path / "frontiers" / "checkpoints" / "c").mkdir(parents=True)

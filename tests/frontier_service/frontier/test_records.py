@@ -16,6 +16,8 @@ from frontier_service.frontier.records import (
     parse_line,
 )
 
+pytestmark = pytest.mark.unit
+
 R = ResourceType
 
 

@@ -13,6 +13,8 @@ from frontier_service.service.address_policy import (
     parse_network,
 )
 
+pytestmark = pytest.mark.unit
+
 PUBLIC_ONLY = AddressPolicy()
 CGNAT = "shared address space (carrier-grade NAT)"
 

@@ -17,6 +17,8 @@ from frontier_service.service.resolver import CrawlResolver
 from frontier_service.service.scope import Scope, port_of
 from frontier_service.service.settings import CrawlerSettings
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("entry", "shown", "ports"), [
     ("127.0.0.0/8", "127.0.0.0/8", None),

@@ -65,6 +65,7 @@ def test_links_are_canonical_lines_or_refused(tmp_path: Path, redis_url: str,
     assert files.corrupt_lines == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("bad", REFUSED)
 def test_a_bad_seed_is_refused_with_a_reason(bad: str) -> None:
     checked = check_seeds([bad, "http://site0001.test/"], Scope(("*.test",)))

@@ -23,6 +23,8 @@ from frontier_service.service.drops import (
 from frontier_service.service.metrics import CrawlMetrics, combine_metrics, render_prometheus
 from frontier_service.service.scope import DOMAIN_NOT_ALLOWED, TOO_DEEP
 
+pytestmark = pytest.mark.unit
+
 LONG = "http://a.test/?q=" + "x" * MAX_URL_BYTES
 
 

@@ -11,6 +11,8 @@ from archive_testkit.testweb import TestWebConfig, page_links, page_path
 from frontier_service.fetch.link_resolve import LinkResolver
 from frontier_service.fetch.links import resolve_link
 
+pytestmark = pytest.mark.unit
+
 BASES = ["http://h.test/dir/p.html", "http://h.test/", "https://h.test:8443/a/b/c/",
          "http://h.test/a/./b.html", "http://h.test", "http://h.test/a//b/c.html?x=1",
          "http://user:pw@h.test/dir/p.html"]

@@ -70,6 +70,7 @@ def test_without_ports_every_port_of_the_network_is_reached(
         assert listener.connections > 0
 
 
+@pytest.mark.unit
 def test_a_seed_on_an_unlisted_port_is_refused(tmp_path: Path) -> None:
     settings = crawler_settings(tmp_path / "data", "redis://unused", "c", 8080,
                                 allowed_domains=(), allowed_networks=("127.0.0.1:8080",))

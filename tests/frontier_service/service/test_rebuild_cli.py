@@ -15,7 +15,7 @@ from frontier_service.frontier.epoch import EpochState, check_epoch, read_crawl_
 from frontier_service.frontier.keys import FrontierKeys
 from frontier_service.service.session_lock import lock_session
 from tests.frontier_service.frontier.helpers import connect, open_frontier
-from tests.frontier_service.service.conftest import delete_keys
+from tests.helpers.crawls import delete_keys
 
 URLS = [f"http://r{i}.example/{j}" for i in range(4) for j in range(3)]
 
@@ -96,6 +96,7 @@ def test_rebuild_redis_with_nothing_on_disk_is_one_clear_line(
         f"of crawl {crawl_name!r}: nothing to rebuild Redis from"]
 
 
+@pytest.mark.unit
 def test_rebuild_redis_has_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rebuild-redis", "--help"]) == 0
     assert "Usage: frontier-service rebuild-redis" in capsys.readouterr().out

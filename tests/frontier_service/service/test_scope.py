@@ -18,6 +18,8 @@ from frontier_service.service.resolver import CrawlResolver, parse_target
 from frontier_service.service.scope import Scope, host_of, scope_for
 from frontier_service.service.settings import CrawlerSettings, SettingsError, from_settings
 
+pytestmark = pytest.mark.unit
+
 LOOPBACK = AddressPolicy(["127.0.0.0/8"])
 
 

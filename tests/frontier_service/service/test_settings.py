@@ -10,6 +10,8 @@ from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import load_settings
 from frontier_service.service.settings import from_settings
 
+pytestmark = pytest.mark.unit
+
 
 def test_crawl_section_and_redis_url_become_crawler_settings(data_dir: Path) -> None:
     (data_dir / "archive.toml").write_text(

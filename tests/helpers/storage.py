@@ -1,44 +1,14 @@
-"""Storage fixtures: the parts on an initialized data dir, catalog on SQLite or PostgreSQL."""
+"""Helpers for tests on the storage parts: snapshots, file trees on disk and their hashes."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-
 from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.datadir import initialize
-from archive_pipelines.settings import CatalogSettings, Settings
-from archive_pipelines.storage.assembly import StorageParts, open_storage
-
-
-@pytest.fixture
-def storage(data_dir: Path, catalog_url: str) -> Iterator[StorageParts]:
-    """The storage parts on a fresh data dir; catalog parametrized over SQLite and PostgreSQL."""
-    settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url))
-    initialize(settings)
-    storage = open_storage(settings)
-    try:
-        yield storage
-    finally:
-        storage.close()
-        storage.catalog.engine.dispose()
-
-
-@pytest.fixture
-def sqlite_storage(data_dir: Path) -> Iterator[StorageParts]:
-    settings = Settings(data_dir=data_dir)
-    initialize(settings)
-    storage = open_storage(settings)
-    try:
-        yield storage
-    finally:
-        storage.close()
-        storage.catalog.engine.dispose()
+from archive_pipelines.storage.assembly import StorageParts
 
 
 def add_snapshot(storage: StorageParts, url: str = "https://example.com/page",
