@@ -20,7 +20,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from archive_pipelines.settings import StoreSettings
-from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.runner import configure_logging, run_crawler
 from frontier_service.service.service import CrawlerService, RunReport
 from frontier_service.service.settings import CrawlerSettings

@@ -31,10 +31,10 @@ from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.settings import FetchSettings
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
+from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.address_policy import AddressPolicy
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
-from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.recovery import FrontierRecovery
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.redis_memory import memory_guard

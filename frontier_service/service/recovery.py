@@ -48,7 +48,7 @@ from frontier_service.frontier.epoch import (
 from frontier_service.frontier.folder_locks import lock_rebuild
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.rebuild import RebuildReport, rebuild_redis
-from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.redis_memory import NOTHING_LOST, RedisCannotHoldCrawl, RedisMemoryWatch
 
 log = logging.getLogger(__name__)

@@ -29,6 +29,7 @@ from archive_pipelines.errors import disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.lost import FrontierLost
+from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.claimer import DomainClaimer
 from frontier_service.service.components import Components, open_components
 from frontier_service.service.drops import UrlDrops
@@ -39,7 +40,6 @@ from frontier_service.service.journal import IndexJournal, journal_dir
 from frontier_service.service.ledger import FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.link_journal import link_journal_dir
-from frontier_service.service.metrics import CrawlMetrics
 from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
 from frontier_service.service.recovery import FrontierRecovery

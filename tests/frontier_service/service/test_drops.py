@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from archive_pipelines.canonical_urls import MAX_URL_BYTES
+from frontier_service.metrics import CrawlMetrics, combine_metrics, render_prometheus
 from frontier_service.service.drops import (
     ADDRESS_REFUSED,
     BEYOND_MAX_DEPTH,
@@ -20,7 +21,6 @@ from frontier_service.service.drops import (
     invalid_reason,
     scope_reason,
 )
-from frontier_service.service.metrics import CrawlMetrics, combine_metrics, render_prometheus
 from frontier_service.service.scope import DOMAIN_NOT_ALLOWED, TOO_DEEP
 
 LONG = "http://a.test/?q=" + "x" * MAX_URL_BYTES
