@@ -30,6 +30,8 @@ from archive_pipelines.settings import StoreSettings
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.lost import FrontierLost
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.recovery.frontier_recovery import FrontierRecovery
+from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
 from frontier_service.service.claimer import DomainClaimer
 from frontier_service.service.components import Components, open_components
 from frontier_service.service.drops import UrlDrops
@@ -42,8 +44,6 @@ from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.link_journal import link_journal_dir
 from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
-from frontier_service.service.recovery import FrontierRecovery
-from frontier_service.service.redis_memory import RedisCannotHoldCrawl
 from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.segments import DagsterReporter, SegmentCloser

@@ -1,4 +1,4 @@
-"""Fixtures for the frontier tests: a unique key prefix per test on the session redis-server."""
+"""Fixtures for the crawler tests: a unique key prefix per test on the session redis-server."""
 
 from __future__ import annotations
 

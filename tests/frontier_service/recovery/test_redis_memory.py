@@ -22,9 +22,9 @@ from archive_pipelines.embedded_redis import LocalRedis
 from archive_testkit.testweb import TestWeb, TestWebConfig, serve_in_background
 from archive_testkit.testweb.config import all_hosts
 from archive_testkit.testweb.graph import absolute_links, is_page_path
-from frontier_service.frontier.epoch import EpochState, check_epoch
-from frontier_service.service.recovery import REBUILDS_PER_WINDOW, FrontierRecovery
-from frontier_service.service.redis_memory import RedisCannotHoldCrawl
+from frontier_service.recovery.epoch import EpochState, check_epoch
+from frontier_service.recovery.frontier_recovery import REBUILDS_PER_WINDOW, FrontierRecovery
+from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
 from tests.frontier_service.frontier.helpers import connect, open_frontier
 from tests.frontier_service.service.cli_runs import cli, finish, start, wait_for_pages
 

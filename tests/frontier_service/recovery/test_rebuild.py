@@ -12,8 +12,6 @@ from redis.asyncio import Redis
 
 from archive_pipelines.canonical_urls import canonical_url_and_domain, url_fingerprint
 from archive_pipelines.embedded_redis import LocalRedis
-from frontier_service.frontier import disk_frontier
-from frontier_service.frontier.audit import EpochChanged, audit
 from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     OffsetCheckpoint,
@@ -21,17 +19,19 @@ from frontier_service.frontier.checkpoint import (
     load_checkpoints,
 )
 from frontier_service.frontier.domain_meta import DomainInfo, DomainMeta
-from frontier_service.frontier.epoch import (
+from frontier_service.frontier.files import domain_from_file_name, frontier_file_name, walk
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.records import ResourceType
+from frontier_service.recovery import disk_frontier
+from frontier_service.recovery.audit import EpochChanged, audit
+from frontier_service.recovery.epoch import (
     EpochState,
     check_epoch,
     ensure_crawl_id,
     has_disk_state,
     set_epoch,
 )
-from frontier_service.frontier.files import domain_from_file_name, frontier_file_name, walk
-from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.rebuild import rebuild_redis
-from frontier_service.frontier.records import ResourceType
+from frontier_service.recovery.rebuild import rebuild_redis
 from tests.frontier_service.frontier.helpers import connect, open_frontier
 
 NOW = 1_800_000_000.0

@@ -10,7 +10,8 @@ import pytest
 
 from archive_pipelines.errors import DataDirError
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
-from frontier_service.frontier.epoch import (
+from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.recovery.epoch import (
     EpochState,
     check_epoch,
     crawl_id_path,
@@ -19,7 +20,6 @@ from frontier_service.frontier.epoch import (
     read_crawl_id,
     set_epoch,
 )
-from frontier_service.frontier.keys import FrontierKeys
 from tests.frontier_service.frontier.helpers import open_frontier
 
 

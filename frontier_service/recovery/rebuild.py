@@ -30,19 +30,19 @@ from frontier_service.frontier.checkpoint import (
     load_checkpoints,
     merge_dead_sessions,
 )
-from frontier_service.frontier.disk_frontier import domain_files, read_ahead
-from frontier_service.frontier.epoch import (
+from frontier_service.frontier.folder_locks import lock_rebuild
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.frontier.seen import SeenFilter
+from frontier_service.recovery.disk_frontier import domain_files, read_ahead
+from frontier_service.recovery.epoch import (
     EpochState,
     check_epoch,
     ensure_crawl_id,
     glob_escape,
     set_epoch,
 )
-from frontier_service.frontier.folder_locks import lock_rebuild
-from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.keys import FrontierKeys
-from frontier_service.frontier.lua_recovery import REBUILD_DOMAINS
-from frontier_service.frontier.seen import SeenFilter
+from frontier_service.recovery.lua_recovery import REBUILD_DOMAINS
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,6 @@ from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from archive_pipelines.errors import ArchiveError
-from frontier_service.frontier.audit import AuditReport, EpochChanged, audit
 from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     OffsetCheckpoint,
@@ -38,18 +37,19 @@ from frontier_service.frontier.checkpoint import (
     load_checkpoints,
     merge_dead_sessions,
 )
-from frontier_service.frontier.epoch import (
+from frontier_service.frontier.folder_locks import lock_rebuild
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.metrics import CrawlMetrics
+from frontier_service.recovery.audit import AuditReport, EpochChanged, audit
+from frontier_service.recovery.epoch import (
     EpochState,
     check_epoch,
     ensure_crawl_id,
     has_disk_state,
     set_epoch,
 )
-from frontier_service.frontier.folder_locks import lock_rebuild
-from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.rebuild import RebuildReport, rebuild_redis
-from frontier_service.metrics import CrawlMetrics
-from frontier_service.service.redis_memory import NOTHING_LOST, RedisCannotHoldCrawl, RedisMemoryWatch
+from frontier_service.recovery.rebuild import RebuildReport, rebuild_redis
+from frontier_service.recovery.redis_memory import NOTHING_LOST, RedisCannotHoldCrawl, RedisMemoryWatch
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 from archive_pipelines.errors import ArchiveError
 from frontier_service.frontier.checkpoint import DomainCheckpoint
-from frontier_service.frontier.disk_frontier import DomainFile, complete_ends, domain_files, read_ahead
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.lua_recovery import (
+from frontier_service.recovery.disk_frontier import DomainFile, complete_ends, domain_files, read_ahead
+from frontier_service.recovery.lua_recovery import (
     AUDIT,
     EXCLUDED,
     MISSING,
@@ -30,7 +30,7 @@ from frontier_service.frontier.lua_recovery import (
     SIZE,
     UNFETCHED,
 )
-from frontier_service.frontier.rebuild import NO_CHECKPOINT
+from frontier_service.recovery.rebuild import NO_CHECKPOINT
 
 _DOMAINS_PER_SCRIPT = 500  # each call blocks Redis for ~1-2 ms
 
