@@ -38,7 +38,7 @@ class CrawlMetrics:
     segments_reported: int = 0
     report_errors: int = 0
     segments_closed_idle: int = 0  # of segments_closed: closed because the crawl went idle
-    # URLs not fetched, by reason (drops.py): too long, invalid, out of scope, beyond max depth ...
+    # URLs not fetched, by reason (scope/drops.py): too long, invalid, out of scope, beyond max depth ...
     urls_dropped: dict[str, int] = field(default_factory=dict)
     # Gauges.
     in_flight: int = 0

@@ -4,8 +4,8 @@ Pure asyncio on the frontier, fetch and archiving packages; Dagster is touched o
 report closed segments (`frontier_service.archiving.events`, imported lazily).
 """
 
+from frontier_service.scope.crawl_scope import Scope
 from frontier_service.service.runner import configure_logging, run_crawler
-from frontier_service.service.scope import Scope
 from frontier_service.service.service import CrawlerService, RunReport
 from frontier_service.service.settings import CrawlerSettings, from_settings
 

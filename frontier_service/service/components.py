@@ -34,11 +34,11 @@ from frontier_service.frontier.frontier import Frontier, FrontierConfig
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
-from frontier_service.service.address_policy import AddressPolicy
+from frontier_service.scope.address_policy import AddressPolicy
+from frontier_service.scope.resolver import CrawlResolver
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.redis_conn import open_redis
-from frontier_service.service.resolver import CrawlResolver
 from frontier_service.service.robots_store import RedisRobotsStore
 from frontier_service.service.settings import CrawlerSettings
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import CrawlSettings, Settings
-from frontier_service.service.address_policy import LOOPBACK_NETWORKS, parse_entry
+from frontier_service.scope.address_policy import LOOPBACK_NETWORKS, AddressPolicy, parse_entry
+from frontier_service.scope.crawl_scope import Scope
 
 log = logging.getLogger(__name__)
 
@@ -188,3 +189,9 @@ def warn_legacy_private(used: str, instead: str) -> None:
     _warned.add(used)
     log.warning("%s now allows loopback only (127.0.0.0/8 and ::1), no longer private, "
                 "link-local or cloud metadata addresses; use %s instead", used, instead)
+
+
+def scope_for(settings: CrawlerSettings) -> Scope:
+    """The scope a crawl's settings describe (allowed domains, depth, allowed networks)."""
+    return Scope(settings.allowed_domains, max_depth=settings.max_depth,
+                 addresses=AddressPolicy(settings.allowed_networks))

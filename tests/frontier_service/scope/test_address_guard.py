@@ -17,8 +17,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from frontier_service.archiving import iter_records
 from frontier_service.fetch import Fetcher, FetchSettings
-from frontier_service.service.address_policy import AddressPolicy
-from frontier_service.service.resolver import CrawlResolver
+from frontier_service.scope.address_policy import AddressPolicy
+from frontier_service.scope.resolver import CrawlResolver
 from frontier_service.service.service import CrawlerService
 from tests.frontier_service.service.web import crawler_settings
 
@@ -124,7 +124,7 @@ def test_a_redirect_to_the_metadata_address_is_recorded_but_never_followed(
             assert report.metrics.links_out_of_scope == 2
             return port, asked
 
-    with caplog.at_level(logging.INFO, logger="frontier_service.service.scope"):
+    with caplog.at_level(logging.INFO, logger="frontier_service.scope.crawl_scope"):
         port, asked = asyncio.run(main())
     assert sorted(asked) == ["/", "/numeric", "/robots.txt"]
     records = {r["page_url"]: r for r in iter_records(tmp_path / "data" / "sessions")}

@@ -13,8 +13,8 @@ from archive_testkit.recording_servers import ConnectionCounter, Page, Recording
 from frontier_service.archiving import iter_records
 from frontier_service.fetch import Fetcher, FetchSettings
 from frontier_service.fetch.result import FetchErrorKind, FetchResult
-from frontier_service.service.address_policy import AddressPolicy
-from frontier_service.service.resolver import CrawlResolver
+from frontier_service.scope.address_policy import AddressPolicy
+from frontier_service.scope.resolver import CrawlResolver
 from frontier_service.service.seeding import BadSeed, checked_seeds
 from frontier_service.service.service import CrawlerService, RunReport
 from tests.frontier_service.service.web import crawler_settings

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from archive_pipelines.canonical_urls import MAX_URL_BYTES, canonical_url_and_domain
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.service.scope import DOMAIN_NOT_ALLOWED, TOO_DEEP
+from frontier_service.scope.crawl_scope import DOMAIN_NOT_ALLOWED, TOO_DEEP
 
 log = logging.getLogger(__name__)
 

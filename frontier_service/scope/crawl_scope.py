@@ -7,8 +7,7 @@ import logging
 from collections.abc import Sequence
 from functools import lru_cache
 
-from frontier_service.service.address_policy import AddressPolicy, ip_literal
-from frontier_service.service.settings import CrawlerSettings
+from frontier_service.scope.address_policy import AddressPolicy, ip_literal
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +86,3 @@ class Scope:
         if reason is None or self.addresses.refusal(address, 443) is None:
             return None
         return reason
-
-
-def scope_for(settings: CrawlerSettings) -> Scope:
-    """The scope a crawl's settings describe (allowed domains, depth, allowed networks)."""
-    return Scope(settings.allowed_domains, max_depth=settings.max_depth,
-                 addresses=AddressPolicy(settings.allowed_networks))

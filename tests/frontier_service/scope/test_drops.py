@@ -10,7 +10,8 @@ import pytest
 
 from archive_pipelines.canonical_urls import MAX_URL_BYTES
 from frontier_service.metrics import CrawlMetrics, combine_metrics, render_prometheus
-from frontier_service.service.drops import (
+from frontier_service.scope.crawl_scope import DOMAIN_NOT_ALLOWED, TOO_DEEP
+from frontier_service.scope.drops import (
     ADDRESS_REFUSED,
     BEYOND_MAX_DEPTH,
     INVALID,
@@ -21,7 +22,6 @@ from frontier_service.service.drops import (
     invalid_reason,
     scope_reason,
 )
-from frontier_service.service.scope import DOMAIN_NOT_ALLOWED, TOO_DEEP
 
 LONG = "http://a.test/?q=" + "x" * MAX_URL_BYTES
 
@@ -30,7 +30,7 @@ def test_each_drop_is_counted_and_each_host_and_reason_logged_once(
         caplog: pytest.LogCaptureFixture) -> None:
     metrics, persisted = CrawlMetrics(), Counter[str]()
     drops = UrlDrops(metrics, persist=lambda name, n: persisted.update({name: n}))
-    with caplog.at_level(logging.INFO, logger="frontier_service.service.drops"):
+    with caplog.at_level(logging.INFO, logger="frontier_service.scope.drops"):
         for _ in range(3):
             drops.drop(TOO_LONG, "a.test", LONG)
         drops.drop(TOO_LONG, "b.test", LONG)

@@ -6,7 +6,7 @@ from ipaddress import IPv6Address
 
 import pytest
 
-from frontier_service.service.address_policy import (
+from frontier_service.scope.address_policy import (
     AddressPolicy,
     embedded_ipv4,
     ip_literal,

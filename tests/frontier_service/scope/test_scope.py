@@ -13,10 +13,10 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 
 from archive_pipelines.canonical_urls import domain_key
 from archive_pipelines.settings import CrawlSettings, Settings, load_settings
-from frontier_service.service.address_policy import AddressPolicy
-from frontier_service.service.resolver import CrawlResolver, parse_target
-from frontier_service.service.scope import Scope, host_of, scope_for
-from frontier_service.service.settings import CrawlerSettings, SettingsError, from_settings
+from frontier_service.scope.address_policy import AddressPolicy
+from frontier_service.scope.crawl_scope import Scope, host_of
+from frontier_service.scope.resolver import CrawlResolver, parse_target
+from frontier_service.service.settings import CrawlerSettings, SettingsError, from_settings, scope_for
 
 LOOPBACK = AddressPolicy(["127.0.0.0/8"])
 
@@ -102,7 +102,7 @@ def test_numeric_loopback_spellings_are_judged_as_loopback(url: str) -> None:
 
 def test_a_refused_address_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
     scope = Scope()
-    with caplog.at_level(logging.INFO, logger="frontier_service.service.scope"):
+    with caplog.at_level(logging.INFO, logger="frontier_service.scope.crawl_scope"):
         for _ in range(3):
             scope.refusal("10.0.0.1", 1)
     (record,) = caplog.records

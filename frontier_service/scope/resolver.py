@@ -11,7 +11,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
 from frontier_service.fetch.errors import AddressRefused
-from frontier_service.service.address_policy import AddressPolicy, ip_literal
+from frontier_service.scope.address_policy import AddressPolicy, ip_literal
 
 log = logging.getLogger(__name__)
 
