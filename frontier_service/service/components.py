@@ -27,6 +27,7 @@ from archive_pipelines.errors import DataDirError, disk_full_message, is_disk_fu
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.fetch.fetcher import Fetcher
+from frontier_service.fetch.redis_robots_store import RedisRobotsStore
 from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.settings import FetchSettings
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
@@ -39,7 +40,6 @@ from frontier_service.scope.resolver import CrawlResolver
 from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.redis_conn import open_redis
-from frontier_service.service.robots_store import RedisRobotsStore
 from frontier_service.service.settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
