@@ -26,6 +26,7 @@ from archive_pipelines.datadir import require_data_dir
 from archive_pipelines.errors import DataDirError, disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
+from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.redis_robots_store import RedisRobotsStore
 from frontier_service.fetch.robots import RobotsCache
@@ -37,7 +38,6 @@ from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
 from frontier_service.scope.address_policy import AddressPolicy
 from frontier_service.scope.resolver import CrawlResolver
-from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from frontier_service.service.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.settings import CrawlerSettings

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
+from frontier_service.archiving.journal_files import JournalFiles
+from frontier_service.archiving.session_lock import dead_sessions
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.records import Queued, ResourceType, kind_suffix, parse_kind
-from frontier_service.service.journal_files import JournalFiles
-from frontier_service.service.session_lock import dead_sessions
 
 log = logging.getLogger(__name__)
 Entry = Queued  # ((canonical URL, domain, fingerprint), depth[, kind])

@@ -27,6 +27,8 @@ from redis.exceptions import RedisError
 
 from archive_pipelines.errors import disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
+from frontier_service.archiving.page_journal import IndexJournal, journal_dir
+from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.lost import FrontierLost
 from frontier_service.metrics import CrawlMetrics
@@ -38,14 +40,12 @@ from frontier_service.service.components import Components, open_components
 from frontier_service.service.flushing import flush_until
 from frontier_service.service.health import HealthServer
 from frontier_service.service.held_hosts import Claimed, Outcome
-from frontier_service.service.journal import IndexJournal, journal_dir
 from frontier_service.service.ledger import FetchLedger
 from frontier_service.service.link_buffer import LinkBuffer
 from frontier_service.service.link_journal import link_journal_dir
 from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
 from frontier_service.service.seeding import add_seeds
-from frontier_service.service.segments import DagsterReporter, SegmentCloser
 from frontier_service.service.settings import CrawlerSettings, scope_for
 from frontier_service.service.stop_report import (
     NOTHING_LEFT_TO_FETCH,

@@ -50,7 +50,7 @@ class CrawlerSettings:
     segment_pages: int = 5_000
     segment_seconds: float = 300.0
     # ... or once no page was archived this long, backing off up to segment_seconds when
-    # idle closes follow each other (idle_close.py says why; 0: no idle closes).
+    # idle closes follow each other (archiving/idle_close.py says why; 0: no idle closes).
     segment_idle_seconds: float = 30.0
     dagster_home: Path | None = None  # report segments to this instance (None: do not report)
     metrics_port: int = 0  # 0: any free port on 127.0.0.1; -1: no health endpoint

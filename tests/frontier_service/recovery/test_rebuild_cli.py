@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from frontier_service.archiving.session_lock import lock_session
 from frontier_service.cli import main
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.keys import FrontierKeys
 from frontier_service.recovery.epoch import EpochState, check_epoch, read_crawl_id
-from frontier_service.service.session_lock import lock_session
 from tests.frontier_service.frontier.helpers import connect, open_frontier
 from tests.frontier_service.service.conftest import delete_keys
 

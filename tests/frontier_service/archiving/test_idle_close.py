@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frontier_service.service.idle_close import CloseKind, IdleClose
+from frontier_service.archiving.idle_close import CloseKind, IdleClose
 
 
 def _segments_per_hour(*, page_every_s: float, idle_s: float = 30.0, cap_s: float = 300.0) -> int:

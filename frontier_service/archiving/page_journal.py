@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from frontier_service.archiving.journal_files import JournalFiles
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile, iter_records, list_segments
-from frontier_service.service.journal_files import JournalFiles
-from frontier_service.service.session_lock import dead_sessions
+from frontier_service.archiving.session_lock import dead_sessions
 
 log = logging.getLogger(__name__)
 

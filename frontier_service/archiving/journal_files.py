@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from frontier_service.service.session_lock import lock_session
+from frontier_service.archiving.session_lock import lock_session
 
 
 class JournalFiles:

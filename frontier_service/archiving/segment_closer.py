@@ -18,8 +18,8 @@ from typing import Any
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore
 from frontier_service.archiving.archiver import Archiver, SegmentSummary
+from frontier_service.archiving.idle_close import CloseKind, IdleClose
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.service.idle_close import CloseKind, IdleClose
 
 log = logging.getLogger(__name__)
 
