@@ -35,6 +35,7 @@ from redis.exceptions import RedisError
 from archive_pipelines.errors import ArchiveError
 from archive_pipelines.settings import StoreSettings
 from frontier_service.frontier.frontier import AddResult, Frontier
+from frontier_service.frontier.redis_conn import open_redis
 from frontier_service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
@@ -42,7 +43,6 @@ from frontier_service.service.child import ChildSpec, Finished, Snapshot, Starte
 from frontier_service.service.components import check_data_dir, frontier_config, recover_crashed_runs
 from frontier_service.service.health import HealthServer
 from frontier_service.service.progress import IdleLines, format_progress
-from frontier_service.service.redis_conn import open_redis
 from frontier_service.service.runner import on_stop_signals
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.service import RunReport
