@@ -284,10 +284,10 @@ def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
     from frontier_service.archiving.page_journal import journal_dir
     from frontier_service.frontier.checkpoint import checkpoint_dir
     from frontier_service.frontier.folder_locks import live_sessions
+    from frontier_service.pages.link_journal import link_journal_dir
     from frontier_service.recovery.epoch import EpochState, has_disk_state
     from frontier_service.recovery.rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
     from frontier_service.service.components import open_frontier
-    from frontier_service.service.link_journal import link_journal_dir
 
     settings = obj.crawler_settings()
     data_dir, name = settings.data_dir, settings.crawl_name

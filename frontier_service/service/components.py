@@ -35,11 +35,11 @@ from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_di
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
 from frontier_service.frontier.redis_conn import open_redis
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
 from frontier_service.scope.address_policy import AddressPolicy
 from frontier_service.scope.resolver import CrawlResolver
-from frontier_service.service.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.settings import CrawlerSettings
 
 log = logging.getLogger(__name__)

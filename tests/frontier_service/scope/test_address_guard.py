@@ -156,7 +156,7 @@ def test_a_name_that_resolves_out_of_scope_is_refused_at_once_not_retried(
             assert report.metrics.host_failures == 0  # refused, not failing: no backoff
             return port, asked
 
-    with caplog.at_level(logging.WARNING, logger="frontier_service.service.pages"):
+    with caplog.at_level(logging.WARNING, logger="frontier_service.pages.processor"):
         _, asked = asyncio.run(main())
     assert sorted(asked) == ["/", "/robots.txt"]  # ok.test only
     records = {r["page_url"]: r for r in iter_records(tmp_path / "data" / "sessions")}

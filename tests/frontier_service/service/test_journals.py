@@ -10,8 +10,8 @@ from archive_pipelines.canonical_urls import canonical_url_and_domain
 from frontier_service.archiving import iter_records
 from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.frontier.records import ResourceType
+from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.components import open_frontier
-from frontier_service.service.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.settings import CrawlerSettings
 
 

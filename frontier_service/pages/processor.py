@@ -28,10 +28,10 @@ from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.fetch_ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
+from frontier_service.pages.held_hosts import Claimed, Outcome
+from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.scope.drops import BEYOND_MAX_DEPTH, ROBOTS_DISALLOWED, invalid_reason
-from frontier_service.service.held_hosts import Claimed, Outcome
-from frontier_service.service.ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
-from frontier_service.service.link_buffer import LinkBuffer
 
 log = logging.getLogger(__name__)
 

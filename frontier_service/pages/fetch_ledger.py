@@ -14,7 +14,7 @@ from collections import Counter
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
-from frontier_service.service.flushing import flush_until
+from frontier_service.pages.flush_loop import flush_until
 
 log = logging.getLogger(__name__)
 

@@ -18,10 +18,10 @@ from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.records import ResourceType
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.flush_loop import flush_until
+from frontier_service.pages.link_journal import Entry, LinkJournal
 from frontier_service.scope.crawl_scope import Scope
 from frontier_service.scope.drops import UrlDrops, invalid_reason, scope_reason
-from frontier_service.service.flushing import flush_until
-from frontier_service.service.link_journal import Entry, LinkJournal
 
 log = logging.getLogger(__name__)
 

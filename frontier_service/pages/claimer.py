@@ -28,8 +28,8 @@ from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.lost import FrontierLost
 from frontier_service.frontier.state import Release, Reschedule
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.service.held_hosts import Claimed, HeldHost, Outcome
-from frontier_service.service.ledger import FetchLedger
+from frontier_service.pages.fetch_ledger import FetchLedger
+from frontier_service.pages.held_hosts import Claimed, HeldHost, Outcome
 
 log = logging.getLogger(__name__)
 
