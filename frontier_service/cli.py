@@ -16,13 +16,13 @@ from archive_pipelines.cli.runner import run_group
 from archive_pipelines.errors import ArchiveError, SettingsError
 from archive_pipelines.settings import Settings, load_settings
 from frontier_service.recovery.redis_memory import FAILURE_PREFIX as REDIS_FAILURE
-from frontier_service.service.runner import configure_logging, run_async, run_crawler
-from frontier_service.service.settings import (
+from frontier_service.service.crawler_settings import (
     CrawlerSettings,
     from_settings,
     warn_legacy_private,
     with_loopback,
 )
+from frontier_service.service.runner import configure_logging, run_async, run_crawler
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"

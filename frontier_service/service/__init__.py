@@ -5,9 +5,9 @@ report closed segments (`frontier_service.archiving.events`, imported lazily).
 """
 
 from frontier_service.scope.crawl_scope import Scope
+from frontier_service.service.crawler_settings import CrawlerSettings, from_settings
 from frontier_service.service.runner import configure_logging, run_crawler
 from frontier_service.service.service import CrawlerService, RunReport
-from frontier_service.service.settings import CrawlerSettings, from_settings
 
 __all__ = [
     "CrawlerService",

@@ -40,7 +40,7 @@ from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
 from frontier_service.scope.address_policy import AddressPolicy
 from frontier_service.scope.resolver import CrawlResolver
-from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.crawler_settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
 

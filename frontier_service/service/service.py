@@ -43,10 +43,10 @@ from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
 from frontier_service.scope.drops import UrlDrops
 from frontier_service.service.components import Components, open_components
+from frontier_service.service.crawler_settings import CrawlerSettings, scope_for
 from frontier_service.service.health import HealthServer
 from frontier_service.service.progress import ProgressReporter, format_progress
 from frontier_service.service.seeding import add_seeds
-from frontier_service.service.settings import CrawlerSettings, scope_for
 from frontier_service.service.stop_report import (
     NOTHING_LEFT_TO_FETCH,
     StopReport,

@@ -18,8 +18,8 @@ from redis.asyncio import Redis
 from archive_pipelines.embedded_redis import LocalRedis
 from archive_pipelines.server_process import free_port
 from archive_testkit.testweb import RequestRecord, TestWeb, TestWebConfig, serve_in_background
+from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.service import CrawlerService, RunReport
-from frontier_service.service.settings import CrawlerSettings
 from tests.frontier_service.service.web import crawler_settings
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults

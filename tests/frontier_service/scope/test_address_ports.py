@@ -15,7 +15,7 @@ from frontier_service.fetch.errors import AddressRefused
 from frontier_service.scope.address_policy import AddressPolicy, parse_entry
 from frontier_service.scope.crawl_scope import Scope, port_of
 from frontier_service.scope.resolver import CrawlResolver
-from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.crawler_settings import CrawlerSettings
 
 
 @pytest.mark.parametrize(("entry", "shown", "ports"), [

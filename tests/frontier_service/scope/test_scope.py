@@ -16,7 +16,7 @@ from archive_pipelines.settings import CrawlSettings, Settings, load_settings
 from frontier_service.scope.address_policy import AddressPolicy
 from frontier_service.scope.crawl_scope import Scope, host_of
 from frontier_service.scope.resolver import CrawlResolver, parse_target
-from frontier_service.service.settings import CrawlerSettings, SettingsError, from_settings, scope_for
+from frontier_service.service.crawler_settings import CrawlerSettings, SettingsError, from_settings, scope_for
 
 LOOPBACK = AddressPolicy(["127.0.0.0/8"])
 
@@ -258,7 +258,7 @@ def test_archive_toml_allow_networks_reach_the_crawler(tmp_path: Path) -> None:
 
 def test_legacy_allow_private_addresses_means_loopback_only_and_warns_once(
         tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("frontier_service.service.settings._warned", set())
+    monkeypatch.setattr("frontier_service.service.crawler_settings._warned", set())
     (tmp_path / "archive.toml").write_text("[crawl]\nallow_private_addresses = true\n")
     legacy = load_settings(tmp_path, environ={})  # an old file still loads
     with caplog.at_level(logging.WARNING):

@@ -12,8 +12,8 @@ import pytest
 import redis
 
 from archive_testkit.testweb import RequestRecord, TestWeb, serve_in_background
+from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.service import CrawlerService, RunReport
-from frontier_service.service.settings import CrawlerSettings
 from tests.frontier_service.service.web import SEEDS, WEB, crawler_settings
 
 

@@ -12,7 +12,7 @@ from frontier_service.archiving.page_journal import JournaledIndexWriter, recove
 from frontier_service.frontier.records import ResourceType
 from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.components import open_frontier
-from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.crawler_settings import CrawlerSettings
 
 
 def record(n: int) -> dict[str, object]:

@@ -8,7 +8,7 @@ import pytest
 
 from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import load_settings
-from frontier_service.service.settings import from_settings
+from frontier_service.service.crawler_settings import from_settings
 
 
 def test_crawl_section_and_redis_url_become_crawler_settings(data_dir: Path) -> None:
