@@ -1,7 +1,9 @@
 """The crawler service: settings, startup, a TaskGroup of workers, graceful drain, health endpoint.
 
-Pure asyncio on the frontier, fetch and archiving packages; Dagster is touched only to
-report closed segments (`frontier_service.archiving.events`, imported lazily).
+It starts, runs and stops the other packages (frontier, recovery, scope, fetch, archiving,
+pages) in one process (service.py) or several (supervisor.py, child.py). Pure asyncio;
+Dagster is touched only to report closed segments (`frontier_service.archiving.events`,
+imported lazily).
 """
 
 from frontier_service.scope.crawl_scope import Scope
