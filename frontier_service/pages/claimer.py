@@ -25,7 +25,7 @@ from typing import Protocol
 from redis.exceptions import RedisError
 
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.lost import FrontierLost
+from frontier_service.frontier.frontier_lost import FrontierLost
 from frontier_service.frontier.state import Release, Reschedule
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.fetch_ledger import FetchLedger

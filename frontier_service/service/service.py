@@ -30,7 +30,7 @@ from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.page_journal import IndexJournal, journal_dir
 from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
 from frontier_service.frontier.frontier import AddResult
-from frontier_service.frontier.lost import FrontierLost
+from frontier_service.frontier.frontier_lost import FrontierLost
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.claimer import DomainClaimer
 from frontier_service.pages.fetch_ledger import FetchLedger
