@@ -3,7 +3,7 @@
     .venv/bin/python bench/crawl_bench.py                 # 2,000 hosts, 60 s measured each
     .venv/bin/python bench/crawl_bench.py --seconds 20 --hosts 500 --warmup 5
     .venv/bin/python bench/crawl_bench.py --case single-host   # one website, us vs Scrapy
-    .venv/bin/python bench/crawl_bench.py --case bomb          # a bomb host beside a site
+    .venv/bin/python bench/crawl_bench.py --case bomb          # bomb hosts beside a site
     .venv/bin/python bench/crawl_bench.py --case all           # every case
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
@@ -36,10 +36,11 @@ Scrapy pages/s >= 3 on the medians, and (a) fetches every page exactly once; the
 1 when either fails.
 
 Bomb case (`--case bomb`; bench/crawl_baselines/bomb_case.py): a documentation site crawled
-by `frontier-service run` for `--bomb-seconds` alone, then beside a host serving compression
-bombs of every encoding (10 GiB of zeros each). The site's pages/s with / without the bomb
-host is the figure (target >= 0.9), with the largest gap between two requests to the site;
-the case exits 1 when the ratio misses the target.
+by `frontier-service run` for `--bomb-seconds` alone, then beside `--bomb-hosts` hosts
+serving compression bombs (three each, every encoding, 10 GiB of zeros each), alternated over
+`--bomb-repeat` pairs. The site's pages/s with / without the bomb hosts (medians) is the
+figure (target >= 0.9), with the largest gap between two requests to the site; the case exits
+1 when the ratio misses the target.
 """
 
 from __future__ import annotations

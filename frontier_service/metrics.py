@@ -17,6 +17,7 @@ class CrawlMetrics:
     fetch_errors: int = 0  # no usable response (connect, timeout, protocol ...)
     host_failures: int = 0  # connect/timeout/429/503 counted against a host
     hosts_retired: int = 0
+    bombs: int = 0  # bodies cut by their decode ratio (decompression bombs)
     robots_fetches: int = 0
     robots_disallowed: int = 0
     body_bytes: int = 0
@@ -71,6 +72,7 @@ _HELP = {
     "frontier_pending_bytes": "Bytes of frontier files not yet read.",
     "frontier_ready_domains": "Domains waiting in the ready queue.",
     "segments_closed_idle": "Page-index segments closed because the crawl went idle.",
+    "bombs": "Bodies cut by their decode ratio (decompression bombs); three in a row retire a host.",
 }
 
 

@@ -11,7 +11,9 @@ decoded size passes `max_bytes` or the decode ratio passes `max_ratio` (checked 
 Why 1000:1: text and HTML compress 3-20:1, very repetitive pages rarely beyond 100:1, and
 gzip and deflate cannot exceed 1032:1 at all, so only a stream of one repeated byte gets
 there; br and zstd reach millions:1 on such streams, which is what a bomb is. Cutting at
-1000:1 after the first MiB stops a bomb after about a MiB of work instead of at the size cap.
+1000:1 after the first 256 KiB stops a bomb after about that much work (decoding, then
+hashing and storing the cut body) instead of at the size cap: a host answering bombs as fast
+as it is asked costs the crawl little more than any other host.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import zstandard
 
 MIB = 1024 * 1024
 DEFAULT_MAX_RATIO = 1000.0
-DEFAULT_RATIO_GRACE_BYTES = MIB
+DEFAULT_RATIO_GRACE_BYTES = 256 * 1024
 DEFAULT_PIECE_BYTES = 64 * 1024
 DEFAULT_SLICE_BYTES = 2 * 1024  # of input per step: 2 MiB of output at gzip's 1032:1 at most
 ZSTD_MAX_WINDOW = 8 * MIB  # what browsers accept (RFC 9659); bounds the decoder's memory
@@ -190,12 +192,10 @@ def _stage(coding: str) -> _Stage:
     return _ZlibStage(gzip=coding == "gzip")
 
 
-class _ZlibStage:
-    """gzip (concatenated members too), or deflate: zlib-wrapped or raw, as browsers accept."""
+class _BufferedStage:
+    """A stage that buffers its input until `read` decodes it."""
 
-    def __init__(self, *, gzip: bool) -> None:
-        self._gzip = gzip
-        self._inflate: zlib._Decompress | None = None
+    def __init__(self) -> None:
         self._input = b""
         self.ended = False
 
@@ -204,6 +204,15 @@ class _ZlibStage:
 
     def end(self) -> None:
         self.ended = True
+
+
+class _ZlibStage(_BufferedStage):
+    """gzip (concatenated members too), or deflate: zlib-wrapped or raw, as browsers accept."""
+
+    def __init__(self, *, gzip: bool) -> None:
+        super().__init__()
+        self._gzip = gzip
+        self._inflate: zlib._Decompress | None = None
 
     def read(self, limit: int) -> bytes:
         while True:
@@ -231,17 +240,10 @@ class _ZlibStage:
         return 15 if zlib_header else -15
 
 
-class _BrotliStage:
+class _BrotliStage(_BufferedStage):
     def __init__(self) -> None:
+        super().__init__()
         self._decompressor = brotli.Decompressor()
-        self._input = b""
-        self.ended = False
-
-    def feed(self, data: bytes) -> None:
-        self._input += data
-
-    def end(self) -> None:
-        self.ended = True
 
     def read(self, limit: int) -> bytes:
         decompressor = self._decompressor

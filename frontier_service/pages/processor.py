@@ -7,6 +7,8 @@ Politeness rules carried out here:
   is deduplicated and waits its host's delay like any URL.
 - connection failures and 429/503 leave the URL in place and back off (HostHealth);
   the third failure in a row retires the host. A timeout costs the URL, not the host.
+- a decompression bomb (a body cut by its decode ratio) is recorded as cut and costs the
+  host a strike the same way: three in a row retire it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from archive_pipelines.canonical_urls import InvalidURL
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_record import page_record
+from frontier_service.fetch.decoding import CutKind
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.link_extraction import links_off_loop
 from frontier_service.fetch.links import PageLinks
@@ -36,6 +39,8 @@ from frontier_service.scope.drops import BEYOND_MAX_DEPTH, ROBOTS_DISALLOWED, in
 log = logging.getLogger(__name__)
 
 _REFUSED_HOST = "address refused: the host's address is outside the crawl's allowed networks"
+_BOMB_HOST = "it answered decompression bombs (decode ratio cut) three times in a row"
+_BOMB_BACKOFF_S = (1.0, 5.0)  # after the first and second bomb in a row; the third retires
 
 _RETRY_SAME_URL = frozenset({FetchErrorKind.CONNECT})
 
@@ -71,6 +76,8 @@ class PageProcessor:
         self.fetch_assets = fetch_assets
         self.max_assets_per_page = max_assets_per_page
         self.health = HostHealth(failure_backoff_s)
+        # Bombs in a row per host: a short back-off (nothing to recover from), retired at the third.
+        self.bombs = HostHealth(_BOMB_BACKOFF_S)
 
     async def process(self, item: Claimed) -> Outcome:
         url = item.record.url
@@ -122,7 +129,10 @@ class PageProcessor:
             return await self._refused(item, result)
         if result.host_failure:
             return await self._host_failed(item, rules, result, now)
+        if result.cut_kind is CutKind.DECODE_RATIO:
+            return await self._bomb(item, rules, result, now)
         self.health.record_success(item.domain)
+        self.bombs.record_success(item.domain)
         delay = self.politeness.delay(rules, result.response_time_s or result.elapsed_s)
         await self._archive(item, result)
         return Outcome(now + delay, item.end_offset, solo=rules.crawl_delay() is not None,
@@ -163,6 +173,25 @@ class PageProcessor:
             return Outcome(now + delay, item.start_offset, solo=True, delay_s=delay)
         await self._archive(item, result)  # a timeout: this URL is done, the host gets a strike
         return Outcome(now + delay, item.end_offset, solo=True, delay_s=delay)
+
+    async def _bomb(self, item: Claimed, rules: RobotsRules, result: FetchResult,
+                    now: float) -> Outcome:
+        """A decompression bomb (cut by its decode ratio): its URL is done, recorded as cut,
+        and the host gets a strike, so a host that answers bombs backs off and is retired at
+        the third in a row instead of taking a share of the crawl's CPU and loop as fast as
+        it is asked. A good answer in between clears the strikes (one odd file on a real
+        site costs only its own fetch and a short pause)."""
+        await self._archive(item, result)
+        self.metrics.bombs += 1
+        verdict = self.bombs.record_failure(item.domain)
+        delay = max(self.politeness.delay(rules, result.response_time_s), verdict.retry_in_s)
+        if not verdict.retired:
+            return Outcome(now + delay, item.end_offset, solo=True, delay_s=delay)
+        log.warning("not crawling %s further: %s", item.domain, _BOMB_HOST)
+        self.metrics.hosts_retired += 1
+        self.ledger.count("hosts_retired")
+        await self.frontier.state.exclude(item.domain, _BOMB_HOST)
+        return Outcome(now + delay, item.end_offset, solo=True, retired=_BOMB_HOST, delay_s=delay)
 
     async def _archive(self, item: Claimed, result: FetchResult) -> None:
         """Store the body and page record, queue its links, record the visit."""

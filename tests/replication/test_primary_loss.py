@@ -46,7 +46,7 @@ def test_a_deleted_primary_blob_comes_back_from_a_replica(tmp_path: Path) -> Non
     assert fixed.returncode == 1  # the bytes are not back yet: reported, not hidden
     replicated = run_cli("--data-dir", str(data), "replicate")
     assert replicated.returncode == 0, replicated.stdout + replicated.stderr
-    assert "copies made (1.3 KB); primary: 1" in replicated.stdout, replicated.stdout
+    assert "copies made (1.3 KiB); primary: 1" in replicated.stdout, replicated.stdout
     # The views' alias of the bytes is made again from the restored file.
     assert run_cli("--data-dir", str(data), "verify", "--fix").returncode == 0
     healthy = run_cli("--data-dir", str(data), "verify", "--deep")

@@ -121,7 +121,7 @@ def test_a_full_data_disk_stops_the_ingest_in_one_line_and_a_resume_finishes_it(
     assert f"snapshot {snapshot_id} ({URL} @ {TIMESTAMP}) complete" in resumed.stdout
     healthy = run_cli(*where, "verify", "--deep", env=catalog_env)
     assert healthy.returncode == 0, healthy.stdout
-    assert f"checked {len(files)} blobs (hashed), {len(files)} files" in healthy.stdout
+    assert f"checked {len(files)} referenced blobs (hashed), {len(files)} files" in healthy.stdout
     view = data / "archive" / "by_timestamp" / TIMESTAMP / "warc"
     for rel, expected in files.items():
         assert (view / rel).read_bytes() == expected, rel
