@@ -8,8 +8,8 @@ from pathlib import Path
 import redis
 
 from archive_testkit.testweb import RequestRecord, TestWeb
+from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.service import RunReport
-from frontier_service.service.settings import CrawlerSettings
 
 
 @dataclass

@@ -106,7 +106,7 @@ def test_seed_with_the_metadata_address_listed_exactly(data: Path, redis_url: st
 def test_legacy_allow_private_means_loopback_only_and_says_so(
         data: Path, redis_url: str, crawl_name: str, capsys: pytest.CaptureFixture[str],
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("frontier_service.service.settings._warned", set())
+    monkeypatch.setattr("frontier_service.service.crawler_settings._warned", set())
     assert seed(data, redis_url, "--crawl-name", crawl_name, "--allow-private",
                 "http://127.0.0.1:8080/", "http://[::1]:8080/") == 0
     assert "queued 2 URL(s)" in capsys.readouterr().out

@@ -26,10 +26,9 @@ import redis
 
 from archive_testkit.testweb import TestWeb, TestWebConfig, serve_in_background
 from archive_testkit.tmpfs import resize_tmpfs
-from frontier_service.archiving import iter_records
+from frontier_service.archiving import iter_records, journal_files
+from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.frontier.files import FrontierFiles
-from frontier_service.service import journal_files
-from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from tests.cli.test_cli import run_cli
 from tests.frontier_service.service.cli_runs import cli
 from tests.helpers.crawls import delete_keys

@@ -14,7 +14,7 @@ import pytest
 
 from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import iter_records
-from frontier_service.service.metrics import CrawlMetrics, combine_metrics
+from frontier_service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.service.stop_report import NOTHING_LEFT_TO_FETCH
 from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes, split_concurrency
 from tests.frontier_service.service.cli_runs import (
