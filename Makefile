@@ -10,7 +10,7 @@ PORT   ?= 3000
 # Dagit start once.
 TEST_WORKERS ?= 2
 
-.PHONY: venv system-deps demo test test-fast dev dev-port-free screenshots bench lint clean
+.PHONY: venv system-deps demo test test-unit test-fast dev dev-port-free screenshots bench lint clean
 
 venv: $(STAMP)
 
@@ -31,6 +31,10 @@ demo: venv
 
 test: venv system-deps
 	@$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# The loop to run after every edit: no servers, no subprocesses (tests/helpers/unit_guard.py).
+test-unit: venv
+	@$(BIN)/pytest -q -m unit
 
 test-fast: venv system-deps
 	@$(BIN)/pytest -q -m "not slow"

@@ -15,14 +15,14 @@ import click
 from archive_pipelines.cli.runner import run_group
 from archive_pipelines.errors import ArchiveError, SettingsError
 from archive_pipelines.settings import Settings, load_settings
-from frontier_service.service.redis_memory import FAILURE_PREFIX as REDIS_FAILURE
-from frontier_service.service.runner import configure_logging, run_async, run_crawler
-from frontier_service.service.settings import (
+from frontier_service.recovery.redis_memory import FAILURE_PREFIX as REDIS_FAILURE
+from frontier_service.service.crawler_settings import (
     CrawlerSettings,
     from_settings,
     warn_legacy_private,
     with_loopback,
 )
+from frontier_service.service.runner import configure_logging, run_async, run_crawler
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
@@ -281,13 +281,13 @@ def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
 
     from archive_pipelines.datadir import require_data_dir
     from archive_pipelines.errors import DataDirError
+    from frontier_service.archiving.page_journal import journal_dir
     from frontier_service.frontier.checkpoint import checkpoint_dir
-    from frontier_service.frontier.epoch import EpochState, has_disk_state
     from frontier_service.frontier.folder_locks import live_sessions
-    from frontier_service.frontier.rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
+    from frontier_service.pages.link_journal import link_journal_dir
+    from frontier_service.recovery.epoch import EpochState, has_disk_state
+    from frontier_service.recovery.rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
     from frontier_service.service.components import open_frontier
-    from frontier_service.service.journal import journal_dir
-    from frontier_service.service.link_journal import link_journal_dir
 
     settings = obj.crawler_settings()
     data_dir, name = settings.data_dir, settings.crawl_name

@@ -16,19 +16,24 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
-from sqlalchemy.engine import make_url
 
 from archive_pipelines.catalog import CatalogRepository, make_engine, upgrade_catalog
 from archive_pipelines.catalog.urls import normalize_catalog_url
+from archive_pipelines.datadir import initialize
 from archive_pipelines.embedded_redis import LocalRedis
-from archive_pipelines.settings import Settings, load_settings
+from archive_pipelines.settings import CatalogSettings, Settings, load_settings
+from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_testkit.servers import LocalMotoServer, LocalPostgres, create_database, drop_database
 from archive_testkit.tmpfs import mount_tmpfs, tmpfs_unavailable, unmount
 
-# Keep the developer's own settings out of the tests.
-# The real crawl the capture tests share (one crawl per run, whichever package asks).
-pytest_plugins = ["tests.captures.crawl_fixtures"]
+# The shared test helpers get pytest's assertion messages, as the tests do.
+pytest.register_assert_rewrite("tests.helpers")
 
+# The real crawl the capture tests share (one crawl per run, whichever package asks), and the
+# guard that keeps the `unit` marker honest (pytester: its own test runs it).
+pytest_plugins = ["tests.captures.crawl_fixtures", "tests.helpers.unit_guard", "pytester"]
+
+# Keep the developer's own settings out of the tests.
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):
     os.environ.pop(_var, None)
 
@@ -131,6 +136,31 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def storage(data_dir: Path, catalog_url: str) -> Iterator[StorageParts]:
+    """The storage parts on a fresh data dir; catalog parametrized over SQLite and PostgreSQL."""
+    settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url))
+    initialize(settings)
+    storage = open_storage(settings)
+    try:
+        yield storage
+    finally:
+        storage.close()
+        storage.catalog.engine.dispose()
+
+
+@pytest.fixture
+def sqlite_storage(data_dir: Path) -> Iterator[StorageParts]:
+    settings = Settings(data_dir=data_dir)
+    initialize(settings)
+    storage = open_storage(settings)
+    try:
+        yield storage
+    finally:
+        storage.close()
+        storage.catalog.engine.dispose()
+
+
+@pytest.fixture
 def settings(data_dir: Path) -> Settings:
     """Default settings on a temp data dir (SQLite catalog), with no environment overrides."""
     return load_settings(data_dir, environ={})
@@ -169,10 +199,6 @@ def dagster_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     return home
-
-
-def database_name(url: str) -> str:
-    return str(make_url(url).database)
 
 
 @pytest.fixture

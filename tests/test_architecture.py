@@ -2,14 +2,19 @@
 
 The contracts (domain code never imports Dagster, the product never imports the test kits,
 the wiring sits above the domain, no import cycles, ...) are `[tool.importlinter]` in
-pyproject.toml; `make lint` runs the same `lint-imports`.
+pyproject.toml; `make lint` runs the same `lint-imports`. Test helpers are never imported
+from a conftest.
 """
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -20,3 +25,55 @@ def test_every_import_contract_is_kept() -> None:
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, f"lint-imports failed:\n{done.stdout}\n{done.stderr}"
     assert "0 broken" in done.stdout, done.stdout
+
+
+# Where Python of this repository lives (not the virtualenv, not data dirs).
+SOURCE_DIRS = ("archive_pipelines", "archive_testkit", "frontier_service", "tests", "bench",
+               "scripts")
+
+
+def python_files(root: Path) -> list[Path]:
+    found: list[Path] = []
+    for directory, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        found.extend(Path(directory, name) for name in names if name.endswith(".py"))
+    return sorted(found)
+
+
+def conftest_imports(root: Path, folders: tuple[str, ...] = SOURCE_DIRS) -> list[str]:
+    """`file:line module` for every import of a conftest module in `folders` under `root`."""
+    found = []
+    for path in (path for folder in folders for path in python_files(root / folder)):
+        text = path.read_text(encoding="utf-8")
+        if "conftest" not in text:  # parse only the few files that could import one
+            continue
+        for node in ast.walk(ast.parse(text, filename=str(path))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for module in modules:
+                if module.split(".")[-1] == "conftest":
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {module}")
+    return found
+
+
+@pytest.mark.unit
+def test_no_module_imports_from_a_conftest() -> None:
+    """Conftests hold fixtures; the helpers tests share live in tests/helpers or archive_testkit
+    (a helper read out of a conftest hides where it lives and who shares it)."""
+    assert conftest_imports(REPO) == []
+
+
+@pytest.mark.unit
+def test_the_conftest_import_check_finds_one(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "test_x.py").write_text(
+        "from tests.blobstore.conftest import MakeStore\nimport tests.storage.conftest\n"
+        "from tests.migration import conftest\nfrom tests.helpers.storage import sha\n")
+    assert conftest_imports(tmp_path, ("pkg",)) == [
+        "pkg/test_x.py:1 tests.blobstore.conftest", "pkg/test_x.py:2 tests.storage.conftest",
+        "pkg/test_x.py:3 tests.migration.conftest"]

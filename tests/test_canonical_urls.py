@@ -21,6 +21,7 @@ from archive_pipelines.canonical_urls import (
 from frontier_service.frontier.records import FrontierRecord, format_line, parse_line
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("raw", "canonical"), [
     ("HTTP://Example.COM/a/b", "http://example.com/a/b"),
     ("https://EXAMPLE.com/Path/Keeps/Case", "https://example.com/Path/Keeps/Case"),
@@ -52,6 +53,7 @@ def test_canonicalize(raw: str, canonical: str) -> None:
     assert canonicalize(canonical) == canonical
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("raw", "reason"), [
     ("javascript:alert(1)", "unsupported scheme 'javascript'"),
     ("mailto:someone@example.com", "unsupported scheme 'mailto'"),
@@ -75,6 +77,7 @@ def test_invalid_urls_are_rejected_with_a_reason(raw: str, reason: str) -> None:
         canonicalize(raw)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("raw", "canonical"), [
     ("http://2130706433/", "http://127.0.0.1/"),
     ("http://0x7f000001/", "http://127.0.0.1/"),
@@ -106,6 +109,7 @@ def test_numeric_hosts_become_the_dotted_quad_a_browser_reaches(raw: str, canoni
     assert urls._parse_uncached(raw) == urls._parse_rewriting(raw)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("raw", "reason"), [
     ("http://1.2.3.4.5/", "more than four parts"),
     ("http://256.1.1.1/", "out of range"),
@@ -119,6 +123,7 @@ def test_numbers_that_make_no_ipv4_address_are_invalid(raw: str, reason: str) ->
         canonicalize(raw)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("raw", "stripped"), [
     ("http://user:pw@example.com/a", "http://example.com/a"),
     ("HTTP://User:PW@Example.com:8080/a?b#c", "HTTP://Example.com:8080/a?b#c"),
@@ -138,6 +143,7 @@ def test_userinfo_is_found_and_taken_out(raw: str, stripped: str) -> None:
     assert not has_userinfo(stripped)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("url", [
     "http://example.com/a@b", "http://example.com/?next=http://u:p@other.example/",
     "http://example.com#u:p@x", "mailto:someone@example.com", "relative/a@b", "",
@@ -147,6 +153,7 @@ def test_an_at_sign_outside_the_authority_is_no_userinfo(url: str) -> None:
     assert without_userinfo(url) == url
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("raw", [
     "http://user:pw@example.com/a", "http://user@Example.com:80/a", "http://u:p@example.com/a#x",
     "http://%75:%70@example.com/a", "http://u:p@127.0.0.1/a", "http://u:p@[::1]:8080/a",
@@ -159,10 +166,12 @@ def test_userinfo_is_no_part_of_the_canonical_form(raw: str) -> None:
     assert domain_key(raw) == domain_key(stripped)
 
 
+@pytest.mark.unit
 def test_invalid_url_is_a_value_error() -> None:
     assert issubclass(InvalidURL, ValueError)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("raw", "domain"), [
     ("HTTP://WWW.Example.COM:80/x", "www.example.com"),
     ("https://example.com:443/", "example.com"),
@@ -175,6 +184,7 @@ def test_domain_key(raw: str, domain: str) -> None:
     assert domain_key(raw) == domain
 
 
+@pytest.mark.unit
 def test_fingerprint_is_16_bytes_of_the_canonical_url() -> None:
     fingerprint = url_fingerprint("HTTP://Example.com:80/a?b=1&a=2#x")
     assert len(fingerprint) == 16
@@ -182,6 +192,7 @@ def test_fingerprint_is_16_bytes_of_the_canonical_url() -> None:
     assert fingerprint != url_fingerprint("http://example.com/a?a=2&b=2")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("raw", "field"), [
     ("http://a.example/x|y", "http://a.example/x%7Cy"),
     ("http://a.example/x\ny", "http://a.example/x%0Ay"),
@@ -197,6 +208,7 @@ def test_encode_line_field(raw: str, field: str) -> None:
     assert decode_line_field(encoded) == encoded
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("raw", [
     "http://a.example/x|y", "http://a.example/x?q=a|b", "https://a.example/ok", "http://a.example/x y",
 ])
@@ -212,12 +224,14 @@ def test_line_round_trip_keeps_the_url(raw: str) -> None:
     assert exact == FrontierRecord(canonical, 0, 1.0, 1)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("line", [b"", b"no-separators", b"http://a/x|1|1.0", b"http://a/x|one|1|2",
                                   b"http://a/x|1|1|2|3|", b"\xff\xfe|1|1|1"])
 def test_corrupt_lines_parse_to_none(line: bytes) -> None:
     assert parse_line(line) is None
 
 
+@pytest.mark.unit
 def test_decode_refuses_a_corrupt_field() -> None:
     with pytest.raises(ValueError):
         decode_line_field("http://a/x|y")
@@ -268,6 +282,7 @@ _TRICKY = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("url", _TRICKY)
 def test_canonical_fast_path_matches_the_full_parse_on_tricky_urls(url: str) -> None:
     assert urls._parse_uncached(url) == urls._parse_rewriting(url)

@@ -4,6 +4,8 @@ import pytest
 
 from archive_pipelines.sizes import human_bytes, human_rate
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("value", "shown"), [
     (0, "0 B"), (1023, "1,023 B"), (1024, "1.0 KiB"), (105_779, "103.3 KiB"),

@@ -10,10 +10,12 @@ import hashlib
 import json
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import cache
 
 from archive_testkit.legacy_releases.index_documents import ResultSpec
+from archive_testkit.warc_files import WgetFetch, WgetRun, wget_warc
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class SnapshotContext:
     timestamp: str
     rng: random.Random
     binary_size: int
+    # What wget fetched so far (the page first), for the snapshot's WARC file.
+    fetched: list[WgetFetch] = field(default_factory=list)
 
 
 _WGET = (
@@ -46,7 +50,6 @@ _WGET = (
     "--span-hosts",
     "-e",
     "robots=off",
-    "--warc-file=warc/",
 )
 _CHROME = ("chromium-browser", "--headless", "--no-sandbox", "--disable-gpu")
 _CHROME_VERSION = "Chromium 118.0.5993.88"
@@ -114,11 +117,23 @@ def _screenshot(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     )
 
 
+def _wget_command(ctx: SnapshotContext) -> tuple[str, ...]:
+    return (*_WGET, f"--warc-file=warc/{_unix_seconds(ctx)}", ctx.url)
+
+
+def _unix_seconds(ctx: SnapshotContext) -> str:
+    return ctx.timestamp.split(".")[0]
+
+
 def _wget(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     rel = f"{ctx.host}/{ctx.path}.html"
+    page = _html(ctx, "wget")
+    ctx.fetched.insert(
+        0, WgetFetch(url=ctx.url, body=page, content_type="text/html; charset=utf-8", saved_as=rel)
+    )
     return (
-        [OutputFile(rel, _html(ctx, "wget"), "wget")],
-        _result("wget", (*_WGET, ctx.url), "GNU Wget 1.21.3", rel, 0),
+        [OutputFile(rel, page, "wget")],
+        _result("wget", _wget_command(ctx), "GNU Wget 1.21.3", rel, 0),
     )
 
 
@@ -162,10 +177,17 @@ def _htmltotext(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
 
 
 def _warc(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
-    rel = f"warc/{ctx.timestamp.split('.')[0]}.warc.gz"
+    """The WARC the wget run wrote beside its files: the page and the requisites it fetched."""
+    rel = f"warc/{_unix_seconds(ctx)}.warc.gz"
+    command = _wget_command(ctx)
+    run = WgetRun(
+        arguments=command[1:],
+        started=datetime.fromtimestamp(float(ctx.timestamp), UTC),
+        warc_name=rel.removeprefix("warc/"),
+    )
     return (
-        [OutputFile(rel, _binary(ctx, b"\x1f\x8b\x08\x00"), "warc")],
-        _result("warc", (*_WGET, ctx.url), "GNU Wget 1.21.3", "warc/", 0.5),
+        [OutputFile(rel, wget_warc(run, ctx.fetched), "warc")],
+        _result("warc", command, "GNU Wget 1.21.3", "warc/", 0.5),
     )
 
 
@@ -251,7 +273,12 @@ def build_outputs(
     if shared:
         for name in ("jquery.min.js", "site.css"):
             asset = shared_asset(name)
-            files.append(OutputFile(f"{ctx.host}/static/{name}", asset.data, "wget", asset.sha256))
+            rel = f"{ctx.host}/static/{name}"
+            files.append(OutputFile(rel, asset.data, "wget", asset.sha256))
+            content_type = "application/javascript" if name.endswith(".js") else "text/css"
+            ctx.fetched.append(
+                WgetFetch(url=f"https://{rel}", body=asset.data, content_type=content_type, saved_as=rel)
+            )
     if unknown:
         files.append(OutputFile("notes.txt", f"kept by hand {ctx.url}\n".encode(), "unknown"))
     for slot in SLOTS:

@@ -18,8 +18,8 @@ from typing import Any
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.fetch import Fetcher, FetchResult, FetchSettings, links_from_fetch
-from frontier_service.service.address_policy import AddressPolicy
-from frontier_service.service.resolver import CrawlResolver
+from frontier_service.scope.address_policy import AddressPolicy
+from frontier_service.scope.resolver import CrawlResolver
 
 USER_AGENT = "crawl-bench/0.1"
 MAX_BODY_BYTES = 2 * 1024 * 1024  # traps serve 1 GB bodies: every crawler stops at this

@@ -24,9 +24,9 @@ from bench.crawl_baselines.common import (
 )
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.service.components import frontier_config
+from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.runner import configure_logging, run_async
 from frontier_service.service.service import CrawlerService
-from frontier_service.service.settings import CrawlerSettings
 from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes
 
 

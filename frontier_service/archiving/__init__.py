@@ -1,4 +1,10 @@
-"""Archiving fetched pages: bodies into the blob store, page-fetch index segments, summaries.
+"""Archiving fetched pages: bodies into the blob store, page records into page-fetch index
+segments, the page journal that keeps records not yet in a segment, and when segments close.
+
+`Archiver` (archiver.py) stores a fetch's body and makes its record (page_record.py);
+`JournaledIndexWriter` (page_journal.py) appends each record to the session's journal
+before a domain's read offset may move, and writes segments (page_index.py);
+`SegmentCloser` (segment_closer.py) closes a segment when full, old or idle (idle_close.py).
 
 Plain Python; `frontier_service.archiving.events` (import it explicitly) is the one module
 that talks to Dagster.

@@ -1,8 +1,8 @@
 """Locks in a folder: per-session flocks (held while a session runs, told live or dead by
 others), the crawl's rebuild lock, and short mutexes.
 
-The crawler's service layer has the same session locks for its journals
-(service/session_lock.py); the frontier layer cannot import it, so these are its own.
+The page and link journals hold the same session locks (archiving/session_lock.py, which
+imports `lock_session` from here: the frontier is the lower layer).
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """The crawler service: settings, startup, a TaskGroup of workers, graceful drain, health endpoint.
 
-Pure asyncio on the frontier, fetch and archiving packages; Dagster is touched only to
-report closed segments (`frontier_service.archiving.events`, imported lazily).
+It starts, runs and stops the other packages (frontier, recovery, scope, fetch, archiving,
+pages) in one process (service.py) or several (supervisor.py, child.py). Pure asyncio;
+Dagster is touched only to report closed segments (`frontier_service.archiving.events`,
+imported lazily).
 """
 
+from frontier_service.scope.crawl_scope import Scope
+from frontier_service.service.crawler_settings import CrawlerSettings, from_settings
 from frontier_service.service.runner import configure_logging, run_crawler
-from frontier_service.service.scope import Scope
 from frontier_service.service.service import CrawlerService, RunReport
-from frontier_service.service.settings import CrawlerSettings, from_settings
 
 __all__ = [
     "CrawlerService",

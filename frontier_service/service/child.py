@@ -20,10 +20,10 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from archive_pipelines.settings import StoreSettings
-from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.metrics import CrawlMetrics
+from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.runner import configure_logging, run_crawler
 from frontier_service.service.service import CrawlerService, RunReport
-from frontier_service.service.settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
 SNAPSHOT_EVERY_S = 0.25

@@ -26,21 +26,21 @@ from archive_pipelines.datadir import require_data_dir
 from archive_pipelines.errors import DataDirError, disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
+from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.fetch.fetcher import Fetcher
+from frontier_service.fetch.redis_robots_store import RedisRobotsStore
 from frontier_service.fetch.robots import RobotsCache
 from frontier_service.fetch.settings import FetchSettings
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
-from frontier_service.service.address_policy import AddressPolicy
-from frontier_service.service.journal import JournaledIndexWriter, recover_journals
-from frontier_service.service.link_journal import LinkJournal, replay_link_journals
-from frontier_service.service.metrics import CrawlMetrics
-from frontier_service.service.recovery import FrontierRecovery
-from frontier_service.service.redis_conn import open_redis
-from frontier_service.service.redis_memory import memory_guard
-from frontier_service.service.resolver import CrawlResolver
-from frontier_service.service.robots_store import RedisRobotsStore
-from frontier_service.service.settings import CrawlerSettings
+from frontier_service.frontier.redis_conn import open_redis
+from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
+from frontier_service.recovery.frontier_recovery import FrontierRecovery
+from frontier_service.recovery.redis_memory import memory_guard
+from frontier_service.scope.address_policy import AddressPolicy
+from frontier_service.scope.resolver import CrawlResolver
+from frontier_service.service.crawler_settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
 
@@ -116,8 +116,9 @@ async def open_frontier(settings: CrawlerSettings, *, create: bool = True,
     """Redis + the frontier only (for `seed` and `stats`); yields (frontier, redis url).
 
     `create=False` (read-only commands): a missing data dir is an error, not made.
-    `recover`: first make Redis hold the crawl its data dir has (recovery.py). A command
-    that writes is refused on a Redis that would evict the crawl (redis_memory.py)."""
+    `recover`: first make Redis hold the crawl its data dir has (recovery/frontier_recovery.py).
+    A command that writes is refused on a Redis that would evict the crawl
+    (recovery/redis_memory.py)."""
     if create:
         check_data_dir(settings.data_dir)
     else:

@@ -6,7 +6,7 @@ import json
 
 from aiohttp import web
 
-from frontier_service.service.metrics import CrawlMetrics, render_prometheus
+from frontier_service.metrics import CrawlMetrics, render_prometheus
 
 
 class HealthServer:

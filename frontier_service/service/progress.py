@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.metrics import CrawlMetrics
 
 log = logging.getLogger("frontier_service.progress")
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from archive_pipelines.settings import StoreSettings
+from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.service import CrawlerService, RunReport
-from frontier_service.service.settings import CrawlerSettings
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

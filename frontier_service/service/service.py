@@ -27,27 +27,26 @@ from redis.exceptions import RedisError
 
 from archive_pipelines.errors import disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
+from frontier_service.archiving.page_journal import IndexJournal, journal_dir
+from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
 from frontier_service.frontier.frontier import AddResult
-from frontier_service.frontier.lost import FrontierLost
-from frontier_service.service.claimer import DomainClaimer
+from frontier_service.frontier.frontier_lost import FrontierLost
+from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.claimer import DomainClaimer
+from frontier_service.pages.fetch_ledger import FetchLedger
+from frontier_service.pages.flush_loop import flush_until
+from frontier_service.pages.held_hosts import Claimed, Outcome
+from frontier_service.pages.link_buffer import LinkBuffer
+from frontier_service.pages.link_journal import link_journal_dir
+from frontier_service.pages.processor import PageProcessor, Politeness
+from frontier_service.recovery.frontier_recovery import FrontierRecovery
+from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
+from frontier_service.scope.drops import UrlDrops
 from frontier_service.service.components import Components, open_components
-from frontier_service.service.drops import UrlDrops
-from frontier_service.service.flushing import flush_until
+from frontier_service.service.crawler_settings import CrawlerSettings, scope_for
 from frontier_service.service.health import HealthServer
-from frontier_service.service.held_hosts import Claimed, Outcome
-from frontier_service.service.journal import IndexJournal, journal_dir
-from frontier_service.service.ledger import FetchLedger
-from frontier_service.service.link_buffer import LinkBuffer
-from frontier_service.service.link_journal import link_journal_dir
-from frontier_service.service.metrics import CrawlMetrics
-from frontier_service.service.pages import PageProcessor, Politeness
 from frontier_service.service.progress import ProgressReporter, format_progress
-from frontier_service.service.recovery import FrontierRecovery
-from frontier_service.service.redis_memory import RedisCannotHoldCrawl
-from frontier_service.service.scope import scope_for
 from frontier_service.service.seeding import add_seeds
-from frontier_service.service.segments import DagsterReporter, SegmentCloser
-from frontier_service.service.settings import CrawlerSettings
 from frontier_service.service.stop_report import (
     NOTHING_LEFT_TO_FETCH,
     StopReport,

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, S3BlobStore
-
-STORE_KINDS = ["local-raw", "local-zstd", "s3-raw", "s3-zstd"]
-MakeStore = Callable[..., BlobStore]
+from tests.helpers.blobstores import STORE_KINDS, MakeStore, store_kind_params
 
 
 @pytest.fixture
@@ -29,7 +26,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> MakeStore:
     return make
 
 
-@pytest.fixture(params=STORE_KINDS)
+@pytest.fixture(params=store_kind_params(STORE_KINDS))
 def store_kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -39,7 +36,7 @@ def store(make_store: MakeStore, store_kind: str) -> BlobStore:
     return make_store(store_kind)
 
 
-@pytest.fixture(params=["local-zstd", "s3-zstd"])
+@pytest.fixture(params=store_kind_params(["local-zstd", "s3-zstd"]))
 def zstd_store(request: pytest.FixtureRequest, make_store: MakeStore) -> BlobStore:
     return make_store(request.param)
 

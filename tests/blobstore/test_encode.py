@@ -9,6 +9,8 @@ import zstandard
 from archive_pipelines.blobstore.encode import encode_stream
 from archive_pipelines.blobstore.layout import CHUNK_SIZE
 
+pytestmark = pytest.mark.unit
+
 
 def _decompress(frame: bytes) -> bytes:
     return zstandard.ZstdDecompressor().decompressobj().decompress(frame)

@@ -1,9 +1,12 @@
 from pathlib import Path
 
+import pytest
+
 from archive_pipelines.blobstore import LocalBlobStore, S3BlobStore, open_store
 from archive_pipelines.settings import Settings, StoreSettings
 
 
+@pytest.mark.unit
 def test_the_default_primary(settings: Settings) -> None:
     store = open_store(settings.primary_store, settings.data_dir)
     assert isinstance(store, LocalBlobStore)
@@ -13,6 +16,7 @@ def test_the_default_primary(settings: Settings) -> None:
     assert (settings.data_dir / "cas" / store.key(sha256)).read_bytes() == b"x"
 
 
+@pytest.mark.unit
 def test_an_absolute_local_path(tmp_path: Path, data_dir: Path) -> None:
     settings = StoreSettings(name="cold", path=str(tmp_path / "cold"), codec="zstd",
                              zstd_level=9, writable=False)

@@ -2,6 +2,8 @@ import pytest
 
 from archive_pipelines.blobstore.layout import blob_key, hash_from_key, key_prefix
 
+pytestmark = pytest.mark.unit
+
 SHA = "ab" + "cd" + "0123456789abcdef" * 3 + "0123456789ab"
 
 

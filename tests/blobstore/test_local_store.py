@@ -33,6 +33,7 @@ def source(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.unit
 def test_local_path_is_the_absolute_stored_file(local_store: LocalBlobStore) -> None:
     result = local_store.put_bytes(DATA)
     path = local_store.local_path(result.sha256)
@@ -43,6 +44,7 @@ def test_local_path_is_the_absolute_stored_file(local_store: LocalBlobStore) -> 
     assert stat.S_IMODE(path.stat().st_mode) == 0o444  # a view's symlink cannot edit it
 
 
+@pytest.mark.unit
 def test_hardlink_shares_the_inode(local_store: LocalBlobStore, source: Path) -> None:
     result = local_store.put_file(source, allow_hardlink=True)
 
@@ -56,6 +58,7 @@ def test_hardlink_shares_the_inode(local_store: LocalBlobStore, source: Path) ->
     assert (again.created, again.stored_bytes) == (False, 0)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("refusal", [errno.EXDEV, errno.EPERM])
 def test_hardlink_falls_back_to_a_copy(local_store: LocalBlobStore, source: Path,
                                        monkeypatch: pytest.MonkeyPatch, refusal: int) -> None:
@@ -75,6 +78,7 @@ def test_hardlink_falls_back_to_a_copy(local_store: LocalBlobStore, source: Path
     assert stored.read_bytes() == DATA
 
 
+@pytest.mark.unit
 def test_a_zstd_store_never_hardlinks(tmp_path: Path, source: Path) -> None:
     store = LocalBlobStore(tmp_path / "z", codec="zstd")
     result = store.put_file(source, allow_hardlink=True)
@@ -96,6 +100,7 @@ def _rewrite_same_size(path: Path) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("mutate", [_append, _rewrite_same_size])
 @pytest.mark.parametrize(("moment", "hardlink"), [
     ("after hashing", False), ("after hashing", True),
@@ -136,6 +141,7 @@ def test_a_file_that_changes_during_ingest_leaves_nothing(
     assert list(local_store.iter_hashes()) == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("how", ["renameat2", "link", "rename"])
 def test_publish_never_replaces_an_existing_object(tmp_path: Path, how: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,6 +213,7 @@ def test_a_read_only_directory_is_a_clear_error(read_only_dir: Path, source: Pat
     assert stored_files(read_only_dir) == []
 
 
+@pytest.mark.unit
 def test_a_full_disk_is_a_clear_error_and_cleans_up(local_store: LocalBlobStore, source: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     real_fsync = os.fsync
@@ -223,6 +230,7 @@ def test_a_full_disk_is_a_clear_error_and_cleans_up(local_store: LocalBlobStore,
     assert stored_files(local_store.root) == []
 
 
+@pytest.mark.unit
 def test_listing_skips_temp_files_and_other_codecs(tmp_path: Path) -> None:
     raw = LocalBlobStore(tmp_path / "shared", codec="raw")
     zstd = LocalBlobStore(tmp_path / "shared", codec="zstd")
@@ -236,6 +244,7 @@ def test_listing_skips_temp_files_and_other_codecs(tmp_path: Path) -> None:
     assert not raw.exists(zstd_hash)
 
 
+@pytest.mark.unit
 def test_a_store_that_does_not_exist_yet(tmp_path: Path) -> None:
     store = LocalBlobStore(tmp_path / "not" / "yet", writable=False)
     sha256 = hashlib.sha256(b"x").hexdigest()
@@ -245,6 +254,7 @@ def test_a_store_that_does_not_exist_yet(tmp_path: Path) -> None:
     assert not (tmp_path / "not").exists()
 
 
+@pytest.mark.unit
 def test_a_hardlinked_put_shares_the_inode_and_makes_it_read_only(
         local_store: LocalBlobStore, source: Path) -> None:
     source.chmod(0o664)
@@ -254,6 +264,7 @@ def test_a_hardlinked_put_shares_the_inode_and_makes_it_read_only(
     assert stat.S_IMODE(source.stat().st_mode) == 0o444
 
 
+@pytest.mark.unit
 def test_a_source_we_may_not_chmod_is_copied(local_store: LocalBlobStore, source: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     source.chmod(0o644)

@@ -30,6 +30,7 @@ def _client_error(status: int, code: str) -> ClientError:
                         "ResponseMetadata": {"HTTPStatusCode": status}}, "PutObject")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("status", "code", "kind"), [
     (503, "SlowDown", S3Unavailable),
     (503, "ServiceUnavailable", S3Unavailable),
@@ -53,12 +54,14 @@ def test_transient_and_permanent_errors_are_told_apart(status: int, code: str,
     assert ("gave up after 3 attempts" in str(error)) == (kind is S3Unavailable)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("code", ["NoSuchKey", "InvalidObjectState", "PreconditionFailed"])
 def test_errors_about_one_object_do_not_blame_the_store(code: str) -> None:
     error = translate(_client_error(400, code), store="s3r", bucket="b", action="reading")
     assert type(error) is BlobStoreError
 
 
+@pytest.mark.unit
 def test_network_settings_from_the_environment() -> None:
     assert S3Network.from_environ({}) == S3Network()
     tuned = S3Network.from_environ({"ARCHIVE_S3_CONNECT_TIMEOUT": "2",

@@ -17,8 +17,8 @@ from archive_pipelines.blobstore import (
     sha256_file,
 )
 from archive_pipelines.blobstore.layout import CHUNK_SIZE
-from tests.blobstore.conftest import MakeStore
 from tests.blobstore.stored_objects import read_stored
+from tests.helpers.blobstores import MakeStore
 
 
 def _sha(data: bytes) -> str:

@@ -6,6 +6,8 @@ import zstandard
 
 from archive_pipelines.blobstore.zstd_frames import ZstdFrameTracker
 
+pytestmark = pytest.mark.unit
+
 # Random bytes make raw blocks, repeats make compressed and RLE blocks; > 128 KiB = several blocks.
 PAYLOAD = os.urandom(150_000) + b"\0" * 300_000 + b"abc" * 50_000
 

@@ -3,7 +3,8 @@ root conftest loads these fixtures for every package: tests/storage, tests/cli a
 tests/wiring use them too), copied per test.
 
 `crawled` is the pristine result (segments under sessions/, bodies in cas/, nothing
-ingested); `crawl_data` is a fresh copy of it for one test to ingest, damage or kill."""
+ingested); `crawl_data` is a fresh copy of it for one test to ingest, damage or kill. The
+helpers the capture tests share are in tests/helpers/captures.py and tests/helpers/crawls.py."""
 
 from __future__ import annotations
 
@@ -11,30 +12,16 @@ import asyncio
 import shutil
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from archive_pipelines.captures.ingest import CaptureStore
 from archive_pipelines.datadir import initialize
-from archive_pipelines.settings import CatalogSettings, Settings
-from archive_pipelines.storage.assembly import StorageParts, open_storage
-from archive_testkit.testweb import RequestRecord, TestWeb, serve_in_background
-from frontier_service.service.service import CrawlerService, RunReport
-from tests.frontier_service.service.conftest import delete_keys
+from archive_pipelines.settings import Settings
+from archive_testkit.testweb import TestWeb, serve_in_background
+from frontier_service.service.service import CrawlerService
 from tests.frontier_service.service.web import SEEDS, WEB, crawler_settings
-
-
-@dataclass(frozen=True)
-class Crawled:
-    """A finished crawl: its data dir (do not change it: copy it), the web it crawled and
-    what the web answered."""
-
-    data_dir: Path
-    web: TestWeb
-    report: RunReport
-    requests: list[RequestRecord]
+from tests.helpers.crawls import Crawled, delete_keys
 
 
 @pytest.fixture(scope="session")
@@ -66,15 +53,3 @@ def crawl_data(crawled: Crawled, tmp_path: Path) -> Path:
     target = tmp_path / "data"
     shutil.copytree(crawled.data_dir, target, symlinks=True)
     return target
-
-
-def open_parts(data_dir: Path, catalog_url: str = "") -> StorageParts:
-    """The storage parts of a crawled data dir (SQLite catalog unless `catalog_url`)."""
-    settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url))
-    initialize(settings)
-    return open_storage(settings)
-
-
-def capture_store(parts: StorageParts) -> CaptureStore:
-    return CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
-                        parts.views.crawl)

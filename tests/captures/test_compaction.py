@@ -34,7 +34,8 @@ from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
-from tests.captures.conftest import Crawled, capture_store, open_parts
+from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]

@@ -25,7 +25,6 @@ from archive_pipelines.catalog.captures import crawl_session
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.storage.verify import KINDS, verify_storage
 from archive_testkit.forkserver import ForkServer
-from tests.captures.conftest import Crawled, capture_store
 from tests.captures.test_compaction import (
     assert_storage_clean,
     capture_rows,
@@ -37,6 +36,8 @@ from tests.captures.test_compaction import (
     segment_files,
     session_ids,
 )
+from tests.helpers.captures import capture_store
+from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = [sys.executable, "-m", "tests.captures.crash_compact"]

@@ -28,8 +28,9 @@ from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, Crawl
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
-from tests.captures.conftest import Crawled, capture_store, open_parts
 from tests.cli.test_cli import run_cli
+from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.crawls import Crawled
 
 
 @contextmanager

@@ -14,7 +14,8 @@ from archive_pipelines.captures.ingest import ingest_crawl
 from archive_pipelines.captures.lookup import BadLookup, find_body, find_session, find_url, note, when_ms
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.catalog.sessions import Catalog
-from tests.captures.conftest import Crawled, capture_store, open_parts
+from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.crawls import Crawled
 
 AllRows = list[tuple[int, str, str, str, int]]  # id, kind, canonical url, site, fetched_ms
 
@@ -174,6 +175,7 @@ def test_failed_fetches_are_captures_marked_as_failed(catalog: Catalog, crawled:
         assert note(capture) == f"failed: {error}"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("text", "end", "expected"), [
     ("1700000000", False, "2023-11-14T22:13:20.000"),
     ("1700000000.25", False, "2023-11-14T22:13:20.250"),
@@ -198,6 +200,7 @@ def test_when_ms_reads_every_documented_form(text: str, end: bool, expected: str
     assert moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] == expected
 
 
+@pytest.mark.unit
 def test_when_ms_reads_a_wayback_hour() -> None:
     moment = datetime.fromtimestamp(when_ms("2026112510") / 1000, UTC)
     assert moment == datetime(2026, 11, 25, 10, tzinfo=UTC)
@@ -205,6 +208,7 @@ def test_when_ms_reads_a_wayback_hour() -> None:
     assert when_ms("1795582022") == 1_795_582_022_000
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("text", ["yesterday", "2026-13-01", "20261301", "202613", "2026-11-25T25:00",
                                   "", "1e9"])
 def test_when_ms_refuses_what_is_no_time(text: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from archive_pipelines.captures.records import RecordRefused, parse_record, url_key
-from tests.captures.conftest import Crawled
+from tests.helpers.crawls import Crawled
 
 Record = dict[str, Any]
 
@@ -176,6 +176,7 @@ def test_nan_timestamp_is_refused(crawled: Crawled) -> None:
         parse_record(text, session_id=session_id)
 
 
+@pytest.mark.unit
 def test_url_key_is_the_crawlers_canonical_form() -> None:
     spelled = url_key("HTTP://Site0001.TEST:80/a/./b/../p.html?b=1&a=2#frag")
     plain = url_key("http://site0001.test/a/p.html?a=2&b=1")
@@ -190,6 +191,7 @@ def test_url_key_is_the_crawlers_canonical_form() -> None:
         assert url_key(bad) is None, bad
 
 
+@pytest.mark.unit
 def test_credentials_in_an_older_records_urls_are_never_ingested() -> None:
     """A record whose URLs carry `user:password@` (older crawlers wrote them): its captures
     hold the URLs without them, and are the captures of the same pages."""

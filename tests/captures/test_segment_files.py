@@ -17,7 +17,7 @@ from archive_pipelines.captures.segment_files import (
     find_segments,
     read_segment,
 )
-from tests.captures.conftest import Crawled
+from tests.helpers.crawls import Crawled
 
 
 def segment_files(data_dir: Path) -> list[Path]:
@@ -84,6 +84,7 @@ def test_odd_entries_are_skipped_and_symlinks_never_followed(crawl_data: Path,
     assert all(".tmp" not in line for line in skipped)
 
 
+@pytest.mark.unit
 def test_canonical_session_id_accepts_only_the_crawlers_form() -> None:
     value = str(uuid.uuid4())
     assert canonical_session_id(value) == value

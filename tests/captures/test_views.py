@@ -18,11 +18,12 @@ from archive_pipelines.settings import CrawlSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
-from tests.captures.conftest import capture_store
+from tests.helpers.captures import capture_store
 
 SID = "61ccb46a-a3a8-44ec-9ea5-bb438d85a450"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("url", "path"), [
     ("http://a.test/", "index.html"),
     ("http://a.test/s1/p2.html", "s1/p2.html"),
@@ -35,12 +36,14 @@ def test_page_path_mirrors_the_site_and_stays_inside(url: str, path: str) -> Non
     assert page_path(url) == path
 
 
+@pytest.mark.unit
 def test_a_long_url_gets_a_hashed_name_and_a_long_query_a_hash() -> None:
     assert page_path("http://a.test/" + "d/" * 600 + "x").startswith("_long/")
     name = page_path("http://a.test/p?" + "q=" + "x" * 300)
     assert name.startswith("p@") and len(name) == len("p@") + 16
 
 
+@pytest.mark.unit
 def test_the_newest_capture_of_a_path_wins_and_other_views_get_folder_links() -> None:
     old = ViewCapture(1, SID, 1_795_000_000_000, "http://a.test/", "a" * 64)
     new = ViewCapture(2, SID, 1_795_000_100_000, "http://a.test/", "b" * 64)

@@ -14,6 +14,7 @@ from archive_pipelines.catalog.models import Snapshot, new_id, utcnow
 from archive_pipelines.legacy.versions import FS_VERSIONS
 
 
+@pytest.mark.unit
 def test_the_writable_labels_are_the_fs_versions_and_no_folder() -> None:
     assert {*FS_VERSIONS, "0.x"} == WRITABLE_FS_VERSIONS
     assert "legacy" not in WRITABLE_FS_VERSIONS

@@ -23,6 +23,7 @@ def test_migrations_create_the_model_schema(catalog_url: str) -> None:
     engine.dispose()
 
 
+@pytest.mark.unit
 def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path) -> None:  # type: ignore[no-untyped-def]
     engine = make_engine(f"sqlite:///{tmp_path / 'c.sqlite3'}", busy_timeout_ms=1234)
     with engine.connect() as conn:

@@ -89,6 +89,7 @@ def test_referenced_blob_cannot_be_deleted(catalog: CatalogRepository) -> None:
         session.delete(session.get(Blob, blob_id))
 
 
+@pytest.mark.unit
 def test_unreachable_catalog_is_one_clear_line() -> None:
     with pytest.raises(CatalogError, match="is unreachable") as info:
         make_engine("postgresql://nobody@127.0.0.1:1/nothing")

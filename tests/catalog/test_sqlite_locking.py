@@ -3,10 +3,13 @@
 import threading
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 
 from archive_pipelines.catalog import make_engine, upgrade_catalog
 from archive_pipelines.catalog.engine import reader
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_long_read_does_not_block_a_writer(tmp_path: Path) -> None:

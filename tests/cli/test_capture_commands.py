@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.captures.conftest import Crawled
 from tests.cli.test_cli import run_cli
+from tests.helpers.crawls import Crawled
 
 
 @pytest.fixture(scope="module")

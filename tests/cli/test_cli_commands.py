@@ -15,6 +15,8 @@ from archive_pipelines.cli.commands import COMMANDS
 from archive_pipelines.cli.main import cli
 from archive_pipelines.cli.runner import run_group
 
+pytestmark = pytest.mark.unit
+
 
 def _command(name: str) -> click.Command:
     command = cli.get_command(click.Context(cli), name)

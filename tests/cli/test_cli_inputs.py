@@ -10,6 +10,7 @@ from archive_pipelines.cli.option_types import COUNT, DAYS, FRACTION, HOURS, MAX
 from tests.cli.test_cli import run_cli
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("kind", "value"), [
     (HOURS, "nan"), (HOURS, "inf"), (HOURS, "-5"), (HOURS, "1e300"), (DAYS, "-inf"),
     (FRACTION, "nan"), (FRACTION, "0"), (FRACTION, "1.5"),
@@ -20,6 +21,7 @@ def test_a_bad_number_is_refused(kind: click.ParamType, value: str) -> None:
         kind.convert(value, None, None)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("kind", "value", "expected"), [
     (HOURS, "0", 0.0), (HOURS, "24", 24.0), (DAYS, "0.5", 0.5), (FRACTION, "1", 1.0),
     (FRACTION, "0.01", 0.01), (COUNT, "1", 1), (COUNT, str(MAX_COUNT), MAX_COUNT),

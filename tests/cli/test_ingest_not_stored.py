@@ -16,7 +16,7 @@ import pytest
 from archive_testkit.forkserver import ForkServer
 from tests.cli.test_cli import CLI
 from tests.forked_runs import ROOT, run
-from tests.storage.conftest import sha, write_tree
+from tests.helpers.storage import sha, write_tree
 from tests.storage.test_ingest_crash_resume import catalog_state
 
 URL = "https://changing.test/"

@@ -14,7 +14,7 @@ import pytest
 
 from archive_testkit.forkserver import ForkServer
 from tests.cli.test_cli import CLI
-from tests.storage.conftest import write_tree
+from tests.helpers.storage import write_tree
 from tests.storage.test_ingest_crash_resume import FILES, ROOT, run
 
 URL = "https://resume.test/"

@@ -92,6 +92,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(data)
 
 
+@pytest.mark.unit
 def test_the_readme_marks_every_runnable_block() -> None:
     text = README.read_text()
     assert len(marked_blocks(text)) >= 2

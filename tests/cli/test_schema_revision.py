@@ -29,6 +29,7 @@ def test_the_revisions_are_alembics_at_every_step(catalog_url: str) -> None:
         engine.dispose()
 
 
+@pytest.mark.unit
 def test_several_version_rows_fail_as_alembic_does(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'catalog.sqlite3'}")
     migrate.upgrade_catalog(engine)
@@ -47,6 +48,7 @@ def _script(versions: Path, name: str, body: str) -> None:
     (versions / f"{name}.py").write_text(f'"""{name}"""\nfrom alembic import op\n\n{body}\n')
 
 
+@pytest.mark.unit
 def test_the_head_is_the_script_no_other_revises(tmp_path: Path) -> None:
     _script(tmp_path, "a", "revision = 'a'\ndown_revision = None")
     _script(tmp_path, "b", "revision: str = 'b'\ndown_revision = 'a'\nbranch_labels = None")
@@ -55,6 +57,7 @@ def test_the_head_is_the_script_no_other_revises(tmp_path: Path) -> None:
     assert _script_head(tmp_path) == "c"
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("body", [
     "revision = 'b'\ndown_revision = 'a'",  # a second head
     "revision = 'b'\ndown_revision = 'x'",  # revises a revision no script has
@@ -72,6 +75,7 @@ def test_scripts_it_cannot_read_plainly_are_left_to_alembic(tmp_path: Path, body
     assert _script_head(tmp_path) is None
 
 
+@pytest.mark.unit
 def test_without_a_plain_head_alembic_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(schema_revision, "_script_head", lambda _versions: None)
     monkeypatch.setattr(migrate, "head_revision", lambda: "alembic's head")

@@ -50,6 +50,7 @@ def test_init_sample_is_bounded(settings: Settings) -> None:
     assert report.hint is not None and "at least" in report.hint
 
 
+@pytest.mark.unit
 def test_data_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
@@ -58,6 +59,7 @@ def test_data_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
     assert target.read_text() == "x"
 
 
+@pytest.mark.unit
 def test_data_dir_that_cannot_be_created_is_refused(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -65,6 +67,7 @@ def test_data_dir_that_cannot_be_created_is_refused(tmp_path: Path) -> None:
         initialize(Settings(data_dir=blocker / "data"))
 
 
+@pytest.mark.unit
 def test_layout_guard_refuses_paths_outside(tmp_path: Path) -> None:
     layout = DataDir(tmp_path)
     assert layout.inside(Path("archive/x")) == tmp_path / "archive" / "x"

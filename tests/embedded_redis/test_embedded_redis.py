@@ -82,6 +82,7 @@ def files(workdir: Path) -> dict[str, str]:
             for p in sorted(workdir.rglob("*")) if p.is_file() and p.name != "redis.log"}
 
 
+@pytest.mark.unit
 def test_versions_are_read_from_redis_server_version() -> None:
     assert parse_version("Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0") == (7, 0, 15)
     assert parse_version("redis-check-rdb 7.0.15") is None

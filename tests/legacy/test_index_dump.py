@@ -4,9 +4,13 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from archive_pipelines.legacy.index_json import dump_index
 from archive_pipelines.legacy.results import LegacyResult
 from tests.legacy.index_docs import TS, URL, loaded, result, v04, write
+
+pytestmark = pytest.mark.unit
 
 
 def test_dump_index_keeps_unknown_keys_and_the_history_shape(tmp_path: Path) -> None:

@@ -11,6 +11,8 @@ import pytest
 from archive_pipelines.legacy.index_json import MAX_INDEX_BYTES, InvalidFolder, load_index
 from tests.legacy.index_docs import TS, URL, invalid, loaded, result, v04, write
 
+pytestmark = pytest.mark.unit
+
 
 def test_a_04_index_parses_to_utc_dates_and_results(tmp_path: Path) -> None:
     index = loaded(write(tmp_path / TS, v04()))

@@ -42,6 +42,7 @@ def walk(folder: Path, url: str | None = URL
     return files, links, skipped
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("rel", "extractor"),
     [
@@ -82,6 +83,7 @@ def test_extractor_of_a_path(rel: str, extractor: str) -> None:
     assert extractor_of(rel.split("/"), "www.example.com") == extractor
 
 
+@pytest.mark.unit
 def test_host_detection() -> None:
     assert looks_like_host("intranet", "intranet")  # the snapshot's own host, even dotless
     assert looks_like_host("xn--bcher-kva.example")
@@ -90,6 +92,7 @@ def test_host_detection() -> None:
     assert not looks_like_host("intranet")
 
 
+@pytest.mark.unit
 def test_a_flat_folder_is_walked_as_it_is(tmp_path: Path) -> None:
     files = {
         "index.json": b"{}",
@@ -113,6 +116,7 @@ def test_a_flat_folder_is_walked_as_it_is(tmp_path: Path) -> None:
     assert sum(f.size or 0 for f in found) == sum(len(v) for v in files.values())
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("rel", "target", "inside"), [
     ("a", "b", True),
     ("x/a", "../b", True),
@@ -152,6 +156,7 @@ def test_symlinks_are_listed_fifos_and_sockets_skipped_nothing_followed(tmp_path
     assert reasons["sock"].startswith("socket")
 
 
+@pytest.mark.unit
 def test_a_symlinked_snapshot_folder_is_not_walked(tmp_path: Path) -> None:
     make(tmp_path / "real", {"output.html": b"x"})
     (tmp_path / "1600000000").symlink_to(tmp_path / "real", target_is_directory=True)
@@ -160,6 +165,7 @@ def test_a_symlinked_snapshot_folder_is_not_walked(tmp_path: Path) -> None:
     assert skipped[0].rel_path == "." and "symlink" in skipped[0].reason
 
 
+@pytest.mark.unit
 def test_device_files_are_skipped(tmp_path: Path) -> None:
     folder = tmp_path / "1600000000"
     folder.mkdir()
@@ -172,6 +178,7 @@ def test_device_files_are_skipped(tmp_path: Path) -> None:
     assert [(s.rel_path, s.reason.split(",")[0]) for s in skipped] == [("null", "device file")]
 
 
+@pytest.mark.unit
 def test_names_with_odd_bytes_are_walked_and_flagged(tmp_path: Path) -> None:
     folder = tmp_path / "1600000000"
     folder.mkdir()
@@ -191,6 +198,7 @@ def test_names_with_odd_bytes_are_walked_and_flagged(tmp_path: Path) -> None:
     assert (folder / latin.rel_path).read_bytes() == b"odd"
 
 
+@pytest.mark.unit
 def test_an_unreadable_subfolder_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make(tmp_path, {"media/a.mp4": b"x", "output.html": b"y"})
     real_scandir = os.scandir

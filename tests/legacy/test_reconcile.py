@@ -58,6 +58,7 @@ def test_title_is_the_longest_that_is_not_the_url(
     assert merged.index.title == (index != expected)
 
 
+@pytest.mark.unit
 def test_tags_are_a_trimmed_case_sensitive_sorted_union() -> None:
     merged = reconcile(
         Record(tags=["python", " News ", "", "a"]),
@@ -68,12 +69,14 @@ def test_tags_are_a_trimmed_case_sensitive_sorted_union() -> None:
     assert merged.catalog.tags and merged.index.tags
 
 
+@pytest.mark.unit
 def test_equal_tags_change_nothing() -> None:
     merged = reconcile(Record(tags=["b", "a"]), CatalogSnapshotView(URL, "1", tags=("a", "b")))
     assert not merged.catalog.tags and not merged.index.tags
     assert merged.new_tags_for_catalog == ()
 
 
+@pytest.mark.unit
 def test_results_merge_by_extractor_and_the_catalog_wins_conflicts() -> None:
     catalog_wget = run(1, "example.com/a.html", "succeeded")
     index_wget_same_start = run(1, None, "failed")  # same run, index says otherwise
@@ -100,6 +103,7 @@ def test_results_merge_by_extractor_and_the_catalog_wins_conflicts() -> None:
     assert merged.index.results  # index.json must learn the catalog's version of wget/pdf
 
 
+@pytest.mark.unit
 def test_distinct_runs_of_one_extractor_are_all_kept_in_time_order() -> None:
     older, newer = run(1, "a.html"), run(7, "b.html")
     naive = LegacyResult(output="c.html", start_ts=datetime(2024, 1, 1, 12, 4))  # naive = UTC
@@ -109,12 +113,14 @@ def test_distinct_runs_of_one_extractor_are_all_kept_in_time_order() -> None:
     assert len(added["wget"]) == 3
 
 
+@pytest.mark.unit
 def test_duplicate_runs_inside_the_index_collapse() -> None:
     merged, added = merge_results({}, {"dom": [run(1, "output.html"), run(1, "output.html")]})
     assert merged == {"dom": (run(1, "output.html"),)}
     assert added == merged
 
 
+@pytest.mark.unit
 def test_nothing_changes_when_both_sides_agree() -> None:
     results = {"dom": (run(1, "output.html"),)}
     merged = reconcile(
@@ -125,6 +131,7 @@ def test_nothing_changes_when_both_sides_agree() -> None:
     assert merged.new_results_for_catalog == {}
 
 
+@pytest.mark.unit
 def test_a_snapshot_missing_from_the_catalog_takes_everything_from_the_index() -> None:
     results = {"dom": (run(1, "output.html"),)}
     merged = reconcile(Record(title="T", tags=["a"], results=results), None)
@@ -134,6 +141,7 @@ def test_a_snapshot_missing_from_the_catalog_takes_everything_from_the_index() -
     assert not merged.index.any
 
 
+@pytest.mark.unit
 def test_catalog_url_and_timestamp_win() -> None:
     merged = reconcile(Record(timestamp="1600000000.0"), CatalogSnapshotView(URL, "1600000000"))
     assert merged.timestamp == "1600000000"

@@ -10,6 +10,8 @@ import pytest
 
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxIndex, ArchiveBoxIndexError
 
+pytestmark = pytest.mark.unit
+
 UUID_A = "0a1b2c3d4e5f60718293a4b5c6d7e8f9"
 UUID_B = "ffeeddccbbaa99887766554433221100"
 

@@ -19,6 +19,8 @@ from archive_pipelines.legacy.versions import (
 )
 from archive_pipelines.views import SnapshotPlace, view_dir
 
+pytestmark = pytest.mark.unit
+
 HISTORY = {"wget": [{"status": "succeeded", "output": "example.com/index.html"}]}
 BASE = {"url": "https://example.com/", "timestamp": "1600000000", "history": HISTORY}
 

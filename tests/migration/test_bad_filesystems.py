@@ -24,7 +24,7 @@ from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.migration import import_orphans, migrate_batch
 from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.legacy_releases import generate_collection
-from tests.migration.conftest import lost_bytes, snapshots, tree_hashes
+from tests.helpers.migration import lost_bytes, snapshots, tree_hashes
 
 ROOT = Path(__file__).resolve().parents[2]
 DROP = "-dac_override,-dac_read_search"

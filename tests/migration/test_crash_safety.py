@@ -25,7 +25,7 @@ from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.legacy_releases import Manifest, generate_collection
-from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots
+from tests.helpers.migration import ALL_RELEASES, lost_bytes, snapshots
 
 ROOT = Path(__file__).resolve().parents[2]
 MIN_KILLS = 52

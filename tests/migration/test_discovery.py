@@ -15,8 +15,8 @@ from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.folders import invalid_day
 from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.legacy_releases import generate_collection
+from tests.helpers.migration import ALL_RELEASES, snapshots, tree_hashes
 from tests.legacy.index_docs import result, v04
-from tests.migration.conftest import ALL_RELEASES, snapshots, tree_hashes
 
 URL = "https://example.com/post"
 

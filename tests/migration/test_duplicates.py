@@ -15,8 +15,8 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import ingest_file
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.legacy_releases import generate_collection
-from tests.migration.conftest import lost_bytes, snapshots
-from tests.storage.conftest import sha, write_tree
+from tests.helpers.migration import lost_bytes, snapshots
+from tests.helpers.storage import sha, write_tree
 
 URL = "https://example.com/page"
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

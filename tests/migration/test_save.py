@@ -9,7 +9,7 @@ import pytest
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.migration import SnapshotMigrationError, import_orphans, save_snapshot
 from archive_pipelines.storage.assembly import StorageParts
-from tests.migration.conftest import snapshots
+from tests.helpers.migration import snapshots
 from tests.migration.test_steps import FLAT, TS, URL, flat_snapshot
 
 

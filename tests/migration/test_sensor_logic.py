@@ -6,6 +6,7 @@ import os
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import insert, text
 
 from archive_pipelines.catalog.adoption import migration_query
@@ -63,6 +64,7 @@ def test_the_batch_query_is_an_index_range_scan(storage: StorageParts) -> None:
     assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan  # no sort: the index is ordered
 
 
+@pytest.mark.unit
 def test_orphan_folders_changed_is_one_stat(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     assert orphan_folders_changed(archive, 0) == (False, 0)

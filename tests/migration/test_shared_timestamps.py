@@ -17,9 +17,9 @@ from archive_pipelines.migration import import_orphans, migrate_snapshot, save_s
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import ingest_file
 from archive_pipelines.storage.places import places_for
+from tests.helpers.migration import tree_hashes
+from tests.helpers.storage import sha, write_tree
 from tests.legacy.index_docs import v04
-from tests.migration.conftest import tree_hashes
-from tests.storage.conftest import sha, write_tree
 
 TS = "1600000000"
 URL = "https://www.example.com/legacy"

@@ -23,9 +23,9 @@ from archive_pipelines.storage.ingest import IngestItem
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.legacy_releases import generate_collection
+from tests.helpers.migration import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
+from tests.helpers.storage import sha, write_tree
 from tests.legacy.index_docs import v04
-from tests.migration.conftest import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
-from tests.storage.conftest import sha, write_tree
 
 URL = "https://www.example.com/blog/post"
 TS = "1600000000"

@@ -29,7 +29,7 @@ from archive_testkit.forkserver import ForkedProcess, ForkServer
 from archive_testkit.legacy_releases import generate_collection
 from archive_testkit.manifest import check_manifest, manifest
 from tests.cli.test_cli import CLI
-from tests.migration.conftest import ALL_RELEASES
+from tests.helpers.migration import ALL_RELEASES
 
 FOLDERS = 2000
 MIN_KILLS = 30

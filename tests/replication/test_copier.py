@@ -15,8 +15,8 @@ from archive_pipelines.blobstore import BlobStore, LocalBlobStore, S3BlobStore
 from archive_pipelines.replication import CopyItem, copy_object, copy_objects
 from archive_pipelines.replication.copier import map_parallel
 from tests.blobstore.stored_objects import stored_files, write_stored
-from tests.replication.conftest import assert_store_sound, listing
-from tests.storage.conftest import sha
+from tests.helpers.replication import assert_store_sound, listing
+from tests.helpers.storage import sha
 
 DATA = [os.urandom(n) for n in (0, 1, 4096, 70_000, 1_500_000)] + [b"text " * 5000]
 
@@ -83,6 +83,7 @@ def test_a_zstd_bomb_is_stopped_at_the_blob_size(tmp_path: Path, destination: Bl
     assert listing(destination) == set()
 
 
+@pytest.mark.unit
 def test_a_destination_that_fills_up_fails_only_the_objects_that_do_not_fit(
         source: LocalBlobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dest = LocalBlobStore(tmp_path / "full", name="full", codec="raw")
@@ -135,6 +136,7 @@ def test_bytes_that_do_not_hash_to_the_blob_are_never_stored(
     assert listing(destination) == set()
 
 
+@pytest.mark.unit
 def test_check_keeps_only_small_good_blobs(source: LocalBlobStore) -> None:
     small, large = DATA[3], DATA[4]
     assert source.check(sha(small), keep_up_to=len(small) - 1).data is None
@@ -147,6 +149,7 @@ def test_check_keeps_only_small_good_blobs(source: LocalBlobStore) -> None:
     assert damaged.status == "corrupt" and damaged.data is None
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("width", [1, 4])
 def test_map_parallel_runs_cheap_items_on_the_calling_thread(width: int) -> None:
     caller = threading.get_ident()
@@ -164,12 +167,14 @@ def test_map_parallel_runs_cheap_items_on_the_calling_thread(width: int) -> None
     assert (caller not in queued) if width > 1 else queued == {caller}
 
 
+@pytest.mark.unit
 def test_map_parallel_starts_no_thread_when_every_item_is_cheap(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(threading.Thread, "start", lambda self: pytest.fail("thread started"))
     assert map_parallel(lambda i: i + 1, [1, 2, 3], width=8, inline=lambda i: True) == [2, 3, 4]
 
 
+@pytest.mark.unit
 def test_verified_bytes_to_a_local_store_are_copied_on_the_calling_thread(
         source: LocalBlobStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dest = LocalBlobStore(tmp_path / "inline", name="inline", codec="zstd")

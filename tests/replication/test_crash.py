@@ -16,7 +16,7 @@ import pytest
 
 from archive_pipelines.replication import ReplicaSet, replication_status
 from archive_testkit.forkserver import ForkServer
-from tests.replication.conftest import (
+from tests.helpers.replication import (
     Env,
     assert_statuses_truthful,
     assert_store_sound,

@@ -11,7 +11,7 @@ import pytest
 from archive_pipelines.replication import ReplicaSet, plan_batches
 from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.blob_rows import fake_sha256, seed_blobs
-from tests.replication.conftest import local_replica, open_with_replicas
+from tests.helpers.replication import local_replica, open_with_replicas
 
 HOUR = timedelta(hours=1)
 

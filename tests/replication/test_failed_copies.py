@@ -26,7 +26,7 @@ from archive_pipelines.settings import StoreSettings
 from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.servers.faulty_http import FaultyProxy
 from archive_testkit.tmpfs import resize_tmpfs
-from tests.replication.conftest import (
+from tests.helpers.replication import (
     MAX_AGE,
     listing,
     local_replica,

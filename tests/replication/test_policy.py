@@ -18,6 +18,8 @@ from archive_pipelines.replication.policy import (
     plan_object,
 )
 
+pytestmark = pytest.mark.unit
+
 NOW = datetime(2025, 1, 1, 12, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 

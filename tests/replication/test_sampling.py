@@ -18,6 +18,7 @@ def width(low: str, high: str | None) -> int:
     return (SPACE if high is None else int(high.ljust(64, "0"), 16)) - int(low.ljust(64, "0"), 16)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("copies", "fraction", "minimum", "expected"), [
     (1_000_000, 0.01, 1000, 0.01),  # 1% is more than 1,000
     (50_000, 0.01, 1000, 0.02),  # 1,000 is more than 1%
@@ -31,6 +32,7 @@ def test_sample_fraction(copies: int, fraction: float | None, minimum: int,
     assert sample_fraction(copies, fraction=fraction, minimum=minimum) == pytest.approx(expected)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("prefix", ["", "0", "a7", "ff", "f"])
 @pytest.mark.parametrize("fraction", [0.001, 0.01, 0.3])
 def test_windows_cover_the_fraction_spread_over_the_range(prefix: str, fraction: float) -> None:
@@ -48,6 +50,7 @@ def test_windows_cover_the_fraction_spread_over_the_range(prefix: str, fraction:
         assert int(a, 16) - int(low.ljust(64, "0"), 16) >= i * part
 
 
+@pytest.mark.unit
 def test_a_whole_sample_is_the_whole_range() -> None:
     assert sample_windows("0a", 1.0, rng=random.Random(1)) == [("0a", "0b")]
     assert sample_windows(None, 1.0, rng=random.Random(1)) == [("", None)]
@@ -64,6 +67,7 @@ def test_each_hash_is_drawn_with_the_sample_probability() -> None:
     assert drawn / (20 * 2000) == pytest.approx(0.05, abs=0.01)
 
 
+@pytest.mark.unit
 def test_bad_fractions_are_refused() -> None:
     with pytest.raises(ValueError, match="fraction"):
         sample_fraction(10, fraction=-0.1)

@@ -9,7 +9,7 @@ from archive_pipelines.blobstore import LocalBlobStore, S3BlobStore
 from archive_pipelines.replication import ScrubReport, replication_status, scrub_store
 from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.storage.assembly import StorageParts
-from tests.replication.conftest import (
+from tests.helpers.replication import (
     Env,
     assert_statuses_truthful,
     flip_byte,

@@ -13,7 +13,7 @@ import boto3
 import pytest
 
 from tests.cli.test_cli import run_cli
-from tests.replication.conftest import flip_byte
+from tests.helpers.replication import flip_byte
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
 

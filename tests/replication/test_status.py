@@ -9,7 +9,7 @@ from sqlalchemy import select
 from archive_pipelines.catalog.copies import upsert_copies
 from archive_pipelines.catalog.models import Blob, utcnow
 from archive_pipelines.replication import replication_status
-from tests.replication.conftest import Env, replicate_all
+from tests.helpers.replication import Env, replicate_all
 
 
 def test_status_before_and_after_replication(env_local: Env) -> None:

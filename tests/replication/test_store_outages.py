@@ -18,7 +18,7 @@ from archive_pipelines.replication.policy import STORES_OUT, TOO_FEW_STORES
 from archive_pipelines.settings import StoreSettings
 from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.servers.faulty_http import FaultyProxy, SilentServer, closed_port_url
-from tests.replication.conftest import (
+from tests.helpers.replication import (
     local_replica,
     open_with_replicas,
     populate,

@@ -13,8 +13,8 @@ import zstandard
 
 from archive_pipelines.blobstore import BlobIntegrityError, BlobStore, LocalBlobStore, S3BlobStore
 from archive_pipelines.blobstore.encode import encode_bytes, encode_stream
-from tests.blobstore.conftest import STORE_KINDS
 from tests.blobstore.stored_objects import read_stored
+from tests.helpers.blobstores import STORE_KINDS
 
 DATA = os.urandom(200_000) + b"text that compresses " * 20_000
 
@@ -74,6 +74,7 @@ def test_put_verified_bytes_rejects_other_bytes(store: BlobStore) -> None:
     assert list(store.iter_hashes()) == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("codec", ["raw", "zstd"])
 def test_the_stored_digest_is_only_computed_when_asked(codec: str) -> None:
     data = b"a blob for a local store " * 5000
@@ -89,6 +90,7 @@ def test_the_stored_digest_is_only_computed_when_asked(codec: str) -> None:
     assert lean.stored_digest == (full.stored_digest if codec == "raw" else b"")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("codec", ["raw", "zstd"])
 def test_encode_bytes_is_what_the_store_reads_back(codec: str) -> None:
     data = b"small blob " * 300

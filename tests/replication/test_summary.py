@@ -11,6 +11,8 @@ from archive_pipelines.replication.policy import STORES_OUT, TOO_FEW_STORES
 from archive_pipelines.replication.report import BatchReport
 from archive_pipelines.replication.summary import RunSummary
 
+pytestmark = pytest.mark.unit
+
 
 def _report(**fields: object) -> BatchReport:
     report = BatchReport()

@@ -16,7 +16,7 @@ from archive_pipelines.catalog.copies import upsert_copies
 from archive_pipelines.catalog.models import Blob, utcnow
 from archive_pipelines.replication import ReplicaSet, ReplicationFailed, archive_batch
 from tests.blobstore.stored_objects import write_stored
-from tests.replication.conftest import (
+from tests.helpers.replication import (
     MAX_AGE,
     Env,
     assert_statuses_truthful,

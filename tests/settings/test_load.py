@@ -5,6 +5,8 @@ import pytest
 from archive_pipelines.errors import SettingsError
 from archive_pipelines.settings import Settings, load_settings, render_default_toml
 
+pytestmark = pytest.mark.unit
+
 
 def test_defaults_need_nothing_installed(tmp_path: Path) -> None:
     settings = load_settings(tmp_path, environ={})

@@ -8,7 +8,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.ingest import ingest_directory
-from tests.storage.conftest import add_snapshot
+from tests.helpers.storage import add_snapshot
 
 with open(sys.argv[2], "a") as runs:
     runs.write("ran\n")

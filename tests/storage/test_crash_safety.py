@@ -12,7 +12,7 @@ import pytest
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
-from tests.storage.conftest import add_snapshot, write_tree
+from tests.helpers.storage import add_snapshot, write_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 

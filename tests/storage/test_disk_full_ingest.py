@@ -29,7 +29,7 @@ from archive_pipelines.catalog.models import Blob, BlobCopy, Store
 from archive_pipelines.cli.runner import run_group
 from archive_testkit.tmpfs import resize_tmpfs
 from tests.cli.test_cli import run_cli
-from tests.storage.conftest import sha
+from tests.helpers.storage import sha
 
 pytestmark = pytest.mark.faults
 
@@ -159,6 +159,7 @@ def test_a_full_disk_is_one_line_and_exit_status_2(
     assert capsys.readouterr().err.splitlines() == [f"archive-pipelines: error: {line}"]
 
 
+@pytest.mark.unit
 def test_other_os_errors_are_not_called_a_full_disk() -> None:
     @click.command()
     def write() -> None:

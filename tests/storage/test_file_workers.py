@@ -13,7 +13,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.ingest import ingest_directory
-from tests.storage.conftest import add_snapshot, write_tree
+from tests.helpers.storage import add_snapshot, write_tree
 
 
 def _alive(pid: int) -> bool:

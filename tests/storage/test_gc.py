@@ -12,7 +12,7 @@ from archive_pipelines.storage.gc import GcItem, GcReport, collect_garbage
 from archive_pipelines.storage.ingest import IngestItem, ingest_directory, ingest_file, ingest_files
 from archive_pipelines.storage.retired import retire_folder
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import add_snapshot, sha, write_tree
+from tests.helpers.storage import add_snapshot, sha, write_tree
 
 
 def test_gc_removes_only_unreferenced_blobs_past_grace(storage: StorageParts, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.files import delete_snapshot
 from archive_pipelines.storage.gc import GcItem, collect_garbage
 from archive_pipelines.storage.ingest import ingest_directory
-from tests.storage.conftest import add_snapshot, sha, write_tree
+from tests.helpers.storage import add_snapshot, sha, write_tree
 
 SESSION = str(uuid.UUID(int=7))
 DAY = "2026-01-02"
@@ -107,6 +107,7 @@ def _closing_after(real: Callable[..., object], close: Callable[[], None]
     return listed_then_closed
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("after", ["find_segments", "find_journals"])
 def test_a_journal_closed_into_a_segment_while_pending_is_read_is_seen(
         sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch, after: str) -> None:

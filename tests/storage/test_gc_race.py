@@ -24,7 +24,7 @@ from archive_pipelines.storage.files import remove_file
 from archive_pipelines.storage.gc import collect_garbage
 from archive_pipelines.storage.ingest import IngestReport, ingest_file
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import add_snapshot, sha, write_tree
+from tests.helpers.storage import add_snapshot, sha, write_tree
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
 

@@ -17,7 +17,7 @@ from archive_pipelines.storage.ingest import (
     walk_directory,
 )
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import add_snapshot, sha, store_bytes, write_tree
+from tests.helpers.storage import add_snapshot, sha, store_bytes, write_tree
 
 JQUERY = b"/* jquery */" + b"j" * 30_000
 CSS = b"body{}" * 2_000
@@ -121,6 +121,7 @@ def test_batches_do_not_change_the_result(storage: StorageParts, tmp_path: Path)
     assert sum(ref_counts(storage).values()) == 120
 
 
+@pytest.mark.unit
 def test_bad_names_and_special_files_are_reported_not_ingested(sqlite_storage: StorageParts,
                                                                tmp_path: Path) -> None:
     sid = add_snapshot(sqlite_storage)
@@ -139,6 +140,7 @@ def test_bad_names_and_special_files_are_reported_not_ingested(sqlite_storage: S
     assert ref_counts(sqlite_storage) == {sha(b"ok"): 1}
 
 
+@pytest.mark.unit
 def test_unreadable_and_vanished_files_are_reported(sqlite_storage: StorageParts,
                                                     tmp_path: Path) -> None:
     from archive_pipelines.storage.ingest import IngestItem, ingest_files
@@ -198,6 +200,7 @@ def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
     assert outcomes[0] == outcomes[2]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("name", [
     "dom/output.html", "x.tar.gz", "js/jquery.min.js", "README", ".htaccess", "a.b/c",
     "media/v.MP4", "a:b.html", "screenshot.png", "x.", "warc/a.warc.gz", "archive.org.txt",

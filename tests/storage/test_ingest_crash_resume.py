@@ -25,7 +25,7 @@ from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
 from tests.forked_runs import run
-from tests.storage.conftest import write_tree
+from tests.helpers.storage import write_tree
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
 

@@ -13,7 +13,7 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import collect_garbage
 from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import add_snapshot, sha
+from tests.helpers.storage import add_snapshot, sha
 
 FIRST = b"<html>the first file given for this path</html>"
 SECOND = b"<html>the second file given for the same path</html>"

@@ -25,7 +25,7 @@ from archive_pipelines.storage.snapshot_ingest import (
     run_ingest,
 )
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import sha, write_tree
+from tests.helpers.storage import sha, write_tree
 
 URL = "https://resume.test/page"
 FILES = {f"d{i % 3}/f{i}.txt": f"file {i}\n".encode() * (i + 1) for i in range(12)}
@@ -228,6 +228,7 @@ def test_a_resume_makes_the_links_an_interrupted_ingest_had_not_made(
     assert final.problems == 0, final.examples
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("extractor", ["../../etc", "wget/../x", "..", ".", "", "a/b", "a\\b",
                                        ".hidden", "-rf", "x" * 65, "wget\n", "new..name",
                                        "wg et", "wget\x00"])
@@ -239,6 +240,7 @@ def test_an_extractor_that_is_not_a_plain_name_is_refused_before_a_snapshot_is_m
     assert snapshot_count(sqlite_storage) == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("extractor", ["wget", "singlefile", "archive_org", "media.v2",
                                        "git@2", "x" * 64])
 def test_plain_extractor_names_are_taken(extractor: str) -> None:

@@ -10,7 +10,7 @@ import pytest
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import ingest_directory
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
-from tests.storage.conftest import add_snapshot, sha, write_tree
+from tests.helpers.storage import add_snapshot, sha, write_tree
 
 FILES = {"index.html": b"<html>original</html>", "notes.txt": b"the user's notes"}
 
@@ -39,6 +39,7 @@ def _edit_in_place(path: Path) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("hardlink", [True, False], ids=["hardlinked", "copied"])
 def test_a_file_changed_after_it_was_stored_keeps_its_folder(sqlite_storage: StorageParts,
                                                              hardlink: bool) -> None:
@@ -67,6 +68,7 @@ def test_an_unchanged_folder_is_retired_and_linked(sqlite_storage: StorageParts)
     assert {p.name for p in moved.iterdir()} == set(FILES)
 
 
+@pytest.mark.unit
 def test_a_file_that_turned_up_keeps_its_folder(sqlite_storage: StorageParts) -> None:
     folder, task = _stored_folder(sqlite_storage, hardlink=True)
     (folder / "late.txt").write_bytes(b"written after the listing")

@@ -26,7 +26,7 @@ from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.servers import LocalPostgres
 from tests.forked_runs import run
-from tests.storage.conftest import sha, write_tree
+from tests.helpers.storage import sha, write_tree
 from tests.storage.test_disk_full_ingest import recorded_present
 from tests.storage.test_ingest_crash_resume import store_files
 

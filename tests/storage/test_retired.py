@@ -11,7 +11,7 @@ from archive_pipelines.datadir.layout import DataDir
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import collect_garbage
 from archive_pipelines.storage.retired import FolderChanged, remove_retired, retire_folder
-from tests.storage.conftest import write_tree
+from tests.helpers.storage import write_tree
 
 FILES = {"index.json": b"{}", "wget/a/index.html": b"<html>", "dom/output.html": b"dom"}
 
@@ -22,6 +22,7 @@ def legacy(root: Path, name: str = "1600000000.1") -> tuple[Path, list[Path]]:
     return folder, [folder / rel for rel in (*FILES, "link-to-index")]
 
 
+@pytest.mark.unit
 def test_a_verified_folder_moves_to_migrated_in_one_piece(tmp_path: Path) -> None:
     layout = DataDir(tmp_path)
     folder, verified = legacy(tmp_path)
@@ -34,6 +35,7 @@ def test_a_verified_folder_moves_to_migrated_in_one_piece(tmp_path: Path) -> Non
     assert second is not None and second.name == f"{folder.name}.1"
 
 
+@pytest.mark.unit
 def test_a_folder_with_an_unverified_file_is_put_back(tmp_path: Path) -> None:
     layout = DataDir(tmp_path)
     folder, verified = legacy(tmp_path)
@@ -45,6 +47,7 @@ def test_a_folder_with_an_unverified_file_is_put_back(tmp_path: Path) -> None:
     assert not any(layout.migrated.rglob("*.html"))
 
 
+@pytest.mark.unit
 def test_across_filesystems_the_caller_removes_in_place(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     folder, verified = legacy(tmp_path)

@@ -10,7 +10,7 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import IngestItem, ingest_directory, ingest_files
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
-from tests.storage.conftest import add_snapshot, sha, write_tree
+from tests.helpers.storage import add_snapshot, sha, write_tree
 
 
 def _populated(storage: StorageParts, tmp_path: Path) -> tuple[str, Path]:

@@ -52,6 +52,7 @@ def _folders(collection: Collection07) -> set[str]:
     return {entry.name for entry in collection.archive_dir.iterdir() if entry.is_dir()}
 
 
+@pytest.mark.unit
 def test_sqlite_has_the_07_tables_and_columns(plain: Collection07) -> None:
     tables = {row[0] for row in _rows(plain, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert {
@@ -81,6 +82,7 @@ def test_sqlite_has_the_07_tables_and_columns(plain: Collection07) -> None:
     assert last == [("0022_auto_20231023_2008",)]
 
 
+@pytest.mark.unit
 def test_rows_match_folders_and_results(plain: Collection07) -> None:
     rows = _rows(plain, "SELECT id, timestamp, url, title, added, updated FROM core_snapshot")
     assert len(rows) == len(plain.snapshots) == len(_folders(plain))
@@ -128,6 +130,7 @@ def test_orphans_repeat_a_url_without_a_row(aged: Collection07) -> None:
         assert all(result["id"] is None for result in orphan.results)
 
 
+@pytest.mark.unit
 def test_index_json_matches_sqlite(aged: Collection07) -> None:
     rows = {row[1]: row for row in _rows(aged, "SELECT id, timestamp, url FROM core_snapshot")}
     for snapshot in aged.snapshots:
@@ -155,6 +158,7 @@ def test_index_json_matches_sqlite(aged: Collection07) -> None:
     assert any(f"{stamp}.0" in stamps for stamp in stamps)
 
 
+@pytest.mark.unit
 def test_files_per_snapshot_are_near_the_target(aged: Collection07) -> None:
     on_disk = manifest(aged.root)
     for snapshot in aged.snapshots:
@@ -165,6 +169,7 @@ def test_files_per_snapshot_are_near_the_target(aged: Collection07) -> None:
     assert abs(statistics.median(counts) - 50) <= 5
 
 
+@pytest.mark.unit
 def test_snapshot_pages_link_to_their_outputs(aged: Collection07) -> None:
     for snapshot in aged.snapshots:
         folder = aged.root / snapshot.folder
@@ -201,6 +206,7 @@ def test_wget_pages_link_each_other_relatively(plain: Collection07) -> None:
     assert checked >= 3
 
 
+@pytest.mark.unit
 def test_shared_assets_are_byte_identical_across_snapshots(plain: Collection07) -> None:
     by_host: dict[str, list[str]] = {}
     for snapshot in plain.snapshots:
@@ -218,6 +224,7 @@ def test_shared_assets_are_byte_identical_across_snapshots(plain: Collection07) 
     assert len(pages) == len(folders)
 
 
+@pytest.mark.unit
 def test_check_manifest_reports_changed_and_missing_files(tmp_path: Path) -> None:
     collection = generate_archivebox07(tmp_path / "data", snapshots=3, seed=2, files_per_snapshot=20)
     before = manifest(collection.root)
@@ -260,6 +267,7 @@ def test_same_seed_same_collection(tmp_path: Path) -> None:
     assert manifest(other.root) != manifest(first.root)
 
 
+@pytest.mark.unit
 def test_without_sqlite_and_index_json(tmp_path: Path) -> None:
     collection = generate_archivebox07(
         tmp_path / "data", snapshots=4, seed=3, with_sqlite=False, write_index_json=False
@@ -274,6 +282,7 @@ def test_without_sqlite_and_index_json(tmp_path: Path) -> None:
     assert any((collection.root / "sources").iterdir()) and any((collection.root / "logs").iterdir())
 
 
+@pytest.mark.unit
 def test_relative_links_keeps_only_relative_paths(tmp_path: Path) -> None:
     page = tmp_path / "page.html"
     page.write_text(
@@ -287,6 +296,7 @@ def test_relative_links_keeps_only_relative_paths(tmp_path: Path) -> None:
     assert relative_links(page) == ["./a.html", "css/s p.css", "../up.html", "media/v.mp4", "img/a.png"]
 
 
+@pytest.mark.unit
 def test_resolving_links_follow_symlinks_but_resolve_dotdot_textually(tmp_path: Path) -> None:
     store = tmp_path / "store"
     (store / "blobs").mkdir(parents=True)

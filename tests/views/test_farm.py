@@ -1,7 +1,11 @@
 import os
 from pathlib import Path
 
+import pytest
+
 from archive_pipelines.views import ViewFarm
+
+pytestmark = pytest.mark.unit
 
 SNAPSHOT = "by_domain/example.com/20241225/sid"
 TARGET = "../../../by_timestamp/1.0"

@@ -15,6 +15,8 @@ from archive_pipelines.views import (
 )
 from archive_pipelines.views.paths import blob_alias, link_target
 
+pytestmark = pytest.mark.unit
+
 PLACE = SnapshotPlace(snapshot_id="019b54ee-28d9-72dc-0000-000000000000",
                       url="https://Example.com:8443/a?b", timestamp="1735142400.123",
                       created_at=datetime(2024, 12, 25, 16, 0, tzinfo=UTC), created_by="squash")

@@ -18,10 +18,10 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.sensors.captures import captures_sensor
 from archive_pipelines.settings import Settings
-from tests.captures.conftest import open_parts
 from tests.frontier_service.service.cli_runs import finish, metric, start
-from tests.frontier_service.service.conftest import delete_keys
 from tests.frontier_service.service.tree_site import HOST, TreeSite, serve_tree
+from tests.helpers.captures import open_parts
+from tests.helpers.crawls import delete_keys
 
 IDLE_S = 1.0
 

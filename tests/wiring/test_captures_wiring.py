@@ -26,7 +26,8 @@ from archive_pipelines.sensors.captures import (
     plan_capture_runs,
     reported_paths,
 )
-from tests.captures.conftest import Crawled, capture_store, open_parts
+from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.crawls import Crawled
 
 TOTALS = ("segments_ingested", "segments_failed", "pages", "captures", "stored_bodies",
           "new_body_bytes", "duplicate_body_bytes", "missing_bodies", "cut_bytes")
@@ -196,6 +197,7 @@ def _segment(day: str, name: str) -> SegmentPath:
     return SegmentPath(Path("/data"), f"sessions/{day}/{session}/{name}", session, day)
 
 
+@pytest.mark.unit
 def test_run_keys_follow_the_set_of_pending_segments() -> None:
     a, b = _segment("2024-05-17", "a.jsonl"), _segment("2024-05-17", "b.jsonl")
     other = _segment("2024-05-18", "a.jsonl")
@@ -212,6 +214,7 @@ def test_run_keys_follow_the_set_of_pending_segments() -> None:
     assert keys([]) == {}
 
 
+@pytest.mark.unit
 def test_the_lineage_and_the_wiring_in_definitions() -> None:
     from archive_pipelines.definitions import defs
 
@@ -267,6 +270,7 @@ def test_the_completeness_check_runs_alone(crawl_data: Path,
     assert check.check_name == CAPTURES_COMPLETE and check.passed
 
 
+@pytest.mark.unit
 def test_the_assets_form_one_lineage_graph() -> None:
     """crawl_segments -> captures and snapshots -> blobs -> views, both into replica_copies."""
     from archive_pipelines.definitions import defs

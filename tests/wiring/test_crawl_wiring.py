@@ -11,6 +11,7 @@ from frontier_service.archiving.archiver import SegmentSummary
 from frontier_service.archiving.events import CRAWL_SEGMENTS, report_segment
 
 
+@pytest.mark.unit
 def test_spec_declares_the_crawl_days_as_dynamic_partitions() -> None:
     spec = crawl_segments
     assert spec.key == dg.AssetKey("crawl_segments") and spec.description
@@ -39,6 +40,7 @@ def _summary(day: str) -> SegmentSummary:
                           segment_path=None, partition_date=day)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("day", ["17/05/2024", "2024-02-30", "../x", ""])
 def test_a_day_that_is_no_date_has_no_partition(day: str) -> None:
     with pytest.raises(ValueError):

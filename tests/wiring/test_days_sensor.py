@@ -4,6 +4,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from archive_pipelines.catalog import CatalogRepository, make_engine
 from archive_pipelines.datadir import initialize
@@ -62,6 +63,7 @@ def test_each_day_with_data_becomes_a_partition_once(tmp_path: Path,
                                  "segments, each already a partition")
 
 
+@pytest.mark.unit
 def test_which_automation_is_on_by_default() -> None:
     """On: what launches nothing or only what the settings ask for. Off: what moves an
     operator's folders or reads every object of every store."""

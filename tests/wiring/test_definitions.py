@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from archive_pipelines.definitions import defs
 
@@ -13,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DAGSTER = str(Path(sys.executable).with_name("dagster"))
 
 
+@pytest.mark.unit
 def test_defs_expose_the_expected_names() -> None:
     repo = defs.get_repository_def()
     assert {"init_job", "verify_storage_job", "rebuild_views_job", "migrate_to_cas_job",

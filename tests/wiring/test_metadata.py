@@ -2,9 +2,12 @@
 
 import dagster as dg
 import pandas as pd
+import pytest
 
 from archive_pipelines.assets.metadata import table
 from archive_pipelines.assets.replication import copies_frame
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_frame_becomes_a_typed_table() -> None:

@@ -13,7 +13,7 @@ from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.ingest import ingest_directory
-from tests.storage.conftest import add_snapshot, write_tree
+from tests.helpers.storage import add_snapshot, write_tree
 
 REPLICA_TOML = """
 [replication]

@@ -8,7 +8,7 @@ from pathlib import Path
 import dagster as dg
 
 from archive_pipelines.ops.replication_jobs import archive_director_job, scrub_job
-from tests.replication.conftest import flip_byte
+from tests.helpers.replication import flip_byte
 from tests.wiring.test_replication_wiring import _data_dir, _replica_files, _resources
 
 

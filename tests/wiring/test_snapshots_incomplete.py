@@ -14,7 +14,7 @@ from archive_pipelines.resources import CatalogResource, SettingsResource, Stora
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.snapshot_ingest import open_ingest, run_ingest
-from tests.storage.conftest import write_tree
+from tests.helpers.storage import write_tree
 
 DAY = "2024-12-25"
 

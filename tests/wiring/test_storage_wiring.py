@@ -111,6 +111,7 @@ def test_verify_job_reports_problems_as_metadata(
     assert not orphan.exists()
 
 
+@pytest.mark.unit
 def test_verification_due() -> None:
     now = datetime(2026, 1, 2, tzinfo=UTC)
     assert verification_due(None, now, 24)

@@ -7,6 +7,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from archive_pipelines.blobstore import LocalBlobStore
 from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import ArchivedPage, Archiver, PageIndexWriter, SegmentSummary, iter_records
@@ -126,6 +128,7 @@ def test_redirects_are_recorded_in_the_page_record(web: TestWeb, tmp_path: Path)
     ]
 
 
+@pytest.mark.unit
 def test_segments_close_on_age_and_restart_counting(tmp_path: Path) -> None:
     clock = FakeClock()
     archiver = make_archiver(tmp_path, clock, segment_pages=1000, segment_seconds=60.0)

@@ -15,6 +15,8 @@ from frontier_service.archiving.page_record import page_record
 from frontier_service.fetch.decoding import CutKind
 from frontier_service.fetch.result import FetchResult
 
+pytestmark = pytest.mark.unit
+
 BODY = bytes(1_500_000)
 
 

@@ -61,6 +61,7 @@ def test_partition_defaults_to_the_segment_date_and_empty_segments_are_silent() 
         assert [m.partition for m in materializations(instance)] == ["2024-05-17", "2024-05-17"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("partition", ["17/05/2024", "2024-02-30", "../x"])
 def test_bad_partition_is_refused(partition: str) -> None:
     with pytest.raises(ValueError):

@@ -11,6 +11,8 @@ import pytest
 
 from frontier_service.archiving import PageIndexWriter, iter_records, list_segments, validate_session_id
 
+pytestmark = pytest.mark.unit
+
 SESSION = "0f8b6c1e-3a52-4d7e-9c1a-2b3c4d5e6f70"
 NOON = dt.datetime(2024, 5, 17, 12, 0, tzinfo=dt.UTC).timestamp()
 

@@ -13,6 +13,7 @@ from frontier_service.frontier.records import ResourceType
 R = ResourceType
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("css", "urls"), [
     ("a{background:url(x.png)}", ["x.png"]),
     ("a{background:url( x.png )}", ["x.png"]),
@@ -33,6 +34,7 @@ def test_url_forms(css: str, urls: list[str]) -> None:
     assert [url for url, _ in css_references(css)] == urls
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("css", [
     '@import "t.css";', "@import 't.css';", "@import url(t.css);", '@import url("t.css");',
     "@IMPORT url( 't.css' ) screen and (min-width: 40em);", '@import "t.css" layer(base);',
@@ -42,11 +44,13 @@ def test_import_forms(css: str) -> None:
     assert list(css_references(css)) == [("t.css", R.STYLESHEET)]
 
 
+@pytest.mark.unit
 def test_only_the_import_itself_is_a_stylesheet() -> None:
     css = '@import "a.css" supports(background: url(x.png)); b{background:url(b.png)}'
     assert list(css_references(css)) == [("a.css", R.STYLESHEET), ("b.png", R.IMAGE)]
 
 
+@pytest.mark.unit
 def test_comments_and_strings_hide_urls() -> None:
     css = ('/* a{background:url(in-comment.png)} @import "c.css"; */\n'
            'a::before{content:"url(in-string.png)"}\n'
@@ -56,6 +60,7 @@ def test_comments_and_strings_hide_urls() -> None:
     assert [url for url, _ in css_references(css)] == ["real.png", "/*part-of-the-url*/x.png"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("css", "url"), [
     (r"a{background:url(esc\61 ped.png)}", "escaped.png"),  # a hex escape eats one space
     (r"a{background:url(esc\000061ped.png)}", "escaped.png"),  # six digits, no space
@@ -71,11 +76,13 @@ def test_escapes(css: str, url: str) -> None:
     assert [found for found, _ in css_references(css)] == [url]
 
 
+@pytest.mark.unit
 def test_a_newline_cuts_a_string_and_the_stylesheets_end_closes_it() -> None:
     css = 'a{background:url("cut\nb{background:url(kept.png)} c{background:url("at-end.png'
     assert [url for url, _ in css_references(css)] == ["kept.png", "at-end.png"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("css", [
     "a{background:url(data:image/png;base64,iVBORw0KGgo=)}",
     "a{background:url('DATA:image/svg+xml;utf8,<svg/>')}",
@@ -85,6 +92,7 @@ def test_data_urls_are_skipped(css: str) -> None:
     assert list(css_references(css)) == []
 
 
+@pytest.mark.unit
 def test_font_faces_load_fonts_and_everything_else_images() -> None:
     css = """
     @font-face { font-family: A; src: url(a.woff2) format("woff2"), url('a.woff') format('woff'),
@@ -100,6 +108,7 @@ def test_font_faces_load_fonts_and_everything_else_images() -> None:
         ("cursor.cur", R.IMAGE), ("bullet.svg", R.IMAGE)]
 
 
+@pytest.mark.unit
 def test_urls_resolve_against_the_stylesheet_not_the_page() -> None:
     css = (b'@import "../base.css"; @font-face{src:url(/fonts/f.woff2)}'
            b".a{background:url(img/a.png)} .b{background:url(//cdn.test/b.png)}"
@@ -116,6 +125,7 @@ def test_urls_resolve_against_the_stylesheet_not_the_page() -> None:
     ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("body", "charset", "url"), [
     ("a{background:url(caf\u00e9.png)}".encode("latin-1"), "iso-8859-1", "caf\u00e9.png"),
     ('@charset "iso-8859-1"; a{background:url(caf\u00e9.png)}'.encode("latin-1"), None,
@@ -142,6 +152,7 @@ def _fetched(content_type: str | None, body: bytes = b"a{background:url(x.png)}"
                        body=body, content_type=content_type)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("content_type", "kind", "parsed"), [
     ("text/css", R.DOCUMENT, True),  # a stylesheet however it was reached
     ("text/css", R.IMAGE, True),

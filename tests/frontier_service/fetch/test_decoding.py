@@ -66,6 +66,7 @@ def decode(codings: list[str], wire: bytes, *, chunk: int, seed: int = 1,
     return b"".join(out), decoder
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("chunk", [3, 1_000, 100_000])
 @pytest.mark.parametrize("coding", list(ENCODERS))
 def test_each_coding_round_trips_in_any_chunking(coding: str, chunk: int) -> None:
@@ -74,6 +75,7 @@ def test_each_coding_round_trips_in_any_chunking(coding: str, chunk: int) -> Non
     assert decoder.done and decoder.cut is None
 
 
+@pytest.mark.unit
 def test_raw_deflate_is_accepted_as_browsers_do() -> None:
     body, _ = decode(["deflate"], _raw_deflate(TEXT), chunk=5_000)
     assert body == TEXT
@@ -85,6 +87,7 @@ def test_stacked_codings_are_removed_last_first() -> None:
     assert body == TEXT
 
 
+@pytest.mark.unit
 def test_concatenated_gzip_members_are_one_body() -> None:
     wire = gzip.compress(TEXT[:1000]) + gzip.compress(TEXT[1000:])
     body, _ = decode(["gzip"], wire, chunk=3_000)
@@ -110,6 +113,7 @@ def _bomb(coding: str, size: int) -> bytes:
     return ENCODERS[coding](zeros)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("coding", list(ENCODERS))
 def test_a_bomb_stops_at_the_ratio_after_the_grace(coding: str) -> None:
     body, decoder = decode([coding], _bomb(coding, 30 * MIB), chunk=64 * 1024)
@@ -133,11 +137,13 @@ def test_a_body_exactly_at_the_cap_is_not_cut() -> None:
     assert body == TEXT and decoder.cut is None
 
 
+@pytest.mark.unit
 def test_small_bodies_of_zeros_are_not_bombs() -> None:
     body, decoder = decode(["gzip"], gzip.compress(bytes(900_000)), chunk=10_000)
     assert len(body) == 900_000 and decoder.cut is None
 
 
+@pytest.mark.unit
 def test_corrupt_data_is_a_decoding_error() -> None:
     wire = bytearray(gzip.compress(TEXT))
     wire[500:520] = b"\xff" * 20
@@ -145,12 +151,14 @@ def test_corrupt_data_is_a_decoding_error() -> None:
         decode(["gzip"], bytes(wire), chunk=10_000)
 
 
+@pytest.mark.unit
 def test_a_cut_off_stream_gives_what_arrived() -> None:
     wire = zstandard.ZstdCompressor().compress(TEXT)
     body, decoder = decode(["zstd"], wire[: len(wire) // 2], chunk=10_000)
     assert 0 < len(body) < len(TEXT) and TEXT.startswith(body) and decoder.cut is None
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("header", "codings"), [
     (None, []), ("", []), ("identity", []), ("GZIP", ["gzip"]), ("x-gzip", ["gzip"]),
     ("gzip, br", ["gzip", "br"]), (" zstd ,identity", ["zstd"]),
@@ -159,6 +167,7 @@ def test_content_encoding_header_is_read_in_order(header: str | None, codings: l
     assert parse_encodings(header) == codings
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("header", ["compress", "gzip, sdch", "x-unknown"])
 def test_unknown_codings_are_refused(header: str) -> None:
     with pytest.raises(UnsupportedEncoding):

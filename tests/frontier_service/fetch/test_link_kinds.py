@@ -18,6 +18,8 @@ from archive_testkit.testweb.asset_pages import (
 from frontier_service.fetch.links import PageLinks, extract_links, extract_stylesheet_links
 from frontier_service.frontier.records import ResourceType
 
+pytestmark = pytest.mark.unit
+
 R = ResourceType
 
 

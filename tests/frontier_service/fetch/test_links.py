@@ -14,6 +14,7 @@ from tests.frontier_service.fetch.web import PLAIN, SPECIAL, WEB, make_fetcher
 SAMPLE = [(host, page_path(n)) for host in (*PLAIN[:3], SPECIAL) for n in (0, 7, 23)]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("host", "path"), SAMPLE)
 def test_page_links_match_the_test_web(host: str, path: str) -> None:
     links = extract_links(render_page(WEB, host, path), f"http://{host}{path}", charset="utf-8")
@@ -77,6 +78,7 @@ def test_page_that_lies_about_its_encoding(web: TestWeb) -> None:
     assert links is not None and links.pages == [f"http://{SPECIAL}/s1/p1.html", f"http://{SPECIAL}/"]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     "charset", [None, "utf-8", "latin-1", "no-such-charset", "base64", "rot13", "utf-16"]
 )
@@ -95,12 +97,14 @@ def test_undecodable_bytes_never_raise(body: bytes, charset: str | None) -> None
     assert all(link.startswith("http://a.test/") for link in links.pages)
 
 
+@pytest.mark.unit
 def test_meta_charset_is_honoured_without_a_header() -> None:
     body = '<meta charset="windows-1251"><a href="/\u043f">\u043f</a>'.encode("windows-1251")
     links = extract_links(body, "http://a.test/")
     assert links.pages == ["http://a.test/\u043f"]
 
 
+@pytest.mark.unit
 def test_base_href_tags_and_kinds() -> None:
     html = b"""<html><head><base href="http://cdn.test/root/">
     <link rel="stylesheet" href="css/a.css"><link rel="canonical" href="/canon">
@@ -129,6 +133,7 @@ def test_base_href_tags_and_kinds() -> None:
     ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("href", "expected"),
     [

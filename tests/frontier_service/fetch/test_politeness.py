@@ -7,6 +7,8 @@ import pytest
 from frontier_service.fetch import FetchErrorKind, FetchResult, HostHealth, next_delay
 from frontier_service.fetch.politeness import failure_backoff
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(
     ("min_delay", "robots", "cap", "response_time", "factor", "expected"),

@@ -158,6 +158,7 @@ def _result(status: int | None = 200, body: bytes | None = b"", **fields: Any) -
     )
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("result", "source", "lifetime"),
     [
@@ -190,11 +191,13 @@ def test_entry_from_fetch(result: FetchResult, source: RobotsSource, lifetime: f
     assert (entry.source, entry.expires_at) == (source, 1000.0 + lifetime)
 
 
+@pytest.mark.unit
 def test_truncated_body_drops_the_partial_last_line() -> None:
     entry = entry_from_fetch(_result(200, b"User-agent: *\nDisallow: /a\nDisallow: /b", truncated=True), 0.0)
     assert entry.body == b"User-agent: *\nDisallow: /a\n" and entry.truncated
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("body", "garbage"),
     [
@@ -211,6 +214,7 @@ def test_is_garbage(body: bytes, garbage: bool) -> None:
     assert is_garbage(body) is garbage
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("url", "origin"),
     [

@@ -7,6 +7,8 @@ import pytest
 
 from frontier_service.fetch.srcset import srcset_urls
 
+pytestmark = pytest.mark.unit
+
 
 @pytest.mark.parametrize(("srcset", "urls"), [
     # The standard's examples (HTML, "Images" and the img element).

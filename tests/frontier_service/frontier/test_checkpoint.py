@@ -22,6 +22,7 @@ from frontier_service.frontier.folder_locks import live_sessions
 REPO = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.unit
 def test_advance_keeps_the_highest_offset_and_counts_pages(tmp_path: Path) -> None:
     checkpoint = OffsetCheckpoint(tmp_path, "s1")
     checkpoint.advance("a.example", 100, 1)
@@ -40,6 +41,7 @@ def test_advance_keeps_the_highest_offset_and_counts_pages(tmp_path: Path) -> No
     checkpoint.close()
 
 
+@pytest.mark.unit
 def test_the_file_is_text_with_a_versioned_header_and_a_checked_end(tmp_path: Path) -> None:
     checkpoint = OffsetCheckpoint(tmp_path, "s1")
     checkpoint.advance("a.example", 100, 2)
@@ -51,6 +53,7 @@ def test_the_file_is_text_with_a_versioned_header_and_a_checked_end(tmp_path: Pa
     assert lines[2].startswith("end 1 ")
 
 
+@pytest.mark.unit
 def test_a_domain_key_with_whitespace_is_refused(tmp_path: Path) -> None:
     checkpoint = OffsetCheckpoint(tmp_path, "s1")
     with pytest.raises(ValueError, match="invalid domain key"):
@@ -58,6 +61,7 @@ def test_a_domain_key_with_whitespace_is_refused(tmp_path: Path) -> None:
     checkpoint.close()
 
 
+@pytest.mark.unit
 def test_sessions_and_base_merge_max_offset_sum_pages_any_exclusion(tmp_path: Path) -> None:
     first = OffsetCheckpoint(tmp_path, "s1")
     first.advance("a.example", 100, 3)
@@ -79,6 +83,7 @@ def test_sessions_and_base_merge_max_offset_sum_pages_any_exclusion(tmp_path: Pa
     third.close()
 
 
+@pytest.mark.unit
 def test_a_live_session_is_not_merged_a_dead_one_is(tmp_path: Path) -> None:
     live = OffsetCheckpoint(tmp_path, "live")
     live.advance("a.example", 5, 1)
@@ -119,6 +124,7 @@ def test_a_killed_writer_leaves_its_last_whole_file_and_a_temp_file(tmp_path: Pa
     assert load_checkpoints(tmp_path) == {"a.example": DomainCheckpoint(300, 4)}
 
 
+@pytest.mark.unit
 def test_a_merge_that_died_before_removing_the_files_counts_pages_once(tmp_path: Path) -> None:
     session = OffsetCheckpoint(tmp_path, "s1")
     session.advance("a.example", 100, 3)
@@ -132,6 +138,7 @@ def test_a_merge_that_died_before_removing_the_files_counts_pages_once(tmp_path:
     assert load_checkpoints(tmp_path) == {"a.example": DomainCheckpoint(100, 3)}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("damage", [
     lambda data: data[: len(data) // 2],  # cut short
     lambda data: data.replace(b"a.example 100", b"a.example 900"),  # checksum mismatch
@@ -151,6 +158,7 @@ def test_a_damaged_file_is_skipped_with_a_warning(tmp_path: Path, damage: object
     assert "skipping the damaged checkpoint" in caplog.text and "bad.ckpt" in caplog.text
 
 
+@pytest.mark.unit
 def test_write_from_a_thread_while_the_loop_advances(tmp_path: Path) -> None:
     checkpoint = OffsetCheckpoint(tmp_path, "s1")
     stop = threading.Event()
@@ -178,11 +186,13 @@ def test_write_from_a_thread_while_the_loop_advances(tmp_path: Path) -> None:
     assert sum(c.pages for c in loaded.values()) == 20_000
 
 
+@pytest.mark.unit
 def test_load_of_a_missing_folder_is_empty(tmp_path: Path) -> None:
     assert load_checkpoints(tmp_path / "none") == {}
     assert merge_dead_sessions(tmp_path / "none") == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("name", "folder"), [
     ("crawl", "crawl"), ("{crawl1}", "{crawl1}"), ("a/b", "a%2Fb"), (".x", "%2Ex"),
 ])

@@ -17,6 +17,7 @@ def records(prefix: str, n: int, depth: int = 1) -> list[FrontierRecord]:
             for i in range(n)]
 
 
+@pytest.mark.unit
 def test_append_returns_byte_offsets_and_read_from_resumes(tmp_path: Path) -> None:
     files = FrontierFiles(tmp_path)
     first = records("a", 3)
@@ -35,6 +36,7 @@ def test_append_returns_byte_offsets_and_read_from_resumes(tmp_path: Path) -> No
     files.close()
 
 
+@pytest.mark.unit
 def test_offsets_are_bytes_not_characters(tmp_path: Path) -> None:
     files = FrontierFiles(tmp_path)
     record = FrontierRecord("https://a.example/é", 0, 1.0, 1)
@@ -44,6 +46,7 @@ def test_offsets_are_bytes_not_characters(tmp_path: Path) -> None:
     files.close()
 
 
+@pytest.mark.unit
 def test_a_torn_last_line_is_not_read_until_complete(tmp_path: Path) -> None:
     files = FrontierFiles(tmp_path)
     _, end = files.append("a.example", records("x", 2))
@@ -62,6 +65,7 @@ def test_a_torn_last_line_is_not_read_until_complete(tmp_path: Path) -> None:
     files.close()
 
 
+@pytest.mark.unit
 def test_a_completed_line_is_read(tmp_path: Path) -> None:
     files = FrontierFiles(tmp_path)
     path = files.path_for("b.example")
@@ -77,6 +81,7 @@ def test_a_completed_line_is_read(tmp_path: Path) -> None:
     files.close()
 
 
+@pytest.mark.unit
 def test_read_of_a_missing_file_is_empty(tmp_path: Path) -> None:
     files = FrontierFiles(tmp_path)
     assert files.read_from("nowhere.example", 0, 5) == ([], 0)
@@ -84,6 +89,7 @@ def test_read_of_a_missing_file_is_empty(tmp_path: Path) -> None:
     assert not files.path_for("nowhere.example").exists()
 
 
+@pytest.mark.unit
 def test_file_layout_and_safe_names(tmp_path: Path) -> None:
     files = FrontierFiles(tmp_path)
     path = files.path_for("example.com")
@@ -104,6 +110,7 @@ def test_file_layout_and_safe_names(tmp_path: Path) -> None:
     files.close()
 
 
+@pytest.mark.unit
 def test_lru_of_open_files_closes_the_oldest(tmp_path: Path) -> None:
     files = FrontierFiles(tmp_path, max_open_files=4)
     for i in range(10):

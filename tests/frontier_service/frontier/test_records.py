@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from frontier_service.frontier.disk_frontier import scan_file
 from frontier_service.frontier.files import FrontierFiles
 from frontier_service.frontier.records import (
     FrontierRecord,
@@ -15,6 +14,9 @@ from frontier_service.frontier.records import (
     format_line,
     parse_line,
 )
+from frontier_service.recovery.disk_frontier import scan_file
+
+pytestmark = pytest.mark.unit
 
 R = ResourceType
 

@@ -26,6 +26,7 @@ def fingerprints(tag: str, n: int) -> list[bytes]:
     return [hashlib.blake2b(f"{tag}{i}".encode(), digest_size=16).digest() for i in range(n)]
 
 
+@pytest.mark.unit
 def test_sizing_for_160m_urls_at_a_tenth_of_a_percent() -> None:
     bits, hashes = sizing(160_000_000, 0.001)
     assert hashes == 10
@@ -33,6 +34,7 @@ def test_sizing_for_160m_urls_at_a_tenth_of_a_percent() -> None:
     assert sizing(1_000, 0.01) == (9_586, 7)
 
 
+@pytest.mark.unit
 def test_blocked_layout_pays_a_few_percent_to_keep_the_rate() -> None:
     bits, hashes = sizing(160_000_000, 0.001)
     blocked = blocked_bits(160_000_000, 0.001, hashes, 64)

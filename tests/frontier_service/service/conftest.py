@@ -5,34 +5,13 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-import redis
 
-from archive_testkit.testweb import RequestRecord, TestWeb, serve_in_background
-from frontier_service.service.service import CrawlerService, RunReport
-from frontier_service.service.settings import CrawlerSettings
+from archive_testkit.testweb import TestWeb, serve_in_background
+from frontier_service.service.service import CrawlerService
 from tests.frontier_service.service.web import SEEDS, WEB, crawler_settings
-
-
-@dataclass
-class Crawl:
-    web: TestWeb
-    settings: CrawlerSettings
-    report: RunReport
-    requests: list[RequestRecord]
-    dagster_home: Path
-
-
-def delete_keys(redis_url: str, name: str) -> None:
-    client = redis.Redis.from_url(redis_url)
-    try:
-        for key in client.scan_iter(match=f"{name}:*", count=1000):
-            client.unlink(key)
-    finally:
-        client.close()
+from tests.helpers.crawls import Crawl, delete_keys
 
 
 @pytest.fixture(scope="package")

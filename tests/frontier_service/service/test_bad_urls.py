@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from frontier_service.frontier.files import FrontierFiles
+from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.link_buffer import LinkBuffer
+from frontier_service.scope.crawl_scope import Scope
 from frontier_service.service.components import open_frontier
-from frontier_service.service.link_buffer import LinkBuffer
-from frontier_service.service.metrics import CrawlMetrics
-from frontier_service.service.scope import Scope
+from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.seeding import BadSeed, add_seeds, check_seeds
-from frontier_service.service.settings import CrawlerSettings
 
 ACCEPTED = {
     "http://site0001.test/search?q=red|green|blue": "http://site0001.test/search?q=red%7Cgreen%7Cblue",
@@ -65,6 +65,7 @@ def test_links_are_canonical_lines_or_refused(tmp_path: Path, redis_url: str,
     assert files.corrupt_lines == 0
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("bad", REFUSED)
 def test_a_bad_seed_is_refused_with_a_reason(bad: str) -> None:
     checked = check_seeds([bad, "http://site0001.test/"], Scope(("*.test",)))

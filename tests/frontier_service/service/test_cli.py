@@ -22,9 +22,10 @@ from tests.frontier_service.service.cli_runs import (
     visited_queue,
     wait_for_pages,
 )
-from tests.frontier_service.service.conftest import delete_keys
+from tests.helpers.crawls import delete_keys
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("command", [[], ["run"], ["seed"], ["stats"]])
 def test_every_command_has_help(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*command, "--help"]) == 0
@@ -105,7 +106,7 @@ def test_seed_with_the_metadata_address_listed_exactly(data: Path, redis_url: st
 def test_legacy_allow_private_means_loopback_only_and_says_so(
         data: Path, redis_url: str, crawl_name: str, capsys: pytest.CaptureFixture[str],
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("frontier_service.service.settings._warned", set())
+    monkeypatch.setattr("frontier_service.service.crawler_settings._warned", set())
     assert seed(data, redis_url, "--crawl-name", crawl_name, "--allow-private",
                 "http://127.0.0.1:8080/", "http://[::1]:8080/") == 0
     assert "queued 2 URL(s)" in capsys.readouterr().out
@@ -120,6 +121,7 @@ def test_legacy_allow_private_means_loopback_only_and_says_so(
     assert "link-local/cloud metadata" in capsys.readouterr().err
 
 
+@pytest.mark.unit
 def test_allow_private_is_hidden_and_allow_network_shown(capsys: pytest.CaptureFixture[str]) -> None:
     for command in ("run", "seed"):
         assert main([command, "--help"]) == 0
@@ -166,6 +168,7 @@ def test_stats_on_a_missing_data_dir_is_one_clear_line_and_creates_nothing(
     assert not (tmp_path / "no").exists()
 
 
+@pytest.mark.unit
 def test_stats_without_a_crawl_does_not_start_the_embedded_redis(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

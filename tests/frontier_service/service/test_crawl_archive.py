@@ -15,8 +15,8 @@ from archive_testkit.testweb import absolute_links, is_page_path
 from frontier_service.archiving import iter_records
 from frontier_service.archiving.events import CRAWL_SEGMENTS
 from frontier_service.service.components import DEFAULT_STORE, open_frontier
-from tests.frontier_service.service.conftest import Crawl
 from tests.frontier_service.service.web import ALIVE, WEB
+from tests.helpers.crawls import Crawl
 
 
 def frontier_contents(crawl: Crawl) -> tuple[dict[str, list[str]], set[str], list[bool]]:

@@ -27,8 +27,8 @@ from archive_testkit.testweb.asset_pages import (
 from frontier_service.archiving import iter_records
 from frontier_service.service.service import CrawlerService, RunReport
 from frontier_service.service.stats import crawl_stats
-from tests.frontier_service.service.conftest import delete_keys
 from tests.frontier_service.service.web import WEB, crawler_settings
+from tests.helpers.crawls import delete_keys
 
 HOST = host_name(WEB, 0)  # alive, with a plain robots.txt
 BUDGET = 30  # above the gallery's 21 assets, below the 40 images of MANY

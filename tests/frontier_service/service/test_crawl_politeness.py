@@ -7,7 +7,6 @@ from collections import Counter
 
 from archive_testkit.testweb import host_traits
 from frontier_service.service.stop_report import NOTHING_LEFT_TO_FETCH
-from tests.frontier_service.service.conftest import Crawl
 from tests.frontier_service.service.request_times import (
     RECORD_ROUNDING_S,
     START_STAMP_LAG_S,
@@ -15,6 +14,7 @@ from tests.frontier_service.service.request_times import (
     server_arrivals,
 )
 from tests.frontier_service.service.web import ALIVE, DEAD, WEB, expected_delay
+from tests.helpers.crawls import Crawl
 
 # time.monotonic() on both sides of loopback: allow for timer granularity only.
 _CLOCK_SLACK_S = 0.002

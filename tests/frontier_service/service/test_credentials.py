@@ -21,8 +21,8 @@ from frontier_service.fetch import Fetcher, FetchSettings
 from frontier_service.fetch.result import FetchErrorKind
 from frontier_service.service.seeding import BadSeed, checked_seeds
 from frontier_service.service.service import CrawlerService
-from tests.captures.conftest import capture_store, open_parts
 from tests.frontier_service.service.web import crawler_settings
+from tests.helpers.captures import capture_store, open_parts
 
 SECRET = "s3cr3t-pw"
 
@@ -94,6 +94,7 @@ def test_the_fetcher_refuses_a_url_with_credentials_without_sending_it() -> None
         assert site.requests == []
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("seed", [f"http://user:{SECRET}@127.0.0.1:8080/",
                                   "http://user@127.0.0.1:8080/", f"HTTP://:{SECRET}@127.0.0.1:8080"])
 def test_a_seed_with_credentials_is_refused_without_repeating_them(tmp_path: Path,

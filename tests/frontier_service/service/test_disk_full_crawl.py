@@ -26,13 +26,12 @@ import redis
 
 from archive_testkit.testweb import TestWeb, TestWebConfig, serve_in_background
 from archive_testkit.tmpfs import resize_tmpfs
-from frontier_service.archiving import iter_records
+from frontier_service.archiving import iter_records, journal_files
+from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.frontier.files import FrontierFiles
-from frontier_service.service import journal_files
-from frontier_service.service.journal import JournaledIndexWriter, recover_journals
 from tests.cli.test_cli import run_cli
 from tests.frontier_service.service.cli_runs import cli
-from tests.frontier_service.service.conftest import delete_keys
+from tests.helpers.crawls import delete_keys
 
 pytestmark = pytest.mark.faults
 
@@ -194,6 +193,7 @@ def test_a_full_data_disk_stops_the_crawl_in_one_line_and_a_rerun_finishes_it(
               f"{len(reachable)} (the ones whose records were not durable at the stop)")
 
 
+@pytest.mark.unit
 def test_a_journal_append_the_disk_refuses_leaves_no_torn_line_and_keeps_its_records(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The disk takes half of a checkpoint's append, then is full: the half is cut off

@@ -23,7 +23,7 @@ from archive_testkit.testweb import TestWeb, TestWebConfig, serve_in_background
 from archive_testkit.testweb.docs_site import docs_paths
 from frontier_service.archiving import iter_records
 from tests.frontier_service.service.cli_runs import REPO, child_env
-from tests.frontier_service.service.conftest import delete_keys
+from tests.helpers.crawls import delete_keys
 
 SITE = TestWebConfig(hosts=0, docs_pages=300, docs_links=60)
 NORMAL = SITE.docs_host

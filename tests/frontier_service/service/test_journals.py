@@ -6,19 +6,22 @@ import asyncio
 import uuid
 from pathlib import Path
 
+import pytest
+
 from archive_pipelines.canonical_urls import canonical_url_and_domain
 from frontier_service.archiving import iter_records
+from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.frontier.records import ResourceType
+from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
 from frontier_service.service.components import open_frontier
-from frontier_service.service.journal import JournaledIndexWriter, recover_journals
-from frontier_service.service.link_journal import LinkJournal, replay_link_journals
-from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.crawler_settings import CrawlerSettings
 
 
 def record(n: int) -> dict[str, object]:
     return {"page_url": f"http://site0001.test/p{n}", "navigation_id": f"nav-{n}", "requests": []}
 
 
+@pytest.mark.unit
 def test_records_of_a_crashed_session_become_a_segment_once(tmp_path: Path) -> None:
     writer = JournaledIndexWriter(tmp_path, str(uuid.uuid4()))
     for n in range(3):

@@ -20,8 +20,8 @@ from archive_testkit.testweb import (
     serve_in_background,
 )
 from frontier_service.service.service import CrawlerService, RunReport
-from tests.frontier_service.service.conftest import delete_keys
 from tests.frontier_service.service.web import crawler_settings
+from tests.helpers.crawls import delete_keys
 
 LATENCY_S = 0.1
 # Two hosts that answer every request after LATENCY_S, no traps, no dead hosts.

@@ -14,7 +14,7 @@ import pytest
 
 from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import iter_records
-from frontier_service.service.metrics import CrawlMetrics, combine_metrics
+from frontier_service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.service.stop_report import NOTHING_LEFT_TO_FETCH
 from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes, split_concurrency
 from tests.frontier_service.service.cli_runs import (
@@ -42,10 +42,12 @@ def test_concurrency_is_shared_out(total: int, processes: int, shares: list[int]
     assert split_concurrency(total, processes) == shares
 
 
+@pytest.mark.unit
 def test_processes_auto_is_the_usable_cpus() -> None:
     assert resolve_processes("auto") >= 1 and resolve_processes("3") == 3
 
 
+@pytest.mark.unit
 def test_combined_metrics_add_counters_and_keep_shared_gauges() -> None:
     one = CrawlMetrics(started_at=10.0, pages=5, in_flight=2, frontier_ready_domains=7)
     two = CrawlMetrics(started_at=20.0, pages=6, in_flight=1, frontier_ready_domains=9,

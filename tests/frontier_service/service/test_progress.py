@@ -3,7 +3,7 @@ line a minute instead of "0.0 pages/s" every few seconds."""
 
 from __future__ import annotations
 
-from frontier_service.service.metrics import CrawlMetrics
+from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.progress import IdleLines, format_idle
 
 

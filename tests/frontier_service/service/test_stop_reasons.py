@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from frontier_service.service.drops import BEYOND_MAX_DEPTH, TOO_LONG
+from frontier_service.scope.drops import BEYOND_MAX_DEPTH, TOO_LONG
 from tests.frontier_service.service.cli_runs import cli
 from tests.frontier_service.service.tree_site import C_LINKS, HOST, TreeSite, serve_tree
 

@@ -14,6 +14,8 @@ from frontier_service.service.stop_report import (
     host_reason_at_stop,
 )
 
+pytestmark = pytest.mark.unit
+
 LEFT = [Leftover("a.test", "page budget reached", 900, 30),
         Leftover("b.test", "page budget reached", 300, 10),
         Leftover("dead.test", "host unreachable", 50, 2),

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from archive_testkit.testweb import DeadMode, RobotsKind, TestWebConfig, host_traits, hosts_where
-from frontier_service.service.settings import CrawlerSettings
+from frontier_service.service.crawler_settings import CrawlerSettings
 
 # Small pages and a small graph, every trait on a few hosts, traps short enough to wait out.
 WEB = TestWebConfig(

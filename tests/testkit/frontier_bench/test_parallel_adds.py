@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from archive_pipelines.canonical_urls import canonicalize
 from archive_testkit.frontier_bench.parallel_adds import ChildSpec, run_parallel
 from archive_testkit.frontier_bench.url_batches import make_batches, mix_batches
@@ -45,6 +47,7 @@ def test_three_processes_add_each_url_once(redis_url: str, crawl_name: str, tmp_
     asyncio.run(main())
 
 
+@pytest.mark.unit
 def test_mix_batches_keep_hosts_and_take_the_share_of_fresh_urls() -> None:
     old = make_batches(2_000, 50, 100, clustered=True, seed=3, tag="a")
     fresh = make_batches(2_000, 50, 100, clustered=True, seed=3, tag="b")

@@ -46,6 +46,7 @@ def test_the_manifest_lists_exactly_the_files_on_disk(collection: Manifest) -> N
         assert (collection.root / rel).stat().st_size == collection.files[rel].size
 
 
+@pytest.mark.unit
 def test_mismatches_notices_a_changed_or_missing_file(collection: Manifest, tmp_path: Path) -> None:
     root = tmp_path / "copy"
     manifest = generate_collection(root, 3, seed=3)
@@ -58,6 +59,7 @@ def test_mismatches_notices_a_changed_or_missing_file(collection: Manifest, tmp_
     assert any(p.startswith(gone) for p in problems)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("release", "present", "absent"),
     [
@@ -81,6 +83,7 @@ def test_each_release_writes_its_fingerprint(
         assert detect_version(raw) == snapshot.fs_version
 
 
+@pytest.mark.unit
 def test_good_folders_load_as_the_manifest_says(collection: Manifest) -> None:
     versions: Counter[str] = Counter()
     for snapshot in collection.snapshots:
@@ -108,6 +111,7 @@ def test_good_folders_load_as_the_manifest_says(collection: Manifest) -> None:
     }
 
 
+@pytest.mark.unit
 def test_every_generated_file_is_classified_as_the_extractor_that_wrote_it(
     collection: Manifest,
 ) -> None:
@@ -123,6 +127,7 @@ def test_every_generated_file_is_classified_as_the_extractor_that_wrote_it(
     assert {"wget", "unknown", "index", "dom", "screenshot", "warc", "favicon"} <= extractors
 
 
+@pytest.mark.unit
 def test_duplicates_are_exact_copies_under_another_folder_name(collection: Manifest) -> None:
     duplicates = [s for s in collection.snapshots if s.duplicate_of]
     assert len(duplicates) == 3
@@ -145,6 +150,7 @@ def test_duplicates_are_exact_copies_under_another_folder_name(collection: Manif
         assert mine == theirs
 
 
+@pytest.mark.unit
 def test_shared_assets_repeat_byte_for_byte_across_hosts(collection: Manifest) -> None:
     jquery = shared_asset("jquery.min.js").sha256
     copies = [p for p, f in collection.files.items() if f.sha256 == jquery]
@@ -153,6 +159,7 @@ def test_shared_assets_repeat_byte_for_byte_across_hosts(collection: Manifest) -
     assert collection.unique_bytes < collection.total_bytes
 
 
+@pytest.mark.unit
 def test_sqlite_knows_snapshots_whose_index_json_is_missing(collection: Manifest) -> None:
     assert collection.sqlite_variant == "0.8"  # the newest release's schema
     db_path = collection.root / "index.sqlite3"
@@ -170,6 +177,7 @@ def test_sqlite_knows_snapshots_whose_index_json_is_missing(collection: Manifest
         assert "title" in row.results
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(
     ("release", "variant"), [("0.5", "0.4"), ("0.7", "0.6"), ("0.8.3", "0.8"), ("0.9", "0.8")]
 )
@@ -190,6 +198,7 @@ def test_each_sqlite_variant_reads_back(tmp_path: Path, release: str, variant: s
             assert row.results["dom"][0].start_ts == index.results["dom"][0].start_ts
 
 
+@pytest.mark.unit
 def test_same_seed_same_collection_and_manifest_round_trips(tmp_path: Path) -> None:
     one = generate_collection(tmp_path / "a", 15, seed=11, broken=3, duplicates=2)
     two = generate_collection(tmp_path / "b", 15, seed=11, broken=3, duplicates=2)
@@ -200,6 +209,7 @@ def test_same_seed_same_collection_and_manifest_round_trips(tmp_path: Path) -> N
     assert again.root == one.root
 
 
+@pytest.mark.unit
 def test_files_per_snapshot_is_roughly_honoured(tmp_path: Path) -> None:
     for wanted in (4, 10, 18):
         manifest = generate_collection(
@@ -209,6 +219,7 @@ def test_files_per_snapshot_is_roughly_honoured(tmp_path: Path) -> None:
         assert wanted - 1 <= per_folder <= wanted + 3
 
 
+@pytest.mark.unit
 def test_unknown_releases_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown releases"):
         generate_collection(tmp_path, 1, versions=("0.3",))

@@ -41,6 +41,7 @@ def test_every_page_has_the_configured_links_and_a_documentation_page_size() -> 
     assert all(len(docs_links(DOCS, ORIGIN, path)) == 300 for path in paths)
 
 
+@pytest.mark.unit
 def test_links_are_exactly_what_a_parser_reads_and_mix_the_forms_of_real_docs() -> None:
     path = docs_paths(DOCS)[200]
     page = HTMLParser(render_docs_page(DOCS, ORIGIN, path).decode())
@@ -69,6 +70,7 @@ def test_every_page_is_reachable_from_home_within_two_links() -> None:
     assert max(depth.values()) <= 2
 
 
+@pytest.mark.unit
 def test_the_same_config_gives_the_same_site() -> None:
     again = TestWebConfig(docs_pages=500, docs_links=300)
     other = TestWebConfig(docs_pages=500, docs_links=300, seed=1)
@@ -77,6 +79,7 @@ def test_the_same_config_gives_the_same_site() -> None:
     assert render_docs_page(other, ORIGIN, path) != render_docs_page(DOCS, ORIGIN, path)
 
 
+@pytest.mark.unit
 def test_the_test_web_serves_the_site_on_its_docs_host_only_when_configured() -> None:
     home = resolve(DOCS, "docs.test:8080", "/")
     assert home.status == 200

@@ -19,6 +19,8 @@ from archive_testkit.testweb import (
 )
 from archive_testkit.testweb.graph import IDN_HOST, relative_href
 
+pytestmark = pytest.mark.unit
+
 DEFAULT = TestWebConfig()
 SAMPLE = [
     (host_name(DEFAULT, (n * 37) % DEFAULT.hosts), page_path((n * 101) % DEFAULT.pages_per_host))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from archive_testkit.testweb import (
     DeadMode,
     RobotsKind,
@@ -39,6 +41,7 @@ def test_host_zero_is_always_a_plain_live_host() -> None:
         assert (traits.dead, traits.robots) == (DeadMode.ALIVE, RobotsKind.STANDARD)
 
 
+@pytest.mark.unit
 def test_traits_do_not_move_when_unrelated_settings_change() -> None:
     slower = TestWebConfig(latency_ms=50, pages_per_host=10, links_per_page=5)
     assert [host_traits(slower, h) for h in all_hosts(slower)[:200]] == [
@@ -46,6 +49,7 @@ def test_traits_do_not_move_when_unrelated_settings_change() -> None:
     ]
 
 
+@pytest.mark.unit
 def test_unknown_hosts_have_no_traits() -> None:
     assert host_traits(DEFAULT, "example.com") is None
     assert host_traits(DEFAULT, "site2000.test") is None  # one past the last host

@@ -16,6 +16,8 @@ from archive_testkit.testweb import (
 from archive_testkit.testweb.routes import Action
 from tests.testkit.testweb.web_client import SMALL
 
+pytestmark = pytest.mark.unit
+
 SPECIAL = hosts_where(SMALL, lambda t: t.special and t.alive)[0]
 PLAIN = hosts_where(SMALL, lambda t: not t.special and not t.traps and t.alive)[0]
 TRAPS = hosts_where(SMALL, lambda t: t.traps and t.alive)[0]

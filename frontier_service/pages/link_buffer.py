@@ -1,0 +1,151 @@
+"""LinkBuffer: discovered URLs batched across pages into few, large `add_urls` calls.
+
+A page yields ~50 links and `add_urls` costs a Redis round trip, a Lua call and file
+appends per call, so links wait here until `flush_urls` have gathered or `flush_s` have
+passed; meanwhile the crawler's checkpoint makes them durable in a LinkJournal. Before
+buffering, each link is canonicalized, checked against the scope, and dropped if this
+process offered it recently (most links of a site repeat from page to page; the seen
+filter would drop them too, but only after a round trip).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+
+from archive_pipelines.canonical_urls import try_canonical_url_and_domain
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.records import ResourceType
+from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.flush_loop import flush_until
+from frontier_service.pages.link_journal import Entry, LinkJournal
+from frontier_service.scope.crawl_scope import Scope
+from frontier_service.scope.drops import UrlDrops, invalid_reason, scope_reason
+
+log = logging.getLogger(__name__)
+
+
+class RecentlyOffered:
+    """Fingerprints offered lately, in two generations of at most `capacity` each."""
+
+    def __init__(self, capacity: int = 500_000) -> None:
+        self.capacity = capacity
+        self._new: set[bytes] = set()
+        self._old: set[bytes] = set()
+
+    def check_and_add(self, fingerprint: bytes) -> bool:
+        """True if the fingerprint was offered recently; remembers it either way."""
+        if fingerprint in self._new or fingerprint in self._old:
+            return True
+        if len(self._new) >= self.capacity:
+            self._old, self._new = self._new, set()
+        self._new.add(fingerprint)
+        return False
+
+    def __len__(self) -> int:
+        return len(self._new) + len(self._old)
+
+
+class LinkBuffer:
+    """Buffers in-scope URLs (with depth) and flushes them to the frontier."""
+
+    def __init__(self, frontier: Frontier, scope: Scope, metrics: CrawlMetrics, *,
+                 flush_urls: int = 5_000, flush_s: float = 0.2,
+                 recent_capacity: int = 500_000, chunk_urls: int = 2_000,
+                 journal: LinkJournal | None = None, drops: UrlDrops | None = None) -> None:
+        self.frontier = frontier
+        self.drops = drops or UrlDrops(metrics)
+        self.scope = scope
+        self.metrics = metrics
+        self.flush_urls = flush_urls
+        self.flush_s = flush_s
+        self.chunk_urls = chunk_urls
+        self.recent = RecentlyOffered(recent_capacity)
+        self._pending: list[Entry] = []  # ((canonical, domain, fingerprint), depth[, kind])
+        self.journal = journal
+        self._journaled = 0  # _pending[:_journaled] are in the journal
+        self._full = asyncio.Event()
+        self._lock = asyncio.Lock()
+        # A full disk: nothing more goes to the frontier, whose seen filter would take a
+        # URL that its file then has no room for (lost). Links wait in the journal instead.
+        self.holding = False
+
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def journal_pending(self) -> None:
+        """Make every buffered link durable (one append): the checkpoint before a release."""
+        if self.journal is not None and self._journaled < len(self._pending):
+            self.journal.append(self._pending[self._journaled:])
+            self._journaled = len(self._pending)
+
+    def add(self, urls: Iterable[str], depth: int, *, found_on: str = "",
+            kind: ResourceType = ResourceType.DOCUMENT) -> int:
+        """Buffer the in-scope, not recently offered URLs, to be fetched as `kind`; returns
+        how many were buffered. The others are counted as dropped, by reason, against
+        `found_on` (the page's host)."""
+        metrics = self.metrics
+        refusal = self.scope.refusal
+        check = self.recent.check_and_add
+        pending = self._pending
+        before = len(pending)
+        for url in urls:
+            metrics.links_found += 1
+            parsed = try_canonical_url_and_domain(url)
+            if parsed is None:
+                metrics.links_invalid += 1
+                self.drops.drop(invalid_reason(url), found_on, url)
+                continue
+            refused = refusal(parsed[1], depth)
+            if refused is not None:
+                metrics.links_out_of_scope += 1
+                self.drops.drop(scope_reason(refused), found_on, url)
+                continue
+            if check(parsed[2]):
+                metrics.links_repeated += 1
+                continue
+            pending.append((parsed, depth) if kind is ResourceType.DOCUMENT
+                           else (parsed, depth, kind))
+        if len(pending) >= self.flush_urls:
+            self._full.set()
+        return len(pending) - before
+
+    async def flush(self) -> int:
+        """Send everything buffered to the frontier; returns how many URLs were new."""
+        async with self._lock:
+            if self.holding:
+                self._full.clear()
+                return 0
+            batch, self._pending = self._pending, []
+            self._full.clear()
+            if not batch:
+                return 0
+            self.journal_pending()  # the whole batch is in journal files <= `covered`
+            covered = self.journal.rotate() if self.journal is not None else -1
+            self._journaled = 0
+            added = 0
+            # Chunks: each add is a Lua call that holds Redis; small ones let the claims
+            # of other tasks run in between.
+            for start in range(0, len(batch), self.chunk_urls):
+                chunk = batch[start:start + self.chunk_urls]
+                try:
+                    result = await self.frontier.add_canonical(chunk)
+                except BaseException:
+                    self._pending = batch[start:] + self._pending  # the next flush retries
+                    self._journaled = 0  # journaled again: a duplicate line is harmless
+                    raise
+                self.metrics.urls_offered += len(chunk)
+                self.metrics.urls_added += result.added
+                added += result.added
+            if self.journal is not None:
+                self.journal.drop_through(covered)
+            return added
+
+    async def run(self, finished: asyncio.Event,
+                  on_error: Callable[[Exception], object] | None = None) -> None:
+        """Flush every flush_s, or as soon as flush_urls are waiting, until `finished`."""
+        await flush_until(finished, self.flush, full=self._full, every_s=self.flush_s, log=log,
+                          failure="adding discovered URLs to the frontier failed",
+                          on_error=on_error)

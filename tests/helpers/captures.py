@@ -1,0 +1,22 @@
+"""Helpers for the capture tests: the storage parts of a crawled data dir and its capture store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.datadir import initialize
+from archive_pipelines.settings import CatalogSettings, Settings
+from archive_pipelines.storage.assembly import StorageParts, open_storage
+
+
+def open_parts(data_dir: Path, catalog_url: str = "") -> StorageParts:
+    """The storage parts of a crawled data dir (SQLite catalog unless `catalog_url`)."""
+    settings = Settings(data_dir=data_dir, catalog=CatalogSettings(url=catalog_url))
+    initialize(settings)
+    return open_storage(settings)
+
+
+def capture_store(parts: StorageParts) -> CaptureStore:
+    return CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
+                        parts.views.crawl)

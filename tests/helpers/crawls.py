@@ -1,0 +1,45 @@
+"""Finished crawls of the test web that tests examine, and the cleanup of a crawl's Redis keys."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+from archive_testkit.testweb import RequestRecord, TestWeb
+from frontier_service.service.crawler_settings import CrawlerSettings
+from frontier_service.service.service import RunReport
+
+
+@dataclass
+class Crawl:
+    """A crawl the service ran to the end: its settings, report, what the web answered, and
+    the Dagster home its segments were reported to."""
+
+    web: TestWeb
+    settings: CrawlerSettings
+    report: RunReport
+    requests: list[RequestRecord]
+    dagster_home: Path
+
+
+@dataclass(frozen=True)
+class Crawled:
+    """A finished crawl: its data dir (do not change it: copy it), the web it crawled and
+    what the web answered."""
+
+    data_dir: Path
+    web: TestWeb
+    report: RunReport
+    requests: list[RequestRecord]
+
+
+def delete_keys(redis_url: str, name: str) -> None:
+    """Deletes every Redis key of the crawl `name`."""
+    client = redis.Redis.from_url(redis_url)
+    try:
+        for key in client.scan_iter(match=f"{name}:*", count=1000):
+            client.unlink(key)
+    finally:
+        client.close()
