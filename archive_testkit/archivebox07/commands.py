@@ -174,25 +174,8 @@ def extractor_command(
         ], era.curl
     if method == "wget":
         warc = f"{folder}/warc/{int(run_start.timestamp())}"
-        return [
-            "wget",
-            "--no-verbose",
-            "--adjust-extension",
-            "--convert-links",
-            "--force-directories",
-            "--backup-converted",
-            "--span-hosts",
-            "--no-parent",
-            "-e",
-            "robots=off",
-            "--timeout=60",
-            "--restrict-file-names=windows",
-            f"--warc-file={warc}",
-            "--page-requisites",
-            f"--user-agent={_user_agent(era, f'wget/{era.wget}')}",
-            "--compression=auto",
-            url,
-        ], era.wget
+        user_agent = _user_agent(era, f"wget/{era.wget}")
+        return ["wget", *wget_arguments(warc=warc, user_agent=user_agent, url=url)], era.wget
     if method == "pdf":
         return _chrome(era, url, "--print-to-pdf"), era.chrome
     if method == "screenshot":
@@ -250,3 +233,25 @@ def extractor_command(
             f"https://web.archive.org/save/{url}",
         ], era.curl
     raise ValueError(method)
+
+
+def wget_arguments(*, warc: str, user_agent: str, url: str) -> list[str]:
+    """ArchiveBox 0.7's wget extractor arguments (without `wget` itself)."""
+    return [
+        "--no-verbose",
+        "--adjust-extension",
+        "--convert-links",
+        "--force-directories",
+        "--backup-converted",
+        "--span-hosts",
+        "--no-parent",
+        "-e",
+        "robots=off",
+        "--timeout=60",
+        "--restrict-file-names=windows",
+        f"--warc-file={warc}",
+        "--page-requisites",
+        f"--user-agent={user_agent}",
+        "--compression=auto",
+        url,
+    ]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from archive_testkit.archivebox07.commands import wget_arguments
 from archive_testkit.testweb.requestlog import RequestLog
 from archive_testkit.testweb.static_server import StaticSiteServer
 from archive_testkit.warc_files import WgetFetch, WgetRun, wget_warc
@@ -54,24 +55,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def _arguments(site: str, warc: Path) -> tuple[str, ...]:
     """ArchiveBox 0.7's wget extractor command, without `wget` itself."""
-    return (
-        "--no-verbose",
-        "--adjust-extension",
-        "--convert-links",
-        "--force-directories",
-        "--backup-converted",
-        "--span-hosts",
-        "--no-parent",
-        "-e",
-        "robots=off",
-        "--timeout=60",
-        "--restrict-file-names=windows",
-        f"--warc-file={warc}",
-        "--page-requisites",
-        "--user-agent=Mozilla/5.0 (X11; Linux x86_64) ArchiveBox/0.7.2 wget/1.21.3",
-        "--compression=auto",
-        f"{site}/index.html",
-    )
+    return tuple(wget_arguments(
+        warc=str(warc), url=f"{site}/index.html",
+        user_agent="Mozilla/5.0 (X11; Linux x86_64) ArchiveBox/0.7.2 wget/1.21.3"))
 
 
 @pytest.fixture(scope="module")
