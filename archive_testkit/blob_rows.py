@@ -23,7 +23,7 @@ def fake_sha256(index: int) -> str:
     return hashlib.sha256(f"seeded-blob-{index}".encode()).hexdigest()
 
 
-def seed_blobs(engine: Engine, n: int, stores: Sequence[int], replicated_fraction: float, *,
+def seed_blobs(engine: Engine, n: int, stores: Sequence[int], *, replicated_fraction: float,
                seed: int = 0) -> tuple[int, int]:
     """Insert `n` referenced blobs, present at `stores[0]`; a `replicated_fraction` of them
     also present at every other store. Returns the (first, last) new blob id.
@@ -41,10 +41,10 @@ def seed_blobs(engine: Engine, n: int, stores: Sequence[int], replicated_fractio
     copy_rows = ((i, store, "present") for i in ids for k, store in enumerate(stores)
                  if k == 0 or i in replicated)
     if engine.dialect.name == "postgresql":
-        _copy_pg(engine, blob_rows, copy_rows, now.isoformat(), rebuild=start - 1 < n)
+        _copy_pg(engine, blob_rows, copy_rows, now=now.isoformat(), rebuild=start - 1 < n)
     else:
         # The format SQLAlchemy's SQLite DateTime writes (UtcDateTime keeps UTC, no zone).
-        _insert_sqlite(engine, blob_rows, copy_rows, now.strftime("%Y-%m-%d %H:%M:%S.%f"))
+        _insert_sqlite(engine, blob_rows, copy_rows, now=now.strftime("%Y-%m-%d %H:%M:%S.%f"))
     return start, start + n - 1
 
 
@@ -69,7 +69,7 @@ _REBUILT_INDEXES = (
 
 
 def _copy_pg(engine: Engine, blob_rows: Iterator[tuple[object, ...]],
-             copy_rows: Iterator[tuple[object, ...]], now: str, *, rebuild: bool) -> None:
+             copy_rows: Iterator[tuple[object, ...]], *, now: str, rebuild: bool) -> None:
     """COPY in one transaction (so a failure leaves the catalog as it was)."""
     raw = engine.raw_connection()
     try:
@@ -110,7 +110,7 @@ def _copy_pg(engine: Engine, blob_rows: Iterator[tuple[object, ...]],
 
 
 def _insert_sqlite(engine: Engine, blob_rows: Iterator[tuple[object, ...]],
-                   copy_rows: Iterator[tuple[object, ...]], now: str) -> None:
+                   copy_rows: Iterator[tuple[object, ...]], *, now: str) -> None:
     with engine.begin() as conn:
         for batch in _batches(blob_rows):
             conn.exec_driver_sql(

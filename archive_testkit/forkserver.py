@@ -55,7 +55,7 @@ class ForkedProcess:
     fill up) and returned by communicate(); `stderr` is then None. One thread per instance."""
 
     def __init__(self, server: ForkServer, args: list[str], conn: socket.socket,
-                 stdout: IO[str] | None, stderr_file: IO[bytes] | None) -> None:
+                 *, stdout: IO[str] | None, stderr_file: IO[bytes] | None) -> None:
         self.args = args
         self.stdout = stdout
         self.stderr: IO[str] | None = None
@@ -238,7 +238,8 @@ class ForkServer:
                 sent.append(os.dup(stderr_file.fileno()))
             else:
                 sent.append(_stream_fd(stderr, 2))
-            return self._launch(args, cwd, env, sent[0], sent[1], stdout_stream, stderr_file)
+            return self._launch(args, cwd, env, out_fd=sent[0], err_fd=sent[1], stdout=stdout_stream,
+                                stderr_file=stderr_file)
         except BaseException:
             for stream in (stdout_stream, stderr_file):
                 if stream is not None:
@@ -254,7 +255,8 @@ class ForkServer:
         """subprocess.run(args, capture_output=True, text=True, ...) in a forked child. On a
         timeout the child's process group is killed and subprocess.TimeoutExpired raised."""
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            proc = self._launch(args, cwd, env, out.fileno(), err.fileno(), None, None)
+            proc = self._launch(args, cwd, env, out_fd=out.fileno(), err_fd=err.fileno(), stdout=None,
+                                stderr_file=None)
             try:
                 proc.wait(timeout)
             except subprocess.TimeoutExpired:
@@ -268,7 +270,7 @@ class ForkServer:
         return done
 
     def _launch(self, args: Sequence[StrPath], cwd: StrPath | None,
-                env: Mapping[str, str] | None, out_fd: int, err_fd: int,
+                env: Mapping[str, str] | None, *, out_fd: int, err_fd: int,
                 stdout: IO[str] | None, stderr_file: IO[bytes] | None) -> ForkedProcess:
         argv = [str(arg) for arg in args]
         if len(argv) < 3 or argv[1] != "-m":
@@ -286,7 +288,7 @@ class ForkServer:
                                     [stdin.fileno(), out_fd, err_fd])
             except (ConnectionError, FileNotFoundError) as exc:
                 raise self.failed(f"the zygote is gone ({exc})") from exc
-            child = ForkedProcess(self, argv, conn, stdout, stderr_file)
+            child = ForkedProcess(self, argv, conn, stdout=stdout, stderr_file=stderr_file)
         except BaseException:
             conn.close()
             raise

@@ -69,7 +69,7 @@ class WgetRun:
 class _WgetDigests(WARCWriter):
     """warcio's writer, with a payload digest on responses only, as wget writes it."""
 
-    def ensure_digest(self, record: Any, block: bool = True, payload: bool = True) -> None:
+    def ensure_digest(self, record: Any, *, block: bool = True, payload: bool = True) -> None:
         super().ensure_digest(record, block=block, payload=payload and record.rec_type == "response")
 
 
@@ -101,7 +101,7 @@ def wget_warc(run: WgetRun, fetches: Sequence[WgetFetch]) -> bytes:
     moment = run.started
     for index, fetch in enumerate(fetches):
         referer = fetches[0].url if index else None
-        _write_exchange(writer, ids, run, fetch, referer=referer, when=moment, warcinfo_id=warcinfo_id)
+        _write_exchange(writer, ids, run, fetch=fetch, referer=referer, when=moment, warcinfo_id=warcinfo_id)
         moment += _FETCH_GAP
     manifest_id = ids.next()
     common = [("WARC-Warcinfo-ID", warcinfo_id)]
@@ -163,8 +163,7 @@ def _write_exchange(
     writer: WARCWriter,
     ids: _RecordIds,
     run: WgetRun,
-    fetch: WgetFetch,
-    *,
+    *, fetch: WgetFetch,
     referer: str | None,
     when: datetime,
     warcinfo_id: str,

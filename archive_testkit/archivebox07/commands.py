@@ -137,7 +137,7 @@ def _chrome(era: Era, url: str, flag: str) -> list[str]:
 
 
 def extractor_command(
-    era: Era, method: str, plan: SnapshotPlan, folder: str, run_start: datetime
+    era: Era, method: str, plan: SnapshotPlan, *, folder: str, run_start: datetime
 ) -> tuple[list[str], str | None]:
     url = plan.url
     domain = urlparse(url).netloc

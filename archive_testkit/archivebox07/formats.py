@@ -77,7 +77,7 @@ def random_uuid(rng: random.Random) -> uuid.UUID:
     return uuid.UUID(int=rng.getrandbits(128), version=4)
 
 
-def png_bytes(width: int, height: int, rgb: tuple[int, int, int], noise: int = 0) -> bytes:
+def png_bytes(width: int, height: int, rgb: tuple[int, int, int], *, noise: int = 0) -> bytes:
     """A valid truecolour PNG; `noise` > 0 varies the pixels so files differ."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:

@@ -43,7 +43,7 @@ def _run(
     rng: random.Random,
     plan: SnapshotPlan,
     era: Era,
-    start: datetime,
+    *, start: datetime,
     forced_failures: Iterable[str],
     shared_uuid: uuid.UUID | None,
     retry: bool,
@@ -65,7 +65,7 @@ def _run(
             status = "failed" if rng.random() < rate else "succeeded"
         duration = timedelta(milliseconds=rng.randrange(80, 9000 if method in ("wget", "media") else 3500))
         end = moment + duration
-        cmd, cmd_version = extractor_command(era, method, plan, folder, start)
+        cmd, cmd_version = extractor_command(era, method, plan, folder=folder, run_start=start)
         index_texts: list[str] | None = None
         if method in ("readability", "mercury", "htmltotext"):
             index_texts = [article_text(plan)] if status == "succeeded" else []
@@ -142,21 +142,25 @@ def archive_history(rng: random.Random, plans: list[SnapshotPlan]) -> None:
         elif not forced_once and plan.batch == "text" and not plan.static:
             forced, forced_once = ["screenshot", "archive_org"], True
         if plan.batch == "legacy":
-            end = _run(rng, plan, ERA_04, base, forced, shared_legacy_uuid, retry=False)
+            end = _run(rng, plan, ERA_04, start=base, forced_failures=forced, shared_uuid=shared_legacy_uuid,
+                       retry=False)
             update = _UPDATE_RUN + timedelta(seconds=plan.index * 41, microseconds=rng.randrange(1_000_000))
-            _run(rng, plan, ERA_07, max(update, end + timedelta(days=1)), (), None, retry=True)
+            _run(rng, plan, ERA_07, start=max(update, end + timedelta(days=1)), forced_failures=(),
+                 shared_uuid=None, retry=True)
         elif plan.batch in ("bookmarks", "orphan"):
-            end = _run(rng, plan, ERA_06, base, forced, None, retry=False)
+            end = _run(rng, plan, ERA_06, start=base, forced_failures=forced, shared_uuid=None, retry=False)
             if plan.batch == "bookmarks":
                 update = _UPDATE_RUN + timedelta(
                     seconds=plan.index * 41, microseconds=rng.randrange(1_000_000)
                 )
-                _run(rng, plan, ERA_07, max(update, end + timedelta(days=1)), (), None, retry=True)
+                _run(rng, plan, ERA_07, start=max(update, end + timedelta(days=1)), forced_failures=(),
+                     shared_uuid=None, retry=True)
         else:
-            end = _run(rng, plan, ERA_07, base, forced, None, retry=False)
+            end = _run(rng, plan, ERA_07, start=base, forced_failures=forced, shared_uuid=None, retry=False)
             failed = any(result.status == "failed" for result in plan.results)
             if failed and plan.index in retry_picks and rng.random() < 0.6:
-                _run(rng, plan, ERA_07, end + timedelta(days=rng.randrange(1, 20)), (), None, retry=True)
+                _run(rng, plan, ERA_07, start=end + timedelta(days=rng.randrange(1, 20)), forced_failures=(),
+                     shared_uuid=None, retry=True)
         last_start = plan.runs[-1][1]
         plan.json_updated = last_start  # archive_link: link.overwrite(updated=now) before the loop
         plan.db_updated = plan.results[-1].end + timedelta(milliseconds=rng.randrange(3, 40))

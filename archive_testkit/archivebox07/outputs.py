@@ -220,13 +220,16 @@ def build_files(rng: random.Random, plan: SnapshotPlan, files_per_snapshot: int)
         files[f"{plan.page_dir}/images/{name}"] = png_bytes(
             20, 12, accent, noise=plan.index * 97 + number + 1
         )
-    converted = page_html(plan, up, pages, images, True, main_name)
+    converted = page_html(plan, up, pages, images=images, converted=True, main_name=main_name)
     files[plan.main_rel] = converted
-    files[plan.main_rel + ".orig"] = page_html(plan, up, pages, images, False, main_name)
+    files[plan.main_rel + ".orig"] = page_html(plan, up, pages, images=images, converted=False,
+                                               main_name=main_name)
     for number, page in enumerate(pages):
         next_page = f"page{number + 3}.html"  # the last one points past the end: missing
-        files[f"{plan.page_dir}/embed/{page}"] = embed_html(plan, up, page, next_page, main_name, True)
-        files[f"{plan.page_dir}/embed/{page}.orig"] = embed_html(plan, up, page, next_page, main_name, False)
+        files[f"{plan.page_dir}/embed/{page}"] = embed_html(plan, up, page, next_page=next_page,
+                                                            main_name=main_name, converted=True)
+        files[f"{plan.page_dir}/embed/{page}.orig"] = embed_html(plan, up, page, next_page=next_page,
+                                                                 main_name=main_name, converted=False)
     requisites = [CDN_CSS, *host_assets(plan.host.name)]
     requisites += [f"{plan.page_dir}/images/{name}" for name in images]
     requisites += [f"{plan.page_dir}/embed/{page}" for page in pages]

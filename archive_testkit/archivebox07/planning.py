@@ -71,11 +71,12 @@ def plan_snapshots(rng: random.Random, count: int, orphans: int) -> list[Snapsho
             index += 1
 
     def add(
-        batch: str, moment: datetime, added: datetime, timestamp: str, source: str, index: int
+        batch: str, moment: datetime, added: datetime, *, timestamp: str, source: str, index: int
     ) -> SnapshotPlan:
         host, url, static = new_url(index)
         used_ts.add(timestamp)
-        return _make_plan(rng, len(plans), batch, host, url, static, timestamp, added, source)
+        return _make_plan(rng, len(plans), batch, host=host, url=url, static=static, timestamp=timestamp,
+                          added=added, source=source)
 
     # 0.4-era import: integer timestamps from a bookmark export; two collide as T and T.0.
     legacy_source = f"{OLD_OUTPUT_DIR}/sources/bookmarks_export.html-{int(t_legacy.timestamp())}.txt"
@@ -85,7 +86,7 @@ def plan_snapshots(rng: random.Random, count: int, orphans: int) -> list[Snapsho
         if i == 1 and plans:
             ts = plans[0].timestamp + ".0"  # lowest_uniq_timestamp of a same-second bookmark
         added = t_legacy + timedelta(microseconds=1234 * (i + 1))
-        plans.append(add("legacy", t_legacy, added, ts, legacy_source, i))
+        plans.append(add("legacy", t_legacy, added, timestamp=ts, source=legacy_source, index=i))
 
     # 0.6-era Netscape bookmarks import: str(datetime.fromtimestamp(ADD_DATE).timestamp()).
     bookmark_source = f"{DATA_DIR}/sources/{int(t_bookmarks.timestamp())}-import.txt"
@@ -93,7 +94,8 @@ def plan_snapshots(rng: random.Random, count: int, orphans: int) -> list[Snapsho
         stamp = 1_580_000_000 + i * 86_400 * 5 + rng.randrange(80_000)
         ts = f"{stamp}.0"
         added = t_bookmarks + timedelta(microseconds=877 * (i + 1))
-        plans.append(add("bookmarks", t_bookmarks, added, ts, bookmark_source, 100 + i))
+        plans.append(add("bookmarks", t_bookmarks, added, timestamp=ts, source=bookmark_source,
+                         index=100 + i))
 
     # 0.7 text imports: str(datetime.now(timezone.utc).timestamp()) per URL.
     text_source = f"{DATA_DIR}/sources/{int(t_text.timestamp())}-import.txt"
@@ -105,7 +107,7 @@ def plan_snapshots(rng: random.Random, count: int, orphans: int) -> list[Snapsho
         ts = _timestamp_str(moment)
         while ts in used_ts:
             ts = str(float(ts) + 1.0)  # write_link_to_sql_index's collision bump
-        plans.append(add("text", t_text, moment, ts, text_source, 200 + i))
+        plans.append(add("text", t_text, moment, timestamp=ts, source=text_source, index=200 + i))
 
     # Orphans: same URL as a later 0.7 snapshot, archived in the 0.6 era, row removed.
     text_plans = [plan for plan in plans if plan.batch == "text" and not plan.static]
@@ -115,7 +117,8 @@ def plan_snapshots(rng: random.Random, count: int, orphans: int) -> list[Snapsho
         ts = f"{stamp}.0"
         added = t_bookmarks + timedelta(days=20 + i, microseconds=4321)
         orphan = _make_plan(
-            rng, len(plans), "orphan", twin.host, twin.url, twin.static, ts, added, bookmark_source
+            rng, len(plans), "orphan", host=twin.host, url=twin.url, static=twin.static, timestamp=ts,
+            added=added, source=bookmark_source
         )
         orphan.in_sqlite = False
         plans.append(orphan)
@@ -126,7 +129,7 @@ def _make_plan(
     rng: random.Random,
     index: int,
     batch: str,
-    host: Host,
+    *, host: Host,
     url: str,
     static: bool,
     timestamp: str,

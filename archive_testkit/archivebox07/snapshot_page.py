@@ -11,7 +11,7 @@ from archive_testkit.archivebox07.formats import django_minute, printable_filesi
 from archive_testkit.archivebox07.model import SnapshotPlan
 
 
-def _card(path: str, label: str, code: str, kind: str = "iframe") -> str:
+def _card(path: str, label: str, code: str, *, kind: str = "iframe") -> str:
     src = html.escape(path)
     if kind == "img":
         preview = f'<img class="card-img-top" src="{src}" onerror="this.style.opacity=0.2"/>'

@@ -46,7 +46,7 @@ def page_html(
     plan: SnapshotPlan,
     up: str,
     pages: Sequence[str],
-    images: Sequence[str],
+    *, images: Sequence[str],
     converted: bool,
     main_name: str,
 ) -> bytes:
@@ -97,7 +97,7 @@ def page_html(
 
 
 def embed_html(
-    plan: SnapshotPlan, up: str, page: str, next_page: str, main_name: str, converted: bool
+    plan: SnapshotPlan, up: str, page: str, *, next_page: str, main_name: str, converted: bool
 ) -> bytes:
     css = f"{up}../css/site.css" if converted else "/css/site.css"
     back = f"../{main_name}" if converted else f"https://{plan.host.name}/"

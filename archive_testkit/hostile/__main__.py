@@ -31,11 +31,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = HostileConfig(bomb_bytes=options.bomb_bytes, bombs_per_kind=options.bombs_per_kind,
                            trickle_interval_s=options.trickle_interval, css_kb=options.css_kb)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, options.bind, options.port, options.log))
+        asyncio.run(_serve(config, options.bind, options.port, log=options.log))
     return 0
 
 
-async def _serve(config: HostileConfig, bind: str, port: int, log: str | None) -> None:
+async def _serve(config: HostileConfig, bind: str, port: int, *, log: str | None) -> None:
     site = HostileSite(config, log_path=log)
     site.prepare_bombs()
     bound = await site.start(bind, port)

@@ -136,7 +136,7 @@ class _Writer:
         os.makedirs(os.path.join(self.root, rel), exist_ok=True)
         self.made.add(rel)
 
-    def write(self, rel: str, data: bytes, extractor: str, sha256: str | None = None) -> None:
+    def write(self, rel: str, data: bytes, extractor: str, *, sha256: str | None = None) -> None:
         self._mkdir(os.path.dirname(rel))
         fd = os.open(os.path.join(self.root, rel), _WRITE_FLAGS, 0o644)
         try:
@@ -196,7 +196,7 @@ def generate_collection(
     picked = set(picks)
     originals: dict[int, tuple[str, SnapshotSpec, list[OutputFile], bytes]] = {}
     for number, kind in enumerate(kinds):
-        spec, ctx = _spec(number, versions[number % len(versions)], rng, binary_size)
+        spec, ctx = _spec(number, versions[number % len(versions)], rng, binary_size=binary_size)
         used.add(spec.timestamp)  # an original folder is named by its timestamp
         folder = f"archive/{spec.timestamp}"
         files, results = build_outputs(
@@ -218,20 +218,21 @@ def generate_collection(
             writer.write(f"{folder}/index.json", index_bytes, "index")
         writer.write(f"{folder}/index.html", _index_html(spec), "index")
         for output in files:
-            writer.write(f"{folder}/{output.rel}", output.data, output.extractor, output.sha256)
+            writer.write(f"{folder}/{output.rel}", output.data, output.extractor, sha256=output.sha256)
         if kind in ("ok", "sqlite_only") and with_sqlite:
             in_sqlite.append(spec)
         if number in picked:
             originals[number] = (folder, spec, files, index_bytes)
-        manifest.snapshots.append(_entry(folder, spec, has_index, with_sqlite, kind))
+        manifest.snapshots.append(_entry(folder, spec, has_index=has_index, with_sqlite=with_sqlite,
+                                         kind=kind))
     for pick in picks:
         source, spec, files, index_bytes = originals[pick]
         folder = f"archive/{_unique_name(used, spec.timestamp)}"
         writer.write(f"{folder}/index.json", index_bytes, "index")
         writer.write(f"{folder}/index.html", _index_html(spec), "index")
         for output in files:
-            writer.write(f"{folder}/{output.rel}", output.data, output.extractor, output.sha256)
-        entry = _entry(folder, spec, True, False, "ok")
+            writer.write(f"{folder}/{output.rel}", output.data, output.extractor, sha256=output.sha256)
+        entry = _entry(folder, spec, has_index=True, with_sqlite=False, kind="ok")
         manifest.snapshots.append(replace(entry, duplicate_of=source))
     if with_sqlite:
         newest = max((RELEASE_VERSIONS[v] for v in versions), key=FS_VERSIONS.index)
@@ -245,7 +246,7 @@ def generate_collection(
 
 
 def _spec(
-    number: int, release: str, rng: random.Random, binary_size: int
+    number: int, release: str, rng: random.Random, *, binary_size: int
 ) -> tuple[SnapshotSpec, SnapshotContext]:
     host = _HOSTS[rng.randrange(len(_HOSTS))]
     words = rng.sample(_WORDS, 3)
@@ -271,7 +272,7 @@ def _spec(
 
 
 def _entry(
-    folder: str, spec: SnapshotSpec, has_index: bool, with_sqlite: bool, kind: str
+    folder: str, spec: SnapshotSpec, *, has_index: bool, with_sqlite: bool, kind: str
 ) -> ManifestSnapshot:
     return ManifestSnapshot(
         folder=folder,

@@ -92,7 +92,7 @@ def _result(
     extractor: str,
     cmd: tuple[str, ...],
     version: str,
-    output: str,
+    *, output: str,
     offset: float,
     status: str = "succeeded",
 ) -> ResultSpec:
@@ -105,7 +105,7 @@ Slot = Callable[[SnapshotContext], tuple[list[OutputFile], ResultSpec]]
 def _dom(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     return (
         [OutputFile("output.html", _html(ctx, "dom"), "dom")],
-        _result("dom", (*_CHROME, "--dump-dom", ctx.url), _CHROME_VERSION, "output.html", 5),
+        _result("dom", (*_CHROME, "--dump-dom", ctx.url), _CHROME_VERSION, output="output.html", offset=5),
     )
 
 
@@ -113,7 +113,8 @@ def _screenshot(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     png = _binary(ctx, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     return (
         [OutputFile("screenshot.png", png, "screenshot")],
-        _result("screenshot", (*_CHROME, "--screenshot", ctx.url), _CHROME_VERSION, "screenshot.png", 8),
+        _result("screenshot", (*_CHROME, "--screenshot", ctx.url), _CHROME_VERSION, output="screenshot.png",
+                offset=8),
     )
 
 
@@ -133,7 +134,7 @@ def _wget(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     )
     return (
         [OutputFile(rel, page, "wget")],
-        _result("wget", _wget_command(ctx), "GNU Wget 1.21.3", rel, 0),
+        _result("wget", _wget_command(ctx), "GNU Wget 1.21.3", output=rel, offset=0),
     )
 
 
@@ -144,8 +145,8 @@ def _singlefile(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "singlefile",
             ("single-file", "--browser-headless", ctx.url),
             "single-file 1.1.46",
-            "singlefile.html",
-            11,
+            output="singlefile.html",
+            offset=11,
         ),
     )
 
@@ -153,7 +154,8 @@ def _singlefile(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
 def _pdf(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     return (
         [OutputFile("output.pdf", _binary(ctx, b"%PDF-1.4\n"), "pdf")],
-        _result("pdf", (*_CHROME, "--print-to-pdf", ctx.url), _CHROME_VERSION, "output.pdf", 14),
+        _result("pdf", (*_CHROME, "--print-to-pdf", ctx.url), _CHROME_VERSION, output="output.pdf",
+                offset=14),
     )
 
 
@@ -164,7 +166,7 @@ def _headers(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     ).encode()
     return (
         [OutputFile("headers.json", body, "headers")],
-        _result("headers", ("curl", "--head", ctx.url), "curl 8.4.0", "headers.json", 1),
+        _result("headers", ("curl", "--head", ctx.url), "curl 8.4.0", output="headers.json", offset=1),
     )
 
 
@@ -172,7 +174,7 @@ def _htmltotext(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     body = f"{ctx.title}\n\n{ctx.url}\n{ctx.rng.randbytes(64).hex()}\n".encode()
     return (
         [OutputFile("htmltotext.txt", body, "htmltotext")],
-        _result("htmltotext", ("htmltotext",), "0.8.0", "htmltotext.txt", 16),
+        _result("htmltotext", ("htmltotext",), "0.8.0", output="htmltotext.txt", offset=16),
     )
 
 
@@ -187,7 +189,7 @@ def _warc(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     )
     return (
         [OutputFile(rel, wget_warc(run, ctx.fetched), "warc")],
-        _result("warc", command, "GNU Wget 1.21.3", "warc/", 0.5),
+        _result("warc", command, "GNU Wget 1.21.3", output="warc/", offset=0.5),
     )
 
 
@@ -198,8 +200,8 @@ def _favicon(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "favicon",
             ("curl", f"https://www.google.com/s2/favicons?domain={ctx.host}"),
             "curl 8.4.0",
-            "favicon.ico",
-            2,
+            output="favicon.ico",
+            offset=2,
         ),
     )
 
@@ -212,8 +214,8 @@ def _archive_org(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "archive_org",
             ("curl", f"https://web.archive.org/save/{ctx.url}"),
             "curl 8.4.0",
-            link,
-            20,
+            output=link,
+            offset=20,
         ),
     )
 
@@ -228,14 +230,15 @@ def _readability(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "readability",
         ),
     ]
-    return files, _result("readability", ("readability-extractor", "output.html"), "0.0.6", "readability", 22)
+    return files, _result("readability", ("readability-extractor", "output.html"), "0.0.6",
+                          output="readability", offset=22)
 
 
 def _media(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
     rel = f"media/{ctx.path.rsplit('/', 1)[-1]}.mp4"
     return (
         [OutputFile(rel, _binary(ctx, b"\x00\x00\x00\x18ftypmp42"), "media")],
-        _result("media", ("yt-dlp", ctx.url), "2023.10.13", "media", 30),
+        _result("media", ("yt-dlp", ctx.url), "2023.10.13", output="media", offset=30),
     )
 
 
@@ -244,7 +247,7 @@ def _mercury(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
         OutputFile("mercury/content.html", _html(ctx, "mercury"), "mercury"),
         OutputFile("mercury/content.txt", ctx.title.encode() + b"\n", "mercury"),
     ]
-    return files, _result("mercury", ("postlight-parser", ctx.url), "1.0.0", "mercury", 25)
+    return files, _result("mercury", ("postlight-parser", ctx.url), "1.0.0", output="mercury", offset=25)
 
 
 SLOTS: tuple[Slot, ...] = (
@@ -287,15 +290,15 @@ def build_outputs(
         made, result = slot(ctx)
         files.extend(made)
         results.append(result)
-    results.append(_result("title", ("curl", ctx.url), "curl 8.4.0", ctx.title, 3))
+    results.append(_result("title", ("curl", ctx.url), "curl 8.4.0", output=ctx.title, offset=3))
     if not any(r.extractor == "media" for r in results) and ctx.rng.random() < 0.3:
         results.append(
             _result(
                 "media",
                 ("yt-dlp", ctx.url),
                 "2023.10.13",
-                "ArchiveError: yt-dlp found no media",
-                30,
+                output="ArchiveError: yt-dlp found no media",
+                offset=30,
                 status="failed",
             )
         )

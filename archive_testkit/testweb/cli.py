@@ -58,11 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         **{field.name: getattr(options, field.name) for field in dataclasses.fields(TestWebConfig)}
     )
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(config, options.bind, options.port, options.log))
+        asyncio.run(_serve(config, options.bind, options.port, log=options.log))
     return 0
 
 
-async def _serve(config: TestWebConfig, bind: str, port: int, log: str | None) -> None:
+async def _serve(config: TestWebConfig, bind: str, port: int, *, log: str | None) -> None:
     web = TestWeb(config, log_path=log, keep_log=False)  # nobody reads memory in this process
     bound = await web.start(bind, port)
     stop = asyncio.Event()

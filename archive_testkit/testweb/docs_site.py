@@ -129,7 +129,7 @@ def plan_page(config: TestWebConfig, origin: str, path: str) -> PagePlan:
     rng = stable_rng(config.seed, "docs", path)
 
     def link(target: int, form: str) -> Link:
-        return Link(_href(form, origin, path, paths[target]), titles[target])
+        return Link(_href(form, origin, path, target=paths[target]), titles[target])
 
     top = [link(0, "root"), *(link(start, "root") for start, _ in sections)]
     footer = [link(number + step, "relative") for step in (-1, 1)
@@ -165,7 +165,7 @@ def _inline_link(rng: random.Random, link: Callable[[int, str], Link], pages: in
     return made
 
 
-def _href(form: str, origin: str, here: str, target: str) -> str:
+def _href(form: str, origin: str, here: str, *, target: str) -> str:
     if form == "root":
         return target
     if form == "absolute":

@@ -99,7 +99,7 @@ def page_links(config: TestWebConfig, host: str, path: str) -> list[str]:
     traits = host_traits(config, host)
     if traits is None:
         raise ValueError(f"not a host of this test web: {host!r}")
-    return links_from(config, traits, path, page_rng(config, traits.host, path))
+    return links_from(config, traits, path, rng=page_rng(config, traits.host, path))
 
 
 def page_rng(config: TestWebConfig, host: str, path: str) -> random.Random:
@@ -108,7 +108,7 @@ def page_rng(config: TestWebConfig, host: str, path: str) -> random.Random:
 
 
 def links_from(
-    config: TestWebConfig, traits: HostTraits, path: str, rng: random.Random
+    config: TestWebConfig, traits: HostTraits, path: str, *, rng: random.Random
 ) -> list[str]:
     """The links of a page, drawn from the page's generator (see page_rng)."""
     name = traits.host
@@ -121,7 +121,7 @@ def links_from(
     if traits.traps and draw() < 0.1:
         extras.append(_fill(rng.choice(TRAP_TARGETS), rng, 3))
     if draw() < 0.1:
-        extras.append(_same_host_form(draw, name, path, private_path(below(rng, PRIVATE_PAGES))))
+        extras.append(_same_host_form(draw, name, path, target=private_path(below(rng, PRIVATE_PAGES))))
     del extras[config.links_per_page :]
     # The ordinary links: other pages of this host, and pages of other hosts.
     paths = _page_paths(config.pages_per_host)
@@ -135,7 +135,7 @@ def links_from(
             links.append(_cross_host_form(draw, hosts[other], paths))
         else:
             target = paths[int(draw() * len(paths))]
-            links.append(_decorate(draw, _same_host_form(draw, name, path, target)))
+            links.append(_decorate(draw, _same_host_form(draw, name, path, target=target)))
     for extra in extras:
         links.insert(int(draw() * (len(links) + 1)), extra)
     return links
@@ -164,7 +164,7 @@ def _fill(template: str, rng: random.Random, count: int) -> str:
     return template.format(k=below(rng, count)) if "{k}" in template else template
 
 
-def _same_host_form(draw: Callable[[], float], host: str, here: str, target: str) -> str:
+def _same_host_form(draw: Callable[[], float], host: str, here: str, *, target: str) -> str:
     form = draw()
     if form < 0.45:
         return target

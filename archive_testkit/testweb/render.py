@@ -36,7 +36,7 @@ def render_page(config: TestWebConfig, host: str, path: str) -> bytes:
         raise ValueError(f"not a host of this test web: {host!r}")
     name = traits.host
     rng = page_rng(config, name, path)
-    hrefs = links_from(config, traits, path, rng)  # first, so page_links() sees the same draws
+    hrefs = links_from(config, traits, path, rng=rng)  # first, so page_links() sees the same draws
     draw = rng.random
     anchors = anchor_pool(config.seed)
     title = attr(title_words(rng))

@@ -51,7 +51,7 @@ CLOSE = Reply(0, action=Action.CLOSE)
 
 
 def resolve(
-    config: TestWebConfig, host: str, path: str, render: Renderer = render_page
+    config: TestWebConfig, host: str, path: str, *, render: Renderer = render_page
 ) -> Reply:
     """The reply to a request for `path` (decoded, no query string) on Host header `host`."""
     traits = host_traits(config, host)
@@ -79,7 +79,7 @@ def resolve(
         return Reply(200, render(config, traits.host, path))
     if traits.special and (reply := _special(config, traits, path)):
         return reply
-    if traits.traps and (reply := _trap(config, traits, path, render)):
+    if traits.traps and (reply := _trap(config, traits, path, render=render)):
         return reply
     return NOT_FOUND
 
@@ -124,7 +124,7 @@ def _special(config: TestWebConfig, traits: HostTraits, path: str) -> Reply | No
     return None
 
 
-def _trap(config: TestWebConfig, traits: HostTraits, path: str, render: Renderer) -> Reply | None:
+def _trap(config: TestWebConfig, traits: HostTraits, path: str, *, render: Renderer) -> Reply | None:
     if path.startswith("/slow/"):
         return Reply(200, render(config, traits.host, path), delay_s=config.slow_delay_s)
     if path.startswith("/huge/"):

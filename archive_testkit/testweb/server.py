@@ -109,7 +109,7 @@ class TestWeb:
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         arrived = time.monotonic()
         host = normalize_host(request.headers.get("Host", ""))
-        reply = resolve(self.config, host, request.path, self._render)
+        reply = resolve(self.config, host, request.path, render=self._render)
         self.log.record(RequestRecord(arrived, host, request.raw_path, reply.status))
         if reply.action is Action.CLOSE:
             if request.transport is not None:

@@ -82,7 +82,7 @@ def test_seeded_blobs_and_the_needy_scan(engine: Engine, stores: list[int]) -> N
         sha = session.scalar(select(Blob.sha256).where(Blob.id == 7))
         assert sha == fake_sha256(7)
     # A second load appends after the first; ordinary inserts still get fresh ids.
-    assert seed_blobs(engine, 10, stores[:1], 0.0) == (501, 510)
+    assert seed_blobs(engine, 10, stores[:1], replicated_fraction=0.0) == (501, 510)
     with Session(engine) as session, session.begin():
         session.add(Blob(sha256="f" * 64, size=1, ref_count=1))
         session.flush()
@@ -91,7 +91,7 @@ def test_seeded_blobs_and_the_needy_scan(engine: Engine, stores: list[int]) -> N
 
 def test_unreferenced_blobs_and_fresh_ongoing_copies_are_not_needy(
         engine: Engine, stores: list[int], session: Session) -> None:
-    seed_blobs(engine, 4, stores[:1], 0.0)
+    seed_blobs(engine, 4, stores[:1], replicated_fraction=0.0)
     now = utcnow()
     session.execute(update(Blob).where(Blob.id == 1).values(ref_count=0))
     upsert_copies(session, store_id=stores[1], blob_ids=[2], status="ongoing",
@@ -107,7 +107,7 @@ def test_unreferenced_blobs_and_fresh_ongoing_copies_are_not_needy(
 
 def test_upserts_insert_update_and_keep_present(engine: Engine, stores: list[int],
                                                 session: Session) -> None:
-    seed_blobs(engine, 3, stores[:1], 0.0)
+    seed_blobs(engine, 3, stores[:1], replicated_fraction=0.0)
     t0 = utcnow()
     t1 = t0 + timedelta(seconds=1)
     store = stores[1]

@@ -30,7 +30,7 @@ def catalog_only(data_dir: Path, catalog_url: str) -> Iterator[tuple[StoragePart
 def test_pages_through_everything_once_then_wraps(catalog_only: tuple[StorageParts, ReplicaSet]
                                                   ) -> None:
     storage, replicas = catalog_only
-    seed_blobs(storage.catalog.engine, 95, replicas.store_ids[:1], 0.0)
+    seed_blobs(storage.catalog.engine, 95, replicas.store_ids[:1], replicated_fraction=0.0)
     cursor, ticks = 0, 0
     seen: list[str] = []
     while True:
@@ -51,7 +51,7 @@ def test_pages_through_everything_once_then_wraps(catalog_only: tuple[StoragePar
 
 def test_a_tick_scans_a_bounded_window(catalog_only: tuple[StorageParts, ReplicaSet]) -> None:
     storage, replicas = catalog_only
-    seed_blobs(storage.catalog.engine, 200, replicas.store_ids, 0.9, seed=5)
+    seed_blobs(storage.catalog.engine, 200, replicas.store_ids, replicated_fraction=0.9, seed=5)
     cursor, found, scans = 0, 0, []
     for _ in range(100):
         tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=1000,
@@ -74,6 +74,6 @@ def test_an_empty_catalog_and_a_cursor_past_the_end(catalog_only: tuple[StorageP
     storage, replicas = catalog_only
     tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=5)
     assert (tick.batches, tick.next_cursor, tick.scanned, tick.wrapped) == ([], 0, 0, True)
-    seed_blobs(storage.catalog.engine, 3, replicas.store_ids[:1], 0.0)
+    seed_blobs(storage.catalog.engine, 3, replicas.store_ids[:1], replicated_fraction=0.0)
     late = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=5, cursor=99)
     assert late.batches == [] and late.next_cursor == 0 and late.wrapped
