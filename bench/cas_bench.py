@@ -136,25 +136,25 @@ def main() -> int:
         runs = {mode: ingest_corpus(work / f"data-{mode}", corpus, manifest, hardlink, all_paths)
                 for mode, hardlink in (("hardlink", True), ("copy", False))}
         main_run = runs["hardlink"]
-        storage, report = main_run.storage, main_run.report
+        parts, report = main_run.parts, main_run.report
         assert not report.errors, report.errors[:3]
 
         started = time.perf_counter()
-        verified = verify_storage(storage.catalog, storage.primary, storage.views)
+        verified = verify_storage(parts.catalog, parts.primary, parts.views)
         verify_s = time.perf_counter() - started
         assert verified.problems == 0, verified.examples
 
         started = time.perf_counter()
-        rebuilt = rebuild_views(storage.catalog, storage.primary, storage.views,
-                                storage.work, clean=True)
+        rebuilt = rebuild_views(parts.catalog, parts.primary, parts.views,
+                                work=parts.work, clean=True)
         rebuild_s = time.perf_counter() - started
 
         restic_s, cp_s = (None, None) if args.skip_peers else run_peers(corpus, work, all_paths)
 
         print()
         print(f"date {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
-              f"catalog SQLite, views {', '.join(storage.views.enabled)}, "
-              f"{storage.work.ingest_processes} ingest worker processes")
+              f"catalog SQLite, views {', '.join(parts.views.enabled)}, "
+              f"{parts.work.ingest_processes} ingest worker processes")
         for mode, run in runs.items():
             label = "hardlink (default)" if mode == "hardlink" else "copy (--copy)"
             print(f"small-file ingest  {label:<19} {run.small.files:>7,} files {run.small_s:7.2f} s "
@@ -190,7 +190,7 @@ def main() -> int:
 
 @dataclass
 class IngestRun:
-    storage: StorageParts
+    parts: StorageParts
     small: IngestReport
     small_s: float
     big: IngestReport
@@ -209,8 +209,8 @@ def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # t
     """A fresh data dir, the corpus's snapshots in the catalog, then the timed ingests."""
     settings = Settings(data_dir=data)
     initialize(settings)
-    storage = open_storage(settings)
-    repo = CatalogRepository(storage.catalog.engine)
+    parts = open_storage(settings)
+    repo = CatalogRepository(parts.catalog.engine)
     ids = {}
     for snap in manifest["snapshots"]:
         ids[snap["timestamp"]] = repo.add_snapshot(
@@ -219,16 +219,16 @@ def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # t
     os.sync()  # each mode starts with nothing of the other's left to write back
     warm(paths)
     started = time.perf_counter()
-    small = ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
-                         items_for(corpus, manifest, ids, large=False), hardlink=hardlink)
+    small = ingest_files(parts.catalog, parts.primary, parts.views, work=parts.work,
+                         items=items_for(corpus, manifest, ids, large=False), hardlink=hardlink)
     small_s = time.perf_counter() - started
     warm([p for p in paths if p.stat().st_size >= LARGE])
     started = time.perf_counter()
-    big = ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
-                       items_for(corpus, manifest, ids, large=True), hardlink=hardlink)
+    big = ingest_files(parts.catalog, parts.primary, parts.views, work=parts.work,
+                       items=items_for(corpus, manifest, ids, large=True), hardlink=hardlink)
     large_s = time.perf_counter() - started
     assert not small.errors and not big.errors, (small.errors + big.errors)[:3]
-    return IngestRun(storage, small, small_s, big, large_s)
+    return IngestRun(parts, small, small_s, big, large_s)
 
 
 if __name__ == "__main__":

@@ -99,9 +99,9 @@ def child_import(data: Path) -> None:
     from archive_pipelines.settings import Settings
     from archive_pipelines.storage.assembly import open_storage
 
-    storage = open_storage(Settings(data_dir=data))
+    parts = open_storage(Settings(data_dir=data))
     started = time.perf_counter()
-    report = import_orphans(storage.catalog, storage.layout, read_archivebox_index=False)
+    report = import_orphans(parts.catalog, parts.layout, read_archivebox_index=False)
     seconds = time.perf_counter() - started
     hwm = next((int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
                 if line.startswith("VmHWM:")), 0)
@@ -169,28 +169,28 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> MigrationRun:
     shutil.rmtree(data / "archive")
     shutil.copytree(collection(n) / "archive", data / "archive", symlinks=True)
     settings = Settings(data_dir=data)
-    storage = open_storage(settings, views=views)
-    assert import_orphans(storage.catalog, storage.layout, read_archivebox_index=False).imported == n
+    parts = open_storage(settings, views=views)
+    assert import_orphans(parts.catalog, parts.layout, read_archivebox_index=False).imported == n
     os.sync()
     batch, per_tick = settings.migration.batch_size, settings.migration.max_runs_per_tick
     before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
     machine_before = machine_cpu()
     cursor, failed = "", 0
     while True:
-        batches, cursor = next_migration_batches(storage.catalog, cursor=cursor, batch_size=batch,
+        batches, cursor = next_migration_batches(parts.catalog, cursor=cursor, batch_size=batch,
                                                  max_batches=per_tick)
         for ids in batches:
-            failed += migrate_batch(storage.catalog, storage.primary, storage.views,
-                                    storage.work, storage.layout,
-                                    ids).failed
+            failed += migrate_batch(parts.catalog, parts.primary, parts.views,
+                                    work=parts.work, layout=parts.layout,
+                                    snapshot_ids=ids).failed
         if not cursor:
             break
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_SELF)
     machine = {k: v - machine_before[k] for k, v in machine_cpu().items()}
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    storage.close()
-    storage.catalog.engine.dispose()
+    parts.close()
+    parts.catalog.engine.dispose()
     return MigrationRun(n / wall, wall, cpu, machine["user"] + machine["nice"], machine["system"],
                         failed, data)
 
@@ -267,18 +267,18 @@ def time_ticks(url: str, data: Path) -> list[float]:
     from archive_pipelines.settings import CatalogSettings, MigrationSettings, Settings
     from archive_pipelines.storage.assembly import open_storage
 
-    storage = open_storage(Settings(data_dir=data, catalog=CatalogSettings(url=url)))
+    parts = open_storage(Settings(data_dir=data, catalog=CatalogSettings(url=url)))
     defaults = MigrationSettings()
     ticks, cursor = [], ""
     for _tick in range(20):
         started = time.perf_counter()
-        batches, cursor = next_migration_batches(storage.catalog,
+        batches, cursor = next_migration_batches(parts.catalog,
                                                  cursor=cursor, batch_size=defaults.batch_size,
                                                  max_batches=defaults.max_runs_per_tick)
         ticks.append(time.perf_counter() - started)
         assert batches, "no snapshots behind: the fill went wrong"
-    storage.close()
-    storage.catalog.engine.dispose()
+    parts.close()
+    parts.catalog.engine.dispose()
     return ticks
 
 

@@ -72,14 +72,14 @@ def small_sizes(n: int, rng: random.Random) -> list[int]:
     return [min(MIB, max(1, int(rng.lognormvariate(math.log(4096), 1.0)))) for _ in range(n)]
 
 
-def make_blobs(storage: StorageParts, n_small: int, large_mb: int) -> tuple[list[str], list[str]]:
+def make_blobs(parts: StorageParts, n_small: int, large_mb: int) -> tuple[list[str], list[str]]:
     """Write blobs straight into the primary store and record them (ref_count 1, present)."""
     rng = random.Random(42)
     words = [b"<div>", b"</div>", b"<a", b"href=", b"class=", b"the", b"archive", b"of",
              b"web", b"page", b"snapshot", b"2024", b"html", b"body", b"script", b"style"]
     text = b" ".join(rng.choices(words, k=1 << 20))[:4 * MIB]  # compressible, like HTML
     noise = os.urandom(4 * MIB)  # incompressible, like images
-    primary = storage.primary.store
+    primary = parts.primary.store
 
     def put_small(item: tuple[int, int]) -> tuple[str, int]:
         index, size = item
@@ -101,8 +101,8 @@ def make_blobs(storage: StorageParts, n_small: int, large_mb: int) -> tuple[list
     primary.sync()
     now = datetime.now(UTC)
     rows = {sha: size for sha, size in [*small, *large]}
-    with storage.catalog.session() as session:
-        store_id = storage.primary.store_id
+    with parts.catalog.session() as session:
+        store_id = parts.primary.store_id
         ids = list(range(1, len(rows) + 1))
         session.execute(insert(Blob), [
             {"id": i, "sha256": sha, "size": size, "ref_count": 1, "created_at": now,
@@ -137,8 +137,8 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
     with `small_cap`, small batches past that many objects are skipped."""
     settings = Settings(data_dir=data_dir, catalog=CatalogSettings(),
                         stores=[PRIMARY, destination])
-    storage = open_storage(settings)
-    replicas = ReplicaSet.open(storage.catalog, storage.settings)
+    parts = open_storage(settings)
+    replicas = ReplicaSet.open(parts.catalog, parts.settings)
     seconds = {"small": 0.0, "large": 0.0, "director": 0.0}
     totals = BatchReport()
     with ProcessPoolExecutor(args.processes, initializer=_open_worker,
@@ -147,7 +147,7 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
         cursor = 0
         while True:
             started = time.perf_counter()
-            tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR,
+            tick = plan_batches(parts.catalog, replicas, retention=2, max_age=HOUR,
                                 batch_size=args.batch_size, cursor=cursor,
                                 max_batches=4 * args.processes)
             seconds["director"] += time.perf_counter() - started
@@ -165,8 +165,8 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
             # Capped: one pass (the skipped blobs stay under-replicated on purpose).
             if tick.wrapped and (small_cap is not None or not tick.batches):
                 break
-    storage.close()
-    storage.catalog.engine.dispose()
+    parts.close()
+    parts.catalog.engine.dispose()
     return {**seconds, "objects": totals.created[destination.name],
             "bytes": totals.bytes_copied[destination.name],
             "stored": totals.stored_bytes[destination.name], "errors": len(totals.errors)}
@@ -206,22 +206,22 @@ def director_ticks(n: int) -> list[float]:
                                     StoreSettings(name="r2", path="replicas/r2")])
         (WORK / "pg").mkdir(parents=True, exist_ok=True)
         initialize(settings)
-        storage = open_storage(settings)
-        replicas = ReplicaSet.open(storage.catalog, storage.settings, probe=False)
+        parts = open_storage(settings)
+        replicas = ReplicaSet.open(parts.catalog, parts.settings, probe=False)
         started = time.perf_counter()
-        seed_blobs(storage.catalog.engine, n, replicas.store_ids, replicated_fraction=0.99)
+        seed_blobs(parts.catalog.engine, n, replicas.store_ids, replicated_fraction=0.99)
         print(f"  seeded {n:,} blobs + copies in {time.perf_counter() - started:.1f} s")
         ticks, cursor = [], 0
         while True:
             started = time.perf_counter()
-            tick = plan_batches(storage.catalog, replicas, retention=2, max_age=HOUR, batch_size=1000,
+            tick = plan_batches(parts.catalog, replicas, retention=2, max_age=HOUR, batch_size=1000,
                                 cursor=cursor, max_batches=4)
             ticks.append(time.perf_counter() - started)
             cursor = tick.next_cursor
             if tick.wrapped:
                 break
-        storage.close()
-        storage.catalog.engine.dispose()
+        parts.close()
+        parts.catalog.engine.dispose()
         return ticks
     finally:
         drop_database(server_url, name)
@@ -248,11 +248,11 @@ def main() -> int:
               f"copier threads, batch {args.batch_size}")
         settings = Settings(data_dir=data_dir, catalog=CatalogSettings(), stores=[PRIMARY])
         initialize(settings)
-        storage = open_storage(settings)
+        parts = open_storage(settings)
         started = time.perf_counter()
-        small, large = make_blobs(storage, args.small, args.large_mb)
-        storage.close()
-        storage.catalog.engine.dispose()
+        small, large = make_blobs(parts, args.small, args.large_mb)
+        parts.close()
+        parts.catalog.engine.dispose()
         print(f"generated {len(small):,} small + {len(large)} large blobs "
               f"({args.large_mb} MiB) in {time.perf_counter() - started:.1f} s")
 

@@ -93,8 +93,8 @@ def make_blobs(settings: Settings, n_small: int, n_large: int, large_mb: int) ->
     words = [b"<div>", b"</div>", b"<a", b"href=", b"the", b"archive", b"of", b"web", b"page"]
     text = b" ".join(rng.choices(words, k=1 << 20))[:4 * MIB]
     noise = os.urandom(4 * MIB)
-    storage = open_storage(settings)
-    primary = storage.primary.store
+    parts = open_storage(settings)
+    primary = parts.primary.store
     rows: dict[str, int] = {}
     with primary.deferred_sync():
         for index in range(n_small):
@@ -108,8 +108,8 @@ def make_blobs(settings: Settings, n_small: int, n_large: int, large_mb: int) ->
             rows[primary.put_bytes(data).sha256] = len(data)
     primary.sync()
     now = datetime.now(UTC)
-    store_id = storage.primary.store_id  # before the session: it writes the store's row
-    with storage.catalog.session() as session:
+    store_id = parts.primary.store_id  # before the session: it writes the store's row
+    with parts.catalog.session() as session:
         session.execute(insert(Blob), [
             {"id": i, "sha256": sha, "size": size, "ref_count": 1, "created_at": now,
              "mime_type": "application/octet-stream"}
@@ -117,8 +117,8 @@ def make_blobs(settings: Settings, n_small: int, n_large: int, large_mb: int) ->
         session.execute(insert(BlobCopy), [
             {"blob_id": i, "store_id": store_id, "status": "present", "mtime": now}
             for i in range(1, len(rows) + 1)])
-    storage.close()
-    storage.catalog.engine.dispose()
+    parts.close()
+    parts.catalog.engine.dispose()
     return sum(rows.values())
 
 

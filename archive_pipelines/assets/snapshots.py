@@ -22,15 +22,15 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     interrupted one left partial; `incomplete_snapshots` lists them with the command that
     finishes each.
     """
-    store = storage.open()
+    parts = storage.open()
     start, end = day_window(context.partition_key)
-    ids = snapshots_of_day(store.catalog, start, end)
-    report = migrate_batch(store.catalog, store.primary, store.views, store.work, store.layout,
-                           ids, ingest_batch_size=store.settings.storage.ingest_batch_size
+    ids = snapshots_of_day(parts.catalog, start, end)
+    report = migrate_batch(parts.catalog, parts.primary, parts.views, work=parts.work, layout=parts.layout,
+                           snapshot_ids=ids, ingest_batch_size=parts.settings.storage.ingest_batch_size
                            ) if ids else None
     for line in (report.errors[:20] if report else []):
         context.log.warning(line)
-    incomplete = find_incomplete(store.catalog, created_between=(start, end))
+    incomplete = find_incomplete(parts.catalog, created_between=(start, end))
     if incomplete.count:
         context.log.warning(f"{incomplete.count} snapshot(s) of the day are incomplete "
                             "(an ingest running or interrupted): see `incomplete_snapshots`")

@@ -25,18 +25,18 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     (dedup against everything stored, original paths kept) and reports the day's files, new
     blobs and dedup savings, with the blobs that dedup saves the most on.
     """
-    store = storage.open()
+    parts = storage.open()
     start, end = day_window(context.partition_key)
-    before = day_stats(store.catalog, start, end)
+    before = day_stats(parts.catalog, start, end)
     migrated = None
     if before.legacy_ids:
-        migrated = migrate_batch(store.catalog, store.primary, store.views, store.work,
-                                 store.layout, sorted(before.legacy_ids),
-                                 ingest_batch_size=store.settings.storage.ingest_batch_size)
+        migrated = migrate_batch(parts.catalog, parts.primary, parts.views, work=parts.work,
+                                 layout=parts.layout, snapshot_ids=sorted(before.legacy_ids),
+                                 ingest_batch_size=parts.settings.storage.ingest_batch_size)
         for error in migrated.errors[:20]:
             context.log.warning(error)
-    stats = day_stats(store.catalog, start, end) if migrated else before
-    savings = largest_savings(store.catalog, start, end, limit=TOP_SAVINGS)
+    stats = day_stats(parts.catalog, start, end) if migrated else before
+    savings = largest_savings(parts.catalog, start, end, limit=TOP_SAVINGS)
     return dg.MaterializeResult(metadata={
         **counts({"snapshots": stats.snapshots, "files": stats.files, "new_blobs": stats.new_blobs,
                   "deduplicated": stats.files - stats.unique_blobs,
@@ -70,7 +70,7 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     by_timestamp): relative symlinks into the blob store, generated from the catalog."""
     start, end = day_window(context.partition_key)
     parts = storage.open()
-    report = rebuild_views(parts.catalog, parts.primary, parts.views, parts.work,
+    report = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work,
                            created_between=(start, end))
     return dg.MaterializeResult(metadata=counts({
         "snapshots": report.snapshots, "files": report.files, "links": report.links,

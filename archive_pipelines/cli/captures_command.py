@@ -40,7 +40,7 @@ from archive_pipelines.sizes import human_bytes
               help="With --json: each capture's whole crawl record too (headers, redirects), "
                    "read from its segment or compacted session file.")
 @click.pass_obj
-def captures_command(obj: CliContext, url: str | None, prefix: bool, from_: str | None,
+def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: str | None,
                      to: str | None, session_id: str | None, every_request: bool,
                      body: str | None, limit: int | None, as_json: bool,
                      with_records: bool) -> None:

@@ -29,7 +29,7 @@ from archive_pipelines.sizes import human_bytes
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def compact_crawls_command(obj: CliContext, days: float | None, session_id: str | None,
-                           dry_run: bool, as_json: bool) -> None:
+                           *, dry_run: bool, as_json: bool) -> None:
     """Rewrite old crawl sessions into one zstd JSON-lines file each, plus an offset index
     (sessions/compacted/); captures then point into it. The segment files are removed only
     after the compacted file has been read back and checked record by record, and stored in
@@ -38,12 +38,12 @@ def compact_crawls_command(obj: CliContext, days: float | None, session_id: str 
     not be compacted, or --session names none."""
     if session_id is not None:
         session_id = resolve_session_id(Catalog(obj.engine), session_id)
-    storage = obj.storage()
+    parts = obj.parts()
     older = timedelta(days=obj.settings.crawl.compact_after_days if days is None else days)
-    store = CaptureStore(storage.primary.store, storage.primary.store_id, storage.views.farm,
-                         storage.views.crawl)
+    store = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
+                         parts.views.crawl)
     with progress_bar("compacting", "session", disable=as_json or dry_run) as bar:
-        report = compact_sessions(storage.catalog, store, obj.settings.data_dir,
+        report = compact_sessions(parts.catalog, store, obj.settings.data_dir,
                                   older_than=older, session_id=session_id, dry_run=dry_run,
                                   on_session=lambda _s: bar.update(1))
     if as_json:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class CliContext:
     data_dir: str | None
     _engine: Engine | None = field(default=None, repr=False)
-    _storages: list[StorageParts] = field(default_factory=list, repr=False)
+    _parts: list[StorageParts] = field(default_factory=list, repr=False)
 
     @cached_property
     def unchecked_settings(self) -> Settings:
@@ -56,21 +56,21 @@ class CliContext:
 
         return CatalogRepository(self.engine)
 
-    def storage(self, views: tuple[str, ...] | None = None) -> StorageParts:
+    def parts(self, views: tuple[str, ...] | None = None) -> StorageParts:
         """The storage parts on the catalog engine (`views`: a subset of the enabled ones),
         closed by `close()`: their worker processes are stopped and waited for before the
         process exits, never left to the interpreter's exit hooks."""
         from archive_pipelines.storage.assembly import open_storage
 
-        storage = open_storage(self.settings, engine=self.engine, views=views or None)
-        self._storages.append(storage)
-        return storage
+        parts = open_storage(self.settings, engine=self.engine, views=views or None)
+        self._parts.append(parts)
+        return parts
 
     def close(self) -> None:
-        """Stop the worker processes of every storage opened, then close the engine's
+        """Stop the worker processes of every storage parts opened, then close the engine's
         connections."""
-        while self._storages:
-            self._storages.pop().close()
+        while self._parts:
+            self._parts.pop().close()
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None

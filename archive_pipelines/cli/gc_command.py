@@ -35,7 +35,7 @@ from archive_pipelines.storage.gc import GcItem, Tally, collect_garbage
               help="List each blob (sha256) and folder (path) removed, or that would be, and "
                    "each unreferenced blob still within the grace.")
 @click.pass_obj
-def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
+def gc_command(obj: CliContext, grace_hours: float | None, *, dry_run: bool,
                untracked: bool, listing: bool) -> None:
     """Remove blobs unreferenced for longer than the grace period (primary store only), and
     migrated legacy folders (in migrated/) older than it; with --untracked, untracked blob
@@ -58,10 +58,10 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
 
     if dry_run:
         click.echo("dry run: nothing is changed")
-    storage = obj.storage()  # closed (worker processes stopped) when the command ends
+    parts = obj.parts()  # closed (worker processes stopped) when the command ends
     hours = obj.settings.storage.gc_grace_hours if grace_hours is None else grace_hours
     report = collect_garbage(
-        storage.catalog, storage.primary, storage.views.farm, storage.layout,
+        parts.catalog, parts.primary, parts.views.farm, layout=parts.layout,
         grace_hours=hours, dry_run=dry_run, untracked=untracked, on_item=show)
 
     def tally(counted: Tally) -> str:
@@ -82,7 +82,7 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
     if report.kept_for_crawl:
         click.echo(f"  kept {report.kept_for_crawl:,} crawled bodies whose segments are not "
                    "ingested yet (`ingest-crawl`)")
-    _echo_waiting(storage.catalog, obj.settings, hours=hours,
+    _echo_waiting(parts.catalog, obj.settings, hours=hours,
                   shown=None if listing else (WAITING_SHOWN if dry_run else 0))
     if report.untracked_checked:
         click.echo("untracked blob files: " + tally(report.untracked))
@@ -96,7 +96,7 @@ def gc_command(obj: CliContext, grace_hours: float | None, dry_run: bool,
                  "still held by another path, e.g. the store")
     click.echo(text + ")")
     click.echo(f"total: {human_bytes(report.total_bytes_freed)} {freed}")
-    counts = blob_counts(storage.catalog, primary=obj.settings.storage.primary, grace_hours=hours)
+    counts = blob_counts(parts.catalog, primary=obj.settings.storage.primary, grace_hours=hours)
     click.echo(f"blobs{'' if dry_run else ' now'}: {counts.line()}")
     print_errors(report.errors)
 

@@ -40,7 +40,7 @@ from archive_pipelines.storage.snapshot_ingest import (
 @click.argument("directory", required=False,
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.pass_obj
-def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user: str | None,
+def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, *, user: str | None,
                    title: str | None, copy: bool | None, resume_id: str | None,
                    extractor: str | None, directory: Path | None) -> None:
     """Store every file under DIRECTORY as EXTRACTOR output of the snapshot of --url.
@@ -58,8 +58,8 @@ def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user
         if url or timestamp or user or title or extractor or directory:
             raise BadInput("--resume takes no --url, --timestamp, --user, --title, EXTRACTOR "
                            "or DIRECTORY: the snapshot's own are used")
-        storage = obj.storage()  # closed (worker processes stopped) when the command ends
-        ingest = resume_ingest(storage.catalog, resume_id)
+        parts = obj.parts()  # closed (worker processes stopped) when the command ends
+        ingest = resume_ingest(parts.catalog, resume_id)
     else:
         if url is None or extractor is None or directory is None:
             raise BadInput("ingest needs --url URL EXTRACTOR DIRECTORY (or --resume ID)")
@@ -67,8 +67,8 @@ def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user
         check_extractor(extractor)
         # The snapshot's time, which names its day in the views.
         created_at = datetime.now(UTC) if timestamp is None else timestamp_time(timestamp)
-        storage = obj.storage()  # closed (worker processes stopped) when the command ends
-        ingest = open_ingest(storage.catalog, url=url, extractor=extractor, source=directory,
+        parts = obj.parts()  # closed (worker processes stopped) when the command ends
+        ingest = open_ingest(parts.catalog, url=url, extractor=extractor, source=directory,
                              timestamp=timestamp, created_at=created_at, title=title,
                              created_by=user or obj.settings.views.default_user)
     where = (f"snapshot {ingest.snapshot_id} ({ingest.url} @ {ingest.timestamp}, "
@@ -85,8 +85,8 @@ def ingest_command(obj: CliContext, url: str | None, timestamp: str | None, user
     settings = obj.settings.storage
     try:
         with progress_bar("ingest", "file") as bar:
-            done = run_ingest(storage.catalog, storage.primary, storage.views, storage.work,
-                              ingest, progress=bar.update, batch_size=settings.ingest_batch_size,
+            done = run_ingest(parts.catalog, parts.primary, parts.views, work=parts.work,
+                              ingest=ingest, progress=bar.update, batch_size=settings.ingest_batch_size,
                               hardlink=settings.ingest_hardlink if copy is None else not copy)
     except BaseException:
         click.echo(f"snapshot {ingest.snapshot_id} is incomplete: resume with `{resume}`",

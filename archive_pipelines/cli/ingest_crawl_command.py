@@ -24,7 +24,7 @@ from archive_pipelines.sizes import human_bytes
 @click.option("--all", "every", is_flag=True, help="Every crawl session's segments.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def ingest_crawl_command(obj: CliContext, session_id: str | None, every: bool,
+def ingest_crawl_command(obj: CliContext, session_id: str | None, *, every: bool,
                          as_json: bool) -> None:
     """Record closed crawl segments (sessions/<day>/<session>/*.jsonl) in the catalog: one
     capture per fetch, the bodies as blob references, the segment file as a blob. Segments
@@ -34,18 +34,18 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, every: bool,
         raise ArchiveError("say which segments: --session ID or --all")
     if session_id is not None and canonical_session_id(session_id) is None:
         raise ArchiveError(f"bad --session {session_id[:100]!r}: a session id is a lower-case UUID")
-    storage = obj.storage()
+    parts = obj.parts()
     root = obj.settings.data_dir
-    pending, _skipped = pending_segments(storage.catalog, root, session_id=session_id)
+    pending, _skipped = pending_segments(parts.catalog, root, session_id=session_id)
     with progress_bar("ingesting segments", "segment", total=len(pending),
                       disable=as_json) as bar:
         def advance(segment: SegmentReport) -> None:
             bar.update(1)
             bar.set_postfix(pages=segment.pages, refresh=False)
 
-        store = CaptureStore(storage.primary.store, storage.primary.store_id,
-                             storage.views.farm, storage.views.crawl)
-        report = ingest_crawl(storage.catalog, store, root, session_id=session_id,
+        store = CaptureStore(parts.primary.store, parts.primary.store_id,
+                             parts.views.farm, parts.views.crawl)
+        report = ingest_crawl(parts.catalog, store, root, session_id=session_id,
                               on_segment=advance)
     totals = report.to_dict()
     if as_json:

@@ -25,7 +25,7 @@ from archive_pipelines.sizes import human_bytes
 @click.option("--resume-from", default="", help="First timestamp folder to take.")
 @click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")
 @click.pass_obj
-def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
+def migrate_to_cas_command(obj: CliContext, *, dry_run: bool, cleanup_legacy: bool,
                            batch_size: int | None, resume_from: str,
                            views: tuple[str, ...]) -> None:
     """Store the files of legacy archive/<timestamp>/ folders in the blob store.
@@ -35,11 +35,11 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
     """
     if dry_run and cleanup_legacy:
         raise ArchiveError("--dry-run and --cleanup-legacy exclude each other")
-    storage = obj.storage(views)  # closed (worker processes stopped) when the command ends
+    parts = obj.parts(views)  # closed (worker processes stopped) when the command ends
     size = batch_size or obj.settings.migration.batch_size
     if dry_run:
         with progress_bar("estimate", "folder") as bar:
-            estimate = estimate_dedup(storage.catalog, storage.layout, resume_from=resume_from,
+            estimate = estimate_dedup(parts.catalog, parts.layout, resume_from=resume_from,
                                       progress=lambda _n: bar.update(1))
         click.echo(f"dry run: {estimate.folders:,} folders, {estimate.files:,} files, "
                    f"{estimate.new_blobs:,} new blobs, {estimate.deduplicated:,} deduplicated")
@@ -50,12 +50,12 @@ def migrate_to_cas_command(obj: CliContext, dry_run: bool, cleanup_legacy: bool,
             raise SystemExit(1)
         return
     with progress_bar("import", "folder") as bar:
-        imported = import_orphans(storage.catalog, storage.layout, resume_from=resume_from,
+        imported = import_orphans(parts.catalog, parts.layout, resume_from=resume_from,
                                   batch_size=size, default_user=obj.settings.views.default_user,
                                   progress=lambda _n: bar.update(1))
     with progress_bar("migrate", "snapshot") as bar:
-        report = migrate_all(storage.catalog, storage.primary, storage.views,
-                             storage.work, storage.layout, batch_size=size, retire=cleanup_legacy,
+        report = migrate_all(parts.catalog, parts.primary, parts.views,
+                             work=parts.work, layout=parts.layout, batch_size=size, retire=cleanup_legacy,
                              ingest_batch_size=obj.settings.storage.ingest_batch_size,
                              progress=bar.update)
     click.echo(f"{imported.processed:,} folders ({imported.imported:,} new snapshots), "

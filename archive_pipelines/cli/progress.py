@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 @contextmanager
 def progress_bar(desc: str, unit: str, total: int | None = None,
-                 disable: bool = False) -> Iterator[tqdm]:
+                 *, disable: bool = False) -> Iterator[tqdm]:
     """A bar on stderr; shown only on a terminal, never with `disable`."""
     bar = tqdm(desc=desc, unit=unit, total=total, file=sys.stderr, dynamic_ncols=True,
                disable=True if disable else None, mininterval=0.5)

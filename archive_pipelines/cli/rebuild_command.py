@@ -16,13 +16,13 @@ from archive_pipelines.storage.rebuild import rebuild_views
 @click.option("--clean", is_flag=True, help="Remove the views' links first.")
 @click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")
 @click.pass_obj
-def rebuild_views_command(obj: CliContext, clean: bool, views: tuple[str, ...]) -> None:
+def rebuild_views_command(obj: CliContext, *, clean: bool, views: tuple[str, ...]) -> None:
     """Regenerate the symlink views from the catalog."""
     started = time.monotonic()
     with progress_bar("rebuild", "link") as bar:
-        storage = obj.storage(views)  # closed (worker processes stopped) when the command ends
-        report = rebuild_views(storage.catalog, storage.primary, storage.views,
-                               storage.work, clean=clean, progress=bar.update)
+        parts = obj.parts(views)  # closed (worker processes stopped) when the command ends
+        report = rebuild_views(parts.catalog, parts.primary, parts.views,
+                               work=parts.work, clean=clean, progress=bar.update)
     click.echo(f"{report.snapshots:,} snapshots, {report.links:,} links "
                f"({report.links_created:,} created, {report.links_fixed:,} fixed, "
                f"{report.links_removed:,} removed) in {time.monotonic() - started:.1f}s")

@@ -77,7 +77,7 @@ def replicate_command(obj: CliContext, max_batches: int | None) -> None:
 @click.option("--sample", type=FRACTION, default=None, metavar="FRACTION",
               help="Verify this share of each store's copies instead (implies --verify).")
 @click.pass_obj
-def replication_status_command(obj: CliContext, verify: bool, sample: float | None) -> None:
+def replication_status_command(obj: CliContext, *, verify: bool, sample: float | None) -> None:
     """Copies per store and how many blobs fall short of the retention policy.
 
     The counts are the catalog's: a copy lost at a store since it was last read still

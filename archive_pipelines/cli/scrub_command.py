@@ -106,7 +106,7 @@ def _check_prefix(_ctx: click.Context, _param: click.Parameter, value: str) -> s
               help="Only blobs whose sha256 starts with this hex, e.g. 0a.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def scrub_command(obj: CliContext, stores: tuple[str, ...], sample: float | None, prefix: str,
+def scrub_command(obj: CliContext, stores: tuple[str, ...], sample: float | None, *, prefix: str,
                   as_json: bool) -> None:
     """Read, decode and rehash the copies each store is recorded to hold.
 

@@ -18,7 +18,7 @@ from archive_pipelines.sizes import human_bytes
 @click.argument("ref", metavar="ID_OR_TIMESTAMP")
 @click.option("--json", "as_json", is_flag=True, help="Print the snapshot as JSON.")
 @click.pass_obj
-def show_command(obj: CliContext, ref: str, as_json: bool) -> None:
+def show_command(obj: CliContext, ref: str, *, as_json: bool) -> None:
     """Show a snapshot: its id (ArchiveBox's own id for an adopted one, with or without
     dashes, or an 8+ character prefix) or its timestamp. Exit 1 when none matches."""
     with obj.catalog.session() as session:

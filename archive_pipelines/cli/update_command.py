@@ -28,7 +28,7 @@ from archive_pipelines.storage.assembly import StorageParts
 @click.option("--json", "as_json", is_flag=True,
               help="Print the summary and every failure as one JSON object on stdout.")
 @click.pass_obj
-def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuous: bool,
+def update_command(obj: CliContext, *, do_import: bool, do_migrate: bool, continuous: bool,
                    resume_from: str, batch_size: int | None, as_json: bool) -> None:
     """Adopt an existing ArchiveBox collection, gradually and safely.
 
@@ -36,14 +36,14 @@ def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuou
     """
     if not (do_import or do_migrate):
         do_import = do_migrate = True
-    storage = obj.storage()  # closed (worker processes stopped) when the command ends
+    parts = obj.parts()  # closed (worker processes stopped) when the command ends
     size = batch_size or obj.settings.migration.batch_size
     while True:
-        imported = _import(storage, resume_from, size, as_json) if do_import else None
+        imported = _import(parts, resume_from, size, quiet=as_json) if do_import else None
         resume_from = ""
-        migrated = _migrate(storage, size, as_json) if do_migrate else None
+        migrated = _migrate(parts, size, quiet=as_json) if do_migrate else None
         failed = failures(imported, migrated)
-        _report(imported, migrated, failed, as_json)
+        _report(imported, migrated, failed, as_json=as_json)
         if not continuous:
             if failed or (imported and imported.error_count > len(imported.problems)):
                 raise SystemExit(1)
@@ -51,11 +51,11 @@ def update_command(obj: CliContext, do_import: bool, do_migrate: bool, continuou
         time.sleep(30)
 
 
-def _import(storage: StorageParts, resume_from: str, batch_size: int, quiet: bool) -> ImportReport:
+def _import(parts: StorageParts, resume_from: str, batch_size: int, *, quiet: bool) -> ImportReport:
     with progress_bar("import", "folder", disable=quiet) as bar:
-        report = import_orphans(storage.catalog, storage.layout, resume_from=resume_from,
+        report = import_orphans(parts.catalog, parts.layout, resume_from=resume_from,
                                 batch_size=batch_size,
-                                default_user=storage.settings.views.default_user,
+                                default_user=parts.settings.views.default_user,
                                 progress=lambda _name: bar.update(1))
     if not quiet:
         click.echo(f"import: processed {report.processed:,}, imported {report.imported:,}, "
@@ -67,11 +67,11 @@ def _import(storage: StorageParts, resume_from: str, batch_size: int, quiet: boo
     return report
 
 
-def _migrate(storage: StorageParts, batch_size: int, quiet: bool) -> MigrateReport:
+def _migrate(parts: StorageParts, batch_size: int, *, quiet: bool) -> MigrateReport:
     with progress_bar("migrate", "snapshot", disable=quiet) as bar:
-        report = migrate_all(storage.catalog, storage.primary, storage.views,
-                             storage.work, storage.layout, batch_size=batch_size,
-                             ingest_batch_size=storage.settings.storage.ingest_batch_size,
+        report = migrate_all(parts.catalog, parts.primary, parts.views,
+                             work=parts.work, layout=parts.layout, batch_size=batch_size,
+                             ingest_batch_size=parts.settings.storage.ingest_batch_size,
                              progress=bar.update)
     if not quiet:
         click.echo(f"migrate: processed {report.processed:,}, migrated {report.migrated:,}, "
@@ -81,7 +81,7 @@ def _migrate(storage: StorageParts, batch_size: int, quiet: bool) -> MigrateRepo
 
 
 def _report(imported: ImportReport | None, migrated: MigrateReport | None,
-            failed: list[Failure], as_json: bool) -> None:
+            failed: list[Failure], *, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps({
             "import": None if imported is None else {

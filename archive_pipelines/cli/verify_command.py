@@ -27,7 +27,7 @@ from archive_pipelines.storage.verify import EXAMPLES, verify_storage
               help="Print the report as JSON, naming every problem (the text names the first "
                    f"{EXAMPLES} of each kind).")
 @click.pass_obj
-def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
+def verify_command(obj: CliContext, *, fix: bool, vacuum: bool, deep: bool,
                    views: tuple[str, ...], as_json: bool) -> None:
     """Check the store and views against the catalog; exit 1 if problems remain.
 
@@ -37,17 +37,17 @@ def verify_command(obj: CliContext, fix: bool, vacuum: bool, deep: bool,
     the blob, which then no longer hashes to its name. Only --deep finds that (reported as
     corrupt_blob_files). Copies at the other stores are not read: `scrub` reads them."""
     with progress_bar("verify", "item", disable=as_json) as bar:
-        storage = obj.storage(views)  # closed (worker processes stopped) when the command ends
-        report = verify_storage(storage.catalog, storage.primary, storage.views,
-                                fix=fix, vacuum=vacuum, deep=deep, data_dir=storage.layout.root,
+        parts = obj.parts(views)  # closed (worker processes stopped) when the command ends
+        report = verify_storage(parts.catalog, parts.primary, parts.views,
+                                fix=fix, vacuum=vacuum, deep=deep, data_dir=parts.layout.root,
                                 examples=None if as_json else EXAMPLES,
                                 progress=lambda _kind, n: bar.update(n))
-    counts = blob_counts(storage.catalog, primary=obj.settings.storage.primary,
+    counts = blob_counts(parts.catalog, primary=obj.settings.storage.primary,
                          grace_hours=obj.settings.storage.gc_grace_hours)
     primary = obj.settings.storage.primary
     verdict = verify_verdict(report, deep=deep, primary=primary,
                              replicas=[s.name for s in obj.settings.stores if s.name != primary])
-    root, store = storage.layout.root, storage.primary.store
+    root, store = parts.layout.root, parts.primary.store
 
     def blob_path(sha: str) -> str:
         path = store.local_path(sha)

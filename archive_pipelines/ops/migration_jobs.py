@@ -44,8 +44,8 @@ class MigrateFsConfig(dg.Config):
 def migrate_fs_op(context: dg.OpExecutionContext, config: MigrateFsConfig,
                   storage: StorageResource) -> dg.Output[int]:
     parts = storage.open()
-    report = migrate_batch(parts.catalog, parts.primary, parts.views, parts.work,
-                           parts.layout, config.snapshot_ids,
+    report = migrate_batch(parts.catalog, parts.primary, parts.views, work=parts.work,
+                           layout=parts.layout, snapshot_ids=config.snapshot_ids,
                            ingest_batch_size=parts.settings.storage.ingest_batch_size)
     for line in report.errors[:20]:
         context.log.warning(line)
@@ -67,8 +67,8 @@ class MergeDuplicatesConfig(dg.Config):
 def merge_duplicates_op(config: MergeDuplicatesConfig,
                         storage: StorageResource) -> dg.Output[int]:
     parts = storage.open()
-    report = merge_duplicates(parts.catalog, parts.primary, parts.views, parts.work,
-                              parts.layout, batch_size=config.batch_size,
+    report = merge_duplicates(parts.catalog, parts.primary, parts.views, work=parts.work,
+                              layout=parts.layout, batch_size=config.batch_size,
                               ingest_batch_size=parts.settings.storage.ingest_batch_size)
     return dg.Output(report.merged, metadata={
         "groups": report.groups, "merged": report.merged, "files_moved": report.files_moved,

@@ -51,7 +51,7 @@ class RebuildViewsConfig(dg.Config):
 @dg.op(description="Rebuild view links from the catalog.")
 def rebuild_views_op(config: RebuildViewsConfig, storage: StorageResource) -> dg.Output[int]:
     parts = storage.open(config.views or None)
-    report = rebuild_views(parts.catalog, parts.primary, parts.views, parts.work,
+    report = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work,
                            clean=config.clean)
     return dg.Output(report.links, metadata={
         "snapshots": report.snapshots, "files": report.files,
@@ -79,21 +79,21 @@ class MigrateToCasConfig(dg.Config):
                    "blob store at their original paths.")
 def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig,
                       storage: StorageResource) -> dg.Output[int]:
-    store = storage.open(config.views or None)
+    parts = storage.open(config.views or None)
     if config.dry_run:
-        estimate = estimate_dedup(store.catalog, store.layout, resume_from=config.resume_from)
+        estimate = estimate_dedup(parts.catalog, parts.layout, resume_from=config.resume_from)
         return dg.Output(estimate.files, metadata={
             "dry_run": True, "folders": estimate.folders, "files": estimate.files,
             "new_blobs": estimate.new_blobs, "deduplicated": estimate.deduplicated,
             "bytes_in": dg.MetadataValue.int(estimate.bytes_in),
             "bytes_saved": dg.MetadataValue.int(estimate.bytes_saved),
             "dedup_ratio": round(estimate.dedup_ratio, 4), "errors": len(estimate.errors)})
-    imported = import_orphans(store.catalog, store.layout, resume_from=config.resume_from,
+    imported = import_orphans(parts.catalog, parts.layout, resume_from=config.resume_from,
                               batch_size=config.batch_size,
-                              default_user=store.settings.views.default_user)
-    report = migrate_all(store.catalog, store.primary, store.views, store.work,
-                         store.layout, batch_size=config.batch_size, retire=config.cleanup_legacy,
-                         ingest_batch_size=store.settings.storage.ingest_batch_size)
+                              default_user=parts.settings.views.default_user)
+    report = migrate_all(parts.catalog, parts.primary, parts.views, work=parts.work,
+                         layout=parts.layout, batch_size=config.batch_size, retire=config.cleanup_legacy,
+                         ingest_batch_size=parts.settings.storage.ingest_batch_size)
     errors = imported.errors + report.errors
     for error in errors[:20]:
         context.log.warning(error)
@@ -123,7 +123,7 @@ def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
     grace = (parts.settings.storage.gc_grace_hours if config.grace_hours < 0
              else config.grace_hours)
     report = collect_garbage(parts.catalog, parts.primary, parts.views.farm,
-                             parts.layout, grace_hours=grace, dry_run=config.dry_run)
+                             layout=parts.layout, grace_hours=grace, dry_run=config.dry_run)
     return dg.Output(report.removed, metadata={
         "candidates": report.candidates, "removed": report.removed,
         "bytes_freed": report.bytes_freed, "revived": report.revived,

@@ -18,9 +18,9 @@ from archive_pipelines.sensors.run_keys import batch_run_key
                        "(migration.max_runs_per_tick runs per tick).")
 def lazy_migration_sensor(context: dg.SensorEvaluationContext,
                           storage: StorageResource) -> dg.SensorResult:
-    store = storage.open()
-    policy = store.settings.migration
-    batches, cursor = next_migration_batches(store.catalog, cursor=context.cursor or "",
+    parts = storage.open()
+    policy = parts.settings.migration
+    batches, cursor = next_migration_batches(parts.catalog, cursor=context.cursor or "",
                                              batch_size=policy.batch_size,
                                              max_batches=policy.max_runs_per_tick)
     runs = [dg.RunRequest(
@@ -37,8 +37,8 @@ def lazy_migration_sensor(context: dg.SensorEvaluationContext,
                        "scan) and launches import_orphans_job to adopt them.")
 def orphan_import_sensor(context: dg.SensorEvaluationContext,
                          storage: StorageResource) -> dg.SensorResult:
-    store = storage.open()
-    changed, mtime_ns = orphan_folders_changed(store.layout.archive, int(context.cursor or 0))
+    parts = storage.open()
+    changed, mtime_ns = orphan_folders_changed(parts.layout.archive, int(context.cursor or 0))
     runs = [dg.RunRequest(run_key=f"import-{mtime_ns}")] if changed else []
     skip = None if runs else "archive/ unchanged since the last import (its mtime)"
     return dg.SensorResult(run_requests=runs, cursor=str(mtime_ns), skip_reason=skip)
