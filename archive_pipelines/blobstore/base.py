@@ -126,9 +126,9 @@ class BlobStore(abc.ABC):
             return CheckResult(sha256, "missing", f"not in store {self.name!r}")
         except BlobIntegrityError as exc:
             return CheckResult(sha256, "corrupt", exc.detail)
-        return self._checked(sha256, digest.hexdigest(), size, expected_size, kept)
+        return self._checked(sha256, digest.hexdigest(), size, expected_size=expected_size, kept=kept)
 
-    def _checked(self, sha256: str, got: str, size: int, expected_size: int | None,
+    def _checked(self, sha256: str, got: str, size: int, *, expected_size: int | None,
                  kept: list[bytes] | None) -> CheckResult:
         """The verdict once a blob was read whole: `got` is the hash of its `size` bytes."""
         if expected_size is not None and size != expected_size:

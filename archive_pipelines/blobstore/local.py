@@ -147,7 +147,7 @@ class LocalBlobStore(BlobStore):
             if os.path.isfile(final):
                 return PutResult(sha256, size, 0, False)
             if allow_hardlink and self.codec == "raw":
-                linked = self._link_in(source, final, sha256, size, before)
+                linked = self._link_in(source, final, sha256, size=size, before=before)
                 if linked is not None:
                     return linked
             os.lseek(fd, 0, os.SEEK_SET)
@@ -237,7 +237,7 @@ class LocalBlobStore(BlobStore):
         stored = encoded.stored_bytes if created else 0
         return PutResult(encoded.sha256, encoded.size, stored, created)
 
-    def _link_in(self, path: str, final: str, sha256: str, size: int, before: FileState
+    def _link_in(self, path: str, final: str, sha256: str, *, size: int, before: FileState
                  ) -> PutResult | None:
         """Hardlink an already-hashed file into place; None if the filesystem refuses links
         (or the file's mode cannot be changed): the caller copies instead.
@@ -339,7 +339,7 @@ class LocalBlobStore(BlobStore):
                     kept = None
         finally:
             os.close(fd)
-        return self._checked(sha256, digest.hexdigest(), size, expected_size, kept)
+        return self._checked(sha256, digest.hexdigest(), size, expected_size=expected_size, kept=kept)
 
     def delete(self, sha256: str) -> bool:
         self._require_writable(f"delete blob {sha256}")

@@ -119,7 +119,7 @@ def compact_sessions(catalog: Catalog, store: CaptureStore, data_dir: Path, *,
         if compacted_path is not None:
             done = _finish(catalog, data_dir, sid, dry_run=dry_run)
         else:
-            done = _compact_one(catalog, store, data_dir, sid, dry_run=dry_run)
+            done = _compact_one(catalog, store, data_dir, session_id=sid, dry_run=dry_run)
         if done.outcome != "skipped" or done.problems:
             report.sessions.append(done)
             if on_session is not None:
@@ -137,7 +137,7 @@ def _days(span: timedelta) -> str:
 
 
 def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
-                 session_id: str, *, dry_run: bool = False) -> SessionCompaction:
+                 *, session_id: str, dry_run: bool = False) -> SessionCompaction:
     result = SessionCompaction(session_id, "skipped")
     if _crawler_alive(data_dir, session_id):
         result.problems.append("a crawler is still writing this session: left for later")
@@ -159,7 +159,7 @@ def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
         result.bytes_in = sum(_size(segment.path) for segment in on_disk)
         return result
     try:
-        files = _write_compacted(data_dir, session_id, ledger, result)
+        files = _write_compacted(data_dir, session_id, ledger, result=result)
     except CompactionError as exc:
         result.outcome = "failed"
         result.problems.append(str(exc))
@@ -201,7 +201,7 @@ def _finish(catalog: Catalog, data_dir: Path, session_id: str, *,
 
 
 def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedgerRow],
-                     result: SessionCompaction
+                     *, result: SessionCompaction
                      ) -> tuple[Path, Path, list[tuple[int, int, int]]]:
     """Write, check and publish the compacted file and its index; returns their paths and
     (segment id, byte offset in the segment, ordinal) of every record."""
@@ -212,7 +212,7 @@ def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedger
     temp_zst = folder / f".{session_id}.{os.getpid()}.zst.tmp"
     temp_idx = folder / f".{session_id}.{os.getpid()}.idx.tmp"
     try:
-        offsets, lines = _write_temp_files(data_dir, ledger, result, temp_zst, temp_idx)
+        offsets, lines = _write_temp_files(data_dir, ledger, result, temp_zst=temp_zst, temp_idx=temp_idx)
         mismatch = _first_mismatch(temp_zst, temp_idx, lines)
         if mismatch is not None:
             raise CompactionError(f"the compacted file does not read back: {mismatch}")
@@ -231,7 +231,7 @@ def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedger
 
 
 def _write_temp_files(data_dir: Path, ledger: list[SegmentLedgerRow], result: SessionCompaction,
-                      temp_zst: Path, temp_idx: Path
+                      *, temp_zst: Path, temp_idx: Path
                       ) -> tuple[list[tuple[int, int, int]], list[bytes]]:
     """Write the records of the session's segments to the temp files, fsynced; returns
     (segment id, byte offset in the segment, ordinal) of every record, and the records."""

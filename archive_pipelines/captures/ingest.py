@@ -195,7 +195,7 @@ def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath
             report.problem(f"ingested before with sha256 {recorded}, the file now has "
                            f"{content.sha256}: left as it is")
         return report
-    rows = _segment_rows(primary, segment, content, report)
+    rows = _segment_rows(primary, segment, content, report=report)
     put = primary.store.put_bytes(content.data)  # durable before the catalog refers to it
     assert put.sha256 == content.sha256
     for sha in (content.sha256, *rows.bodies):  # every blob has its alias (idempotent)
@@ -235,7 +235,7 @@ def link_captures(catalog: Catalog, primary: CaptureStore, *, segment_id: int | 
 
 
 def _segment_rows(primary: CaptureStore, segment: SegmentPath, content: SegmentBytes,
-                  report: SegmentReport) -> SegmentRows:
+                  *, report: SegmentReport) -> SegmentRows:
     """The catalog rows of a segment's whole records; refused records, missing bodies and a
     cut tail go to `report`."""
     captures: list[tuple[int, CaptureRow]] = []

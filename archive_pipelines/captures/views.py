@@ -46,7 +46,7 @@ class ViewCapture(NamedTuple):
     body_sha256: str
 
 
-def group_dir(view: str, session_id: str, day: str, host: str) -> str:
+def group_dir(view: str, session_id: str, day: str, *, host: str) -> str:
     """The folder of one session's pages of `host` on `day` in `view` (archive/-relative)."""
     tag = f"crawl-{session_id[:8]}"
     if view == "by_timestamp":
@@ -92,10 +92,10 @@ def capture_links(enabled: Iterable[str], captures: Iterable[ViewCapture]
     for capture in sorted(captures, key=lambda c: (c.fetched_ms, c.id)):
         day = datetime.fromtimestamp(capture.fetched_ms / 1000, UTC).strftime("%Y%m%d")
         host = domain_of(capture.url)
-        target = group_dir(home, capture.session_id, day, host)
+        target = group_dir(home, capture.session_id, day, host=host)
         files[f"{target}/{page_path(capture.url)}"] = capture.body_sha256
         for view in views:
             if view != home:
-                link = group_dir(view, capture.session_id, day, host)
+                link = group_dir(view, capture.session_id, day, host=host)
                 folders[link] = "../" * link.count("/") + target
     return files, folders

@@ -187,7 +187,7 @@ def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by
     adopted: list[Adopted] = []
     for record in records:
         first = sources[id(record)][0]
-        row, outcome = _match(record, first, by_stamp, by_crawl)
+        row, outcome = _match(record, first, by_stamp, by_crawl=by_crawl)
         new_id = None
         if row is None:
             new_id, problem = _new_id(record, sources[id(record)], taken)
@@ -195,7 +195,7 @@ def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by
                 adopted.append(Adopted(record, new_id or "", ID_TAKEN, problem=problem))
                 continue
         view = views.get(row.id) if row is not None else None
-        item = writer.apply(record, sources[id(record)], row, view, outcome, new_id)
+        item = writer.apply(record, sources[id(record)], row, view=view, outcome=outcome, new_id=new_id)
         adopted.append(item)
         if row is None:  # later records of this batch can be duplicates of it
             new = SnapshotRow(item.snapshot_id, first.url, record.timestamp, None, first.crawl_id,
@@ -231,7 +231,7 @@ def _index_rows(rows: list[SnapshotRow], key: str) -> dict[tuple[str, str], list
 
 def _match(record: FolderRecord, first: LegacyRecord,
            by_stamp: Mapping[tuple[str, str], list[SnapshotRow]],
-           by_crawl: Mapping[tuple[str, str], list[SnapshotRow]]) -> tuple[SnapshotRow | None, str]:
+           *, by_crawl: Mapping[tuple[str, str], list[SnapshotRow]]) -> tuple[SnapshotRow | None, str]:
     rows = by_stamp.get((first.url, record.timestamp))
     if rows:
         return rows[0], RECONCILED
@@ -254,7 +254,7 @@ class _BatchWriter:
         self.updates: list[tuple[str, dict[str, Any]]] = []
 
     def apply(self, record: FolderRecord, sources: list[LegacyRecord], row: SnapshotRow | None,
-              view: CatalogSnapshotView | None, outcome: str, new_id: str | None) -> Adopted:
+              *, view: CatalogSnapshotView | None, outcome: str, new_id: str | None) -> Adopted:
         current = view
         new_tags: list[str] = []
         new_results: dict[str, list[LegacyResult]] = {}

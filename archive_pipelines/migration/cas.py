@@ -69,8 +69,8 @@ class _Listing:
     folders: list[FolderDir]
 
 
-def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                         layout: DataDir, rows: Sequence[SnapshotRow], *, retire: bool = True,
+def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                         layout: DataDir, rows: Sequence[SnapshotRow], retire: bool = True,
                          ingest_batch_size: int
                          ) -> tuple[dict[str, CasOutcome], IngestReport]:
     """Run `to_cas` for snapshots whose folders the caller has locked; returns each one's
@@ -84,7 +84,7 @@ def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet
         folder = archive / row.timestamp
         if not os.path.isdir(folder) or os.path.islink(folder):
             return None
-        return _collect(row.id, folder, row.url, outcomes[row.id])
+        return _collect(row.id, folder, row.url, outcome=outcomes[row.id])
 
     def collected() -> Iterator[IngestItem]:
         """Each folder's files, in order, while the ingest stores the ones before.
@@ -100,9 +100,9 @@ def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet
                     yield from found.items
 
     try:
-        ingest = ingest_files(catalog, primary, views, work, collected(), hardlink=True,
+        ingest = ingest_files(catalog, primary, views, work=work, items=collected(), hardlink=True,
                               replace=False, batch_size=ingest_batch_size)
-        _record_entries(catalog, views, rows, listings, outcomes)
+        _record_entries(catalog, views, rows, listings=listings, outcomes=outcomes)
     except OSError as exc:  # e.g. the views cannot be written: nothing is removed, all retried
         for outcome in outcomes.values():
             outcome.errors.append(f"ingest: {exc.strerror or exc}")
@@ -134,7 +134,7 @@ def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet
     return outcomes, ingest
 
 
-def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> _Listing:
+def _collect(snapshot_id: str, folder: Path, url: str, *, outcome: CasOutcome) -> _Listing:
     found = _Listing([], [], [])
     base = f"{folder}/"  # string paths: a Path per file cost more than the rest of this
     for entry in iter_folder(folder, url, sizes=False):
@@ -155,7 +155,7 @@ def _collect(snapshot_id: str, folder: Path, url: str, outcome: CasOutcome) -> _
 
 
 def _record_entries(catalog: Catalog, views: ViewSet, rows: Sequence[SnapshotRow],
-                    listings: dict[str, _Listing],
+                    *, listings: dict[str, _Listing],
                     outcomes: dict[str, CasOutcome]) -> None:
     """Symlinks and empty folders found in the folders: a `snapshot_entry` row each. Empty
     folders and symlinks pointing inside their folder are recreated in the file view; the

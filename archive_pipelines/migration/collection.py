@@ -48,8 +48,8 @@ def failures(imported: ImportReport | None, migrated: MigrateReport | None) -> l
     return sorted(found, key=lambda f: f.where)
 
 
-def migrate_all(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                layout: DataDir, *, batch_size: int, retire: bool = True,
+def migrate_all(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                layout: DataDir, batch_size: int, retire: bool = True,
                 ingest_batch_size: int = DEFAULT_BATCH_SIZE,
                 progress: Callable[[int], object] | None = None) -> MigrateReport:
     """Migrate every snapshot whose layout is behind, `batch_size` at a time; one pass over
@@ -59,7 +59,8 @@ def migrate_all(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: F
         batches, cursor = next_migration_batches(catalog, cursor=cursor, batch_size=batch_size,
                                                  max_batches=1)
         for batch in batches:
-            report = migrate_batch(catalog, primary, views, work, layout, batch, retire=retire,
+            report = migrate_batch(catalog, primary, views, work=work, layout=layout, snapshot_ids=batch,
+                                   retire=retire,
                                    ingest_batch_size=ingest_batch_size)
             _add(total, report)
             if progress:

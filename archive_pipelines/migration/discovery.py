@@ -99,7 +99,7 @@ def import_orphans(catalog: Catalog, layout: DataDir, *, default_user: str = DEF
     """
     report = ImportReport()
     archive = layout.archive
-    abx = _open_index(layout, archivebox_index, read_archivebox_index, report)
+    abx = _open_index(layout, archivebox_index, enabled=read_archivebox_index, report=report)
     day = invalid_day()
     pending: list[FolderRecord] = []
     try:
@@ -108,25 +108,26 @@ def import_orphans(catalog: Catalog, layout: DataDir, *, default_user: str = DEF
         for name in snapshot_folder_names(archive, resume_from):
             report.processed += 1
             report.last_timestamp = name
-            record = _read_folder(catalog, layout, archive / name, abx, day, report)
+            record = _read_folder(catalog, layout, archive / name, abx=abx, day=day, report=report)
             if record is not None:
                 pending.append(record)
             if len(pending) >= batch_size:
-                _commit(catalog, default_user, pending, report)
+                _commit(catalog, default_user, pending, report=report)
                 pending = []
             if progress:
                 progress(name)
-        _commit(catalog, default_user, pending, report)
+        _commit(catalog, default_user, pending, report=report)
         if abx is not None:
-            _import_folderless(catalog, default_user, layout, abx, resume_from, batch_size, report,
-                               progress)
+            _import_folderless(catalog, default_user, layout, abx=abx, resume_from=resume_from,
+                               batch_size=batch_size, report=report,
+                               progress=progress)
     finally:
         if abx is not None:
             abx.close()
     return report
 
 
-def _open_index(layout: DataDir, path: Path | None, enabled: bool,
+def _open_index(layout: DataDir, path: Path | None, *, enabled: bool,
                 report: ImportReport) -> ArchiveBoxIndex | None:
     if not enabled:
         return None
@@ -151,7 +152,7 @@ def _lookup(abx: ArchiveBoxIndex | None, name: str, report: ImportReport) -> Arc
         return None
 
 
-def _read_folder(catalog: Catalog, layout: DataDir, folder: Path, abx: ArchiveBoxIndex | None, day: str,
+def _read_folder(catalog: Catalog, layout: DataDir, folder: Path, *, abx: ArchiveBoxIndex | None, day: str,
                  report: ImportReport) -> FolderRecord | None:
     with folder_lock(folder) as problem:
         if problem is not None:
@@ -205,7 +206,7 @@ def _catalog_knows(catalog: Catalog, timestamp: str) -> bool:
         return bool(adoption.snapshots_by_timestamp(session, [timestamp]))
 
 
-def _commit(catalog: Catalog, user: str, records: Sequence[FolderRecord], report: ImportReport) -> None:
+def _commit(catalog: Catalog, user: str, records: Sequence[FolderRecord], *, report: ImportReport) -> None:
     """Adopt a batch in one transaction; if it fails, record by record to isolate the bad one."""
     if not records:
         return
@@ -254,7 +255,7 @@ def _note_invalid(moved: Path, reason: str) -> None:
         handle.write(f"{moved.name}\t{reason}\n")  # the move is reported anyway
 
 
-def _import_folderless(catalog: Catalog, user: str, layout: DataDir, abx: ArchiveBoxIndex,
+def _import_folderless(catalog: Catalog, user: str, layout: DataDir, *, abx: ArchiveBoxIndex,
                        resume_from: str, batch_size: int,
                        report: ImportReport, progress: Callable[[str], object] | None) -> None:
     archive = layout.archive
@@ -269,10 +270,10 @@ def _import_folderless(catalog: Catalog, user: str, layout: DataDir, abx: Archiv
                 continue  # the folder pass handled it
             pending.append(FolderRecord(folder, NO_FOLDER, sqlite=snapshot))
             if len(pending) >= batch_size:
-                _commit(catalog, user, pending, report)
+                _commit(catalog, user, pending, report=report)
                 pending = []
             if progress:
                 progress(name)
     except sqlite3.Error as exc:
         report.error(f"{abx.path}: reading stopped: {exc}")
-    _commit(catalog, user, pending, report)
+    _commit(catalog, user, pending, report=report)

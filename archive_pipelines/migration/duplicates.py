@@ -52,8 +52,8 @@ class MergeReport:
     errors: list[str] = field(default_factory=list)
 
 
-def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                     layout: DataDir, batch_size: int = 100, *,
+def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                     layout: DataDir, batch_size: int = 100,
                      ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> MergeReport:
     """Find and merge every exact-duplicate group, `batch_size` groups per page (a member
     still in a legacy folder is migrated first, `ingest_batch_size` files per transaction)."""
@@ -64,15 +64,16 @@ def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, wo
             with catalog.read_session() as session:
                 page = duplicate_groups(session, key, after, batch_size)
             for value, url in page:
-                _merge_group(catalog, primary, views, work, layout, key, value, url, report,
-                             ingest_batch_size)
+                _merge_group(catalog, primary, views, work=work, layout=layout, key=key, value=value, url=url,
+                             report=report,
+                             ingest_batch_size=ingest_batch_size)
             if len(page) < batch_size:
                 break
             after = page[-1]
     return report
 
 
-def _merge_group(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+def _merge_group(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                  layout: DataDir, key: DuplicateKey, value: str, url: str, report: MergeReport,
                  ingest_batch_size: int) -> None:
     with catalog.read_session() as session:
@@ -81,14 +82,15 @@ def _merge_group(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: 
         return  # merged meanwhile
     report.groups += 1
     for member in members:
-        problem = _not_ready(catalog, primary, views, work, layout, member, ingest_batch_size)
+        problem = _not_ready(catalog, primary, views, work=work, layout=layout, member=member,
+                             ingest_batch_size=ingest_batch_size)
         if problem is not None:
             report.skipped += 1
             report.errors.append(f"{key}={value} {url}: {member.id} {problem}; group left for later")
             return
     keeper = members[0]
     for duplicate in members[1:]:
-        merged = _merge_pair(catalog, primary, views, layout, keeper, duplicate)
+        merged = _merge_pair(catalog, primary, views, layout=layout, keeper=keeper, duplicate=duplicate)
         if merged.differing:
             report.skipped += 1
             report.errors.append(
@@ -99,7 +101,7 @@ def _merge_group(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: 
         report.files_moved += len(merged.moved_files)
 
 
-def _not_ready(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+def _not_ready(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                layout: DataDir, member: SnapshotRow, ingest_batch_size: int) -> str | None:
     """None when the member's files are all catalog rows (migrating it first if needed)."""
     if member.fs_version == CAS:
@@ -107,14 +109,14 @@ def _not_ready(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: Fi
     folder = layout.archive / member.timestamp
     if folder.is_symlink() or not folder.exists():
         return None  # no folder of its own: whatever files it has are catalog rows
-    step = migrate_snapshot(catalog, primary, views, work, layout, member.id,
+    step = migrate_snapshot(catalog, primary, views, work=work, layout=layout, snapshot_id=member.id,
                             ingest_batch_size=ingest_batch_size)
     if step.to_version == CAS:
         return None
     return f"could not be migrated ({'; '.join(step.errors[:2]) or step.skipped})"
 
 
-def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, layout: DataDir,
+def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, layout: DataDir,
                 keeper: SnapshotRow, duplicate: SnapshotRow) -> MergedRows:
     with catalog.session() as session:
         merged = merge_snapshot_rows(session, keeper.id, duplicate.id,
@@ -135,11 +137,12 @@ def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, layout:
         for link, target in views.folder_links(keeper_place):
             farm.ensure_folder_link(link, target)
     delete_snapshot(catalog, views, duplicate.id)
-    _repoint_compat_link(catalog, layout, duplicate, dup_place, keeper_place)
+    _repoint_compat_link(catalog, layout, duplicate, dup_place=dup_place, keeper_place=keeper_place)
     return merged
 
 
-def _repoint_compat_link(catalog: Catalog, layout: DataDir, duplicate: SnapshotRow, dup_place: SnapshotPlace,
+def _repoint_compat_link(catalog: Catalog, layout: DataDir, duplicate: SnapshotRow, *,
+                         dup_place: SnapshotPlace,
                          keeper_place: SnapshotPlace) -> None:
     """`archive/<dup timestamp>`, if it links to the deleted snapshot's by_timestamp folder,
     now links to the timestamp's owner (`compat_link_target`) or, when no snapshot has that

@@ -38,8 +38,8 @@ class SaveReport:
     changed: list[str] = field(default_factory=list)
 
 
-def save_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                  layout: DataDir, snapshot_id: str, *,
+def save_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                  layout: DataDir, snapshot_id: str,
                   ingest_batch_size: int = DEFAULT_BATCH_SIZE, **changes: Any) -> SaveReport:
     """Migrate the snapshot if its fs_version is behind, then apply `changes` in one transaction.
 
@@ -57,7 +57,8 @@ def save_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work:
     row = rows[0]
     folder_appeared = row.fs_version == NO_FOLDER and real_folder(layout.archive / row.timestamp)
     if needs_migration(row.fs_version) or folder_appeared:
-        report.migration = migrate_snapshot(catalog, primary, views, work, layout, snapshot_id,
+        report.migration = migrate_snapshot(catalog, primary, views, work=work, layout=layout,
+                                            snapshot_id=snapshot_id,
                                              ingest_batch_size=ingest_batch_size)
         if report.migration.errors or report.migration.skipped:
             why = "; ".join(report.migration.errors[:3]) or report.migration.skipped

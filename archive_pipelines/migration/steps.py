@@ -74,38 +74,38 @@ class MigrateReport:
     snapshots: list[StepReport] = field(default_factory=list)
 
 
-def migrate_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                     layout: DataDir, snapshot_id: str, *,
+def migrate_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                     layout: DataDir, snapshot_id: str,
                      ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> StepReport:
     """Migrate one snapshot to the CAS layout (a no-op when it is there already)."""
-    report = migrate_batch(catalog, primary, views, work, layout, [snapshot_id],
+    report = migrate_batch(catalog, primary, views, work=work, layout=layout, snapshot_ids=[snapshot_id],
                            ingest_batch_size=ingest_batch_size)
     if not report.snapshots:
         raise KeyError(f"no snapshot {snapshot_id}")
     return report.snapshots[0]
 
 
-def to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-           layout: DataDir, snapshot_id: str, *,
+def to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+           layout: DataDir, snapshot_id: str,
            ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> StepReport:
     """The `to_cas` step (legacy folder -> blobs + views) for one snapshot."""
-    return _run(catalog, primary, views, work, layout, [snapshot_id],
+    return _run(catalog, primary, views, work=work, layout=layout, snapshot_ids=[snapshot_id],
                 ingest_batch_size=ingest_batch_size).snapshots[0]
 
 
-def migrate_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                  layout: DataDir, snapshot_ids: Sequence[str], *, retire: bool = True,
+def migrate_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                  layout: DataDir, snapshot_ids: Sequence[str], retire: bool = True,
                   ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> MigrateReport:
     """Migrate these snapshots into the store; one ingest and one fs_version commit for the
     batch. `retire=False` stores and records their files but leaves the folders (and their
     fs_version) as they are, for a later migration to finish. `ingest_batch_size`: files per
     catalog transaction of the ingest (the `storage.ingest_batch_size` setting)."""
-    return _run(catalog, primary, views, work, layout, snapshot_ids, retire=retire,
+    return _run(catalog, primary, views, work=work, layout=layout, snapshot_ids=snapshot_ids, retire=retire,
                 ingest_batch_size=ingest_batch_size)
 
 
-def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-         layout: DataDir, snapshot_ids: Sequence[str], *, retire: bool = True,
+def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+         layout: DataDir, snapshot_ids: Sequence[str], retire: bool = True,
          ingest_batch_size: int) -> MigrateReport:
     report = MigrateReport()
     with catalog.read_session() as session:
@@ -118,9 +118,10 @@ def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork
             continue
         steps[sid] = StepReport(sid, rows[sid].fs_version, rows[sid].fs_version,
                                 timestamp=rows[sid].timestamp)
-    with _locked(catalog, layout, [rows[sid] for sid in steps], steps) as locked:
-        ingest = _to_cas(catalog, primary, views, work, layout, locked, steps, retire,
-                         ingest_batch_size)
+    with _locked(catalog, layout, [rows[sid] for sid in steps], steps=steps) as locked:
+        ingest = _to_cas(catalog, primary, views, work=work, layout=layout, rows=locked, steps=steps,
+                         retire=retire,
+                         ingest_batch_size=ingest_batch_size)
     if ingest is not None:
         report.files, report.new_blobs, report.deduplicated = (
             ingest.files, ingest.new_blobs, ingest.deduplicated)
@@ -146,7 +147,7 @@ _MOVED = ("gone", "not a folder (symlink?)")
 
 @contextmanager
 def _locked(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow],
-            steps: dict[str, StepReport]) -> Iterator[list[SnapshotRow]]:
+            *, steps: dict[str, StepReport]) -> Iterator[list[SnapshotRow]]:
     """The rows to work on, their real folders flock'ed for the duration."""
     archive = layout.archive
     claimants = _folder_claimants(catalog, layout, rows)
@@ -217,12 +218,12 @@ def _folder_claimants(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow]
     return claimants
 
 
-def _to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+def _to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
             layout: DataDir, rows: list[SnapshotRow], steps: dict[str, StepReport],
             retire: bool, ingest_batch_size: int) -> IngestReport | None:
     if not rows:
         return None
-    outcomes, ingest = migrate_to_cas_batch(catalog, primary, views, work, layout, rows,
+    outcomes, ingest = migrate_to_cas_batch(catalog, primary, views, work=work, layout=layout, rows=rows,
                                             retire=retire, ingest_batch_size=ingest_batch_size)
     done: dict[str, list[str]] = defaultdict(list)
     for row in rows:
@@ -234,12 +235,12 @@ def _to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileW
         step.warnings.extend(outcome.warnings)
         if outcome.done:
             done[step.to_version].append(row.id)
-    _advance(catalog, done, CAS, steps)
+    _advance(catalog, done, CAS, steps=steps)
     return ingest
 
 
 def _advance(catalog: Catalog, done: dict[str, list[str]], target: str,
-             steps: dict[str, StepReport]) -> None:
+             *, steps: dict[str, StepReport]) -> None:
     """Commit the new fs_version for verified snapshots (only where the old one still holds)."""
     if not done:
         return

@@ -69,7 +69,7 @@ def plan_object(copies: Mapping[str, CopyState], *, retention: int, now: datetim
     destinations = sorted(name for name in writable if could_take(name))
     if not sources:
         return ObjectPlan(needed, problem=NO_GOOD_SOURCE, reason=NO_GOOD_SOURCE)
-    pairs = choose_pairs(sources, destinations, needed, rng)
+    pairs = choose_pairs(sources, destinations, needed, rng=rng)
     if len(pairs) < needed:
         skipped = sorted(name for name in out if could_take(name))
         return ObjectPlan(needed, pairs, problem=f"needs {needed} more copies, only "
@@ -79,7 +79,7 @@ def plan_object(copies: Mapping[str, CopyState], *, retention: int, now: datetim
 
 
 def choose_pairs(sources: Sequence[str], destinations: Sequence[str], needed: int,
-                 rng: random.Random) -> list[Pair]:
+                 *, rng: random.Random) -> list[Pair]:
     """Up to `needed` random pairs with distinct destinations (sources may repeat).
 
     Draws only where there is a choice: with one source and every destination taken (the

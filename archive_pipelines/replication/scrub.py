@@ -115,10 +115,11 @@ def scrub_range(catalog: Catalog, replica_set: ReplicaSet, store_name: str, *, l
                          next_cursor=rows[-1][1] if len(rows) >= limit else None)
     corrupt = [row[0] for row, result in zip(rows, results, strict=True)
                if result.status == "corrupt"]
-    repairable = _repairable(catalog, replica_set, replica, corrupt) if corrupt else set()
+    repairable = _repairable(catalog, replica_set, replica, blob_ids=corrupt) if corrupt else set()
     moves: dict[tuple[str, str], list[int]] = {}
     for (blob_id, sha, _size, recorded), result in zip(rows, results, strict=True):
-        new_status = _judge(replica, report, blob_id, sha, recorded, result, repairable)
+        new_status = _judge(replica, report, blob_id, sha=sha, recorded=recorded, result=result,
+                            repairable=repairable)
         if new_status is not None and new_status != recorded:
             moves.setdefault((recorded, new_status), []).append(blob_id)
     if moves:
@@ -130,7 +131,7 @@ def scrub_range(catalog: Catalog, replica_set: ReplicaSet, store_name: str, *, l
     return report
 
 
-def _judge(replica: ReplicaStore, report: ScrubReport, blob_id: int, sha: str, recorded: str,
+def _judge(replica: ReplicaStore, report: ScrubReport, blob_id: int, *, sha: str, recorded: str,
            result: CheckResult, repairable: set[int]) -> str | None:
     """Count one checked copy; the status it should have now (None: leave the row)."""
     if result.status == "ok":
@@ -167,7 +168,7 @@ def _note(report: ScrubReport, line: str) -> None:
 
 
 def _repairable(catalog: Catalog, replica_set: ReplicaSet, replica: ReplicaStore,
-                blob_ids: list[int]) -> set[int]:
+                *, blob_ids: list[int]) -> set[int]:
     """Of these blobs, those whose corrupt object here can be set aside: the store can, and
     another readable store holds a present copy to copy the blob again from."""
     if not (replica.writable and can_set_aside(replica.require())):

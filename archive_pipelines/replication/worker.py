@@ -93,18 +93,19 @@ def archive_batch(catalog: Catalog, replica_set: ReplicaSet, sha256s: Sequence[s
     if groups:
         with ThreadPoolExecutor(max_workers=max(1, width),
                                 thread_name_prefix="archiver") as pool:
-            checks = _check_sources(replica_set, groups, width, pool)
-            valid = _record_source_problems(catalog, replica_set, groups, checks, report)
+            checks = _check_sources(replica_set, groups, width, pool=pool)
+            valid = _record_source_problems(catalog, replica_set, groups, checks=checks, report=report)
             valid = _drop_blocked(replica_set, valid, report)
             ongoing_at = utcnow()
             if valid:
                 retry_on_connection_loss(
-                    lambda: _mark_ongoing(catalog, replica_set, valid, ongoing_at),
+                    lambda: _mark_ongoing(catalog, replica_set, valid, ongoing_at=ongoing_at),
                     what="marking copies ongoing")
             for pair, blobs in valid.items():
                 verified = {b.sha256: checks[(pair[0], b.sha256)] for b in blobs}
-                _copy_group(catalog, replica_set, pair, blobs, verified, ongoing_at, width,
-                            pool, report, progress)
+                _copy_group(catalog, replica_set, pair, blobs=blobs, verified=verified, ongoing_at=ongoing_at,
+                            width=width,
+                            pool=pool, report=report, progress=progress)
     report.short = progress.short()
     report.store_problems.update(replica_set.problems)
     if raise_on_failure and not report.ok:
@@ -156,7 +157,7 @@ def _plan(catalog: Catalog, replica_set: ReplicaSet, hashes: list[str], *, reten
 
 
 def _check_sources(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]], width: int,
-                   pool: ThreadPoolExecutor) -> dict[tuple[str, str], SourceCheck]:
+                   *, pool: ThreadPoolExecutor) -> dict[tuple[str, str], SourceCheck]:
     """Read, decode and rehash each (source, blob) once, in parallel."""
     wanted = {(source, blob.sha256): blob.size
               for (source, _dest), blobs in groups.items() for blob in blobs}
@@ -186,7 +187,7 @@ def _check_sources(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]], w
 
 def _record_source_problems(catalog: Catalog, replica_set: ReplicaSet,
                             groups: dict[Pair, list[BlobRow]],
-                            checks: dict[tuple[str, str], SourceCheck],
+                            *, checks: dict[tuple[str, str], SourceCheck],
                             report: BatchReport) -> dict[Pair, list[BlobRow]]:
     """Mark missing/corrupt source copies; return each group without its bad objects."""
     found: dict[tuple[str, str], list[int]] = {}  # (source, status) -> blob ids
@@ -239,7 +240,7 @@ def _drop_blocked(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]],
 
 
 def _mark_ongoing(catalog: Catalog, replica_set: ReplicaSet,
-                  groups: dict[Pair, list[BlobRow]], ongoing_at: datetime) -> None:
+                  groups: dict[Pair, list[BlobRow]], *, ongoing_at: datetime) -> None:
     with catalog.session() as session:
         for (_source, destination), blobs in groups.items():
             upsert_copies(session, store_id=replica_set[destination].store_id,
@@ -256,7 +257,7 @@ def _mark_sources(catalog: Catalog, replica_set: ReplicaSet,
                           blob_ids=blob_ids, status=status, mtime=now, only_if="present")
 
 
-def _copy_group(catalog: Catalog, replica_set: ReplicaSet, pair: Pair, blobs: list[BlobRow],
+def _copy_group(catalog: Catalog, replica_set: ReplicaSet, pair: Pair, *, blobs: list[BlobRow],
                 verified: dict[str, SourceCheck], ongoing_at: datetime, width: int,
                 pool: ThreadPoolExecutor, report: BatchReport, progress: _Progress) -> None:
     source_name, destination_name = pair
@@ -280,7 +281,8 @@ def _copy_group(catalog: Catalog, replica_set: ReplicaSet, pair: Pair, blobs: li
             report.note(f"store {destination_name!r}: cannot sync: {one_line(exc)}")
             done = []
     retry_on_connection_loss(
-        lambda: _record_copies(catalog, destination.store_id, blobs, outcomes, done, ongoing_at),
+        lambda: _record_copies(catalog, destination.store_id, blobs, outcomes=outcomes, done=done,
+                               ongoing_at=ongoing_at),
         what=f"recording copies at {destination_name!r}")
     for outcome in done:
         progress.made[outcome.sha256] += 1
@@ -304,7 +306,7 @@ def _verified_bytes(check: SourceCheck) -> bytes | None:
 
 
 def _record_copies(catalog: Catalog, store_id: int, blobs: list[BlobRow],
-                   outcomes: list[CopyOutcome], done: list[CopyOutcome],
+                   *, outcomes: list[CopyOutcome], done: list[CopyOutcome],
                    ongoing_at: datetime) -> None:
     ids = {b.sha256: b.id for b in blobs}
     done_hashes = {o.sha256 for o in done}

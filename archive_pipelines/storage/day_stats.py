@@ -22,7 +22,7 @@ def days_with_snapshots(catalog: Catalog) -> list[str]:
         return days.snapshot_days(session)
 
 
-def largest_savings(catalog: Catalog, start: datetime, end: datetime, limit: int = 10) -> list[Saving]:
+def largest_savings(catalog: Catalog, start: datetime, end: datetime, *, limit: int = 10) -> list[Saving]:
     """The blobs of the day's files that dedup saves the most bytes on."""
     with catalog.read_session() as session:
         return reports.largest_savings(session, start, end, limit)

@@ -19,6 +19,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -40,7 +41,7 @@ class PutRequest(NamedTuple):
     source: str
 
 
-def put_one(store: LocalBlobStore, request: PutRequest, allow_hardlink: bool
+def put_one(store: LocalBlobStore, request: PutRequest, *, allow_hardlink: bool
             ) -> tuple[str, PutResult] | str:
     """Validate and store one file: (normalized relative path, put result) or an error line.
 
@@ -85,7 +86,7 @@ _store: LocalBlobStore | None = None
 _farm: ViewFarm | None = None
 
 
-def _start_worker(parent: int, store_root: str, codec: str, zstd_level: int,
+def _start_worker(parent: int, store_root: str, codec: str, *, zstd_level: int,
                   archive_root: str) -> None:
     global _store, _farm
     _die_with_parent(parent)
@@ -109,10 +110,10 @@ def _die_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
 
 
-def _put_chunk(requests: list[PutRequest], allow_hardlink: bool
+def _put_chunk(requests: list[PutRequest], *, allow_hardlink: bool
                ) -> list[tuple[str, PutResult] | str]:
     assert _store is not None
-    return [put_one(_store, request, allow_hardlink) for request in requests]
+    return [put_one(_store, request, allow_hardlink=allow_hardlink) for request in requests]
 
 
 def _link_chunk(links: list[tuple[str, str]]) -> list[str]:
@@ -172,9 +173,8 @@ class FileWorkers:
         self.processes = processes
         self._pool = ProcessPoolExecutor(
             max_workers=processes, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start_worker,
-            initargs=(os.getpid(), str(store.root), store.codec, store.zstd_level,
-                      str(farm.archive_root)))
+            initializer=partial(_start_worker, os.getpid(), str(store.root), store.codec,
+                                zstd_level=store.zstd_level, archive_root=str(farm.archive_root)))
         # Start them all now, from this thread, rather than one by one from whichever thread
         # submits later. Not waited for: they start while the caller works on. A worker that
         # cannot start breaks the pool, and the first call fails with BrokenProcessPool.
@@ -194,10 +194,10 @@ class FileWorkers:
     def close(self, *, wait: bool = True) -> None:
         self._pool.shutdown(wait=wait, cancel_futures=True)
 
-    def submit_puts(self, requests: Sequence[PutRequest], allow_hardlink: bool
+    def submit_puts(self, requests: Sequence[PutRequest], *, allow_hardlink: bool
                     ) -> Callable[[], list[tuple[str, PutResult] | str]]:
         """Start storing `requests`; returns a function that waits for the results."""
-        return self._submit(_put_chunk, requests, allow_hardlink)
+        return self._submit(partial(_put_chunk, allow_hardlink=allow_hardlink), requests)
 
     def start_links(self, links: list[tuple[str, str]], aliases: Sequence[str],
                     folder_links: Sequence[tuple[str, str]] = ()

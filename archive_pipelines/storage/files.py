@@ -18,7 +18,7 @@ class RemoveReport:
     links_removed: int = 0
 
 
-def remove_file(catalog: Catalog, views: ViewSet, snapshot_id: str, relative_path: str) -> RemoveReport:
+def remove_file(catalog: Catalog, views: ViewSet, snapshot_id: str, *, relative_path: str) -> RemoveReport:
     """Delete one snapshot file: its blob loses a reference (gc may collect it later)."""
     with catalog.session() as session:
         rows = snapshot_file_rows(session, snapshot_id, relative_path=relative_path)

@@ -124,7 +124,7 @@ class GcReport:
         return self.blobs.bytes + self.untracked.bytes + self.folders.bytes
 
 
-def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, layout: DataDir, *,
+def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, layout: DataDir,
                     grace_hours: float,
                     dry_run: bool = False, untracked: bool = False, batch: int = 500,
                     on_item: Callable[[GcItem], object] | None = None) -> GcReport:
@@ -139,7 +139,7 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, lay
     # real run will find it, after the blob pass took the store's name of that inode.
     planned: Counter[tuple[int, int]] = Counter()
 
-    def note(tally: Tally, kind: Kind, sha: str, fate: _Fate) -> None:
+    def note(tally: Tally, kind: Kind, sha: str, *, fate: _Fate) -> None:
         tally.count += 1
         if fate.held:
             tally.held += 1
@@ -151,28 +151,28 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, lay
         if on_item is not None:
             on_item(GcItem(kind, sha, fate.size, fate.held))
 
-    def take(tally: Tally, kind: Kind, blob_id: int, sha: str) -> None:
+    def take(tally: Tally, kind: Kind, blob_id: int, *, sha: str) -> None:
         if dry_run:
             outcome: _Fate | str | None = _fate(primary, farm, sha)
         else:
             trash.mkdir(exist_ok=True)
-            outcome = _collect_one(catalog, primary, farm, blob_id, sha, trash)
+            outcome = _collect_one(catalog, primary, farm, blob_id=blob_id, sha=sha, trash=trash)
         if outcome is None:
             report.already_gone += 1
         elif outcome == "revived":
             report.revived += 1
         elif isinstance(outcome, _Fate):
-            note(tally, kind, sha, outcome)
+            note(tally, kind, sha, fate=outcome)
 
     cutoff = utcnow() - timedelta(hours=grace)
-    for rows in _unreferenced_blobs(catalog, primary, cutoff, batch):
+    for rows in _unreferenced_blobs(catalog, primary, cutoff, batch=batch):
         report.candidates += len(rows)
         crawl_bodies = pending_body_hashes(catalog, layout.root)
         for blob_id, sha in rows:
             if sha in crawl_bodies:
                 report.kept_for_crawl += 1
                 continue
-            take(report.blobs, "blob", blob_id, sha)
+            take(report.blobs, "blob", blob_id, sha=sha)
     if untracked:
         crawl_bodies = pending_body_hashes(catalog, layout.root)
         seen = 0
@@ -186,11 +186,11 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, lay
             if dry_run:
                 fate = _fate(primary, farm, sha)
                 if fate is not None:
-                    note(report.untracked, "untracked", sha, fate)
+                    note(report.untracked, "untracked", sha, fate=fate)
                 continue
-            tracked = _track(catalog, primary, sha, ctime)
+            tracked = _track(catalog, primary, sha, ctime=ctime)
             if tracked is not None:  # else an ingest recorded it meanwhile: not garbage
-                take(report.untracked, "untracked", tracked, sha)
+                take(report.untracked, "untracked", tracked, sha=sha)
 
     def folder(path: str, usage: FolderUsage) -> None:
         if on_item is not None:
@@ -204,7 +204,7 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, lay
     return report
 
 
-def _unreferenced_blobs(catalog: Catalog, primary: PrimaryStore, cutoff: datetime, batch: int
+def _unreferenced_blobs(catalog: Catalog, primary: PrimaryStore, cutoff: datetime, *, batch: int
                         ) -> Iterator[list[tuple[int, str]]]:
     """The decision for blobs: ref_count 0 since before `cutoff`, present on the primary."""
     store_id = primary.store_id
@@ -268,7 +268,7 @@ def _fate(primary: PrimaryStore, farm: ViewFarm, sha: str) -> _Fate | None:
     return _Fate(st.st_size, st.st_nlink > names, (st.st_dev, st.st_ino), names)
 
 
-def _track(catalog: Catalog, primary: PrimaryStore, sha: str, ctime: float) -> int | None:
+def _track(catalog: Catalog, primary: PrimaryStore, sha: str, *, ctime: float) -> int | None:
     """Give an untracked blob file a catalog row (ref_count 0 since its ctime, present on
     the primary) so that it is collected, and can be revived, like any unreferenced blob.
     None when a row appeared meanwhile (an ingest recorded the file: not garbage)."""
@@ -302,7 +302,8 @@ def _logical_size(store: LocalBlobStore, sha: str) -> int | None:
     return size
 
 
-def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, blob_id: int, sha: str, trash: Path
+def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blob_id: int, sha: str,
+                 trash: Path
                  ) -> _Fate | Literal["revived", "skipped"] | None:
     """Remove one unreferenced blob's primary file: its `_fate`, "revived" when it was
     referenced again meanwhile (the file stays), "skipped" when it could not be claimed (no

@@ -84,8 +84,8 @@ DEFAULT_BATCH_SIZE = StorageSettings.model_fields["ingest_batch_size"].default
 DEFAULT_HARDLINK = StorageSettings.model_fields["ingest_hardlink"].default
 
 
-def ingest_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                 items: Iterable[IngestItem], *, batch_size: int = DEFAULT_BATCH_SIZE,
+def ingest_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                 items: Iterable[IngestItem], batch_size: int = DEFAULT_BATCH_SIZE,
                  hardlink: bool = DEFAULT_HARDLINK, replace: bool = True,
                  progress: Callable[[int], object] | None = None) -> IngestReport:
     """Store files and record them; one catalog transaction per batch of `batch_size`
@@ -194,7 +194,7 @@ class _Pipeline:
         hardlink = self.hardlink
         if workers is not None:
             try:
-                return _Puts(items, workers, workers.submit_puts(requests, hardlink))
+                return _Puts(items, workers, workers.submit_puts(requests, allow_hardlink=hardlink))
             except BrokenProcessPool as exc:
                 broken = exc
 
@@ -202,7 +202,7 @@ class _Pipeline:
                     raise broken
                 return _Puts(items, workers, fail)
         primary = self.parts.primary.store
-        outcomes = self.parts.work.map_io(lambda r: put_one(primary, r, hardlink), requests)
+        outcomes = self.parts.work.map_io(lambda r: put_one(primary, r, allow_hardlink=hardlink), requests)
         return _Puts(items, None, lambda: outcomes)
 
     def _commit_after_puts(self, puts: _Puts) -> None:
@@ -223,7 +223,8 @@ class _Pipeline:
         if self.pending is not None:
             self._collect(self.pending)
         self.pending = (self.committer.submit(_commit_batch, self.parts, puts.workers, stored,
-                                              put_report, self.replace), len(puts.batch))
+                                              report=put_report, replace=self.replace),
+                        len(puts.batch))
 
     def _collect(self, pending: _Pending) -> None:
         future, count = pending
@@ -272,7 +273,7 @@ def _stored(items: list[IngestItem], outcomes: list[tuple[str, PutResult] | str]
 
 
 def _commit_batch(parts: _Parts, workers: FileWorkers | None, stored: list[Stored],
-                  report: IngestReport, replace: bool = True
+                  *, report: IngestReport, replace: bool = True
                   ) -> tuple[IngestReport, Callable[[], Counter[str]] | None]:
     """Make the batch's blobs durable, record them in one transaction, then link the views
     (in worker processes: started, and the wait for them returned)."""
@@ -310,11 +311,11 @@ def _commit_batch(parts: _Parts, workers: FileWorkers | None, stored: list[Store
             primary.sync_pending()
     fresh = applied.new_blob_hashes | applied.revived | {
         put.sha256 for _item, _rel, put in stored if put.created}
-    return report, _link_batch(parts, workers, entries, places, fresh, report)
+    return report, _link_batch(parts, workers, entries, places=places, fresh=fresh, report=report)
 
 
 def _link_batch(parts: _Parts, workers: FileWorkers | None, entries: list[FileEntry],
-                places: dict[str, SnapshotPlace], fresh: set[str], report: IngestReport
+                *, places: dict[str, SnapshotPlace], fresh: set[str], report: IngestReport
                 ) -> Callable[[], Counter[str]] | None:
     """Aliases for blobs new to the store or catalog (older ones have theirs), file links in
     the file view (always: the other views' folder links point into it), then each
@@ -329,7 +330,9 @@ def _link_batch(parts: _Parts, workers: FileWorkers | None, entries: list[FileEn
     folders = [link for place in places.values() for link in parts.views.folder_links(place)]
     if workers is not None:
         return workers.start_links(links, sorted(fresh), folders)
-    _count_links(report, ensure_links(parts.primary, parts.views, parts.work, links, fresh, folders))
+    _count_links(report,
+                 ensure_links(parts.primary, parts.views, parts.work, links=links, aliases=fresh,
+                              folder_links=folders))
     return None
 
 
@@ -340,7 +343,7 @@ def _count_links(report: IngestReport, outcomes: Counter[str]) -> None:
 
 
 def walk_directory(snapshot_id: str, extractor: str, directory: Path,
-                   errors: list[str] | None = None, *,
+                   *, errors: list[str] | None = None,
                    special: list[str] | None = None) -> Iterator[IngestItem]:
     """Regular files under `directory` (sorted, no symlink following) as ingest items of
     `extractor`, at `<extractor>/<path under directory>` in the snapshot.
@@ -379,23 +382,23 @@ def walk_directory(snapshot_id: str, extractor: str, directory: Path,
                              Path(entry.path))
 
 
-def ingest_directory(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+def ingest_directory(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                      snapshot_id: str, extractor: str, directory: Path,
                      **kwargs: object) -> IngestReport:
     """Ingest every regular file under `directory` as `extractor` output of the snapshot
     (`kwargs`: those of `ingest_files`)."""
     errors: list[str] = []
-    report = ingest_files(catalog, primary, views, work,
-                          walk_directory(snapshot_id, extractor, directory, errors),
+    report = ingest_files(catalog, primary, views, work=work,
+                          items=walk_directory(snapshot_id, extractor, directory, errors=errors),
                           **kwargs)  # type: ignore[arg-type]
     report.errors[:0] = errors
     return report
 
 
-def ingest_file(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-                snapshot_id: str, extractor: str, relative_path: str, source: Path, *,
+def ingest_file(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+                snapshot_id: str, extractor: str, relative_path: str, source: Path,
                 hardlink: bool = DEFAULT_HARDLINK) -> IngestReport:
     """Ingest one file as `<extractor>/<relative_path>` of the snapshot."""
-    return ingest_files(catalog, primary, views, work,
-                        [IngestItem(snapshot_id, extractor, f"{extractor}/{relative_path}",
+    return ingest_files(catalog, primary, views, work=work,
+                        items=[IngestItem(snapshot_id, extractor, f"{extractor}/{relative_path}",
                                     source)], hardlink=hardlink)

@@ -17,7 +17,7 @@ from archive_pipelines.views import compat_link_target
 
 def removal_problem(store: LocalBlobStore, source: Path | str,
                     recorded: tuple[str, int] | None,
-                    blob_stat: os.stat_result | None = None,
+                    *, blob_stat: os.stat_result | None = None,
                     hashed_blobs: set[str] | None = None) -> str | None:
     """Why the legacy file `source` must stay, or None when the store verifiably holds its
     bytes (`recorded` = the catalog's (sha256, size) for it; `blob_stat`, if the caller has

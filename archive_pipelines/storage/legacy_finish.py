@@ -44,7 +44,7 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
     problems = _catalog_problems(store, task.records, blob_stats)
     if task.files is not None:
         problems += [_short(error, folder) for error in task.ingest_errors]
-        problems += _unverified(store, task.files, task.records, blob_stats)
+        problems += _unverified(store, task.files, task.records, blob_stats=blob_stats)
     elif os.path.islink(folder):
         if not os.readlink(folder).startswith("by_timestamp/"):
             problems.append(f"archive/{task.timestamp} is a symlink to {os.readlink(folder)!r}, "
@@ -56,7 +56,7 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
         return problems[:MAX_PROBLEMS_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
     try:
         retire_or_remove(task.migrated, folder, [f[1] for f in task.files or ()],
-                         [f"{folder}/{rel}" for rel in task.links])
+                         links=[f"{folder}/{rel}" for rel in task.links])
     except OSError as exc:
         return [f"cleanup: {exc.strerror or exc}"]
     return []
@@ -81,14 +81,15 @@ def _catalog_problems(store: LocalBlobStore, records: tuple[tuple[str, str, int]
 
 def _unverified(store: LocalBlobStore, files: tuple[tuple[str, Path | str], ...],
                 records: tuple[tuple[str, str, int], ...],
-                blob_stats: dict[str, os.stat_result]) -> list[str]:
+                *, blob_stats: dict[str, os.stat_result]) -> list[str]:
     recorded = {rel: (sha, size) for rel, sha, size in records}
     problems = []
     hashed: set[str] = set()  # blobs read and found good: shared ones are read once
     for rel, source in files:
         record = recorded.get(rel)
         problem = removal_problem(store, source, record,
-                                  blob_stats.get(record[0]) if record else None, hashed)
+                                  blob_stat=blob_stats.get(record[0]) if record else None,
+                                  hashed_blobs=hashed)
         if problem is not None:
             problems.append(f"{display_path(rel)}: {problem}")
     return problems
@@ -99,7 +100,7 @@ def _short(message: str, folder: Path) -> str:
 
 
 def retire_or_remove(migrated: Path, folder: Path, sources: Sequence[Path | str],
-                     links: Sequence[Path | str] = ()) -> None:
+                     *, links: Sequence[Path | str] = ()) -> None:
     """Move a folder whose every file is in `sources` (verified in the store) and every
     symlink in `links` (recorded) aside (`storage.retired`; gc deletes it later) or, across
     filesystems, remove those in place; then link `archive/<timestamp>`. OSError when the

@@ -12,7 +12,7 @@ from archive_pipelines.views import ViewSet
 
 
 def ensure_links(primary: PrimaryStore, views: ViewSet, work: FileWork,
-                 links: list[tuple[str, str]], aliases: Iterable[str] = (),
+                 *, links: list[tuple[str, str]], aliases: Iterable[str] = (),
                  folder_links: Sequence[tuple[str, str]] = ()) -> Counter[str]:
     """Aliases for `aliases` (blob hashes), then every file link (link path, sha256), then
     every folder link (link path, target); returns how many links were created / ok /

@@ -31,7 +31,7 @@ class RebuildReport:
         return self.links_created + self.links_ok + self.links_fixed
 
 
-def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork, *,
+def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                   only: tuple[str, ...] | None = None, clean: bool = False,
                   created_between: tuple[datetime, datetime] | None = None,
                   progress: Callable[[int], object] | None = None) -> RebuildReport:
@@ -74,10 +74,12 @@ def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work:
                 for rel, target in own_links:  # symlinks and empty folders it had
                     report.links_created += farm.ensure_entry(f"{folder}/{rel}", target) == "created"
             if len(pending) + len(folders) >= LINKS_PER_ROUND:
-                _link_round(primary, views, work, shas, pending, folders, report, progress)
+                _link_round(primary, views, work, shas=shas, links=pending, folders=folders, report=report,
+                            progress=progress)
                 pending, folders, shas = [], [], set()
     if pending or folders:
-        _link_round(primary, views, work, shas, pending, folders, report, progress)
+        _link_round(primary, views, work, shas=shas, links=pending, folders=folders, report=report,
+                    progress=progress)
     if views.crawl and created_between is None:  # crawled pages (`captures.views`)
         with catalog.read_session() as session:
             rows = view_captures(session)
@@ -86,19 +88,20 @@ def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work:
                  if link.partition("/")[0] in chosen]
         linked_folders = [(link, target) for link, target in folder_links.items()
                           if link.partition("/")[0] in chosen]
-        _link_round(primary, views, work, {sha for _link, sha in pages}, pages, linked_folders,
-                    report, progress)
+        _link_round(primary, views, work, shas={sha for _link, sha in pages}, links=pages,
+                    folders=linked_folders,
+                    report=report, progress=progress)
     return report
 
 
 LINKS_PER_ROUND = 4096
 
 
-def _link_round(primary: PrimaryStore, views: ViewSet, work: FileWork, shas: set[str],
+def _link_round(primary: PrimaryStore, views: ViewSet, work: FileWork, *, shas: set[str],
                 links: list[tuple[str, str]],
                 folders: list[tuple[str, str]], report: RebuildReport,
                 progress: Callable[[int], object] | None) -> None:
-    outcomes = ensure_links(primary, views, work, links, shas, folders)
+    outcomes = ensure_links(primary, views, work, links=links, aliases=shas, folder_links=folders)
     report.links_created += outcomes["created"]
     report.links_ok += outcomes["ok"]
     report.links_fixed += outcomes["fixed"]

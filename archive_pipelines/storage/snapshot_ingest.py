@@ -177,8 +177,8 @@ def resume_ingest(catalog: Catalog, snapshot_id: str) -> SnapshotIngest:
     return _continued(state)
 
 
-def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
-               ingest: SnapshotIngest, *, batch_size: int = DEFAULT_BATCH_SIZE,
+def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
+               ingest: SnapshotIngest, batch_size: int = DEFAULT_BATCH_SIZE,
                hardlink: bool = DEFAULT_HARDLINK,
                progress: Callable[[int], object] | None = None) -> SnapshotIngestReport:
     """Store every regular file of the ingest's folder (`ingest_files`), then mark the
@@ -196,7 +196,7 @@ def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: Fi
     skipped: dict[str, str] = {}
 
     def items() -> Iterator[IngestItem]:
-        for item in walk_directory(ingest.snapshot_id, ingest.extractor, ingest.source, errors,
+        for item in walk_directory(ingest.snapshot_id, ingest.extractor, ingest.source, errors=errors,
                                    special=left_out):
             sha256 = committed.get(item.relative_path)
             if sha256 is None:
@@ -204,11 +204,11 @@ def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: Fi
             else:
                 skipped[item.relative_path] = sha256
 
-    report = ingest_files(catalog, primary, views, work, items(), batch_size=batch_size,
+    report = ingest_files(catalog, primary, views, work=work, items=items(), batch_size=batch_size,
                           hardlink=hardlink, progress=progress)
     report.errors[:0] = errors
     if ingest.resumed:  # the interrupted ingest may have stopped between a commit and its links
-        outcomes = _relink(catalog, primary, views, work, ingest.snapshot_id, skipped)
+        outcomes = _relink(catalog, primary, views, work=work, snapshot_id=ingest.snapshot_id, files=skipped)
         report.links_created += outcomes["created"]
         report.links_fixed += outcomes["fixed"]
         report.link_conflicts += outcomes["conflict"]
@@ -240,7 +240,7 @@ def find_incomplete(catalog: Catalog, *, created_between: tuple[datetime, dateti
                                                           created_between=created_between))
 
 
-def _relink(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,
+def _relink(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
             snapshot_id: str, files: dict[str, str]) -> Counter[str]:
     """The view links of these recorded files (relative path -> sha256) and the snapshot's
     folder links, made where missing or wrong."""
@@ -251,7 +251,7 @@ def _relink(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileW
         place = places_for(session, [snapshot_id])[snapshot_id]
     folder = view_dir(home, place)
     links = [(f"{folder}/{rel}", sha256) for rel, sha256 in sorted(files.items())]
-    return ensure_links(primary, views, work, links, (), views.folder_links(place))
+    return ensure_links(primary, views, work, links=links, aliases=(), folder_links=views.folder_links(place))
 
 
 __all__ = ["Incomplete", "IngestRefused", "SnapshotIngest", "SnapshotIngestReport", "check_extractor",

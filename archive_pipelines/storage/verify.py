@@ -85,13 +85,13 @@ def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
     many problems of each kind to name (None: all)."""
     report = VerifyReport(example_limit=examples)
     _check_incomplete(catalog, report)
-    _check_refcounts(catalog, report, fix)
-    missing = _check_blob_files(catalog, primary, views, report, deep, fix, progress)
-    _check_links(catalog, views, report, fix, vacuum, missing, progress)
+    _check_refcounts(catalog, report, fix=fix)
+    missing = _check_blob_files(catalog, primary, views, report=report, deep=deep, fix=fix, progress=progress)
+    _check_links(catalog, views, report, fix=fix, vacuum=vacuum, missing_blobs=missing, progress=progress)
     with catalog.read_session() as session:
         report.found["orphan_blobs"] = count_unreferenced(session)
     if scan_store:
-        _check_untracked(catalog, primary, report, data_dir)
+        _check_untracked(catalog, primary, report, data_dir=data_dir)
     return report
 
 
@@ -107,7 +107,7 @@ def _check_incomplete(catalog: Catalog, report: VerifyReport) -> None:
     report.found["incomplete_snapshots"] = count
 
 
-def _check_refcounts(catalog: Catalog, report: VerifyReport, fix: bool) -> None:
+def _check_refcounts(catalog: Catalog, report: VerifyReport, *, fix: bool) -> None:
     with catalog.session() as session:
         drift = list(count_references(session))
         for blob_id, sha, stored, actual in drift:
@@ -143,7 +143,7 @@ def _iter_blobs(catalog: Catalog, batch: int = 2000) -> Iterator[BlobRow]:
 
 
 def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
-                      report: VerifyReport, deep: bool, fix: bool,
+                      *, report: VerifyReport, deep: bool, fix: bool,
                       progress: Callable[[str, int], object] | None) -> set[str]:
     """Referenced blobs whose primary file is missing or corrupt (returned)."""
     bad: set[str] = set()
@@ -181,7 +181,7 @@ def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
     return bad
 
 
-def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bool, vacuum: bool,
+def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, fix: bool, vacuum: bool,
                  missing_blobs: set[str], progress: Callable[[str, int], object] | None) -> None:
     """File links in the file view, folder links in the others (`views.file_view`), then
     orphans: any other link under an enabled view."""
@@ -202,7 +202,7 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bo
                 # Counted as a missing blob file; the link itself is right.
                 state = LinkState("ok", state.current_target)
             _note_link(report, link, state,
-                       partial(farm.ensure_link, link, sha) if fix else None)
+                       repair=partial(farm.ensure_link, link, sha) if fix else None)
         for rel, target in own_links if home in expected else ():
             # A symlink the snapshot folder had, kept as it was, or an empty folder it had.
             link = f"{folder}/{rel}"
@@ -211,18 +211,18 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bo
             else:
                 kept_folders.add(link)
             _note_link(report, link, farm.entry_ok(link, target),
-                       partial(farm.ensure_entry, link, target) if fix else None)
+                       repair=partial(farm.ensure_entry, link, target) if fix else None)
         for link, target in views.folder_links(place):
             expected[link.partition("/")[0]].add(link)
             state = farm.inspect_target(link, target)
             # A conflict here may be an earlier version's per-file folder, which the repair
             # replaces when it holds only links (user files are never touched).
             _note_link(report, link, state,
-                       partial(farm.ensure_folder_link, link, target) if fix else None,
+                       repair=partial(farm.ensure_folder_link, link, target) if fix else None,
                        also=("conflict",))
         if progress:
             progress("files", len(files))
-    _check_capture_links(catalog, views, report, fix, missing_blobs, expected)
+    _check_capture_links(catalog, views, report, fix=fix, missing_blobs=missing_blobs, expected=expected)
     for view in views.enabled:
         for link, _target in farm.iter_links(view):
             if link not in expected[view]:
@@ -233,7 +233,7 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bo
             farm.remove_empty_dirs(view, keep=kept_folders)
 
 
-def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport, fix: bool,
+def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, fix: bool,
                          missing_blobs: set[str], expected: dict[str, set[str]]) -> None:
     """The links of crawled pages in the `[crawl] views` (`captures.views`)."""
     chosen = [view for view in views.crawl if view in expected]
@@ -250,17 +250,17 @@ def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport,
         state = farm.inspect(link, sha)
         if state.status == "broken" and sha in missing_blobs:
             state = LinkState("ok", state.current_target)
-        _note_link(report, link, state, partial(farm.ensure_link, link, sha) if fix else None)
+        _note_link(report, link, state, repair=partial(farm.ensure_link, link, sha) if fix else None)
     for link, target in folders.items():
         if link.partition("/")[0] not in chosen:
             continue
         expected[link.partition("/")[0]].add(link)
         _note_link(report, link, farm.inspect_target(link, target),
-                   partial(farm.ensure_folder_link, link, target) if fix else None)
+                   repair=partial(farm.ensure_folder_link, link, target) if fix else None)
 
 
 def _note_link(report: VerifyReport, link: str, state: LinkState,
-               repair: Callable[[], str] | None, also: tuple[str, ...] = ()) -> None:
+               *, repair: Callable[[], str] | None, also: tuple[str, ...] = ()) -> None:
     """Count one checked link; note a problem and, given a `repair`, try it (the statuses
     missing, wrong and broken, plus `also`)."""
     report.links_checked += 1
@@ -280,7 +280,7 @@ def _snapshot_files(catalog: Catalog
 
 
 def _check_untracked(catalog: Catalog, primary: PrimaryStore, report: VerifyReport,
-                     data_dir: Path | None) -> None:
+                     *, data_dir: Path | None) -> None:
     """Blob files in the primary store that the catalog has no row for (one prefix at a
     time); those crawl records not yet ingested name are `crawl_pending`."""
     pending = set() if data_dir is None else pending_body_hashes(catalog, data_dir)

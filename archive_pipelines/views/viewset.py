@@ -18,7 +18,7 @@ class ViewSet:
     """
 
     def __init__(self, archive_root: Path, store_root: Path, enabled: tuple[str, ...],
-                 all_enabled: tuple[str, ...] | None = None,
+                 *, all_enabled: tuple[str, ...] | None = None,
                  crawl: tuple[str, ...] = ()) -> None:
         self.archive_root, self.store_root = archive_root, store_root
         self.enabled = enabled

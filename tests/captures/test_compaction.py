@@ -430,7 +430,7 @@ def test_gc_after_compaction_takes_the_segment_copies_and_no_record(crawl_data: 
             segment_shas = sorted(session.scalars(select(CrawlSegment.sha256)))
 
         def gc() -> GcReport:
-            return collect_garbage(parts.catalog, parts.primary, parts.views.farm, parts.layout,
+            return collect_garbage(parts.catalog, parts.primary, parts.views.farm, layout=parts.layout,
                                    grace_hours=0, untracked=True)
 
         assert gc().removed == 0  # before: the segments' blobs are referenced

@@ -48,9 +48,9 @@ def test_the_newest_capture_of_a_path_wins_and_other_views_get_folder_links() ->
     old = ViewCapture(1, SID, 1_795_000_000_000, "http://a.test/", "a" * 64)
     new = ViewCapture(2, SID, 1_795_000_100_000, "http://a.test/", "b" * 64)
     files, folders = capture_links(("by_domain", "by_timestamp"), [new, old])
-    home = group_dir("by_timestamp", SID, "20261118", "a.test")
+    home = group_dir("by_timestamp", SID, "20261118", host="a.test")
     assert files == {f"{home}/index.html": "b" * 64}
-    link = group_dir("by_domain", SID, "20261118", "a.test")
+    link = group_dir("by_domain", SID, "20261118", host="a.test")
     assert folders == {link: f"../../../{home}"}
     assert home.startswith("by_timestamp/crawl-61ccb46a-")  # never a legacy <timestamp>
 
@@ -83,7 +83,7 @@ def test_crawled_pages_appear_in_the_views_and_open_their_bytes(crawl_data: Path
                                data_dir=crawl_data)
         assert clean.problems == 0 and clean.found["orphan_links"] == 0, clean.found
         assert all(os.path.islink(archive / link) for link in files)  # vacuum kept them
-        rebuilt = rebuild_views(parts.catalog, parts.primary, parts.views, parts.work, clean=True)
+        rebuilt = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work, clean=True)
         assert rebuilt.links >= len(files) + len(folders)
         again = verify_storage(parts.catalog, parts.primary, parts.views, data_dir=crawl_data)
         assert again.problems == 0, again.found

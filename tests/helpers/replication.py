@@ -61,8 +61,8 @@ def populate(storage: StorageParts, tmp_path: Path, files: dict[str, bytes] | No
     """Ingest `files` into the primary store; returns {sha256: bytes}."""
     files = corpus() if files is None else files
     sid = add_snapshot(storage, url=f"https://example.com/{name}", timestamp=timestamp)
-    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                              sid, "wget", write_tree(tmp_path / name, files))
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              snapshot_id=sid, extractor="wget", directory=write_tree(tmp_path / name, files))
     assert not report.errors, report.errors
     return {sha(data): data for data in files.values()}
 

@@ -139,7 +139,8 @@ def test_identity_is_archiveboxs_from_index_sqlite3(storage: StorageParts) -> No
         got = {(r.extractor, r.archivebox_id, r.archivebox_uuid, r.start_ts, r.end_ts, r.status)
                for r in _results(storage, ours.id)}
         assert got == expected, snapshot.timestamp
-    assert migrate_all(storage.catalog, storage.primary, storage.views, storage.work, storage.layout,
+    assert migrate_all(storage.catalog, storage.primary, storage.views, work=storage.work,
+                       layout=storage.layout,
                        batch_size=100).failed == 0
     assert {s.id for s in _catalog(storage).values()} == {s.snapshot_id for s in collection.snapshots}
 

@@ -67,8 +67,8 @@ def test_permission_errors_are_reported_and_nothing_is_lost(sqlite_storage: Stor
     # With permissions back, the rest is adopted and migrated.
     assert import_orphans(storage.catalog, storage.layout).imported == 2
     assert migrate_batch(storage.catalog, storage.primary, storage.views,
-                         storage.work, storage.layout,
-                         [s.id for s in snapshots(storage).values()]).failed == 0
+                         work=storage.work, layout=storage.layout,
+                         snapshot_ids=[s.id for s in snapshots(storage).values()]).failed == 0
     assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
     assert lost_bytes(storage, manifest) == []
 
@@ -97,8 +97,8 @@ def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: Stora
     assert (report.reconciled, report.imported, report.invalid) == (1, 2, 0)
     assert any(names[-1] in e and "cannot move to invalid/" in e for e in report.errors)
     result = migrate_batch(storage.catalog, storage.primary, storage.views,
-                           storage.work, storage.layout,
-                           [snapshots(storage)[names[0]].id])
+                           work=storage.work, layout=storage.layout,
+                           snapshot_ids=[snapshots(storage)[names[0]].id])
     assert result.failed == 1 and snapshots(storage)[names[0]].fs_version == "0.4"
     assert tree_hashes(archive) == before
 
@@ -142,8 +142,8 @@ def test_a_read_only_collection_is_adopted_and_nothing_changes(sqlite_storage: S
     assert (report.imported, report.invalid) == (12, 0), how
     assert sum("cannot move to invalid/" in e for e in report.errors) == 2
     migrated = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                             sqlite_storage.work, sqlite_storage.layout,
-                             [s.id for s in snapshots(sqlite_storage).values()])
+                             work=sqlite_storage.work, layout=sqlite_storage.layout,
+                             snapshot_ids=[s.id for s in snapshots(sqlite_storage).values()])
     assert (migrated.migrated, migrated.failed) == (0, 12)
     assert {s.fs_version for s in snapshots(sqlite_storage).values()} == {"0.4", "0.8.3"}
     assert tree_hashes(archive) == before

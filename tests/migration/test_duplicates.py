@@ -30,8 +30,9 @@ def make(storage: StorageParts, ts: str, age: int, files: dict[str, bytes], tags
     src = write_tree(storage.settings.data_dir.parent / f"src-{sid}", files)
     for rel in files:
         extractor, _, path = rel.partition("/")
-        assert not ingest_file(storage.catalog, storage.primary, storage.views, storage.work,
-                               sid, extractor, path, src / rel).errors
+        assert not ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work,
+                               snapshot_id=sid, extractor=extractor, relative_path=path,
+                               source=src / rel).errors
     repo.add_result(sid, extractor="dom", output=f"run-{age}.html", start_ts=T0 + timedelta(minutes=age))
     return sid
 
@@ -58,7 +59,7 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: StorageParts) -
     os.symlink("by_timestamp/1600000000", link)
 
     report = merge_duplicates(storage.catalog, storage.primary, storage.views,
-                              storage.work, storage.layout,
+                              work=storage.work, layout=storage.layout,
                               batch_size=1)
 
     # dup1 holds other bytes than the keeper at dom/output.html: merging would drop them, so
@@ -80,8 +81,8 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: StorageParts) -
     assert found["refcount_drift"] == 0 and found["missing_links"] == 0 and found["orphan_links"] == 0
     assert os.readlink(link) == "by_timestamp/1600000000"
     assert dup2 not in left and other_time in {s.id for s in snapshots(storage).values()}
-    assert merge_duplicates(storage.catalog, storage.primary, storage.views, storage.work,
-                            storage.layout).merged == 0  # dup1 stays reported, never dropped
+    assert merge_duplicates(storage.catalog, storage.primary, storage.views, work=storage.work,
+                            layout=storage.layout).merged == 0  # dup1 stays reported, never dropped
 
 
 def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: StorageParts) -> None:
@@ -91,8 +92,8 @@ def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Stora
          url="https://example.com/other")  # same crawl, another url: not a duplicate
     os.symlink("by_timestamp/1600000050", storage.layout.archive / "1600000050")
 
-    report = merge_duplicates(storage.catalog, storage.primary, storage.views, storage.work,
-                              storage.layout)
+    report = merge_duplicates(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              layout=storage.layout)
 
     assert (report.groups, report.merged, report.files_moved) == (1, 1, 1)
     assert dup not in {s.id for s in snapshots(storage).values()}
@@ -109,14 +110,14 @@ def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: Stora
     import_orphans(storage.catalog, storage.layout)
     assert len(snapshots(storage)) == 15
 
-    report = merge_duplicates(storage.catalog, storage.primary, storage.views, storage.work,
-                              storage.layout)
+    report = merge_duplicates(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              layout=storage.layout)
 
     assert (report.groups, report.merged, report.skipped) == (3, 3, 0), report.errors
     assert len(snapshots(storage)) == 12
     assert lost_bytes(storage, manifest) == []
     rest = [s.id for s in snapshots(storage).values() if s.fs_version != "cas"]
     assert migrate_batch(storage.catalog, storage.primary, storage.views,
-                         storage.work, storage.layout,
-                         rest).failed == 0
+                         work=storage.work, layout=storage.layout,
+                         snapshot_ids=rest).failed == 0
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0

@@ -17,8 +17,8 @@ def test_save_migrates_first_then_applies_the_changes(storage: StorageParts) -> 
     sid, folder = flat_snapshot(storage)
 
     report = save_snapshot(storage.catalog, storage.primary, storage.views,
-                           storage.work, storage.layout,
-                           sid, title="New title", tags=["b", "a", "a"], crawl_id="crawl-1")
+                           work=storage.work, layout=storage.layout,
+                           snapshot_id=sid, title="New title", tags=["b", "a", "a"], crawl_id="crawl-1")
 
     assert report.migration is not None and report.migration.steps == ["to_cas"]
     assert report.changed == ["crawl_id", "tags", "title"]
@@ -28,8 +28,8 @@ def test_save_migrates_first_then_applies_the_changes(storage: StorageParts) -> 
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     # Already current: no migration, just the change.
     assert save_snapshot(storage.catalog, storage.primary, storage.views,
-                         storage.work, storage.layout,
-                         sid, tags=[]).migration is None
+                         work=storage.work, layout=storage.layout,
+                         snapshot_id=sid, tags=[]).migration is None
     assert snapshots(storage)[TS].tags == []
 
 
@@ -38,8 +38,8 @@ def test_a_failed_migration_blocks_the_save(sqlite_storage: StorageParts) -> Non
     os.mkfifo(folder / "pipe")  # a special file: never copied, so the folder cannot be retired
     with pytest.raises(SnapshotMigrationError, match="FIFO"):
         save_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                      sqlite_storage.work, sqlite_storage.layout,
-                      sid, title="Never saved")
+                      work=sqlite_storage.work, layout=sqlite_storage.layout,
+                      snapshot_id=sid, title="Never saved")
     assert snapshots(sqlite_storage)[TS].title != "Never saved"
     assert (folder / "headers.json").read_bytes() == FLAT["headers.json"]
 
@@ -48,10 +48,10 @@ def test_only_fields_that_place_no_files_can_be_saved(sqlite_storage: StoragePar
     sid = CatalogRepository(sqlite_storage.catalog.engine).add_snapshot(url=URL, timestamp=TS).id
     with pytest.raises(ValueError, match="url"):
         save_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                      sqlite_storage.work, sqlite_storage.layout,
-                      sid, url="https://elsewhere.example/")
+                      work=sqlite_storage.work, layout=sqlite_storage.layout,
+                      snapshot_id=sid, url="https://elsewhere.example/")
     with pytest.raises(KeyError):
         save_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                      sqlite_storage.work, sqlite_storage.layout,
-                      "missing", title="x")
+                      work=sqlite_storage.work, layout=sqlite_storage.layout,
+                      snapshot_id="missing", title="x")
     assert import_orphans(sqlite_storage.catalog, sqlite_storage.layout).processed == 0

@@ -53,19 +53,19 @@ def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Stora
     before = tree_hashes(folder)
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            storage.work, storage.layout,
-                            later)
+                            work=storage.work, layout=storage.layout,
+                            snapshot_id=later)
 
     assert step.skipped == f"archive/{TS} holds the files of {owner}" and step.to_version == "0.6"
     assert tree_hashes(folder) == before and not folder.is_symlink()
     assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            storage.work, storage.layout,
-                            owner).to_version == CAS
+                            work=storage.work, layout=storage.layout,
+                            snapshot_id=owner).to_version == CAS
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     # Now the folder is a link, the other snapshot has nothing to move and leaves it as it is.
     assert (migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                             storage.work, storage.layout,
-                             later).to_version, files_of(storage, later)) == (CAS, {})
+                             work=storage.work, layout=storage.layout,
+                             snapshot_id=later).to_version, files_of(storage, later)) == (CAS, {})
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     assert files_of(storage, owner) == {"output.html": sha(LEGACY["output.html"]),
                                         "index.json": sha(LEGACY["index.json"])}
@@ -77,13 +77,14 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(
     native = CatalogRepository(storage.catalog.engine).add_snapshot(
         url=OTHER, timestamp=TS, created_at=datetime(2019, 1, 1, tzinfo=UTC)).id  # older: the owner
     source = write_tree(storage.settings.data_dir.parent / "native", {"page.html": b"native"})
-    assert not ingest_file(storage.catalog, storage.primary, storage.views, storage.work,
-                           native, "dom", "page.html", source / "page.html").errors
+    assert not ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work,
+                           snapshot_id=native, extractor="dom", relative_path="page.html",
+                           source=source / "page.html").errors
     legacy = legacy_folder(storage)
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            storage.work, storage.layout,
-                            legacy)
+                            work=storage.work, layout=storage.layout,
+                            snapshot_id=legacy)
 
     assert (step.to_version, step.errors) == (CAS, [])
     with storage.catalog.session() as session:
@@ -104,17 +105,17 @@ def test_the_owners_compatibility_link_is_no_folder_turning_up_for_a_folderless_
     storage = sqlite_storage
     owner = legacy_folder(storage)
     assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            storage.work, storage.layout,
-                            owner).to_version == CAS  # archive/<ts> is now its link
+                            work=storage.work, layout=storage.layout,
+                            snapshot_id=owner).to_version == CAS  # archive/<ts> is now its link
     folderless = CatalogRepository(storage.catalog.engine).add_snapshot(
         url=OTHER, timestamp=TS, fs_version="0.x", created_at=datetime(2024, 1, 1, tzinfo=UTC)).id
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            storage.work, storage.layout,
-                            folderless)
+                            work=storage.work, layout=storage.layout,
+                            snapshot_id=folderless)
     saved = save_snapshot(storage.catalog, storage.primary, storage.views,
-                          storage.work, storage.layout,
-                          folderless, title="kept as a record")
+                          work=storage.work, layout=storage.layout,
+                          snapshot_id=folderless, title="kept as a record")
 
     assert (step.skipped, step.to_version) == ("no folder", "0.x")
     assert saved.migration is None

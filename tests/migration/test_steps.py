@@ -61,7 +61,8 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
 
-    step = to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout, sid)
+    step = to_cas(storage.catalog, storage.primary, storage.views, work=storage.work, layout=storage.layout,
+                  snapshot_id=sid)
 
     assert step.errors == [] and step.to_version == "cas" and step.files_ingested == len(FLAT)
     assert os.readlink(folder) == f"by_timestamp/{TS}"
@@ -75,8 +76,8 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
     # The emptied folder was moved aside in one piece, for gc to delete after the grace.
     [moved] = storage.layout.migrated.glob(f"*/{TS}")
     assert sorted(tree_hashes(moved).values()) == sorted(sha(data) for data in FLAT.values())
-    assert to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout,
-                  sid).to_version == "cas"  # idempotent
+    assert to_cas(storage.catalog, storage.primary, storage.views, work=storage.work, layout=storage.layout,
+                  snapshot_id=sid).to_version == "cas"  # idempotent
 
 
 def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: StorageParts) -> None:
@@ -86,16 +87,16 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
     before = tree_hashes(folder)
 
     step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                            sqlite_storage.work, sqlite_storage.layout,
-                            sid)
+                            work=sqlite_storage.work, layout=sqlite_storage.layout,
+                            snapshot_id=sid)
 
     assert step.to_version == "0.4" and step.steps == ["to_cas"]
     assert any("not valid UTF-8" in error for error in step.errors)
     assert folder.is_dir() and not folder.is_symlink()
     assert tree_hashes(folder) == before  # untouched
     assert to_cas(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                  sqlite_storage.work, sqlite_storage.layout,
-                  sid).to_version == "0.4"  # a rerun reports it again
+                  work=sqlite_storage.work, layout=sqlite_storage.layout,
+                  snapshot_id=sid).to_version == "0.4"  # a rerun reports it again
     assert tree_hashes(folder) == before
 
 
@@ -105,8 +106,8 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
     ids = [s.id for s in snapshots(storage).values()]
 
     report = migrate_batch(storage.catalog, storage.primary, storage.views,
-                           storage.work, storage.layout,
-                           ids)
+                           work=storage.work, layout=storage.layout,
+                           snapshot_ids=ids)
 
     assert (report.processed, report.migrated, report.failed) == (25, 25, 0), report.errors
     assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
@@ -114,8 +115,8 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
     assert lost_bytes(storage, manifest) == []
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
     again = migrate_batch(storage.catalog, storage.primary, storage.views,
-                          storage.work, storage.layout,
-                          ids)
+                          work=storage.work, layout=storage.layout,
+                          snapshot_ids=ids)
     assert (again.migrated, again.failed) == (0, 0)
 
 
@@ -127,15 +128,15 @@ def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
     real = cas_module.ingest_files
 
     def fail_midway(*parts: object, **kwargs: object) -> object:
-        items: Iterator[IngestItem] = parts[4]  # type: ignore[assignment]  # after the parts
+        items: Iterator[IngestItem] = kwargs["items"]  # type: ignore[assignment]
         taken = [next(iter(items)) for _ in range(3)]  # the folders are listed lazily
         assert taken
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(cas_module, "ingest_files", fail_midway)
 
     report = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                           sqlite_storage.work, sqlite_storage.layout,
-                           [s.id for s in snapshots(sqlite_storage).values()])
+                           work=sqlite_storage.work, layout=sqlite_storage.layout,
+                           snapshot_ids=[s.id for s in snapshots(sqlite_storage).values()])
 
     assert (report.processed, report.migrated, report.failed) == (6, 0, 6)
     assert all("No space left on device" in error for error in report.errors)
@@ -143,8 +144,8 @@ def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
     assert tree_hashes(sqlite_storage.layout.archive) == before
     monkeypatch.setattr(cas_module, "ingest_files", real)
     again = migrate_batch(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                          sqlite_storage.work, sqlite_storage.layout,
-                          [s.id for s in snapshots(sqlite_storage).values()])
+                          work=sqlite_storage.work, layout=sqlite_storage.layout,
+                          snapshot_ids=[s.id for s in snapshots(sqlite_storage).values()])
     assert (again.migrated, again.failed) == (6, 0), again.errors
 
 
@@ -162,8 +163,8 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: StorageParts) -> Non
     with folder_lock(folder) as problem:
         assert problem is None
         report = migrate_batch(storage.catalog, storage.primary, storage.views,
-                               storage.work, storage.layout,
-                               [sid, folderless, missing, old_label, "no-such-id"])
+                               work=storage.work, layout=storage.layout,
+                               snapshot_ids=[sid, folderless, missing, old_label, "no-such-id"])
 
     by_id = {step.snapshot_id: step for step in report.snapshots}
     assert by_id[sid].skipped == "folder busy (another run is working on it)"
@@ -172,12 +173,12 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: StorageParts) -> Non
     assert by_id[old_label].to_version == "cas"
     assert (report.processed, report.migrated, report.skipped, report.failed) == (4, 1, 2, 2)
     assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            storage.work, storage.layout,
-                            sid).to_version == "cas"
+                            work=storage.work, layout=storage.layout,
+                            snapshot_id=sid).to_version == "cas"
     with pytest.raises(KeyError):
         migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                         storage.work, storage.layout,
-                         "no-such-id")
+                         work=storage.work, layout=storage.layout,
+                         snapshot_id="no-such-id")
 
 
 def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: StorageParts) -> None:
@@ -185,8 +186,8 @@ def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage
     sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": b"another dom"})
 
     step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                            sqlite_storage.work, sqlite_storage.layout,
-                            sid)
+                            work=sqlite_storage.work, layout=sqlite_storage.layout,
+                            snapshot_id=sid)
 
     assert (step.to_version, step.steps, step.errors) == ("cas", ["to_cas"], [])
     assert (folder / "output.html").read_bytes() == FLAT["output.html"]
@@ -205,8 +206,8 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     (folder / "media").mkdir()  # an extractor's output folder left empty
 
     step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                            sqlite_storage.work, sqlite_storage.layout,
-                            sid)
+                            work=sqlite_storage.work, layout=sqlite_storage.layout,
+                            snapshot_id=sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
     assert step.links == 3 and any("points outside" in w for w in step.warnings)
@@ -224,11 +225,11 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary,
                           sqlite_storage.views).problems == 0
     assert migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                            sqlite_storage.work, sqlite_storage.layout,
-                            sid).errors == []  # a rerun: nothing to do
+                            work=sqlite_storage.work, layout=sqlite_storage.layout,
+                            snapshot_id=sid).errors == []  # a rerun: nothing to do
     # Rebuilding the views from the catalog, or vacuuming them, keeps both.
     rebuild_views(sqlite_storage.catalog, sqlite_storage.primary,
-                  sqlite_storage.views, sqlite_storage.work,
+                  sqlite_storage.views, work=sqlite_storage.work,
                   clean=True)
     assert os.readlink(folder / "latest.html") == "output.html" and (folder / "media").is_dir()
     os.rmdir(folder / "media")
@@ -277,7 +278,8 @@ def test_an_edit_of_the_twin_that_is_not_the_blob_keeps_the_folder(
         return report
     monkeypatch.setattr(cas_module, "ingest_files", ingest_then_edit)
 
-    step = to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout, sid)
+    step = to_cas(storage.catalog, storage.primary, storage.views, work=storage.work, layout=storage.layout,
+                  snapshot_id=sid)
 
     assert len(edited) == 1, "one twin is the blob's inode, the other a file of its own"
     assert step.to_version == "0.4" and folder.is_dir() and not folder.is_symlink(), step
@@ -292,8 +294,8 @@ def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) 
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            storage.work, storage.layout,
-                            sid)
+                            work=storage.work, layout=storage.layout,
+                            snapshot_id=sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
     with storage.catalog.session() as session:
@@ -309,14 +311,15 @@ def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
     assert migrate_batch(storage.catalog, storage.primary, storage.views,
-                         storage.work, storage.layout,
-                         [sid], retire=False).failed == 0  # stored, folder kept
+                         work=storage.work, layout=storage.layout,
+                         snapshot_ids=[sid], retire=False).failed == 0  # stored, folder kept
     with open(folder / "notes.txt", "r+b") as handle:  # an edit in place, same length
         handle.write(b"A")
     edited = (folder / "notes.txt").read_bytes()
     (folder / "added.txt").write_bytes(b"a file that turned up later")
 
-    step = to_cas(storage.catalog, storage.primary, storage.views, storage.work, storage.layout, sid)
+    step = to_cas(storage.catalog, storage.primary, storage.views, work=storage.work, layout=storage.layout,
+                  snapshot_id=sid)
 
     assert step.to_version == "0.4" and folder.is_dir() and not folder.is_symlink()
     assert any(e.startswith("to_cas: notes.txt:") for e in step.errors), step.errors

@@ -84,18 +84,18 @@ def test_no_source_or_too_few_destinations_is_a_problem() -> None:
 
 def test_choose_pairs_never_exceeds_what_exists() -> None:
     rng = random.Random(1)
-    assert choose_pairs(["a"], [], 2, rng) == []
-    pairs = choose_pairs(["a", "b"], ["c", "d", "e"], 2, rng)
+    assert choose_pairs(["a"], [], 2, rng=rng) == []
+    pairs = choose_pairs(["a", "b"], ["c", "d", "e"], 2, rng=rng)
     assert len(pairs) == 2 and len({d for _s, d in pairs}) == 2
 
 
 def test_choose_pairs_draws_only_where_there_is_a_choice() -> None:
     rng = random.Random(7)
     before = rng.getstate()
-    assert choose_pairs(["a"], ["b", "c"], 2, rng) == [("a", "b"), ("a", "c")]
-    assert choose_pairs(["a"], ["b"], 3, rng) == [("a", "b")]
+    assert choose_pairs(["a"], ["b", "c"], 2, rng=rng) == [("a", "b"), ("a", "c")]
+    assert choose_pairs(["a"], ["b"], 3, rng=rng) == [("a", "b")]
     assert rng.getstate() == before
-    sources = {s for _ in range(40) for s, _d in choose_pairs(["a", "b"], ["c"], 1, rng)}
+    sources = {s for _ in range(40) for s, _d in choose_pairs(["a", "b"], ["c"], 1, rng=rng)}
     assert sources == {"a", "b"}
 
 

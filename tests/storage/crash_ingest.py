@@ -14,8 +14,8 @@ def main() -> None:
     print("READY", flush=True)
     for sid in snapshots:
         for extractor in sorted(p.name for p in src.iterdir()):
-            ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                             sid, extractor, src / extractor, batch_size=7)
+            ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                             snapshot_id=sid, extractor=extractor, directory=src / extractor, batch_size=7)
 
 
 if __name__ == "__main__":

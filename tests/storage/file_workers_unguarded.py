@@ -16,9 +16,9 @@ settings = Settings(data_dir=Path(sys.argv[1]),
                     storage=StorageSettings(ingest_processes=2, ingest_batch_size=2))
 initialize(settings)
 storage = open_storage(settings)
-report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                          add_snapshot(storage), "wget",
-                          Path(sys.argv[3]), batch_size=2)
+report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                          snapshot_id=add_snapshot(storage), extractor="wget",
+                          directory=Path(sys.argv[3]), batch_size=2)
 workers = storage.work.file_workers().pids()
 storage.close()
 print(report.files, len(report.errors), len(workers), flush=True)

@@ -54,8 +54,8 @@ def test_the_pool_outlives_the_thread_that_started_it(data_dir: Path, tmp_path: 
             sid = add_snapshot(storage, timestamp=f"{n}.0")
             src = write_tree(tmp_path / f"s{n}", {f"f{i}": f"{n}-{i}".encode() for i in range(10)})
             thread = threading.Thread(target=lambda sid=sid, src=src: reports.append(
-                ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                                 sid, "wget", src,
+                ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                                 snapshot_id=sid, extractor="wget", directory=src,
                                  batch_size=3)))
             thread.start()
             thread.join()

@@ -18,20 +18,22 @@ from tests.helpers.storage import add_snapshot, sha, write_tree
 def test_gc_removes_only_unreferenced_blobs_past_grace(storage: StorageParts, tmp_path: Path) -> None:
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "src", {"keep": b"keep", "drop": b"drop"})
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                     sid, "wget", src, hardlink=False)  # a copy: its removal frees its bytes
-    remove_file(storage.catalog, storage.views, sid, "wget/drop")
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                     snapshot_id=sid, extractor="wget", directory=src,
+                     hardlink=False)  # a copy: its removal frees its bytes
+    remove_file(storage.catalog, storage.views, sid, relative_path="wget/drop")
 
-    within_grace = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    within_grace = collect_garbage(storage.catalog, storage.primary, storage.views.farm,
+                                   layout=storage.layout,
                                    grace_hours=1)
     assert within_grace.removed == 0
     assert storage.primary.store.exists(sha(b"drop"))
 
-    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                           grace_hours=0, dry_run=True)
     assert dry.candidates == 1 and storage.primary.store.exists(sha(b"drop"))
 
-    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                            grace_hours=0)
     assert done.removed == 1 and done.bytes_freed == 4
     assert not storage.primary.store.exists(sha(b"drop"))
@@ -42,8 +44,8 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: StorageParts, tm
     assert status == "missing"
 
     # the same bytes ingested again revive the blob and its file
-    ingest_file(storage.catalog, storage.primary, storage.views, storage.work,
-                sid, "wget", "again", src / "drop")
+    ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work,
+                snapshot_id=sid, extractor="wget", relative_path="again", source=src / "drop")
     assert storage.primary.store.exists(sha(b"drop"))
     assert (storage.layout.archive / "by_timestamp" / "1735142400.1" / "wget" /
             "again").read_bytes() == b"drop"
@@ -52,14 +54,14 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: StorageParts, tm
 def test_gc_removes_old_untracked_files_only(sqlite_storage: StorageParts) -> None:
     put = sqlite_storage.primary.store.put_bytes(b"orphan file from a crashed ingest")
     assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary,
-                           sqlite_storage.views.farm, sqlite_storage.layout,
+                           sqlite_storage.views.farm, layout=sqlite_storage.layout,
                            grace_hours=0).untracked_removed == 0  # opt-in
     assert sqlite_storage.primary.store.exists(put.sha256)
     assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary,
-                           sqlite_storage.views.farm, sqlite_storage.layout,
+                           sqlite_storage.views.farm, layout=sqlite_storage.layout,
                            grace_hours=1, untracked=True).untracked_removed == 0
     assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary,
-                           sqlite_storage.views.farm, sqlite_storage.layout,
+                           sqlite_storage.views.farm, layout=sqlite_storage.layout,
                            grace_hours=0, untracked=True).untracked_removed == 1
     assert not sqlite_storage.primary.store.exists(put.sha256)
 
@@ -105,18 +107,20 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: StorageParts,
     kept_sid = add_snapshot(storage, timestamp="1.0")
     old_sid = add_snapshot(storage, url="https://example.com/old", timestamp="2.0")
     new_sid = add_snapshot(storage, url="https://example.com/new", timestamp="3.0")
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, kept_sid, "wget",
-                     write_tree(tmp_path / "kept", {"k1": b"kept one", "shared": b"shared"}))
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=kept_sid,
+                     extractor="wget",
+                     directory=write_tree(tmp_path / "kept", {"k1": b"kept one", "shared": b"shared"}))
     # Garbage past the grace: a copied blob (its removal frees its bytes) and one
     # hard-linked from a legacy folder (the store's name goes, the legacy file keeps the
     # inode: nothing freed). `shared` stays referenced by the kept snapshot.
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, old_sid, "wget",
-                     write_tree(tmp_path / "old", {"copied": b"old copied", "shared": b"shared"}),
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=old_sid,
+                     extractor="wget",
+                     directory=write_tree(tmp_path / "old", {"copied": b"old copied", "shared": b"shared"}),
                      hardlink=False)
     linked_folder, linked_files = _legacy(storage, "1500000000.1",
                                           {"linked.html": b"old linked", "kept.html": b"kept one"})
-    ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
-                 [IngestItem(old_sid, "wget", "linked.html", linked_files[0])],
+    ingest_files(storage.catalog, storage.primary, storage.views, work=storage.work,
+                 items=[IngestItem(old_sid, "wget", "linked.html", linked_files[0])],
                  hardlink=True)
     assert os.stat(linked_files[0]).st_ino == os.stat(
         storage.primary.store.local_path(sha(b"old linked"))).st_ino
@@ -138,8 +142,9 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: StorageParts,
     time.sleep(GRACE_S + 0.5)
 
     # Within the grace: a blob unreferenced just now, an untracked file, a moved folder.
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, new_sid, "wget",
-                     write_tree(tmp_path / "new", {"recent": b"recently dropped"}))
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=new_sid,
+                     extractor="wget",
+                     directory=write_tree(tmp_path / "new", {"recent": b"recently dropped"}))
     delete_snapshot(storage.catalog, storage.views, new_sid)
     recent_orphan = storage.primary.store.put_bytes(b"an ingest is about to commit me").sha256
     new_folder, new_files = _legacy(storage, "1700000000.1", {"a.html": b"new legacy"})
@@ -149,13 +154,13 @@ def test_dry_run_lists_exactly_what_the_real_run_removes(storage: StorageParts,
 
     disk_before, rows_before = _disk(storage), _rows(storage)
     said: list[GcItem] = []
-    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                           grace_hours=GRACE_S / 3600, dry_run=True, untracked=True,
                           on_item=said.append)
     assert _disk(storage) == disk_before  # the dry run changed nothing on disk
     assert _rows(storage) == rows_before  # nor in the catalog
     done: list[GcItem] = []
-    real = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    real = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                            grace_hours=GRACE_S / 3600, untracked=True,
                            on_item=done.append)
     assert time.monotonic() - started < GRACE_S, "too slow: the recent items aged past the grace"
@@ -200,8 +205,9 @@ def test_referenced_blobs_are_never_removed(storage: StorageParts, tmp_path: Pat
     `missing` / `corrupted` / `ongoing`, or none at all), even with no grace and
     --untracked."""
     sid = add_snapshot(storage)
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, sid, "wget",
-                     write_tree(tmp_path / "src", {"odd": b"odd copy row", "ok": b"plain"}))
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=sid,
+                     extractor="wget",
+                     directory=write_tree(tmp_path / "src", {"odd": b"odd copy row", "ok": b"plain"}))
     odd = sha(b"odd copy row")
     with storage.catalog.session() as session:
         blob_id = session.scalar(select(Blob.id).where(Blob.sha256 == odd))
@@ -214,10 +220,10 @@ def test_referenced_blobs_are_never_removed(storage: StorageParts, tmp_path: Pat
         session.execute(update(Blob).values(unreferenced_since=Blob.created_at))
     rows_before = _rows(storage)
     said: list[GcItem] = []
-    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                           grace_hours=0, dry_run=True, untracked=True,
                           on_item=said.append)
-    real = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    real = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                            grace_hours=0, untracked=True)
     assert said == [] and dry.candidates == real.candidates == 0
     assert (real.removed, real.untracked_removed) == (0, 0)
@@ -243,13 +249,14 @@ def test_an_ingest_recording_an_untracked_file_while_gc_removes_it(sqlite_storag
     def gc_before_the_commit() -> None:
         if not reports:  # between the ingest's put (file found) and its catalog commit
             reports.append(collect_garbage(storage.catalog, storage.primary,
-                                           storage.views.farm, storage.layout,
+                                           storage.views.farm, layout=storage.layout,
                                            grace_hours=0, untracked=True))
         real_sync()
 
     monkeypatch.setattr(storage.primary.store, "sync_pending", gc_before_the_commit)
-    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                              add_snapshot(storage), "wget", src, hardlink=False)
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              snapshot_id=add_snapshot(storage), extractor="wget", directory=src,
+                              hardlink=False)
     assert report.new_blobs == 0  # gc's row: the ingest found the blob recorded
     assert reports[0].untracked_removed == 1  # gc did remove the file...
     assert storage.primary.store.local_path(sha(data)).read_bytes() == data  # ...the ingest put it back
@@ -261,10 +268,10 @@ def test_collecting_a_hard_linked_blob_frees_nothing(sqlite_storage: StoragePart
     storage = sqlite_storage
     sid = add_snapshot(storage)
     legacy = write_tree(tmp_path / "legacy", {"a.html": b"legacy page"}) / "a.html"
-    ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
-                 [IngestItem(sid, "wget", "a.html", legacy)], hardlink=True)
+    ingest_files(storage.catalog, storage.primary, storage.views, work=storage.work,
+                 items=[IngestItem(sid, "wget", "a.html", legacy)], hardlink=True)
     delete_snapshot(storage.catalog, storage.views, sid)
-    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                            grace_hours=0)
     assert (done.removed, done.blobs.held, done.bytes_freed, done.blobs.held_bytes) == (1, 1, 0, 11)
     assert not storage.primary.store.exists(sha(b"legacy page"))

@@ -35,7 +35,7 @@ def crawled_bodies(data_dir: Path) -> set[str]:
 
 
 def gc(parts: StorageParts, *, untracked: bool) -> GcReport:
-    return collect_garbage(parts.catalog, parts.primary, parts.views.farm, parts.layout,
+    return collect_garbage(parts.catalog, parts.primary, parts.views.farm, layout=parts.layout,
                            grace_hours=0, untracked=untracked)
 
 

@@ -63,8 +63,8 @@ def unreferenced_blobs(storage: StorageParts, count: int) -> list[str]:
              for i in range(count)}
     sid = add_snapshot(storage)
     folder = write_tree(storage.layout.root / "incoming", files)
-    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                              sid, "wget", folder)
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              snapshot_id=sid, extractor="wget", directory=folder)
     assert report.errors == [] and report.new_blobs == count
     delete_snapshot(storage.catalog, storage.views, sid)
     with storage.catalog.read_session() as session:
@@ -88,7 +88,7 @@ def test_a_segment_closed_between_gc_batches_keeps_its_body(sqlite_storage: Stor
         removed.append(item.name)
 
     report = collect_garbage(storage.catalog, storage.primary, storage.views.farm,
-                             storage.layout, grace_hours=0, batch=2,
+                             layout=storage.layout, grace_hours=0, batch=2,
                              on_item=crawler_closes_a_segment)
 
     assert report.candidates == len(blobs)

@@ -51,10 +51,12 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
         storage: StorageParts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     digest = sha(DATA)
     old = add_snapshot(storage, url="https://example.com/old", timestamp="1.0")
-    ingest_file(storage.catalog, storage.primary, storage.views, storage.work, old, "wget",
-                "page.html", write_tree(tmp_path / "old", {"page.html": DATA}) / "page.html",
+    ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=old,
+                extractor="wget",
+                relative_path="page.html", source=write_tree(tmp_path / "old",
+                                                             {"page.html": DATA}) / "page.html",
                 hardlink=False)
-    remove_file(storage.catalog, storage.views, old, "wget/page.html")  # garbage from now on
+    remove_file(storage.catalog, storage.views, old, relative_path="wget/page.html")  # garbage from now on
     final = storage.primary.store.local_path(digest)
     inode = os.stat(final).st_ino
     new = add_snapshot(storage, url="https://example.com/new", timestamp="2.0")
@@ -67,13 +69,14 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
             assert _primary_status(session, digest) == "missing"
         # ...and the same bytes arrive: the ingest finds the file in place and commits.
         ingests.append(ingest_file(storage.catalog, storage.primary, storage.views,
-                                   storage.work, new, "wget", "page.html", source,
+                                   work=storage.work, snapshot_id=new, extractor="wget",
+                                   relative_path="page.html", source=source,
                                    hardlink=False))
         assert final.exists()  # so the ingest did not write it again
 
     monkeypatch.setattr(gc, "os", _OsSeenFromGc(ingest_in_the_window))
     report = collect_garbage(storage.catalog, storage.primary, storage.views.farm,
-                             storage.layout, grace_hours=0)
+                             layout=storage.layout, grace_hours=0)
     monkeypatch.undo()
 
     assert len(ingests) == 1, "the ingest did not run between gc's claim and its recheck"

@@ -36,8 +36,8 @@ def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: StorageParts, tm
         unique_total += len(html)
         src = write_tree(tmp_path / f"s{i}", {"index.html": html, "static/jquery.js": JQUERY,
                                               "static/site.css": CSS})
-        report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                                  sid, "wget", src)
+        report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                                  snapshot_id=sid, extractor="wget", directory=src)
         assert report.files == 3 and not report.errors
         # One link per file in by_timestamp, one folder link per other view.
         assert report.links_created == 3 + 3
@@ -54,7 +54,8 @@ def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: StorageParts, tm
 def test_links_open_the_stored_bytes(storage: StorageParts, tmp_path: Path) -> None:
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "s", {"a/b/index.html": b"hello"})
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, sid, "wget", src)
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=sid,
+                     extractor="wget", directory=src)
     archive = storage.layout.archive
     link = archive / "by_timestamp" / "1735142400.1" / "wget" / "a" / "b" / "index.html"
     assert link.is_symlink() and not os.path.isabs(os.readlink(link))
@@ -74,26 +75,29 @@ def test_ref_counts_are_exact_under_reingest_replace_and_delete(storage: Storage
                                                                 tmp_path: Path) -> None:
     a, b = add_snapshot(storage, timestamp="1.0"), add_snapshot(storage, timestamp="2.0")
     src = write_tree(tmp_path / "src", {"x": b"one", "y": b"one"})
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, a, "wget", src)
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                     a, "wget", src)  # re-ingest: no-op
-    again = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                             a, "wget", src)
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=a,
+                     extractor="wget", directory=src)
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                     snapshot_id=a, extractor="wget", directory=src)  # re-ingest: no-op
+    again = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                             snapshot_id=a, extractor="wget", directory=src)
     assert again.unchanged == 2 and again.added == 0
     assert ref_counts(storage) == {sha(b"one"): 2}
 
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, b, "wget", src)
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=b,
+                     extractor="wget", directory=src)
     assert ref_counts(storage) == {sha(b"one"): 4}
 
     (src / "x").write_bytes(b"two")  # replacing a file moves the reference
-    replaced = ingest_file(storage.catalog, storage.primary, storage.views, storage.work,
-                           a, "wget", "x", src / "x")
+    replaced = ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work,
+                           snapshot_id=a, extractor="wget", relative_path="x", source=src / "x")
     assert replaced.replaced == 1
     assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 1}
     link = storage.layout.archive / "by_timestamp" / "1.0" / "wget" / "x"
     assert link.read_bytes() == b"two"
 
-    removed = remove_file(storage.catalog, storage.views, a, "wget/x")  # deleting a file releases it
+    removed = remove_file(storage.catalog, storage.views, a,
+                          relative_path="wget/x")  # deleting a file releases it
     assert removed.files == 1 and removed.links_removed == 1  # "y" keeps the folder
     assert ref_counts(storage) == {sha(b"one"): 3, sha(b"two"): 0}
     assert not link.is_symlink()
@@ -115,8 +119,8 @@ def test_batches_do_not_change_the_result(storage: StorageParts, tmp_path: Path)
     sid = add_snapshot(storage)
     files = {f"f{i:03d}.txt": f"content {i % 7}".encode() for i in range(120)}
     src = write_tree(tmp_path / "src", files)
-    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                              sid, "wget", src, batch_size=16)
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              snapshot_id=sid, extractor="wget", directory=src, batch_size=16)
     assert (report.files, report.new_blobs, report.deduplicated) == (120, 7, 113)
     assert sum(ref_counts(storage).values()) == 120
 
@@ -132,8 +136,8 @@ def test_bad_names_and_special_files_are_reported_not_ingested(sqlite_storage: S
     with open(odd, "wb") as handle:
         handle.write(b"odd")
     report = ingest_directory(sqlite_storage.catalog, sqlite_storage.primary,
-                              sqlite_storage.views, sqlite_storage.work,
-                              sid, "wget", src)
+                              sqlite_storage.views, work=sqlite_storage.work,
+                              snapshot_id=sid, extractor="wget", directory=src)
     assert report.files == 1
     assert len(report.errors) == 3
     assert os.path.exists(odd)  # left in place, not lost
@@ -148,8 +152,8 @@ def test_unreadable_and_vanished_files_are_reported(sqlite_storage: StorageParts
     sid = add_snapshot(sqlite_storage)
     src = write_tree(tmp_path / "src", {"ok": b"ok"})
     report = ingest_files(sqlite_storage.catalog, sqlite_storage.primary,
-                          sqlite_storage.views, sqlite_storage.work,
-                          [
+                          sqlite_storage.views, work=sqlite_storage.work,
+                          items=[
         IngestItem(sid, "wget", "ok", src / "ok"),
         IngestItem(sid, "wget", "gone", src / "gone"),
         IngestItem(sid, "wget", "../escape", src / "ok"),
@@ -182,8 +186,8 @@ def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
         try:
             sid = add_snapshot(storage)
             src = write_tree(tmp_path / f"src{processes}", files)
-            report = ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
-                                  walk_directory(sid, "wget", src),
+            report = ingest_files(storage.catalog, storage.primary, storage.views, work=storage.work,
+                                  items=walk_directory(sid, "wget", src),
                                   hardlink=hardlink, batch_size=7)
             assert not report.errors
             assert (report.files, report.new_blobs, report.links_created) == (52, 12, 52 + 3)
@@ -221,15 +225,15 @@ def test_a_rerun_after_a_crash_before_the_aliases_makes_them(sqlite_storage: Sto
     sid = add_snapshot(storage)
     files = {"index.html": b"<html>page</html>", "a/app.js": b"js()", "a/b.css": b"css"}
     src = write_tree(tmp_path / "src", files)
-    assert ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                            sid, "wget", src).errors == []
+    assert ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                            snapshot_id=sid, extractor="wget", directory=src).errors == []
     folder = storage.layout.archive / "by_timestamp" / "1735142400.1" / "wget"
     for rel, data in files.items():  # undo what came after the commit
         (folder / rel).unlink()
         os.unlink(storage.views.farm.alias_path(sha(data)))
 
-    again = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                             sid, "wget", src)
+    again = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                             snapshot_id=sid, extractor="wget", directory=src)
 
     assert again.errors == [] and again.unchanged == len(files)
     for rel, data in files.items():

@@ -47,7 +47,7 @@ def twice(storage: StorageParts, tmp_path: Path, sid: str, first: bytes, second:
         source = tmp_path / name
         source.write_bytes(data)
         items.append(IngestItem(sid, "wget", PATH, source))
-    report = ingest_files(storage.catalog, storage.primary, storage.views, storage.work, items,
+    report = ingest_files(storage.catalog, storage.primary, storage.views, work=storage.work, items=items,
                           replace=replace)
     assert report.files == 2, report
     return report
@@ -59,7 +59,7 @@ def assert_sound(storage: StorageParts) -> None:
     counts, rows = references(storage)
     assert {h: n for h, n in counts.items() if n} == rows, \
         f"ref counts {counts} disagree with the file rows {rows}"
-    collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                     grace_hours=0)
     assert all(storage.primary.store.exists(h) for h in rows), "gc removed a referenced blob"
     report = verify_storage(storage.catalog, storage.primary, storage.views, deep=True)
@@ -86,8 +86,8 @@ def test_a_recorded_path_given_twice_in_one_batch_moves_its_one_reference(
     sid = add_snapshot(storage)
     earlier = tmp_path / "earlier"
     earlier.write_bytes(EARLIER)
-    ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
-                 [IngestItem(sid, "wget", PATH, earlier)])
+    ingest_files(storage.catalog, storage.primary, storage.views, work=storage.work,
+                 items=[IngestItem(sid, "wget", PATH, earlier)])
 
     twice(storage, tmp_path, sid, FIRST, SECOND)
 

@@ -44,7 +44,7 @@ def start(storage: StorageParts, source: Path, *, url: str = URL, extractor: str
 
 def run(storage: StorageParts, ingest: SnapshotIngest,
         progress: Callable[[int], object] | None = None) -> SnapshotIngestReport:
-    return run_ingest(storage.catalog, storage.primary, storage.views, storage.work, ingest,
+    return run_ingest(storage.catalog, storage.primary, storage.views, work=storage.work, ingest=ingest,
                       batch_size=4, progress=progress)
 
 

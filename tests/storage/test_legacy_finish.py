@@ -20,8 +20,8 @@ def _stored_folder(storage: StorageParts, *, hardlink: bool) -> tuple[Path, Fini
     finish task that would retire it."""
     sid = add_snapshot(storage, timestamp="1600000000")
     folder = write_tree(storage.layout.archive / "1600000000", FILES)
-    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                              sid, "files", folder, hardlink=hardlink)
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              snapshot_id=sid, extractor="files", directory=folder, hardlink=hardlink)
     assert report.errors == [] and report.files == len(FILES)
     task = FinishTask(
         "1600000000", storage.layout.migrated,
@@ -94,8 +94,8 @@ def test_an_edited_twin_that_is_not_the_blob_keeps_its_folder(sqlite_storage: St
     storage = sqlite_storage
     sid = add_snapshot(storage, timestamp="1600000000")
     folder = write_tree(storage.layout.archive / "1600000000", TWINS)
-    report = ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                              sid, "files", folder, hardlink=True)
+    report = ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                              snapshot_id=sid, extractor="files", directory=folder, hardlink=True)
     assert report.errors == [] and report.files == 2 and report.new_blobs == 1
     blob_inode = os.stat(storage.primary.store.local_path(sha(TWINS["a/copy.html"]))).st_ino
     same = [rel for rel in TWINS if os.stat(folder / rel).st_ino == blob_inode]

@@ -67,13 +67,13 @@ def test_gc_deletes_migrated_folders_only_after_the_grace(storage: StorageParts)
         moved.append(retire_folder(layout.migrated, folder, verified))
     assert all(path is not None and path.is_dir() for path in moved)
 
-    kept = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    kept = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                            grace_hours=24)  # moved seconds ago: within the grace
     assert kept.migrated_folders_removed == 0 and all(p.exists() for p in moved if p)
-    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                           grace_hours=0, dry_run=True)
     assert dry.migrated_folders_removed == 2 and all(p.exists() for p in moved if p)
-    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, storage.layout,
+    done = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,
                            grace_hours=0)
     assert done.migrated_folders_removed == 2 and not done.errors, done.errors
     assert not any(p.exists() for p in moved if p)

@@ -16,7 +16,8 @@ from tests.helpers.storage import add_snapshot, sha, write_tree
 def _populated(storage: StorageParts, tmp_path: Path) -> tuple[str, Path]:
     sid = add_snapshot(storage)
     src = write_tree(tmp_path / "src", {"index.html": b"<html>", "app.js": b"js", "c.css": b"c"})
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work, sid, "wget", src)
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=sid,
+                     extractor="wget", directory=src)
     return sid, storage.layout.archive
 
 
@@ -128,10 +129,10 @@ def test_untracked_blob_files_and_deep_check(sqlite_storage: StorageParts, tmp_p
 
 def test_rebuild_views_clean_and_subset(storage: StorageParts, tmp_path: Path) -> None:
     _sid, _archive = _populated(storage, tmp_path)
-    report = rebuild_views(storage.catalog, storage.primary, storage.views, storage.work, clean=True,
+    report = rebuild_views(storage.catalog, storage.primary, storage.views, work=storage.work, clean=True,
                            only=("by_date",))
     assert report.links_removed == 1 and report.links_created == 1  # the folder link
-    again = rebuild_views(storage.catalog, storage.primary, storage.views, storage.work)
+    again = rebuild_views(storage.catalog, storage.primary, storage.views, work=storage.work)
     assert again.links_ok == 3 + 3 and again.links_created == 0
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
 
@@ -158,8 +159,8 @@ def test_deep_verify_finds_a_hard_linked_blob_edited_through_its_legacy_path(
     original, edited = b"<html>original page</html>", b"<html>EDITED!! page</html>"
     assert len(original) == len(edited)
     legacy = write_tree(tmp_path / "legacy", {"index.html": original}) / "index.html"
-    ingest_files(storage.catalog, storage.primary, storage.views, storage.work,
-                 [IngestItem(add_snapshot(storage), "wget", "index.html", legacy)],
+    ingest_files(storage.catalog, storage.primary, storage.views, work=storage.work,
+                 items=[IngestItem(add_snapshot(storage), "wget", "index.html", legacy)],
                  hardlink=True)
     blob = storage.primary.store.local_path(sha(original))
     assert os.stat(legacy).st_ino == os.stat(blob).st_ino

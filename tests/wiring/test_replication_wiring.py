@@ -41,8 +41,8 @@ def _data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
     storage = open_storage(settings)
     sid = add_snapshot(storage)
     files = {f"f{i}.txt": f"blob {i}".encode() * 50 for i in range(5)}
-    ingest_directory(storage.catalog, storage.primary, storage.views, storage.work,
-                     sid, "wget", write_tree(tmp_path / "src", files))
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                     snapshot_id=sid, extractor="wget", directory=write_tree(tmp_path / "src", files))
     storage.close()
     storage.catalog.engine.dispose()
     return data, sorted(storage.primary.store.iter_hashes())

@@ -44,7 +44,7 @@ def test_the_snapshots_asset_lists_the_days_incomplete_snapshots(
         listed = str(meta["incomplete_snapshots"])
         assert ingest.snapshot_id in listed
         assert f"archive-pipelines ingest --resume {ingest.snapshot_id}" in listed
-        run_ingest(parts.catalog, parts.primary, parts.views, parts.work, ingest)
+        run_ingest(parts.catalog, parts.primary, parts.views, work=parts.work, ingest=ingest)
         parts.catalog.engine.dispose()
     meta = _metadata(data, dagster_instance)
     assert meta["incomplete"] == 0 and meta["incomplete_snapshots"] == "none"
