@@ -858,7 +858,7 @@ PROFILE_KEYS = (
     ("captures/records.py", "_row", "      _row (CaptureRow)"),
     ("captures/ingest.py", "_stored_size", "    _stored_size (stat per body)"),
     ("blobstore/local.py", "put_bytes", "  store.put_bytes (the segment file)"),
-    ("views/farm.py", "ensure_alias", "  farm.ensure_alias (per body)"),
+    ("views/aliases.py", "ensure", "  farm.aliases.ensure (per body)"),
     ("catalog/captures.py", "record_segment", "  record_segment (the transaction's SQL)"),
     ("catalog/files.py", "get_or_create_blobs", "    get_or_create_blobs"),
     ("catalog/row_sets.py", "row_set", "    row_set (VALUES / temp rows)"),

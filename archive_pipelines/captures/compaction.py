@@ -167,7 +167,7 @@ def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
     zst_path, idx_path, offsets = files
     puts = [store.store.put_file(path) for path in (zst_path, idx_path)]
     for put in puts:
-        store.farm.ensure_alias(put.sha256, store.store.local_path(put.sha256))
+        store.farm.aliases.ensure(put.sha256, store.store.local_path(put.sha256))
     with catalog.session() as session:
         record_compaction(
             session, session_id=session_id, compacted_path=_relative(data_dir, zst_path),

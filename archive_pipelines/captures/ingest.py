@@ -199,7 +199,7 @@ def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath
     put = primary.store.put_bytes(content.data)  # durable before the catalog refers to it
     assert put.sha256 == content.sha256
     for sha in (content.sha256, *rows.bodies):  # every blob has its alias (idempotent)
-        primary.farm.ensure_alias(sha, primary.store.local_path(sha))
+        primary.farm.aliases.ensure(sha, primary.store.local_path(sha))
     try:
         with catalog.session() as session:
             done = record_segment(session, rows, primary_store_id=primary.store_id, now=utcnow())

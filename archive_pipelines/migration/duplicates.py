@@ -131,7 +131,7 @@ def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, layo
     farm, home = views.farm, views.file_view
     if home is not None and merged.moved_files:
         for record in merged.moved_files:
-            farm.ensure_alias(record.sha256, primary.store.local_path(record.sha256))
+            farm.aliases.ensure(record.sha256, primary.store.local_path(record.sha256))
             farm.remove_link(view_path(home, dup_place, record.relative_path))
             farm.ensure_link(view_path(home, keeper_place, record.relative_path), record.sha256)
         for link, target in views.folder_links(keeper_place):

@@ -67,8 +67,8 @@ def link_one(farm: ViewFarm, store: LocalBlobStore, link: tuple[str, str]) -> st
     alias for them) and links that would dangle. One stat per link."""
     outcome = farm.ensure_link(*link)
     sha256 = link[1]
-    if outcome != "conflict" and not os.path.exists(farm.alias_path(sha256)):
-        farm.ensure_alias(sha256, store.local_path(sha256))
+    if outcome != "conflict" and not os.path.exists(farm.aliases.path(sha256)):
+        farm.aliases.ensure(sha256, store.local_path(sha256))
     return outcome
 
 
@@ -77,7 +77,7 @@ def folder_link_one(farm: ViewFarm, link: tuple[str, str]) -> str:
 
 
 def alias_one(farm: ViewFarm, store: LocalBlobStore, sha256: str) -> str:
-    return farm.ensure_alias(sha256, store.local_path(sha256))
+    return farm.aliases.ensure(sha256, store.local_path(sha256))
 
 
 # -- inside a worker process -------------------------------------------------------------

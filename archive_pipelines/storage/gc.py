@@ -261,7 +261,7 @@ def _fate(primary: PrimaryStore, farm: ViewFarm, sha: str) -> _Fate | None:
         return None
     names = 1
     try:
-        if os.path.samestat(os.lstat(farm.alias_path(sha)), st):
+        if os.path.samestat(os.lstat(farm.aliases.path(sha)), st):
             names = 2
     except FileNotFoundError:
         pass
@@ -322,7 +322,7 @@ def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blo
         os.replace(final, parked)  # type: ignore[arg-type]
     except FileNotFoundError:
         parked = None  # already gone: the catalog now says so
-    farm.remove_alias(sha)  # the views' hard link would keep the bytes alive
+    farm.aliases.remove(sha)  # the views' hard link would keep the bytes alive
     with catalog.session() as session:
         refs = ref_count(session, blob_id)
         if refs:
@@ -335,7 +335,7 @@ def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blo
                 else:
                     os.replace(parked, final)
             if final.exists():
-                farm.ensure_alias(sha, final)
+                farm.aliases.ensure(sha, final)
             return "revived"
     if parked is None:
         return None

@@ -119,7 +119,7 @@ def _check_refcounts(catalog: Catalog, report: VerifyReport, *, fix: bool) -> No
 
 def _restore_from_alias(primary: PrimaryStore, views: ViewSet, sha: str) -> bool:
     """A blob file lost or damaged while its alias (a hard link) still holds good bytes."""
-    alias = views.farm.alias_path(sha)
+    alias = views.farm.aliases.path(sha)
     if not os.path.isfile(alias) or sha256_file(Path(alias))[0] != sha:
         return False
     final = primary.store.local_path(sha)
@@ -158,10 +158,10 @@ def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
             status = result.status
         else:
             status = "ok" if os.path.isfile(store.local_path(sha)) else "missing"
-        if status == "ok" and not farm.alias_ok(sha, store.local_path(sha)):
+        if status == "ok" and not farm.aliases.is_ok(sha, store.local_path(sha)):
             # The views' short-name hard link is gone or stale: links would dangle.
             report.note("missing_aliases", sha)
-            if fix and farm.ensure_alias(sha, store.local_path(sha)) != "missing_blob":
+            if fix and farm.aliases.ensure(sha, store.local_path(sha)) != "missing_blob":
                 report.fixed["missing_aliases"] += 1
         if status != "ok":
             kind = "missing_blob_files" if status == "missing" else "corrupt_blob_files"

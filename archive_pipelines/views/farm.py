@@ -1,7 +1,7 @@
 """The symlink farm under archive/: create, inspect, remove and walk view links.
 
 File links are short relative symlinks `<ups>/.s/<alias>`: `.s` is an anchor symlink in the
-view root pointing at the primary store's alias index (`<store>/s/xy/<alias>`, hard links of
+view root pointing at the primary store's alias index (`views.aliases`: `<store>/s/xy/<alias>`, hard links of
 the `sha256/ab/cd/<hash>` files). Short targets stay inside the inode (see views.paths).
 Folder links (`views.folder_links`) point a snapshot's folder in one view at its folder in
 the file view.
@@ -17,7 +17,8 @@ from collections.abc import Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 
-from archive_pipelines.views.paths import ALIAS_DIR, ANCHOR, blob_alias, link_target
+from archive_pipelines.views.aliases import AliasIndex
+from archive_pipelines.views.paths import ANCHOR, link_target
 
 
 @dataclass(frozen=True)
@@ -33,65 +34,16 @@ _MADE_MAX = 65536
 
 class ViewFarm:
     """Symlinks from archive/<view path> into the primary store. Writes stay in archive/
-    and in the store's alias index."""
+    and in the store's alias index (`aliases`)."""
 
     def __init__(self, archive_root: Path, store_root: Path) -> None:
         self.archive_root = Path(os.path.abspath(archive_root))
         self.store_root = Path(os.path.abspath(store_root))
+        self.aliases = AliasIndex(self.store_root)
         self._root = str(self.archive_root) + "/"
-        self._aliases = str(self.store_root / ALIAS_DIR) + "/"
         self._anchored: set[str] = set()
         self._made: set[str] = set()  # folders this farm made lately (`_make_parents`)
         self._anchor_lock = threading.Lock()
-
-    # -- the alias index ------------------------------------------------------------
-
-    def alias_path(self, sha256: str) -> str:
-        return self._aliases + blob_alias(sha256)
-
-    def ensure_alias(self, sha256: str, blob_path: Path) -> str:
-        """Hard-link the blob file under its alias. Returns created|ok|fixed|missing_blob."""
-        alias = self.alias_path(sha256)
-        for _attempt in range(2):
-            try:
-                os.link(blob_path, alias)
-                return "created"
-            except FileNotFoundError:
-                if not os.path.exists(blob_path):
-                    return "missing_blob"
-                os.makedirs(os.path.dirname(alias), exist_ok=True)
-            except FileExistsError:
-                if _same_file(alias, blob_path):
-                    return "ok"
-                tmp = f"{alias}.tmp-{os.getpid()}-{threading.get_ident()}"
-                _unlink_quietly(tmp)
-                os.link(blob_path, tmp)
-                os.replace(tmp, alias)
-                return "fixed"
-        os.link(blob_path, alias)
-        return "created"
-
-    def alias_ok(self, sha256: str, blob_path: Path) -> bool:
-        return _same_file(self.alias_path(sha256), blob_path)
-
-    def remove_alias(self, sha256: str) -> bool:
-        try:
-            os.unlink(self.alias_path(sha256))
-            return True
-        except FileNotFoundError:
-            return False
-
-    def iter_aliases(self) -> Iterator[str]:
-        """Every alias file path in the index."""
-        root = self.store_root / ALIAS_DIR
-        try:
-            fans = sorted(os.scandir(root), key=lambda e: e.name)
-        except FileNotFoundError:
-            return
-        for fan in fans:
-            if fan.is_dir(follow_symlinks=False):
-                with os.scandir(fan.path) as entries:
-                    yield from (e.path for e in entries if e.is_file(follow_symlinks=False))
 
     # -- links ------------------------------------------------------------------------
 
@@ -111,8 +63,8 @@ class ViewFarm:
         view_root = self.archive_root / view
         view_root.mkdir(parents=True, exist_ok=True)
         anchor = view_root / ANCHOR
-        target = os.path.relpath(self.store_root / ALIAS_DIR, view_root)
-        (self.store_root / ALIAS_DIR).mkdir(parents=True, exist_ok=True)
+        target = os.path.relpath(self.aliases.root, view_root)
+        self.aliases.root.mkdir(parents=True, exist_ok=True)
         try:
             current: str | None = os.readlink(anchor)
         except FileNotFoundError:
@@ -297,13 +249,6 @@ class ViewFarm:
         _unlink_quietly(tmp)
         os.symlink(target, tmp)
         os.replace(tmp, path)
-
-
-def _same_file(a: str | Path, b: str | Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _clear_link_tree(folder: str) -> bool:

@@ -49,7 +49,7 @@ def test_each_failure_mode_is_detected_and_repaired(storage: StorageParts, tmp_p
     # 6. delete a blob file and its alias: nothing left to restore it from
     lost = storage.primary.store.local_path(sha(b"c"))
     lost.unlink()
-    os.unlink(storage.views.farm.alias_path(sha(b"c")))
+    os.unlink(storage.views.farm.aliases.path(sha(b"c")))
 
     found = verify_storage(storage.catalog, storage.primary, storage.views)
     assert found.found["missing_links"] == 1
@@ -139,7 +139,7 @@ def test_rebuild_views_clean_and_subset(storage: StorageParts, tmp_path: Path) -
 
 def test_lost_alias_is_detected_and_recreated(sqlite_storage: StorageParts, tmp_path: Path) -> None:
     _sid, archive = _populated(sqlite_storage, tmp_path)
-    os.unlink(sqlite_storage.views.farm.alias_path(sha(b"js")))
+    os.unlink(sqlite_storage.views.farm.aliases.path(sha(b"js")))
     link = archive / "by_timestamp" / "1735142400.1" / "wget" / "app.js"
     assert link.is_symlink() and not link.exists()
     report = verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
