@@ -14,6 +14,7 @@ import pytest
 
 import archive_pipelines.blobstore.local as local_module
 import archive_pipelines.blobstore.local_files as local_files
+import archive_pipelines.blobstore.object_writer as object_writer
 from archive_pipelines.blobstore import (
     BlobIntegrityError,
     BlobStoreError,
@@ -117,13 +118,13 @@ def test_a_file_that_changes_during_ingest_leaves_nothing(
             return digest
         monkeypatch.setattr(local_module, "sha256_fd", hash_then_change)
     elif moment == "while copying":
-        real_encode = local_module.encode_stream
+        real_encode = object_writer.encode_stream
 
         def encode_then_change(*args: object, **kwargs: object) -> object:
             encoded = real_encode(*args, **kwargs)  # type: ignore[arg-type]
             mutate(source)
             return encoded
-        monkeypatch.setattr(local_module, "encode_stream", encode_then_change)
+        monkeypatch.setattr(object_writer, "encode_stream", encode_then_change)
     else:
         real_link = os.link
 
