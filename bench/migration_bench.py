@@ -181,8 +181,7 @@ def migrate_all(n: int, views: tuple[str, ...] | None) -> MigrationRun:
                                                  max_batches=per_tick)
         for ids in batches:
             failed += migrate_batch(parts.catalog, parts.primary, parts.views,
-                                    work=parts.work, layout=parts.layout,
-                                    snapshot_ids=ids).failed
+                                    work=parts.work, layout=parts.layout, snapshot_ids=ids).failed
         if not cursor:
             break
     wall = time.perf_counter() - started

@@ -119,8 +119,7 @@ def import_orphans(catalog: Catalog, layout: DataDir, *, default_user: str = DEF
         _commit(catalog, default_user, pending, report=report)
         if abx is not None:
             _import_folderless(catalog, default_user, layout, abx=abx, resume_from=resume_from,
-                               batch_size=batch_size, report=report,
-                               progress=progress)
+                               batch_size=batch_size, report=report, progress=progress)
     finally:
         if abx is not None:
             abx.close()

@@ -65,8 +65,7 @@ def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
                 page = duplicate_groups(session, key, after, batch_size)
             for value, url in page:
                 _merge_group(catalog, primary, views, work=work, layout=layout, key=key, value=value, url=url,
-                             report=report,
-                             ingest_batch_size=ingest_batch_size)
+                             report=report, ingest_batch_size=ingest_batch_size)
             if len(page) < batch_size:
                 break
             after = page[-1]

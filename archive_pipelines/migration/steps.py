@@ -120,8 +120,7 @@ def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileW
                                 timestamp=rows[sid].timestamp)
     with _locked(catalog, layout, [rows[sid] for sid in steps], steps=steps) as locked:
         ingest = _to_cas(catalog, primary, views, work=work, layout=layout, rows=locked, steps=steps,
-                         retire=retire,
-                         ingest_batch_size=ingest_batch_size)
+                         retire=retire, ingest_batch_size=ingest_batch_size)
     if ingest is not None:
         report.files, report.new_blobs, report.deduplicated = (
             ingest.files, ingest.new_blobs, ingest.deduplicated)

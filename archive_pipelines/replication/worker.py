@@ -104,8 +104,7 @@ def archive_batch(catalog: Catalog, replica_set: ReplicaSet, sha256s: Sequence[s
             for pair, blobs in valid.items():
                 verified = {b.sha256: checks[(pair[0], b.sha256)] for b in blobs}
                 _copy_group(catalog, replica_set, pair, blobs=blobs, verified=verified, ongoing_at=ongoing_at,
-                            width=width,
-                            pool=pool, report=report, progress=progress)
+                            width=width, pool=pool, report=report, progress=progress)
     report.short = progress.short()
     report.store_problems.update(replica_set.problems)
     if raise_on_failure and not report.ok:

@@ -89,8 +89,7 @@ def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, wo
         linked_folders = [(link, target) for link, target in folder_links.items()
                           if link.partition("/")[0] in chosen]
         _link_round(primary, views, work, shas={sha for _link, sha in pages}, links=pages,
-                    folders=linked_folders,
-                    report=report, progress=progress)
+                    folders=linked_folders, report=report, progress=progress)
     return report
 
 

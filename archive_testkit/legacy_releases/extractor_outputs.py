@@ -145,8 +145,7 @@ def _singlefile(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "singlefile",
             ("single-file", "--browser-headless", ctx.url),
             "single-file 1.1.46",
-            output="singlefile.html",
-            offset=11,
+            output="singlefile.html", offset=11,
         ),
     )
 
@@ -200,8 +199,7 @@ def _favicon(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "favicon",
             ("curl", f"https://www.google.com/s2/favicons?domain={ctx.host}"),
             "curl 8.4.0",
-            output="favicon.ico",
-            offset=2,
+            output="favicon.ico", offset=2,
         ),
     )
 
@@ -214,8 +212,7 @@ def _archive_org(ctx: SnapshotContext) -> tuple[list[OutputFile], ResultSpec]:
             "archive_org",
             ("curl", f"https://web.archive.org/save/{ctx.url}"),
             "curl 8.4.0",
-            output=link,
-            offset=20,
+            output=link, offset=20,
         ),
     )
 
@@ -297,8 +294,7 @@ def build_outputs(
                 "media",
                 ("yt-dlp", ctx.url),
                 "2023.10.13",
-                output="ArchiveError: yt-dlp found no media",
-                offset=30,
+                output="ArchiveError: yt-dlp found no media", offset=30,
                 status="failed",
             )
         )

@@ -21,8 +21,7 @@ def main() -> None:
         batches, cursor = next_migration_batches(storage.catalog, cursor=cursor, batch_size=4, max_batches=1)
         for batch in batches:
             migrate_batch(storage.catalog, storage.primary, storage.views,
-                          work=storage.work, layout=storage.layout,
-                          snapshot_ids=batch, retire=retire)
+                          work=storage.work, layout=storage.layout, snapshot_ids=batch, retire=retire)
         if not cursor:
             break
 

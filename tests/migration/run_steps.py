@@ -23,8 +23,7 @@ def main() -> None:
         totals = {"processed": 0, "migrated": 0, "failed": 0, "errors": []}
         for batch in batches:
             result = migrate_batch(storage.catalog, storage.primary, storage.views,
-                                   work=storage.work, layout=storage.layout,
-                                   snapshot_ids=batch)
+                                   work=storage.work, layout=storage.layout, snapshot_ids=batch)
             for key in ("processed", "migrated", "failed"):
                 totals[key] += getattr(result, key)
             totals["errors"] += result.errors

@@ -118,6 +118,5 @@ def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: Stora
     assert lost_bytes(storage, manifest) == []
     rest = [s.id for s in snapshots(storage).values() if s.fs_version != "cas"]
     assert migrate_batch(storage.catalog, storage.primary, storage.views,
-                         work=storage.work, layout=storage.layout,
-                         snapshot_ids=rest).failed == 0
+                         work=storage.work, layout=storage.layout, snapshot_ids=rest).failed == 0
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0

@@ -28,8 +28,7 @@ def test_save_migrates_first_then_applies_the_changes(storage: StorageParts) -> 
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     # Already current: no migration, just the change.
     assert save_snapshot(storage.catalog, storage.primary, storage.views,
-                         work=storage.work, layout=storage.layout,
-                         snapshot_id=sid, tags=[]).migration is None
+                         work=storage.work, layout=storage.layout, snapshot_id=sid, tags=[]).migration is None
     assert snapshots(storage)[TS].tags == []
 
 

@@ -53,14 +53,12 @@ def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Stora
     before = tree_hashes(folder)
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            work=storage.work, layout=storage.layout,
-                            snapshot_id=later)
+                            work=storage.work, layout=storage.layout, snapshot_id=later)
 
     assert step.skipped == f"archive/{TS} holds the files of {owner}" and step.to_version == "0.6"
     assert tree_hashes(folder) == before and not folder.is_symlink()
     assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            work=storage.work, layout=storage.layout,
-                            snapshot_id=owner).to_version == CAS
+                            work=storage.work, layout=storage.layout, snapshot_id=owner).to_version == CAS
     assert os.readlink(folder) == f"by_timestamp/{TS}"
     # Now the folder is a link, the other snapshot has nothing to move and leaves it as it is.
     assert (migrate_snapshot(storage.catalog, storage.primary, storage.views,
@@ -83,8 +81,7 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(
     legacy = legacy_folder(storage)
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            work=storage.work, layout=storage.layout,
-                            snapshot_id=legacy)
+                            work=storage.work, layout=storage.layout, snapshot_id=legacy)
 
     assert (step.to_version, step.errors) == (CAS, [])
     with storage.catalog.session() as session:
@@ -111,8 +108,7 @@ def test_the_owners_compatibility_link_is_no_folder_turning_up_for_a_folderless_
         url=OTHER, timestamp=TS, fs_version="0.x", created_at=datetime(2024, 1, 1, tzinfo=UTC)).id
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            work=storage.work, layout=storage.layout,
-                            snapshot_id=folderless)
+                            work=storage.work, layout=storage.layout, snapshot_id=folderless)
     saved = save_snapshot(storage.catalog, storage.primary, storage.views,
                           work=storage.work, layout=storage.layout,
                           snapshot_id=folderless, title="kept as a record")

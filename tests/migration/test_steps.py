@@ -87,8 +87,7 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
     before = tree_hashes(folder)
 
     step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                            work=sqlite_storage.work, layout=sqlite_storage.layout,
-                            snapshot_id=sid)
+                            work=sqlite_storage.work, layout=sqlite_storage.layout, snapshot_id=sid)
 
     assert step.to_version == "0.4" and step.steps == ["to_cas"]
     assert any("not valid UTF-8" in error for error in step.errors)
@@ -106,8 +105,7 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
     ids = [s.id for s in snapshots(storage).values()]
 
     report = migrate_batch(storage.catalog, storage.primary, storage.views,
-                           work=storage.work, layout=storage.layout,
-                           snapshot_ids=ids)
+                           work=storage.work, layout=storage.layout, snapshot_ids=ids)
 
     assert (report.processed, report.migrated, report.failed) == (25, 25, 0), report.errors
     assert {s.fs_version for s in snapshots(storage).values()} == {"cas"}
@@ -115,8 +113,7 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
     assert lost_bytes(storage, manifest) == []
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
     again = migrate_batch(storage.catalog, storage.primary, storage.views,
-                          work=storage.work, layout=storage.layout,
-                          snapshot_ids=ids)
+                          work=storage.work, layout=storage.layout, snapshot_ids=ids)
     assert (again.migrated, again.failed) == (0, 0)
 
 
@@ -173,12 +170,10 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: StorageParts) -> Non
     assert by_id[old_label].to_version == "cas"
     assert (report.processed, report.migrated, report.skipped, report.failed) == (4, 1, 2, 2)
     assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            work=storage.work, layout=storage.layout,
-                            snapshot_id=sid).to_version == "cas"
+                            work=storage.work, layout=storage.layout, snapshot_id=sid).to_version == "cas"
     with pytest.raises(KeyError):
         migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                         work=storage.work, layout=storage.layout,
-                         snapshot_id="no-such-id")
+                         work=storage.work, layout=storage.layout, snapshot_id="no-such-id")
 
 
 def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: StorageParts) -> None:
@@ -186,8 +181,7 @@ def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage
     sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": b"another dom"})
 
     step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                            work=sqlite_storage.work, layout=sqlite_storage.layout,
-                            snapshot_id=sid)
+                            work=sqlite_storage.work, layout=sqlite_storage.layout, snapshot_id=sid)
 
     assert (step.to_version, step.steps, step.errors) == ("cas", ["to_cas"], [])
     assert (folder / "output.html").read_bytes() == FLAT["output.html"]
@@ -206,8 +200,7 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     (folder / "media").mkdir()  # an extractor's output folder left empty
 
     step = migrate_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
-                            work=sqlite_storage.work, layout=sqlite_storage.layout,
-                            snapshot_id=sid)
+                            work=sqlite_storage.work, layout=sqlite_storage.layout, snapshot_id=sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
     assert step.links == 3 and any("points outside" in w for w in step.warnings)
@@ -294,8 +287,7 @@ def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) 
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,
-                            work=storage.work, layout=storage.layout,
-                            snapshot_id=sid)
+                            work=storage.work, layout=storage.layout, snapshot_id=sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
     with storage.catalog.session() as session:

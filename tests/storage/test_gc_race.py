@@ -52,9 +52,8 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
     digest = sha(DATA)
     old = add_snapshot(storage, url="https://example.com/old", timestamp="1.0")
     ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work, snapshot_id=old,
-                extractor="wget",
-                relative_path="page.html", source=write_tree(tmp_path / "old",
-                                                             {"page.html": DATA}) / "page.html",
+                extractor="wget", relative_path="page.html",
+                source=write_tree(tmp_path / "old", {"page.html": DATA}) / "page.html",
                 hardlink=False)
     remove_file(storage.catalog, storage.views, old, relative_path="wget/page.html")  # garbage from now on
     final = storage.primary.store.local_path(digest)

@@ -152,8 +152,7 @@ def test_unreadable_and_vanished_files_are_reported(sqlite_storage: StorageParts
     sid = add_snapshot(sqlite_storage)
     src = write_tree(tmp_path / "src", {"ok": b"ok"})
     report = ingest_files(sqlite_storage.catalog, sqlite_storage.primary,
-                          sqlite_storage.views, work=sqlite_storage.work,
-                          items=[
+                          sqlite_storage.views, work=sqlite_storage.work, items=[
         IngestItem(sid, "wget", "ok", src / "ok"),
         IngestItem(sid, "wget", "gone", src / "gone"),
         IngestItem(sid, "wget", "../escape", src / "ok"),
