@@ -14,8 +14,13 @@ import pandas as pd
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.partitions import crawl_days
-from archive_pipelines.captures.ingest import CaptureStore, CrawlIngestReport, SegmentReport, ingest_crawl
 from archive_pipelines.captures.lookup import captures_per_site
+from archive_pipelines.captures.segment_ingest import (
+    CaptureStore,
+    CrawlIngestReport,
+    SegmentReport,
+    ingest_crawl,
+)
 from archive_pipelines.catalog.captures import ingest_shortfalls
 from archive_pipelines.catalog.reports import SiteCaptures
 from archive_pipelines.resources import StorageResource

@@ -11,8 +11,8 @@ from archive_pipelines.migration import migrate_batch
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.day_stats import Saving, day_stats, largest_savings
-from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
+from archive_pipelines.storage.view_rebuild import rebuild_views
 
 TOP_SAVINGS = 10  # rows of the largest_savings table
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from archive_pipelines.blobstore.base import BlobStore
+from archive_pipelines.blobstore.blob_results import CheckResult, PutResult
 from archive_pipelines.blobstore.decode import open_decoded
 from archive_pipelines.blobstore.encode import Encoded, encode_bytes, encode_stream
-from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound, BlobStoreError
 from archive_pipelines.blobstore.hashing import FileState, chunk_buffer, sha256_fd
-from archive_pipelines.blobstore.layout import (
+from archive_pipelines.blobstore.keys import (
     SUFFIXES,
     check_hex_prefix,
     check_sha256,
@@ -32,7 +32,7 @@ from archive_pipelines.blobstore.local_files import (
     sync_filesystem,
     temp_name,
 )
-from archive_pipelines.blobstore.results import CheckResult, PutResult
+from archive_pipelines.blobstore.store_errors import BlobIntegrityError, BlobNotFound, BlobStoreError
 
 _OBJECT_MODE = 0o444  # stored copies are immutable; a view's symlink must not edit the store
 _STAGING = "tmp"  # streams of unknown hash are written here, then linked into place

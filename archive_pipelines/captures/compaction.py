@@ -34,7 +34,6 @@ from typing import Any
 import zstandard
 
 from archive_pipelines.blobstore.local_files import fsync_dir
-from archive_pipelines.captures.ingest import CaptureStore
 from archive_pipelines.captures.segment_files import (
     COMPACTED,
     JOURNALS,
@@ -43,6 +42,7 @@ from archive_pipelines.captures.segment_files import (
     find_segments,
     read_segment,
 )
+from archive_pipelines.captures.segment_ingest import CaptureStore
 from archive_pipelines.catalog.captures import (
     Body,
     SegmentLedgerRow,

@@ -8,12 +8,12 @@ from datetime import timedelta
 import click
 
 from archive_pipelines.captures.compaction import CompactionReport, compact_sessions
-from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CaptureStore
 from archive_pipelines.captures.short_ids import resolve_session_id
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import DAYS
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.sizes import human_bytes
 
 

@@ -6,16 +6,16 @@ import json
 
 import click
 
-from archive_pipelines.captures.ingest import (
+from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.captures.segment_files import canonical_session_id
+from archive_pipelines.captures.segment_ingest import (
     CaptureStore,
     SegmentReport,
     ingest_crawl,
     pending_segments,
 )
-from archive_pipelines.captures.segment_files import canonical_session_id
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import progress_bar
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.sizes import human_bytes
 
 

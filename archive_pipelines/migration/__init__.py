@@ -6,7 +6,7 @@ wiring calls these; nothing here imports dagster.
 """
 
 from archive_pipelines.migration.discovery import ImportReport, import_orphans
-from archive_pipelines.migration.duplicates import MergeReport, merge_duplicates
+from archive_pipelines.migration.duplicate_merge import MergeReport, merge_duplicates
 from archive_pipelines.migration.save import SaveReport, SnapshotMigrationError, save_snapshot
 from archive_pipelines.migration.sensor_logic import next_migration_batches, orphan_folders_changed
 from archive_pipelines.migration.steps import (

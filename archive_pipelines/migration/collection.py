@@ -15,13 +15,13 @@ from archive_pipelines.catalog.blobs import known_hashes
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
-from archive_pipelines.legacy.layout import FolderFile, iter_folder
+from archive_pipelines.legacy.snapshot_folder import FolderFile, iter_folder
 from archive_pipelines.migration.discovery import ImportReport
 from archive_pipelines.migration.folders import snapshot_folder_names
 from archive_pipelines.migration.sensor_logic import next_migration_batches
 from archive_pipelines.migration.steps import MigrateReport, migrate_batch
+from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.views import ViewSet
 

@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.datadir import DataDir
-from archive_pipelines.errors import ArchiveError
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
 from archive_pipelines.legacy.sqlite_index import SQLITE_NAME, ArchiveBoxIndex, ArchiveBoxSnapshot
 from archive_pipelines.legacy.versions import V0_4
@@ -41,7 +41,7 @@ from archive_pipelines.migration.folders import (
     other_entries,
     snapshot_folder_names,
 )
-from archive_pipelines.migration.labels import NO_FOLDER
+from archive_pipelines.migration.fs_versions import NO_FOLDER
 from archive_pipelines.settings.model import ViewSettings
 
 MAX_ERRORS = 1000  # messages kept; `error_count` counts them all

@@ -11,8 +11,8 @@ from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import estimate_dedup, migrate_all
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.storage.gc import collect_garbage
-from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import KINDS, verify_storage
+from archive_pipelines.storage.view_rebuild import rebuild_views
 
 
 class VerifyConfig(dg.Config):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.catalog.blobs import referenced_hashes
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.report import BatchReport

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 
 MAX_ERROR_LINES = 50  # a run against a dead store would otherwise list every object
 

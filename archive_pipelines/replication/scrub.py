@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from archive_pipelines.blobstore import CheckResult
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.catalog.copies import copies_of, copies_to_scrub, update_copies
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog

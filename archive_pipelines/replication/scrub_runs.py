@@ -12,11 +12,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.blobstore import BlobStoreError
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.catalog.copies import count_copies_in_range
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.errors import ArchiveError
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.replication.sampling import Window, sample_fraction, sample_windows
 from archive_pipelines.replication.scrub import SCRUBBED, ScrubReport, scrub_range

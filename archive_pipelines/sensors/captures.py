@@ -24,8 +24,8 @@ import dagster as dg
 
 from archive_pipelines.assets.captures import captures_job
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.captures.ingest import pending_segments
 from archive_pipelines.captures.segment_files import SegmentPath
+from archive_pipelines.captures.segment_ingest import pending_segments
 from archive_pipelines.resources import CatalogResource
 from archive_pipelines.sensors.days import new_day_requests
 from archive_pipelines.sensors.run_keys import batch_run_key

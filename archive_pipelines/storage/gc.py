@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Literal
 
 from archive_pipelines.blobstore import LocalBlobStore
-from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound
+from archive_pipelines.blobstore.store_errors import BlobIntegrityError, BlobNotFound
 from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.catalog.blobs import ref_count
 from archive_pipelines.catalog.copies import set_copy_status

@@ -30,9 +30,9 @@ from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.storage.places import iter_snapshot_files
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.snapshot_ingest import resume_command
+from archive_pipelines.storage.snapshot_places import iter_snapshot_files
 from archive_pipelines.storage.untracked import untracked_hashes
 from archive_pipelines.views import LinkState, SnapshotPlace, ViewSet, view_dir
 

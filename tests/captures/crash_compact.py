@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 import archive_pipelines.captures.compaction as compaction
-from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CaptureStore
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
 

@@ -23,10 +23,10 @@ import zstandard
 from sqlalchemy import Table, select
 
 from archive_pipelines.captures.compaction import INDEX_MAGIC, compact_sessions, iter_index
-from archive_pipelines.captures.ingest import ingest_crawl, ingest_segment, pending_segments
 from archive_pipelines.captures.lookup import find_body, find_session, find_url
 from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.captures.segment_files import find_segments
+from archive_pipelines.captures.segment_ingest import ingest_crawl, ingest_segment, pending_segments
 from archive_pipelines.catalog.captures import crawl_session
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch

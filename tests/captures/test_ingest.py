@@ -19,10 +19,10 @@ from typing import Any, cast
 
 from sqlalchemy import Table, select
 
-from archive_pipelines.captures.ingest import CrawlIngestReport, ingest_crawl, ingest_segment
 from archive_pipelines.captures.lookup import find_url
-from archive_pipelines.captures.records import url_key
+from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.captures.segment_files import find_segments
+from archive_pipelines.captures.segment_ingest import CrawlIngestReport, ingest_crawl, ingest_segment
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch, Store
 from archive_pipelines.catalog.sessions import Catalog

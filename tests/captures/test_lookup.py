@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select
 
-from archive_pipelines.captures.ingest import ingest_crawl
 from archive_pipelines.captures.lookup import BadLookup, find_body, find_session, find_url, note, when_ms
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.catalog.sessions import Catalog
 from tests.helpers.captures import capture_store, open_parts

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.captures.ingest import ingest_crawl
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.captures.views import ViewCapture, capture_links, group_dir, page_path
 from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CrawlSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
-from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
+from archive_pipelines.storage.view_rebuild import rebuild_views
 from tests.helpers.captures import capture_store
 
 SID = "61ccb46a-a3a8-44ec-9ea5-bb438d85a450"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CaptureStore
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CatalogSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage

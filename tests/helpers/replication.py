@@ -22,7 +22,7 @@ from archive_pipelines.settings import (
     StoreSettings,
 )
 from archive_pipelines.storage.assembly import StorageParts, open_storage
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.file_ingest import ingest_directory
 from tests.helpers.storage import add_snapshot, sha, write_tree
 
 PRIMARY = StoreSettings(name="primary", kind="local", path="cas", codec="raw")

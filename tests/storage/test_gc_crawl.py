@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from archive_pipelines.captures.ingest import ingest_crawl
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage

@@ -16,9 +16,9 @@ from archive_pipelines.assets.captures import (
     captures_job,
 )
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.captures.ingest import ingest_crawl, pending_segments
 from archive_pipelines.captures.lookup import find_session
 from archive_pipelines.captures.segment_files import SegmentPath
+from archive_pipelines.captures.segment_ingest import ingest_crawl, pending_segments
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.sensors.captures import (
     captures_sensor,

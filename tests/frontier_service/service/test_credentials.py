@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from archive_pipelines.captures.ingest import ingest_crawl
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings

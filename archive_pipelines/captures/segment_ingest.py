@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from archive_pipelines.blobstore import LocalBlobStore
-from archive_pipelines.captures.records import RecordRefused, parse_record
+from archive_pipelines.captures.record_parser import RecordRefused, parse_record
 from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, find_segments, read_segment
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog.captures import (

@@ -21,8 +21,8 @@ from archive_pipelines.settings.model import StorageSettings
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers, PutRequest, put_one
 from archive_pipelines.storage.linking import ensure_links
-from archive_pipelines.storage.places import places_for
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import SnapshotPlace, ViewSet, view_dir
 
 

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from archive_pipelines.errors import DataDirError
+from archive_pipelines.archive_error import DataDirError
 
 VIEW_ROOTS = ("by_domain", "by_date", "by_user", "by_timestamp")
 

@@ -11,8 +11,8 @@ from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.linking import ensure_links
-from archive_pipelines.storage.places import iter_snapshot_files
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_places import iter_snapshot_files
 from archive_pipelines.views import ViewSet, view_dir
 
 
