@@ -1,4 +1,4 @@
-"""Compaction of old crawl sessions (seed 003): a session's segment files become one
+"""Compaction of old crawl sessions: a session's segment files become one
 zstd-compressed JSON-lines file plus an offset index, and its captures point into it.
 
 `sessions/compacted/<session>.jsonl.zst` is a run of independent zstd frames of about

@@ -1,4 +1,4 @@
-"""`replicate` and `replication-status`: seed 004 from the command line."""
+"""`replicate` and `replication-status`: bring blobs to their copy count, and show it."""
 
 from __future__ import annotations
 

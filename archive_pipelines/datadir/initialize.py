@@ -1,4 +1,4 @@
-"""`init`: O(1) whatever the data dir holds (seed 001) — no scan of archive/."""
+"""`init`: create the data dir's layout and migrate the catalog, in O(1) whatever archive/ holds (no scan)."""
 
 from __future__ import annotations
 

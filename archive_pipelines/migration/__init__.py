@@ -1,4 +1,4 @@
-"""Lazy adoption of legacy ArchiveBox collections (seed 001), in plain Python.
+"""Lazy adoption of legacy ArchiveBox collections, in plain Python.
 
 Discovery (`import_orphans`), the one step into the store (`to_cas`, `migrate_batch`),
 migrate-on-save, exact-duplicate merging and the sensors' pure decisions. The Dagster

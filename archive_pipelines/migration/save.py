@@ -1,4 +1,4 @@
-"""Migrate on save (seed 001): a snapshot is moved to the current layout before it changes.
+"""Migrate on save: a snapshot is moved to the current layout before it changes.
 
 Only fields that do not place files can change here: `title`, `tags` (the full new set)
 and `crawl_id`. url, timestamp, created_at and created_by name view paths; changing them is

@@ -1,4 +1,4 @@
-"""Replication (seed 004): keep `retention` verified copies of every referenced blob.
+"""Replication: keep `retention` verified copies of every referenced blob.
 
 Plain Python (no Dagster). The director (`plan_batches`) finds under-replicated blobs with
 one bounded, indexed query per tick; the worker (`archive_batch`) re-checks need, checks

@@ -1,4 +1,4 @@
-"""The archival director (seed 004): find under-replicated blobs, cut them into batches.
+"""The archival director: find under-replicated blobs, cut them into batches.
 
 One tick scans a bounded window of blob ids from a cursor with one indexed query, so it
 costs the same whatever the catalog's size; successive ticks walk the whole catalog and

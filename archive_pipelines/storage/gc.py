@@ -27,7 +27,7 @@ finds an *old* unreferenced blob already stored and reuses it, in the instant be
 re-read and its removal, loses that body (the record is ingested with the body reported
 missing); the blob must have been unreferenced for the whole grace first.
 
-Only the primary store is touched; replicas are append-only (seed 004). A blob is removed
+Only the primary store is touched; replicas are append-only (replication never deletes). A blob is removed
 only after a transaction has claimed it (ref_count 0, its row locked, its primary copy
 marked `missing`); the file is then moved to a trash name, the ref count re-checked, and
 only then unlinked, or put back if it was referenced again meanwhile (`revived`).
