@@ -16,7 +16,7 @@ from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.captures.lookup import captures_per_site
 from archive_pipelines.captures.segment_ingest import (
-    CaptureStore,
+    CapturePrimary,
     CrawlIngestReport,
     SegmentReport,
     ingest_crawl,
@@ -44,14 +44,14 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
     `captures_complete` check fails with the list of problems and the run fails.
     """
     parts = storage.open()
-    store = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
-                         parts.views.crawl)
+    primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
+                             parts.views.crawl)
 
     def log_segment(segment: SegmentReport) -> None:
         context.log.info(f"{segment.path}: {segment.outcome}, {segment.pages} pages, "
                          f"{segment.captures} captures")
 
-    report = ingest_crawl(parts.catalog, store, parts.settings.data_dir,
+    report = ingest_crawl(parts.catalog, primary, parts.settings.data_dir,
                           day=context.partition_key, on_segment=log_segment)
     problems = _problems(report)
     for line in problems[:MAX_LISTED]:

@@ -42,7 +42,7 @@ from archive_pipelines.captures.segment_files import (
     find_segments,
     read_segment,
 )
-from archive_pipelines.captures.segment_ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.catalog.captures import (
     Body,
     SegmentLedgerRow,
@@ -97,7 +97,7 @@ class CompactionError(Exception):
     """A session that cannot be compacted as it is (the message says why): left unchanged."""
 
 
-def compact_sessions(catalog: Catalog, store: CaptureStore, data_dir: Path, *,
+def compact_sessions(catalog: Catalog, store: CapturePrimary, data_dir: Path, *,
                      older_than: timedelta, session_id: str | None = None,
                      now: datetime | None = None, dry_run: bool = False,
                      on_session: Callable[[SessionCompaction], object] | None = None
@@ -136,7 +136,7 @@ def _days(span: timedelta) -> str:
     return f"{hours:g} hour{'' if hours == 1 else 's'}"
 
 
-def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
+def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
                  session_id: str, *, dry_run: bool = False) -> SessionCompaction:
     result = SessionCompaction(session_id, "skipped")
     if _crawler_alive(data_dir, session_id):

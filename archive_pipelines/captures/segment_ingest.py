@@ -135,7 +135,7 @@ def pending_segments(catalog: Catalog, data_dir: Path, *, session_id: str | None
 
 
 @dataclass(frozen=True)
-class CaptureStore:
+class CapturePrimary:
     """Where crawled bodies are: the primary store (`store_id` its catalog row), and the
     view farm whose aliases every blob gets."""
 
@@ -145,7 +145,7 @@ class CaptureStore:
     views: tuple[str, ...] = ()  # views the captures appear in (`[crawl] views`)
 
 
-def ingest_crawl(catalog: Catalog, primary: CaptureStore, data_dir: Path, *,
+def ingest_crawl(catalog: Catalog, primary: CapturePrimary, data_dir: Path, *,
                  session_id: str | None = None, day: str | None = None,
                  on_segment: Callable[[SegmentReport], object] | None = None) -> CrawlIngestReport:
     """Ingest every segment not yet in the ledger (of one session, of one day, or all).
@@ -178,7 +178,7 @@ def _size_changed(segment: SegmentPath, recorded: int | None) -> bool:
         return False
 
 
-def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath) -> SegmentReport:
+def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPath) -> SegmentReport:
     """Ingest one segment file (see the module docstring)."""
     report = SegmentReport(segment.relative, "failed", day=segment.day,
                            session_id=segment.session_id)
@@ -220,7 +220,7 @@ def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath
     return report
 
 
-def link_captures(catalog: Catalog, primary: CaptureStore, *, segment_id: int | None = None
+def link_captures(catalog: Catalog, primary: CapturePrimary, *, segment_id: int | None = None
                   ) -> int:
     """Make (or fix) the view links of one segment's captures, or of every capture; the
     number of links checked."""
@@ -234,7 +234,7 @@ def link_captures(catalog: Catalog, primary: CaptureStore, *, segment_id: int | 
     return len(files) + len(folders)
 
 
-def _segment_rows(primary: CaptureStore, segment: SegmentPath, content: SegmentBytes,
+def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: SegmentBytes,
                   report: SegmentReport) -> SegmentRows:
     """The catalog rows of a segment's whole records; refused records, missing bodies and a
     cut tail go to `report`."""
@@ -281,7 +281,7 @@ def _segment_rows(primary: CaptureStore, segment: SegmentPath, content: SegmentB
         first_ms=now_ms if first is None else first, last_ms=now_ms if last is None else last)
 
 
-def _stored_size(primary: CaptureStore, sha256: str) -> int | None:
+def _stored_size(primary: CapturePrimary, sha256: str) -> int | None:
     """The body's size in the primary (-1: present, size not known without decoding); None
     when the store lacks it."""
     path = primary.store.local_path(sha256)

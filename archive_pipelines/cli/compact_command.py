@@ -8,7 +8,7 @@ from datetime import timedelta
 import click
 
 from archive_pipelines.captures.compaction import CompactionReport, compact_sessions
-from archive_pipelines.captures.segment_ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.captures.short_ids import resolve_session_id
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
@@ -40,10 +40,10 @@ def compact_crawls_command(obj: CliContext, days: float | None, session_id: str 
         session_id = resolve_session_id(Catalog(obj.engine), session_id)
     storage = obj.storage()
     older = timedelta(days=obj.settings.crawl.compact_after_days if days is None else days)
-    store = CaptureStore(storage.primary.store, storage.primary.store_id, storage.views.farm,
-                         storage.views.crawl)
+    primary = CapturePrimary(storage.primary.store, storage.primary.store_id, storage.views.farm,
+                             storage.views.crawl)
     with progress_bar("compacting", "session", disable=as_json or dry_run) as bar:
-        report = compact_sessions(storage.catalog, store, obj.settings.data_dir,
+        report = compact_sessions(storage.catalog, primary, obj.settings.data_dir,
                                   older_than=older, session_id=session_id, dry_run=dry_run,
                                   on_session=lambda _s: bar.update(1))
     if as_json:

@@ -9,7 +9,7 @@ import click
 from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.captures.segment_files import canonical_session_id
 from archive_pipelines.captures.segment_ingest import (
-    CaptureStore,
+    CapturePrimary,
     SegmentReport,
     ingest_crawl,
     pending_segments,
@@ -43,9 +43,9 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, every: bool,
             bar.update(1)
             bar.set_postfix(pages=segment.pages, refresh=False)
 
-        store = CaptureStore(storage.primary.store, storage.primary.store_id,
-                             storage.views.farm, storage.views.crawl)
-        report = ingest_crawl(storage.catalog, store, root, session_id=session_id,
+        primary = CapturePrimary(storage.primary.store, storage.primary.store_id,
+                                 storage.views.farm, storage.views.crawl)
+        report = ingest_crawl(storage.catalog, primary, root, session_id=session_id,
                               on_segment=advance)
     totals = report.to_dict()
     if as_json:

@@ -26,7 +26,7 @@ from archive_pipelines.sensors.captures import (
     plan_capture_runs,
     reported_paths,
 )
-from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.crawls import Crawled
 
 TOTALS = ("segments_ingested", "segments_failed", "pages", "captures", "stored_bodies",
@@ -92,7 +92,7 @@ def test_the_job_from_definitions_ingests_a_day_and_reports_the_domain_numbers(
     dagster_instance.add_dynamic_partitions("crawl_days", _days(crawl_data))
     for day in _days(crawl_data):
         with open_parts(reference) as parts:
-            expected = ingest_crawl(parts.catalog, capture_store(parts), reference, day=day).to_dict()
+            expected = ingest_crawl(parts.catalog, capture_primary(parts), reference, day=day).to_dict()
         result = job.execute_in_process(partition_key=day, instance=dagster_instance)
         assert result.success
         [meta] = _metadata(result)
