@@ -199,8 +199,8 @@ class IngestRun:
     @property
     def report(self) -> IngestReport:
         total = IngestReport()
-        total.merge(self.small)
-        total.merge(self.big)
+        total.add(self.small)
+        total.add(self.big)
         return total
 
 

@@ -36,6 +36,7 @@ from archive_pipelines.catalog.captures import (
 )
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.reports import Counts, MetadataValue
 from archive_pipelines.views import ViewFarm
 
 SEGMENT_MIME = "application/x-ndjson"
@@ -43,7 +44,7 @@ MAX_PROBLEMS = 20  # listed per segment; the rest are counted
 
 
 @dataclass
-class SegmentReport:
+class SegmentReport(Counts):
     """One segment's ingest. `outcome`: ingested, already (in the ledger with these bytes),
     changed (in the ledger with other bytes: left alone) or failed (unreadable)."""
 
@@ -80,6 +81,9 @@ class SegmentReport:
         data = dict(vars(self))
         data["status_classes"] = dict(sorted(self.status_classes.items()))
         return data
+
+
+STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx", "failed")  # always in the metadata, for plots
 
 
 @dataclass
@@ -119,6 +123,35 @@ class CrawlIngestReport:
             "segments": [s.to_dict() for s in self.segments],
             "skipped": self.skipped,
         }
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        """The totals a run records: segments by outcome, pages, captures, bodies, and pages
+        per status class (every class of STATUS_CLASSES, 0 when none)."""
+        totals = self.to_dict()
+        classes = totals["status_classes"]
+        return {
+            "segments_ingested": totals["segments_ingested"],
+            "segments_already": totals["segments_already"],
+            "segments_failed": totals["segments_failed"],
+            "pages": totals["pages"],
+            "captures": totals["captures"],
+            "stored_bodies": totals["stored_bodies"],
+            "new_body_bytes": totals["new_body_bytes"],
+            "duplicate_body_bytes": totals["duplicate_body_bytes"],
+            "rejected_records": totals["rejected"],
+            "missing_bodies": totals["missing_bodies"],
+            "cut_bytes": totals["cut_bytes"],
+            **{f"status_{name}": classes.get(name, 0) for name in sorted({*STATUS_CLASSES, *classes})},
+        }
+
+    def problems(self) -> list[str]:
+        """Every segment's problem lines, `<segment path>: <problem>`."""
+        lines: list[str] = []
+        for segment in self.segments:
+            lines.extend(f"{segment.path}: {problem}" for problem in segment.problems)
+            if segment.more_problems:
+                lines.append(f"{segment.path}: ... and {segment.more_problems} more")
+        return lines
 
 
 class _AlreadyIngested(Exception):

@@ -33,6 +33,7 @@ from archive_pipelines.legacy.reconcile import best_title
 from archive_pipelines.legacy.versions import CAS
 from archive_pipelines.migration.reconcile_rows import same_recorded_run
 from archive_pipelines.migration.steps import migrate_snapshot
+from archive_pipelines.reports import Counts, MetadataValue
 from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.primary import PrimaryStore
@@ -44,12 +45,17 @@ KEYS: tuple[DuplicateKey, ...] = ("timestamp", "crawl_id")
 
 
 @dataclass
-class MergeReport:
+class MergeReport(Counts):
+    """Duplicate groups found, snapshots merged, file rows moved, groups left for later."""
+
     groups: int = 0  # duplicate groups found
     merged: int = 0  # duplicate snapshots merged into their keeper and deleted
     files_moved: int = 0  # file rows re-pointed to a keeper
     skipped: int = 0  # groups left for a later run (a member could not be migrated)
     errors: list[str] = field(default_factory=list)
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {**self.counts(), "errors": len(self.errors)}
 
 
 def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, work: FileWork,

@@ -123,8 +123,8 @@ def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None
             report = archive_batch(catalog, replicas, batch, retention=policy.retention,
                                    max_age=setup.max_age, width=policy.copier_width,
                                    raise_on_failure=False)
-            total.merge(report)
-            scan.merge(report)
+            total.add(report)
+            scan.add(report)
             batches += 1
             report_new_problems()
             if on_batch is not None:

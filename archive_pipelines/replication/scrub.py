@@ -28,13 +28,14 @@ from archive_pipelines.replication.copier import map_parallel
 from archive_pipelines.replication.quarantine import can_set_aside, set_aside
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.replication.stores import ReplicaSet, ReplicaStore
+from archive_pipelines.reports import Counts
 
 MAX_PROBLEM_LINES = 20
 SCRUBBED = ("present", "corrupted")  # the copy statuses a scrub reads
 
 
 @dataclass
-class ScrubReport:
+class ScrubReport(Counts):
     """What a scrub of one store read and found."""
 
     store: str
@@ -68,11 +69,9 @@ class ScrubReport:
         """For people (binary units, as every size shown); `megabytes_per_second` for JSON."""
         return self.bytes_checked / 2**20 / self.seconds if self.seconds > 0 else 0.0
 
-    def merge(self, other: ScrubReport) -> None:
-        """Add the counts of another page of the same store."""
-        for name in ("checked", "ok", "corrupted", "missing", "restored", "set_aside",
-                     "bytes_checked"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+    def add(self, other: ScrubReport) -> None:
+        """Add the counts of another page of the same store (problem lines bounded)."""
+        self.add_counts(other)
         self.problems.extend(other.problems[:max(0, MAX_PROBLEM_LINES - len(self.problems))])
 
     def summary(self) -> dict[str, object]:

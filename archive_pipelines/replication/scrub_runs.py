@@ -95,7 +95,7 @@ def run_scrub(catalog: Catalog, replica_set: ReplicaSet, plan: ScrubPlan, *, wid
                 size = page if limit is None else min(page, limit - report.checked)
                 part = scrub_range(catalog, replica_set, plan.store, low=low, high=high,
                                    cursor=cursor, limit=size, width=width)
-                report.merge(part)
+                report.add(part)
                 if progress is not None and part.checked:
                     progress(part.checked, part.bytes_checked)
                 cursor = part.next_cursor

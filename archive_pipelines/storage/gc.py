@@ -58,6 +58,7 @@ from archive_pipelines.catalog.garbage import claim_unreferenced, track_blob, un
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.datadir import DataDir
+from archive_pipelines.reports import Counts, MetadataValue
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.retired import FolderUsage, remove_retired
 from archive_pipelines.storage.untracked import untracked_hashes
@@ -91,7 +92,9 @@ class Tally:
 
 
 @dataclass
-class GcReport:
+class GcReport(Counts):
+    """What a collection removed (in a dry run: would remove) and kept, and its errors."""
+
     dry_run: bool = False
     untracked_checked: bool = False
     candidates: int = 0  # unreferenced blobs past the grace, present on the primary
@@ -122,6 +125,13 @@ class GcReport:
     @property
     def total_bytes_freed(self) -> int:
         return self.blobs.bytes + self.untracked.bytes + self.folders.bytes
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"candidates": self.candidates, "removed": self.removed,
+                "bytes_freed": self.bytes_freed, "revived": self.revived,
+                "untracked_removed": self.untracked_removed,
+                "migrated_folders_removed": self.migrated_folders_removed,
+                "errors": len(self.errors), "dry_run": self.dry_run}
 
 
 def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, layout: DataDir, *,
