@@ -36,7 +36,7 @@ from archive_pipelines.catalog.captures import (
 )
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.reports import Counts, MetadataValue
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.views import ViewFarm
 
 SEGMENT_MIME = "application/x-ndjson"

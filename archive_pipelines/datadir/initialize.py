@@ -11,8 +11,8 @@ from archive_pipelines.archive_error import DataDirError
 from archive_pipelines.catalog.engine import make_engine
 from archive_pipelines.catalog.migrate import upgrade_catalog
 from archive_pipelines.catalog.repository import CatalogRepository
+from archive_pipelines.counts import MetadataValue
 from archive_pipelines.datadir.data_dir import VIEW_ROOTS, DataDir
-from archive_pipelines.reports import MetadataValue
 from archive_pipelines.settings import Settings, render_default_toml
 
 # How many archive/ entries init may look at for its hint: bounded, never a full scan.

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.blobs import known_hashes
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue, dedup_ratio
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
 from archive_pipelines.legacy.snapshot_folder import FolderFile, iter_folder
@@ -20,7 +21,6 @@ from archive_pipelines.migration.discovery import ImportReport, import_orphans
 from archive_pipelines.migration.folders import snapshot_folder_names
 from archive_pipelines.migration.sensor_logic import next_migration_batches
 from archive_pipelines.migration.steps import MigrateReport, migrate_batch
-from archive_pipelines.reports import Counts, MetadataValue, dedup_ratio
 from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.primary import PrimaryStore

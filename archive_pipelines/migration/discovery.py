@@ -21,6 +21,7 @@ from pathlib import Path
 from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
 from archive_pipelines.legacy.sqlite_index import SQLITE_NAME, ArchiveBoxIndex, ArchiveBoxSnapshot
@@ -42,7 +43,6 @@ from archive_pipelines.migration.folders import (
     snapshot_folder_names,
 )
 from archive_pipelines.migration.fs_versions import NO_FOLDER
-from archive_pipelines.reports import Counts, MetadataValue
 from archive_pipelines.settings.model import ViewSettings
 
 MAX_ERRORS = 1000  # messages kept; `error_count` counts them all

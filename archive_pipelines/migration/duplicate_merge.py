@@ -28,12 +28,12 @@ from archive_pipelines.catalog.duplicates import (
     merge_snapshot_rows,
 )
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.reconcile import best_title
 from archive_pipelines.legacy.versions import CAS
 from archive_pipelines.migration.reconcile_rows import same_recorded_run
 from archive_pipelines.migration.steps import migrate_snapshot
-from archive_pipelines.reports import Counts, MetadataValue
 from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.primary import PrimaryStore

@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
 from archive_pipelines.legacy.versions import CAS, TO_CAS
 from archive_pipelines.migration.cas import migrate_to_cas_batch
 from archive_pipelines.migration.folders import folder_lock, real_folder
 from archive_pipelines.migration.fs_versions import NO_FOLDER, needs_migration, steps_for
-from archive_pipelines.reports import Counts, MetadataValue
 from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE, IngestReport
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.primary import PrimaryStore

@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from archive_pipelines.archive_error import ArchiveError
-from archive_pipelines.reports import Counts
+from archive_pipelines.counts import Counts
 
 MAX_ERROR_LINES = 50  # a run against a dead store would otherwise list every object
 

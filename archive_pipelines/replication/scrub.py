@@ -24,11 +24,11 @@ from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.catalog.copies import copies_of, copies_to_scrub, update_copies
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts
 from archive_pipelines.replication.copier import map_parallel
 from archive_pipelines.replication.quarantine import can_set_aside, set_aside
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.replication.stores import ReplicaSet, ReplicaStore
-from archive_pipelines.reports import Counts
 
 MAX_PROBLEM_LINES = 20
 SCRUBBED = ("present", "corrupted")  # the copy statuses a scrub reads

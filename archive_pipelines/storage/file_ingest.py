@@ -17,7 +17,7 @@ from typing import NamedTuple
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.catalog.files import FileEntry, apply_files
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.reports import Counts, dedup_ratio
+from archive_pipelines.counts import Counts, dedup_ratio
 from archive_pipelines.settings.model import StorageSettings
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers, PutRequest, put_one

@@ -57,8 +57,8 @@ from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.garbage import claim_unreferenced, track_blob, unreferenced_page
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
-from archive_pipelines.reports import Counts, MetadataValue
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.retired import FolderUsage, remove_retired
 from archive_pipelines.storage.untracked import untracked_hashes

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archive_pipelines.reports import Counts
+from archive_pipelines.counts import Counts
 
 
 class FolderChanged(OSError):

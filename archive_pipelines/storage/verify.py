@@ -30,7 +30,7 @@ from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.reports import Counts, MetadataValue
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.snapshot_ingest import resume_command
 from archive_pipelines.storage.snapshot_places import iter_snapshot_files

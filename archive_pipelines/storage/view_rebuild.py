@@ -9,7 +9,7 @@ from datetime import datetime
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.reports import Counts, MetadataValue
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.storage.primary import PrimaryStore

@@ -1,12 +1,12 @@
-"""`reports.Counts`: adding two reports of one kind, and listing their counts."""
+"""`counts.Counts`: adding two reports of one kind, and listing their counts."""
 
 from collections import Counter
 
 import pytest
 
+from archive_pipelines.counts import dedup_ratio
 from archive_pipelines.replication.report import BatchReport
 from archive_pipelines.replication.scrub import ScrubReport
-from archive_pipelines.reports import dedup_ratio
 from archive_pipelines.storage.file_ingest import IngestReport
 from archive_pipelines.storage.view_rebuild import RebuildReport
 
