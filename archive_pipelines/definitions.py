@@ -16,7 +16,7 @@ from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
-from archive_pipelines.ops.init import init_job
+from archive_pipelines.ops.init_job import init_job
 from archive_pipelines.ops.migration_jobs import (
     import_orphans_job,
     merge_duplicates_job,

@@ -720,7 +720,7 @@ def ingest_once(crawl: Crawl, label: str, url: str, *,
     """One `ingest_crawl` of the whole crawl into the fresh catalog at `url`; checked."""
     from sqlalchemy import func, select
 
-    from archive_pipelines.captures.ingest import CaptureStore, ingest_crawl
+    from archive_pipelines.captures.segment_ingest import CapturePrimary, ingest_crawl
     from archive_pipelines.catalog.models import PageFetch
     from archive_pipelines.datadir import initialize
     from archive_pipelines.settings import CatalogSettings, Settings
@@ -730,7 +730,7 @@ def ingest_once(crawl: Crawl, label: str, url: str, *,
     settings = Settings(data_dir=crawl.data, catalog=CatalogSettings(url=url))
     initialize(settings)  # the schema, not timed
     parts = open_storage(settings)
-    primary = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm)
+    primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm)
     floor = parse_floor(crawl)
     os.sync()
     before, machine = resource.getrusage(resource.RUSAGE_SELF), machine_cpu()
@@ -849,14 +849,14 @@ def run_case(crawl: Crawl, case: str, postgres: Postgres,
 
 # Functions whose cumulative time says where an ingest goes (file suffix, function name).
 PROFILE_KEYS = (
-    ("captures/ingest.py", "ingest_segment", "ingest_segment (all of it)"),
+    ("captures/segment_ingest.py", "ingest_segment", "ingest_segment (all of it)"),
     ("captures/segment_files.py", "read_segment", "  read_segment (read + sha256)"),
-    ("captures/ingest.py", "_segment_rows", "  _segment_rows (records -> rows)"),
-    ("captures/records.py", "parse_record", "    parse_record"),
+    ("captures/segment_ingest.py", "_segment_rows", "  _segment_rows (records -> rows)"),
+    ("captures/record_parser.py", "parse_record", "    parse_record"),
     ("json/__init__.py", "loads", "      json.loads"),
-    ("captures/records.py", "url_key", "      url_key (canonical URL + sha256)"),
-    ("captures/records.py", "_row", "      _row (CaptureRow)"),
-    ("captures/ingest.py", "_stored_size", "    _stored_size (stat per body)"),
+    ("captures/record_parser.py", "url_key", "      url_key (canonical URL + sha256)"),
+    ("captures/record_parser.py", "_row", "      _row (CaptureRow)"),
+    ("captures/segment_ingest.py", "_stored_size", "    _stored_size (stat per body)"),
     ("blobstore/local.py", "put_bytes", "  store.put_bytes (the segment file)"),
     ("views/aliases.py", "ensure", "  farm.aliases.ensure (per body)"),
     ("catalog/captures.py", "record_segment", "  record_segment (the transaction's SQL)"),
@@ -901,7 +901,7 @@ def profile_ingest(crawl: Crawl, case: str, postgres: Postgres) -> None:
 
 def lookup_archive(shape: CrawlShape) -> tuple[Crawl, dict[str, Any]]:
     """The generated archive, ingested once into its data dir's SQLite catalog (cached)."""
-    from archive_pipelines.captures.ingest import CaptureStore, ingest_crawl
+    from archive_pipelines.captures.segment_ingest import CapturePrimary, ingest_crawl
     from archive_pipelines.settings import Settings
     from archive_pipelines.storage.assembly import open_storage
 
@@ -919,7 +919,7 @@ def lookup_archive(shape: CrawlShape) -> tuple[Crawl, dict[str, Any]]:
     settings = Settings(data_dir=crawl.data)
     initialize(settings)
     parts = open_storage(settings)
-    primary = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm)
+    primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm)
     print(f"filling the SQLite catalog with ingest_crawl ({len(crawl.segments):,} segments)...",
           flush=True)
     started = time.perf_counter()
@@ -1213,8 +1213,8 @@ def compaction_once(crawl: Crawl, label: str, url: str) -> CompactionRun:
     """Ingest the crawl into the fresh catalog at `url` (not timed), then the timed
     `compact_sessions` of its session; lookups checked before and after; the crawl put back."""
     from archive_pipelines.captures.compaction import compact_sessions
-    from archive_pipelines.captures.ingest import CaptureStore, ingest_crawl
     from archive_pipelines.captures.lookup import find_url
+    from archive_pipelines.captures.segment_ingest import CapturePrimary, ingest_crawl
     from archive_pipelines.datadir import initialize
     from archive_pipelines.settings import CatalogSettings, Settings
     from archive_pipelines.storage.assembly import open_storage
@@ -1224,7 +1224,7 @@ def compaction_once(crawl: Crawl, label: str, url: str) -> CompactionRun:
     initialize(settings)
     parts = open_storage(settings)
     try:
-        primary = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm)
+        primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm)
         ingested = ingest_crawl(parts.catalog, primary, crawl.data)
         if ingested.total("captures") != crawl.captures:
             raise SystemExit(f"error: the ingest before compaction into {label} is wrong")

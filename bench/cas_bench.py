@@ -36,9 +36,9 @@ from archive_pipelines.datadir import initialize  # noqa: E402
 from archive_pipelines.settings import Settings  # noqa: E402
 from archive_pipelines.storage import IngestItem  # noqa: E402
 from archive_pipelines.storage.assembly import StorageParts, open_storage  # noqa: E402
-from archive_pipelines.storage.ingest import IngestReport, ingest_files  # noqa: E402
-from archive_pipelines.storage.rebuild import rebuild_views  # noqa: E402
+from archive_pipelines.storage.file_ingest import IngestReport, ingest_files  # noqa: E402
 from archive_pipelines.storage.verify import verify_storage  # noqa: E402
+from archive_pipelines.storage.view_rebuild import rebuild_views  # noqa: E402
 
 LARGE = 50 << 20  # files at or above this size are "large"
 
@@ -199,8 +199,8 @@ class IngestRun:
     @property
     def report(self) -> IngestReport:
         total = IngestReport()
-        total.merge(self.small)
-        total.merge(self.big)
+        total.add(self.small)
+        total.add(self.big)
         return total
 
 

@@ -27,7 +27,7 @@ WORK_DIR = BENCH_DIR / ".work"
 MAX_RATIO = 1.10
 MODES = ("first init", "re-init")
 METRICS = ("wall", "cpu")
-# archive_pipelines.datadir.init.HINT_SAMPLE: init looks at no more entries than this.
+# archive_pipelines.datadir.initialize.HINT_SAMPLE: init looks at no more entries than this.
 CONTROL_FOLDERS = 1_000
 # Variables that would point init somewhere other than the data dir under test.
 SCRUBBED_ENV = ("ARCHIVE_DATA_DIR", "DATABASE_URL", "REDIS_URL", "S3_ENDPOINT_URL")

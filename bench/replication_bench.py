@@ -159,7 +159,7 @@ def replicate_to(data_dir: Path, destination: StoreSettings, large: set[str],
                     batches = batches[:-(-room // args.batch_size)] if room else []
                 started = time.perf_counter()
                 for report in pool.map(_run_batch, batches):
-                    totals.merge(report)
+                    totals.add(report)
                 seconds[kind] += time.perf_counter() - started
             cursor = tick.next_cursor
             # Capped: one pass (the skipped blobs stay under-replicated on purpose).

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from archive_pipelines.cli.runner import run_group
-from archive_pipelines.errors import ArchiveError, SettingsError
+from archive_pipelines.archive_error import ArchiveError, SettingsError
+from archive_pipelines.cli.group_runner import run_group
 from archive_pipelines.settings import Settings, load_settings
 from frontier_service.recovery.redis_memory import FAILURE_PREFIX as REDIS_FAILURE
 from frontier_service.service.crawler_settings import (
@@ -279,8 +279,8 @@ def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
     """
     from dataclasses import asdict
 
+    from archive_pipelines.archive_error import DataDirError
     from archive_pipelines.datadir import require_data_dir
-    from archive_pipelines.errors import DataDirError
     from frontier_service.archiving.page_journal import journal_dir
     from frontier_service.frontier.checkpoint import checkpoint_dir
     from frontier_service.frontier.folder_locks import live_sessions

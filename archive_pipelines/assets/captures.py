@@ -14,15 +14,18 @@ import pandas as pd
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.partitions import crawl_days
-from archive_pipelines.captures.ingest import CaptureStore, CrawlIngestReport, SegmentReport, ingest_crawl
 from archive_pipelines.captures.lookup import captures_per_site
+from archive_pipelines.captures.segment_ingest import (
+    CapturePrimary,
+    SegmentReport,
+    ingest_crawl,
+)
 from archive_pipelines.catalog.captures import ingest_shortfalls
 from archive_pipelines.catalog.reports import SiteCaptures
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.sizes import human_bytes
 
 CAPTURES_COMPLETE = "captures_complete"
-STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx", "failed")  # always reported, for plots
 MAX_LISTED = 50  # problems listed in the check's metadata and the run log; the rest are counted
 
 
@@ -39,22 +42,22 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
     `captures_complete` check fails with the list of problems and the run fails.
     """
     parts = storage.open()
-    store = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
-                         parts.views.crawl)
+    primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
+                             parts.views.crawl)
 
     def log_segment(segment: SegmentReport) -> None:
         context.log.info(f"{segment.path}: {segment.outcome}, {segment.pages} pages, "
                          f"{segment.captures} captures")
 
-    report = ingest_crawl(parts.catalog, store, parts.settings.data_dir,
+    report = ingest_crawl(parts.catalog, primary, parts.settings.data_dir,
                           day=context.partition_key, on_segment=log_segment)
-    problems = _problems(report)
+    problems = report.problems()
     for line in problems[:MAX_LISTED]:
         context.log.warning(line)
     skipped = [line for line in report.skipped if line.startswith(f"sessions/{context.partition_key}/")]
     for line in skipped[:MAX_LISTED]:
         context.log.warning(f"skipped {line}")
-    totals = _metadata(report)
+    totals = report.as_metadata()
     sites = captures_per_site(parts.catalog, context.partition_key)
     return dg.MaterializeResult(metadata={
         **counts(totals | {"skipped_entries": len(skipped),
@@ -79,34 +82,6 @@ def _sites_frame(sites: list[SiteCaptures]) -> pd.DataFrame:
 captures_job = dg.define_asset_job(
     "captures_job", selection=[captures],
     description="Ingest a day's crawl segments into the catalog (the `captures` asset).")
-
-
-def _metadata(report: CrawlIngestReport) -> dict[str, int]:
-    totals = report.to_dict()
-    classes = totals["status_classes"]
-    return {
-        "segments_ingested": totals["segments_ingested"],
-        "segments_already": totals["segments_already"],
-        "segments_failed": totals["segments_failed"],
-        "pages": totals["pages"],
-        "captures": totals["captures"],
-        "stored_bodies": totals["stored_bodies"],
-        "new_body_bytes": totals["new_body_bytes"],
-        "duplicate_body_bytes": totals["duplicate_body_bytes"],
-        "rejected_records": totals["rejected"],
-        "missing_bodies": totals["missing_bodies"],
-        "cut_bytes": totals["cut_bytes"],
-        **{f"status_{name}": classes.get(name, 0) for name in sorted({*STATUS_CLASSES, *classes})},
-    }
-
-
-def _problems(report: CrawlIngestReport) -> list[str]:
-    lines: list[str] = []
-    for segment in report.segments:
-        lines.extend(f"{segment.path}: {problem}" for problem in segment.problems)
-        if segment.more_problems:
-            lines.append(f"{segment.path}: ... and {segment.more_problems} more")
-    return lines
 
 
 def _listed(problems: list[str]) -> str:

@@ -6,7 +6,7 @@ import pandas as pd
 from archive_pipelines.assets.captures import captures
 from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.storage import blobs
-from archive_pipelines.blobstore.prefixes import HEX_PREFIXES
+from archive_pipelines.blobstore.hash_prefixes import HEX_PREFIXES
 from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.catalog.models import COPY_STATUSES
 from archive_pipelines.replication import RunSummary, replication_status

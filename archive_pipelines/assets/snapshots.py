@@ -2,12 +2,10 @@
 
 import dagster as dg
 
-from archive_pipelines.assets.metadata import counts
 from archive_pipelines.assets.partitions import day_window, snapshot_days
-from archive_pipelines.migration import migrate_batch
+from archive_pipelines.migration.day_migration import migrate_day
 from archive_pipelines.resources import StorageResource
-from archive_pipelines.storage.day_stats import snapshots_of_day
-from archive_pipelines.storage.snapshot_ingest import find_incomplete, resume_command
+from archive_pipelines.storage.snapshot_ingest import resume_command
 
 
 @dg.asset(partitions_def=snapshot_days, group_name="storage")
@@ -24,20 +22,18 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     """
     parts = storage.open()
     start, end = day_window(context.partition_key)
-    ids = snapshots_of_day(parts.catalog, start, end)
-    report = migrate_batch(parts.catalog, parts.primary, parts.views, work=parts.work, layout=parts.layout,
-                           snapshot_ids=ids, ingest_batch_size=parts.settings.storage.ingest_batch_size
-                           ) if ids else None
-    for line in (report.errors[:20] if report else []):
+    day = migrate_day(parts.catalog, parts.primary, parts.views,
+                      work=parts.work, layout=parts.layout,
+                      start=start, end=end,
+                      ingest_batch_size=parts.settings.storage.ingest_batch_size)
+    for line in day.migrated.errors[:20]:
         context.log.warning(line)
-    incomplete = find_incomplete(parts.catalog, created_between=(start, end))
+    incomplete = day.incomplete
     if incomplete.count:
         context.log.warning(f"{incomplete.count} snapshot(s) of the day are incomplete "
                             "(an ingest running or interrupted): see `incomplete_snapshots`")
     listed = "\n".join(f"- {state.snapshot_id} ({state.url} @ {state.timestamp}): "
                        f"`{resume_command(state.snapshot_id)}`" for state in incomplete.oldest)
     return dg.MaterializeResult(metadata={
-        **counts({"snapshots": len(ids), "processed": report.processed if report else 0,
-                  "migrated": report.migrated if report else 0,
-                  "failed": report.failed if report else 0, "incomplete": incomplete.count}),
+        **day.as_metadata(),
         "incomplete_snapshots": dg.MetadataValue.md(listed or "none")})

@@ -3,16 +3,16 @@
 import dagster as dg
 import pandas as pd
 
-from archive_pipelines.assets.metadata import counts, rate, table
+from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.catalog.blob_counts import blob_counts
-from archive_pipelines.migration import migrate_batch
+from archive_pipelines.migration.day_migration import store_day_files
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.sizes import human_bytes
-from archive_pipelines.storage.day_stats import Saving, day_stats, largest_savings
-from archive_pipelines.storage.rebuild import rebuild_views
+from archive_pipelines.storage.day_stats import Saving
 from archive_pipelines.storage.verify import verify_storage
+from archive_pipelines.storage.view_rebuild import rebuild_views
 
 TOP_SAVINGS = 10  # rows of the largest_savings table
 
@@ -27,30 +27,21 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     """
     parts = storage.open()
     start, end = day_window(context.partition_key)
-    before = day_stats(parts.catalog, start, end)
-    migrated = None
-    if before.legacy_ids:
-        migrated = migrate_batch(parts.catalog, parts.primary, parts.views, work=parts.work,
-                                 layout=parts.layout, snapshot_ids=sorted(before.legacy_ids),
-                                 ingest_batch_size=parts.settings.storage.ingest_batch_size)
-        for error in migrated.errors[:20]:
-            context.log.warning(error)
-    stats = day_stats(parts.catalog, start, end) if migrated else before
-    savings = largest_savings(parts.catalog, start, end, limit=TOP_SAVINGS)
+    day = store_day_files(parts.catalog, parts.primary, parts.views,
+                          work=parts.work, layout=parts.layout,
+                          start=start, end=end, savings_limit=TOP_SAVINGS,
+                          ingest_batch_size=parts.settings.storage.ingest_batch_size)
+    for error in day.migrated.errors[:20]:
+        context.log.warning(error)
+    stats = day.stats
     return dg.MaterializeResult(metadata={
-        **counts({"snapshots": stats.snapshots, "files": stats.files, "new_blobs": stats.new_blobs,
-                  "deduplicated": stats.files - stats.unique_blobs,
-                  "bytes": stats.logical_bytes, "bytes_stored": stats.unique_bytes,
-                  "bytes_saved": stats.bytes_saved,
-                  "ingested_files": migrated.files if migrated else 0,
-                  "errors": len(migrated.errors) if migrated else 0}),
-        "dedup_ratio": rate(stats.dedup_ratio, 2),
+        **day.as_metadata(),
         "summary": dg.MetadataValue.md(
             f"{stats.files:,} files of {stats.snapshots:,} snapshots: "
             f"**{human_bytes(stats.logical_bytes)}** of files stored in "
             f"**{human_bytes(stats.unique_bytes)}** ({stats.dedup_ratio:.2f}x, "
             f"{human_bytes(stats.bytes_saved)} saved by dedup)"),
-        "largest_savings": table(_savings_frame(savings)),
+        "largest_savings": table(_savings_frame(day.savings)),
     })
 
 
@@ -72,11 +63,7 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     parts = storage.open()
     report = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work,
                            created_between=(start, end))
-    return dg.MaterializeResult(metadata=counts({
-        "snapshots": report.snapshots, "files": report.files, "links": report.links,
-        "links_created": report.links_created, "links_fixed": report.links_fixed,
-        "link_conflicts": report.link_conflicts,
-    }))
+    return dg.MaterializeResult(metadata=report.as_metadata())
 
 
 @dg.multi_asset_check(

@@ -5,16 +5,16 @@ every read, write and check streams in chunks.
 """
 
 from archive_pipelines.blobstore.base import BlobStore
-from archive_pipelines.blobstore.errors import (
+from archive_pipelines.blobstore.blob_results import CheckResult, PutResult
+from archive_pipelines.blobstore.factory import open_store
+from archive_pipelines.blobstore.hashing import sha256_file
+from archive_pipelines.blobstore.local import LocalBlobStore
+from archive_pipelines.blobstore.store_errors import (
     BlobIntegrityError,
     BlobNotFound,
     BlobStoreError,
     StoreNotWritable,
 )
-from archive_pipelines.blobstore.factory import open_store
-from archive_pipelines.blobstore.hashing import sha256_file
-from archive_pipelines.blobstore.local import LocalBlobStore
-from archive_pipelines.blobstore.results import CheckResult, PutResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,16 +11,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from archive_pipelines.blobstore.blob_results import CheckResult, PutResult
 from archive_pipelines.blobstore.encode import Encoded
-from archive_pipelines.blobstore.errors import (
+from archive_pipelines.blobstore.hashing import FileState, chunk_buffer
+from archive_pipelines.blobstore.keys import Codec, blob_key, check_codec
+from archive_pipelines.blobstore.store_errors import (
     BlobIntegrityError,
     BlobNotFound,
     BlobStoreError,
     StoreNotWritable,
 )
-from archive_pipelines.blobstore.hashing import FileState, chunk_buffer
-from archive_pipelines.blobstore.layout import Codec, blob_key, check_codec
-from archive_pipelines.blobstore.results import CheckResult, PutResult
 
 
 class BlobStore(abc.ABC):

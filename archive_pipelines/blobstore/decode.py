@@ -8,8 +8,8 @@ from typing import IO, TYPE_CHECKING, BinaryIO, cast
 
 import zstandard
 
-from archive_pipelines.blobstore.errors import BlobIntegrityError
-from archive_pipelines.blobstore.layout import CHUNK_SIZE, Codec
+from archive_pipelines.blobstore.keys import CHUNK_SIZE, Codec
+from archive_pipelines.blobstore.store_errors import BlobIntegrityError
 from archive_pipelines.blobstore.zstd_frames import ZstdFrameTracker
 
 if TYPE_CHECKING:

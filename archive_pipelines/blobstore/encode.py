@@ -10,7 +10,7 @@ from typing import IO, BinaryIO, cast
 import zstandard
 
 from archive_pipelines.blobstore.hashing import HashingWriter, chunk_buffer
-from archive_pipelines.blobstore.layout import CHUNK_SIZE, Codec
+from archive_pipelines.blobstore.keys import CHUNK_SIZE, Codec
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from archive_pipelines.blobstore.layout import CHUNK_SIZE
+from archive_pipelines.blobstore.keys import CHUNK_SIZE
 
 
 def sha256_file(path: Path | str) -> tuple[str, int]:

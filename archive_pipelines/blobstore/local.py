@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import BinaryIO
 
 from archive_pipelines.blobstore.base import BlobStore
+from archive_pipelines.blobstore.blob_results import CheckResult, PutResult
 from archive_pipelines.blobstore.decode import open_decoded
 from archive_pipelines.blobstore.encode import Encoded, encode_bytes
-from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound, BlobStoreError
 from archive_pipelines.blobstore.hashing import FileState, chunk_buffer, sha256_fd
-from archive_pipelines.blobstore.layout import check_sha256
+from archive_pipelines.blobstore.keys import check_sha256
 from archive_pipelines.blobstore.local_files import describe_os_error, fsync_dir, remove_stale_temps
 from archive_pipelines.blobstore.object_tree import ObjectTree
 from archive_pipelines.blobstore.object_writer import ObjectWriter
-from archive_pipelines.blobstore.results import CheckResult, PutResult
+from archive_pipelines.blobstore.store_errors import BlobIntegrityError, BlobNotFound, BlobStoreError
 
 SINGLE_PASS_BYTES = 8 << 20  # from this size, put_file hashes while copying (one read)
 

@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from archive_pipelines.blobstore.layout import (
+from archive_pipelines.blobstore.keys import (
     SUFFIXES,
     Codec,
     blob_key,

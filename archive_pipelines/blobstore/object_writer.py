@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from archive_pipelines.blobstore.blob_results import PutResult
 from archive_pipelines.blobstore.encode import Encoded, encode_stream
-from archive_pipelines.blobstore.errors import BlobStoreError
-from archive_pipelines.blobstore.layout import Codec
+from archive_pipelines.blobstore.keys import Codec
 from archive_pipelines.blobstore.local_files import (
     LINK_UNSUPPORTED,
     describe_os_error,
@@ -24,7 +24,7 @@ from archive_pipelines.blobstore.local_files import (
     temp_name,
 )
 from archive_pipelines.blobstore.object_tree import ObjectTree
-from archive_pipelines.blobstore.results import PutResult
+from archive_pipelines.blobstore.store_errors import BlobStoreError
 
 OBJECT_MODE = 0o444  # stored copies are immutable; a view's symlink must not edit the store
 _WRITE_BUFFER = 1 << 20

@@ -19,14 +19,14 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from archive_pipelines.blobstore.base import BlobStore
+from archive_pipelines.blobstore.blob_results import PutResult
 from archive_pipelines.blobstore.decode import open_decoded
 from archive_pipelines.blobstore.encode import Encoded, encode_stream
-from archive_pipelines.blobstore.errors import BlobNotFound, BlobStoreError
 from archive_pipelines.blobstore.hashing import FileState, sha256_file
-from archive_pipelines.blobstore.layout import check_hex_prefix, hash_from_key, key_prefix
+from archive_pipelines.blobstore.keys import check_hex_prefix, hash_from_key, key_prefix
 from archive_pipelines.blobstore.local_files import describe_os_error
-from archive_pipelines.blobstore.results import PutResult
 from archive_pipelines.blobstore.s3_errors import S3Refused, error_code, http_status, s3_errors
+from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -27,7 +27,7 @@ from botocore.exceptions import (
     ConnectionError as S3ConnectionError,
 )
 
-from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobStoreError
+from archive_pipelines.blobstore.store_errors import BlobIntegrityError, BlobStoreError
 
 _CREDENTIALS_REJECTED = frozenset({"InvalidAccessKeyId", "SignatureDoesNotMatch",
                                    "ExpiredToken", "InvalidToken", "TokenRefreshRequired"})

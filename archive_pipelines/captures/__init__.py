@@ -1,4 +1,4 @@
-"""Captures: crawled pages in the catalog (seed 003's metadata index).
+"""Captures: crawled pages in the catalog, indexed by URL and time.
 
 The crawler (frontier_service) writes page-fetch records into segment files under
 `sessions/{day}/{session_id}/` and their bodies into the primary blob store. Here a closed

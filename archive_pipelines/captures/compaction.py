@@ -1,4 +1,4 @@
-"""Compaction of old crawl sessions (seed 003): a session's segment files become one
+"""Compaction of old crawl sessions: a session's segment files become one
 zstd-compressed JSON-lines file plus an offset index, and its captures point into it.
 
 `sessions/compacted/<session>.jsonl.zst` is a run of independent zstd frames of about
@@ -34,7 +34,6 @@ from typing import Any
 import zstandard
 
 from archive_pipelines.blobstore.local_files import fsync_dir
-from archive_pipelines.captures.ingest import CaptureStore
 from archive_pipelines.captures.segment_files import (
     COMPACTED,
     JOURNALS,
@@ -43,6 +42,7 @@ from archive_pipelines.captures.segment_files import (
     find_segments,
     read_segment,
 )
+from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.catalog.captures import (
     Body,
     SegmentLedgerRow,
@@ -97,7 +97,7 @@ class CompactionError(Exception):
     """A session that cannot be compacted as it is (the message says why): left unchanged."""
 
 
-def compact_sessions(catalog: Catalog, store: CaptureStore, data_dir: Path, *,
+def compact_sessions(catalog: Catalog, store: CapturePrimary, data_dir: Path, *,
                      older_than: timedelta, session_id: str | None = None,
                      now: datetime | None = None, dry_run: bool = False,
                      on_session: Callable[[SessionCompaction], object] | None = None
@@ -136,7 +136,7 @@ def _days(span: timedelta) -> str:
     return f"{hours:g} hour{'' if hours == 1 else 's'}"
 
 
-def _compact_one(catalog: Catalog, store: CaptureStore, data_dir: Path,
+def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
                  *, session_id: str, dry_run: bool = False) -> SessionCompaction:
     result = SessionCompaction(session_id, "skipped")
     if _crawler_alive(data_dir, session_id):

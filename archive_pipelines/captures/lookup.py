@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from archive_pipelines.captures.records import url_key
+from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.catalog import reports
 from archive_pipelines.catalog.captures import (
     Capture,
@@ -17,7 +18,6 @@ from archive_pipelines.catalog.captures import (
 )
 from archive_pipelines.catalog.reports import SiteCaptures
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.errors import ArchiveError
 
 _WAYBACK = re.compile(r"[0-9]{4}(?:[0-9]{2}){0,5}")  # YYYY[MM[DD[hh[mm[ss]]]]]
 _ISO_DAY = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?")  # YYYY-MM, YYYY-MM-DD

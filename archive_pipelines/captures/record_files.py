@@ -14,7 +14,7 @@ _MAX_RECORD = 64 * 1024 * 1024
 
 
 def read_record(data_dir: Path, index_path: str, record_offset: int) -> dict[str, Any]:
-    """The seed-003 record (a dict) a capture came from. OSError / ValueError when the
+    """The page-fetch record (a dict) a capture came from. OSError / ValueError when the
     file is gone or does not hold a record there."""
     if Path(index_path).is_absolute() or ".." in Path(index_path).parts:
         raise ValueError(f"{index_path!r} is not a path inside the data dir")

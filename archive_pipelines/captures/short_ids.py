@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from archive_pipelines.archive_error import ArchiveError, NotFound
 from archive_pipelines.captures.segment_files import canonical_session_id
 from archive_pipelines.catalog.prefixes import body_hashes_with_prefix, session_ids_with_prefix
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.errors import ArchiveError, NotFound
 
 SHOWN = 10  # candidates an ambiguous prefix lists
 _HASH = re.compile(r"(?:sha256:)?([0-9a-f]{1,64})")

@@ -36,7 +36,7 @@ def known_hashes(session: Session, hashes: Sequence[str]) -> set[str]:
 
 
 def hashes_in_range(session: Session, low: str, high: str | None) -> set[str]:
-    """The hash of every blob row in [low, high) (`blobstore.prefixes.prefix_range`): one
+    """The hash of every blob row in [low, high) (`blobstore.hash_prefixes.prefix_range`): one
     range of the sha256 index."""
     query = select(Blob.sha256).where(Blob.sha256 >= low)
     if high is not None:

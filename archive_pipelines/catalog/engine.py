@@ -17,8 +17,8 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 
+from archive_pipelines.archive_error import CatalogError
 from archive_pipelines.catalog.urls import normalize_catalog_url, redact_url
-from archive_pipelines.errors import CatalogError
 
 READ_ONLY = "archive_read_only"
 T = TypeVar("T")

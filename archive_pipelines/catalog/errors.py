@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from archive_pipelines.errors import CatalogError
+from archive_pipelines.archive_error import CatalogError
 
 # Constraint name (or a fragment the driver reports) -> what it means to a person.
 _MEANINGS = {

@@ -6,7 +6,7 @@ legacy layout is the same flat folder; `legacy.versions` recognises them and cha
 `organized` labels folders an earlier version of this project regrouped per extractor;
 `cas` is the current layout. `0.x` is a record only ArchiveBox's index.sqlite3 knows,
 with no folder. Rows written by older code may also hold `legacy` (see
-`migration.labels`); it is still read and migrated, never written again.
+`migration.fs_versions`); it is still read and migrated, never written again.
 """
 
 from __future__ import annotations

@@ -252,7 +252,7 @@ class BlobCopy(Base):
 
 
 class CrawlSession(Base):
-    """A crawl session whose segments were ingested (`captures.ingest`): its first and last
+    """A crawl session whose segments were ingested (`captures.segment_ingest`): its first and last
     fetch, the pages ingested so far, and its compacted file once compacted."""
 
     __tablename__ = "crawl_session"

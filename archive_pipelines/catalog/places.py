@@ -1,4 +1,4 @@
-"""Snapshot places: the catalog fields that view paths are made of (`storage.places` makes
+"""Snapshot places: the catalog fields that view paths are made of (`storage.snapshot_places` makes
 them the views' `SnapshotPlace`)."""
 
 from __future__ import annotations

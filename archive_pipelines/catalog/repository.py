@@ -125,7 +125,7 @@ class CatalogRepository(Transactions):
     def delete_snapshot(self, snapshot_id: str) -> bool:
         """Delete a snapshot, releasing its files' blob references in the same transaction.
 
-        View links are the storage layer's business (`storage.files.delete_snapshot`).
+        View links are the storage layer's business (`storage.removal.delete_snapshot`).
         """
         with self.session() as session:
             rows = snapshot_file_rows(session, snapshot_id)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.captures.compaction import CompactionError
 from archive_pipelines.captures.lookup import find_body, find_session, find_url, note, when_ms
 from archive_pipelines.captures.record_files import read_record
@@ -18,7 +19,6 @@ from archive_pipelines.catalog.captures import Capture
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
-from archive_pipelines.errors import ArchiveError
 from archive_pipelines.sizes import human_bytes
 
 

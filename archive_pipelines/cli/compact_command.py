@@ -8,12 +8,12 @@ from datetime import timedelta
 import click
 
 from archive_pipelines.captures.compaction import CompactionReport, compact_sessions
-from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.captures.short_ids import resolve_session_id
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import DAYS
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.sizes import human_bytes
 
 
@@ -40,10 +40,10 @@ def compact_crawls_command(obj: CliContext, days: float | None, session_id: str 
         session_id = resolve_session_id(Catalog(obj.engine), session_id)
     parts = obj.parts()
     older = timedelta(days=obj.settings.crawl.compact_after_days if days is None else days)
-    store = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
-                         parts.views.crawl)
+    primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
+                             parts.views.crawl)
     with progress_bar("compacting", "session", disable=as_json or dry_run) as bar:
-        report = compact_sessions(parts.catalog, store, obj.settings.data_dir,
+        report = compact_sessions(parts.catalog, primary, obj.settings.data_dir,
                                   older_than=older, session_id=session_id, dry_run=dry_run,
                                   on_session=lambda _s: bar.update(1))
     if as_json:

@@ -10,7 +10,7 @@ import click
 
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.inputs import BadInput, check_url, timestamp_time
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.cli.storage_output import print_errors
 from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.snapshot_ingest import (

@@ -6,16 +6,16 @@ import json
 
 import click
 
-from archive_pipelines.captures.ingest import (
-    CaptureStore,
+from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.captures.segment_files import canonical_session_id
+from archive_pipelines.captures.segment_ingest import (
+    CapturePrimary,
     SegmentReport,
     ingest_crawl,
     pending_segments,
 )
-from archive_pipelines.captures.segment_files import canonical_session_id
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import progress_bar
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.sizes import human_bytes
 
 
@@ -43,9 +43,9 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, *, every: bool
             bar.update(1)
             bar.set_postfix(pages=segment.pages, refresh=False)
 
-        store = CaptureStore(parts.primary.store, parts.primary.store_id,
-                             parts.views.farm, parts.views.crawl)
-        report = ingest_crawl(parts.catalog, store, root, session_id=session_id,
+        primary = CapturePrimary(parts.primary.store, parts.primary.store_id,
+                                 parts.views.farm, parts.views.crawl)
+        report = ingest_crawl(parts.catalog, primary, root, session_id=session_id,
                               on_segment=advance)
     totals = report.to_dict()
     if as_json:

@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.legacy.fields import looks_like_timestamp
 
 URL_SCHEMES = ("http", "https")

@@ -10,8 +10,8 @@ import click
 from archive_pipelines import __version__
 from archive_pipelines.cli.commands import COMMANDS
 from archive_pipelines.cli.context import CliContext
+from archive_pipelines.cli.group_runner import run_group
 from archive_pipelines.cli.lazy_group import LazyGroup
-from archive_pipelines.cli.runner import run_group
 
 
 @click.group(cls=LazyGroup, lazy_commands=COMMANDS,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.cli.storage_output import VIEW_CHOICE, print_errors
-from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import estimate_dedup, migrate_all
 from archive_pipelines.sizes import human_bytes

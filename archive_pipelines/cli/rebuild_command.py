@@ -7,9 +7,9 @@ import time
 import click
 
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.cli.storage_output import VIEW_CHOICE
-from archive_pipelines.storage.rebuild import rebuild_views
+from archive_pipelines.storage.view_rebuild import rebuild_views
 
 
 @click.command("rebuild-views")

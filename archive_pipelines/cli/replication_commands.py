@@ -1,4 +1,4 @@
-"""`replicate` and `replication-status`: seed 004 from the command line."""
+"""`replicate` and `replication-status`: bring blobs to their copy count, and show it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT, FRACTION
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.cli.scrub_command import (
     echo_scrub_outcome,
     echo_scrub_table,

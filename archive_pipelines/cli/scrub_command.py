@@ -10,10 +10,10 @@ from collections.abc import Collection, Sequence
 
 import click
 
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import FRACTION
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.replication import (
     ReplicationSetup,
     ScrubPlan,

@@ -8,9 +8,9 @@ from datetime import datetime
 
 import click
 
+from archive_pipelines.archive_error import NotFound
 from archive_pipelines.catalog.details import find_snapshots, snapshot_details
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.errors import NotFound
 from archive_pipelines.sizes import human_bytes
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import click
 
+from archive_pipelines.archive_error import CatalogError
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.catalog.urls import redact_url
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.schema_revision import current_revision, head_revision
-from archive_pipelines.errors import CatalogError
 
 
 @click.command("status")

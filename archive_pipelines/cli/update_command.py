@@ -10,7 +10,7 @@ import click
 
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.migration import ImportReport, MigrateReport, import_orphans
 from archive_pipelines.migration.collection import Failure, failures, migrate_all
 from archive_pipelines.storage.assembly import StorageParts

@@ -8,7 +8,7 @@ import click
 
 from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.progress import progress_bar
+from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.cli.storage_output import VIEW_CHOICE
 from archive_pipelines.cli.verify_summary import echo_verify_report, verify_json, verify_verdict
 from archive_pipelines.storage.verify import EXAMPLES, verify_storage

@@ -13,8 +13,8 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from archive_pipelines.datadir.layout import DataDir
-from archive_pipelines.errors import DataDirError
+from archive_pipelines.archive_error import DataDirError
+from archive_pipelines.datadir.data_dir import DataDir
 from archive_pipelines.settings import Settings
 
 

@@ -7,8 +7,8 @@ which one wrote them, and never starts empty in silence); the tests and benchmar
 throwaway ones (LocalRedis).
 """
 
-from archive_pipelines.embedded_redis.files import EmbeddedRedisRefused
 from archive_pipelines.embedded_redis.local_redis import LocalRedis, find_redis_server
 from archive_pipelines.embedded_redis.persistent import EmbeddedRedis
+from archive_pipelines.embedded_redis.server_record import EmbeddedRedisRefused
 
 __all__ = ["EmbeddedRedis", "EmbeddedRedisRefused", "LocalRedis", "find_redis_server"]

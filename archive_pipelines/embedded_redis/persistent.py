@@ -16,14 +16,14 @@ from archive_pipelines.embedded_redis.binaries import (
     newest,
     redis_server_binaries,
 )
-from archive_pipelines.embedded_redis.files import (
+from archive_pipelines.embedded_redis.local_redis import NOT_FOUND, LocalRedis
+from archive_pipelines.embedded_redis.server_record import (
     EmbeddedRedisRefused,
     files_need,
     read_record,
     refuse_older,
     write_record,
 )
-from archive_pipelines.embedded_redis.local_redis import NOT_FOUND, LocalRedis
 
 # A key the embedded Redis always holds (set at start and at a clean stop): without it
 # after loading, its files were not loaded.

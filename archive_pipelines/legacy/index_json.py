@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from archive_pipelines.legacy.archive_result import LegacyResult, Warn, is_extractor_name, parse_result
 from archive_pipelines.legacy.fields import (
     check_url,
     coerce_timestamp,
@@ -21,7 +22,6 @@ from archive_pipelines.legacy.fields import (
     split_tags,
     unique_sorted,
 )
-from archive_pipelines.legacy.results import LegacyResult, Warn, is_extractor_name, parse_result
 from archive_pipelines.legacy.versions import detect_version
 
 INDEX_FILENAME = "index.json"

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from archive_pipelines.legacy.archive_result import LegacyResult, sort_key
 from archive_pipelines.legacy.fields import unique_sorted
-from archive_pipelines.legacy.results import LegacyResult, sort_key
 
 
 class SnapshotRecord(Protocol):

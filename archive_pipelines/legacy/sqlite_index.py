@@ -16,7 +16,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.legacy.archive_result import LegacyResult, is_extractor_name, parse_result, sort_key
 from archive_pipelines.legacy.fields import (
     check_url,
     coerce_timestamp,
@@ -26,7 +27,6 @@ from archive_pipelines.legacy.fields import (
     split_tags,
     unique_sorted,
 )
-from archive_pipelines.legacy.results import LegacyResult, is_extractor_name, parse_result, sort_key
 
 SQLITE_NAME = "index.sqlite3"  # ArchiveBox's main index, at the collection root
 

@@ -1,4 +1,4 @@
-"""Lazy adoption of legacy ArchiveBox collections (seed 001), in plain Python.
+"""Lazy adoption of legacy ArchiveBox collections, in plain Python.
 
 Discovery (`import_orphans`), the one step into the store (`to_cas`, `migrate_batch`),
 migrate-on-save, exact-duplicate merging and the sensors' pure decisions. The Dagster
@@ -6,7 +6,7 @@ wiring calls these; nothing here imports dagster.
 """
 
 from archive_pipelines.migration.discovery import ImportReport, import_orphans
-from archive_pipelines.migration.duplicates import MergeReport, merge_duplicates
+from archive_pipelines.migration.duplicate_merge import MergeReport, merge_duplicates
 from archive_pipelines.migration.save import SaveReport, SnapshotMigrationError, save_snapshot
 from archive_pipelines.migration.sensor_logic import next_migration_batches, orphan_folders_changed
 from archive_pipelines.migration.steps import (

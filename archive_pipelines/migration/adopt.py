@@ -33,12 +33,12 @@ from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.tags import add_tags, tag_ids
+from archive_pipelines.legacy.archive_result import LegacyResult
 from archive_pipelines.legacy.index_json import LegacyIndex
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, reconcile
-from archive_pipelines.legacy.results import LegacyResult
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxSnapshot
-from archive_pipelines.migration.catalog_side import catalog_views, result_row
-from archive_pipelines.migration.labels import NO_FOLDER
+from archive_pipelines.migration.fs_versions import NO_FOLDER
+from archive_pipelines.migration.reconcile_rows import catalog_views, result_row
 
 IMPORTED, RECONCILED, DUPLICATE, ID_TAKEN = "imported", "reconciled", "duplicate", "id_taken"
 # Ids derived for folders that carry none: uuid5 of this namespace and "<timestamp> <url>".

@@ -6,7 +6,7 @@ through `migration.steps.migrate_batch`.
 
 1. Ingest every regular file of every folder at its own path (`index.html`,
    `readability/content.html`, `example.com/a/index.html`...), the extractor read off the
-   path as metadata (`legacy.layout.extractor_of`): hard links into the store when possible,
+   path as metadata (`legacy.snapshot_folder.extractor_of`): hard links into the store when possible,
    dedup, exact ref counts, views. Nothing in the folder is written or moved. A path the
    catalog already holds with other bytes is never replaced: the original stays referenced,
    and the folder stays (reported). Symlinks and empty folders are recorded in
@@ -38,13 +38,19 @@ from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.datadir import DataDir
-from archive_pipelines.legacy.layout import FolderDir, FolderFile, FolderLink, display_path, iter_folder
+from archive_pipelines.legacy.snapshot_folder import (
+    FolderDir,
+    FolderFile,
+    FolderLink,
+    display_path,
+    iter_folder,
+)
 from archive_pipelines.migration.folders import is_partial
+from archive_pipelines.storage.file_ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
-from archive_pipelines.storage.places import places_for
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import UnsafePathError, ViewSet, validate_relative_path, view_dir
 
 _LISTING_THREADS = 4  # folders listed at once (threads: the listing waits on the disk)

@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.blobs import known_hashes
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue, dedup_ratio
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
-from archive_pipelines.legacy.layout import FolderFile, iter_folder
-from archive_pipelines.migration.discovery import ImportReport
+from archive_pipelines.legacy.snapshot_folder import FolderFile, iter_folder
+from archive_pipelines.migration.discovery import ImportReport, import_orphans
 from archive_pipelines.migration.folders import snapshot_folder_names
 from archive_pipelines.migration.sensor_logic import next_migration_batches
 from archive_pipelines.migration.steps import MigrateReport, migrate_batch
+from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.views import ViewSet
 
@@ -70,9 +71,9 @@ def migrate_all(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work
 
 
 def _add(total: MigrateReport, report: MigrateReport) -> None:
-    for name in ("processed", "migrated", "failed", "skipped", "files", "new_blobs",
-                 "deduplicated", "bytes_in", "bytes_saved"):
-        setattr(total, name, getattr(total, name) + getattr(report, name))
+    """Add a batch to the total: every count and warning; the errors up to MAX_LISTED, and
+    only the snapshots that failed."""
+    total.add_counts(report)
     total.warnings.extend(report.warnings)
     room = MAX_LISTED - len(total.errors)
     total.errors.extend(report.errors[:max(room, 0)])
@@ -80,7 +81,39 @@ def _add(total: MigrateReport, report: MigrateReport) -> None:
 
 
 @dataclass
-class DedupEstimate:
+class CollectionReport:
+    """A whole collection adopted: the import pass, then the migration of every snapshot."""
+
+    imported: ImportReport
+    migrated: MigrateReport
+
+    @property
+    def errors(self) -> list[str]:
+        return self.imported.errors + self.migrated.errors
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"dry_run": False, "folders": self.imported.processed,
+                "created_snapshots": self.imported.imported, "files": self.migrated.files,
+                "new_blobs": self.migrated.new_blobs, "deduplicated": self.migrated.deduplicated,
+                "bytes_in": self.migrated.bytes_in, "bytes_saved": self.migrated.bytes_saved,
+                "cleaned_folders": self.migrated.migrated}
+
+
+def adopt_collection(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
+                     work: FileWork, layout: DataDir, resume_from: str = "", batch_size: int,
+                     default_user: str, retire: bool = True,
+                     ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> CollectionReport:
+    """Import every folder of archive/ (from `resume_from`), then migrate every snapshot
+    whose layout is behind (`migrate_all`)."""
+    imported = import_orphans(catalog, layout, resume_from=resume_from, batch_size=batch_size,
+                              default_user=default_user)
+    migrated = migrate_all(catalog, primary, views, work=work, layout=layout, batch_size=batch_size,
+                           retire=retire, ingest_batch_size=ingest_batch_size)
+    return CollectionReport(imported, migrated)
+
+
+@dataclass
+class DedupEstimate(Counts):
     """What storing the legacy folders would take: `migrate-to-cas --dry-run`."""
 
     folders: int = 0
@@ -93,8 +126,12 @@ class DedupEstimate:
 
     @property
     def dedup_ratio(self) -> float:
-        stored = self.bytes_in - self.bytes_saved
-        return self.bytes_in / stored if stored > 0 else 1.0
+        """Logical bytes / stored bytes (1.0 = no dedup)."""
+        return dedup_ratio(self.bytes_in, self.bytes_saved)
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"dry_run": True, **self.counts(), "dedup_ratio": round(self.dedup_ratio, 4),
+                "errors": len(self.errors)}
 
 
 def estimate_dedup(catalog: Catalog, layout: DataDir, *, resume_from: str = "",

@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
-from archive_pipelines.errors import ArchiveError
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
 from archive_pipelines.legacy.sqlite_index import SQLITE_NAME, ArchiveBoxIndex, ArchiveBoxSnapshot
 from archive_pipelines.legacy.versions import V0_4
@@ -41,14 +42,14 @@ from archive_pipelines.migration.folders import (
     other_entries,
     snapshot_folder_names,
 )
-from archive_pipelines.migration.labels import NO_FOLDER
+from archive_pipelines.migration.fs_versions import NO_FOLDER
 from archive_pipelines.settings.model import ViewSettings
 
 MAX_ERRORS = 1000  # messages kept; `error_count` counts them all
 
 
 @dataclass
-class ImportReport:
+class ImportReport(Counts):
     """What one import pass did. `imported` counts new snapshots (duplicates and 0.x records
     included); `reconciled` counts folders matched to a snapshot the catalog had."""
 
@@ -81,6 +82,12 @@ class ImportReport:
         self.warning_count += 1
         if len(self.warnings) < MAX_ERRORS:
             self.warnings.append(message)
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"processed": self.processed, "imported": self.imported,
+                "reconciled": self.reconciled, "invalid": self.invalid,
+                "duplicates": self.duplicates, "errors": self.error_count,
+                "last_timestamp": self.last_timestamp}
 
 
 DEFAULT_USER = ViewSettings.model_fields["default_user"].default

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archive_pipelines.datadir.layout import VIEW_ROOTS
+from archive_pipelines.datadir.data_dir import VIEW_ROOTS
 from archive_pipelines.legacy.fields import looks_like_timestamp
 
 TEMP_SUFFIX = ".~ap-partial"

@@ -1,4 +1,4 @@
-"""Migrate on save (seed 001): a snapshot is moved to the current layout before it changes.
+"""Migrate on save: a snapshot is moved to the current layout before it changes.
 
 Only fields that do not place files can change here: `title`, `tags` (the full new set)
 and `crawl_id`. url, timestamp, created_at and created_by name view paths; changing them is
@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.catalog.tags import replace_tags
 from archive_pipelines.datadir import DataDir
-from archive_pipelines.errors import ArchiveError
 from archive_pipelines.migration.folders import real_folder
-from archive_pipelines.migration.labels import NO_FOLDER, needs_migration
+from archive_pipelines.migration.fs_versions import NO_FOLDER, needs_migration
 from archive_pipelines.migration.steps import StepReport, migrate_snapshot
+from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.views import ViewSet
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.migration.labels import MIGRATABLE_LABELS
+from archive_pipelines.migration.fs_versions import MIGRATABLE_LABELS
 
 _SEPARATOR = "|"
 

@@ -26,20 +26,21 @@ from dataclasses import dataclass, field
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import SnapshotRow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
 from archive_pipelines.legacy.versions import CAS, TO_CAS
 from archive_pipelines.migration.cas import migrate_to_cas_batch
 from archive_pipelines.migration.folders import folder_lock, real_folder
-from archive_pipelines.migration.labels import NO_FOLDER, needs_migration, steps_for
+from archive_pipelines.migration.fs_versions import NO_FOLDER, needs_migration, steps_for
+from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE, IngestReport
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE, IngestReport
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.views import ViewSet
 
 
 @dataclass
-class StepReport:
+class StepReport(Counts):
     """One snapshot's migration: the steps that ran and where it ended up."""
 
     snapshot_id: str
@@ -59,7 +60,9 @@ class StepReport:
 
 
 @dataclass
-class MigrateReport:
+class MigrateReport(Counts):
+    """Snapshots migrated, failed or skipped, the files they stored, and what went wrong."""
+
     processed: int = 0
     migrated: int = 0
     failed: int = 0
@@ -72,6 +75,9 @@ class MigrateReport:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     snapshots: list[StepReport] = field(default_factory=list)
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {**self.counts(), "errors": len(self.errors)}
 
 
 def migrate_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,

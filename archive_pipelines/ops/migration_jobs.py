@@ -22,11 +22,7 @@ def import_orphans_op(context: dg.OpExecutionContext, config: ImportOrphansConfi
                             default_user=parts.settings.views.default_user)
     for line in report.errors[:20]:
         context.log.warning(line)
-    return dg.Output(report.imported, metadata={
-        "processed": report.processed, "imported": report.imported,
-        "reconciled": report.reconciled, "invalid": report.invalid,
-        "duplicates": report.duplicates,
-        "errors": report.error_count, "last_timestamp": report.last_timestamp})
+    return dg.Output(report.imported, metadata=report.as_metadata())
 
 
 @dg.job(description="Adopt legacy folders under archive/ into the catalog (no up-front scan "
@@ -49,9 +45,7 @@ def migrate_fs_op(context: dg.OpExecutionContext, config: MigrateFsConfig,
                            ingest_batch_size=parts.settings.storage.ingest_batch_size)
     for line in report.errors[:20]:
         context.log.warning(line)
-    return dg.Output(report.migrated, metadata={
-        "processed": report.processed, "migrated": report.migrated,
-        "failed": report.failed, "skipped": report.skipped})
+    return dg.Output(report.migrated, metadata=report.as_metadata())
 
 
 @dg.job(description="Migrate one batch of snapshots to the current filesystem layout.")
@@ -70,9 +64,7 @@ def merge_duplicates_op(config: MergeDuplicatesConfig,
     report = merge_duplicates(parts.catalog, parts.primary, parts.views, work=parts.work,
                               layout=parts.layout, batch_size=config.batch_size,
                               ingest_batch_size=parts.settings.storage.ingest_batch_size)
-    return dg.Output(report.merged, metadata={
-        "groups": report.groups, "merged": report.merged, "files_moved": report.files_moved,
-        "skipped": report.skipped, "errors": len(report.errors)})
+    return dg.Output(report.merged, metadata=report.as_metadata())
 
 
 @dg.job(description="Merge exact duplicate snapshots, streaming.")

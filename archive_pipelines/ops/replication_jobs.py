@@ -8,10 +8,9 @@ from pydantic import Field
 from archive_pipelines.replication import (
     RunSummary,
     archive_batch,
-    plan_scrubs,
     replicate_until_met,
-    run_scrubs,
 )
+from archive_pipelines.replication.scrub_runs import scrub_stores
 from archive_pipelines.resources.replication import ReplicationResource
 
 
@@ -97,25 +96,16 @@ class ScrubConfig(dg.Config):
 def scrub_op(context: dg.OpExecutionContext, config: ScrubConfig,
              replication: ReplicationResource) -> dg.Output[int]:
     setup = replication.open()
-    plans = plan_scrubs(setup.catalog, setup.replicas, [config.store] if config.store else None,
-                        prefix=config.prefix or None,
-                        sample=config.sample if config.sample < 1 else None)
-    reports = run_scrubs(setup.catalog, setup.replicas, plans, width=setup.policy.copier_width,
-                         limit=config.limit or None)
-    for report in reports:
+    run = scrub_stores(setup.catalog, setup.replicas, [config.store] if config.store else None,
+                       prefix=config.prefix or None,
+                       sample=config.sample if config.sample < 1 else None,
+                       width=setup.policy.copier_width, limit=config.limit or None)
+    for report in run.reports:
         for line in report.problems:
             context.log.warning(line)
-    errors = [report.error for report in reports if report.error]
-    if errors:
-        raise dg.Failure("; ".join(errors))
-    bad = sum(report.bad for report in reports)
-    return dg.Output(bad, metadata={
-        "checked": sum(r.checked for r in reports),
-        "corrupted": sum(r.corrupted for r in reports),
-        "missing": sum(r.missing for r in reports),
-        "set_aside": sum(r.set_aside for r in reports),
-        "bytes_checked": sum(r.bytes_checked for r in reports),
-        **{f"objects_per_second_{r.store}": round(r.objects_per_second, 1) for r in reports}})
+    if run.errors:
+        raise dg.Failure("; ".join(run.errors))
+    return dg.Output(run.bad, metadata=run.as_metadata())
 
 
 @dg.job(description="Read stored copies back and check their bytes: a copy found missing or "

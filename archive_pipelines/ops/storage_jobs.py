@@ -7,12 +7,11 @@ archive_pipelines.definitions -j <job>`, or with a config file.
 import dagster as dg
 from pydantic import Field
 
-from archive_pipelines.migration import import_orphans
-from archive_pipelines.migration.collection import estimate_dedup, migrate_all
+from archive_pipelines.migration.collection import adopt_collection, estimate_dedup
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.storage.gc import collect_garbage
-from archive_pipelines.storage.rebuild import rebuild_views
-from archive_pipelines.storage.verify import KINDS, verify_storage
+from archive_pipelines.storage.verify import verify_storage
+from archive_pipelines.storage.view_rebuild import rebuild_views
 
 
 class VerifyConfig(dg.Config):
@@ -30,12 +29,7 @@ def verify_storage_op(context: dg.OpExecutionContext, config: VerifyConfig,
                             vacuum=config.vacuum, deep=config.deep, data_dir=parts.layout.root)
     for kind, examples in report.examples.items():
         context.log.warning(f"{kind}: {report.found[kind]} (e.g. {', '.join(examples[:3])})")
-    metadata: dict[str, int] = {"blobs_checked": report.blobs_checked,
-                                "links_checked": report.links_checked,
-                                "problems_left": report.problems}
-    metadata.update({f"found_{k}": report.found[k] for k in KINDS})
-    metadata.update({f"fixed_{k}": report.fixed[k] for k in KINDS if report.fixed[k]})
-    return dg.Output(report.problems, metadata=metadata)
+    return dg.Output(report.problems, metadata=report.as_metadata())
 
 
 @dg.job(description="Verify storage health; with fix/vacuum, repair it. Scheduled.")
@@ -53,11 +47,7 @@ def rebuild_views_op(config: RebuildViewsConfig, storage: StorageResource) -> dg
     parts = storage.open(config.views or None)
     report = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work,
                            clean=config.clean)
-    return dg.Output(report.links, metadata={
-        "snapshots": report.snapshots, "files": report.files,
-        "links_created": report.links_created, "links_fixed": report.links_fixed,
-        "links_ok": report.links_ok, "link_conflicts": report.link_conflicts,
-        "links_removed": report.links_removed})
+    return dg.Output(report.links, metadata=report.as_metadata())
 
 
 @dg.job(description="Rebuild the symlink views from the catalog (optionally clean first).")
@@ -82,29 +72,20 @@ def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig
     parts = storage.open(config.views or None)
     if config.dry_run:
         estimate = estimate_dedup(parts.catalog, parts.layout, resume_from=config.resume_from)
-        return dg.Output(estimate.files, metadata={
-            "dry_run": True, "folders": estimate.folders, "files": estimate.files,
-            "new_blobs": estimate.new_blobs, "deduplicated": estimate.deduplicated,
-            "bytes_in": dg.MetadataValue.int(estimate.bytes_in),
-            "bytes_saved": dg.MetadataValue.int(estimate.bytes_saved),
-            "dedup_ratio": round(estimate.dedup_ratio, 4), "errors": len(estimate.errors)})
-    imported = import_orphans(parts.catalog, parts.layout, resume_from=config.resume_from,
-                              batch_size=config.batch_size,
-                              default_user=parts.settings.views.default_user)
-    report = migrate_all(parts.catalog, parts.primary, parts.views, work=parts.work,
-                         layout=parts.layout, batch_size=config.batch_size, retire=config.cleanup_legacy,
-                         ingest_batch_size=parts.settings.storage.ingest_batch_size)
-    errors = imported.errors + report.errors
+        return dg.Output(estimate.files, metadata=estimate.as_metadata())
+    report = adopt_collection(parts.catalog, parts.primary, parts.views,
+                              work=parts.work, layout=parts.layout,
+                              resume_from=config.resume_from, batch_size=config.batch_size,
+                              default_user=parts.settings.views.default_user,
+                              retire=config.cleanup_legacy,
+                              ingest_batch_size=parts.settings.storage.ingest_batch_size)
+    errors = report.errors
     for error in errors[:20]:
         context.log.warning(error)
     if errors:
         raise dg.Failure(description=f"{len(errors)} folder(s) could not be adopted or stored",
                          metadata={"first_errors": "\n".join(errors[:20])})
-    return dg.Output(report.files, metadata={
-        "dry_run": False, "folders": imported.processed, "created_snapshots": imported.imported,
-        "files": report.files, "new_blobs": report.new_blobs,
-        "deduplicated": report.deduplicated, "bytes_in": report.bytes_in,
-        "bytes_saved": report.bytes_saved, "cleaned_folders": report.migrated})
+    return dg.Output(report.migrated.files, metadata=report.as_metadata())
 
 
 @dg.job(description="Migrate legacy folders into the content-addressed store (dedup report).")
@@ -123,13 +104,8 @@ def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
     grace = (parts.settings.storage.gc_grace_hours if config.grace_hours < 0
              else config.grace_hours)
     report = collect_garbage(parts.catalog, parts.primary, parts.views.farm,
-                             layout=parts.layout, grace_hours=grace, dry_run=config.dry_run)
-    return dg.Output(report.removed, metadata={
-        "candidates": report.candidates, "removed": report.removed,
-        "bytes_freed": report.bytes_freed, "revived": report.revived,
-        "untracked_removed": report.untracked_removed,
-        "migrated_folders_removed": report.migrated_folders_removed,
-        "errors": len(report.errors), "dry_run": config.dry_run})
+                             parts.layout, grace_hours=grace, dry_run=config.dry_run)
+    return dg.Output(report.removed, metadata=report.as_metadata())
 
 
 @dg.job(description="Garbage-collect unreferenced blobs from the primary store.")

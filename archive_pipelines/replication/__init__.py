@@ -1,4 +1,4 @@
-"""Replication (seed 004): keep `retention` verified copies of every referenced blob.
+"""Replication: keep `retention` verified copies of every referenced blob.
 
 Plain Python (no Dagster). The director (`plan_batches`) finds under-replicated blobs with
 one bounded, indexed query per tick; the worker (`archive_batch`) re-checks need, checks
@@ -8,7 +8,7 @@ corrupt local object is set aside into `quarantine/`). Nothing here ever deletes
 at any store.
 """
 
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.replication.copier import CopyItem, CopyOutcome, copy_object, copy_objects
 from archive_pipelines.replication.director import DirectorTick, plan_batches, replicate_until_met
 from archive_pipelines.replication.report import BatchReport, ReplicationFailed

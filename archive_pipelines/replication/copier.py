@@ -1,4 +1,4 @@
-"""The archiver copier (seed 004): copy blobs from one store to another, object by object.
+"""The archiver copier: copy blobs from one store to another, object by object.
 
 Each object is streamed from the source through a size guard (a zstd bomb stops at the
 blob's size) into `put_verified`, which publishes it atomically only once it hashes to its

@@ -1,4 +1,4 @@
-"""The archival director (seed 004): find under-replicated blobs, cut them into batches.
+"""The archival director: find under-replicated blobs, cut them into batches.
 
 One tick scans a bounded window of blob ids from a cursor with one indexed query, so it
 costs the same whatever the catalog's size; successive ticks walk the whole catalog and
@@ -123,8 +123,8 @@ def replicate_until_met(setup: ReplicationSetup, *, max_ticks: int | None = None
             report = archive_batch(catalog, replicas, batch, retention=policy.retention,
                                    max_age=setup.max_age, width=policy.copier_width,
                                    raise_on_failure=False)
-            total.merge(report)
-            scan.merge(report)
+            total.add(report)
+            scan.add(report)
             batches += 1
             report_new_problems()
             if on_batch is not None:

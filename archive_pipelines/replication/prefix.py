@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.catalog.blobs import referenced_hashes
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.replication.report import BatchReport
@@ -31,6 +31,6 @@ def replicate_prefix(catalog: Catalog, replica_set: ReplicaSet, prefix: str, *, 
             batch = referenced_hashes(session, low=low, high=high, after=last, limit=batch_size)
         if not batch:
             return report
-        report.merge(archive_batch(catalog, replica_set, batch, retention=retention,
+        report.add(archive_batch(catalog, replica_set, batch, retention=retention,
                                    max_age=max_age, width=width, raise_on_failure=False))
         last = batch[-1]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.counts import Counts
 
 MAX_ERROR_LINES = 50  # a run against a dead store would otherwise list every object
 
@@ -19,7 +20,7 @@ def one_line(exc: BaseException) -> str:
 
 
 @dataclass
-class BatchReport:
+class BatchReport(Counts):
     """The outcome of `archive_batch` on one batch (per store where it matters)."""
 
     requested: int = 0
@@ -60,13 +61,10 @@ class BatchReport:
         else:
             self.errors_dropped += 1
 
-    def merge(self, other: BatchReport) -> None:
-        for name in ("requested", "skipped", "planned", "unplaceable", "failures", "short",
-                     "errors_dropped"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("copies", "created", "bytes_copied", "stored_bytes", "corrupted_found",
-                     "missing_found", "failed_copies", "skipped_copies", "short_reasons"):
-            getattr(self, name).update(getattr(other, name))
+    def add(self, other: BatchReport) -> None:
+        """Add `other`: counts and counts per store summed, the first reason a store was
+        skipped kept, error lines bounded."""
+        self.add_counts(other)
         for store, problem in other.store_problems.items():
             self.store_problems.setdefault(store, problem)  # reported once: the first reason
         for line in other.errors:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 
 Window = tuple[str, str | None]  # sha256 range [low, high); high None: no upper bound
 

@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from archive_pipelines.blobstore import CheckResult
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.catalog.copies import copies_of, copies_to_scrub, update_copies
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts
 from archive_pipelines.replication.copier import map_parallel
 from archive_pipelines.replication.quarantine import can_set_aside, set_aside
 from archive_pipelines.replication.report import one_line
@@ -34,7 +35,7 @@ SCRUBBED = ("present", "corrupted")  # the copy statuses a scrub reads
 
 
 @dataclass
-class ScrubReport:
+class ScrubReport(Counts):
     """What a scrub of one store read and found."""
 
     store: str
@@ -68,11 +69,9 @@ class ScrubReport:
         """For people (binary units, as every size shown); `megabytes_per_second` for JSON."""
         return self.bytes_checked / 2**20 / self.seconds if self.seconds > 0 else 0.0
 
-    def merge(self, other: ScrubReport) -> None:
-        """Add the counts of another page of the same store."""
-        for name in ("checked", "ok", "corrupted", "missing", "restored", "set_aside",
-                     "bytes_checked"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+    def add(self, other: ScrubReport) -> None:
+        """Add the counts of another page of the same store (problem lines bounded)."""
+        self.add_counts(other)
         self.problems.extend(other.problems[:max(0, MAX_PROBLEM_LINES - len(self.problems))])
 
     def summary(self) -> dict[str, object]:

@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.blobstore import BlobStoreError
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.catalog.copies import count_copies_in_range
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.counts import MetadataValue
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.replication.sampling import Window, sample_fraction, sample_windows
 from archive_pipelines.replication.scrub import SCRUBBED, ScrubReport, scrub_range
@@ -70,6 +71,37 @@ def plan_scrubs(catalog: Catalog, replica_set: ReplicaSet, names: Sequence[str] 
     return plans
 
 
+@dataclass(frozen=True)
+class ScrubRun:
+    """The reports of one scrub of several stores, one per store."""
+
+    reports: list[ScrubReport]
+
+    @property
+    def bad(self) -> int:
+        """Copies found missing or corrupt, at every store."""
+        return sum(report.bad for report in self.reports)
+
+    @property
+    def errors(self) -> list[str]:
+        """Why a store could not be read (the scrub of that store stopped there)."""
+        return [report.error for report in self.reports if report.error]
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        totals = {name: sum(getattr(r, name) for r in self.reports)
+                  for name in ("checked", "corrupted", "missing", "set_aside", "bytes_checked")}
+        return {**totals, **{f"objects_per_second_{r.store}": round(r.objects_per_second, 1)
+                             for r in self.reports}}
+
+
+def scrub_stores(catalog: Catalog, replica_set: ReplicaSet, names: Sequence[str] | None = None,
+                 *, prefix: str | None = None, sample: float | None = None, width: int = 4,
+                 limit: int | None = None) -> ScrubRun:
+    """Plan (`plan_scrubs`) and run (`run_scrubs`) a scrub of the stores of `names`."""
+    plans = plan_scrubs(catalog, replica_set, names, prefix=prefix, sample=sample)
+    return ScrubRun(run_scrubs(catalog, replica_set, plans, width=width, limit=limit))
+
+
 def run_scrubs(catalog: Catalog, replica_set: ReplicaSet, plans: Sequence[ScrubPlan], *,
                width: int = 4, page: int = DEFAULT_PAGE, limit: int | None = None,
                progress: Progress | None = None) -> list[ScrubReport]:
@@ -95,7 +127,7 @@ def run_scrub(catalog: Catalog, replica_set: ReplicaSet, plan: ScrubPlan, *, wid
                 size = page if limit is None else min(page, limit - report.checked)
                 part = scrub_range(catalog, replica_set, plan.store, low=low, high=high,
                                    cursor=cursor, limit=size, width=width)
-                report.merge(part)
+                report.add(part)
                 if progress is not None and part.checked:
                     progress(part.checked, part.bytes_checked)
                 cursor = part.next_cursor

@@ -1,4 +1,4 @@
-"""The archiver worker (seed 004): bring one batch of blobs up to the retention policy.
+"""The archiver worker: bring one batch of blobs up to the retention policy.
 
 1. Re-check each object's need against the catalog (another run may have copied it).
 2. Pick random (source, destination) pairs with distinct destinations; group by pair.
@@ -312,7 +312,7 @@ def _record_copies(catalog: Catalog, store_id: int, blobs: list[BlobRow],
     corrupt = [ids[o.sha256] for o in outcomes if o.destination_corrupt]
     failed = [ids[o.sha256] for o in outcomes
               if o.sha256 not in done_hashes and not o.destination_corrupt]
-    now = utcnow()  # one mtime for the group, as the seed's copier batches have
+    now = utcnow()  # one mtime for the whole group of copies
     with catalog.session() as session:
         if done:
             upsert_copies(session, store_id=store_id, blob_ids=[ids[h] for h in done_hashes],

@@ -6,7 +6,7 @@ import dagster as dg
 from archive_pipelines.ops.replication_jobs import archive_batch_job
 from archive_pipelines.replication import plan_batches
 from archive_pipelines.resources.replication import ReplicationResource
-from archive_pipelines.sensors.run_keys import batch_run_key
+from archive_pipelines.run_keys import batch_run_key
 
 
 @dg.sensor(job=archive_batch_job, minimum_interval_seconds=60,

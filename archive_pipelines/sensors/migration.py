@@ -8,7 +8,7 @@ import dagster as dg
 from archive_pipelines.migration import next_migration_batches, orphan_folders_changed
 from archive_pipelines.ops.migration_jobs import import_orphans_job, migrate_fs_job
 from archive_pipelines.resources import StorageResource
-from archive_pipelines.sensors.run_keys import batch_run_key
+from archive_pipelines.run_keys import batch_run_key
 
 
 @dg.sensor(job=migrate_fs_job, minimum_interval_seconds=30,

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from archive_pipelines.errors import SettingsError
+from archive_pipelines.archive_error import SettingsError
 from archive_pipelines.settings.model import Settings
 
 SETTINGS_FILE = "archive.toml"

@@ -102,7 +102,7 @@ class ViewSettings(_Section):
 
 
 class ReplicationSettings(_Section):
-    """Seed 004: how many verified copies every blob must have."""
+    """Replication: how many verified copies every blob must have, and how often to check them."""
 
     retention: int = Field(default=1, ge=1)
     archival_max_age_minutes: float = Field(default=60.0, gt=0)
@@ -112,7 +112,7 @@ class ReplicationSettings(_Section):
 
 
 class MigrationSettings(_Section):
-    """Seed 001: lazy adoption of legacy collections."""
+    """Lazy adoption of legacy collections: batch sizes and the sensor's pace."""
 
     batch_size: int = Field(default=1000, ge=1)
     max_runs_per_tick: int = Field(default=2, ge=1)
@@ -120,7 +120,7 @@ class MigrationSettings(_Section):
 
 
 class CrawlSettings(_Section):
-    """Seed 002: the frontier service."""
+    """The crawler (frontier service): concurrency, politeness, limits."""
 
     concurrency: int = Field(default=64, ge=1)  # in all processes together
     # Requests in flight to one host at most (Scrapy's CONCURRENT_REQUESTS_PER_DOMAIN);

@@ -7,7 +7,7 @@ Domain functions take the parts they use (`Catalog`, `PrimaryStore`, `ViewSet`, 
 `DataDir`), which `storage.assembly.open_storage` builds from settings for the CLI, the
 Dagster resources and the tests.
 
-`IngestItem` and `IngestReport` (from `storage.ingest`) load on first use: ingest's worker
+`IngestItem` and `IngestReport` (from `storage.file_ingest`) load on first use: ingest's worker
 processes import `storage.file_workers`, which must not pull in the catalog (SQLAlchemy,
 Alembic) with it; `storage.primary` and `storage.file_work` import no catalog either.
 """
@@ -18,9 +18,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from archive_pipelines.storage.ingest import IngestItem, IngestReport
+    from archive_pipelines.storage.file_ingest import IngestItem, IngestReport
 
-_HOMES = {"IngestItem": "ingest", "IngestReport": "ingest"}
+_HOMES = {"IngestItem": "file_ingest", "IngestReport": "file_ingest"}
 __all__ = ["IngestItem", "IngestReport"]
 
 

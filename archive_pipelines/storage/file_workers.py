@@ -23,8 +23,8 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+from archive_pipelines.archive_error import DiskFull, disk_full_message, is_disk_full
 from archive_pipelines.blobstore import BlobStoreError, LocalBlobStore, PutResult
-from archive_pipelines.errors import DiskFull, disk_full_message, is_disk_full
 from archive_pipelines.views import UnsafePathError, ViewFarm, validate_extractor, validate_relative_path
 
 T = TypeVar("T")

@@ -27,7 +27,7 @@ finds an *old* unreferenced blob already stored and reuses it, in the instant be
 re-read and its removal, loses that body (the record is ingested with the body reported
 missing); the blob must have been unreferenced for the whole grace first.
 
-Only the primary store is touched; replicas are append-only (seed 004). A blob is removed
+Only the primary store is touched; replicas are append-only (replication never deletes). A blob is removed
 only after a transaction has claimed it (ref_count 0, its row locked, its primary copy
 marked `missing`); the file is then moved to a trash name, the ref count re-checked, and
 only then unlinked, or put back if it was referenced again meanwhile (`revived`).
@@ -50,13 +50,14 @@ from pathlib import Path
 from typing import Literal
 
 from archive_pipelines.blobstore import LocalBlobStore
-from archive_pipelines.blobstore.errors import BlobIntegrityError, BlobNotFound
+from archive_pipelines.blobstore.store_errors import BlobIntegrityError, BlobNotFound
 from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.catalog.blobs import ref_count
 from archive_pipelines.catalog.copies import set_copy_status
 from archive_pipelines.catalog.garbage import claim_unreferenced, track_blob, unreferenced_page
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.retired import FolderUsage, remove_retired
@@ -91,7 +92,9 @@ class Tally:
 
 
 @dataclass
-class GcReport:
+class GcReport(Counts):
+    """What a collection removed (in a dry run: would remove) and kept, and its errors."""
+
     dry_run: bool = False
     untracked_checked: bool = False
     candidates: int = 0  # unreferenced blobs past the grace, present on the primary
@@ -122,6 +125,13 @@ class GcReport:
     @property
     def total_bytes_freed(self) -> int:
         return self.blobs.bytes + self.untracked.bytes + self.folders.bytes
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"candidates": self.candidates, "removed": self.removed,
+                "bytes_freed": self.bytes_freed, "revived": self.revived,
+                "untracked_removed": self.untracked_removed,
+                "migrated_folders_removed": self.migrated_folders_removed,
+                "errors": len(self.errors), "dry_run": self.dry_run}
 
 
 def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, layout: DataDir,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive_pipelines.blobstore import LocalBlobStore
-from archive_pipelines.legacy.layout import display_path
+from archive_pipelines.legacy.snapshot_folder import display_path
 from archive_pipelines.storage.legacy_files import link_compat_folder, removal_problem, remove_files
 from archive_pipelines.storage.retired import retire_folder
 from archive_pipelines.views import ViewFarm

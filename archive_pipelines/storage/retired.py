@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from archive_pipelines.counts import Counts
+
 
 class FolderChanged(OSError):
     """The folder held a file the migration had not verified; it was put back."""
@@ -156,7 +158,9 @@ def retired_entries(migrated: Path, grace_hours: float) -> Iterator[tuple[str, l
 
 
 @dataclass
-class RetiredReport:
+class RetiredReport(Counts):
+    """Retired legacy folders removed (in a dry run: that would be), their bytes, and errors."""
+
     folders: int = 0  # removed (in a dry run: would be)
     bytes_freed: int = 0
     bytes_held: int = 0  # bytes of files whose inode has a name elsewhere (e.g. the store)

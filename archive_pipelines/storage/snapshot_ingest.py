@@ -19,13 +19,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.catalog import completion
 from archive_pipelines.catalog.completion import IngestState
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.errors import ArchiveError
-from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.ingest import (
+from archive_pipelines.storage.file_ingest import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_HARDLINK,
     IngestItem,
@@ -33,9 +32,10 @@ from archive_pipelines.storage.ingest import (
     ingest_files,
     walk_directory,
 )
+from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.linking import ensure_links
-from archive_pipelines.storage.places import places_for
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import ViewSet, view_dir
 
 

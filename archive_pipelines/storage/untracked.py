@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from archive_pipelines.blobstore.prefixes import HEX_PREFIXES, prefix_range
+from archive_pipelines.blobstore.hash_prefixes import HEX_PREFIXES, prefix_range
 from archive_pipelines.catalog.blobs import hashes_in_range
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.primary import PrimaryStore

@@ -30,9 +30,10 @@ from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.storage.places import iter_snapshot_files
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.snapshot_ingest import resume_command
+from archive_pipelines.storage.snapshot_places import iter_snapshot_files
 from archive_pipelines.storage.untracked import untracked_hashes
 from archive_pipelines.views import LinkState, SnapshotPlace, ViewSet, view_dir
 
@@ -49,7 +50,7 @@ LINK_KINDS = ("missing_links", "wrong_links", "broken_links", "conflict_links", 
 
 
 @dataclass
-class VerifyReport:
+class VerifyReport(Counts):
     """What verify found: `found` per kind, `examples` of each (the blob's sha256, the link's
     path under archive/, the snapshot), up to `example_limit` per kind (None: all)."""
 
@@ -73,6 +74,13 @@ class VerifyReport:
         bodies whose records are not ingested yet (`crawl_pending`)."""
         return sum(self.found[k] - self.fixed[k] for k in KINDS
                    if k not in ("orphan_blobs", "crawl_pending"))
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        """What was checked, what is left, each kind found, and each kind fixed (if any)."""
+        return {"blobs_checked": self.blobs_checked, "links_checked": self.links_checked,
+                "problems_left": self.problems,
+                **{f"found_{k}": self.found[k] for k in KINDS},
+                **{f"fixed_{k}": self.fixed[k] for k in KINDS if self.fixed[k]}}
 
 
 def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from urllib.parse import urlsplit
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 
 MAX_RELATIVE_PATH_BYTES = 1024
 MAX_NAME_BYTES = 255

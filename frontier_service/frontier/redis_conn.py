@@ -21,8 +21,8 @@ from typing import IO
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.embedded_redis import EmbeddedRedis
-from archive_pipelines.errors import ArchiveError
 
 _ENDPOINT = "endpoint.json"
 _LOCK = "owner.lock"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 from frontier_service.frontier.checkpoint import DomainCheckpoint
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.recovery.disk_frontier import DomainFile, complete_ends, domain_files, read_ahead

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from archive_pipelines.archive_error import DataDirError
 from archive_pipelines.blobstore.local_files import fsync_dir
-from archive_pipelines.errors import DataDirError
 from frontier_service.frontier.checkpoint import checkpoint_dir
 from frontier_service.frontier.keys import FrontierKeys
 

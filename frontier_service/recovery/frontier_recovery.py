@@ -29,7 +29,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     OffsetCheckpoint,

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from redis.asyncio import Redis
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     checkpoint_dir,

@@ -21,7 +21,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 from frontier_service.frontier.frontier_lost import FrontierLost
 
 log = logging.getLogger(__name__)

@@ -21,9 +21,9 @@ from pathlib import Path
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from archive_pipelines.archive_error import DataDirError, disk_full_message, is_disk_full
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
 from archive_pipelines.datadir import require_data_dir
-from archive_pipelines.errors import DataDirError, disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archive_pipelines.errors import SettingsError
+from archive_pipelines.archive_error import SettingsError
 from archive_pipelines.settings import CrawlSettings, Settings
 from frontier_service.scope.address_policy import LOOPBACK_NETWORKS, AddressPolicy, parse_entry
 from frontier_service.scope.crawl_scope import Scope

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.canonical_urls import canonical_url_and_domain, has_userinfo, without_userinfo
-from archive_pipelines.errors import ArchiveError
 from frontier_service.frontier.frontier import AddResult, Frontier
 from frontier_service.scope.crawl_scope import DOMAIN_NOT_ALLOWED, TOO_DEEP, Scope
 from frontier_service.service.crawler_settings import CrawlerSettings, scope_for

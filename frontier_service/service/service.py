@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from redis.exceptions import RedisError
 
-from archive_pipelines.errors import disk_full_message, is_disk_full
+from archive_pipelines.archive_error import disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.page_journal import IndexJournal, journal_dir
 from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser

@@ -32,7 +32,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.settings import StoreSettings
 from frontier_service.frontier.frontier import AddResult, Frontier
 from frontier_service.frontier.redis_conn import open_redis

@@ -7,7 +7,7 @@ import pytest
 import zstandard
 
 from archive_pipelines.blobstore.encode import encode_stream
-from archive_pipelines.blobstore.layout import CHUNK_SIZE
+from archive_pipelines.blobstore.keys import CHUNK_SIZE
 
 pytestmark = pytest.mark.unit
 

@@ -16,7 +16,7 @@ from archive_pipelines.blobstore import (
     StoreNotWritable,
     sha256_file,
 )
-from archive_pipelines.blobstore.layout import CHUNK_SIZE
+from archive_pipelines.blobstore.keys import CHUNK_SIZE
 from tests.blobstore.stored_objects import read_stored
 from tests.helpers.blobstores import MakeStore
 

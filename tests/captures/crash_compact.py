@@ -29,7 +29,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 import archive_pipelines.captures.compaction as compaction
-from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
 
@@ -108,7 +108,7 @@ def main() -> None:
     compaction.open = compaction_open  # type: ignore[attr-defined]  # shadows the builtin there
 
     with open_storage(Settings(data_dir=data_dir)) as parts:
-        store = CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm)
+        store = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm)
         report = compaction.compact_sessions(parts.catalog, store, data_dir,
                                              older_than=timedelta(0))
         parts.catalog.engine.dispose()

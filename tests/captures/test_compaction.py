@@ -23,10 +23,10 @@ import zstandard
 from sqlalchemy import Table, select
 
 from archive_pipelines.captures.compaction import INDEX_MAGIC, compact_sessions, iter_index
-from archive_pipelines.captures.ingest import ingest_crawl, ingest_segment, pending_segments
 from archive_pipelines.captures.lookup import find_body, find_session, find_url
 from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.captures.segment_files import find_segments
+from archive_pipelines.captures.segment_ingest import ingest_crawl, ingest_segment, pending_segments
 from archive_pipelines.catalog.captures import crawl_session
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch
@@ -34,7 +34,7 @@ from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
-from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ NOW = timedelta(0)  # older_than: every session that ended before now
 
 
 def ingest_all(parts: StorageParts, data_dir: Path) -> None:
-    report = ingest_crawl(parts.catalog, capture_store(parts), data_dir)
+    report = ingest_crawl(parts.catalog, capture_primary(parts), data_dir)
     assert report.ingested and not report.failed, report.to_dict()
 
 
@@ -178,7 +178,7 @@ def test_compaction_keeps_every_capture_lookup_and_record(crawl_data: Path,
             segment_shas = list(session.scalars(select(CrawlSegment.sha256)))
         assert ref_counts(parts.catalog, segment_shas) == dict.fromkeys(segment_shas, 1)
 
-        report = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+        report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                   older_than=NOW)
 
         # The report: one session, every segment read, every record written, files removed.
@@ -269,7 +269,7 @@ def test_compaction_keeps_every_capture_lookup_and_record(crawl_data: Path,
              for row in before_dump["crawl_segment"]), key=repr)
 
         # A second run has nothing to do and changes nothing.
-        again = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+        again = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                  older_than=NOW)
         assert again.sessions == []
         assert catalog_dump(parts.catalog) == after_dump
@@ -282,12 +282,12 @@ def test_a_session_with_a_segment_not_ingested_yet_is_left_alone(crawl_data: Pat
         pending, _skipped = pending_segments(parts.catalog, crawl_data)
         assert len(pending) >= 2
         for segment in pending[:-1]:
-            assert ingest_segment(parts.catalog, capture_store(parts), segment).outcome \
+            assert ingest_segment(parts.catalog, capture_primary(parts), segment).outcome \
                 == "ingested"
         (sid,) = session_ids(parts.catalog)
         dump, files = catalog_dump(parts.catalog), segment_files(crawl_data)
 
-        report = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+        report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                   older_than=NOW)
 
         assert [(s.session_id, s.outcome) for s in report.sessions] == [(sid, "skipped")]
@@ -298,7 +298,7 @@ def test_a_session_with_a_segment_not_ingested_yet_is_left_alone(crawl_data: Pat
         assert compacted_files(crawl_data) == []
         # Once the last segment is ingested, the session compacts.
         ingest_all(parts, crawl_data)
-        report = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+        report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                   older_than=NOW)
         assert [s.outcome for s in report.sessions] == ["compacted"]
         assert_storage_clean(parts, crawl_data)
@@ -324,7 +324,7 @@ def test_a_session_a_crawler_is_still_writing_is_left_alone(crawl_data: Path,
                 (journals / f"{sid}.3.journal").write_bytes(b"")
                 expected = ("the crawler's journal holds records not in a segment yet: "
                             "left for later (a crawler run recovers them)")
-            report = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+            report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                       older_than=NOW)
             assert [(s.session_id, s.outcome, s.problems) for s in report.sessions] == [
                 (sid, "skipped", [expected])]
@@ -334,7 +334,7 @@ def test_a_session_a_crawler_is_still_writing_is_left_alone(crawl_data: Path,
         finally:
             os.close(fd)  # the crawler is gone (its lock released with it)
         (journals / f"{sid}.3.journal").unlink(missing_ok=True)
-        report = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+        report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                   older_than=NOW)
         assert [(s.outcome, s.problems) for s in report.sessions] == [("compacted", [])]
 
@@ -348,7 +348,7 @@ def test_a_session_newer_than_older_than_is_left_alone(crawl_data: Path) -> None
         assert found is not None and found.ended_at is not None
         ended = found.ended_at
         dump, files = catalog_dump(parts.catalog), segment_files(crawl_data)
-        store = capture_store(parts)
+        store = capture_primary(parts)
 
         # Left alone, and reported skipped with its last fetch and the age it lacks.
         last = f"last fetch {ended:%Y-%m-%d %H:%M} UTC: younger than"
@@ -398,7 +398,7 @@ def test_a_segment_changed_after_ingest_fails_the_session_and_changes_nothing(
             expected = f"{victim} is missing"
         damaged = segment_files(crawl_data)
 
-        report = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+        report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                   older_than=NOW)
 
         assert [(s.session_id, s.outcome) for s in report.sessions] == [(sid, "failed")]
@@ -415,7 +415,7 @@ def test_a_segment_changed_after_ingest_fails_the_session_and_changes_nothing(
 
         # With the segment as it was ingested, the same session compacts.
         path.write_bytes(files[victim])
-        report = compact_sessions(parts.catalog, capture_store(parts), crawl_data,
+        report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
                                   older_than=NOW)
         assert [(s.outcome, s.problems) for s in report.sessions] == [("compacted", [])]
         assert records_of(crawl_data, capture_rows(parts.catalog)) == records
@@ -434,7 +434,7 @@ def test_gc_after_compaction_takes_the_segment_copies_and_no_record(crawl_data: 
                                    grace_hours=0, untracked=True)
 
         assert gc().removed == 0  # before: the segments' blobs are referenced
-        compact_sessions(parts.catalog, capture_store(parts), crawl_data, older_than=NOW)
+        compact_sessions(parts.catalog, capture_primary(parts), crawl_data, older_than=NOW)
         taken = gc()
         assert taken.removed == len(segment_shas)
         assert not any(parts.primary.store.local_path(sha).exists() for sha in segment_shas)

@@ -36,7 +36,7 @@ from tests.captures.test_compaction import (
     segment_files,
     session_ids,
 )
-from tests.helpers.captures import capture_store
+from tests.helpers.captures import capture_primary
 from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +152,7 @@ def test_kill_9_at_every_step_of_a_compaction_then_a_rerun_ends_exact(
                 point, report.examples)
             _note_state(seen, parts, data_dir, sid)
 
-            rerun = compact_sessions(parts.catalog, capture_store(parts), data_dir,
+            rerun = compact_sessions(parts.catalog, capture_primary(parts), data_dir,
                                      older_than=timedelta(0))
             assert rerun.failed == [], (point, rerun.to_dict())
             assert {s.outcome for s in rerun.sessions} <= {"compacted", "finished"}, point
@@ -162,7 +162,7 @@ def test_kill_9_at_every_step_of_a_compaction_then_a_rerun_ends_exact(
             assert_storage_clean(parts, data_dir)
             with parts.catalog.read_session() as session:
                 assert list(count_references(session)) == [], point
-            assert compact_sessions(parts.catalog, capture_store(parts), data_dir,
+            assert compact_sessions(parts.catalog, capture_primary(parts), data_dir,
                                     older_than=timedelta(0)).sessions == [], point
         assert segment_files(data_dir) == {}, point
         assert compacted_bytes(data_dir) == expected_compacted, point  # no temp file left

@@ -19,17 +19,17 @@ from typing import Any, cast
 
 from sqlalchemy import Table, select
 
-from archive_pipelines.captures.ingest import CrawlIngestReport, ingest_crawl, ingest_segment
 from archive_pipelines.captures.lookup import find_url
-from archive_pipelines.captures.records import url_key
+from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.captures.segment_files import find_segments
+from archive_pipelines.captures.segment_ingest import CrawlIngestReport, ingest_crawl, ingest_segment
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch, Store
 from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
 from tests.cli.test_cli import run_cli
-from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.crawls import Crawled
 
 
@@ -44,7 +44,7 @@ def opened(data_dir: Path, catalog_url: str = "") -> Iterator[StorageParts]:
 
 
 def ingest(parts: StorageParts) -> CrawlIngestReport:
-    return ingest_crawl(parts.catalog, capture_store(parts), parts.layout.root)
+    return ingest_crawl(parts.catalog, capture_primary(parts), parts.layout.root)
 
 
 def sha(data: bytes) -> str:
@@ -162,7 +162,7 @@ def test_ingest_twice_changes_nothing_and_counts_every_reference(
         assert again.segments == [] and again.skipped == []
         segments, _ = find_segments(crawl_data)
         for segment in segments:  # past the ledger's filter: the ledger itself says no
-            assert ingest_segment(parts.catalog, capture_store(parts), segment).outcome == "already"
+            assert ingest_segment(parts.catalog, capture_primary(parts), segment).outcome == "already"
         assert exact_rows(parts.catalog) == rows
 
         report = verify_storage(parts.catalog, parts.primary, parts.views, deep=True,

@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select
 
-from archive_pipelines.captures.ingest import ingest_crawl
 from archive_pipelines.captures.lookup import BadLookup, find_body, find_session, find_url, note, when_ms
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.catalog.sessions import Catalog
-from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.crawls import Crawled
 
 AllRows = list[tuple[int, str, str, str, int]]  # id, kind, canonical url, site, fetched_ms
@@ -26,7 +26,7 @@ def catalog(crawled: Crawled, tmp_path_factory: pytest.TempPathFactory) -> Itera
     data_dir = tmp_path_factory.mktemp("lookup") / "data"
     shutil.copytree(crawled.data_dir, data_dir, symlinks=True)
     with open_parts(data_dir) as parts:
-        report = ingest_crawl(parts.catalog, capture_store(parts), data_dir)
+        report = ingest_crawl(parts.catalog, capture_primary(parts), data_dir)
         assert report.ingested and not report.failed
         try:
             yield parts.catalog

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.captures.ingest import ingest_crawl
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.captures.views import ViewCapture, capture_links, group_dir, page_path
 from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CrawlSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
-from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
-from tests.helpers.captures import capture_store
+from archive_pipelines.storage.view_rebuild import rebuild_views
+from tests.helpers.captures import capture_primary
 
 SID = "61ccb46a-a3a8-44ec-9ea5-bb438d85a450"
 
@@ -67,7 +67,7 @@ def test_crawled_pages_appear_in_the_views_and_open_their_bytes(crawl_data: Path
     legacy.mkdir(parents=True)
     (legacy / "index.json").write_text("{}")
     with open_with_views(crawl_data, ["by_domain", "by_timestamp"]) as parts:
-        report = ingest_crawl(parts.catalog, capture_store(parts), crawl_data)
+        report = ingest_crawl(parts.catalog, capture_primary(parts), crawl_data)
         assert report.total("links") > 0
         with parts.catalog.read_session() as session:
             shown = view_captures(session)
@@ -92,7 +92,7 @@ def test_crawled_pages_appear_in_the_views_and_open_their_bytes(crawl_data: Path
 
 def test_without_crawl_views_no_link_is_made(crawl_data: Path) -> None:
     with open_with_views(crawl_data, []) as parts:
-        report = ingest_crawl(parts.catalog, capture_store(parts), crawl_data)
+        report = ingest_crawl(parts.catalog, capture_primary(parts), crawl_data)
         assert report.ingested and report.total("links") == 0
         assert not list((crawl_data / "archive").glob("by_timestamp/crawl-*"))
         parts.catalog.engine.dispose()

@@ -3,9 +3,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import select, update
 
+from archive_pipelines.archive_error import CatalogError
 from archive_pipelines.catalog import CatalogRepository, make_engine
 from archive_pipelines.catalog.models import Blob, BlobCopy, SnapshotFile, Store
-from archive_pipelines.errors import CatalogError
 
 
 def test_snapshot_round_trip_with_tags_and_results(catalog: CatalogRepository) -> None:

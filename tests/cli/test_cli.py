@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from archive_pipelines.cli.group_runner import run_group
 from archive_pipelines.cli.main import cli
-from archive_pipelines.cli.runner import run_group
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.file_work import FileWork

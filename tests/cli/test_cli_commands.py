@@ -12,8 +12,8 @@ import pytest
 
 import archive_pipelines.cli
 from archive_pipelines.cli.commands import COMMANDS
+from archive_pipelines.cli.group_runner import run_group
 from archive_pipelines.cli.main import cli
-from archive_pipelines.cli.runner import run_group
 
 pytestmark = pytest.mark.unit
 

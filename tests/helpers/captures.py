@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from archive_pipelines.captures.ingest import CaptureStore
+from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CatalogSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
@@ -17,6 +17,6 @@ def open_parts(data_dir: Path, catalog_url: str = "") -> StorageParts:
     return open_storage(settings)
 
 
-def capture_store(parts: StorageParts) -> CaptureStore:
-    return CaptureStore(parts.primary.store, parts.primary.store_id, parts.views.farm,
+def capture_primary(parts: StorageParts) -> CapturePrimary:
+    return CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
                         parts.views.crawl)

@@ -22,7 +22,7 @@ from archive_pipelines.settings import (
     StoreSettings,
 )
 from archive_pipelines.storage.assembly import StorageParts, open_storage
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.file_ingest import ingest_directory
 from tests.helpers.storage import add_snapshot, sha, write_tree
 
 PRIMARY = StoreSettings(name="primary", kind="local", path="cas", codec="raw")
@@ -122,12 +122,12 @@ def replicate_all(env: Env, *, retention: int, max_age: timedelta = MAX_AGE, wid
         tick = plan_batches(env.storage.catalog, env.replicas, retention=retention, max_age=max_age,
                             batch_size=batch_size, cursor=cursor, max_batches=10)
         for batch in tick.batches:
-            cycle.merge(archive_batch(env.storage.catalog, env.replicas, batch, retention=retention,
+            cycle.add(archive_batch(env.storage.catalog, env.replicas, batch, retention=retention,
                                       max_age=max_age, width=width,
                                       raise_on_failure=raise_on_failure))
         cursor = tick.next_cursor
         if tick.wrapped:
-            total.merge(cycle)
+            total.add(cycle)
             if not (cycle.copies or cycle.corrupted_found or cycle.missing_found):
                 return total
             cycle = BatchReport()

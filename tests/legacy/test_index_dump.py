@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from archive_pipelines.legacy.archive_result import LegacyResult
 from archive_pipelines.legacy.index_json import dump_index
-from archive_pipelines.legacy.results import LegacyResult
 from tests.legacy.index_docs import TS, URL, loaded, result, v04, write
 
 pytestmark = pytest.mark.unit

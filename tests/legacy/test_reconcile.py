@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from archive_pipelines.legacy.archive_result import LegacyResult
 from archive_pipelines.legacy.reconcile import (
     CatalogSnapshotView,
     best_title,
     merge_results,
     reconcile,
 )
-from archive_pipelines.legacy.results import LegacyResult
 
 URL = "https://example.com/a"
 

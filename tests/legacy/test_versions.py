@@ -47,7 +47,7 @@ def test_detect_version_by_fingerprint(extra: dict[str, Any], expected: str) -> 
 
 
 def test_real_08_folder_with_history_is_not_labelled_07() -> None:
-    # Seed 001 calls every `history` index 0.7; 0.8.2+ folders use `history` too.
+    # A `history` key alone does not mean 0.7: 0.8.2+ folders have `history` too.
     index = {**BASE, "snapshot_id": "u", "tags_str": "", "icons": None, "snapshot_abid": "snp_1"}
     assert "history" in index
     assert detect_version(index) == "0.8"

@@ -28,7 +28,7 @@ from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.collection import migrate_all
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
-from archive_pipelines.storage.places import places_for
+from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import view_dir
 from archive_testkit.archivebox07 import Collection07, generate_archivebox07
 from archive_testkit.links import resolving_links, stays_inside

@@ -15,8 +15,8 @@ from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.legacy.versions import CAS, output_dir
 from archive_pipelines.migration import import_orphans, migrate_snapshot, save_snapshot
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.ingest import ingest_file
-from archive_pipelines.storage.places import places_for
+from archive_pipelines.storage.file_ingest import ingest_file
+from archive_pipelines.storage.snapshot_places import places_for
 from tests.helpers.migration import tree_hashes
 from tests.helpers.storage import sha, write_tree
 from tests.legacy.index_docs import v04

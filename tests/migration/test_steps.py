@@ -19,9 +19,9 @@ from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, to_cas
 from archive_pipelines.migration.folders import folder_lock
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.ingest import IngestItem
-from archive_pipelines.storage.rebuild import rebuild_views
+from archive_pipelines.storage.file_ingest import IngestItem
 from archive_pipelines.storage.verify import verify_storage
+from archive_pipelines.storage.view_rebuild import rebuild_views
 from archive_testkit.legacy_releases import generate_collection
 from tests.helpers.migration import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
 from tests.helpers.storage import sha, write_tree

@@ -12,6 +12,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ProgrammingError
 
+from archive_pipelines.archive_error import CatalogError
 from archive_pipelines.catalog import make_engine
 from archive_pipelines.catalog.engine import (
     POSTGRES_CONNECT_ARGS,
@@ -19,7 +20,6 @@ from archive_pipelines.catalog.engine import (
     retry_on_connection_loss,
 )
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.errors import CatalogError
 from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from archive_pipelines.blobstore.prefixes import prefix_range
+from archive_pipelines.blobstore.hash_prefixes import prefix_range
 from archive_pipelines.replication.sampling import sample_fraction, sample_windows
 
 SPACE = 16 ** 64

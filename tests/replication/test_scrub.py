@@ -28,7 +28,7 @@ def scrub_by_prefix(storage: StorageParts, replicas: ReplicaSet, store: str) -> 
         while True:
             part = scrub_store(storage.catalog, replicas, store, prefix=f"{first:02x}", cursor=cursor,
                                limit=2)
-            total.merge(part)
+            total.add(part)
             cursor = part.next_cursor
             if cursor is None:
                 break
@@ -40,7 +40,7 @@ def scrub_by_cursor(storage: StorageParts, replicas: ReplicaSet, store: str) -> 
     cursor: str | None = None
     while True:
         part = scrub_store(storage.catalog, replicas, store, cursor=cursor, limit=5)
-        total.merge(part)
+        total.add(part)
         cursor = part.next_cursor
         if cursor is None:
             return total

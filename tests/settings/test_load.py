@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.errors import SettingsError
+from archive_pipelines.archive_error import SettingsError
 from archive_pipelines.settings import Settings, load_settings, render_default_toml
 
 pytestmark = pytest.mark.unit

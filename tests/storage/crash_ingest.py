@@ -5,7 +5,7 @@ from pathlib import Path
 
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.file_ingest import ingest_directory
 
 
 def main() -> None:

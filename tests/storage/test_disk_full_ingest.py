@@ -26,7 +26,7 @@ from sqlalchemy import select, text
 from archive_pipelines.catalog import make_engine
 from archive_pipelines.catalog.errors import clear_catalog_errors
 from archive_pipelines.catalog.models import Blob, BlobCopy, Store
-from archive_pipelines.cli.runner import run_group
+from archive_pipelines.cli.group_runner import run_group
 from archive_testkit.tmpfs import resize_tmpfs
 from tests.cli.test_cli import run_cli
 from tests.helpers.storage import sha

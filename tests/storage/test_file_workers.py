@@ -12,7 +12,7 @@ from pathlib import Path
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
 from archive_pipelines.storage.assembly import open_storage
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.file_ingest import ingest_directory
 from tests.helpers.storage import add_snapshot, write_tree
 
 

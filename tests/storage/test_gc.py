@@ -7,9 +7,9 @@ from sqlalchemy import delete, select, update
 
 from archive_pipelines.catalog.models import Blob, BlobCopy
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.files import delete_snapshot, remove_file
+from archive_pipelines.storage.file_ingest import IngestItem, ingest_directory, ingest_file, ingest_files
 from archive_pipelines.storage.gc import GcItem, GcReport, collect_garbage
-from archive_pipelines.storage.ingest import IngestItem, ingest_directory, ingest_file, ingest_files
+from archive_pipelines.storage.removal import delete_snapshot, remove_file
 from archive_pipelines.storage.retired import retire_folder
 from archive_pipelines.storage.verify import verify_storage
 from tests.helpers.storage import add_snapshot, sha, write_tree

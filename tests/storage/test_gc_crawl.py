@@ -10,14 +10,14 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from archive_pipelines.captures.ingest import ingest_crawl
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
 from tests.captures.test_ingest import opened
 from tests.cli.test_cli import run_cli
-from tests.helpers.captures import capture_store
+from tests.helpers.captures import capture_primary
 from tests.helpers.crawls import Crawled
 
 
@@ -78,7 +78,7 @@ def test_gc_untracked_keeps_bodies_of_segments_not_ingested(crawled: Crawled,
 def test_after_ingest_gc_removes_nothing_referenced(crawl_data: Path) -> None:
     bodies = crawled_bodies(crawl_data)
     with opened(crawl_data) as parts:
-        ingest_crawl(parts.catalog, capture_store(parts), crawl_data)
+        ingest_crawl(parts.catalog, capture_primary(parts), crawl_data)
         plain = gc(parts, untracked=False)
         assert (plain.candidates, plain.blobs.count, plain.kept_for_crawl) == (0, 0, 0)
         every = gc(parts, untracked=True)

@@ -17,9 +17,9 @@ import archive_pipelines.captures.pending as pending_module
 from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.files import delete_snapshot
+from archive_pipelines.storage.file_ingest import ingest_directory
 from archive_pipelines.storage.gc import GcItem, collect_garbage
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.removal import delete_snapshot
 from tests.helpers.storage import add_snapshot, sha, write_tree
 
 SESSION = str(uuid.UUID(int=7))

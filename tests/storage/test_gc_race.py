@@ -20,9 +20,9 @@ from sqlalchemy.orm import Session
 from archive_pipelines.catalog.models import Blob, BlobCopy
 from archive_pipelines.storage import gc
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.files import remove_file
+from archive_pipelines.storage.file_ingest import IngestReport, ingest_file
 from archive_pipelines.storage.gc import collect_garbage
-from archive_pipelines.storage.ingest import IngestReport, ingest_file
+from archive_pipelines.storage.removal import remove_file
 from archive_pipelines.storage.verify import verify_storage
 from tests.helpers.storage import add_snapshot, sha, write_tree
 

@@ -10,8 +10,8 @@ from sqlalchemy import func, select
 
 from archive_pipelines.catalog.models import Blob, SnapshotFile
 from archive_pipelines.storage.assembly import StorageParts
+from archive_pipelines.storage.file_ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.gc import collect_garbage
-from archive_pipelines.storage.ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.verify import verify_storage
 from tests.helpers.storage import add_snapshot, sha
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.file_ingest import ingest_directory
 from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
 from tests.helpers.storage import add_snapshot, sha, write_tree
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.datadir.layout import DataDir
+from archive_pipelines.datadir.data_dir import DataDir
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import collect_garbage
 from archive_pipelines.storage.retired import FolderChanged, remove_retired, retire_folder

@@ -7,9 +7,9 @@ from sqlalchemy import update
 
 from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.ingest import IngestItem, ingest_directory, ingest_files
-from archive_pipelines.storage.rebuild import rebuild_views
+from archive_pipelines.storage.file_ingest import IngestItem, ingest_directory, ingest_files
 from archive_pipelines.storage.verify import verify_storage
+from archive_pipelines.storage.view_rebuild import rebuild_views
 from tests.helpers.storage import add_snapshot, sha, write_tree
 
 

@@ -16,17 +16,13 @@ from archive_pipelines.assets.captures import (
     captures_job,
 )
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.captures.ingest import ingest_crawl, pending_segments
 from archive_pipelines.captures.lookup import find_session
 from archive_pipelines.captures.segment_files import SegmentPath
+from archive_pipelines.captures.segment_ingest import ingest_crawl, pending_segments
+from archive_pipelines.captures.sensor_logic import outside_data_dir
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
-from archive_pipelines.sensors.captures import (
-    captures_sensor,
-    outside_data_dir,
-    plan_capture_runs,
-    reported_paths,
-)
-from tests.helpers.captures import capture_store, open_parts
+from archive_pipelines.sensors.captures import captures_sensor, reported_paths
+from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.crawls import Crawled
 
 TOTALS = ("segments_ingested", "segments_failed", "pages", "captures", "stored_bodies",
@@ -92,7 +88,7 @@ def test_the_job_from_definitions_ingests_a_day_and_reports_the_domain_numbers(
     dagster_instance.add_dynamic_partitions("crawl_days", _days(crawl_data))
     for day in _days(crawl_data):
         with open_parts(reference) as parts:
-            expected = ingest_crawl(parts.catalog, capture_store(parts), reference, day=day).to_dict()
+            expected = ingest_crawl(parts.catalog, capture_primary(parts), reference, day=day).to_dict()
         result = job.execute_in_process(partition_key=day, instance=dagster_instance)
         assert result.success
         [meta] = _metadata(result)
@@ -190,28 +186,6 @@ def test_a_day_whose_run_is_in_flight_is_not_requested_again(
         tags={"dagster/partition": day}))
     tick = _tick(dagster_instance, crawl_data)
     assert day not in {r.partition_key for r in tick.run_requests or []}
-
-
-def _segment(day: str, name: str) -> SegmentPath:
-    session = "0" * 8 + "-0000-4000-8000-" + "0" * 12
-    return SegmentPath(Path("/data"), f"sessions/{day}/{session}/{name}", session, day)
-
-
-@pytest.mark.unit
-def test_run_keys_follow_the_set_of_pending_segments() -> None:
-    a, b = _segment("2024-05-17", "a.jsonl"), _segment("2024-05-17", "b.jsonl")
-    other = _segment("2024-05-18", "a.jsonl")
-
-    def keys(pending: list[SegmentPath], busy: frozenset[str] = frozenset()) -> dict[str, str]:
-        return {run.day: run.run_key for run in plan_capture_runs(
-            pending, busy_days=set(busy), reported_days=set())}
-
-    both = keys([a, b, other])
-    assert both == keys([other, b, a])  # the same set: the same keys, in any order
-    assert keys([a, other])["2024-05-17"] != both["2024-05-17"]  # the set changed
-    assert keys([a, other])["2024-05-18"] == both["2024-05-18"]
-    assert keys([a, b, other], frozenset({"2024-05-17"})).keys() == {"2024-05-18"}
-    assert keys([]) == {}
 
 
 @pytest.mark.unit

@@ -55,7 +55,7 @@ def test_init_job_runs_from_dagster_cli(tmp_path: Path, dagster_home: Path) -> N
 def test_init_job_in_process_reports_metadata(
     tmp_path: Path, dagster_instance: dg.DagsterInstance
 ) -> None:
-    from archive_pipelines.ops.init import init_job
+    from archive_pipelines.ops.init_job import init_job
     from archive_pipelines.resources import SettingsResource
 
     result = init_job.execute_in_process(

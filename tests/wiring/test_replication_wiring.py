@@ -12,7 +12,7 @@ from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
-from archive_pipelines.storage.ingest import ingest_directory
+from archive_pipelines.storage.file_ingest import ingest_directory
 from tests.helpers.storage import add_snapshot, write_tree
 
 REPLICA_TOML = """

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.errors import DataDirError
+from archive_pipelines.archive_error import DataDirError
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.keys import FrontierKeys
 from frontier_service.recovery.epoch import (

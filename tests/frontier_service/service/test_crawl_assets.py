@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from archive_pipelines.canonical_urls import canonical_url_and_domain
-from archive_pipelines.captures.records import parse_record
+from archive_pipelines.captures.record_parser import parse_record
 from archive_testkit.testweb import RequestRecord, TestWeb, host_name
 from archive_testkit.testweb.asset_pages import (
     GALLERY,

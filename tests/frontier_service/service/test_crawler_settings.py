@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.errors import SettingsError
+from archive_pipelines.archive_error import SettingsError
 from archive_pipelines.settings import load_settings
 from frontier_service.service.crawler_settings import from_settings
 

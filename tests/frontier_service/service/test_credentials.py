@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from archive_pipelines.captures.ingest import ingest_crawl
+from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
@@ -22,7 +22,7 @@ from frontier_service.fetch.result import FetchErrorKind
 from frontier_service.service.seeding import BadSeed, checked_seeds
 from frontier_service.service.service import CrawlerService
 from tests.frontier_service.service.web import crawler_settings
-from tests.helpers.captures import capture_store, open_parts
+from tests.helpers.captures import capture_primary, open_parts
 
 SECRET = "s3cr3t-pw"
 
@@ -61,7 +61,7 @@ def test_a_crawl_never_sends_nor_stores_credentials_from_links(
     # Nothing the crawl wrote holds the password: page records, frontier files, journals ...
     # but the bodies, which are the pages as served.
     with open_parts(data_dir) as parts:
-        report = ingest_crawl(parts.catalog, capture_store(parts), parts.layout.root)
+        report = ingest_crawl(parts.catalog, capture_primary(parts), parts.layout.root)
         assert report.segments and all(s.outcome == "ingested" and s.rejected == 0
                                        for s in report.segments), report.segments
         with parts.catalog.read_session() as session:

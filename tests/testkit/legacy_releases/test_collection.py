@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
-from archive_pipelines.legacy.layout import FolderFile, iter_folder
+from archive_pipelines.legacy.snapshot_folder import FolderFile, iter_folder
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxIndex
 from archive_pipelines.legacy.versions import detect_version
 from archive_testkit.legacy_releases import Manifest, generate_collection

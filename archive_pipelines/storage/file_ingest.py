@@ -17,12 +17,13 @@ from typing import NamedTuple
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.catalog.files import FileEntry, apply_files
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, dedup_ratio
 from archive_pipelines.settings.model import StorageSettings
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers, PutRequest, put_one
 from archive_pipelines.storage.linking import ensure_links
-from archive_pipelines.storage.places import places_for
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import SnapshotPlace, ViewSet, view_dir
 
 
@@ -38,7 +39,9 @@ class IngestItem(NamedTuple):
 
 
 @dataclass
-class IngestReport:
+class IngestReport(Counts):
+    """What an ingest stored: files, blobs, bytes, links, and the files it could not store."""
+
     files: int = 0
     added: int = 0
     unchanged: int = 0
@@ -56,15 +59,7 @@ class IngestReport:
     @property
     def dedup_ratio(self) -> float:
         """Logical bytes / stored bytes (1.0 = no dedup)."""
-        stored = self.bytes_in - self.bytes_saved
-        return self.bytes_in / stored if stored > 0 else 1.0
-
-    def merge(self, other: IngestReport) -> None:
-        for name in ("files", "added", "unchanged", "replaced", "new_blobs", "deduplicated",
-                     "bytes_in", "bytes_stored", "bytes_saved", "links_created", "links_fixed",
-                     "link_conflicts"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.errors.extend(other.errors)
+        return dedup_ratio(self.bytes_in, self.bytes_saved)
 
 
 def guess_mime(relative_path: str) -> str:
@@ -229,7 +224,7 @@ class _Pipeline:
     def _collect(self, pending: _Pending) -> None:
         future, count = pending
         done, links = future.result()
-        self.report.merge(done)
+        self.report.add(done)
         if links is not None:
             self.linking.append(links)
         if self.progress:

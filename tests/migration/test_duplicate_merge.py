@@ -12,7 +12,7 @@ from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.migration import import_orphans, merge_duplicates, migrate_batch
 from archive_pipelines.storage.assembly import StorageParts
-from archive_pipelines.storage.ingest import ingest_file
+from archive_pipelines.storage.file_ingest import ingest_file
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.legacy_releases import generate_collection
 from tests.helpers.migration import lost_bytes, snapshots

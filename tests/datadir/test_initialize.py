@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
+from archive_pipelines.archive_error import DataDirError
 from archive_pipelines.catalog import CatalogRepository, make_engine
 from archive_pipelines.catalog.migrate import head_revision
 from archive_pipelines.datadir import DataDir, initialize
-from archive_pipelines.datadir.init import HINT_SAMPLE
-from archive_pipelines.errors import DataDirError
+from archive_pipelines.datadir.initialize import HINT_SAMPLE
 from archive_pipelines.settings import Settings, load_settings
 
 

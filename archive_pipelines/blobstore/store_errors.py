@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from archive_pipelines.errors import ArchiveError
+from archive_pipelines.archive_error import ArchiveError
 
 
 class BlobStoreError(ArchiveError):

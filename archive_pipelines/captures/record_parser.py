@@ -1,4 +1,4 @@
-"""One page-fetch record (seed 003's format, as the crawler writes it) -> capture rows.
+"""One page-fetch record (a JSON line, as the crawler writes it) -> capture rows.
 
 Each entry of `requests` is one fetch: `requests[0]` the page, the rest its sub-requests.
 A fetch gives one capture per hop of its redirect chain (`redirect`, its Location as

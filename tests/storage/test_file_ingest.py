@@ -8,14 +8,14 @@ from archive_pipelines.catalog.models import Blob, BlobCopy, SnapshotFile
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
-from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.files import delete_snapshot, remove_file
-from archive_pipelines.storage.ingest import (
+from archive_pipelines.storage.file_ingest import (
     ingest_directory,
     ingest_file,
     ingest_files,
     walk_directory,
 )
+from archive_pipelines.storage.file_work import FileWork
+from archive_pipelines.storage.removal import delete_snapshot, remove_file
 from archive_pipelines.storage.verify import verify_storage
 from tests.helpers.storage import add_snapshot, sha, store_bytes, write_tree
 
@@ -147,7 +147,7 @@ def test_bad_names_and_special_files_are_reported_not_ingested(sqlite_storage: S
 @pytest.mark.unit
 def test_unreadable_and_vanished_files_are_reported(sqlite_storage: StorageParts,
                                                     tmp_path: Path) -> None:
-    from archive_pipelines.storage.ingest import IngestItem, ingest_files
+    from archive_pipelines.storage.file_ingest import IngestItem, ingest_files
 
     sid = add_snapshot(sqlite_storage)
     src = write_tree(tmp_path / "src", {"ok": b"ok"})
@@ -211,7 +211,7 @@ def test_a_multi_batch_ingest_in_worker_processes_matches_the_threaded_one(
 def test_guess_mime_matches_mimetypes_on_the_whole_name(name: str) -> None:
     import mimetypes
 
-    from archive_pipelines.storage.ingest import guess_mime
+    from archive_pipelines.storage.file_ingest import guess_mime
     expected = mimetypes.guess_type(name, strict=False)[0] or "application/octet-stream"
     assert guess_mime(name) == expected
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from archive_pipelines.captures.records import RecordRefused, parse_record, url_key
+from archive_pipelines.captures.record_parser import RecordRefused, parse_record, url_key
 from tests.helpers.crawls import Crawled
 
 Record = dict[str, Any]

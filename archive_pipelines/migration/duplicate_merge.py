@@ -4,7 +4,7 @@ Only exact duplicates: the same url captured at different times or in different 
 not one. Per group the oldest (created_at, id) is kept; the others' files are re-pointed to
 it (ref counts unchanged; where both have a path, the keeper's file stays and the other's
 reference is released), their tags and results are added to it, then they are deleted with
-`storage.files.delete_snapshot` (references and view links released).
+`storage.removal.delete_snapshot` (references and view links released).
 
 Members must be in the CAS layout first (their files are catalog rows): a member with a
 real legacy folder is migrated, and if that fails the group waits for a later run.
@@ -28,28 +28,34 @@ from archive_pipelines.catalog.duplicates import (
     merge_snapshot_rows,
 )
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.reconcile import best_title
 from archive_pipelines.legacy.versions import CAS
-from archive_pipelines.migration.catalog_side import same_recorded_run
+from archive_pipelines.migration.reconcile_rows import same_recorded_run
 from archive_pipelines.migration.steps import migrate_snapshot
+from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.files import delete_snapshot
-from archive_pipelines.storage.ingest import DEFAULT_BATCH_SIZE
-from archive_pipelines.storage.places import places_for
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.removal import delete_snapshot
+from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import SnapshotPlace, ViewSet, compat_link_target, view_dir, view_path
 
 KEYS: tuple[DuplicateKey, ...] = ("timestamp", "crawl_id")
 
 
 @dataclass
-class MergeReport:
+class MergeReport(Counts):
+    """Duplicate groups found, snapshots merged, file rows moved, groups left for later."""
+
     groups: int = 0  # duplicate groups found
     merged: int = 0  # duplicate snapshots merged into their keeper and deleted
     files_moved: int = 0  # file rows re-pointed to a keeper
     skipped: int = 0  # groups left for a later run (a member could not be migrated)
     errors: list[str] = field(default_factory=list)
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {**self.counts(), "errors": len(self.errors)}
 
 
 def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,

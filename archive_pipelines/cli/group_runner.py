@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from archive_pipelines.errors import ArchiveError, disk_full_message, is_disk_full
+from archive_pipelines.archive_error import ArchiveError, disk_full_message, is_disk_full
 
 
 def run_group(group: click.Group, prog: str, argv: list[str] | None = None) -> int:

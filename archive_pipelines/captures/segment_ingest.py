@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from archive_pipelines.blobstore import LocalBlobStore
-from archive_pipelines.captures.records import RecordRefused, parse_record
+from archive_pipelines.captures.record_parser import RecordRefused, parse_record
 from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, find_segments, read_segment
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog.captures import (
@@ -36,6 +36,7 @@ from archive_pipelines.catalog.captures import (
 )
 from archive_pipelines.catalog.models import utcnow
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.views import ViewFarm
 
 SEGMENT_MIME = "application/x-ndjson"
@@ -43,7 +44,7 @@ MAX_PROBLEMS = 20  # listed per segment; the rest are counted
 
 
 @dataclass
-class SegmentReport:
+class SegmentReport(Counts):
     """One segment's ingest. `outcome`: ingested, already (in the ledger with these bytes),
     changed (in the ledger with other bytes: left alone) or failed (unreadable)."""
 
@@ -80,6 +81,9 @@ class SegmentReport:
         data = dict(vars(self))
         data["status_classes"] = dict(sorted(self.status_classes.items()))
         return data
+
+
+STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx", "failed")  # always in the metadata, for plots
 
 
 @dataclass
@@ -120,6 +124,35 @@ class CrawlIngestReport:
             "skipped": self.skipped,
         }
 
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        """The totals a run records: segments by outcome, pages, captures, bodies, and pages
+        per status class (every class of STATUS_CLASSES, 0 when none)."""
+        totals = self.to_dict()
+        classes = totals["status_classes"]
+        return {
+            "segments_ingested": totals["segments_ingested"],
+            "segments_already": totals["segments_already"],
+            "segments_failed": totals["segments_failed"],
+            "pages": totals["pages"],
+            "captures": totals["captures"],
+            "stored_bodies": totals["stored_bodies"],
+            "new_body_bytes": totals["new_body_bytes"],
+            "duplicate_body_bytes": totals["duplicate_body_bytes"],
+            "rejected_records": totals["rejected"],
+            "missing_bodies": totals["missing_bodies"],
+            "cut_bytes": totals["cut_bytes"],
+            **{f"status_{name}": classes.get(name, 0) for name in sorted({*STATUS_CLASSES, *classes})},
+        }
+
+    def problems(self) -> list[str]:
+        """Every segment's problem lines, `<segment path>: <problem>`."""
+        lines: list[str] = []
+        for segment in self.segments:
+            lines.extend(f"{segment.path}: {problem}" for problem in segment.problems)
+            if segment.more_problems:
+                lines.append(f"{segment.path}: ... and {segment.more_problems} more")
+        return lines
+
 
 class _AlreadyIngested(Exception):
     """Rolls back a transaction whose ledger insert lost to an earlier ingest."""
@@ -135,7 +168,7 @@ def pending_segments(catalog: Catalog, data_dir: Path, *, session_id: str | None
 
 
 @dataclass(frozen=True)
-class CaptureStore:
+class CapturePrimary:
     """Where crawled bodies are: the primary store (`store_id` its catalog row), and the
     view farm whose aliases every blob gets."""
 
@@ -145,7 +178,7 @@ class CaptureStore:
     views: tuple[str, ...] = ()  # views the captures appear in (`[crawl] views`)
 
 
-def ingest_crawl(catalog: Catalog, primary: CaptureStore, data_dir: Path, *,
+def ingest_crawl(catalog: Catalog, primary: CapturePrimary, data_dir: Path, *,
                  session_id: str | None = None, day: str | None = None,
                  on_segment: Callable[[SegmentReport], object] | None = None) -> CrawlIngestReport:
     """Ingest every segment not yet in the ledger (of one session, of one day, or all).
@@ -178,7 +211,7 @@ def _size_changed(segment: SegmentPath, recorded: int | None) -> bool:
         return False
 
 
-def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath) -> SegmentReport:
+def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPath) -> SegmentReport:
     """Ingest one segment file (see the module docstring)."""
     report = SegmentReport(segment.relative, "failed", day=segment.day,
                            session_id=segment.session_id)
@@ -220,7 +253,7 @@ def ingest_segment(catalog: Catalog, primary: CaptureStore, segment: SegmentPath
     return report
 
 
-def link_captures(catalog: Catalog, primary: CaptureStore, *, segment_id: int | None = None
+def link_captures(catalog: Catalog, primary: CapturePrimary, *, segment_id: int | None = None
                   ) -> int:
     """Make (or fix) the view links of one segment's captures, or of every capture; the
     number of links checked."""
@@ -234,7 +267,7 @@ def link_captures(catalog: Catalog, primary: CaptureStore, *, segment_id: int | 
     return len(files) + len(folders)
 
 
-def _segment_rows(primary: CaptureStore, segment: SegmentPath, content: SegmentBytes,
+def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: SegmentBytes,
                   *, report: SegmentReport) -> SegmentRows:
     """The catalog rows of a segment's whole records; refused records, missing bodies and a
     cut tail go to `report`."""
@@ -281,7 +314,7 @@ def _segment_rows(primary: CaptureStore, segment: SegmentPath, content: SegmentB
         first_ms=now_ms if first is None else first, last_ms=now_ms if last is None else last)
 
 
-def _stored_size(primary: CaptureStore, sha256: str) -> int | None:
+def _stored_size(primary: CapturePrimary, sha256: str) -> int | None:
     """The body's size in the primary (-1: present, size not known without decoding); None
     when the store lacks it."""
     path = primary.store.local_path(sha256)

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.embedded_redis.binaries import RedisServerBinary, parse_version
-from archive_pipelines.errors import ArchiveError
 
 RECORD = "redis-server.json"
 # The oldest Redis that reads each RDB format version (the newer ones only).

@@ -1,6 +1,6 @@
 import pytest
 
-from archive_pipelines.blobstore.layout import blob_key, hash_from_key, key_prefix
+from archive_pipelines.blobstore.keys import blob_key, hash_from_key, key_prefix
 
 pytestmark = pytest.mark.unit
 

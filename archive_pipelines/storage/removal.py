@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from archive_pipelines.catalog.files import release_files, snapshot_file_rows
 from archive_pipelines.catalog.repository import delete_snapshot_row
 from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.storage.places import places_for
+from archive_pipelines.counts import Counts
+from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import SnapshotPlace, ViewSet, view_dir
 
 
 @dataclass
-class RemoveReport:
+class RemoveReport(Counts):
+    """Files released and view links removed."""
+
     files: int = 0
     links_removed: int = 0
 

@@ -6,14 +6,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from archive_pipelines.errors import DataDirError
+from archive_pipelines.archive_error import DataDirError
 
 VIEW_ROOTS = ("by_domain", "by_date", "by_user", "by_timestamp")
 
 
 @dataclass(frozen=True)
 class DataDir:
-    """The folders of ARCHITECTURE.md's data directory, relative to `root`."""
+    """The data directory's folders (blob store, views, crawl sessions, frontiers ...), relative to `root`."""
 
     root: Path
 

@@ -1,4 +1,4 @@
-"""`init`: O(1) whatever the data dir holds (seed 001) — no scan of archive/."""
+"""`init`: create the data dir's layout and migrate the catalog, in O(1) whatever archive/ holds (no scan)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archive_pipelines.archive_error import DataDirError
 from archive_pipelines.catalog.engine import make_engine
 from archive_pipelines.catalog.migrate import upgrade_catalog
 from archive_pipelines.catalog.repository import CatalogRepository
-from archive_pipelines.datadir.layout import VIEW_ROOTS, DataDir
-from archive_pipelines.errors import DataDirError
+from archive_pipelines.counts import MetadataValue
+from archive_pipelines.datadir.data_dir import VIEW_ROOTS, DataDir
 from archive_pipelines.settings import Settings, render_default_toml
 
 # How many archive/ entries init may look at for its hint: bounded, never a full scan.
@@ -34,6 +35,8 @@ run_coordinator:
 
 @dataclass
 class InitReport:
+    """What `init` created, wrote and migrated, and a sample of folders it does not know."""
+
     data_dir: Path
     created_folders: list[str] = field(default_factory=list)
     wrote_settings: bool = False
@@ -51,6 +54,11 @@ class InitReport:
             self.unknown_legacy_sample)
         return (f"archive/ holds {count} folder(s) the catalog does not know; adopt them with "
                 "`archive-pipelines update --import-orphans` (or the import_orphans_job)")
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"schema": self.schema_after, "migrated": self.schema_before != self.schema_after,
+                "created_folders": len(self.created_folders),
+                "unknown_legacy_folders_sampled": self.unknown_legacy_sample}
 
 
 def initialize(settings: Settings) -> InitReport:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from archive_pipelines.legacy.layout import (
+from archive_pipelines.legacy.snapshot_folder import (
     FolderFile,
     FolderLink,
     SkippedEntry,

@@ -9,15 +9,18 @@ from datetime import datetime
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.linking import ensure_links
-from archive_pipelines.storage.places import iter_snapshot_files
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_places import iter_snapshot_files
 from archive_pipelines.views import ViewSet, view_dir
 
 
 @dataclass
-class RebuildReport:
+class RebuildReport(Counts):
+    """Snapshots and files whose links were made, and the links by what was done to them."""
+
     snapshots: int = 0
     files: int = 0
     links_created: int = 0
@@ -29,6 +32,12 @@ class RebuildReport:
     @property
     def links(self) -> int:
         return self.links_created + self.links_ok + self.links_fixed
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"snapshots": self.snapshots, "files": self.files, "links": self.links,
+                "links_created": self.links_created, "links_ok": self.links_ok,
+                "links_fixed": self.links_fixed, "link_conflicts": self.link_conflicts,
+                "links_removed": self.links_removed}
 
 
 def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,

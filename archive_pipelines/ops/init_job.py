@@ -14,13 +14,7 @@ def init_data_dir(context: dg.OpExecutionContext, settings: SettingsResource) ->
         context.log.warning(report.hint)
     return dg.Output(
         str(report.data_dir),
-        metadata={
-            "data_dir": dg.MetadataValue.path(str(report.data_dir)),
-            "schema": report.schema_after,
-            "migrated": report.schema_before != report.schema_after,
-            "created_folders": len(report.created_folders),
-            "unknown_legacy_folders_sampled": report.unknown_legacy_sample,
-        },
+        metadata={"data_dir": dg.MetadataValue.path(str(report.data_dir)), **report.as_metadata()},
     )
 
 

@@ -14,8 +14,8 @@ from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog import adoption
 from archive_pipelines.catalog.adoption import ResultRow, SnapshotRow
+from archive_pipelines.legacy.archive_result import LegacyResult
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, same_run
-from archive_pipelines.legacy.results import LegacyResult
 
 
 def to_legacy(result: ResultRow) -> LegacyResult:

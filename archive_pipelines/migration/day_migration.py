@@ -1,0 +1,76 @@
+"""One snapshot day brought to the current layout: what the `snapshots` and `blobs` assets run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.counts import MetadataValue
+from archive_pipelines.datadir import DataDir
+from archive_pipelines.migration.steps import MigrateReport, migrate_batch
+from archive_pipelines.storage.day_stats import DayStats, Saving, day_stats, largest_savings, snapshots_of_day
+from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
+from archive_pipelines.storage.file_work import FileWork
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.snapshot_ingest import Incomplete, find_incomplete
+from archive_pipelines.views import ViewSet
+
+
+@dataclass
+class DaySnapshots:
+    """The day's snapshots, their migration, and those an ingest left incomplete."""
+
+    snapshots: int
+    incomplete: Incomplete
+    migrated: MigrateReport = field(default_factory=MigrateReport)
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        return {"snapshots": self.snapshots, "processed": self.migrated.processed,
+                "migrated": self.migrated.migrated, "failed": self.migrated.failed,
+                "incomplete": self.incomplete.count}
+
+
+def migrate_day(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
+                work: FileWork, layout: DataDir, start: datetime, end: datetime,
+                ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> DaySnapshots:
+    """Migrate every snapshot created in [start, end) whose layout is behind; then count
+    the day's incomplete snapshots."""
+    ids = snapshots_of_day(catalog, start, end)
+    migrated = (migrate_batch(catalog, primary, views, work=work, layout=layout, snapshot_ids=ids,
+                              ingest_batch_size=ingest_batch_size) if ids else MigrateReport())
+    incomplete = find_incomplete(catalog, created_between=(start, end))
+    return DaySnapshots(len(ids), incomplete, migrated)
+
+
+@dataclass
+class DayBlobs:
+    """The day's files in the blob store (after storing those still in legacy folders), and
+    the blobs dedup saves the most on."""
+
+    stats: DayStats
+    savings: list[Saving]
+    migrated: MigrateReport = field(default_factory=MigrateReport)
+
+    def as_metadata(self) -> dict[str, MetadataValue]:
+        stats = self.stats
+        return {"snapshots": stats.snapshots, "files": stats.files, "new_blobs": stats.new_blobs,
+                "deduplicated": stats.files - stats.unique_blobs, "bytes": stats.logical_bytes,
+                "bytes_stored": stats.unique_bytes, "bytes_saved": stats.bytes_saved,
+                "ingested_files": self.migrated.files, "errors": len(self.migrated.errors),
+                "dedup_ratio": round(stats.dedup_ratio, 2)}
+
+
+def store_day_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
+                    work: FileWork, layout: DataDir, start: datetime, end: datetime, savings_limit: int,
+                    ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> DayBlobs:
+    """Store the files of the day's snapshots still in legacy folders; then the day's figures
+    and its `savings_limit` largest dedup savings."""
+    stats = day_stats(catalog, start, end)
+    migrated = MigrateReport()
+    if stats.legacy_ids:
+        migrated = migrate_batch(catalog, primary, views, work=work, layout=layout,
+                                 snapshot_ids=sorted(stats.legacy_ids),
+                                 ingest_batch_size=ingest_batch_size)
+        stats = day_stats(catalog, start, end)
+    return DayBlobs(stats, largest_savings(catalog, start, end, limit=savings_limit), migrated)
