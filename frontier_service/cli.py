@@ -22,7 +22,7 @@ from frontier_service.service.crawler_settings import (
     warn_legacy_private,
     with_loopback,
 )
-from frontier_service.service.runner import configure_logging, run_async, run_crawler
+from frontier_service.service.process import configure_logging, run_async, run_crawler
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
@@ -238,7 +238,7 @@ def seed_command(obj: Context, urls: tuple[str, ...], scope: ScopeOptions,
     Seeds are checked against the same scope as `run`'s links: give the same --allow-network,
     --allowed-domain and --max-depth here as there.
     """
-    from frontier_service.service.components import open_frontier
+    from frontier_service.service.crawler_parts import open_frontier
     from frontier_service.service.seeding import add_seeds, checked_seeds
 
     settings = scope.settings(obj, crawl_name=crawl_name)
@@ -286,8 +286,8 @@ def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
     from frontier_service.frontier.folder_locks import live_sessions
     from frontier_service.pages.link_journal import link_journal_dir
     from frontier_service.recovery.epoch import EpochState, has_disk_state
-    from frontier_service.recovery.rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
-    from frontier_service.service.components import open_frontier
+    from frontier_service.recovery.redis_rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
+    from frontier_service.service.crawler_parts import open_frontier
 
     settings = obj.crawler_settings()
     data_dir, name = settings.data_dir, settings.crawl_name

@@ -18,7 +18,7 @@ from archive_pipelines.canonical_urls import (
     url_fingerprint,
     without_userinfo,
 )
-from frontier_service.frontier.records import FrontierRecord, format_line, parse_line
+from frontier_service.frontier.frontier_record import FrontierRecord, format_line, parse_line
 
 
 @pytest.mark.unit

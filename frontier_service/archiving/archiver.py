@@ -15,7 +15,7 @@ from archive_pipelines.blobstore import BlobStore, PutResult
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile
 from frontier_service.archiving.page_record import StoredFetch, page_record
 from frontier_service.fetch.result import FetchResult
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 T = TypeVar("T")
 

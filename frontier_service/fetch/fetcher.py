@@ -14,9 +14,9 @@ from yarl import URL
 
 from archive_pipelines.canonical_urls import InvalidURL, canonicalize, without_userinfo
 from frontier_service.fetch.body import read_body
-from frontier_service.fetch.errors import Failure, classify
+from frontier_service.fetch.failures import Failure, classify
+from frontier_service.fetch.fetch_settings import FetchSettings
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
-from frontier_service.fetch.settings import FetchSettings
 from frontier_service.fetch.trace import FetchTrace, HopResponse
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})

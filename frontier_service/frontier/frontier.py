@@ -24,8 +24,8 @@ from redis.asyncio import Redis
 
 from archive_pipelines.canonical_urls import try_canonical_many
 from frontier_service.frontier.domain_meta import DomainMeta
-from frontier_service.frontier.files import FrontierFiles
-from frontier_service.frontier.records import FrontierRecord, Queued, kind_suffix
+from frontier_service.frontier.frontier_files import FrontierFiles
+from frontier_service.frontier.frontier_record import FrontierRecord, Queued, kind_suffix
 from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import FrontierState, Release, Reschedule
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore

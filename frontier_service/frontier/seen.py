@@ -19,7 +19,7 @@ from redis.exceptions import ResponseError
 
 from frontier_service.frontier import lua_seen
 from frontier_service.frontier.bloom_sizing import blocked_bits, sizing
-from frontier_service.frontier.frontier_lost import GuardedScript, guarded
+from frontier_service.frontier.script_guard import GuardedScript, guarded
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from enum import IntEnum
 from redis.asyncio import Redis
 
 from frontier_service.frontier import lua_domain
-from frontier_service.frontier.frontier_lost import guarded
 from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.frontier.script_guard import guarded
 
 
 class Release(IntEnum):

@@ -6,7 +6,7 @@ has room for (up to `batch`). Before a read offset moves, `checkpoint` makes the
 URLs' results durable (index journal, visited records, discovered links), so a crash can
 repeat a fetch but never lose one.
 
-A leased domain is a HeldHost (held_hosts.py): up to `per_host` of its URLs in flight
+A leased domain is a HeldHost (held_host.py): up to `per_host` of its URLs in flight
 (1 until robots.txt is known, and with a Crawl-delay), request starts its delay apart, the
 next URL read from the file here. It goes back to Redis once it has no complete URL left,
 or when its next request is more than `hold_s` away (other processes may take it by then);
@@ -25,11 +25,11 @@ from typing import Protocol
 from redis.exceptions import RedisError
 
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.frontier_lost import FrontierLost
+from frontier_service.frontier.script_guard import FrontierLost
 from frontier_service.frontier.state import Release, Reschedule
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.pages.fetch_ledger import FetchLedger
-from frontier_service.pages.held_hosts import Claimed, HeldHost, Outcome
+from frontier_service.pages.held_host import Claimed, HeldHost, Outcome
+from frontier_service.pages.visit_buffer import VisitBuffer
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class OffsetSink(Protocol):
 class DomainClaimer:
     """Leases for `capacity` domains at most; workers call `finished` with each URL's outcome."""
 
-    def __init__(self, frontier: Frontier, owner: str, metrics: CrawlMetrics, ledger: FetchLedger,
+    def __init__(self, frontier: Frontier, owner: str, metrics: CrawlMetrics, visits: VisitBuffer,
                  *, capacity: int, batch: int = 64, poll_s: float = 0.01,
                  page_budget: int = 0, per_host: int = 1, hold_s: float = 0.25,
                  renew_every_s: float = 1.0, clock: Callable[[], float] = time.time,
@@ -55,7 +55,7 @@ class DomainClaimer:
         self.frontier = frontier
         self.owner = owner
         self.metrics = metrics
-        self.ledger = ledger
+        self.visits = visits
         self.capacity = capacity
         self.batch = batch
         self.poll_s = poll_s
@@ -161,7 +161,7 @@ class DomainClaimer:
     def _budget_spent(self, host: HeldHost) -> bool:
         if not self.page_budget:
             return False
-        fetched = self.ledger.known_pages(host.domain, host.stored_pages) + len(host.in_flight)
+        fetched = self.visits.known_pages(host.domain, host.stored_pages) + len(host.in_flight)
         if fetched < self.page_budget:
             return False
         host.stopped = True

@@ -31,9 +31,9 @@ from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.pages.fetch_ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
-from frontier_service.pages.held_hosts import Claimed, Outcome
+from frontier_service.pages.held_host import Claimed, Outcome
 from frontier_service.pages.link_buffer import LinkBuffer
+from frontier_service.pages.visit_buffer import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, VisitBuffer
 from frontier_service.scope.drops import BEYOND_MAX_DEPTH, ROBOTS_DISALLOWED, invalid_reason
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ class Politeness:
 
 class PageProcessor:
     def __init__(self, *, frontier: Frontier, fetcher: Fetcher, robots: RobotsCache,
-                 archiver: Archiver, links: LinkBuffer, ledger: FetchLedger,
+                 archiver: Archiver, links: LinkBuffer, visits: VisitBuffer,
                  metrics: CrawlMetrics, politeness: Politeness, max_depth: int,
                  fetch_assets: bool = True, max_assets_per_page: int = 200,
                  failure_backoff_s: tuple[float, ...] = (5.0, 30.0)) -> None:
@@ -69,7 +69,7 @@ class PageProcessor:
         self.archiver = archiver
         self.links = links
         self.drops = links.drops  # URLs not fetched, by reason (links found here, robots)
-        self.ledger = ledger
+        self.visits = visits
         self.metrics = metrics
         self.politeness = politeness
         self.max_depth = max_depth
@@ -144,7 +144,7 @@ class PageProcessor:
         reason = (result if isinstance(result, str) else result.error or _REFUSED_HOST)[:200]
         log.warning("not crawling %s: %s", item.domain, reason)
         self.metrics.hosts_retired += 1
-        self.ledger.count("hosts_refused")
+        self.visits.count("hosts_refused")
         await self.frontier.state.exclude(item.domain, reason)
         if isinstance(result, str):
             await self._record_skip(item, reason, STATUS_NO_RESPONSE)
@@ -160,7 +160,7 @@ class PageProcessor:
         delay = max(self.politeness.delay(rules, 0.0), verdict.retry_in_s)
         if verdict.retired:
             self.metrics.hosts_retired += 1
-            self.ledger.count("hosts_retired")
+            self.visits.count("hosts_retired")
             await self.frontier.state.exclude(item.domain, "host unreachable")
             if result is not None:
                 await self._archive(item, result)
@@ -189,7 +189,7 @@ class PageProcessor:
             return Outcome(now + delay, item.end_offset, solo=True, delay_s=delay)
         log.warning("not crawling %s further: %s", item.domain, _BOMB_HOST)
         self.metrics.hosts_retired += 1
-        self.ledger.count("hosts_retired")
+        self.visits.count("hosts_retired")
         await self.frontier.state.exclude(item.domain, _BOMB_HOST)
         return Outcome(now + delay, item.end_offset, solo=True, retired=_BOMB_HOST, delay_s=delay)
 
@@ -219,7 +219,7 @@ class PageProcessor:
                            kind=kind)
         body_hash = bytes.fromhex(archived.body_sha256[:16]) if archived.body_sha256 else b""
         status = result.status if result.status is not None else STATUS_NO_RESPONSE
-        self.ledger.record(
+        self.visits.record(
             VisitedRecord(item.record.url, status, int(time.time()), body_hash), item.domain,
             ok=result.error is None, response_ms=result.response_time_s * 1000)
 
@@ -228,7 +228,7 @@ class PageProcessor:
         past the per-page budget are only counted."""
         if links.assets_over_budget:
             self.metrics.assets_over_budget += links.assets_over_budget
-            self.ledger.count("assets_over_budget", links.assets_over_budget)
+            self.visits.count("assets_over_budget", links.assets_over_budget)
         for kind, urls in links.assets_by_type().items():
             self.links.add(urls, depth, found_on=found_on, kind=kind)
 
@@ -241,5 +241,5 @@ class PageProcessor:
                              depth=item.record.depth, page=(result, None))
         record["requests"] = []  # nothing was sent
         self.archiver.index_writer.add(record)
-        self.ledger.record(VisitedRecord(url, status, int(time.time())), item.domain, ok=None)
-        self.ledger.count("robots_disallowed" if status == STATUS_ROBOTS_DISALLOWED else "skipped")
+        self.visits.record(VisitedRecord(url, status, int(time.time())), item.domain, ok=None)
+        self.visits.count("robots_disallowed" if status == STATUS_ROBOTS_DISALLOWED else "skipped")

@@ -30,7 +30,7 @@ from frontier_service.recovery.lua_recovery import (
     SIZE,
     UNFETCHED,
 )
-from frontier_service.recovery.rebuild import NO_CHECKPOINT
+from frontier_service.recovery.redis_rebuild import NO_CHECKPOINT
 
 _DOMAINS_PER_SCRIPT = 500  # each call blocks Redis for ~1-2 ms
 

@@ -48,8 +48,8 @@ from frontier_service.recovery.epoch import (
     has_disk_state,
     set_epoch,
 )
-from frontier_service.recovery.rebuild import RebuildReport, rebuild_redis
 from frontier_service.recovery.redis_memory import NOTHING_LOST, RedisCannotHoldCrawl, RedisMemoryWatch
+from frontier_service.recovery.redis_rebuild import RebuildReport, rebuild_redis
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """CrawlerService: arq's lifecycle for the crawler.
 
-startup (components) -> a TaskGroup of N workers plus the claimer, the link and ledger
+startup (open_parts) -> a TaskGroup of N workers plus the claimer, the link and visit
 flushers, the segment closer, the progress line and the limits watch -> on SIGTERM (or a
 limit): stop claiming, hand back unstarted domains, let in-flight fetches finish (up to
 `drain_timeout_s`, then cancel them and hand their URLs back), flush discovered links
@@ -30,22 +30,22 @@ from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.page_journal import IndexJournal, journal_dir
 from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
 from frontier_service.frontier.frontier import AddResult
-from frontier_service.frontier.frontier_lost import FrontierLost
+from frontier_service.frontier.script_guard import FrontierLost
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.claimer import DomainClaimer
-from frontier_service.pages.fetch_ledger import FetchLedger
 from frontier_service.pages.flush_loop import flush_until
-from frontier_service.pages.held_hosts import Claimed, Outcome
+from frontier_service.pages.held_host import Claimed, Outcome
 from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.pages.link_journal import link_journal_dir
 from frontier_service.pages.processor import PageProcessor, Politeness
+from frontier_service.pages.visit_buffer import VisitBuffer
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
 from frontier_service.scope.drops import UrlDrops
-from frontier_service.service.components import Components, open_components
+from frontier_service.service.crawler_parts import CrawlerParts, open_parts
 from frontier_service.service.crawler_settings import CrawlerSettings, scope_for
 from frontier_service.service.health import HealthServer
-from frontier_service.service.progress import ProgressReporter, format_progress
+from frontier_service.service.progress_line import ProgressReporter, format_progress
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.stop_report import (
     NOTHING_LEFT_TO_FETCH,
@@ -124,7 +124,7 @@ class CrawlerService:
         # Frontier file appends and reads, robots parsing: more than the default ~6 threads.
         asyncio.get_running_loop().set_default_executor(
             ThreadPoolExecutor(32, thread_name_prefix="crawler-io"))
-        async with open_components(self.settings, self.store_settings, self.metrics) as parts:
+        async with open_parts(self.settings, self.store_settings, self.metrics) as parts:
             if self.seeds:
                 self.seed_result = await add_seeds(parts.frontier, self.settings, self.seeds)
             if self.settings.metrics_port >= 0:
@@ -142,14 +142,14 @@ class CrawlerService:
                          self.health.url if self.health else "", self.metrics, self.failure,
                          stop)
 
-    async def _crawl(self, parts: Components) -> SegmentCloser:
+    async def _crawl(self, parts: CrawlerParts) -> SegmentCloser:
         s, m = self.settings, self.metrics
-        ledger = FetchLedger(parts.frontier, flush_records=s.ledger_flush_records,
-                             flush_s=s.ledger_flush_s)
+        visits = VisitBuffer(parts.frontier, flush_records=s.visit_flush_records,
+                             flush_s=s.visit_flush_s)
         scope = scope_for(s)
         links = self._links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
                                          flush_s=s.link_flush_s, journal=parts.link_journal,
-                                         drops=UrlDrops(m, persist=ledger.count))
+                                         drops=UrlDrops(m, persist=visits.count))
         journal = self._journal = parts.index_writer.journal
         self.session_id, self.owner = parts.session_id, parts.owner
 
@@ -161,13 +161,13 @@ class CrawlerService:
                 self._on_write_error(exc)
                 raise
             try:  # visited records and page counts: kept and retried while Redis is away
-                await ledger.flush()
+                await visits.flush()
             except (RedisError, OSError) as exc:
                 log.debug("visited records wait for Redis: %s", exc)
 
         # Claimed domains wait in a queue up to claim_batch deep: a slow claim round (Redis
         # busy with a big add) must not leave the workers idle.
-        claimer = DomainClaimer(parts.frontier, parts.owner, m, ledger,
+        claimer = DomainClaimer(parts.frontier, parts.owner, m, visits,
                                 capacity=s.concurrency + min(s.claim_batch, s.concurrency),
                                 batch=s.claim_batch, poll_s=s.claim_poll_s,
                                 page_budget=s.domain_page_budget,
@@ -176,7 +176,7 @@ class CrawlerService:
                                 known_offset=parts.recovery.known_offset)
         processor = PageProcessor(
             frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
-            archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
+            archiver=parts.archiver, links=links, visits=visits, metrics=m,
             politeness=Politeness(s.min_delay_s, s.max_crawl_delay_s, s.response_time_factor),
             max_depth=s.max_depth, fetch_assets=s.fetch_assets,
             max_assets_per_page=s.max_assets_per_page,
@@ -205,12 +205,12 @@ class CrawlerService:
                                name="redis-watch")
                 tg.create_task(links.run(self.finished, on_error=self._on_write_error),
                                name="links")
-                tg.create_task(ledger.run(self.finished), name="ledger")
+                tg.create_task(visits.run(self.finished), name="visits")
                 tg.create_task(self._close_segments(closer), name="segments")
                 tg.create_task(progress.run(self.finished), name="progress")
                 tg.create_task(self._watch_limits(claimer, links, progress, parts.recovery),
                                name="limits")
-                tg.create_task(self._drain(claim_task, workers, claimer, links, ledger, closer),
+                tg.create_task(self._drain(claim_task, workers, claimer, links, visits, closer),
                                name="drain")
                 self.started.set()
         finally:
@@ -282,7 +282,7 @@ class CrawlerService:
             self.disk_full(exc)
 
     async def _drain(self, claim_task: asyncio.Task[None], workers: list[asyncio.Task[None]],
-                     claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,
+                     claimer: DomainClaimer, links: LinkBuffer, visits: VisitBuffer,
                      closer: SegmentCloser) -> None:
         await self.stopping.wait()
         await claim_task  # it hands back queued domains as it ends
@@ -294,12 +294,12 @@ class CrawlerService:
             for task in late:
                 task.cancel()
             await asyncio.wait(late)
-        await asyncio.shield(self._final_flush(claimer, links, ledger, closer))
+        await asyncio.shield(self._final_flush(claimer, links, visits, closer))
         self.finished.set()
 
-    async def _final_flush(self, claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,
+    async def _final_flush(self, claimer: DomainClaimer, links: LinkBuffer, visits: VisitBuffer,
                            closer: SegmentCloser) -> None:
-        for step, flush in (("links", links.flush), ("visited records", ledger.flush),
+        for step, flush in (("links", links.flush), ("visited records", visits.flush),
                             ("leases", claimer.flush_releases)):
             try:
                 await flush()

@@ -9,7 +9,7 @@ from frontier_service.archiving.page_index import list_segments
 from frontier_service.frontier.leftovers import leftovers
 from frontier_service.recovery.epoch import EpochState, check_epoch, read_crawl_id
 from frontier_service.scope.drops import COUNTER_PREFIX, dropped_counters
-from frontier_service.service.components import open_frontier
+from frontier_service.service.crawler_parts import open_frontier
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.stop_report import group_leftovers
 

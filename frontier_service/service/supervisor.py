@@ -40,11 +40,11 @@ from frontier_service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
 from frontier_service.service.child import ChildSpec, Finished, Snapshot, Started, child_main, cpu_seconds
-from frontier_service.service.components import check_data_dir, frontier_config, recover_crashed_runs
+from frontier_service.service.crawler_parts import check_data_dir, frontier_config, recover_crashed_runs
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.health import HealthServer
-from frontier_service.service.progress import IdleLines, format_progress
-from frontier_service.service.runner import on_stop_signals
+from frontier_service.service.process import on_stop_signals
+from frontier_service.service.progress_line import IdleLines, format_progress
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.service import RunReport
 from frontier_service.service.stop_report import log_stop_report, stop_report

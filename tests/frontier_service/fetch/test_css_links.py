@@ -8,7 +8,7 @@ import pytest
 from frontier_service.fetch.css_links import css_references
 from frontier_service.fetch.links import extract_stylesheet_links, links_from_fetch
 from frontier_service.fetch.result import FetchResult
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 R = ResourceType
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from frontier_service.frontier.files import FrontierFiles
+from frontier_service.frontier.frontier_files import FrontierFiles
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.scope.crawl_scope import Scope
-from frontier_service.service.components import open_frontier
+from frontier_service.service.crawler_parts import open_frontier
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.seeding import BadSeed, add_seeds, check_seeds
 

@@ -11,9 +11,9 @@ import pytest
 from archive_pipelines.canonical_urls import canonical_url_and_domain
 from frontier_service.archiving import iter_records
 from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
-from frontier_service.service.components import open_frontier
+from frontier_service.service.crawler_parts import open_frontier
 from frontier_service.service.crawler_settings import CrawlerSettings
 
 

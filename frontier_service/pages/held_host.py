@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from frontier_service.frontier.records import FrontierRecord
+from frontier_service.frontier.frontier_record import FrontierRecord
 
 
 @dataclass(frozen=True, slots=True)

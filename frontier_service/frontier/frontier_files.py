@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from frontier_service.frontier.records import FrontierRecord, format_records, parse_line
+from frontier_service.frontier.frontier_record import FrontierRecord, format_records, parse_line
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from frontier_service.frontier.files import FrontierFiles
-from frontier_service.frontier.records import (
+from frontier_service.frontier.frontier_files import FrontierFiles
+from frontier_service.frontier.frontier_record import (
     FrontierRecord,
     ResourceType,
     format_line,

@@ -19,9 +19,9 @@ from frontier_service.frontier.checkpoint import (
     load_checkpoints,
 )
 from frontier_service.frontier.domain_meta import DomainInfo, DomainMeta
-from frontier_service.frontier.files import domain_from_file_name, frontier_file_name, walk
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_files import domain_from_file_name, frontier_file_name, walk
+from frontier_service.frontier.frontier_record import ResourceType
 from frontier_service.recovery import disk_frontier
 from frontier_service.recovery.audit import EpochChanged, audit
 from frontier_service.recovery.epoch import (
@@ -31,7 +31,7 @@ from frontier_service.recovery.epoch import (
     has_disk_state,
     set_epoch,
 )
-from frontier_service.recovery.rebuild import rebuild_redis
+from frontier_service.recovery.redis_rebuild import rebuild_redis
 from tests.frontier_service.frontier.helpers import connect, open_frontier
 
 NOW = 1_800_000_000.0
