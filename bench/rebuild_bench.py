@@ -102,7 +102,7 @@ async def time_rebuild(redis_url: str, root: Path, directory: Path, urls: int) -
     frontier = await Frontier(client, root, config).open()
     try:
         checkpoints = load_checkpoints(directory)
-        report = await rebuild_redis(frontier, root, checkpoints, "bench-crawl")
+        report = await rebuild_redis(frontier, root, checkpoints, crawl_id="bench-crawl")
         memory = (await client.info("memory"))["used_memory"]
         seen_bytes = await frontier.seen.memory_bytes()
         print(f"rebuild_redis: {report.seconds:.2f} s for {report.urls:,} URLs over "

@@ -132,7 +132,7 @@ def crawl_name_option(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--crawl-name", default=None, metavar="NAME", help=_CRAWL_NAME_HELP)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.pass_context
-def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_name: str | None,
+def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, crawl_name: str | None,
         verbose: bool) -> None:
     """A fast, polite crawler: Redis + per-domain frontier files, archiving into the blob store."""
     configure_logging(logging.DEBUG if verbose else logging.INFO)
@@ -183,7 +183,7 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @scope_options
 @crawl_name_option
 @click.pass_obj
-def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_assets: bool,
+def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no_assets: bool,
                 dagster_home: str | None, processes: str | None, **options: Any) -> None:
     """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit.
 
@@ -232,7 +232,7 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
 @crawl_name_option
 @click.pass_obj
 def seed_command(obj: Context, urls: tuple[str, ...], scope: ScopeOptions,
-                 crawl_name: str | None) -> None:
+                 *, crawl_name: str | None) -> None:
     """Queue start URLs at depth 0 (all or nothing: one bad URL queues none).
 
     Seeds are checked against the same scope as `run`'s links: give the same --allow-network,
@@ -257,7 +257,7 @@ def seed_command(obj: Context, urls: tuple[str, ...], scope: ScopeOptions,
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 @crawl_name_option
 @click.pass_obj
-def stats_command(obj: Context, as_json: bool, crawl_name: str | None) -> None:
+def stats_command(obj: Context, *, as_json: bool, crawl_name: str | None) -> None:
     """The frontier's size, ready and leased domains, counters, and segments on disk."""
     from frontier_service.service.stats import crawl_stats, format_stats
 
@@ -271,7 +271,7 @@ def stats_command(obj: Context, as_json: bool, crawl_name: str | None) -> None:
               help="Rebuild even when Redis holds this crawl whole (read offsets go back to "
                    "the last checkpoint) or another crawl of the same name (replaced).")
 @click.pass_obj
-def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
+def rebuild_redis_command(obj: Context, *, as_json: bool, yes: bool) -> None:
     """Rebuild the crawl's Redis state (queues, read offsets, seen URLs) from the data dir.
 
     For a Redis that lost the crawl's data: restarted without persistence, flushed,

@@ -194,5 +194,5 @@ def _put_deduplicated(store: BlobStore, body: bytes) -> PutResult:
     """Store a body unless an identical one is already there (skips writing a temp copy)."""
     sha256 = hashlib.sha256(body).hexdigest()
     if store.exists(sha256):
-        return PutResult(sha256, len(body), 0, False)
+        return PutResult(sha256, len(body), stored_bytes=0, created=False)
     return store.put_bytes(body)

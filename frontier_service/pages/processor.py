@@ -54,7 +54,7 @@ class Politeness:
     def delay(self, rules: RobotsRules | None, response_time_s: float) -> float:
         crawl_delay = rules.crawl_delay() if rules is not None else None
         return next_delay(self.min_delay_s, crawl_delay, self.max_crawl_delay_s,
-                          response_time_s, self.response_time_factor)
+                          response_time_s=response_time_s, factor=self.response_time_factor)
 
 
 class PageProcessor:
@@ -92,7 +92,7 @@ class PageProcessor:
         if rules.source is RobotsSource.REFUSED:
             return await self._refused(item, _REFUSED_HOST)
         if rules.source is RobotsSource.UNREACHABLE:  # cached: no request until it expires
-            return await self._host_failed(item, rules, None, time.time())
+            return await self._host_failed(item, rules, None, now=time.time())
         if not rules.can_fetch(url):
             self.metrics.robots_disallowed += 1
             self.drops.drop(ROBOTS_DISALLOWED, item.domain, url)
@@ -119,7 +119,7 @@ class PageProcessor:
         if rules.source is RobotsSource.REFUSED:
             return await self._refused(item, _REFUSED_HOST)
         if rules.source is RobotsSource.UNREACHABLE:
-            return await self._host_failed(item, rules, None, now)
+            return await self._host_failed(item, rules, None, now=now)
         delay = self.politeness.delay(rules, 0.0)
         return Outcome(now + delay, item.start_offset, solo=True, delay_s=delay)
 
@@ -128,9 +128,9 @@ class PageProcessor:
         if result.error_kind is FetchErrorKind.REFUSED:
             return await self._refused(item, result)
         if result.host_failure:
-            return await self._host_failed(item, rules, result, now)
+            return await self._host_failed(item, rules, result, now=now)
         if result.cut_kind is CutKind.DECODE_RATIO:
-            return await self._bomb(item, rules, result, now)
+            return await self._bomb(item, rules, result, now=now)
         self.health.record_success(item.domain)
         self.bombs.record_success(item.domain)
         delay = self.politeness.delay(rules, result.response_time_s or result.elapsed_s)
@@ -153,7 +153,7 @@ class PageProcessor:
         return Outcome(time.time(), item.end_offset, solo=True, retired=reason, requested=False)
 
     async def _host_failed(self, item: Claimed, rules: RobotsRules, result: FetchResult | None,
-                           now: float) -> Outcome:
+                           *, now: float) -> Outcome:
         """Back off; retry the same URL after connection trouble; retire the host at strike 3."""
         self.metrics.host_failures += 1
         verdict = self.health.record_failure(item.domain)
@@ -175,7 +175,7 @@ class PageProcessor:
         return Outcome(now + delay, item.end_offset, solo=True, delay_s=delay)
 
     async def _bomb(self, item: Claimed, rules: RobotsRules, result: FetchResult,
-                    now: float) -> Outcome:
+                    *, now: float) -> Outcome:
         """A decompression bomb (cut by its decode ratio): its URL is done, recorded as cut,
         and the host gets a strike, so a host that answers bombs backs off and is retired at
         the third in a row instead of taking a share of the crawl's CPU and loop as fast as
@@ -211,7 +211,7 @@ class PageProcessor:
             if depth < self.max_depth:
                 self.links.add(links.pages, depth + 1, found_on=item.domain)
             elif links.pages:
-                self.drops.drop(BEYOND_MAX_DEPTH, item.domain, links.pages[0], len(links.pages))
+                self.drops.drop(BEYOND_MAX_DEPTH, item.domain, links.pages[0], count=len(links.pages))
             if self.fetch_assets:
                 self._queue_assets(links, depth, found_on=item.domain)
         if result.redirects and result.error is None:  # the target is fetched as what we asked

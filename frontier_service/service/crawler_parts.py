@@ -180,7 +180,7 @@ async def open_parts(settings: CrawlerSettings,
         offsets = OffsetCheckpoint(checkpoint_dir(settings.data_dir, settings.crawl_name),
                                    session_id)
         stack.callback(_close_offsets, offsets)
-        recovery = FrontierRecovery(frontier, settings.data_dir, offsets, metrics)
+        recovery = FrontierRecovery(frontier, settings.data_dir, offsets, metrics=metrics)
         # Before anything is queued or claimed: a supervisor did the whole audit already.
         await recovery.on_start(audit_whole=settings.recover_on_start)
         if settings.recover_on_start:

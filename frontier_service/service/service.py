@@ -32,9 +32,11 @@ from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCl
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.script_guard import FrontierLost
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.claim_settings import ClaimSettings
 from frontier_service.pages.claimer import DomainClaimer
 from frontier_service.pages.flush_loop import flush_until
 from frontier_service.pages.held_host import Claimed, Outcome
+from frontier_service.pages.host_dispatcher import HostDispatcher
 from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.pages.link_journal import link_journal_dir
 from frontier_service.pages.processor import PageProcessor, Politeness
@@ -167,12 +169,13 @@ class CrawlerService:
 
         # Claimed domains wait in a queue up to claim_batch deep: a slow claim round (Redis
         # busy with a big add) must not leave the workers idle.
-        claimer = DomainClaimer(parts.frontier, parts.owner, m, visits,
-                                capacity=s.concurrency + min(s.claim_batch, s.concurrency),
-                                batch=s.claim_batch, poll_s=s.claim_poll_s,
-                                page_budget=s.domain_page_budget,
-                                per_host=s.per_host_concurrency, checkpoint=checkpoint,
-                                offsets=parts.offsets,
+        claim = ClaimSettings(capacity=s.concurrency + min(s.claim_batch, s.concurrency),
+                              batch=s.claim_batch, poll_s=s.claim_poll_s,
+                              page_budget=s.domain_page_budget, per_host=s.per_host_concurrency)
+        hosts = HostDispatcher(parts.frontier.files, m, visits, settings=claim,
+                               offsets=parts.offsets)
+        claimer = DomainClaimer(parts.frontier, parts.owner, hosts, metrics=m, settings=claim,
+                                checkpoint=checkpoint, offsets=parts.offsets,
                                 known_offset=parts.recovery.known_offset)
         processor = PageProcessor(
             frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
@@ -182,7 +185,7 @@ class CrawlerService:
             max_assets_per_page=s.max_assets_per_page,
             failure_backoff_s=s.host_failure_backoff_s)
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
-        closer = SegmentCloser(parts.archiver, parts.store, m, reporter,
+        closer = SegmentCloser(parts.archiver, parts.store, m, reporter=reporter,
                                idle_s=s.segment_idle_seconds)
         progress = ProgressReporter(parts.frontier, m, s.progress_seconds, before=claimer.gauges,
                                     exit_when_idle_s=s.exit_when_idle_s)
@@ -193,7 +196,7 @@ class CrawlerService:
             async with asyncio.TaskGroup() as tg:
                 claim_task = tg.create_task(self._claim_loop(claimer, parts.recovery),
                                             name="claimer")
-                workers = [tg.create_task(self._worker(claimer, processor), name=f"worker-{i}")
+                workers = [tg.create_task(self._worker(hosts, processor), name=f"worker-{i}")
                            for i in range(s.concurrency)]
                 tg.create_task(claimer.run_checkpoints(self.finished), name="checkpoints")
                 tg.create_task(flush_until(self.finished, lambda: asyncio.to_thread(
@@ -208,10 +211,11 @@ class CrawlerService:
                 tg.create_task(visits.run(self.finished), name="visits")
                 tg.create_task(self._close_segments(closer), name="segments")
                 tg.create_task(progress.run(self.finished), name="progress")
-                tg.create_task(self._watch_limits(claimer, links, progress, parts.recovery),
+                tg.create_task(self._watch_limits(claimer, links, progress,
+                                                  recovery=parts.recovery),
                                name="limits")
-                tg.create_task(self._drain(claim_task, workers, claimer, links, visits, closer),
-                               name="drain")
+                tg.create_task(self._drain(claim_task, workers, claimer, links=links,
+                                           visits=visits, closer=closer), name="drain")
                 self.started.set()
         finally:
             if reporter is not None:
@@ -226,7 +230,7 @@ class CrawlerService:
             try:
                 await claimer.run(self.stopping)
             except FrontierLost:
-                claimer.drop_leases()  # the rebuilt Redis holds none of them
+                claimer.hosts.drop_leases()  # the rebuilt Redis holds none of them
                 try:
                     await recovery.rebuild_lost()
                 except RedisCannotHoldCrawl as exc:
@@ -242,20 +246,20 @@ class CrawlerService:
                 log.warning("claiming failed (%s); retrying in 1 s", exc)
                 await asyncio.sleep(1.0)
 
-    async def _worker(self, claimer: DomainClaimer, processor: PageProcessor) -> None:
+    async def _worker(self, hosts: HostDispatcher, processor: PageProcessor) -> None:
         while True:
-            item = await claimer.queue.get()
+            item = await hosts.queue.get()
             if item is None:
                 return
-            claimer.starting(item)
+            hosts.starting(item)
             try:
                 outcome = await processor.process(item)
             except asyncio.CancelledError:  # drain timed out: the URL goes back unfetched
-                claimer.finished(item, Outcome(time.time(), item.start_offset, solo=True))
+                hosts.finished(item, Outcome(time.time(), item.start_offset, solo=True))
                 raise
             except Exception as exc:
                 outcome = self._failed(item, exc)
-            claimer.finished(item, outcome)
+            hosts.finished(item, outcome)
 
     def _failed(self, item: Claimed, exc: Exception) -> Outcome:
         """What a URL whose processing raised `exc` comes to: back in the queue, unless the
@@ -282,23 +286,23 @@ class CrawlerService:
             self.disk_full(exc)
 
     async def _drain(self, claim_task: asyncio.Task[None], workers: list[asyncio.Task[None]],
-                     claimer: DomainClaimer, links: LinkBuffer, visits: VisitBuffer,
+                     claimer: DomainClaimer, *, links: LinkBuffer, visits: VisitBuffer,
                      closer: SegmentCloser) -> None:
         await self.stopping.wait()
         await claim_task  # it hands back queued domains as it ends
         for _ in workers:
-            claimer.queue.put_nowait(None)
+            claimer.hosts.queue.put_nowait(None)
         _, late = await asyncio.wait(workers, timeout=self.settings.drain_timeout_s)
         if late:
             log.warning("drain timeout: cancelling %d fetches, their URLs stay queued", len(late))
             for task in late:
                 task.cancel()
             await asyncio.wait(late)
-        await asyncio.shield(self._final_flush(claimer, links, visits, closer))
+        await asyncio.shield(self._final_flush(claimer, links, visits, closer=closer))
         self.finished.set()
 
     async def _final_flush(self, claimer: DomainClaimer, links: LinkBuffer, visits: VisitBuffer,
-                           closer: SegmentCloser) -> None:
+                           *, closer: SegmentCloser) -> None:
         for step, flush in (("links", links.flush), ("visited records", visits.flush),
                             ("leases", claimer.flush_releases)):
             try:
@@ -370,7 +374,7 @@ class CrawlerService:
                 self._links.holding = True
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
-                            progress: ProgressReporter, recovery: FrontierRecovery) -> None:
+                            progress: ProgressReporter, *, recovery: FrontierRecovery) -> None:
         s, began = self.settings, time.monotonic()
         idle_since: float | None = None
         while not self.stopping.is_set():
@@ -405,7 +409,7 @@ class CrawlerService:
     async def _idle(self, claimer: DomainClaimer, links: LinkBuffer,
                     progress: ProgressReporter) -> bool:
         """Nothing leased, queued, buffered, or waiting in the ready queue (any process)."""
-        if claimer.outstanding or links.pending or claimer.idle_rounds == 0:
+        if claimer.hosts.outstanding or links.pending or claimer.idle_rounds == 0:
             return False
         try:
             await progress.sample()
