@@ -209,16 +209,7 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
         report = run_crawler(settings, seeds=seeds, store_settings=project.primary_store)
     else:
         report = run_supervisor(settings, count, seeds=seeds, store_settings=project.primary_store)
-    click.echo(json.dumps({"session_id": report.session_id, "pages": report.pages,
-                           "seconds": round(report.seconds, 1),
-                           "pages_per_second": round(report.pages_per_second, 1),
-                           "segments": report.segments, "stopped": report.stop_reason,
-                           "urls_left": report.stop.urls_left,
-                           "hosts_stopped": report.stop.hosts_json(),
-                           "urls_dropped": dict(sorted(report.metrics.urls_dropped.items())),
-                           "redis_rebuilds": report.metrics.redis_rebuilds,
-                           "frontier_repairs": report.metrics.frontier_repairs,
-                           "processes": count, "failed": bool(report.failure)}))
+    click.echo(json.dumps(report.as_metadata()))
     if report.failure.startswith(REDIS_FAILURE):  # says what to do itself
         raise CrawlFailed(report.failure)
     if report.failure:  # the summary above is still printed: how far the crawl got
@@ -277,7 +268,6 @@ def rebuild_redis_command(obj: Context, *, as_json: bool, yes: bool) -> None:
     For a Redis that lost the crawl's data: restarted without persistence, flushed,
     replaced, or keys evicted. Stop the crawl first.
     """
-    from dataclasses import asdict
 
     from archive_pipelines.datadir import require_data_dir
     from archive_pipelines.errors import DataDirError
@@ -315,7 +305,7 @@ def rebuild_redis_command(obj: Context, *, as_json: bool, yes: bool) -> None:
         raise RebuildRefused(f"{exc}; pass --yes to rebuild it from disk anyway") from None
     if as_json:
         click.echo(json.dumps({"crawl": name, "redis": url, "redis_held": held.value,
-                               **asdict(report), "seconds": round(report.seconds, 3)}))
+                               **report.as_metadata()}))
         return
     click.echo(f"rebuilt Redis of crawl {name!r} on {url} (it held: {held.value}) from {data_dir}\n"
                f"  domains: {report.domains:,} ({report.ready:,} ready, {report.exhausted:,} "

@@ -24,6 +24,7 @@ from urllib.parse import quote
 from redis.asyncio import Redis
 
 from archive_pipelines.errors import ArchiveError
+from frontier_service.counts import Counts
 from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     checkpoint_dir,
@@ -61,7 +62,9 @@ _REBUILT_KEYS = re.compile(
 
 
 @dataclass
-class RebuildReport:
+class RebuildReport(Counts):
+    """What a rebuild found on disk and wrote to Redis."""
+
     domains: int = 0
     ready: int = 0  # with unfetched URLs: queued
     exhausted: int = 0  # fetched to the end of their file

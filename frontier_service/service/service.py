@@ -22,6 +22,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from redis.exceptions import RedisError
 
@@ -29,6 +30,7 @@ from archive_pipelines.errors import disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.page_journal import IndexJournal, journal_dir
 from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
+from frontier_service.counts import Counts
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.script_guard import FrontierLost
 from frontier_service.metrics import CrawlMetrics
@@ -60,21 +62,39 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class RunReport:
+class RunReport(Counts):
+    """What a crawl run did (one process or several) and why it stopped."""
+
     session_id: str = ""
     pages: int = 0
     seconds: float = 0.0
     segments: int = 0
-    stop_reason: str = ""
     health_url: str = ""
     metrics: CrawlMetrics = field(default_factory=CrawlMetrics)
     failure: str = ""  # why the crawl could not go on (a full disk, Redis); empty: as asked
-    # The hosts that stopped with URLs left queued, by reason (stop_reason sums it up).
+    # The run's reason and the hosts that stopped with URLs left queued, by reason.
     stop: StopReport = field(default_factory=lambda: StopReport(""))
+    processes: int = 1  # crawler processes that ran it
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the run stopped, with what the stopped hosts left (StopReport.summary)."""
+        return self.stop.summary
 
     @property
     def pages_per_second(self) -> float:
         return self.pages / self.seconds if self.seconds > 0 else 0.0
+
+    def as_metadata(self) -> dict[str, Any]:
+        """The run's summary as `frontier-service run` prints it."""
+        m = self.metrics
+        return {"session_id": self.session_id, "pages": self.pages,
+                "seconds": round(self.seconds, 1),
+                "pages_per_second": round(self.pages_per_second, 1),
+                "segments": self.segments, **self.stop.as_metadata(),
+                "urls_dropped": dict(sorted(m.urls_dropped.items())),
+                "redis_rebuilds": m.redis_rebuilds, "frontier_repairs": m.frontier_repairs,
+                "processes": self.processes, "failed": bool(self.failure)}
 
 
 class CrawlerService:
@@ -139,10 +159,10 @@ class CrawlerService:
                 if self.health is not None:
                     await self.health.stop()
         log_stop_report(stop, self.metrics.urls_dropped)
-        return RunReport(parts.session_id, self.metrics.pages, time.monotonic() - began,
-                         len(closer.summaries), stop.summary,
-                         self.health.url if self.health else "", self.metrics, self.failure,
-                         stop)
+        return RunReport(session_id=parts.session_id, pages=self.metrics.pages,
+                         seconds=time.monotonic() - began, segments=len(closer.summaries),
+                         health_url=self.health.url if self.health else "",
+                         metrics=self.metrics, failure=self.failure, stop=stop)
 
     async def _crawl(self, parts: CrawlerParts) -> SegmentCloser:
         s, m = self.settings, self.metrics

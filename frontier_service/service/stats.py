@@ -40,7 +40,7 @@ async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
         "segments": len(segments),
         # Hosts taken out of the crawl (page budget, unreachable, refused) with URLs queued.
         "urls_left_on_stopped_hosts": sum(left.urls_left for left in stopped),
-        "hosts_stopped": {group.reason: group.to_dict()
+        "hosts_stopped": {group.reason: group.as_metadata()
                           for group in group_leftovers(stopped, active="")},
         "urls_dropped": dropped_counters(stats.counters),
         "counters": {name: value for name, value in sorted(stats.counters.items())

@@ -179,10 +179,12 @@ class CrawlerSupervisor:
         reports = [c.report for c in self._children if c.report is not None]
         m = self.metrics
         log_stop_report(stop, m.urls_dropped)
-        return RunReport(",".join(self.session_ids), m.pages, time.monotonic() - began,
-                         sum(r.segments for r in reports), stop.summary,
-                         self.health.url if self.health else "", m,
-                         next((r.failure for r in reports if r.failure), ""), stop)
+        return RunReport(session_id=",".join(self.session_ids), pages=m.pages,
+                         seconds=time.monotonic() - began,
+                         segments=sum(r.segments for r in reports),
+                         health_url=self.health.url if self.health else "", metrics=m,
+                         failure=next((r.failure for r in reports if r.failure), ""), stop=stop,
+                         processes=self.processes)
 
     def _run_reason(self) -> str:
         """Why the run stopped: the supervisor's own reason, or its children's most common."""
