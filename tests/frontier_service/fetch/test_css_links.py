@@ -139,6 +139,7 @@ def test_stylesheet_charsets(body: bytes, charset: str | None, url: str) -> None
     assert links.assets == [f"http://site.test/{url}"]
 
 
+@pytest.mark.unit
 def test_a_huge_stylesheet_is_cut_at_the_budget_and_the_rest_counted() -> None:
     rules = "".join(f".r{n}{{background:url(img/{n}.png)}}.q{n}{{background:url(img/{n}.png)}}"
                     for n in range(50_000))
