@@ -266,7 +266,7 @@ class CrawlGenerator:
 
     def __init__(self, shape: CrawlShape, store: Any) -> None:
         from archive_pipelines.blobstore import PutResult
-        from frontier_service.fetch.settings import FetchSettings
+        from frontier_service.fetch.fetch_settings import FetchSettings
 
         self.shape, self.store = shape, store
         self.rng = random.Random(shape.seed)

@@ -34,10 +34,10 @@ from redis.asyncio import Redis  # noqa: E402
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from bench.settle import remove_tree  # noqa: E402
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, load_checkpoints  # noqa: E402
-from frontier_service.frontier.files import FrontierFiles  # noqa: E402
 from frontier_service.frontier.frontier import Frontier, FrontierConfig  # noqa: E402
+from frontier_service.frontier.frontier_files import FrontierFiles  # noqa: E402
 from frontier_service.recovery.audit import audit  # noqa: E402
-from frontier_service.recovery.rebuild import rebuild_redis  # noqa: E402
+from frontier_service.recovery.redis_rebuild import rebuild_redis  # noqa: E402
 
 WORK = ROOT / "bench" / ".work" / "rebuild"
 CHECKPOINT_CPU_TARGET_S = 0.100
@@ -102,7 +102,7 @@ async def time_rebuild(redis_url: str, root: Path, directory: Path, urls: int) -
     frontier = await Frontier(client, root, config).open()
     try:
         checkpoints = load_checkpoints(directory)
-        report = await rebuild_redis(frontier, root, checkpoints, "bench-crawl")
+        report = await rebuild_redis(frontier, root, checkpoints, crawl_id="bench-crawl")
         memory = (await client.info("memory"))["used_memory"]
         seen_bytes = await frontier.seen.memory_bytes()
         print(f"rebuild_redis: {report.seconds:.2f} s for {report.urls:,} URLs over "

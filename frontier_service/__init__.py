@@ -1,1 +1,1 @@
-"""frontier_service: a fast, polite asyncio crawler on Redis + per-domain frontier files (seed 002)."""
+"""frontier_service: a fast, polite asyncio crawler on Redis + per-domain frontier files."""

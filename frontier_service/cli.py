@@ -22,7 +22,7 @@ from frontier_service.service.crawler_settings import (
     warn_legacy_private,
     with_loopback,
 )
-from frontier_service.service.runner import configure_logging, run_async, run_crawler
+from frontier_service.service.process import configure_logging, run_async, run_crawler
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
@@ -132,7 +132,7 @@ def crawl_name_option(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--crawl-name", default=None, metavar="NAME", help=_CRAWL_NAME_HELP)
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.pass_context
-def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_name: str | None,
+def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, crawl_name: str | None,
         verbose: bool) -> None:
     """A fast, polite crawler: Redis + per-domain frontier files, archiving into the blob store."""
     configure_logging(logging.DEBUG if verbose else logging.INFO)
@@ -183,7 +183,7 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, crawl_n
 @scope_options
 @crawl_name_option
 @click.pass_obj
-def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_assets: bool,
+def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no_assets: bool,
                 dagster_home: str | None, processes: str | None, **options: Any) -> None:
     """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit.
 
@@ -209,16 +209,7 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
         report = run_crawler(settings, seeds=seeds, store_settings=project.primary_store)
     else:
         report = run_supervisor(settings, count, seeds=seeds, store_settings=project.primary_store)
-    click.echo(json.dumps({"session_id": report.session_id, "pages": report.pages,
-                           "seconds": round(report.seconds, 1),
-                           "pages_per_second": round(report.pages_per_second, 1),
-                           "segments": report.segments, "stopped": report.stop_reason,
-                           "urls_left": report.stop.urls_left,
-                           "hosts_stopped": report.stop.hosts_json(),
-                           "urls_dropped": dict(sorted(report.metrics.urls_dropped.items())),
-                           "redis_rebuilds": report.metrics.redis_rebuilds,
-                           "frontier_repairs": report.metrics.frontier_repairs,
-                           "processes": count, "failed": bool(report.failure)}))
+    click.echo(json.dumps(report.as_metadata()))
     if report.failure.startswith(REDIS_FAILURE):  # says what to do itself
         raise CrawlFailed(report.failure)
     if report.failure:  # the summary above is still printed: how far the crawl got
@@ -232,13 +223,13 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, no_as
 @crawl_name_option
 @click.pass_obj
 def seed_command(obj: Context, urls: tuple[str, ...], scope: ScopeOptions,
-                 crawl_name: str | None) -> None:
+                 *, crawl_name: str | None) -> None:
     """Queue start URLs at depth 0 (all or nothing: one bad URL queues none).
 
     Seeds are checked against the same scope as `run`'s links: give the same --allow-network,
     --allowed-domain and --max-depth here as there.
     """
-    from frontier_service.service.components import open_frontier
+    from frontier_service.service.crawler_parts import open_frontier
     from frontier_service.service.seeding import add_seeds, checked_seeds
 
     settings = scope.settings(obj, crawl_name=crawl_name)
@@ -257,7 +248,7 @@ def seed_command(obj: Context, urls: tuple[str, ...], scope: ScopeOptions,
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 @crawl_name_option
 @click.pass_obj
-def stats_command(obj: Context, as_json: bool, crawl_name: str | None) -> None:
+def stats_command(obj: Context, *, as_json: bool, crawl_name: str | None) -> None:
     """The frontier's size, ready and leased domains, counters, and segments on disk."""
     from frontier_service.service.stats import crawl_stats, format_stats
 
@@ -271,13 +262,12 @@ def stats_command(obj: Context, as_json: bool, crawl_name: str | None) -> None:
               help="Rebuild even when Redis holds this crawl whole (read offsets go back to "
                    "the last checkpoint) or another crawl of the same name (replaced).")
 @click.pass_obj
-def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
+def rebuild_redis_command(obj: Context, *, as_json: bool, yes: bool) -> None:
     """Rebuild the crawl's Redis state (queues, read offsets, seen URLs) from the data dir.
 
     For a Redis that lost the crawl's data: restarted without persistence, flushed,
     replaced, or keys evicted. Stop the crawl first.
     """
-    from dataclasses import asdict
 
     from archive_pipelines.archive_error import DataDirError
     from archive_pipelines.datadir import require_data_dir
@@ -286,8 +276,8 @@ def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
     from frontier_service.frontier.folder_locks import live_sessions
     from frontier_service.pages.link_journal import link_journal_dir
     from frontier_service.recovery.epoch import EpochState, has_disk_state
-    from frontier_service.recovery.rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
-    from frontier_service.service.components import open_frontier
+    from frontier_service.recovery.redis_rebuild import RebuildRefused, RebuildReport, rebuild_from_disk
+    from frontier_service.service.crawler_parts import open_frontier
 
     settings = obj.crawler_settings()
     data_dir, name = settings.data_dir, settings.crawl_name
@@ -315,7 +305,7 @@ def rebuild_redis_command(obj: Context, as_json: bool, yes: bool) -> None:
         raise RebuildRefused(f"{exc}; pass --yes to rebuild it from disk anyway") from None
     if as_json:
         click.echo(json.dumps({"crawl": name, "redis": url, "redis_held": held.value,
-                               **asdict(report), "seconds": round(report.seconds, 3)}))
+                               **report.as_metadata()}))
         return
     click.echo(f"rebuilt Redis of crawl {name!r} on {url} (it held: {held.value}) from {data_dir}\n"
                f"  domains: {report.domains:,} ({report.ready:,} ready, {report.exhausted:,} "

@@ -18,7 +18,7 @@ from archive_pipelines.canonical_urls import (
     url_fingerprint,
     without_userinfo,
 )
-from frontier_service.frontier.records import FrontierRecord, format_line, parse_line
+from frontier_service.frontier.frontier_record import FrontierRecord, format_line, parse_line
 
 
 @pytest.mark.unit
@@ -213,14 +213,14 @@ def test_encode_line_field(raw: str, field: str) -> None:
     "http://a.example/x|y", "http://a.example/x?q=a|b", "https://a.example/ok", "http://a.example/x y",
 ])
 def test_line_round_trip_keeps_the_url(raw: str) -> None:
-    line = format_line(raw, 3, 0.5, 1_700_000_000)
+    line = format_line(raw, 3, 0.5, added_at=1_700_000_000)
     assert line.count("\n") == 1 and line.count("|") == 3
     record = parse_line(line.rstrip("\n").encode())
     assert record is not None
     assert (record.depth, record.priority, record.added_at) == (3, 0.5, 1_700_000_000)
     assert canonicalize(record.url) == canonicalize(raw)
     canonical = canonicalize(raw)
-    exact = parse_line(format_line(canonical, 0, 1.0, 1).rstrip("\n").encode())
+    exact = parse_line(format_line(canonical, 0, 1.0, added_at=1).rstrip("\n").encode())
     assert exact == FrontierRecord(canonical, 0, 1.0, 1)
 
 

@@ -89,7 +89,7 @@ async def bench_claims(frontier: Frontier, workers: int, seconds: float, per_cal
             if per_call == 1:
                 held = await frontier.claim(name, 1)
                 if held:
-                    await frontier.done(held[0], name, time.time(), 0)
+                    await frontier.done(held[0], name, time.time(), new_offset=0)
             else:
                 now = time.time()
                 _, held = await frontier.release_and_claim(

@@ -29,7 +29,7 @@ from bench.crawl_baselines.common import (
     make_fetcher,
     seeds,
 )
-from frontier_service.service.runner import run_async
+from frontier_service.service.process import run_async
 from frontier_service.service.supervisor import resolve_processes, split_concurrency
 
 _HOST_NUMBER = re.compile(r"(\d+)")

@@ -23,9 +23,9 @@ from bench.crawl_baselines.common import (
     seeds,
 )
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.service.components import frontier_config
+from frontier_service.service.crawler_parts import frontier_config
 from frontier_service.service.crawler_settings import CrawlerSettings
-from frontier_service.service.runner import configure_logging, run_async
+from frontier_service.service.process import configure_logging, run_async
 from frontier_service.service.service import CrawlerService
 from frontier_service.service.supervisor import CrawlerSupervisor, resolve_processes
 
@@ -116,7 +116,7 @@ def main() -> None:
     args = parser.parse_args()
     configure_logging()
     settings = settings_for(args)
-    gc.freeze()  # as frontier_service.service.runner.run_crawler does
+    gc.freeze()  # as frontier_service.service.process.run_crawler does
     gc.set_threshold(20_000, 20, 20)
     run_async(crawl(args, settings), args.loop)
 

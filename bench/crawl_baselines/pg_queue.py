@@ -21,7 +21,7 @@ import asyncpg
 from archive_pipelines.blobstore import LocalBlobStore
 from bench.crawl_baselines.common import Window, add_common_args, fetch_page, make_fetcher, seeds
 from frontier_service.fetch import RobotsCache
-from frontier_service.service.runner import run_async
+from frontier_service.service.process import run_async
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS frontier (

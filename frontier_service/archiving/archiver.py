@@ -15,7 +15,7 @@ from archive_pipelines.blobstore import BlobStore, PutResult
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile
 from frontier_service.archiving.page_record import StoredFetch, page_record
 from frontier_service.fetch.result import FetchResult
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 T = TypeVar("T")
 
@@ -194,5 +194,5 @@ def _put_deduplicated(store: BlobStore, body: bytes) -> PutResult:
     """Store a body unless an identical one is already there (skips writing a temp copy)."""
     sha256 = hashlib.sha256(body).hexdigest()
     if store.exists(sha256):
-        return PutResult(sha256, len(body), 0, False)
+        return PutResult(sha256, len(body), stored_bytes=0, created=False)
     return store.put_bytes(body)

@@ -1,10 +1,10 @@
 """Page-fetch index segments: batches of records as JSON lines under sessions/{date}/{session_id}/.
 
-Why JSON lines per segment rather than seed 003's one file per page: a crawl writes
+Why JSON lines per segment rather than one file per page: a crawl writes
 millions of pages, and a file per page means millions of inodes, a create + fsync +
 rename per page, and directories too large to list or back up. A segment of ~1000
 records is one file, one fsync and one atomic rename, and it is also the unit reported
-to Dagster (`crawl_segments`). Each line is still exactly one seed-003 record.
+to Dagster (`crawl_segments`). Each line is exactly one page record (page_record.py).
 
 A segment is written to a hidden temp name (`.NAME.PID.tmp`), fsynced, then linked to
 its final name (never replacing an existing segment); readers list only `*.jsonl`, so a

@@ -1,6 +1,6 @@
-"""One page-fetch index record (seed 003's format) from the fetches of a page and its assets.
+"""One page-fetch index record (one JSON object per page) from the fetches of a page and its assets.
 
-Seed 003 fields: session_id, page_url, timestamp, navigation_id, requests[...] with a
+The base fields: session_id, page_url, timestamp, navigation_id, requests[...] with a
 response {status_code, headers, body_hash "sha256:<hex>", body_size, body_type}.
 Our additions: top-level `depth`, `final_url`, `redirects` and `error` (of the page
 fetch, which is requests[0]); per request `redirects`, `error`, `elapsed_s`,
@@ -20,7 +20,7 @@ from typing import Any
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.canonical_urls import without_userinfo
 from frontier_service.fetch.result import FetchResult
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 StoredFetch = tuple[FetchResult, PutResult | None]  # a fetch and where its body went
 _URL_HEADERS = frozenset({"location", "content-location"})  # kept without user:password@

@@ -48,7 +48,7 @@ class SegmentCloser:
     """Closes the open segment when full, old, or the crawl has gone idle (idle_close.py)."""
 
     def __init__(self, archiver: Archiver, store: BlobStore, metrics: CrawlMetrics,
-                 reporter: DagsterReporter | None = None, *, check_s: float = 0.5,
+                 *, reporter: DagsterReporter | None = None, check_s: float = 0.5,
                  idle_s: float = 0.0) -> None:
         self.archiver = archiver
         self.store = store

@@ -4,6 +4,7 @@ Plain asyncio + aiohttp; no Dagster. The frontier decides what to fetch and when
 package fetches it.
 """
 
+from frontier_service.fetch.fetch_settings import FetchSettings
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.links import PageLinks, extract_links, links_from_fetch, resolve_link
 from frontier_service.fetch.politeness import HealthVerdict, HostHealth, next_delay
@@ -11,7 +12,6 @@ from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectH
 from frontier_service.fetch.robots import RobotsCache, origin_of
 from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.fetch.robots_store import InMemoryRobotsStore, RobotsStore, StoredRobots
-from frontier_service.fetch.settings import FetchSettings
 
 __all__ = [
     "FetchErrorKind",

@@ -14,9 +14,9 @@ from yarl import URL
 
 from archive_pipelines.canonical_urls import InvalidURL, canonicalize, without_userinfo
 from frontier_service.fetch.body import read_body
-from frontier_service.fetch.errors import Failure, classify
+from frontier_service.fetch.failures import Failure, classify
+from frontier_service.fetch.fetch_settings import FetchSettings
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
-from frontier_service.fetch.settings import FetchSettings
 from frontier_service.fetch.trace import FetchTrace, HopResponse
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -109,15 +109,15 @@ class Fetcher:
                     trace,
                     s.max_body_bytes if max_body_bytes is None else max_body_bytes,
                     s.max_redirects if max_redirects is None else max_redirects,
-                    max(1, s.max_attempts if max_attempts is None else max_attempts),
-                    follow_redirects,
+                    attempts=max(1, s.max_attempts if max_attempts is None else max_attempts),
+                    follow=follow_redirects,
                 )
         except TimeoutError:
             message = f"fetch deadline of {s.fetch_deadline_s:g} s exceeded"
             return trace.failed(FetchErrorKind.TIMEOUT, message)
 
     async def _follow(
-        self, trace: FetchTrace, cap: int, max_redirects: int, attempts: int, follow: bool = True
+        self, trace: FetchTrace, cap: int, max_redirects: int, *, attempts: int, follow: bool = True
     ) -> FetchResult:
         seen = {_loop_key(trace.url)}
         for _ in range(max_redirects + 1):
@@ -130,12 +130,12 @@ class Fetcher:
             trace.redirects.append(RedirectHop(trace.current, outcome.status, target or outcome.location))
             if target is None:
                 message = f"redirect to unusable Location {outcome.location[:200]!r}"
-                return trace.finished(outcome, tries, FetchErrorKind.BAD_REDIRECT, message)
+                return trace.finished(outcome, tries, FetchErrorKind.BAD_REDIRECT, error=message)
             if not follow:
                 return trace.finished(outcome, tries)
             if _loop_key(target) in seen:
                 message = f"redirect loop: {target[:200]} was already visited"
-                return trace.finished(outcome, tries, FetchErrorKind.REDIRECT_LOOP, message)
+                return trace.finished(outcome, tries, FetchErrorKind.REDIRECT_LOOP, error=message)
             seen.add(_loop_key(target))
             trace.current = target
         message = f"more than {max_redirects} redirects"

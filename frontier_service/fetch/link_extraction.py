@@ -19,7 +19,7 @@ from concurrent.futures import Executor
 from frontier_service.fetch.decoding import MIB, CutKind
 from frontier_service.fetch.links import PageLinks, links_from_fetch
 from frontier_service.fetch.result import FetchResult
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 LOOP_PARSE_BYTES = 256 * 1024  # ~3 ms of parsing: cheaper on the loop than a thread hop
 MAX_PARSE_BYTES = 4 * MIB

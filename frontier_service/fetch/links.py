@@ -14,7 +14,7 @@ from frontier_service.fetch.css_links import css_references
 from frontier_service.fetch.link_resolve import LinkResolver
 from frontier_service.fetch.result import FetchResult
 from frontier_service.fetch.srcset import srcset_urls
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 R = ResourceType
 # Elements whose URL is another document to crawl, and the URL attributes a page loads.

@@ -15,7 +15,7 @@ def next_delay(
     min_delay: float,
     robots_crawl_delay: float | None,
     crawl_delay_cap: float,
-    response_time_s: float,
+    *, response_time_s: float,
     factor: float,
 ) -> float:
     """Seconds until the next request to a host.
@@ -62,7 +62,7 @@ class HostHealth:
     def record_success(self, host: str) -> HealthVerdict:
         """The host answered: forget its failures."""
         self._failures.pop(host, None)
-        return HealthVerdict(0, 0.0, host in self._retired)
+        return HealthVerdict(0, 0.0, retired=host in self._retired)
 
     def record_failure(self, host: str) -> HealthVerdict:
         """The host failed again: how long to back off, or whether to retire it now."""
@@ -71,9 +71,9 @@ class HostHealth:
         if wait is None:
             self._failures.pop(host, None)
             self._retired.add(host)
-            return HealthVerdict(failures, 0.0, True)
+            return HealthVerdict(failures, 0.0, retired=True)
         self._failures[host] = failures
-        return HealthVerdict(failures, wait, False)
+        return HealthVerdict(failures, wait, retired=False)
 
     def record_fetch(self, host: str, result: FetchResult) -> HealthVerdict:
         """Record a fetch outcome: a failure if `result.host_failure`, else a success."""

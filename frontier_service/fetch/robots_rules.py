@@ -81,8 +81,8 @@ def entry_from_fetch(
     if result.truncated:  # the cap fell mid-line: drop the partial rule
         body = body[: body.rfind(b"\n") + 1]
     if is_garbage(body):
-        return StoredRobots(b"", keep, RobotsSource.GARBAGE, result.truncated)
-    return StoredRobots(body, keep, RobotsSource.PARSED, result.truncated)
+        return StoredRobots(b"", keep, RobotsSource.GARBAGE, truncated=result.truncated)
+    return StoredRobots(body, keep, RobotsSource.PARSED, truncated=result.truncated)
 
 
 def is_garbage(body: bytes) -> bool:
@@ -103,4 +103,4 @@ def rules_from_entry(origin: str, entry: StoredRobots, user_agent: str) -> Robot
     if source is RobotsSource.PARSED:
         text = entry.body.decode("utf-8", errors="replace").removeprefix("\ufeff")
         parser = Protego.parse(text)
-    return RobotsRules(origin, source, entry.expires_at, user_agent, entry.truncated, parser)
+    return RobotsRules(origin, source, entry.expires_at, user_agent, truncated=entry.truncated, parser=parser)

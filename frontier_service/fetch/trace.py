@@ -45,7 +45,7 @@ class FetchTrace:
         response: HopResponse,
         attempts: int,
         error_kind: FetchErrorKind | None = None,
-        error: str | None = None,
+        *, error: str | None = None,
     ) -> FetchResult:
         """The final response; with an error (bad redirect, loop) its body is not kept."""
         cut = response.cut if error is None else None

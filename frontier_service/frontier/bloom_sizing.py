@@ -32,7 +32,7 @@ def blocked_false_positive_rate(bits_per_item: float, hashes: int, segment_bits:
     return total
 
 
-def blocked_bits(capacity: int, error_rate: float, hashes: int, segment_bits: int) -> int:
+def blocked_bits(capacity: int, error_rate: float, hashes: int, *, segment_bits: int) -> int:
     """Bits the blocked layout needs to keep `error_rate` at `capacity` (a few % over sizing)."""
     low = sizing(capacity, error_rate)[0] / capacity
     high = low * 2

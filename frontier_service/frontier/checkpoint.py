@@ -112,7 +112,8 @@ class OffsetCheckpoint:
         # Formatting here (~1 us a call) keeps write() to a copy and a join: 100k domains
         # would otherwise take ~50 ms of formatting every write.
         self._state[domain] = new
-        self._lines[domain] = _entry(domain, *new)
+        offset, pages, reason = new
+        self._lines[domain] = _entry(domain, offset, pages, reason=reason)
         self._changed = True
 
     def write(self) -> bool:
@@ -179,7 +180,7 @@ def merge_dead_sessions(directory: Path) -> int:
             _fold(merged, base)
             for session_id in folded:
                 _fold(merged, _read(directory / f"{session_id}{_SUFFIX}"))
-            lines = [_entry(d, c.offset, c.pages, c.excluded_reason) for d, c in merged.items()]
+            lines = [_entry(d, c.offset, c.pages, reason=c.excluded_reason) for d, c in merged.items()]
             _write_atomically(directory / f"{BASE}{_SUFFIX}", _document(BASE, lines, present))
         for session_id in sorted(present | dead):
             (directory / f"{session_id}{_SUFFIX}").unlink(missing_ok=True)
@@ -191,7 +192,7 @@ def merge_dead_sessions(directory: Path) -> int:
 
 # -- the file format ---------------------------------------------------------------------
 
-def _entry(domain: str, offset: int, pages: int, reason: str) -> str:
+def _entry(domain: str, offset: int, pages: int, *, reason: str) -> str:
     if reason:
         return f"{domain} {offset} {pages} {quote(reason, safe='')}\n"
     return f"{domain} {offset} {pages}\n"

@@ -24,8 +24,8 @@ from redis.asyncio import Redis
 
 from archive_pipelines.canonical_urls import try_canonical_many
 from frontier_service.frontier.domain_meta import DomainMeta
-from frontier_service.frontier.files import FrontierFiles
-from frontier_service.frontier.records import FrontierRecord, Queued, kind_suffix
+from frontier_service.frontier.frontier_files import FrontierFiles
+from frontier_service.frontier.frontier_record import FrontierRecord, Queued, kind_suffix
 from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import FrontierState, Release, Reschedule
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore
@@ -88,7 +88,7 @@ class Frontier:
         self.meta = DomainMeta(redis, self.config.name)
         keys = self.state.keys
         self.seen = SeenFilter(redis, keys.seen, self.config.seen_capacity,
-                               self.config.seen_error_rate, backend=self.config.seen_backend)
+                               error_rate=self.config.seen_error_rate, backend=self.config.seen_backend)
         self.visited = VisitedStore(redis, keys.visited,
                                     expected_records=self.config.visited_expected)
         self._offered_unrecorded = 0  # offered URLs not yet in the urls_offered counter
@@ -165,7 +165,7 @@ class Frontier:
     async def claim(self, worker_id: str, n: int = 1, *, now: float | None = None) -> list[str]:
         """Lease up to n due domains to worker_id for config.lease_seconds."""
         return await self.state.claim(worker_id, time.time() if now is None else now,
-                                      self.config.lease_seconds, n)
+                                      self.config.lease_seconds, max_domains=n)
 
     async def next_urls(self, domain: str, max_n: int, *, offset: int | None = None) -> DomainBatch:
         """Up to max_n URLs of a leased domain, from offset (default: its stored read offset)."""
@@ -174,9 +174,9 @@ class Frontier:
         return DomainBatch(domain, records, start, end)
 
     async def done(self, domain: str, worker_id: str, next_fetch_at: float,
-                   new_offset: int) -> bool:
+                   *, new_offset: int) -> bool:
         """Release a leased domain; False if the lease had expired and was taken over."""
-        return await self.state.reschedule(domain, worker_id, next_fetch_at, new_offset)
+        return await self.state.reschedule(domain, worker_id, next_fetch_at, new_read_offset=new_offset)
 
     async def done_many(self, worker_id: str, items: Sequence[Reschedule]) -> list[Release]:
         return await self.state.reschedule_many(worker_id, items)
@@ -185,7 +185,8 @@ class Frontier:
                                 now: float | None = None) -> tuple[list[Release], list[str]]:
         """Release finished domains and lease up to n more in one round trip."""
         return await self.state.release_and_claim(
-            worker_id, done, time.time() if now is None else now, self.config.lease_seconds, n)
+            worker_id, done, time.time() if now is None else now,
+            lease_seconds=self.config.lease_seconds, max_domains=n)
 
     async def mark_visited(self, records: Sequence[VisitedRecord]) -> int:
         return await self.visited.mark_many(records)

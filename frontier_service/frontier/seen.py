@@ -19,7 +19,7 @@ from redis.exceptions import ResponseError
 
 from frontier_service.frontier import lua_seen
 from frontier_service.frontier.bloom_sizing import blocked_bits, sizing
-from frontier_service.frontier.frontier_lost import GuardedScript, guarded
+from frontier_service.frontier.script_guard import GuardedScript, guarded
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +68,14 @@ def plan_layout(capacity: int, error_rate: float, *, segment_bytes: int = 32,
     if not 0 < max_shard_bytes <= 512 << 20:
         raise ValueError("a Redis string holds at most 512 MB")
     textbook = sizing(capacity, error_rate)[1]
-    budget = max(blocked_bits(capacity, error_rate, textbook, 64),
-                 blocked_bits(capacity, error_rate, textbook, segment_bytes * 8))
+    budget = max(blocked_bits(capacity, error_rate, textbook, segment_bits=64),
+                 blocked_bits(capacity, error_rate, textbook, segment_bits=segment_bytes * 8))
     hashes = next(k for k in range(1, textbook + 1)
-                  if blocked_bits(capacity, error_rate, k, segment_bytes * 8) <= budget)
+                  if blocked_bits(capacity, error_rate, k, segment_bits=segment_bytes * 8) <= budget)
     if hashes > lua_seen.MAX_HASHES:
         raise ValueError(f"error rate {error_rate} needs {hashes} hashes; "
                          f"the filter supports {lua_seen.MAX_HASHES}")
-    bits = blocked_bits(capacity, error_rate, hashes, segment_bytes * 8)
+    bits = blocked_bits(capacity, error_rate, hashes, segment_bits=segment_bytes * 8)
     block_bytes = hashes * segment_bytes
     blocks = max(1, math.ceil(bits / (block_bytes * 8)))
     if blocks >= 1 << 32:
@@ -104,7 +104,7 @@ async def bloom_module_loaded(redis: Redis, probe_key: str) -> bool:
 class SeenFilter:
     """A Bloom filter of URL fingerprints sized for `capacity` URLs at `error_rate`."""
 
-    def __init__(self, redis: Redis, name: str, capacity: int, error_rate: float, *,
+    def __init__(self, redis: Redis, name: str, capacity: int, *, error_rate: float,
                  backend: Backend = "auto", segment_bytes: int = 32,
                  max_shard_bytes: int = 64 << 20) -> None:
         self.redis = redis

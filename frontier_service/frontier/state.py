@@ -15,8 +15,8 @@ from enum import IntEnum
 from redis.asyncio import Redis
 
 from frontier_service.frontier import lua_domain
-from frontier_service.frontier.frontier_lost import guarded
 from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.frontier.script_guard import guarded
 
 
 class Release(IntEnum):
@@ -68,7 +68,7 @@ class FrontierState:
         self._keys = [*self.keys.coordination, self.keys.epoch]
 
     async def claim(self, worker_id: str, now: float, lease_seconds: float,
-                    max_domains: int) -> list[str]:
+                    *, max_domains: int) -> list[str]:
         """Lease up to max_domains due domains to worker_id; expired leases are reclaimed first."""
         domains = await self._claim(
             keys=self._keys,
@@ -77,7 +77,7 @@ class FrontierState:
         return [_text(d) for d in domains]
 
     async def reschedule(self, domain: str, worker_id: str, next_fetch_at: float,
-                         new_read_offset: int) -> bool:
+                         *, new_read_offset: int) -> bool:
         """Release a domain we lease; False if the lease is no longer ours (nothing changed).
 
         An exhausted domain (read offset reached its size) is retired instead of re-queued.
@@ -96,7 +96,7 @@ class FrontierState:
         return [Release(int(code)) for code in codes]
 
     async def release_and_claim(self, worker_id: str, items: Sequence[Reschedule], now: float,
-                                lease_seconds: float, max_domains: int
+                                *, lease_seconds: float, max_domains: int
                                 ) -> tuple[list[Release], list[str]]:
         """reschedule_many, then claim, in one round trip: a worker's steady-state loop."""
         codes, domains = await self._release_and_claim(
@@ -117,7 +117,7 @@ class FrontierState:
                   "" if read_offset is None else int(read_offset)])
         return int(code) == 1
 
-    async def renew(self, domain: str, worker_id: str, now: float, lease_seconds: float,
+    async def renew(self, domain: str, worker_id: str, now: float, *, lease_seconds: float,
                     read_offset: int | None = None) -> bool:
         """Extend our lease (and checkpoint the read offset); False if the lease is not ours."""
         code = await self._renew(
@@ -127,7 +127,7 @@ class FrontierState:
         return int(code) == 1
 
     async def renew_many(self, worker_id: str, offsets: Sequence[tuple[str, int]], now: float,
-                         lease_seconds: float) -> list[bool]:
+                         *, lease_seconds: float) -> list[bool]:
         """renew for many (domain, read_offset) in one atomic call; False where the lease is
         no longer ours. Read offsets only move forward."""
         if not offsets:
@@ -138,7 +138,7 @@ class FrontierState:
                   "".join(f"{_checked(domain)} {int(offset)}\n" for domain, offset in offsets)])
         return [int(code) == 1 for code in codes]
 
-    async def record_append(self, domain: str, end_offset: int, now: float, urls: int = 1) -> bool:
+    async def record_append(self, domain: str, end_offset: int, now: float, *, urls: int = 1) -> bool:
         """Note bytes appended to a domain's file; True if that made an idle domain ready."""
         return await self.record_appends(now, [(domain, end_offset, urls)]) == 1
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.flush_loop import flush_until
 from frontier_service.pages.link_journal import Entry, LinkJournal

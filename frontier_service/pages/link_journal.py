@@ -20,7 +20,7 @@ from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.archiving.journal_files import JournalFiles
 from frontier_service.archiving.session_lock import dead_sessions
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.records import Queued, ResourceType, kind_suffix, parse_kind
+from frontier_service.frontier.frontier_record import Queued, ResourceType, kind_suffix, parse_kind
 
 log = logging.getLogger(__name__)
 Entry = Queued  # ((canonical URL, domain, fingerprint), depth[, kind])

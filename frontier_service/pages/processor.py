@@ -31,9 +31,9 @@ from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.pages.fetch_ledger import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, FetchLedger
-from frontier_service.pages.held_hosts import Claimed, Outcome
+from frontier_service.pages.held_host import Claimed, Outcome
 from frontier_service.pages.link_buffer import LinkBuffer
+from frontier_service.pages.visit_buffer import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, VisitBuffer
 from frontier_service.scope.drops import BEYOND_MAX_DEPTH, ROBOTS_DISALLOWED, invalid_reason
 
 log = logging.getLogger(__name__)
@@ -54,12 +54,12 @@ class Politeness:
     def delay(self, rules: RobotsRules | None, response_time_s: float) -> float:
         crawl_delay = rules.crawl_delay() if rules is not None else None
         return next_delay(self.min_delay_s, crawl_delay, self.max_crawl_delay_s,
-                          response_time_s, self.response_time_factor)
+                          response_time_s=response_time_s, factor=self.response_time_factor)
 
 
 class PageProcessor:
     def __init__(self, *, frontier: Frontier, fetcher: Fetcher, robots: RobotsCache,
-                 archiver: Archiver, links: LinkBuffer, ledger: FetchLedger,
+                 archiver: Archiver, links: LinkBuffer, visits: VisitBuffer,
                  metrics: CrawlMetrics, politeness: Politeness, max_depth: int,
                  fetch_assets: bool = True, max_assets_per_page: int = 200,
                  failure_backoff_s: tuple[float, ...] = (5.0, 30.0)) -> None:
@@ -69,7 +69,7 @@ class PageProcessor:
         self.archiver = archiver
         self.links = links
         self.drops = links.drops  # URLs not fetched, by reason (links found here, robots)
-        self.ledger = ledger
+        self.visits = visits
         self.metrics = metrics
         self.politeness = politeness
         self.max_depth = max_depth
@@ -92,7 +92,7 @@ class PageProcessor:
         if rules.source is RobotsSource.REFUSED:
             return await self._refused(item, _REFUSED_HOST)
         if rules.source is RobotsSource.UNREACHABLE:  # cached: no request until it expires
-            return await self._host_failed(item, rules, None, time.time())
+            return await self._host_failed(item, rules, None, now=time.time())
         if not rules.can_fetch(url):
             self.metrics.robots_disallowed += 1
             self.drops.drop(ROBOTS_DISALLOWED, item.domain, url)
@@ -119,7 +119,7 @@ class PageProcessor:
         if rules.source is RobotsSource.REFUSED:
             return await self._refused(item, _REFUSED_HOST)
         if rules.source is RobotsSource.UNREACHABLE:
-            return await self._host_failed(item, rules, None, now)
+            return await self._host_failed(item, rules, None, now=now)
         delay = self.politeness.delay(rules, 0.0)
         return Outcome(now + delay, item.start_offset, solo=True, delay_s=delay)
 
@@ -128,9 +128,9 @@ class PageProcessor:
         if result.error_kind is FetchErrorKind.REFUSED:
             return await self._refused(item, result)
         if result.host_failure:
-            return await self._host_failed(item, rules, result, now)
+            return await self._host_failed(item, rules, result, now=now)
         if result.cut_kind is CutKind.DECODE_RATIO:
-            return await self._bomb(item, rules, result, now)
+            return await self._bomb(item, rules, result, now=now)
         self.health.record_success(item.domain)
         self.bombs.record_success(item.domain)
         delay = self.politeness.delay(rules, result.response_time_s or result.elapsed_s)
@@ -144,7 +144,7 @@ class PageProcessor:
         reason = (result if isinstance(result, str) else result.error or _REFUSED_HOST)[:200]
         log.warning("not crawling %s: %s", item.domain, reason)
         self.metrics.hosts_retired += 1
-        self.ledger.count("hosts_refused")
+        self.visits.count("hosts_refused")
         await self.frontier.state.exclude(item.domain, reason)
         if isinstance(result, str):
             await self._record_skip(item, reason, STATUS_NO_RESPONSE)
@@ -153,14 +153,14 @@ class PageProcessor:
         return Outcome(time.time(), item.end_offset, solo=True, retired=reason, requested=False)
 
     async def _host_failed(self, item: Claimed, rules: RobotsRules, result: FetchResult | None,
-                           now: float) -> Outcome:
+                           *, now: float) -> Outcome:
         """Back off; retry the same URL after connection trouble; retire the host at strike 3."""
         self.metrics.host_failures += 1
         verdict = self.health.record_failure(item.domain)
         delay = max(self.politeness.delay(rules, 0.0), verdict.retry_in_s)
         if verdict.retired:
             self.metrics.hosts_retired += 1
-            self.ledger.count("hosts_retired")
+            self.visits.count("hosts_retired")
             await self.frontier.state.exclude(item.domain, "host unreachable")
             if result is not None:
                 await self._archive(item, result)
@@ -175,7 +175,7 @@ class PageProcessor:
         return Outcome(now + delay, item.end_offset, solo=True, delay_s=delay)
 
     async def _bomb(self, item: Claimed, rules: RobotsRules, result: FetchResult,
-                    now: float) -> Outcome:
+                    *, now: float) -> Outcome:
         """A decompression bomb (cut by its decode ratio): its URL is done, recorded as cut,
         and the host gets a strike, so a host that answers bombs backs off and is retired at
         the third in a row instead of taking a share of the crawl's CPU and loop as fast as
@@ -189,7 +189,7 @@ class PageProcessor:
             return Outcome(now + delay, item.end_offset, solo=True, delay_s=delay)
         log.warning("not crawling %s further: %s", item.domain, _BOMB_HOST)
         self.metrics.hosts_retired += 1
-        self.ledger.count("hosts_retired")
+        self.visits.count("hosts_retired")
         await self.frontier.state.exclude(item.domain, _BOMB_HOST)
         return Outcome(now + delay, item.end_offset, solo=True, retired=_BOMB_HOST, delay_s=delay)
 
@@ -211,7 +211,7 @@ class PageProcessor:
             if depth < self.max_depth:
                 self.links.add(links.pages, depth + 1, found_on=item.domain)
             elif links.pages:
-                self.drops.drop(BEYOND_MAX_DEPTH, item.domain, links.pages[0], len(links.pages))
+                self.drops.drop(BEYOND_MAX_DEPTH, item.domain, links.pages[0], count=len(links.pages))
             if self.fetch_assets:
                 self._queue_assets(links, depth, found_on=item.domain)
         if result.redirects and result.error is None:  # the target is fetched as what we asked
@@ -219,7 +219,7 @@ class PageProcessor:
                            kind=kind)
         body_hash = bytes.fromhex(archived.body_sha256[:16]) if archived.body_sha256 else b""
         status = result.status if result.status is not None else STATUS_NO_RESPONSE
-        self.ledger.record(
+        self.visits.record(
             VisitedRecord(item.record.url, status, int(time.time()), body_hash), item.domain,
             ok=result.error is None, response_ms=result.response_time_s * 1000)
 
@@ -228,7 +228,7 @@ class PageProcessor:
         past the per-page budget are only counted."""
         if links.assets_over_budget:
             self.metrics.assets_over_budget += links.assets_over_budget
-            self.ledger.count("assets_over_budget", links.assets_over_budget)
+            self.visits.count("assets_over_budget", links.assets_over_budget)
         for kind, urls in links.assets_by_type().items():
             self.links.add(urls, depth, found_on=found_on, kind=kind)
 
@@ -241,5 +241,5 @@ class PageProcessor:
                              depth=item.record.depth, page=(result, None))
         record["requests"] = []  # nothing was sent
         self.archiver.index_writer.add(record)
-        self.ledger.record(VisitedRecord(url, status, int(time.time())), item.domain, ok=None)
-        self.ledger.count("robots_disallowed" if status == STATUS_ROBOTS_DISALLOWED else "skipped")
+        self.visits.record(VisitedRecord(url, status, int(time.time())), item.domain, ok=None)
+        self.visits.count("robots_disallowed" if status == STATUS_ROBOTS_DISALLOWED else "skipped")

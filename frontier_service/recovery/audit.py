@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from archive_pipelines.archive_error import ArchiveError
+from frontier_service.counts import Counts
 from frontier_service.frontier.checkpoint import DomainCheckpoint
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.recovery.disk_frontier import DomainFile, complete_ends, domain_files, read_ahead
@@ -30,7 +31,7 @@ from frontier_service.recovery.lua_recovery import (
     SIZE,
     UNFETCHED,
 )
-from frontier_service.recovery.rebuild import NO_CHECKPOINT
+from frontier_service.recovery.redis_rebuild import NO_CHECKPOINT
 
 _DOMAINS_PER_SCRIPT = 500  # each call blocks Redis for ~1-2 ms
 
@@ -39,7 +40,9 @@ class EpochChanged(ArchiveError):
 
 
 @dataclass
-class AuditReport:
+class AuditReport(Counts):
+    """What an audit checked and repaired."""
+
     checked: int = 0
     missing: int = 0  # domain hashes that were gone: recreated, their URLs re-added to seen
     # (the counters are left as they are: they counted those domains before the loss)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
-from frontier_service.frontier.files import frontier_file_name, walk
-from frontier_service.frontier.records import parse_kind
+from frontier_service.frontier.frontier_files import frontier_file_name, walk
+from frontier_service.frontier.frontier_record import parse_kind
 
 log = logging.getLogger(__name__)
 

@@ -48,8 +48,8 @@ from frontier_service.recovery.epoch import (
     has_disk_state,
     set_epoch,
 )
-from frontier_service.recovery.rebuild import RebuildReport, rebuild_redis
 from frontier_service.recovery.redis_memory import NOTHING_LOST, RedisCannotHoldCrawl, RedisMemoryWatch
+from frontier_service.recovery.redis_rebuild import RebuildReport, rebuild_redis
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,7 @@ class FrontierRecovery:
 
     def __init__(self, frontier: Frontier, data_dir: Path,
                  offsets: OffsetCheckpoint | None = None,
-                 metrics: CrawlMetrics | None = None) -> None:
+                 *, metrics: CrawlMetrics | None = None) -> None:
         self.frontier = frontier
         self.data_dir = data_dir
         self.offsets = offsets  # this process's checkpoint: written before a rebuild
@@ -225,7 +225,7 @@ class FrontierRecovery:
             checkpoints = await asyncio.to_thread(load_checkpoints, self.checkpoints_dir)
             if state is EpochState.EMPTY:
                 report = await rebuild_redis(self.frontier, self.data_dir, checkpoints,
-                                             self.crawl_id)
+                                             crawl_id=self.crawl_id)
                 self.last_rebuild = report
                 log.warning("Redis rebuilt from disk in %.1f s: %d domains (%d with URLs to "
                             "fetch), %d URLs", report.seconds, report.domains, report.ready,

@@ -22,7 +22,7 @@ from redis.asyncio import Redis
 from redis.exceptions import OutOfMemoryError, RedisError, ResponseError
 
 from archive_pipelines.archive_error import ArchiveError
-from frontier_service.frontier.frontier_lost import FrontierLost
+from frontier_service.frontier.script_guard import FrontierLost
 
 log = logging.getLogger(__name__)
 

@@ -67,7 +67,7 @@ class UrlDrops:
         self.persist = persist
         self._logged: set[tuple[str, str]] = set()
 
-    def drop(self, reason: str, host: str, url: str, count: int = 1) -> None:
+    def drop(self, reason: str, host: str, url: str, *, count: int = 1) -> None:
         """`count` URLs found on `host` (the first of them `url`) are dropped for `reason`."""
         if count <= 0:
             return

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
-from frontier_service.fetch.errors import AddressRefused
+from frontier_service.fetch.failures import AddressRefused
 from frontier_service.scope.address_policy import AddressPolicy, ip_literal
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ imported lazily).
 
 from frontier_service.scope.crawl_scope import Scope
 from frontier_service.service.crawler_settings import CrawlerSettings, from_settings
-from frontier_service.service.runner import configure_logging, run_crawler
+from frontier_service.service.process import configure_logging, run_crawler
 from frontier_service.service.service import CrawlerService, RunReport
 
 __all__ = [

@@ -22,7 +22,7 @@ from typing import Any
 from archive_pipelines.settings import StoreSettings
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.crawler_settings import CrawlerSettings
-from frontier_service.service.runner import configure_logging, run_crawler
+from frontier_service.service.process import configure_logging, run_crawler
 from frontier_service.service.service import CrawlerService, RunReport
 
 log = logging.getLogger(__name__)

@@ -63,8 +63,8 @@ class CrawlerSettings:
     audit_seconds: float = 300.0  # check Redis against the files this often (0: at the end only)
     link_flush_urls: int = 5_000  # discovered URLs buffered before add_urls ...
     link_flush_s: float = 0.2  # ... or this long
-    ledger_flush_records: int = 1_000  # visited records buffered before a write ...
-    ledger_flush_s: float = 0.5  # ... or this long
+    visit_flush_records: int = 1_000  # visited records buffered before a write ...
+    visit_flush_s: float = 0.5  # ... or this long
     drain_timeout_s: float = 15.0  # SIGTERM: how long in-flight fetches may finish
     seen_capacity: int = 20_000_000
     visited_expected: int = 2_000_000

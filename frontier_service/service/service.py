@@ -1,6 +1,6 @@
 """CrawlerService: arq's lifecycle for the crawler.
 
-startup (components) -> a TaskGroup of N workers plus the claimer, the link and ledger
+startup (open_parts) -> a TaskGroup of N workers plus the claimer, the link and visit
 flushers, the segment closer, the progress line and the limits watch -> on SIGTERM (or a
 limit): stop claiming, hand back unstarted domains, let in-flight fetches finish (up to
 `drain_timeout_s`, then cancel them and hand their URLs back), flush discovered links
@@ -22,6 +22,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from redis.exceptions import RedisError
 
@@ -29,23 +30,26 @@ from archive_pipelines.archive_error import disk_full_message, is_disk_full
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.page_journal import IndexJournal, journal_dir
 from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
+from frontier_service.counts import Counts
 from frontier_service.frontier.frontier import AddResult
-from frontier_service.frontier.frontier_lost import FrontierLost
+from frontier_service.frontier.script_guard import FrontierLost
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.claim_settings import ClaimSettings
 from frontier_service.pages.claimer import DomainClaimer
-from frontier_service.pages.fetch_ledger import FetchLedger
 from frontier_service.pages.flush_loop import flush_until
-from frontier_service.pages.held_hosts import Claimed, Outcome
+from frontier_service.pages.held_host import Claimed, Outcome
+from frontier_service.pages.host_dispatcher import HostDispatcher
 from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.pages.link_journal import link_journal_dir
 from frontier_service.pages.processor import PageProcessor, Politeness
+from frontier_service.pages.visit_buffer import VisitBuffer
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
 from frontier_service.scope.drops import UrlDrops
-from frontier_service.service.components import Components, open_components
+from frontier_service.service.crawler_parts import CrawlerParts, open_parts
 from frontier_service.service.crawler_settings import CrawlerSettings, scope_for
 from frontier_service.service.health import HealthServer
-from frontier_service.service.progress import ProgressReporter, format_progress
+from frontier_service.service.progress_line import ProgressReporter, format_progress
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.stop_report import (
     NOTHING_LEFT_TO_FETCH,
@@ -58,21 +62,39 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class RunReport:
+class RunReport(Counts):
+    """What a crawl run did (one process or several) and why it stopped."""
+
     session_id: str = ""
     pages: int = 0
     seconds: float = 0.0
     segments: int = 0
-    stop_reason: str = ""
     health_url: str = ""
     metrics: CrawlMetrics = field(default_factory=CrawlMetrics)
     failure: str = ""  # why the crawl could not go on (a full disk, Redis); empty: as asked
-    # The hosts that stopped with URLs left queued, by reason (stop_reason sums it up).
+    # The run's reason and the hosts that stopped with URLs left queued, by reason.
     stop: StopReport = field(default_factory=lambda: StopReport(""))
+    processes: int = 1  # crawler processes that ran it
+
+    @property
+    def stop_reason(self) -> str:
+        """Why the run stopped, with what the stopped hosts left (StopReport.summary)."""
+        return self.stop.summary
 
     @property
     def pages_per_second(self) -> float:
         return self.pages / self.seconds if self.seconds > 0 else 0.0
+
+    def as_metadata(self) -> dict[str, Any]:
+        """The run's summary as `frontier-service run` prints it."""
+        m = self.metrics
+        return {"session_id": self.session_id, "pages": self.pages,
+                "seconds": round(self.seconds, 1),
+                "pages_per_second": round(self.pages_per_second, 1),
+                "segments": self.segments, **self.stop.as_metadata(),
+                "urls_dropped": dict(sorted(m.urls_dropped.items())),
+                "redis_rebuilds": m.redis_rebuilds, "frontier_repairs": m.frontier_repairs,
+                "processes": self.processes, "failed": bool(self.failure)}
 
 
 class CrawlerService:
@@ -124,7 +146,7 @@ class CrawlerService:
         # Frontier file appends and reads, robots parsing: more than the default ~6 threads.
         asyncio.get_running_loop().set_default_executor(
             ThreadPoolExecutor(32, thread_name_prefix="crawler-io"))
-        async with open_components(self.settings, self.store_settings, self.metrics) as parts:
+        async with open_parts(self.settings, self.store_settings, self.metrics) as parts:
             if self.seeds:
                 self.seed_result = await add_seeds(parts.frontier, self.settings, self.seeds)
             if self.settings.metrics_port >= 0:
@@ -137,19 +159,19 @@ class CrawlerService:
                 if self.health is not None:
                     await self.health.stop()
         log_stop_report(stop, self.metrics.urls_dropped)
-        return RunReport(parts.session_id, self.metrics.pages, time.monotonic() - began,
-                         len(closer.summaries), stop.summary,
-                         self.health.url if self.health else "", self.metrics, self.failure,
-                         stop)
+        return RunReport(session_id=parts.session_id, pages=self.metrics.pages,
+                         seconds=time.monotonic() - began, segments=len(closer.summaries),
+                         health_url=self.health.url if self.health else "",
+                         metrics=self.metrics, failure=self.failure, stop=stop)
 
-    async def _crawl(self, parts: Components) -> SegmentCloser:
+    async def _crawl(self, parts: CrawlerParts) -> SegmentCloser:
         s, m = self.settings, self.metrics
-        ledger = FetchLedger(parts.frontier, flush_records=s.ledger_flush_records,
-                             flush_s=s.ledger_flush_s)
+        visits = VisitBuffer(parts.frontier, flush_records=s.visit_flush_records,
+                             flush_s=s.visit_flush_s)
         scope = scope_for(s)
         links = self._links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
                                          flush_s=s.link_flush_s, journal=parts.link_journal,
-                                         drops=UrlDrops(m, persist=ledger.count))
+                                         drops=UrlDrops(m, persist=visits.count))
         journal = self._journal = parts.index_writer.journal
         self.session_id, self.owner = parts.session_id, parts.owner
 
@@ -161,28 +183,29 @@ class CrawlerService:
                 self._on_write_error(exc)
                 raise
             try:  # visited records and page counts: kept and retried while Redis is away
-                await ledger.flush()
+                await visits.flush()
             except (RedisError, OSError) as exc:
                 log.debug("visited records wait for Redis: %s", exc)
 
         # Claimed domains wait in a queue up to claim_batch deep: a slow claim round (Redis
         # busy with a big add) must not leave the workers idle.
-        claimer = DomainClaimer(parts.frontier, parts.owner, m, ledger,
-                                capacity=s.concurrency + min(s.claim_batch, s.concurrency),
-                                batch=s.claim_batch, poll_s=s.claim_poll_s,
-                                page_budget=s.domain_page_budget,
-                                per_host=s.per_host_concurrency, checkpoint=checkpoint,
-                                offsets=parts.offsets,
+        claim = ClaimSettings(capacity=s.concurrency + min(s.claim_batch, s.concurrency),
+                              batch=s.claim_batch, poll_s=s.claim_poll_s,
+                              page_budget=s.domain_page_budget, per_host=s.per_host_concurrency)
+        hosts = HostDispatcher(parts.frontier.files, m, visits, settings=claim,
+                               offsets=parts.offsets)
+        claimer = DomainClaimer(parts.frontier, parts.owner, hosts, metrics=m, settings=claim,
+                                checkpoint=checkpoint, offsets=parts.offsets,
                                 known_offset=parts.recovery.known_offset)
         processor = PageProcessor(
             frontier=parts.frontier, fetcher=parts.fetcher, robots=parts.robots,
-            archiver=parts.archiver, links=links, ledger=ledger, metrics=m,
+            archiver=parts.archiver, links=links, visits=visits, metrics=m,
             politeness=Politeness(s.min_delay_s, s.max_crawl_delay_s, s.response_time_factor),
             max_depth=s.max_depth, fetch_assets=s.fetch_assets,
             max_assets_per_page=s.max_assets_per_page,
             failure_backoff_s=s.host_failure_backoff_s)
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
-        closer = SegmentCloser(parts.archiver, parts.store, m, reporter,
+        closer = SegmentCloser(parts.archiver, parts.store, m, reporter=reporter,
                                idle_s=s.segment_idle_seconds)
         progress = ProgressReporter(parts.frontier, m, s.progress_seconds, before=claimer.gauges,
                                     exit_when_idle_s=s.exit_when_idle_s)
@@ -193,7 +216,7 @@ class CrawlerService:
             async with asyncio.TaskGroup() as tg:
                 claim_task = tg.create_task(self._claim_loop(claimer, parts.recovery),
                                             name="claimer")
-                workers = [tg.create_task(self._worker(claimer, processor), name=f"worker-{i}")
+                workers = [tg.create_task(self._worker(hosts, processor), name=f"worker-{i}")
                            for i in range(s.concurrency)]
                 tg.create_task(claimer.run_checkpoints(self.finished), name="checkpoints")
                 tg.create_task(flush_until(self.finished, lambda: asyncio.to_thread(
@@ -205,13 +228,14 @@ class CrawlerService:
                                name="redis-watch")
                 tg.create_task(links.run(self.finished, on_error=self._on_write_error),
                                name="links")
-                tg.create_task(ledger.run(self.finished), name="ledger")
+                tg.create_task(visits.run(self.finished), name="visits")
                 tg.create_task(self._close_segments(closer), name="segments")
                 tg.create_task(progress.run(self.finished), name="progress")
-                tg.create_task(self._watch_limits(claimer, links, progress, parts.recovery),
+                tg.create_task(self._watch_limits(claimer, links, progress,
+                                                  recovery=parts.recovery),
                                name="limits")
-                tg.create_task(self._drain(claim_task, workers, claimer, links, ledger, closer),
-                               name="drain")
+                tg.create_task(self._drain(claim_task, workers, claimer, links=links,
+                                           visits=visits, closer=closer), name="drain")
                 self.started.set()
         finally:
             if reporter is not None:
@@ -226,7 +250,7 @@ class CrawlerService:
             try:
                 await claimer.run(self.stopping)
             except FrontierLost:
-                claimer.drop_leases()  # the rebuilt Redis holds none of them
+                claimer.hosts.drop_leases()  # the rebuilt Redis holds none of them
                 try:
                     await recovery.rebuild_lost()
                 except RedisCannotHoldCrawl as exc:
@@ -242,20 +266,20 @@ class CrawlerService:
                 log.warning("claiming failed (%s); retrying in 1 s", exc)
                 await asyncio.sleep(1.0)
 
-    async def _worker(self, claimer: DomainClaimer, processor: PageProcessor) -> None:
+    async def _worker(self, hosts: HostDispatcher, processor: PageProcessor) -> None:
         while True:
-            item = await claimer.queue.get()
+            item = await hosts.queue.get()
             if item is None:
                 return
-            claimer.starting(item)
+            hosts.starting(item)
             try:
                 outcome = await processor.process(item)
             except asyncio.CancelledError:  # drain timed out: the URL goes back unfetched
-                claimer.finished(item, Outcome(time.time(), item.start_offset, solo=True))
+                hosts.finished(item, Outcome(time.time(), item.start_offset, solo=True))
                 raise
             except Exception as exc:
                 outcome = self._failed(item, exc)
-            claimer.finished(item, outcome)
+            hosts.finished(item, outcome)
 
     def _failed(self, item: Claimed, exc: Exception) -> Outcome:
         """What a URL whose processing raised `exc` comes to: back in the queue, unless the
@@ -282,24 +306,24 @@ class CrawlerService:
             self.disk_full(exc)
 
     async def _drain(self, claim_task: asyncio.Task[None], workers: list[asyncio.Task[None]],
-                     claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,
+                     claimer: DomainClaimer, *, links: LinkBuffer, visits: VisitBuffer,
                      closer: SegmentCloser) -> None:
         await self.stopping.wait()
         await claim_task  # it hands back queued domains as it ends
         for _ in workers:
-            claimer.queue.put_nowait(None)
+            claimer.hosts.queue.put_nowait(None)
         _, late = await asyncio.wait(workers, timeout=self.settings.drain_timeout_s)
         if late:
             log.warning("drain timeout: cancelling %d fetches, their URLs stay queued", len(late))
             for task in late:
                 task.cancel()
             await asyncio.wait(late)
-        await asyncio.shield(self._final_flush(claimer, links, ledger, closer))
+        await asyncio.shield(self._final_flush(claimer, links, visits, closer=closer))
         self.finished.set()
 
-    async def _final_flush(self, claimer: DomainClaimer, links: LinkBuffer, ledger: FetchLedger,
-                           closer: SegmentCloser) -> None:
-        for step, flush in (("links", links.flush), ("visited records", ledger.flush),
+    async def _final_flush(self, claimer: DomainClaimer, links: LinkBuffer, visits: VisitBuffer,
+                           *, closer: SegmentCloser) -> None:
+        for step, flush in (("links", links.flush), ("visited records", visits.flush),
                             ("leases", claimer.flush_releases)):
             try:
                 await flush()
@@ -370,7 +394,7 @@ class CrawlerService:
                 self._links.holding = True
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
-                            progress: ProgressReporter, recovery: FrontierRecovery) -> None:
+                            progress: ProgressReporter, *, recovery: FrontierRecovery) -> None:
         s, began = self.settings, time.monotonic()
         idle_since: float | None = None
         while not self.stopping.is_set():
@@ -405,7 +429,7 @@ class CrawlerService:
     async def _idle(self, claimer: DomainClaimer, links: LinkBuffer,
                     progress: ProgressReporter) -> bool:
         """Nothing leased, queued, buffered, or waiting in the ready queue (any process)."""
-        if claimer.outstanding or links.pending or claimer.idle_rounds == 0:
+        if claimer.hosts.outstanding or links.pending or claimer.idle_rounds == 0:
             return False
         try:
             await progress.sample()

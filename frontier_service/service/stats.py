@@ -9,7 +9,7 @@ from frontier_service.archiving.page_index import list_segments
 from frontier_service.frontier.leftovers import leftovers
 from frontier_service.recovery.epoch import EpochState, check_epoch, read_crawl_id
 from frontier_service.scope.drops import COUNTER_PREFIX, dropped_counters
-from frontier_service.service.components import open_frontier
+from frontier_service.service.crawler_parts import open_frontier
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.stop_report import group_leftovers
 
@@ -40,7 +40,7 @@ async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
         "segments": len(segments),
         # Hosts taken out of the crawl (page budget, unreachable, refused) with URLs queued.
         "urls_left_on_stopped_hosts": sum(left.urls_left for left in stopped),
-        "hosts_stopped": {group.reason: group.to_dict()
+        "hosts_stopped": {group.reason: group.as_metadata()
                           for group in group_leftovers(stopped, active="")},
         "urls_dropped": dropped_counters(stats.counters),
         "counters": {name: value for name, value in sorted(stats.counters.items())

@@ -34,7 +34,7 @@ class HostsStopped:
     bytes_left: int
     examples: tuple[str, ...]  # the hosts with the most URLs left
 
-    def to_dict(self) -> dict[str, Any]:
+    def as_metadata(self) -> dict[str, Any]:
         return {"hosts": self.hosts, "urls_left": self.urls_left, "bytes_left": self.bytes_left,
                 "examples": list(self.examples)}
 
@@ -64,7 +64,12 @@ class StopReport:
         return f"{NOTHING_LEFT_TO_FETCH}; {self.urls_left:,} URLs left queued on stopped hosts: {parts}"
 
     def hosts_json(self) -> dict[str, dict[str, Any]]:
-        return {group.reason: group.to_dict() for group in self.stopped_hosts}
+        return {group.reason: group.as_metadata() for group in self.stopped_hosts}
+
+    def as_metadata(self) -> dict[str, Any]:
+        """The summary, the URLs left queued and the stopped hosts by reason."""
+        return {"stopped": self.summary, "urls_left": self.urls_left,
+                "hosts_stopped": self.hosts_json()}
 
 
 async def stop_report(frontier: Frontier, run_reason: str) -> StopReport:

@@ -40,11 +40,11 @@ from frontier_service.metrics import CrawlMetrics, combine_metrics
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
 from frontier_service.service.child import ChildSpec, Finished, Snapshot, Started, child_main, cpu_seconds
-from frontier_service.service.components import check_data_dir, frontier_config, recover_crashed_runs
+from frontier_service.service.crawler_parts import check_data_dir, frontier_config, recover_crashed_runs
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.health import HealthServer
-from frontier_service.service.progress import IdleLines, format_progress
-from frontier_service.service.runner import on_stop_signals
+from frontier_service.service.process import on_stop_signals
+from frontier_service.service.progress_line import IdleLines, format_progress
 from frontier_service.service.seeding import add_seeds
 from frontier_service.service.service import RunReport
 from frontier_service.service.stop_report import log_stop_report, stop_report
@@ -179,10 +179,12 @@ class CrawlerSupervisor:
         reports = [c.report for c in self._children if c.report is not None]
         m = self.metrics
         log_stop_report(stop, m.urls_dropped)
-        return RunReport(",".join(self.session_ids), m.pages, time.monotonic() - began,
-                         sum(r.segments for r in reports), stop.summary,
-                         self.health.url if self.health else "", m,
-                         next((r.failure for r in reports if r.failure), ""), stop)
+        return RunReport(session_id=",".join(self.session_ids), pages=m.pages,
+                         seconds=time.monotonic() - began,
+                         segments=sum(r.segments for r in reports),
+                         health_url=self.health.url if self.health else "", metrics=m,
+                         failure=next((r.failure for r in reports if r.failure), ""), stop=stop,
+                         processes=self.processes)
 
     def _run_reason(self) -> str:
         """Why the run stopped: the supervisor's own reason, or its children's most common."""

@@ -27,7 +27,7 @@ def fetched(**fields: Any) -> FetchResult:
 
 
 def record_line(result: FetchResult) -> bytes:
-    put = PutResult(hashlib.sha256(BODY).hexdigest(), len(BODY), len(BODY), True)
+    put = PutResult(hashlib.sha256(BODY).hexdigest(), len(BODY), stored_bytes=len(BODY), created=True)
     record = page_record(session_id="s1", page_url=result.url, depth=1, page=(result, put))
     return json.dumps(record).encode()
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from frontier_service.archiving.idle_close import CloseKind, IdleClose
+
+pytestmark = pytest.mark.unit  # pure: no server, no process
 
 
 def _segments_per_hour(*, page_every_s: float, idle_s: float = 30.0, cap_s: float = 300.0) -> int:

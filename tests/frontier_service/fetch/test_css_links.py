@@ -8,7 +8,7 @@ import pytest
 from frontier_service.fetch.css_links import css_references
 from frontier_service.fetch.links import extract_stylesheet_links, links_from_fetch
 from frontier_service.fetch.result import FetchResult
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 R = ResourceType
 
@@ -139,6 +139,7 @@ def test_stylesheet_charsets(body: bytes, charset: str | None, url: str) -> None
     assert links.assets == [f"http://site.test/{url}"]
 
 
+@pytest.mark.unit
 def test_a_huge_stylesheet_is_cut_at_the_budget_and_the_rest_counted() -> None:
     rules = "".join(f".r{n}{{background:url(img/{n}.png)}}.q{n}{{background:url(img/{n}.png)}}"
                     for n in range(50_000))

@@ -81,6 +81,7 @@ def test_raw_deflate_is_accepted_as_browsers_do() -> None:
     assert body == TEXT
 
 
+@pytest.mark.unit
 def test_stacked_codings_are_removed_last_first() -> None:
     wire = brotli.compress(gzip.compress(TEXT))  # Content-Encoding: gzip, br
     body, _ = decode(parse_encodings("gzip, br"), wire, chunk=4_000)
@@ -94,6 +95,7 @@ def test_concatenated_gzip_members_are_one_body() -> None:
     assert body == TEXT
 
 
+@pytest.mark.unit
 def test_pieces_stay_bounded() -> None:
     decoder = BodyDecoder(["gzip"], max_bytes=50 * MIB, max_ratio=1e9)
     decoder.feed(gzip.compress(bytes(30 * MIB)))
@@ -124,6 +126,7 @@ def test_a_bomb_stops_at_the_ratio_after_the_grace(coding: str) -> None:
     assert body == bytes(len(body))
 
 
+@pytest.mark.unit
 def test_decoded_size_cap_cuts_at_exactly_the_cap() -> None:
     wire = gzip.compress(TEXT)
     body, decoder = decode(["gzip"], wire, chunk=10_000, max_bytes=100_000)
@@ -132,6 +135,7 @@ def test_decoded_size_cap_cuts_at_exactly_the_cap() -> None:
     assert decoder.cut.reason == "decoded size over the 100,000 bytes cap"
 
 
+@pytest.mark.unit
 def test_a_body_exactly_at_the_cap_is_not_cut() -> None:
     body, decoder = decode(["gzip"], gzip.compress(TEXT), chunk=10_000, max_bytes=len(TEXT))
     assert body == TEXT and decoder.cut is None

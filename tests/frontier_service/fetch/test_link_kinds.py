@@ -16,7 +16,7 @@ from archive_testkit.testweb.asset_pages import (
     asset_file,
 )
 from frontier_service.fetch.links import PageLinks, extract_links, extract_stylesheet_links
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 
 pytestmark = pytest.mark.unit
 

@@ -31,7 +31,8 @@ def test_next_delay(
     factor: float,
     expected: float,
 ) -> None:
-    assert next_delay(min_delay, robots, cap, response_time, factor) == pytest.approx(expected)
+    delay = next_delay(min_delay, robots, cap, response_time_s=response_time, factor=factor)
+    assert delay == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(("failures", "expected"), [(0, 0.0), (1, 5.0), (2, 30.0), (3, None), (30, None)])

@@ -28,7 +28,7 @@ async def run_workers(redis_url: str, name: str, worker_ids: list[str], seconds:
         state = FrontierState(redis, name)
 
         async def lua_claim(_: Redis, worker: str, n: int) -> list[str]:
-            return await state.claim(worker, time.time(), 30, n)
+            return await state.claim(worker, time.time(), 30, max_domains=n)
 
         async def lua_release(_: Redis, worker: str, domains: list[str]) -> None:
             released = await state.reschedule_many(

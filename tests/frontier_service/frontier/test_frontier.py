@@ -70,7 +70,7 @@ def test_claim_read_release_cycle_with_politeness(
             assert [r.url for r in first.records][:2] == ["https://a.example/p0",
                                                           "https://a.example/p1"]
             assert first.start_offset == 0 and first.end_offset > 0
-            assert await frontier.done("a.example", "w1", now + 10, first.end_offset)
+            assert await frontier.done("a.example", "w1", now + 10, new_offset=first.end_offset)
             assert await frontier.claim("w2", 1, now=now + 5) == []
             _, held = await frontier.release_and_claim("w2", [], 1, now=now + 10)
             assert held == ["a.example"]

@@ -43,7 +43,7 @@ def test_every_url_comes_out_exactly_once(redis_url: str, crawl_name: str, tmp_p
                         if rnd.random() < 0.3 and await frontier.state.retire_if_exhausted(
                                 domain, worker, batch.end_offset):
                             continue
-                        assert await frontier.done(domain, worker, time.time(), batch.end_offset)
+                        assert await frontier.done(domain, worker, time.time(), new_offset=batch.end_offset)
 
             claimers = [asyncio.create_task(claimer(k)) for k in range(8)]
             await asyncio.gather(*(adder(k) for k in range(8)))

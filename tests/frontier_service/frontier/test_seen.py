@@ -37,7 +37,7 @@ def test_sizing_for_160m_urls_at_a_tenth_of_a_percent() -> None:
 @pytest.mark.unit
 def test_blocked_layout_pays_a_few_percent_to_keep_the_rate() -> None:
     bits, hashes = sizing(160_000_000, 0.001)
-    blocked = blocked_bits(160_000_000, 0.001, hashes, 64)
+    blocked = blocked_bits(160_000_000, 0.001, hashes, segment_bits=64)
     assert 1.0 < blocked / bits < 1.10
     assert blocked_false_positive_rate(blocked / 160e6, hashes, 64) <= 0.001
     layout = plan_layout(160_000_000, 0.001)
@@ -51,10 +51,10 @@ def test_plain_redis_has_no_bloom_module_and_falls_back(redis_url: str, crawl_na
     async def main() -> None:
         async with connect(redis_url) as redis:
             assert not await bloom_module_loaded(redis, f"{crawl_name}:probe")
-            seen = await SeenFilter(redis, f"{crawl_name}:seen", 1_000, 0.01).open()
+            seen = await SeenFilter(redis, f"{crawl_name}:seen", 1_000, error_rate=0.01).open()
             assert seen.backend == "bitmap"
             with pytest.raises(RuntimeError, match="RedisBloom"):
-                await SeenFilter(redis, f"{crawl_name}:other", 1_000, 0.01,
+                await SeenFilter(redis, f"{crawl_name}:other", 1_000, error_rate=0.01,
                                  backend="bloom").open()
 
     asyncio.run(main())
@@ -66,7 +66,7 @@ def test_no_false_negatives_and_the_configured_false_positive_rate(
 
     async def main() -> tuple[list[bool], list[bool], list[bool], list[bool]]:
         async with connect(redis_url) as redis:
-            seen = await SeenFilter(redis, f"{crawl_name}:seen", 100_000, 0.001).open()
+            seen = await SeenFilter(redis, f"{crawl_name}:seen", 100_000, error_rate=0.001).open()
             first = []
             for i in range(0, len(added), 1_000):
                 first += await seen.add_many(added[i:i + 1_000])
@@ -88,7 +88,7 @@ def test_duplicates_within_one_batch_count_once(redis_url: str, crawl_name: str)
 
     async def main() -> list[bool]:
         async with connect(redis_url) as redis:
-            seen = await SeenFilter(redis, f"{crawl_name}:seen", 1_000, 0.001).open()
+            seen = await SeenFilter(redis, f"{crawl_name}:seen", 1_000, error_rate=0.001).open()
             return await seen.add_many([a, b, a, b, a])
 
     assert asyncio.run(main()) == [True, True, False, False, False]
@@ -100,7 +100,7 @@ def test_sharded_layout_and_many_hashes(redis_url: str, crawl_name: str) -> None
 
     async def main() -> None:
         async with connect(redis_url) as redis:
-            seen = await SeenFilter(redis, f"{crawl_name}:seen", 5_000, 1e-6,
+            seen = await SeenFilter(redis, f"{crawl_name}:seen", 5_000, error_rate=1e-6,
                                     segment_bytes=8, max_shard_bytes=4_096).open()
             assert seen.layout.shards > 3 and seen.layout.hashes > 12
             assert all(await seen.add_many(items))
@@ -117,9 +117,9 @@ def test_a_second_process_adopts_the_stored_layout(redis_url: str, crawl_name: s
 
     async def main() -> None:
         async with connect(redis_url) as redis:
-            first = await SeenFilter(redis, f"{crawl_name}:seen", 10_000, 0.001).open()
+            first = await SeenFilter(redis, f"{crawl_name}:seen", 10_000, error_rate=0.001).open()
             await first.add_many(items)
-            second = await SeenFilter(redis, f"{crawl_name}:seen", 50_000, 0.01).open()
+            second = await SeenFilter(redis, f"{crawl_name}:seen", 50_000, error_rate=0.01).open()
             assert second.layout == first.layout and second.capacity == 10_000
             assert not any(await second.add_many(items))
             assert await second.memory_bytes() >= second.layout.shard_bytes
@@ -159,7 +159,7 @@ def test_bits_set_match_the_layout(redis_url: str, crawl_name: str,
 
     async def main() -> None:
         async with connect(redis_url) as redis:
-            seen = await SeenFilter(redis, f"{crawl_name}:seen", 2_000, 0.001,
+            seen = await SeenFilter(redis, f"{crawl_name}:seen", 2_000, error_rate=0.001,
                                     segment_bytes=segment_bytes, max_shard_bytes=1_024).open()
             layout = seen.layout
             assert layout.shards > 1
@@ -176,7 +176,7 @@ def test_bits_set_match_the_layout(redis_url: str, crawl_name: str,
                          if byte >> b & 1}
                 assert found == expected.get(shard, set())
             # A process opened with the other default adopts the stored layout.
-            other = await SeenFilter(redis, f"{crawl_name}:seen", 2_000, 0.001).open()
+            other = await SeenFilter(redis, f"{crawl_name}:seen", 2_000, error_rate=0.001).open()
             assert other.layout == layout
             assert not any(await other.add_many(items))
 

@@ -27,7 +27,7 @@ def queue_and_fetch(redis_url: str, data_dir: Path, name: str) -> int:
             await frontier.add_urls([(url, 0) for url in URLS])
             [domain] = await frontier.claim("w", 1)
             batch = await frontier.next_urls(domain, 1)
-            await frontier.done(domain, "w", 0, batch.end_offset)
+            await frontier.done(domain, "w", 0, new_offset=batch.end_offset)
             checkpoint = OffsetCheckpoint(checkpoint_dir(data_dir, name), "s1")
             checkpoint.advance(domain, batch.end_offset, 1)
             checkpoint.close()

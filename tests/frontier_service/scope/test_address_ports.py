@@ -11,7 +11,7 @@ import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
 from archive_pipelines.archive_error import SettingsError
-from frontier_service.fetch.errors import AddressRefused
+from frontier_service.fetch.failures import AddressRefused
 from frontier_service.scope.address_policy import AddressPolicy, parse_entry
 from frontier_service.scope.crawl_scope import Scope, port_of
 from frontier_service.scope.resolver import CrawlResolver

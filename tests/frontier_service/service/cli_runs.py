@@ -15,7 +15,7 @@ from pathlib import Path
 
 from archive_pipelines.server_process import free_port
 from archive_testkit.testweb import hosts_where
-from frontier_service.service.components import open_frontier
+from frontier_service.service.crawler_parts import open_frontier
 from frontier_service.service.crawler_settings import CrawlerSettings
 from tests.frontier_service.service.web import WEB
 

@@ -14,7 +14,7 @@ from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from archive_testkit.testweb import absolute_links, is_page_path
 from frontier_service.archiving import iter_records
 from frontier_service.archiving.events import CRAWL_SEGMENTS
-from frontier_service.service.components import DEFAULT_STORE, open_frontier
+from frontier_service.service.crawler_parts import DEFAULT_STORE, open_frontier
 from tests.frontier_service.service.web import ALIVE, WEB
 from tests.helpers.crawls import Crawl
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from frontier_service.frontier.files import FrontierFiles
-from frontier_service.frontier.records import (
+from frontier_service.frontier.frontier_files import FrontierFiles
+from frontier_service.frontier.frontier_record import (
     FrontierRecord,
     ResourceType,
     format_line,
@@ -23,14 +23,14 @@ R = ResourceType
 
 @pytest.mark.parametrize("kind", list(ResourceType))
 def test_every_kind_round_trips(kind: ResourceType) -> None:
-    line = format_line("http://a.example/x|y", 2, 0.5, 1_700_000_000, kind)
+    line = format_line("http://a.example/x|y", 2, 0.5, added_at=1_700_000_000, kind=kind)
     record = parse_line(line.rstrip("\n").encode())
     assert record == FrontierRecord("http://a.example/x%7Cy", 2, 0.5, 1_700_000_000, kind)
 
 
 def test_a_documents_line_is_the_old_four_field_line() -> None:
-    assert format_line("http://a.example/", 1, 1.0, 5) == "http://a.example/|1|1|5\n"
-    assert format_line("http://a.example/f.woff2", 1, 1.0, 5, R.FONT) == \
+    assert format_line("http://a.example/", 1, 1.0, added_at=5) == "http://a.example/|1|1|5\n"
+    assert format_line("http://a.example/f.woff2", 1, 1.0, added_at=5, kind=R.FONT) == \
         "http://a.example/f.woff2|1|1|5|font\n"
 
 

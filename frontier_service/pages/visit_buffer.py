@@ -1,4 +1,4 @@
-"""FetchLedger: visited records and per-domain fetch counts, written to Redis in batches.
+"""VisitBuffer: visited records and per-domain fetch counts, written to Redis in batches.
 
 Per page the crawler learns: the URL was visited (status, time, body hash), the domain
 fetched one more page (its budget) and its last response time. Writing that per page
@@ -23,7 +23,7 @@ STATUS_NO_RESPONSE = 0
 STATUS_ROBOTS_DISALLOWED = 1
 
 
-class FetchLedger:
+class VisitBuffer:
     """Buffers what was fetched; `flush` writes it (visited store, domain hashes, counters)."""
 
     def __init__(self, frontier: Frontier, *, flush_records: int = 1_000,

@@ -19,9 +19,9 @@ from frontier_service.frontier.checkpoint import (
     load_checkpoints,
 )
 from frontier_service.frontier.domain_meta import DomainInfo, DomainMeta
-from frontier_service.frontier.files import domain_from_file_name, frontier_file_name, walk
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_files import domain_from_file_name, frontier_file_name, walk
+from frontier_service.frontier.frontier_record import ResourceType
 from frontier_service.recovery import disk_frontier
 from frontier_service.recovery.audit import EpochChanged, audit
 from frontier_service.recovery.epoch import (
@@ -31,7 +31,7 @@ from frontier_service.recovery.epoch import (
     has_disk_state,
     set_epoch,
 )
-from frontier_service.recovery.rebuild import rebuild_redis
+from frontier_service.recovery.redis_rebuild import rebuild_redis
 from tests.frontier_service.frontier.helpers import connect, open_frontier
 
 NOW = 1_800_000_000.0
@@ -63,7 +63,7 @@ async def fill(frontier: Frontier, checkpoint: OffsetCheckpoint) -> None:
         for _ in batch.records:
             await frontier.meta.record_fetch(domain, response_ms=5.0, ok=True)
         checkpoint.advance(domain, batch.end_offset, len(batch.records))
-        await frontier.done(domain, "w1", NOW, batch.end_offset)
+        await frontier.done(domain, "w1", NOW, new_offset=batch.end_offset)
     excluded = next(d for d in DOMAINS if d not in leased)
     await frontier.state.exclude(excluded, "host unreachable: refused")
     checkpoint.exclude(excluded, "host unreachable: refused")
@@ -118,7 +118,7 @@ def test_rebuild_after_flushall_restores_queues_offsets_and_seen(own_redis_url: 
             await redis.flushall()
             assert await check_epoch(redis, frontier.state.keys, crawl_id) is EpochState.EMPTY
             assert has_disk_state(tmp_path, name)
-            report = await rebuild_redis(frontier, tmp_path, load_checkpoints(directory), crawl_id)
+            report = await rebuild_redis(frontier, tmp_path, load_checkpoints(directory), crawl_id=crawl_id)
 
             assert await check_epoch(redis, frontier.state.keys, crawl_id) is EpochState.MATCH
             after = await snapshot(redis, frontier)
@@ -147,9 +147,9 @@ def test_rebuild_after_flushall_restores_queues_offsets_and_seen(own_redis_url: 
                 i = DOMAINS.index(domain)
                 fetched = before[domain].read_offset > 0
                 assert batch.records[0].url == urls_of(domain, 5 + i)[2 if fetched else 0]
-                assert await frontier.done(domain, "w2", NOW + 20, batch.end_offset)
+                assert await frontier.done(domain, "w2", NOW + 20, new_offset=batch.end_offset)
 
-            again = await rebuild_redis(frontier, tmp_path, load_checkpoints(directory), crawl_id)
+            again = await rebuild_redis(frontier, tmp_path, load_checkpoints(directory), crawl_id=crawl_id)
             assert (again.domains, again.urls, again.ready) == (report.domains, report.urls,
                                                                  report.ready)
         checkpoint.close()
@@ -168,7 +168,7 @@ def test_rebuild_counts_torn_lines_and_stops_before_a_torn_tail(redis_url: str, 
             with open(path, "ab") as handle:  # a writer that died twice mid-append
                 handle.write(b"\nhttp://t.example/c|0|1")
                 handle.write(b"\nhttp://t.example/d|0|1|17000")
-            report = await rebuild_redis(frontier, tmp_path, {}, "id")
+            report = await rebuild_redis(frontier, tmp_path, {}, crawl_id="id")
             # The long domain's file name is hashed: its first line names it.
             assert (report.domains, report.urls, report.torn_lines) == (2, 3, 1)
             assert (await frontier.meta.info(LONG)).size == frontier.files.size(LONG)
@@ -185,9 +185,9 @@ def test_big_files_are_read_in_parts(redis_url: str, crawl_name: str, tmp_path: 
             urls = [f"http://big.example/{i}" for i in range(50)]
             await frontier.add_urls([(url, 0) for url in urls[:30]])
             await frontier.add_urls([(url, 0) for url in urls[30:]])
-            whole = await rebuild_redis(frontier, tmp_path, {}, "id")
+            whole = await rebuild_redis(frontier, tmp_path, {}, crawl_id="id")
             monkeypatch.setattr(disk_frontier, "BATCH_BYTES", 100)  # ~3 lines a part
-            parts = await rebuild_redis(frontier, tmp_path, {}, "id")
+            parts = await rebuild_redis(frontier, tmp_path, {}, crawl_id="id")
             assert (parts.domains, parts.urls, parts.seen_added, parts.bytes) == (
                 whole.domains, whole.urls, whole.seen_added, whole.bytes) == (
                 1, 50, 50, frontier.files.size("big.example"))
@@ -208,7 +208,7 @@ def test_rebuild_leaves_other_crawls_robots_and_visited_alone(redis_url: str, cr
             await redis.hset(f"{crawl_name}:domain:gone.example", "size", "10")
             await redis.hset(f"{crawl_name}:domain:[::1]:8080", "size", "10")
             try:
-                report = await rebuild_redis(frontier, tmp_path, {}, "id")
+                report = await rebuild_redis(frontier, tmp_path, {}, crawl_id="id")
                 assert report.domains == 0
                 for key in others:
                     assert await redis.exists(key), key
@@ -233,11 +233,11 @@ def test_a_rebuild_cut_short_leaves_no_epoch_and_runs_again(redis_url: str, craw
 
             monkeypatch.setattr(frontier.seen, "add_many", broken)
             with pytest.raises(ConnectionError):
-                await rebuild_redis(frontier, tmp_path, {}, "id")
+                await rebuild_redis(frontier, tmp_path, {}, crawl_id="id")
             assert await check_epoch(frontier.redis, frontier.state.keys, "id") in (
                 EpochState.EMPTY, EpochState.MISSING)
             monkeypatch.undo()
-            report = await rebuild_redis(frontier, tmp_path, {}, "id")
+            report = await rebuild_redis(frontier, tmp_path, {}, crawl_id="id")
             assert (report.domains, report.ready, report.seen_added) == (5, 5, 5)
             assert await check_epoch(frontier.redis, frontier.state.keys, "id") is EpochState.MATCH
 
@@ -263,9 +263,9 @@ def test_audit_repairs_partial_loss_and_leaves_a_leased_domain_alone(
                         await frontier.meta.record_fetch(domain, response_ms=5.0, ok=True)
                     checkpoint.advance(domain, batch.end_offset, 2)
                     await frontier.done(domain, "w1", NOW if domain == "l.example" else NOW + 100,
-                                        batch.end_offset)
+                                        new_offset=batch.end_offset)
                 else:  # handed back untouched
-                    await frontier.done(domain, "w1", NOW + 100, batch.start_offset)
+                    await frontier.done(domain, "w1", NOW + 100, new_offset=batch.start_offset)
             checkpoint.write()
             assert await frontier.claim("w1", 4, now=NOW + 1) == ["l.example"]  # in flight
             leased_before = await redis.hgetall(keys.domain("l.example"))
@@ -291,7 +291,7 @@ def test_audit_repairs_partial_loss_and_leaves_a_leased_domain_alone(
             assert (info.read_offset, info.state) == (c_offset, "ready")
             assert await redis.zscore(keys.ready, "c.example") is not None
             assert await redis.hgetall(keys.domain("l.example")) == leased_before
-            assert await frontier.done("l.example", "w1", NOW + 2, size) is True
+            assert await frontier.done("l.example", "w1", NOW + 2, new_offset=size) is True
 
             again = await audit(frontier, tmp_path, load_checkpoints(directory), crawl_id="id")
             assert again.repaired == 0 and again.unfetched_domains == 3
@@ -342,7 +342,7 @@ def test_rebuild_from_files_with_and_without_kinds(redis_url: str, crawl_name: s
                 (canonical_url_and_domain("http://mixed.example/s.css"), 0, ResourceType.STYLESHEET),
                 (canonical_url_and_domain("http://mixed.example/p"), 1),
                 (canonical_url_and_domain("http://mixed.example/f.woff2"), 0, ResourceType.FONT)])
-            report = await rebuild_redis(frontier, tmp_path, {}, "id")
+            report = await rebuild_redis(frontier, tmp_path, {}, crawl_id="id")
             assert (report.domains, report.urls, report.torn_lines, report.ready) == (2, 8, 0, 2)
             queued = [*old, "http://mixed.example/", "http://mixed.example/s.css",
                       "http://mixed.example/p", "http://mixed.example/f.woff2"]

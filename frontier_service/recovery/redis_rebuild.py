@@ -24,6 +24,7 @@ from urllib.parse import quote
 from redis.asyncio import Redis
 
 from archive_pipelines.archive_error import ArchiveError
+from frontier_service.counts import Counts
 from frontier_service.frontier.checkpoint import (
     DomainCheckpoint,
     checkpoint_dir,
@@ -61,7 +62,9 @@ _REBUILT_KEYS = re.compile(
 
 
 @dataclass
-class RebuildReport:
+class RebuildReport(Counts):
+    """What a rebuild found on disk and wrote to Redis."""
+
     domains: int = 0
     ready: int = 0  # with unfetched URLs: queued
     exhausted: int = 0  # fetched to the end of their file
@@ -78,7 +81,7 @@ class RebuildReport:
 
 
 async def rebuild_redis(frontier: Frontier, data_dir: Path,
-                        checkpoints: Mapping[str, DomainCheckpoint], crawl_id: str, *,
+                        checkpoints: Mapping[str, DomainCheckpoint], *, crawl_id: str,
                         progress: Progress | None = None) -> RebuildReport:
     """Replace the crawl's Redis state with what the frontier files and checkpoints hold.
 
@@ -220,7 +223,7 @@ async def _recreate_seen(frontier: Frontier) -> None:
     """A new, empty seen filter of the configured size, which the frontier's then adopts."""
     config = frontier.config
     await SeenFilter(frontier.redis, frontier.seen.name, config.seen_capacity,
-                     config.seen_error_rate, backend=config.seen_backend).open()
+                     error_rate=config.seen_error_rate, backend=config.seen_backend).open()
     await frontier.seen.open()
 
 
@@ -254,7 +257,7 @@ async def rebuild_from_disk(frontier: Frontier, data_dir: Path, *,
                 f"Redis holds another crawl named {name!r} (not the one in {data_dir})")
         await asyncio.to_thread(merge_dead_sessions, directory)
         checkpoints = await asyncio.to_thread(load_checkpoints, directory)
-        return state, await rebuild_redis(frontier, data_dir, checkpoints, crawl_id,
+        return state, await rebuild_redis(frontier, data_dir, checkpoints, crawl_id=crawl_id,
                                           progress=progress)
     finally:
         lock.close()

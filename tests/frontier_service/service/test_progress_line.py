@@ -3,8 +3,12 @@ line a minute instead of "0.0 pages/s" every few seconds."""
 
 from __future__ import annotations
 
+import pytest
+
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.service.progress import IdleLines, format_idle
+from frontier_service.service.progress_line import IdleLines, format_idle
+
+pytestmark = pytest.mark.unit  # pure: no server, no process
 
 
 def test_an_idle_crawl_says_so_once_a_minute() -> None:

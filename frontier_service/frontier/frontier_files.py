@@ -19,7 +19,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from frontier_service.frontier.records import FrontierRecord, format_records, parse_line
+from frontier_service.frontier.frontier_record import FrontierRecord, format_records, parse_line
 
 log = logging.getLogger(__name__)
 
@@ -108,12 +108,12 @@ class FrontierFiles:
                         continue
                     chunk *= 2
                     continue
-                pos = self._parse(domain, data[:cut], pos, records, max_lines)
+                pos = self._parse(domain, data[:cut], pos, records=records, max_lines=max_lines)
                 if len(data) < chunk and len(records) < max_lines:
                     break
         return records, pos
 
-    def _parse(self, domain: str, data: bytes, pos: int, records: list[FrontierRecord],
+    def _parse(self, domain: str, data: bytes, pos: int, *, records: list[FrontierRecord],
                max_lines: int) -> int:
         for line in data.split(b"\n"):
             pos += len(line) + 1

@@ -109,7 +109,7 @@ class ProgressReporter:
     minute while the crawl is idle)."""
 
     def __init__(self, frontier: Frontier, metrics: CrawlMetrics, every_s: float = 5.0,
-                 before: Callable[[], None] | None = None, *,
+                 *, before: Callable[[], None] | None = None,
                  exit_when_idle_s: float = 0.0) -> None:
         self.frontier = frontier
         self.before = before  # refreshes process gauges before a sample

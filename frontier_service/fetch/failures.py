@@ -34,24 +34,25 @@ def classify(exc: BaseException) -> Failure:
     message = one_line(exc)
     refused = _refusal(exc)
     if refused is not None:  # out of the crawl's network scope: asking again cannot help
-        return Failure(FetchErrorKind.REFUSED, False, f"address refused: {refused}")
+        return Failure(FetchErrorKind.REFUSED, retryable=False, message=f"address refused: {refused}")
     if isinstance(exc, DecodingError):  # the same bytes would come again
-        return Failure(FetchErrorKind.PROTOCOL, False, f"content decoding failed: {exc}")
+        return Failure(FetchErrorKind.PROTOCOL, retryable=False, message=f"content decoding failed: {exc}")
     if isinstance(exc, TimeoutError):  # aiohttp's ServerTimeoutError is one too
-        return Failure(FetchErrorKind.TIMEOUT, True, message)
+        return Failure(FetchErrorKind.TIMEOUT, retryable=True, message=message)
     if isinstance(exc, aiohttp.InvalidURL | aiohttp.NonHttpUrlClientError):
-        return Failure(FetchErrorKind.INVALID_URL, False, message)
+        return Failure(FetchErrorKind.INVALID_URL, retryable=False, message=message)
     if isinstance(exc, aiohttp.ClientConnectorDNSError):
-        return Failure(FetchErrorKind.CONNECT, False, message)  # NXDOMAIN does not heal in 1 s
+        # NXDOMAIN does not heal in 1 s
+        return Failure(FetchErrorKind.CONNECT, retryable=False, message=message)
     if isinstance(exc, aiohttp.ClientConnectionError | ConnectionError):
-        return Failure(FetchErrorKind.CONNECT, True, message)  # refused, reset, hung up
+        return Failure(FetchErrorKind.CONNECT, retryable=True, message=message)  # refused, reset, hung up
     if isinstance(exc, aiohttp.ClientPayloadError):
-        return Failure(FetchErrorKind.PROTOCOL, True, message)  # body cut off mid-transfer
+        return Failure(FetchErrorKind.PROTOCOL, retryable=True, message=message)  # body cut off mid-transfer
     if isinstance(exc, aiohttp.ClientResponseError):
-        return Failure(FetchErrorKind.PROTOCOL, False, message)  # unparsable status/headers
+        return Failure(FetchErrorKind.PROTOCOL, retryable=False, message=message)  # unparsable status/headers
     if isinstance(exc, ValueError | UnicodeError):
-        return Failure(FetchErrorKind.INVALID_URL, False, message)
-    return Failure(FetchErrorKind.OTHER, False, message)
+        return Failure(FetchErrorKind.INVALID_URL, retryable=False, message=message)
+    return Failure(FetchErrorKind.OTHER, retryable=False, message=message)
 
 
 def _refusal(exc: BaseException) -> AddressRefused | None:

@@ -50,7 +50,7 @@ def kind_suffix(kind: ResourceType) -> str:
     return "" if kind is ResourceType.DOCUMENT else f"|{kind.value}"
 
 
-def format_line(url: str, depth: int, priority: float, added_at: int,
+def format_line(url: str, depth: int, priority: float, *, added_at: int,
                 kind: ResourceType = ResourceType.DOCUMENT) -> str:
     """The line for one URL; the URL field is percent-encoded so it cannot break the line."""
     return f"{encode_line_field(url)}|{depth}|{priority:g}|{added_at}{kind_suffix(kind)}\n"
@@ -59,7 +59,7 @@ def format_line(url: str, depth: int, priority: float, added_at: int,
 def format_records(records: Iterable[FrontierRecord]) -> bytes:
     """Lines for many records, ready for one write."""
     return "".join(
-        [format_line(r.url, r.depth, r.priority, r.added_at, r.kind) for r in records]
+        [format_line(r.url, r.depth, r.priority, added_at=r.added_at, kind=r.kind) for r in records]
     ).encode()
 
 

@@ -1,6 +1,6 @@
 """Startup and shutdown of the crawler's parts: Redis, frontier, fetcher, robots, archive.
 
-`open_components(settings)` is the startup hook (arq's `on_startup`): it checks the data
+`open_parts(settings)` is the startup hook (arq's `on_startup`): it checks the data
 dir, connects (or starts the embedded Redis), opens the frontier and the fetcher, and
 builds the archiver on the primary blob store; leaving the block closes them in reverse.
 """
@@ -27,10 +27,10 @@ from archive_pipelines.datadir import require_data_dir
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
+from frontier_service.fetch.fetch_settings import FetchSettings
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.redis_robots_store import RedisRobotsStore
 from frontier_service.fetch.robots import RobotsCache
-from frontier_service.fetch.settings import FetchSettings
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
 from frontier_service.frontier.redis_conn import open_redis
@@ -48,7 +48,7 @@ DEFAULT_STORE = StoreSettings(name="primary", kind="local", path="cas", codec="r
 
 
 @dataclass
-class Components:
+class CrawlerParts:
     settings: CrawlerSettings
     redis: Redis
     redis_url: str
@@ -159,9 +159,9 @@ def _close_offsets(offsets: OffsetCheckpoint) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_components(settings: CrawlerSettings,
+async def open_parts(settings: CrawlerSettings,
                           store_settings: StoreSettings | None = None,
-                          metrics: CrawlMetrics | None = None) -> AsyncIterator[Components]:
+                          metrics: CrawlMetrics | None = None) -> AsyncIterator[CrawlerParts]:
     """Everything a crawl needs, started; closed again (in reverse) on exit. `metrics`
     counts what recovery did (Redis rebuilds, repairs)."""
     async with contextlib.AsyncExitStack() as stack:
@@ -180,7 +180,7 @@ async def open_components(settings: CrawlerSettings,
         offsets = OffsetCheckpoint(checkpoint_dir(settings.data_dir, settings.crawl_name),
                                    session_id)
         stack.callback(_close_offsets, offsets)
-        recovery = FrontierRecovery(frontier, settings.data_dir, offsets, metrics)
+        recovery = FrontierRecovery(frontier, settings.data_dir, offsets, metrics=metrics)
         # Before anything is queued or claimed: a supervisor did the whole audit already.
         await recovery.on_start(audit_whole=settings.recover_on_start)
         if settings.recover_on_start:
@@ -191,6 +191,6 @@ async def open_components(settings: CrawlerSettings,
                             segment_pages=settings.segment_pages,
                             segment_seconds=settings.segment_seconds, executor=executor)
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-        yield Components(settings, frontier.redis, url, frontier, fetcher, robots, store,
+        yield CrawlerParts(settings, frontier.redis, url, frontier, fetcher, robots, store,
                          archiver, index_writer, link_journal, owner, session_id, offsets,
                          recovery)

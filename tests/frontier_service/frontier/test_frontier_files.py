@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from frontier_service.frontier.files import FrontierFiles, frontier_file_name
-from frontier_service.frontier.records import FrontierRecord, format_records
+from frontier_service.frontier.frontier_files import FrontierFiles, frontier_file_name
+from frontier_service.frontier.frontier_record import FrontierRecord, format_records
 
 
 def records(prefix: str, n: int, depth: int = 1) -> list[FrontierRecord]:

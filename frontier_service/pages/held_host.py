@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from frontier_service.frontier.records import FrontierRecord
+from frontier_service.frontier.frontier_record import FrontierRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +91,7 @@ class HeldHost:
         self.started[item.start_offset] = now
         self.next_start_at = max(self.next_start_at, now + self.delay)
 
-    def answered(self, item: Claimed, outcome: Outcome, now: float, per_host: int) -> None:
+    def answered(self, item: Claimed, outcome: Outcome, now: float, *, per_host: int) -> None:
         """Learn the host's delay and limit from a URL's outcome; when the next may start.
 
         Request starts stay a delay apart, counted from the latest that may have been sent

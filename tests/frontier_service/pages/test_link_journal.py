@@ -1,4 +1,4 @@
-"""The journals that make kill -9 lose nothing: page-index records and discovered links."""
+"""The link journal: links a killed process found are queued, with their kinds, on the next start."""
 
 from __future__ import annotations
 
@@ -6,37 +6,11 @@ import asyncio
 import uuid
 from pathlib import Path
 
-import pytest
-
 from archive_pipelines.canonical_urls import canonical_url_and_domain
-from frontier_service.archiving import iter_records
-from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
-from frontier_service.frontier.records import ResourceType
+from frontier_service.frontier.frontier_record import ResourceType
 from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
-from frontier_service.service.components import open_frontier
+from frontier_service.service.crawler_parts import open_frontier
 from frontier_service.service.crawler_settings import CrawlerSettings
-
-
-def record(n: int) -> dict[str, object]:
-    return {"page_url": f"http://site0001.test/p{n}", "navigation_id": f"nav-{n}", "requests": []}
-
-
-@pytest.mark.unit
-def test_records_of_a_crashed_session_become_a_segment_once(tmp_path: Path) -> None:
-    writer = JournaledIndexWriter(tmp_path, str(uuid.uuid4()))
-    for n in range(3):
-        writer.add(record(n))
-    writer.write_segment(writer.detach())  # records 0-2: in a segment, journal dropped
-    for n in range(3, 6):
-        writer.add(record(n))
-    writer.journal.sync()  # records 3-5: only in the journal when the process dies
-    assert recover_journals(tmp_path) == []  # the session is alive: left alone
-    writer.journal._lock.close()  # the process is gone: its flock with it
-    (segment,) = recover_journals(tmp_path)
-    assert segment.records == 3
-    urls = sorted(str(r["page_url"]) for r in iter_records(tmp_path / "sessions"))
-    assert urls == [f"http://site0001.test/p{n}" for n in range(6)]
-    assert recover_journals(tmp_path) == [] and not list((tmp_path / "sessions" / ".journals").iterdir())
 
 
 def test_links_of_a_crashed_session_are_queued_on_the_next_start(
