@@ -754,8 +754,8 @@ def ingest_once(crawl: Crawl, label: str, url: str, *,
                        ("missing_bodies", 0), ("cut_bytes", 0)):
         if report.total(name) != want:
             problems.append(f"{name} {report.total(name):,} (expected {want:,})")
-    with parts.catalog.read_session() as session:
-        rows = session.scalar(select(func.count()).select_from(PageFetch))
+    with parts.catalog.reading() as tx:
+        rows = tx.scalar(select(func.count()).select_from(PageFetch))
     if rows != crawl.captures:
         problems.append(f"page_fetch holds {rows:,} rows (expected {crawl.captures:,})")
     parts.close()
@@ -1059,8 +1059,7 @@ def warm_file(path: Path) -> None:
 def bench_lookup(shape: CrawlShape, lookups: int, absent: int, cli_runs: int,
                  postgres: Postgres) -> bool:
     from archive_pipelines.captures.lookup import canonical_target, find_url
-    from archive_pipelines.catalog.engine import make_engine
-    from archive_pipelines.catalog.sessions import Catalog
+    from archive_pipelines.catalog import Catalog, make_engine
     from archive_pipelines.datadir import initialize
     from archive_pipelines.settings import CatalogSettings, Settings
 

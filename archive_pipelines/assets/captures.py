@@ -16,8 +16,7 @@ from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.captures.ingest import CaptureStore, CrawlIngestReport, SegmentReport, ingest_crawl
 from archive_pipelines.captures.lookup import captures_per_site
-from archive_pipelines.catalog.captures import ingest_shortfalls
-from archive_pipelines.catalog.reports import SiteCaptures
+from archive_pipelines.catalog import SiteCaptures
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.sizes import human_bytes
 
@@ -121,7 +120,7 @@ def _listed(problems: list[str]) -> str:
                             "refused, no body missing from the store, no segment cut mid-record.")
 def captures_complete(storage: StorageResource) -> dg.AssetCheckResult:
     parts = storage.open()
-    with parts.catalog.read_session() as session:
-        found = ingest_shortfalls(session)
+    with parts.catalog.reading() as tx:
+        found = tx.captures.ingest_shortfalls()
     return dg.AssetCheckResult(passed=not any(found.values()), severity=dg.AssetCheckSeverity.ERROR,
                                metadata=counts(found))

@@ -29,7 +29,6 @@ from archive_pipelines.captures.segment_files import SegmentPath
 from archive_pipelines.resources import CatalogResource
 from archive_pipelines.sensors.days import new_day_requests
 from archive_pipelines.sensors.run_keys import batch_run_key
-from archive_pipelines.storage.assembly import open_catalog
 
 MAX_EVENTS = 1000  # crawl_segments events read per tick; the next tick reads on from the cursor
 IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
@@ -77,7 +76,7 @@ def captures_sensor(context: dg.SensorEvaluationContext,
         context.log.warning(f"crawl_segments reported {path}, outside {settings.data_dir}: the "
                             "crawler writes to another data dir, its segments are not ingested here")
 
-    pending, _skipped = pending_segments(open_catalog(settings, catalog.engine(settings)),
+    pending, _skipped = pending_segments(catalog.open(settings),
                                          settings.data_dir)
     runs = plan_capture_runs(pending, busy_days=_busy_days(context.instance),
                              reported_days=reported_days)

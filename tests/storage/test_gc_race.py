@@ -63,8 +63,8 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
 
     def ingest_in_the_window(moving: Path) -> None:
         assert moving == final and not ingests  # one blob, one move
-        with storage.catalog.read_session() as session:  # gc has claimed it...
-            assert _primary_status(session, digest) == "missing"
+        with storage.catalog.reading() as tx:  # gc has claimed it...
+            assert _primary_status(tx, digest) == "missing"
         # ...and the same bytes arrive: the ingest finds the file in place and commits.
         ingests.append(ingest_file(storage.catalog, storage.primary, storage.views,
                                    storage.work, new, "wget", "page.html", source,
@@ -82,9 +82,9 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
     assert final.read_bytes() == DATA
     assert os.stat(final).st_ino == inode  # gc put its file back: nobody rewrote it
     assert not any((storage.primary.root / gc.TRASH).iterdir())
-    with storage.catalog.read_session() as session:
-        assert _primary_status(session, digest) == "present"
-        assert session.scalar(select(Blob.ref_count).where(Blob.sha256 == digest)) == 1
+    with storage.catalog.reading() as tx:
+        assert _primary_status(tx, digest) == "present"
+        assert tx.session.scalar(select(Blob.ref_count).where(Blob.sha256 == digest)) == 1
     assert (storage.layout.archive / "by_timestamp" / "2.0" / "wget" / "page.html"
             ).read_bytes() == DATA
     checked = verify_storage(storage.catalog, storage.primary, storage.views)
