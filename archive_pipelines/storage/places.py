@@ -24,6 +24,6 @@ def iter_snapshot_files(tx: CatalogTransaction,
                         created_between: tuple[datetime, datetime] | None = None,
                         ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
     """(place, files, entries) per snapshot (optionally per snapshot created in [start,
-    end)) with files or entries the views keep (`catalog.places.iter_snapshot_contents`)."""
+    end)) with files or entries the views keep (`catalog.files.iter_snapshot_contents`)."""
     for row, files, entries in tx.files.iter_snapshot_contents(created_between):
         yield place_of(row), files, entries
