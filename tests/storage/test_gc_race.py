@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
+from archive_pipelines.catalog import CatalogTransaction
 from archive_pipelines.catalog.models import Blob, BlobCopy
 from archive_pipelines.storage import gc
 from archive_pipelines.storage.assembly import StorageParts
@@ -92,6 +92,6 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
     assert checked.found["missing_blob_files"] == 0 and checked.blobs_checked == 1
 
 
-def _primary_status(session: Session, digest: str) -> str | None:
-    return session.scalar(select(BlobCopy.status).join(Blob, Blob.id == BlobCopy.blob_id)
-                          .where(Blob.sha256 == digest))
+def _primary_status(tx: CatalogTransaction, digest: str) -> str | None:
+    return tx.session.scalar(select(BlobCopy.status).join(Blob, Blob.id == BlobCopy.blob_id)
+                             .where(Blob.sha256 == digest))
