@@ -754,8 +754,8 @@ def ingest_once(crawl: Crawl, label: str, url: str, *,
                        ("missing_bodies", 0), ("cut_bytes", 0)):
         if report.total(name) != want:
             problems.append(f"{name} {report.total(name):,} (expected {want:,})")
-    with parts.catalog.read_session() as session:
-        rows = session.scalar(select(func.count()).select_from(PageFetch))
+    with parts.catalog.reading() as tx:
+        rows = tx.scalar(select(func.count()).select_from(PageFetch))
     if rows != crawl.captures:
         problems.append(f"page_fetch holds {rows:,} rows (expected {crawl.captures:,})")
     parts.close()
@@ -859,11 +859,11 @@ PROFILE_KEYS = (
     ("captures/segment_ingest.py", "_stored_size", "    _stored_size (stat per body)"),
     ("blobstore/local.py", "put_bytes", "  store.put_bytes (the segment file)"),
     ("views/aliases.py", "ensure", "  farm.aliases.ensure (per body)"),
-    ("catalog/captures.py", "record_segment", "  record_segment (the transaction's SQL)"),
-    ("catalog/files.py", "get_or_create_blobs", "    get_or_create_blobs"),
+    ("catalog/capture_repository.py", "record_segment", "  record_segment (the transaction's SQL)"),
+    ("catalog/ref_counts.py", "get_or_create_blobs", "    get_or_create_blobs"),
     ("catalog/row_sets.py", "row_set", "    row_set (VALUES / temp rows)"),
-    ("catalog/files.py", "apply_ref_deltas", "    apply_ref_deltas"),
-    ("catalog/files.py", "mark_primary_present", "    mark_primary_present"),
+    ("catalog/ref_counts.py", "apply_ref_deltas", "    apply_ref_deltas"),
+    ("catalog/ref_counts.py", "mark_primary_present", "    mark_primary_present"),
     ("sqlalchemy/engine/base.py", "_commit_impl", "  COMMIT"),
     ("captures/segment_files.py", "find_segments", "find_segments"),
 )
@@ -1059,8 +1059,7 @@ def warm_file(path: Path) -> None:
 def bench_lookup(shape: CrawlShape, lookups: int, absent: int, cli_runs: int,
                  postgres: Postgres) -> bool:
     from archive_pipelines.captures.lookup import canonical_target, find_url
-    from archive_pipelines.catalog.engine import make_engine
-    from archive_pipelines.catalog.sessions import Catalog
+    from archive_pipelines.catalog import Catalog, make_engine
     from archive_pipelines.datadir import initialize
     from archive_pipelines.settings import CatalogSettings, Settings
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from corpus import WORK_DIR, CorpusParams, ensure_corpus, load_manifest  # noqa: E402
 from settle import remove_tree, settle  # noqa: E402
 
-from archive_pipelines.catalog import CatalogRepository  # noqa: E402
+from archive_pipelines.catalog import Catalog  # noqa: E402
 from archive_pipelines.datadir import initialize  # noqa: E402
 from archive_pipelines.settings import Settings  # noqa: E402
 from archive_pipelines.storage import IngestItem  # noqa: E402
@@ -210,10 +210,10 @@ def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # t
     settings = Settings(data_dir=data)
     initialize(settings)
     parts = open_storage(settings)
-    repo = CatalogRepository(parts.catalog.engine)
+    repo = Catalog(parts.catalog.engine)
     ids = {}
     for snap in manifest["snapshots"]:
-        ids[snap["timestamp"]] = repo.add_snapshot(
+        ids[snap["timestamp"]] = repo.snapshots.add_snapshot(
             url=snap["url"], timestamp=snap["timestamp"], created_by="bench",
             created_at=datetime.fromtimestamp(float(snap["timestamp"]), tz=UTC)).id
     os.sync()  # each mode starts with nothing of the other's left to write back

@@ -109,12 +109,12 @@ def make_blobs(settings: Settings, n_small: int, n_large: int, large_mb: int) ->
     primary.sync()
     now = datetime.now(UTC)
     store_id = parts.primary.store_id  # before the session: it writes the store's row
-    with parts.catalog.session() as session:
-        session.execute(insert(Blob), [
+    with parts.catalog.transaction() as tx:
+        tx.execute(insert(Blob), [
             {"id": i, "sha256": sha, "size": size, "ref_count": 1, "created_at": now,
              "mime_type": "application/octet-stream"}
             for i, (sha, size) in enumerate(rows.items(), start=1)])
-        session.execute(insert(BlobCopy), [
+        tx.execute(insert(BlobCopy), [
             {"blob_id": i, "store_id": store_id, "status": "present", "mtime": now}
             for i in range(1, len(rows) + 1)])
     parts.close()

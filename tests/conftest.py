@@ -17,8 +17,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from archive_pipelines.catalog import CatalogRepository, make_engine, upgrade_catalog
-from archive_pipelines.catalog.urls import normalize_catalog_url
+from archive_pipelines.catalog import Catalog, make_engine, normalize_catalog_url, upgrade_catalog
 from archive_pipelines.datadir import initialize
 from archive_pipelines.embedded_redis import LocalRedis
 from archive_pipelines.settings import CatalogSettings, Settings, load_settings
@@ -118,12 +117,12 @@ def catalog_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def catalog(catalog_url: str) -> Iterator[CatalogRepository]:
+def catalog(catalog_url: str) -> Iterator[Catalog]:
     """A migrated catalog on SQLite and on PostgreSQL."""
     engine = make_engine(catalog_url)
     upgrade_catalog(engine)
     try:
-        yield CatalogRepository(engine)
+        yield Catalog(engine)
     finally:
         engine.dispose()
 

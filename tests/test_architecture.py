@@ -77,3 +77,51 @@ def test_the_conftest_import_check_finds_one(tmp_path: Path) -> None:
     assert conftest_imports(tmp_path, ("pkg",)) == [
         "pkg/test_x.py:1 tests.blobstore.conftest", "pkg/test_x.py:2 tests.storage.conftest",
         "pkg/test_x.py:3 tests.migration.conftest"]
+
+
+def catalog_submodule_imports(root: Path, folders: tuple[str, ...] = (
+        "archive_pipelines", "frontier_service")) -> list[str]:
+    """`file:line module` for every import of a catalog submodule outside the catalog."""
+    catalog = root / "archive_pipelines" / "catalog"
+    found = []
+    for path in (path for folder in folders for path in python_files(root / folder)):
+        if path.is_relative_to(catalog):
+            continue
+        text = path.read_text(encoding="utf-8")
+        if "archive_pipelines.catalog" not in text:
+            continue
+        for node in ast.walk(ast.parse(text, filename=str(path))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module == "archive_pipelines.catalog":
+                # `from archive_pipelines.catalog import <a submodule>` reaches past the face too
+                modules = [f"{node.module}.{alias.name}" for alias in node.names
+                           if (catalog / f"{alias.name}.py").exists() or (catalog / alias.name).is_dir()]
+            elif isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            else:
+                continue
+            found.extend(f"{path.relative_to(root)}:{node.lineno} {module}" for module in modules
+                         if module.startswith("archive_pipelines.catalog."))
+    return found
+
+
+@pytest.mark.unit
+def test_the_product_reaches_the_catalog_only_through_its_public_face() -> None:
+    """Outside archive_pipelines/catalog the product imports catalog names from
+    `archive_pipelines.catalog` (its `__init__`), never from a catalog module."""
+    assert catalog_submodule_imports(REPO) == []
+
+
+@pytest.mark.unit
+def test_the_catalog_import_check_finds_one(tmp_path: Path) -> None:
+    (tmp_path / "archive_pipelines" / "catalog").mkdir(parents=True)
+    (tmp_path / "archive_pipelines" / "catalog" / "models.py").write_text("")
+    (tmp_path / "archive_pipelines" / "storage").mkdir()
+    (tmp_path / "archive_pipelines" / "storage" / "a.py").write_text(
+        "from archive_pipelines.catalog import Catalog\n"
+        "from archive_pipelines.catalog.models import Blob\n"
+        "from archive_pipelines.catalog import models\n")
+    assert catalog_submodule_imports(tmp_path) == [
+        "archive_pipelines/storage/a.py:2 archive_pipelines.catalog.models",
+        "archive_pipelines/storage/a.py:3 archive_pipelines.catalog.models"]

@@ -20,8 +20,7 @@ from archive_pipelines.captures.segment_ingest import (
     SegmentReport,
     ingest_crawl,
 )
-from archive_pipelines.catalog.captures import ingest_shortfalls
-from archive_pipelines.catalog.reports import SiteCaptures
+from archive_pipelines.catalog import SiteCaptures
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.sizes import human_bytes
 
@@ -96,7 +95,7 @@ def _listed(problems: list[str]) -> str:
                             "refused, no body missing from the store, no segment cut mid-record.")
 def captures_complete(storage: StorageResource) -> dg.AssetCheckResult:
     parts = storage.open()
-    with parts.catalog.read_session() as session:
-        found = ingest_shortfalls(session)
+    with parts.catalog.reading() as tx:
+        found = tx.captures.ingest_shortfalls()
     return dg.AssetCheckResult(passed=not any(found.values()), severity=dg.AssetCheckSeverity.ERROR,
                                metadata=counts(found))

@@ -37,7 +37,7 @@ def table(frame: pd.DataFrame) -> dg.TableMetadataValue:
 def _plain(value: object) -> str | int | float | bool | None:
     """numpy scalars (what pandas hands out) as the plain Python values Dagster takes."""
     if hasattr(value, "item"):
-        value = value.item()  # type: ignore[union-attr]
+        value = value.item()
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     return str(value)

@@ -7,8 +7,7 @@ from archive_pipelines.assets.captures import captures
 from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.hash_prefixes import HEX_PREFIXES
-from archive_pipelines.catalog.blob_counts import blob_counts
-from archive_pipelines.catalog.models import COPY_STATUSES
+from archive_pipelines.catalog import COPY_STATUSES
 from archive_pipelines.replication import RunSummary, replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
 from archive_pipelines.resources.replication import ReplicationResource
@@ -71,7 +70,7 @@ def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckRes
     setup = replication.open()
     status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
     settings = replication.catalog.project_settings()
-    rows = blob_counts(setup.catalog, primary=settings.storage.primary,
+    rows = setup.catalog.blobs.counts(primary=settings.storage.primary,
                        grace_hours=settings.storage.gc_grace_hours)
     metadata: dict[str, dg.MetadataValue] = {
         # `referenced_blobs` (those replicated) as `status`, `verify` and `gc` count them.

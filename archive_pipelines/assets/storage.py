@@ -6,7 +6,6 @@ import pandas as pd
 from archive_pipelines.assets.metadata import counts, table
 from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.assets.snapshots import snapshots
-from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.migration.day_migration import store_day_files
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.sizes import human_bytes
@@ -86,7 +85,7 @@ def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-un
     report = verify_storage(parts.catalog, parts.primary, parts.views, scan_store=False)
     found = report.found
     # The counts `status`, `verify`, `gc` and `replication-status` show, by the same names.
-    blob_rows = blob_counts(parts.catalog, primary=parts.settings.storage.primary,
+    blob_rows = parts.catalog.blobs.counts(primary=parts.settings.storage.primary,
                             grace_hours=parts.settings.storage.gc_grace_hours).as_dict()
     link_kinds = ("missing_links", "wrong_links", "broken_links", "orphan_links", "conflict_links")
     results = [

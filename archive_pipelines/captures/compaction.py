@@ -43,16 +43,7 @@ from archive_pipelines.captures.segment_files import (
     read_segment,
 )
 from archive_pipelines.captures.segment_ingest import CapturePrimary
-from archive_pipelines.catalog.captures import (
-    Body,
-    SegmentLedgerRow,
-    compactable_sessions,
-    record_compaction,
-    segments_of_session,
-    young_sessions,
-)
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Body, Catalog, SegmentLedgerRow, utcnow
 
 FRAME_BYTES = 256 * 1024  # records per zstd frame: ~256 KiB decompressed
 LEVEL = 9
@@ -107,9 +98,9 @@ def compact_sessions(catalog: Catalog, store: CapturePrimary, data_dir: Path, *,
     left as they are, too young among them, are reported `skipped` with the reason.
     `dry_run` takes the same decisions and changes nothing."""
     cutoff = (now or utcnow()) - older_than
-    with catalog.read_session() as session:
-        candidates = compactable_sessions(session, ended_before=cutoff, session_id=session_id)
-        young = young_sessions(session, ended_since=cutoff, session_id=session_id)
+    with catalog.reading() as tx:
+        candidates = tx.captures.compactable_sessions(ended_before=cutoff, session_id=session_id)
+        young = tx.captures.young_sessions(ended_since=cutoff, session_id=session_id)
     report = CompactionReport()
     for sid, ended in young:
         last = "unknown" if ended is None else f"{ended:%Y-%m-%d %H:%M} UTC"
@@ -147,8 +138,8 @@ def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
                                "left for later (a crawler run recovers them)")
         return result
     on_disk, _skipped = find_segments(data_dir, session_id)
-    with catalog.read_session() as session:
-        ledger = segments_of_session(session, session_id)
+    with catalog.reading() as tx:
+        ledger = tx.captures.segments_of_session(session_id)
     known = {row.path for row in ledger}
     if any(segment.relative not in known for segment in on_disk):
         result.problems.append("segments not yet ingested: run ingest-crawl first")
@@ -168,9 +159,8 @@ def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
     puts = [store.store.put_file(path) for path in (zst_path, idx_path)]
     for put in puts:
         store.farm.aliases.ensure(put.sha256, store.store.local_path(put.sha256))
-    with catalog.session() as session:
-        record_compaction(
-            session, session_id=session_id, compacted_path=_relative(data_dir, zst_path),
+    with catalog.transaction() as tx:
+        tx.captures.record_compaction(session_id=session_id, compacted_path=_relative(data_dir, zst_path),
             compacted=Body(puts[0].sha256, puts[0].size, ZST_MIME),
             index=Body(puts[1].sha256, puts[1].size, INDEX_MIME),
             ordinals=offsets, primary_store_id=store.store_id, now=utcnow())
@@ -189,8 +179,8 @@ def _size(path: Path) -> int:
 def _finish(catalog: Catalog, data_dir: Path, session_id: str, *,
             dry_run: bool = False) -> SessionCompaction:
     """A compacted session whose originals a crash left behind: remove them now."""
-    with catalog.read_session() as session:
-        ledger = segments_of_session(session, session_id)
+    with catalog.reading() as tx:
+        ledger = tx.captures.segments_of_session(session_id)
     if dry_run:
         left = sum((data_dir / row.path).exists() for row in ledger)
         return SessionCompaction(session_id, "would finish" if left else "skipped",

@@ -8,16 +8,7 @@ from datetime import UTC, datetime
 
 from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.captures.record_parser import url_key
-from archive_pipelines.catalog import reports
-from archive_pipelines.catalog.captures import (
-    Capture,
-    captures_by_prefix,
-    captures_by_url,
-    captures_of_body,
-    captures_of_session,
-)
-from archive_pipelines.catalog.reports import SiteCaptures
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Capture, Catalog, SiteCaptures
 
 _WAYBACK = re.compile(r"[0-9]{4}(?:[0-9]{2}){0,5}")  # YYYY[MM[DD[hh[mm[ss]]]]]
 _ISO_DAY = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?")  # YYYY-MM, YYYY-MM-DD
@@ -100,27 +91,27 @@ def find_url(catalog: Catalog, url: str, *, prefix: bool = False, from_ms: int |
     canonical, url_hash, site = canonical_target(url)
     if prefix and canonical == site + "/" and not url.rstrip().endswith("/"):
         canonical = site  # `http://example.com` as a prefix: the whole site
-    with catalog.read_session() as session:
+    with catalog.reading() as tx:
         if prefix:
-            found = captures_by_prefix(session, site, canonical, from_ms=from_ms, to_ms=to_ms,
+            found = tx.captures.captures_by_prefix(site, canonical, from_ms=from_ms, to_ms=to_ms,
                                        limit=limit)
         else:
-            found = captures_by_url(session, url_hash, from_ms=from_ms, to_ms=to_ms, limit=limit)
+            found = tx.captures.captures_by_url(url_hash, from_ms=from_ms, to_ms=to_ms, limit=limit)
     return canonical, found
 
 
 def find_session(catalog: Catalog, session_id: str, *, every_request: bool = False,
                  limit: int | None = None) -> list[Capture]:
-    with catalog.read_session() as session:
-        return captures_of_session(session, session_id, pages_only=not every_request, limit=limit)
+    with catalog.reading() as tx:
+        return tx.captures.captures_of_session(session_id, pages_only=not every_request, limit=limit)
 
 
 def find_body(catalog: Catalog, sha256: str, *, limit: int | None = None) -> list[Capture]:
     match = _SHA256.fullmatch(sha256.strip().lower())
     if match is None:
         raise BadLookup(f"bad hash {sha256[:100]!r}: expected 64 hex digits (sha256)")
-    with catalog.read_session() as session:
-        return captures_of_body(session, match.group(1), limit=limit)
+    with catalog.reading() as tx:
+        return tx.captures.captures_of_body(match.group(1), limit=limit)
 
 
 def note(capture: Capture) -> str:
@@ -139,5 +130,5 @@ def note(capture: Capture) -> str:
 
 def captures_per_site(catalog: Catalog, day: str) -> list[SiteCaptures]:
     """Per site, the captures of the crawl segments of `day` (YYYY-MM-DD), most pages first."""
-    with catalog.read_session() as session:
-        return reports.captures_per_site(session, day)
+    with catalog.reading() as tx:
+        return tx.days.captures_per_site(day)

@@ -14,8 +14,7 @@ import re
 from pathlib import Path
 
 from archive_pipelines.captures.segment_files import find_journals, find_segments
-from archive_pipelines.catalog.captures import ingested_paths
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 
 _BODY_HASH = re.compile(rb'"body_hash"\s*:\s*"sha256:([0-9a-f]{64})"')
 
@@ -31,8 +30,8 @@ def pending_body_hashes(catalog: Catalog, data_dir: Path) -> set[str]:
     found: set[str] = set()
     _read_hashes(find_journals(data_dir), found)
     segments, _skipped = find_segments(data_dir)
-    with catalog.read_session() as session:
-        done = ingested_paths(session)
+    with catalog.reading() as tx:
+        done = tx.captures.ingested_paths()
     _read_hashes([s.path for s in segments if s.relative not in done], found)
     return found
 

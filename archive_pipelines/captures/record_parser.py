@@ -21,7 +21,7 @@ from archive_pipelines.canonical_urls import (
     try_canonical_url_and_domain,
     without_userinfo,
 )
-from archive_pipelines.catalog.captures import CaptureRow
+from archive_pipelines.catalog import CaptureRow
 
 MAX_REQUESTS = 10_000  # sub-requests of one page
 MAX_TEXT = 2_000  # error messages, content types, navigation ids

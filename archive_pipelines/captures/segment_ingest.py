@@ -24,19 +24,8 @@ from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.captures.record_parser import RecordRefused, parse_record
 from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, find_segments, read_segment
 from archive_pipelines.captures.views import ViewCapture, capture_links
-from archive_pipelines.catalog.captures import (
-    Body,
-    CaptureRow,
-    SegmentRows,
-    ingested_paths,
-    ledger_entry,
-    ledger_sizes,
-    record_segment,
-    view_captures,
-)
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.counts import Counts, MetadataValue
+from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
+from archive_pipelines.counts import Counts
 from archive_pipelines.views import ViewFarm
 
 SEGMENT_MIME = "application/x-ndjson"
@@ -124,7 +113,7 @@ class CrawlIngestReport:
             "skipped": self.skipped,
         }
 
-    def as_metadata(self) -> dict[str, MetadataValue]:
+    def as_metadata(self) -> dict[str, int]:
         """The totals a run records: segments by outcome, pages, captures, bodies, and pages
         per status class (every class of STATUS_CLASSES, 0 when none)."""
         totals = self.to_dict()
@@ -162,8 +151,8 @@ def pending_segments(catalog: Catalog, data_dir: Path, *, session_id: str | None
                      ) -> tuple[list[SegmentPath], list[str]]:
     """Segment files on disk that the ledger does not hold, and the entries skipped."""
     found, skipped = find_segments(data_dir, session_id)
-    with catalog.read_session() as session:
-        done = ingested_paths(session)
+    with catalog.reading() as tx:
+        done = tx.captures.ingested_paths()
     return [s for s in found if s.relative not in done], skipped
 
 
@@ -187,8 +176,8 @@ def ingest_crawl(catalog: Catalog, primary: CapturePrimary, data_dir: Path, *,
     with is looked at too, and reported as `changed` (its new bytes are not ingested: a
     segment is written once, so a change is damage or a file put back by hand)."""
     found, skipped = find_segments(data_dir, session_id)
-    with catalog.read_session() as session:
-        sizes = ledger_sizes(session)
+    with catalog.reading() as tx:
+        sizes = tx.captures.ledger_sizes()
     segments = [s for s in found
                 if s.relative not in sizes or _size_changed(s, sizes[s.relative])]
     report = CrawlIngestReport(skipped=skipped)
@@ -220,8 +209,8 @@ def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPa
     except OSError as exc:
         report.problem(f"cannot read the segment: {exc.strerror or exc}")
         return report
-    with catalog.read_session() as session:
-        recorded = ledger_entry(session, segment.relative)
+    with catalog.reading() as tx:
+        recorded = tx.captures.ledger_entry(segment.relative)
     if recorded is not None:
         report.outcome = "already" if recorded == content.sha256 else "changed"
         if report.outcome == "changed":
@@ -234,8 +223,8 @@ def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPa
     for sha in (content.sha256, *rows.bodies):  # every blob has its alias (idempotent)
         primary.farm.aliases.ensure(sha, primary.store.local_path(sha))
     try:
-        with catalog.session() as session:
-            done = record_segment(session, rows, primary_store_id=primary.store_id, now=utcnow())
+        with catalog.transaction() as tx:
+            done = tx.captures.record_segment(rows, primary_store_id=primary.store_id, now=utcnow())
             if not done.ingested:
                 raise _AlreadyIngested
     except _AlreadyIngested:
@@ -257,8 +246,8 @@ def link_captures(catalog: Catalog, primary: CapturePrimary, *, segment_id: int 
                   ) -> int:
     """Make (or fix) the view links of one segment's captures, or of every capture; the
     number of links checked."""
-    with catalog.read_session() as session:
-        rows = view_captures(session, segment_id=segment_id)
+    with catalog.reading() as tx:
+        rows = tx.captures.view_captures(segment_id=segment_id)
     files, folders = capture_links(primary.views, (ViewCapture(*row) for row in rows))
     for link, sha in files.items():
         primary.farm.ensure_link(link, sha)

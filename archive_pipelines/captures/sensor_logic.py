@@ -18,7 +18,7 @@ from pathlib import Path
 
 from archive_pipelines.captures.segment_files import SegmentPath
 from archive_pipelines.captures.segment_ingest import pending_segments
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.run_keys import batch_run_key
 
 

@@ -9,8 +9,7 @@ from collections.abc import Callable
 
 from archive_pipelines.archive_error import ArchiveError, NotFound
 from archive_pipelines.captures.segment_files import canonical_session_id
-from archive_pipelines.catalog.prefixes import body_hashes_with_prefix, session_ids_with_prefix
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 
 SHOWN = 10  # candidates an ambiguous prefix lists
 _HASH = re.compile(r"(?:sha256:)?([0-9a-f]{1,64})")
@@ -34,7 +33,7 @@ def resolve_body_hash(catalog: Catalog, text: str) -> str:
     prefix = match.group(1)
     if len(prefix) == 64:
         return prefix
-    return _one(catalog, body_hashes_with_prefix, prefix, option="--sha256",
+    return _one(catalog.blobs.body_hashes_with_prefix, prefix, option="--sha256",
                 what=("capture body hash", "capture body hashes"))
 
 
@@ -46,15 +45,14 @@ def resolve_session_id(catalog: Catalog, text: str) -> str:
     if _SESSION.fullmatch(value) is None:
         raise BadShortId(f"bad --session {text[:100]!r}: a session id is a UUID "
                          "(or its first characters)")
-    return _one(catalog, session_ids_with_prefix, value, option="--session",
+    return _one(catalog.blobs.session_ids_with_prefix, value, option="--session",
                 what=("crawl session", "crawl sessions"))
 
 
-def _one(catalog: Catalog, query: Callable[..., list[str]], prefix: str, *, option: str,
+def _one(query: Callable[..., list[str]], prefix: str, *, option: str,
          what: tuple[str, str]) -> str:
     """The one value `query` finds for `prefix`; `what`: its name, singular and plural."""
-    with catalog.read_session() as session:
-        found: list[str] = query(session, prefix, limit=SHOWN + 1)
+    found: list[str] = query(prefix, limit=SHOWN + 1)  # one read transaction
     if not found:
         raise NotFound(f"no {what[0]} starts with {prefix!r} ({option})")
     if len(found) == 1:

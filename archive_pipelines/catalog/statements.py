@@ -4,10 +4,14 @@ dialect's INSERT (for ON CONFLICT clauses on SQLite and PostgreSQL alike)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
+from sqlalchemy import Select, select
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog.models import Snapshot
 
 IN_LIST = 400  # bound parameters per IN (...) list
 T = TypeVar("T")
@@ -28,3 +32,8 @@ def insert_ignore(session: Session) -> Any:
 
         return pg_insert
     return sqlite_insert
+
+
+def snapshots_created_between(start: datetime, end: datetime) -> Select[Any]:
+    """Ids of snapshots created in [start, end) (uses ix_snapshot_created_at)."""
+    return select(Snapshot.id).where(Snapshot.created_at >= start, Snapshot.created_at < end)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 
@@ -20,3 +21,17 @@ def redact_url(url: str) -> str:
         netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
         return urlunsplit(parts._replace(netloc=netloc))
     return url
+
+
+def sqlite_file(catalog_url: str) -> Path | None:
+    """The database file of a SQLite catalog URL; None for other databases or in-memory."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        url = make_url(catalog_url)
+    except ArgumentError:
+        return None  # not a URL: opening the catalog says so
+    if not url.drivername.startswith("sqlite") or url.database in (None, "", ":memory:"):
+        return None
+    return Path(url.database).expanduser()

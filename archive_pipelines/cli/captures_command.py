@@ -15,8 +15,7 @@ from archive_pipelines.captures.compaction import CompactionError
 from archive_pipelines.captures.lookup import find_body, find_session, find_url, note, when_ms
 from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.captures.short_ids import resolve_body_hash, resolve_session_id
-from archive_pipelines.catalog.captures import Capture
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Capture
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.sizes import human_bytes
@@ -53,7 +52,7 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
     lists them, exit 2). Exit 1 when nothing matches."""
     if sum(x is not None for x in (url, session_id, body)) != 1:
         raise ArchiveError("give one of: URL, --session ID, --sha256 HASH")
-    catalog = Catalog(obj.engine)  # lookups need neither the store nor its workers
+    catalog = obj.catalog  # lookups need neither the store nor its workers
     started = time.perf_counter()
     heading = ""
     if url is not None:

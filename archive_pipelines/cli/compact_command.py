@@ -10,7 +10,6 @@ import click
 from archive_pipelines.captures.compaction import CompactionReport, compact_sessions
 from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.captures.short_ids import resolve_session_id
-from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import DAYS
 from archive_pipelines.cli.progress_bar import progress_bar
@@ -37,7 +36,7 @@ def compact_crawls_command(obj: CliContext, days: float | None, session_id: str 
     being crawled, not ingested yet) is listed with the reason. Exit 1 when a session could
     not be compacted, or --session names none."""
     if session_id is not None:
-        session_id = resolve_session_id(Catalog(obj.engine), session_id)
+        session_id = resolve_session_id(obj.catalog, session_id)
     parts = obj.parts()
     older = timedelta(days=obj.settings.crawl.compact_after_days if days is None else days)
     primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,

@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING
 
 # Imported where used: `--help` needs none of them, and each command only some (lazy_group).
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
-
-    from archive_pipelines.catalog import CatalogRepository
+    from archive_pipelines.catalog import Catalog
     from archive_pipelines.settings import Settings
     from archive_pipelines.storage.assembly import StorageParts
 
@@ -19,7 +17,7 @@ if TYPE_CHECKING:
 @dataclass
 class CliContext:
     data_dir: str | None
-    _engine: Engine | None = field(default=None, repr=False)
+    _catalog: Catalog | None = field(default=None, repr=False)
     _parts: list[StorageParts] = field(default_factory=list, repr=False)
 
     @cached_property
@@ -38,39 +36,33 @@ class CliContext:
         return require_initialized(self.unchecked_settings)
 
     @property
-    def engine(self) -> Engine:
-        """The process's engine for the catalog (`catalog.shared_engine`, as the Dagster
-        resources use), its connections closed by `close()`."""
-        if self._engine is None:
-            from archive_pipelines.catalog import shared_engine
+    def catalog(self) -> Catalog:
+        """The catalog on the process's shared engine (as the Dagster resources use), its
+        connections closed by `close()`."""
+        if self._catalog is None:
+            from archive_pipelines.catalog import Catalog
 
-            self._engine = shared_engine(
-                self.settings.catalog_url,
+            self._catalog = Catalog.open(
+                self.settings.catalog_url, shared=True,
                 busy_timeout_ms=self.settings.catalog.sqlite_busy_timeout_ms,
             )
-        return self._engine
-
-    @property
-    def catalog(self) -> CatalogRepository:
-        from archive_pipelines.catalog import CatalogRepository
-
-        return CatalogRepository(self.engine)
+        return self._catalog
 
     def parts(self, views: tuple[str, ...] | None = None) -> StorageParts:
-        """The storage parts on the catalog engine (`views`: a subset of the enabled ones),
+        """The storage parts on the catalog (`views`: a subset of the enabled ones),
         closed by `close()`: their worker processes are stopped and waited for before the
         process exits, never left to the interpreter's exit hooks."""
         from archive_pipelines.storage.assembly import open_storage
 
-        parts = open_storage(self.settings, engine=self.engine, views=views or None)
+        parts = open_storage(self.settings, catalog=self.catalog, views=views or None)
         self._parts.append(parts)
         return parts
 
     def close(self) -> None:
-        """Stop the worker processes of every storage parts opened, then close the engine's
+        """Stop the worker processes of every storage parts opened, then close the catalog's
         connections."""
         while self._parts:
             self._parts.pop().close()
-        if self._engine is not None:
-            self._engine.dispose()
-            self._engine = None
+        if self._catalog is not None:
+            self._catalog.close()
+            self._catalog = None

@@ -6,13 +6,7 @@ from datetime import timedelta
 
 import click
 
-from archive_pipelines.catalog.blob_counts import (
-    blob_counts,
-    count_blobs,
-    grace_cutoff,
-    waiting_blobs,
-)
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, grace_cutoff
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import HOURS
 from archive_pipelines.cli.storage_output import print_errors
@@ -96,7 +90,7 @@ def gc_command(obj: CliContext, grace_hours: float | None, *, dry_run: bool,
                  "still held by another path, e.g. the store")
     click.echo(text + ")")
     click.echo(f"total: {human_bytes(report.total_bytes_freed)} {freed}")
-    counts = blob_counts(parts.catalog, primary=obj.settings.storage.primary, grace_hours=hours)
+    counts = parts.catalog.blobs.counts(primary=obj.settings.storage.primary, grace_hours=hours)
     click.echo(f"blobs{'' if dry_run else ' now'}: {counts.line()}")
     print_errors(report.errors)
 
@@ -110,9 +104,9 @@ def _echo_waiting(catalog: Catalog, settings: Settings, *, hours: float,
     them by name (None: all), each with the time it becomes removable."""
     cutoff = grace_cutoff(hours)
     primary = settings.storage.primary
-    with catalog.read_session() as session:
-        counts = count_blobs(session, primary=primary, cutoff=cutoff)
-        waiting = waiting_blobs(session, primary=primary, cutoff=cutoff, limit=shown) \
+    with catalog.reading() as tx:
+        counts = tx.blobs.count_blobs(primary=primary, cutoff=cutoff)
+        waiting = tx.blobs.waiting_blobs(primary=primary, cutoff=cutoff, limit=shown) \
             if shown != 0 else []
     click.echo(f"unreferenced blobs within the grace ({hours:g} h): {counts.waiting:,}; kept "
                "until their grace ends")

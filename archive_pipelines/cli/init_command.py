@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from archive_pipelines.catalog.urls import redact_url
+from archive_pipelines.catalog import redact_url
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.datadir import initialize
 

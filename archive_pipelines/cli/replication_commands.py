@@ -6,7 +6,6 @@ import sys
 
 import click
 
-from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT, FRACTION
 from archive_pipelines.cli.progress_bar import progress_bar
@@ -17,7 +16,6 @@ from archive_pipelines.cli.scrub_command import (
 )
 from archive_pipelines.replication import ReplicationSetup, replicate_until_met, replication_status
 from archive_pipelines.sizes import human_bytes
-from archive_pipelines.storage.assembly import open_catalog
 
 VERIFY_SAMPLE = 0.01  # replication-status --verify: 1% of each store's copies,
 VERIFY_MIN_COPIES = 1000  # or this many, whichever is more
@@ -26,7 +24,7 @@ VERIFY_MIN_COPIES = 1000  # or this many, whichever is more
 def _open(obj: CliContext, *, show_errors: bool = True) -> ReplicationSetup:
     # Only the catalog, on the command's engine (closed when the command ends): replication
     # needs no primary store, views or worker processes.
-    setup = ReplicationSetup.open(open_catalog(obj.settings, obj.engine), obj.settings)
+    setup = ReplicationSetup.open(obj.catalog, obj.settings)
     if show_errors:
         for error in setup.replicas.errors:
             click.echo(f"  ! {error}", err=True)
@@ -91,11 +89,11 @@ def replication_status_command(obj: CliContext, *, verify: bool, sample: float |
     click.echo(f"retention {status.retention}; {status.blobs:,} referenced blobs; "
                f"{status.under_replicated:,} under-replicated")
     # Unreferenced blobs are gc's, never replicated: the rows beside the referenced ones.
-    counts = blob_counts(setup.catalog, primary=obj.settings.storage.primary,
-                         grace_hours=obj.settings.storage.gc_grace_hours)
+    counts = setup.catalog.blobs.counts(primary=obj.settings.storage.primary,
+                                        grace_hours=obj.settings.storage.gc_grace_hours)
     click.echo(f"blobs: {counts.line()}")
-    for store, counts in sorted(status.copies_per_store.items()):
-        detail = ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items()))
+    for store, per_status in sorted(status.copies_per_store.items()):
+        detail = ", ".join(f"{k} {v:,}" for k, v in sorted(per_status.items()))
         click.echo(f"  {store:<16} {detail or 'no copies'}")
     if sampled is None:
         click.echo("counted from the catalog, no copy read: `--verify` reads a sample of each "

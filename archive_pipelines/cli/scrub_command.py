@@ -21,7 +21,6 @@ from archive_pipelines.replication import (
     plan_scrubs,
     run_scrubs,
 )
-from archive_pipelines.storage.assembly import open_catalog
 
 MAX_PROBLEM_LINES = 10  # per store
 
@@ -29,7 +28,7 @@ MAX_PROBLEM_LINES = 10  # per store
 def open_setup(obj: CliContext) -> ReplicationSetup:
     """The catalog and every configured store (a store that cannot be read is named by the
     scrub's report, `echo_scrub_table`)."""
-    return ReplicationSetup.open(open_catalog(obj.settings, obj.engine), obj.settings)
+    return ReplicationSetup.open(obj.catalog, obj.settings)
 
 
 def scrub_with_progress(setup: ReplicationSetup, stores: Sequence[str], *, prefix: str = "",

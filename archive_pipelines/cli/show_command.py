@@ -9,7 +9,6 @@ from datetime import datetime
 import click
 
 from archive_pipelines.archive_error import NotFound
-from archive_pipelines.catalog.details import find_snapshots, snapshot_details
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.sizes import human_bytes
 
@@ -21,9 +20,9 @@ from archive_pipelines.sizes import human_bytes
 def show_command(obj: CliContext, ref: str, *, as_json: bool) -> None:
     """Show a snapshot: its id (ArchiveBox's own id for an adopted one, with or without
     dashes, or an 8+ character prefix) or its timestamp. Exit 1 when none matches."""
-    with obj.catalog.session() as session:
-        ids = find_snapshots(session, ref)
-        details = [found for sid in ids if (found := snapshot_details(session, sid)) is not None]
+    with obj.catalog.transaction() as tx:
+        ids = tx.snapshots.find_snapshots(ref)
+        details = [found for sid in ids if (found := tx.snapshots.snapshot_details(sid)) is not None]
     if not details:
         raise NotFound(f"no snapshot with id or timestamp {ref!r}")
     if as_json:

@@ -5,11 +5,8 @@ from __future__ import annotations
 import click
 
 from archive_pipelines.archive_error import CatalogError
-from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.catalog.blob_counts import blob_counts
-from archive_pipelines.catalog.urls import redact_url
+from archive_pipelines.catalog import Catalog, head_revision, redact_url
 from archive_pipelines.cli.context import CliContext
-from archive_pipelines.cli.schema_revision import current_revision, head_revision
 
 
 @click.command("status")
@@ -17,7 +14,7 @@ from archive_pipelines.cli.schema_revision import current_revision, head_revisio
 def status_command(obj: CliContext) -> None:
     """Show catalog counts and schema state."""
     settings = obj.settings
-    revision = current_revision(obj.engine)
+    revision = obj.catalog.schema_revision()
     if revision is None:
         raise CatalogError(
             f"catalog {redact_url(settings.catalog_url)} has no schema; run `archive-pipelines init`"
@@ -28,7 +25,7 @@ def status_command(obj: CliContext) -> None:
                + ("" if revision == head_revision() else "  (outdated: run init)"))
     for name, value in vars(status).items():
         if name == "blobs":  # what `verify`, `gc` and `replication-status` count too
-            counts = blob_counts(obj.catalog, primary=settings.storage.primary,
+            counts = obj.catalog.blobs.counts(primary=settings.storage.primary,
                                  grace_hours=settings.storage.gc_grace_hours)
             click.echo(f"{'blobs':<15} {counts.line()}")
             click.echo(f"{'blob sizes':<15} {counts.sizes()}")
@@ -44,13 +41,13 @@ SHOWN_INCOMPLETE = 10
 _LABELS = {"page_fetches": "captures"}
 
 
-def _show_incomplete(catalog: CatalogRepository) -> None:
+def _show_incomplete(catalog: Catalog) -> None:
     """Snapshots an ingest is filling or an interrupted one left partial, with the command
     that finishes each."""
-    count = catalog.count_incomplete()
+    count = catalog.snapshots.count_incomplete()
     click.echo(f"{'incomplete':<15} {count:,}" + (" (ingests running or interrupted)"
                                                    if count else ""))
-    for state in catalog.incomplete_snapshots(limit=SHOWN_INCOMPLETE):
+    for state in catalog.snapshots.incomplete_snapshots(limit=SHOWN_INCOMPLETE):
         click.echo(f"  {state.snapshot_id}  {state.url} @ {state.timestamp}: "
                    f"`{_resume_command(state.snapshot_id)}`")
     if count > SHOWN_INCOMPLETE:

@@ -6,7 +6,6 @@ import json
 
 import click
 
-from archive_pipelines.catalog.blob_counts import blob_counts
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.cli.storage_output import VIEW_CHOICE
@@ -42,7 +41,7 @@ def verify_command(obj: CliContext, *, fix: bool, vacuum: bool, deep: bool,
                                 fix=fix, vacuum=vacuum, deep=deep, data_dir=parts.layout.root,
                                 examples=None if as_json else EXAMPLES,
                                 progress=lambda _kind, n: bar.update(n))
-    counts = blob_counts(parts.catalog, primary=obj.settings.storage.primary,
+    counts = parts.catalog.blobs.counts(primary=obj.settings.storage.primary,
                          grace_hours=obj.settings.storage.gc_grace_hours)
     primary = obj.settings.storage.primary
     verdict = verify_verdict(report, deep=deep, primary=primary,

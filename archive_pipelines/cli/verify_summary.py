@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import click
 
-from archive_pipelines.catalog.blob_counts import BlobCounts
+from archive_pipelines.catalog import BlobCounts
 from archive_pipelines.storage.verify import KINDS, LINK_KINDS, VerifyReport
 
 # Counted by the blob counts line instead: an unreferenced blob is gc's, not a problem.

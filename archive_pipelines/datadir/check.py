@@ -10,10 +10,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
-
 from archive_pipelines.archive_error import DataDirError
+from archive_pipelines.catalog import sqlite_file
 from archive_pipelines.datadir.data_dir import DataDir
 from archive_pipelines.settings import Settings
 
@@ -45,14 +43,3 @@ def require_initialized(settings: Settings) -> Settings:
         raise DataDirError(f"data dir {layout.root} has no catalog ({catalog} does not exist): "
                            f"run `{init_command(layout.root)}`")
     return settings
-
-
-def sqlite_file(catalog_url: str) -> Path | None:
-    """The database file of a SQLite catalog URL; None for other databases or in-memory."""
-    try:
-        url = make_url(catalog_url)
-    except ArgumentError:
-        return None  # not a URL: opening the catalog says so
-    if not url.drivername.startswith("sqlite") or url.database in (None, "", ":memory:"):
-        return None
-    return Path(url.database).expanduser()

@@ -8,9 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive_pipelines.archive_error import DataDirError
-from archive_pipelines.catalog.engine import make_engine
-from archive_pipelines.catalog.migrate import upgrade_catalog
-from archive_pipelines.catalog.repository import CatalogRepository
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import MetadataValue
 from archive_pipelines.datadir.data_dir import VIEW_ROOTS, DataDir
 from archive_pipelines.settings import Settings, render_default_toml
@@ -77,17 +75,17 @@ def initialize(settings: Settings) -> InitReport:
     if not dagster_yaml.exists():
         write_atomically(dagster_yaml, DAGSTER_YAML.format(base_dir=layout.dagster_home))
         report.wrote_dagster_yaml = True
-    engine = make_engine(settings.catalog_url,
-                         busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
+    catalog = Catalog.open(settings.catalog_url,
+                           busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
     try:
-        report.schema_before, report.schema_after = upgrade_catalog(engine)
+        report.schema_before, report.schema_after = catalog.upgrade()
         sample, truncated = _sample_legacy_folders(layout.archive)
         if sample:
-            known = CatalogRepository(engine).known_timestamps(sample)
+            known = catalog.snapshots.known_timestamps(sample)
             report.unknown_legacy_sample = len(set(sample) - known)
             report.sample_truncated = truncated
     finally:
-        engine.dispose()
+        catalog.close()
     return report
 
 

@@ -17,16 +17,7 @@ from typing import Any
 
 # The labels are the catalog's vocabulary (`catalog.fs_versions`); this module knows how to
 # recognise them in a folder and what lies between them.
-from archive_pipelines.catalog.fs_versions import (
-    CAS,
-    FS_VERSIONS,
-    ORGANIZED,
-    V0_4,
-    V0_6,
-    V0_8,
-    V0_8_3,
-    V0_9,
-)
+from archive_pipelines.catalog import CAS, FS_VERSIONS, ORGANIZED, V0_4, V0_6, V0_8, V0_8_3, V0_9
 from archive_pipelines.legacy.fields import looks_like_timestamp
 from archive_pipelines.views.paths import SnapshotPlace, view_dir
 

@@ -27,12 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.tags import add_tags, tag_ids
+from archive_pipelines.catalog import CatalogTransaction, SnapshotRow, utcnow
 from archive_pipelines.legacy.archive_result import LegacyResult
 from archive_pipelines.legacy.index_json import LegacyIndex
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, reconcile
@@ -169,20 +164,20 @@ def _folder_time(name: str) -> datetime | None:
         return None
 
 
-def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by: str) -> list[Adopted]:
+def adopt_batch(tx: CatalogTransaction, records: Sequence[FolderRecord], *, created_by: str) -> list[Adopted]:
     """Find or create a snapshot per record and reconcile it; one flush of bulk writes."""
     sources = {id(r): _sources(r) for r in records}
     stamps = {r.timestamp for r in records}
     stamps |= {r.index.timestamp for r in records if r.index is not None}
-    by_stamp = _index_rows(adoption.snapshots_by_timestamp(session, stamps), "timestamp")
+    by_stamp = _index_rows(tx.adoption.snapshots_by_timestamp(stamps), "timestamp")
     crawls = {s[0].crawl_id for s in sources.values() if s and s[0].crawl_id}
-    by_crawl = _index_rows(adoption.snapshots_by_crawl_id(session, crawls), "crawl_id")
-    views = catalog_views(session, [row for rows in by_stamp.values() for row in rows]
+    by_crawl = _index_rows(tx.adoption.snapshots_by_crawl_id(crawls), "crawl_id")
+    views = catalog_views(tx, [row for rows in by_stamp.values() for row in rows]
                           + [row for rows in by_crawl.values() for row in rows])
     wanted_ids = {s.snapshot_id for found in sources.values() for s in found if s.snapshot_id}
     wanted_ids |= {folder_id(r.timestamp, found[0].url) for r in records
                    if (found := sources[id(r)])}
-    taken = {row.id: row for row in adoption.snapshots_by_id(session, wanted_ids)}
+    taken = {row.id: row for row in tx.adoption.snapshots_by_id(wanted_ids)}
     writer = _BatchWriter(created_by)
     adopted: list[Adopted] = []
     for record in records:
@@ -204,7 +199,7 @@ def adopt_batch(session: Session, records: Sequence[FolderRecord], *, created_by
             by_stamp.setdefault((new.url, new.timestamp), []).append(new)
             if new.crawl_id:
                 by_crawl.setdefault((new.url, new.crawl_id), []).append(new)
-    writer.flush(session)
+    writer.flush(tx)
     return adopted
 
 
@@ -292,10 +287,10 @@ class _BatchWriter:
             self.results.extend(result_row(snapshot_id, name, r) for r in runs)
         return Adopted(record, snapshot_id, outcome)
 
-    def flush(self, session: Session) -> None:
-        adoption.insert_snapshots(session, self.snapshots)
+    def flush(self, tx: CatalogTransaction) -> None:
+        tx.adoption.insert_snapshots(self.snapshots)
         for snapshot_id, changes in self.updates:
-            adoption.update_snapshot(session, snapshot_id, **changes)
-        ids = tag_ids(session, {name for _sid, name in self.tags})
-        add_tags(session, [(sid, ids[name]) for sid, name in self.tags])
-        adoption.add_results(session, self.results)
+            tx.adoption.update_snapshot(snapshot_id, **changes)
+        ids = tx.snapshots.tag_ids({name for _sid, name in self.tags})
+        tx.snapshots.add_tags([(sid, ids[name]) for sid, name in self.tags])
+        tx.adoption.add_results(self.results)

@@ -34,9 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, SnapshotRow
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.snapshot_folder import (
     FolderDir,
@@ -113,8 +111,8 @@ def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet
         for outcome in outcomes.values():
             outcome.errors.append(f"ingest: {exc.strerror or exc}")
         return outcomes, IngestReport()
-    with catalog.read_session() as session:
-        records = adoption.file_records(session, [row.id for row in rows])
+    with catalog.reading() as tx:
+        records = tx.adoption.file_records([row.id for row in rows])
     tasks = []
     for row in rows:
         listing = listings.get(row.id)
@@ -191,9 +189,9 @@ def _record_entries(catalog: Catalog, views: ViewSet, rows: Sequence[SnapshotRow
                     "not kept in the views")
     if not wanted:
         return
-    with catalog.session() as session:
-        adoption.record_entries(session, wanted)
-        places = places_for(session, list(wanted))
+    with catalog.transaction() as tx:
+        tx.adoption.record_entries(wanted)
+        places = places_for(tx, list(wanted))
     home = views.file_view
     if home is None:
         return

@@ -11,8 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from archive_pipelines.blobstore import sha256_file
-from archive_pipelines.catalog.blobs import known_hashes
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import Counts, MetadataValue, dedup_ratio
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
@@ -152,8 +151,8 @@ def estimate_dedup(catalog: Catalog, layout: DataDir, *, resume_from: str = "",
                 hashed.append(sha256_file(folder / entry.rel_path))
             except OSError as exc:
                 report.errors.append(f"archive/{name}/{entry.rel_path}: {exc.strerror or exc}")
-        with catalog.read_session() as session:
-            known = known_hashes(session, [sha for sha, _size in hashed]) if hashed else set()
+        with catalog.reading() as tx:
+            known = tx.blobs.known_hashes([sha for sha, _size in hashed]) if hashed else set()
         for sha, size in hashed:
             report.files += 1
             report.bytes_in += size

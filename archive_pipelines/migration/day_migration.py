@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.migration.steps import MigrateReport, migrate_batch

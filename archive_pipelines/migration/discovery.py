@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive_pipelines.archive_error import ArchiveError
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load_index
@@ -208,8 +207,8 @@ def _read_folder(catalog: Catalog, layout: DataDir, folder: Path, *, abx: Archiv
 
 
 def _catalog_knows(catalog: Catalog, timestamp: str) -> bool:
-    with catalog.read_session() as session:
-        return bool(adoption.snapshots_by_timestamp(session, [timestamp]))
+    with catalog.reading() as tx:
+        return bool(tx.adoption.snapshots_by_timestamp([timestamp]))
 
 
 def _commit(catalog: Catalog, user: str, records: Sequence[FolderRecord], *, report: ImportReport) -> None:
@@ -217,8 +216,8 @@ def _commit(catalog: Catalog, user: str, records: Sequence[FolderRecord], *, rep
     if not records:
         return
     try:
-        with catalog.session() as session:
-            adopted = adopt_batch(session, records, created_by=user)
+        with catalog.transaction() as tx:
+            adopted = adopt_batch(tx, records, created_by=user)
     except Exception as exc:  # isolate the record that fails, adopt the others
         if len(records) == 1:
             report.error(f"{records[0].timestamp}: cannot adopt: {str(exc).splitlines()[0][:300]}",
@@ -230,8 +229,8 @@ def _commit(catalog: Catalog, user: str, records: Sequence[FolderRecord], *, rep
             # ArchiveBox's, so the insert clashes); the second try reconciles with that row.
             for attempt in (1, 2):
                 try:
-                    with catalog.session() as session:
-                        adopted.extend(adopt_batch(session, [record], created_by=user))
+                    with catalog.transaction() as tx:
+                        adopted.extend(adopt_batch(tx, [record], created_by=user))
                     break
                 except Exception as exc:  # one bad record must not stop the pass
                     if attempt == 2:

@@ -18,16 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.catalog.duplicates import (
-    DuplicateKey,
-    MergedRows,
-    duplicate_groups,
-    group_members,
-    merge_snapshot_rows,
-)
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, DuplicateKey, MergedRows, SnapshotRow
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.reconcile import best_title
@@ -67,8 +58,8 @@ def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
     for key in KEYS:
         after: tuple[str, str] | None = None
         while True:
-            with catalog.read_session() as session:
-                page = duplicate_groups(session, key, after, batch_size)
+            with catalog.reading() as tx:
+                page = tx.adoption.duplicate_groups(key, after, batch_size)
             for value, url in page:
                 _merge_group(catalog, primary, views, work=work, layout=layout, key=key, value=value, url=url,
                              report=report, ingest_batch_size=ingest_batch_size)
@@ -81,8 +72,8 @@ def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
 def _merge_group(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                  layout: DataDir, key: DuplicateKey, value: str, url: str, report: MergeReport,
                  ingest_batch_size: int) -> None:
-    with catalog.read_session() as session:
-        members = group_members(session, key, value, url)
+    with catalog.reading() as tx:
+        members = tx.adoption.group_members(key, value, url)
     if len(members) < 2:
         return  # merged meanwhile
     report.groups += 1
@@ -123,15 +114,15 @@ def _not_ready(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work:
 
 def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, layout: DataDir,
                 keeper: SnapshotRow, duplicate: SnapshotRow) -> MergedRows:
-    with catalog.session() as session:
-        merged = merge_snapshot_rows(session, keeper.id, duplicate.id,
+    with catalog.transaction() as tx:
+        merged = tx.adoption.merge_snapshot_rows(keeper.id, duplicate.id,
                                      same_run=same_recorded_run)
         if merged.differing:
             return merged
         title = best_title(keeper.url, keeper.title, duplicate.title)
         if title != keeper.title:
-            adoption.update_snapshot(session, keeper.id, title=title)
-        places = places_for(session, [keeper.id, duplicate.id])
+            tx.adoption.update_snapshot(keeper.id, title=title)
+        places = places_for(tx, [keeper.id, duplicate.id])
     keeper_place, dup_place = places[keeper.id], places[duplicate.id]
     farm, home = views.farm, views.file_view
     if home is not None and merged.moved_files:
@@ -155,8 +146,8 @@ def _repoint_compat_link(catalog: Catalog, layout: DataDir, duplicate: SnapshotR
     link = layout.archive / duplicate.timestamp
     if not link.is_symlink() or os.readlink(link) != view_dir("by_timestamp", dup_place):
         return
-    with catalog.read_session() as session:
-        still_used = bool(adoption.snapshots_by_timestamp(session, [duplicate.timestamp]))
+    with catalog.reading() as tx:
+        still_used = bool(tx.adoption.snapshots_by_timestamp([duplicate.timestamp]))
     target = (compat_link_target(duplicate.timestamp) if still_used
               else view_dir("by_timestamp", keeper_place))
     if os.readlink(link) == target:

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from archive_pipelines.catalog.fs_versions import NO_FOLDER
+from archive_pipelines.catalog import NO_FOLDER
 from archive_pipelines.legacy.versions import CAS, FS_VERSIONS, V0_4, migration_chain
 
 __all__ = ["LEGACY_CAS_LABEL", "MIGRATABLE_LABELS", "NO_FOLDER", "effective_version",

@@ -10,10 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy.orm import Session
-
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.adoption import ResultRow, SnapshotRow
+from archive_pipelines.catalog import CatalogTransaction, ResultRow, SnapshotRow
 from archive_pipelines.legacy.archive_result import LegacyResult
 from archive_pipelines.legacy.reconcile import CatalogSnapshotView, same_run
 
@@ -25,7 +22,7 @@ def to_legacy(result: ResultRow) -> LegacyResult:
                         archivebox_uuid=result.archivebox_uuid)
 
 
-def catalog_views(session: Session, rows: Sequence[SnapshotRow]) -> dict[str, CatalogSnapshotView]:
+def catalog_views(tx: CatalogTransaction, rows: Sequence[SnapshotRow]) -> dict[str, CatalogSnapshotView]:
     """Reconcile's view (title, tags, results) of each snapshot."""
     return {
         sid: CatalogSnapshotView(
@@ -33,7 +30,7 @@ def catalog_views(session: Session, rows: Sequence[SnapshotRow]) -> dict[str, Ca
             tags=found.tags,
             results={name: tuple(to_legacy(r) for r in items)
                      for name, items in found.results.items()})
-        for sid, found in adoption.recorded_snapshots(session, rows).items()
+        for sid, found in tx.adoption.recorded_snapshots(rows).items()
     }
 
 

@@ -11,10 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from archive_pipelines.archive_error import ArchiveError
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
-from archive_pipelines.catalog.tags import replace_tags
+from archive_pipelines.catalog import Catalog, utcnow
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.migration.folders import real_folder
 from archive_pipelines.migration.fs_versions import NO_FOLDER, needs_migration
@@ -49,8 +46,8 @@ def save_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, wo
     unknown = sorted(set(changes) - SAVABLE_FIELDS)
     if unknown:
         raise ValueError(f"cannot save {', '.join(unknown)} here; savable: {sorted(SAVABLE_FIELDS)}")
-    with catalog.read_session() as session:
-        rows = adoption.snapshots_by_id(session, [snapshot_id])
+    with catalog.reading() as tx:
+        rows = tx.adoption.snapshots_by_id([snapshot_id])
     if not rows:
         raise KeyError(f"no snapshot {snapshot_id}")
     report = SaveReport(snapshot_id)
@@ -66,12 +63,12 @@ def save_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, wo
                                          f"migrated, so it was not saved: {why}")
     if not changes:
         return report
-    with catalog.session() as session:
+    with catalog.transaction() as tx:
         values: dict[str, Any] = {k: v for k, v in changes.items() if k in ("title", "crawl_id")}
         if "tags" in changes:
-            replace_tags(session, snapshot_id, changes["tags"])
+            tx.snapshots.replace_tags(snapshot_id, changes["tags"])
         values["updated_at"] = utcnow()
-        adoption.update_snapshot(session, snapshot_id, **values)
+        tx.adoption.update_snapshot(snapshot_id, **values)
     report.changed = sorted(changes)
     return report
 

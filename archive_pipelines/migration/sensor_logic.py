@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.migration.fs_versions import MIGRATABLE_LABELS
 
 _SEPARATOR = "|"
@@ -35,10 +34,10 @@ def next_migration_batches(catalog: Catalog, *, cursor: str, batch_size: int,
     position, after = parse_cursor(cursor)
     ids: list[str] = []
     next_cursor = ""
-    with catalog.read_session() as session:
+    with catalog.reading() as tx:
         while position < len(MIGRATABLE_LABELS):
             label = MIGRATABLE_LABELS[position]
-            found = adoption.migration_candidates(session, label, after, wanted - len(ids))
+            found = tx.adoption.migration_candidates(label, after, wanted - len(ids))
             ids.extend(found)
             if len(ids) >= wanted:
                 next_cursor = f"{label}{_SEPARATOR}{found[-1]}"

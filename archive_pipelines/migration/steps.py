@@ -23,9 +23,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 
-from archive_pipelines.catalog import adoption
-from archive_pipelines.catalog.adoption import SnapshotRow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, SnapshotRow, folder_claimant
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
@@ -114,8 +112,8 @@ def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileW
          layout: DataDir, snapshot_ids: Sequence[str], retire: bool = True,
          ingest_batch_size: int) -> MigrateReport:
     report = MigrateReport()
-    with catalog.read_session() as session:
-        rows = {row.id: row for row in adoption.snapshots_by_id(session, snapshot_ids)}
+    with catalog.reading() as tx:
+        rows = {row.id: row for row in tx.adoption.snapshots_by_id(snapshot_ids)}
     steps: dict[str, StepReport] = {}
     for sid in dict.fromkeys(snapshot_ids):
         if sid not in rows:
@@ -207,8 +205,8 @@ def _folder_claimants(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow]
     real = {row.timestamp for row in rows if real_folder(archive / row.timestamp)}
     if not real:
         return {}
-    with catalog.read_session() as session:
-        sharing = adoption.snapshots_by_timestamp(session, real)  # oldest first
+    with catalog.reading() as tx:
+        sharing = tx.adoption.snapshots_by_timestamp(real)  # oldest first
     by_stamp: dict[str, list[SnapshotRow]] = defaultdict(list)
     for row in sharing:
         by_stamp[row.timestamp].append(row)
@@ -217,7 +215,7 @@ def _folder_claimants(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow]
         if len(candidates) == 1:
             claimants[timestamp] = candidates[0].id  # the common case: no index.json read
             continue
-        found = adoption.folder_claimant(candidates, read_index_url(archive / timestamp))
+        found = folder_claimant(candidates, read_index_url(archive / timestamp))
         if found is not None:
             claimants[timestamp] = found.id
     return claimants
@@ -249,9 +247,9 @@ def _advance(catalog: Catalog, done: dict[str, list[str]], target: str,
     """Commit the new fs_version for verified snapshots (only where the old one still holds)."""
     if not done:
         return
-    with catalog.session() as session:
+    with catalog.transaction() as tx:
         for source, ids in done.items():
-            adoption.advance_fs_version(session, ids, source, target)
+            tx.adoption.advance_fs_version(ids, source, target)
     for ids in done.values():
         for sid in ids:
             steps[sid].to_version = target

@@ -104,7 +104,7 @@ def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
     grace = (parts.settings.storage.gc_grace_hours if config.grace_hours < 0
              else config.grace_hours)
     report = collect_garbage(parts.catalog, parts.primary, parts.views.farm,
-                             parts.layout, grace_hours=grace, dry_run=config.dry_run)
+                             layout=parts.layout, grace_hours=grace, dry_run=config.dry_run)
     return dg.Output(report.removed, metadata=report.as_metadata())
 
 

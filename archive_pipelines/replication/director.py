@@ -12,10 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from archive_pipelines.catalog.copies import NeedyPage, count_blob_ids, find_needy_blobs
-from archive_pipelines.catalog.engine import retry_on_connection_loss
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, NeedyPage, retry_on_connection_loss, utcnow
 from archive_pipelines.replication.report import BatchReport
 from archive_pipelines.replication.setup import ReplicationSetup
 from archive_pipelines.replication.stores import ReplicaSet
@@ -71,12 +68,12 @@ def plan_batches(catalog: Catalog, replica_set: ReplicaSet, *, retention: int,
     if retention < 1 or max_batches < 1 or scan_limit < 1:
         raise ValueError("retention, max_batches and scan_limit must be >= 1")
     fresh_since = (now or utcnow()) - max_age
-    with catalog.read_session() as session:
-        page = find_needy_blobs(session, store_ids=replica_set.store_ids, retention=retention,
+    with catalog.reading() as tx:
+        page = tx.copies.find_needy_blobs(store_ids=replica_set.store_ids, retention=retention,
                                 fresh_since=fresh_since, cursor=cursor, scan_limit=scan_limit,
                                 limit=batch_size * max_batches)
-        scanned = 0 if page.scanned_to is None else count_blob_ids(
-            session, after=cursor, up_to=page.scanned_to)
+        scanned = 0 if page.scanned_to is None else tx.copies.count_blob_ids(
+            after=cursor, up_to=page.scanned_to)
     following, wrapped = next_cursor_after(page, cursor)
     return DirectorTick(chunk([sha for _id, sha in page.blobs], batch_size), following,
                         scanned, wrapped)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from archive_pipelines.catalog.copies import CopyState
+from archive_pipelines.catalog import CopyState
 
 T = TypeVar("T")
 Pair = tuple[str, str]  # (source store name, destination store name)

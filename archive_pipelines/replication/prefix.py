@@ -6,8 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from archive_pipelines.blobstore.hash_prefixes import prefix_range
-from archive_pipelines.catalog.blobs import referenced_hashes
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.replication.report import BatchReport
 from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.replication.worker import archive_batch
@@ -27,8 +26,8 @@ def replicate_prefix(catalog: Catalog, replica_set: ReplicaSet, prefix: str, *, 
     report = BatchReport()
     last = ""
     while True:
-        with catalog.read_session() as session:
-            batch = referenced_hashes(session, low=low, high=high, after=last, limit=batch_size)
+        with catalog.reading() as tx:
+            batch = tx.blobs.referenced_hashes(low=low, high=high, after=last, limit=batch_size)
         if not batch:
             return report
         report.add(archive_batch(catalog, replica_set, batch, retention=retention,

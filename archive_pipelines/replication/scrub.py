@@ -21,9 +21,7 @@ from dataclasses import dataclass, field
 
 from archive_pipelines.blobstore import CheckResult
 from archive_pipelines.blobstore.hash_prefixes import prefix_range
-from archive_pipelines.catalog.copies import copies_of, copies_to_scrub, update_copies
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, utcnow
 from archive_pipelines.counts import Counts
 from archive_pipelines.replication.copier import map_parallel
 from archive_pipelines.replication.quarantine import can_set_aside, set_aside
@@ -104,8 +102,8 @@ def scrub_range(catalog: Catalog, replica_set: ReplicaSet, store_name: str, *, l
     """`scrub_store` over the sha256 range [low, high) (high None: to the end)."""
     replica = replica_set[store_name]
     store = replica.require()
-    with catalog.read_session() as session:
-        rows = copies_to_scrub(session, store_id=replica.store_id, statuses=SCRUBBED,
+    with catalog.reading() as tx:
+        rows = tx.copies.copies_to_scrub(store_id=replica.store_id, statuses=SCRUBBED,
                                low=low, high=high, after=cursor, limit=limit)
     results: list[CheckResult] = map_parallel(
         lambda row: store.check(row[1], expected_size=row[2]), rows, width=width)
@@ -123,9 +121,9 @@ def scrub_range(catalog: Catalog, replica_set: ReplicaSet, store_name: str, *, l
             moves.setdefault((recorded, new_status), []).append(blob_id)
     if moves:
         now = utcnow()
-        with catalog.session() as session:
+        with catalog.transaction() as tx:
             for (recorded, new_status), blob_ids in moves.items():
-                update_copies(session, store_id=replica.store_id, blob_ids=blob_ids,
+                tx.copies.update_copies(store_id=replica.store_id, blob_ids=blob_ids,
                               status=new_status, mtime=now, only_if=recorded)
     return report
 
@@ -173,7 +171,7 @@ def _repairable(catalog: Catalog, replica_set: ReplicaSet, replica: ReplicaStore
     if not (replica.writable and can_set_aside(replica.require())):
         return set()
     sources = {r.store_id for r in replica_set if r.readable and r.store_id != replica.store_id}
-    with catalog.read_session() as session:
-        copies = copies_of(session, blob_ids)
+    with catalog.reading() as tx:
+        copies = tx.copies.copies_of(blob_ids)
     return {blob_id for blob_id, states in copies.items()
             if any(sid in sources and state.status == "present" for sid, state in states.items())}

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.blobstore import BlobStoreError
 from archive_pipelines.blobstore.hash_prefixes import prefix_range
-from archive_pipelines.catalog.copies import count_copies_in_range
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import MetadataValue
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.replication.sampling import Window, sample_fraction, sample_windows
@@ -58,8 +57,8 @@ def plan_scrubs(catalog: Catalog, replica_set: ReplicaSet, names: Sequence[str] 
         raise ArchiveError(f"unknown store {unknown[0]!r}; the configured stores are "
                            + ", ".join(replica_set.ids))
     low, high = prefix_range(prefix)
-    with catalog.read_session() as session:
-        counts = {name: count_copies_in_range(session, store_id=replica_set[name].store_id,
+    with catalog.reading() as tx:
+        counts = {name: tx.copies.count_copies_in_range(store_id=replica_set[name].store_id,
                                               statuses=SCRUBBED, low=low, high=high)
                   for name in chosen}
     rng = rng or random.Random()

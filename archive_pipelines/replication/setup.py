@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.replication.stores import ReplicaSet
 from archive_pipelines.settings import ReplicationSettings, Settings
 

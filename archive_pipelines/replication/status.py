@@ -5,13 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from archive_pipelines.catalog.copies import (
-    count_referenced_blobs,
-    count_under_replicated,
-    status_counts,
-)
-from archive_pipelines.catalog.models import COPY_STATUSES, utcnow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import COPY_STATUSES, Catalog, utcnow
 from archive_pipelines.replication.stores import ReplicaSet
 
 
@@ -42,13 +36,13 @@ def replication_status(catalog: Catalog, replica_set: ReplicaSet, retention: int
     `in_progress` tells how many of those have enough fresh ongoing copies on the way.
     """
     ids = replica_set.store_ids
-    with catalog.read_session() as session:
-        counts = status_counts(session)
-        blobs = count_referenced_blobs(session)
-        short = count_under_replicated(session, store_ids=ids, retention=retention)
+    with catalog.reading() as tx:
+        counts = tx.copies.status_counts()
+        blobs = tx.copies.count_referenced_blobs()
+        short = tx.copies.count_under_replicated(store_ids=ids, retention=retention)
         in_progress = 0
         if max_age is not None and short:
-            still_short = count_under_replicated(session, store_ids=ids, retention=retention,
+            still_short = tx.copies.count_under_replicated(store_ids=ids, retention=retention,
                                                  fresh_since=utcnow() - max_age)
             in_progress = short - still_short
     per_store = {replica.name: {status: counts.get(replica.store_id, {}).get(status, 0)

@@ -19,9 +19,7 @@ from pathlib import Path
 from botocore.exceptions import BotoCoreError
 
 from archive_pipelines.blobstore import BlobStore, BlobStoreError, LocalBlobStore, open_store
-from archive_pipelines.catalog.engine import retry_on_connection_loss
-from archive_pipelines.catalog.files import ensure_store
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, retry_on_connection_loss
 from archive_pipelines.replication.faults import StoreFault
 from archive_pipelines.replication.report import one_line
 from archive_pipelines.settings import Settings, StoreSettings
@@ -209,8 +207,8 @@ class PairGuard:
 
 
 def _ensure_store_row(catalog: Catalog, config: StoreSettings, settings: Settings) -> int:
-    with catalog.session() as session:
-        return ensure_store(session, name=config.name, kind=config.kind,
+    with catalog.transaction() as tx:
+        return tx.copies.ensure_store(name=config.name, kind=config.kind,
                             location=_location(config, settings), codec=config.codec)
 
 

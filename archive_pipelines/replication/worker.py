@@ -30,11 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from archive_pipelines.blobstore import BlobStoreError, CheckResult
-from archive_pipelines.catalog.blobs import BlobRow, blobs_by_sha256
-from archive_pipelines.catalog.copies import CopyState, copies_of, update_copies, upsert_copies
-from archive_pipelines.catalog.engine import retry_on_connection_loss
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import BlobRow, Catalog, CopyState, retry_on_connection_loss, utcnow
 from archive_pipelines.replication.copier import (
     CopyItem,
     CopyOutcome,
@@ -118,9 +114,9 @@ def _plan(catalog: Catalog, replica_set: ReplicaSet, hashes: list[str], *, reten
     now = utcnow()
 
     def look_up() -> tuple[dict[str, BlobRow], dict[int, dict[int, CopyState]]]:
-        with catalog.read_session() as session:
-            found = blobs_by_sha256(session, hashes)
-            return found, copies_of(session, [b.id for b in found.values()])
+        with catalog.reading() as tx:
+            found = tx.blobs.blobs_by_sha256(hashes)
+            return found, tx.copies.copies_of([b.id for b in found.values()])
 
     blobs, copies = retry_on_connection_loss(look_up, what="looking up a batch's copies")
     names = replica_set.names
@@ -240,9 +236,9 @@ def _drop_blocked(replica_set: ReplicaSet, groups: dict[Pair, list[BlobRow]],
 
 def _mark_ongoing(catalog: Catalog, replica_set: ReplicaSet,
                   groups: dict[Pair, list[BlobRow]], *, ongoing_at: datetime) -> None:
-    with catalog.session() as session:
+    with catalog.transaction() as tx:
         for (_source, destination), blobs in groups.items():
-            upsert_copies(session, store_id=replica_set[destination].store_id,
+            tx.copies.upsert_copies(store_id=replica_set[destination].store_id,
                           blob_ids=[b.id for b in blobs], status="ongoing",
                           mtime=ongoing_at, keep_present=True)
 
@@ -250,9 +246,9 @@ def _mark_ongoing(catalog: Catalog, replica_set: ReplicaSet,
 def _mark_sources(catalog: Catalog, replica_set: ReplicaSet,
                   found: dict[tuple[str, str], list[int]]) -> None:
     now = utcnow()
-    with catalog.session() as session:
+    with catalog.transaction() as tx:
         for (source, status), blob_ids in found.items():
-            update_copies(session, store_id=replica_set[source].store_id,
+            tx.copies.update_copies(store_id=replica_set[source].store_id,
                           blob_ids=blob_ids, status=status, mtime=now, only_if="present")
 
 
@@ -313,15 +309,15 @@ def _record_copies(catalog: Catalog, store_id: int, blobs: list[BlobRow],
     failed = [ids[o.sha256] for o in outcomes
               if o.sha256 not in done_hashes and not o.destination_corrupt]
     now = utcnow()  # one mtime for the whole group of copies
-    with catalog.session() as session:
+    with catalog.transaction() as tx:
         if done:
-            upsert_copies(session, store_id=store_id, blob_ids=[ids[h] for h in done_hashes],
+            tx.copies.upsert_copies(store_id=store_id, blob_ids=[ids[h] for h in done_hashes],
                           status="present", mtime=now)
         if corrupt:
-            upsert_copies(session, store_id=store_id, blob_ids=corrupt, status="corrupted",
+            tx.copies.upsert_copies(store_id=store_id, blob_ids=corrupt, status="corrupted",
                           mtime=now, keep_present=True)
         if failed:
             # Ours, and still ours (no other worker has touched them since): say so now
             # rather than leave "ongoing" to age out.
-            update_copies(session, store_id=store_id, blob_ids=failed, status="missing",
+            tx.copies.update_copies(store_id=store_id, blob_ids=failed, status="missing",
                           mtime=now, only_if="ongoing", only_if_mtime=ongoing_at)

@@ -1,12 +1,11 @@
-"""The catalog as a Dagster resource: the one resource that holds an engine (one per process
-and catalog, `catalog.shared_engine`, shared with the CLI), a repository per call."""
+"""The catalog as a Dagster resource: the one resource that opens the catalog (on the
+process's one engine per catalog, shared with the CLI)."""
 
 from __future__ import annotations
 
 import dagster as dg
-from sqlalchemy import Engine
 
-from archive_pipelines.catalog import CatalogRepository, shared_engine
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.resources.settings import SettingsResource
 from archive_pipelines.settings import Settings
 
@@ -19,11 +18,8 @@ class CatalogResource(dg.ConfigurableResource):
     def project_settings(self) -> Settings:
         return self.settings.load()
 
-    def engine(self, settings: Settings | None = None) -> Engine:
-        """The catalog's engine (`settings`: already loaded ones, to spare a second load)."""
+    def open(self, settings: Settings | None = None) -> Catalog:
+        """The catalog (`settings`: already loaded ones, to spare a second load)."""
         settings = settings or self.project_settings()
-        return shared_engine(settings.catalog_url,
-                             busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
-
-    def repository(self) -> CatalogRepository:
-        return CatalogRepository(self.engine())
+        return Catalog.open(settings.catalog_url, shared=True,
+                            busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)

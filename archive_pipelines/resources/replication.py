@@ -4,7 +4,6 @@ import dagster as dg
 
 from archive_pipelines.replication import ReplicationSetup
 from archive_pipelines.resources.catalog import CatalogResource
-from archive_pipelines.storage.assembly import open_catalog
 
 
 class ReplicationResource(dg.ConfigurableResource):
@@ -21,5 +20,5 @@ class ReplicationResource(dg.ConfigurableResource):
         replication needs no primary store, views or worker processes. `probe=False`
         contacts no store (planning reads only the catalog)."""
         settings = self.catalog.project_settings()
-        return ReplicationSetup.open(open_catalog(settings, self.catalog.engine(settings)),
+        return ReplicationSetup.open(self.catalog.open(settings),
                                      settings, probe=probe)

@@ -30,7 +30,7 @@ class StorageResource(dg.ConfigurableResource):
         if unknown:
             raise dg.Failure(f"unknown view(s) {', '.join(unknown)}; choose from "
                              f"{', '.join(ALL_VIEWS)}")
-        parts = open_storage(settings, engine=self.catalog.engine(settings),
+        parts = open_storage(settings, catalog=self.catalog.open(settings),
                              views=tuple(views) if views else None)
         self._opened.append(parts)
         return parts

@@ -18,7 +18,6 @@ from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.captures.sensor_logic import next_capture_runs, outside_data_dir
 from archive_pipelines.resources import CatalogResource
 from archive_pipelines.sensors.days import new_day_requests
-from archive_pipelines.storage.assembly import open_catalog
 
 MAX_EVENTS = 1000  # crawl_segments events read per tick; the next tick reads on from the cursor
 IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED,
@@ -44,7 +43,7 @@ def captures_sensor(context: dg.SensorEvaluationContext,
         context.log.warning(f"crawl_segments reported {path}, outside {settings.data_dir}: the "
                             "crawler writes to another data dir, its segments are not ingested here")
 
-    plan = next_capture_runs(open_catalog(settings, catalog.engine(settings)), settings.data_dir,
+    plan = next_capture_runs(catalog.open(settings), settings.data_dir,
                              busy_days=_busy_days(context.instance), reported_days=reported_days)
     runs = plan.runs
     # A day's partition is added with its first run (the days sensor may not have seen it yet).

@@ -12,7 +12,6 @@ import dagster as dg
 from archive_pipelines.assets.partitions import crawl_days, snapshot_days
 from archive_pipelines.captures.segment_files import segment_days
 from archive_pipelines.resources import CatalogResource
-from archive_pipelines.storage.assembly import open_catalog
 from archive_pipelines.storage.day_stats import days_with_snapshots
 
 
@@ -34,7 +33,7 @@ def new_day_requests(instance: dg.DagsterInstance, *, snapshot: list[str],
                        "views) or crawl segments (crawl_segments, captures). Launches no run.")
 def days_sensor(context: dg.SensorEvaluationContext, catalog: CatalogResource) -> dg.SensorResult:
     settings = catalog.project_settings()
-    snapshot = days_with_snapshots(open_catalog(settings, catalog.engine(settings)))
+    snapshot = days_with_snapshots(catalog.open(settings))
     crawl = segment_days(settings.data_dir)
     requests = new_day_requests(context.instance, snapshot=snapshot, crawl=crawl)
     added = [f"{len(r.partition_keys)} {r.partitions_def_name}" for r in requests]

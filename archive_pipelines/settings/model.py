@@ -204,7 +204,7 @@ class Settings(_Section):
     @property
     def catalog_url(self) -> str:
         """The SQLAlchemy URL of the catalog (psycopg2 driver for PostgreSQL)."""
-        from archive_pipelines.catalog.urls import normalize_catalog_url
+        from archive_pipelines.catalog import normalize_catalog_url
 
         if self.catalog.url:
             return normalize_catalog_url(self.catalog.url)

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Engine
-
 from archive_pipelines.blobstore import LocalBlobStore, open_store
-from archive_pipelines.catalog.engine import make_engine
-from archive_pipelines.catalog.files import ensure_store
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.file_work import FileWork
@@ -22,7 +18,7 @@ from archive_pipelines.views import ViewSet
 @dataclass
 class StorageParts:
     """The parts built from one settings; `close()` stops the file work's processes (the
-    engine is whoever passed it)."""
+    catalog is whoever passed it)."""
 
     settings: Settings
     catalog: Catalog
@@ -41,11 +37,11 @@ class StorageParts:
         self.close()
 
 
-def open_catalog(settings: Settings, engine: Engine | None = None) -> Catalog:
-    """The catalog on `engine` (the Dagster resources and the CLI pass the process's shared
-    one, `catalog.shared_engine`); without one, an engine of its own (scripts, tests)."""
-    return Catalog(engine or make_engine(settings.catalog_url,
-                                         busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms))
+def open_catalog(settings: Settings, *, shared: bool = False) -> Catalog:
+    """The catalog of the settings: on the process's shared engine (`shared`: the Dagster
+    resources and the CLI), or on an engine of its own (scripts, tests)."""
+    return Catalog.open(settings.catalog_url, shared=shared,
+                        busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
 
 
 def open_primary(settings: Settings, catalog: Catalog) -> PrimaryStore:
@@ -59,8 +55,8 @@ def open_primary(settings: Settings, catalog: Catalog) -> PrimaryStore:
 
     def find_store_id() -> int:
         store = settings.primary_store
-        with catalog.session() as session:
-            return ensure_store(session, name=store.name, kind=store.kind,
+        with catalog.transaction() as tx:
+            return tx.copies.ensure_store(name=store.name, kind=store.kind,
                                 location=str(root), codec=store.codec)
 
     return PrimaryStore(root, open_local, find_store_id)
@@ -75,10 +71,11 @@ def open_views(settings: Settings, primary: PrimaryStore,
                    crawl=tuple(settings.crawl.views))
 
 
-def open_storage(settings: Settings, *, engine: Engine | None = None,
+def open_storage(settings: Settings, *, catalog: Catalog | None = None,
                  views: tuple[str, ...] | None = None) -> StorageParts:
-    """Every part, built from `settings` (see `open_catalog` for `engine`)."""
-    catalog = open_catalog(settings, engine)
+    """Every part, built from `settings` (`catalog`: the one the caller holds; without one,
+    `open_catalog`)."""
+    catalog = catalog or open_catalog(settings)
     primary = open_primary(settings, catalog)
     view_set = open_views(settings, primary, views)
     work = FileWork(primary, view_set, settings.storage.ingest_processes)

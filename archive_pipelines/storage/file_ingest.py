@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from archive_pipelines.blobstore import PutResult
-from archive_pipelines.catalog.files import FileEntry, apply_files
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, FileEntry
 from archive_pipelines.counts import Counts, dedup_ratio
 from archive_pipelines.settings.model import StorageSettings
 from archive_pipelines.storage.file_work import FileWork
@@ -282,9 +281,9 @@ def _commit_batch(parts: _Parts, workers: FileWorkers | None, stored: list[Store
     entries = [FileEntry(item.snapshot_id, item.extractor, rel, put.sha256, put.size,
                          guess_mime(rel)) for item, rel, put in stored]
     store_id = parts.primary.store_id
-    with parts.catalog.session() as session:
-        applied = apply_files(session, entries, primary_store_id=store_id, replace=replace)
-        places = places_for(session, {e.snapshot_id for e in entries})
+    with parts.catalog.transaction() as tx:
+        applied = tx.files.apply_files(entries, primary_store_id=store_id, replace=replace)
+        places = places_for(tx, {e.snapshot_id for e in entries})
     if applied.conflicts:
         # Only the refused entries: the same path given earlier in the batch may be recorded.
         refused = dict.fromkeys(applied.conflicts)

@@ -52,11 +52,7 @@ from typing import Literal
 from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.blobstore.store_errors import BlobIntegrityError, BlobNotFound
 from archive_pipelines.captures.pending import pending_body_hashes
-from archive_pipelines.catalog.blobs import ref_count
-from archive_pipelines.catalog.copies import set_copy_status
-from archive_pipelines.catalog.garbage import claim_unreferenced, track_blob, unreferenced_page
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, utcnow
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.storage.primary import PrimaryStore
@@ -220,8 +216,8 @@ def _unreferenced_blobs(catalog: Catalog, primary: PrimaryStore, cutoff: datetim
     store_id = primary.store_id
     last = 0
     while True:
-        with catalog.read_session() as session:
-            rows = unreferenced_page(session, store_id=store_id, cutoff=cutoff, after=last,
+        with catalog.reading() as tx:
+            rows = tx.blobs.unreferenced_page(store_id=store_id, cutoff=cutoff, after=last,
                                      limit=batch)
         if not rows:
             return
@@ -287,8 +283,8 @@ def _track(catalog: Catalog, primary: PrimaryStore, sha: str, *, ctime: float) -
     if size is None:
         return None
     since = datetime.fromtimestamp(ctime, UTC)
-    with catalog.session() as session:
-        return track_blob(session, sha256=sha, size=size, since=since, store_id=store_id)
+    with catalog.transaction() as tx:
+        return tx.blobs.track_blob(sha256=sha, size=size, since=since, store_id=store_id)
 
 
 def _logical_size(store: LocalBlobStore, sha: str) -> int | None:
@@ -319,10 +315,10 @@ def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blo
     referenced again meanwhile (the file stays), "skipped" when it could not be claimed (no
     longer unreferenced, or not present), None when the file was already gone."""
     store_id = primary.store_id
-    with catalog.session() as session:
+    with catalog.transaction() as tx:
         # Lock the blob row and mark its copy `missing` (see `claim_unreferenced`): an
         # ingest adding a reference meanwhile then rewrites the file.
-        claimed = claim_unreferenced(session, blob_id=blob_id, store_id=store_id)
+        claimed = tx.blobs.claim_unreferenced(blob_id=blob_id, store_id=store_id)
     if not claimed:
         return "skipped"
     final = primary.store.local_path(sha)
@@ -333,11 +329,11 @@ def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blo
     except FileNotFoundError:
         parked = None  # already gone: the catalog now says so
     farm.aliases.remove(sha)  # the views' hard link would keep the bytes alive
-    with catalog.session() as session:
-        refs = ref_count(session, blob_id)
+    with catalog.transaction() as tx:
+        refs = tx.blobs.ref_count(blob_id)
         if refs:
             # Re-referenced meanwhile: put the file back (an ingest may already have).
-            set_copy_status(session, blob_id=blob_id, store_id=store_id, status="present",
+            tx.copies.set_copy_status(blob_id=blob_id, store_id=store_id, status="present",
                             mtime=utcnow())
             if parked is not None:
                 if final.exists():

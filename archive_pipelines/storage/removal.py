@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from archive_pipelines.catalog.files import release_files, snapshot_file_rows
-from archive_pipelines.catalog.repository import delete_snapshot_row
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import Counts
 from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import SnapshotPlace, ViewSet, view_dir
@@ -23,10 +21,10 @@ class RemoveReport(Counts):
 
 def remove_file(catalog: Catalog, views: ViewSet, snapshot_id: str, *, relative_path: str) -> RemoveReport:
     """Delete one snapshot file: its blob loses a reference (gc may collect it later)."""
-    with catalog.session() as session:
-        rows = snapshot_file_rows(session, snapshot_id, relative_path=relative_path)
-        released = release_files(session, [(r[0], r[1]) for r in rows])
-        place = places_for(session, [snapshot_id]).get(snapshot_id)
+    with catalog.transaction() as tx:
+        rows = tx.files.snapshot_file_rows(snapshot_id, relative_path=relative_path)
+        released = tx.files.release_files([(r[0], r[1]) for r in rows])
+        place = places_for(tx, [snapshot_id]).get(snapshot_id)
     report = RemoveReport(files=released)
     if place is not None:
         report.links_removed = _unlink(views, place, [r[3] for r in rows])
@@ -35,11 +33,11 @@ def remove_file(catalog: Catalog, views: ViewSet, snapshot_id: str, *, relative_
 
 def delete_snapshot(catalog: Catalog, views: ViewSet, snapshot_id: str) -> RemoveReport:
     """Delete a snapshot and release every file it referenced; remove its view links."""
-    with catalog.session() as session:
-        rows = snapshot_file_rows(session, snapshot_id)
-        place = places_for(session, [snapshot_id]).get(snapshot_id)
-        released = release_files(session, [(r[0], r[1]) for r in rows])
-        delete_snapshot_row(session, snapshot_id)
+    with catalog.transaction() as tx:
+        rows = tx.files.snapshot_file_rows(snapshot_id)
+        place = places_for(tx, [snapshot_id]).get(snapshot_id)
+        released = tx.files.release_files([(r[0], r[1]) for r in rows])
+        tx.snapshots.delete_snapshot_row(snapshot_id)
     report = RemoveReport(files=released)
     if place is not None:
         report.links_removed = _unlink(views, place, [r[3] for r in rows])

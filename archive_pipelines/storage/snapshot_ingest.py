@@ -20,10 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from archive_pipelines.archive_error import ArchiveError
-from archive_pipelines.catalog import completion
-from archive_pipelines.catalog.completion import IngestState
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog, IngestState, utcnow
 from archive_pipelines.storage.file_ingest import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_HARDLINK,
@@ -128,32 +125,32 @@ def open_ingest(catalog: Catalog, *, url: str, extractor: str, source: Path,
         raise IngestRefused(f"{source} holds no regular file: nothing to ingest")
     folder = str(source.resolve())
     now = utcnow()
-    with catalog.session() as session:
+    with catalog.transaction() as tx:
         if timestamp is None:
-            found = completion.find_incomplete(session, url=url, source=folder)
+            found = tx.snapshots.find_incomplete(url=url, source=folder)
             if found is not None:
                 if found.ingest_extractor != extractor:
                     raise _unfinished(found)
                 return _continued(found)
             timestamp = f"{created_at.timestamp():.3f}"
         else:
-            found = completion.snapshot_at(session, url=url, timestamp=timestamp)
+            found = tx.snapshots.snapshot_at(url=url, timestamp=timestamp)
             if found is not None and not found.complete:
                 if (found.ingest_source, found.ingest_extractor) != (folder, extractor):
                     raise _unfinished(found)
                 return _continued(found)
             if found is not None:  # a complete snapshot takes more files, as before
-                completion.start_ingest(session, found.snapshot_id, source=folder,
+                tx.snapshots.start_ingest(found.snapshot_id, source=folder,
                                         extractor=extractor, started_at=now)
                 return SnapshotIngest(found.snapshot_id, url, timestamp, found.created_at,
                                       Path(folder), extractor, now, resumed=False)
         # by_timestamp/<ts> belongs to the oldest snapshot with that timestamp: a new one
         # sharing it with another url comes after it, so the owner (and its links) stay.
-        latest = completion.latest_created_at(session, timestamp)
+        latest = tx.snapshots.latest_created_at(timestamp)
         if latest is not None and created_at <= latest:
             created_at = latest + timedelta(microseconds=1)
-        snapshot_id = completion.add_incomplete_snapshot(
-            session, url=url, timestamp=timestamp, title=title, created_at=created_at,
+        snapshot_id = tx.snapshots.add_incomplete_snapshot(
+            url=url, timestamp=timestamp, title=title, created_at=created_at,
             created_by=created_by, source=folder, extractor=extractor, started_at=now)
     return SnapshotIngest(snapshot_id, url, timestamp, created_at, Path(folder), extractor, now,
                           resumed=False)
@@ -161,8 +158,8 @@ def open_ingest(catalog: Catalog, *, url: str, extractor: str, source: Path,
 
 def resume_ingest(catalog: Catalog, snapshot_id: str) -> SnapshotIngest:
     """The interrupted ingest of this snapshot, to continue; IngestRefused when there is none."""
-    with catalog.read_session() as session:
-        state = completion.ingest_state(session, snapshot_id)
+    with catalog.reading() as tx:
+        state = tx.snapshots.ingest_state(snapshot_id)
     if state is None:
         raise IngestRefused(f"no snapshot {snapshot_id!r} in the catalog")
     if state.complete:
@@ -188,8 +185,8 @@ def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work:
     and checks their links."""
     committed: dict[str, str] = {}
     if ingest.resumed:
-        with catalog.read_session() as session:
-            committed = completion.files_recorded_since(session, ingest.snapshot_id,
+        with catalog.reading() as tx:
+            committed = tx.snapshots.files_recorded_since(ingest.snapshot_id,
                                                         ingest.started_at)
     errors: list[str] = []
     left_out: list[str] = []
@@ -214,10 +211,10 @@ def run_ingest(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work:
         report.link_conflicts += outcomes["conflict"]
         if progress and skipped:
             progress(len(skipped))
-    with catalog.session() as session:
-        complete = not report.errors and completion.has_files(session, ingest.snapshot_id)
+    with catalog.transaction() as tx:
+        complete = not report.errors and tx.snapshots.has_files(ingest.snapshot_id)
         if complete:
-            completion.mark_complete(session, ingest.snapshot_id, utcnow())
+            tx.snapshots.mark_complete(ingest.snapshot_id, utcnow())
     return SnapshotIngestReport(ingest, report, len(skipped), complete=complete,
                                 left_out=left_out)
 
@@ -234,9 +231,9 @@ def find_incomplete(catalog: Catalog, *, created_between: tuple[datetime, dateti
                     limit: int = 20) -> Incomplete:
     """The snapshots an ingest is filling or an interrupted one left partial (optionally of
     those created in [start, end)): their count and the `limit` oldest."""
-    with catalog.read_session() as session:
-        return Incomplete(completion.count_incomplete(session, created_between),
-                          completion.incomplete_snapshots(session, limit=limit,
+    with catalog.reading() as tx:
+        return Incomplete(tx.snapshots.count_incomplete(created_between),
+                          tx.snapshots.incomplete_snapshots(limit=limit,
                                                           created_between=created_between))
 
 
@@ -247,8 +244,8 @@ def _relink(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: Fi
     home = views.file_view
     if home is None or not views.enabled:
         return Counter()
-    with catalog.read_session() as session:
-        place = places_for(session, [snapshot_id])[snapshot_id]
+    with catalog.reading() as tx:
+        place = places_for(tx, [snapshot_id])[snapshot_id]
     folder = view_dir(home, place)
     links = [(f"{folder}/{rel}", sha256) for rel, sha256 in sorted(files.items())]
     return ensure_links(primary, views, work, links=links, aliases=(), folder_links=views.folder_links(place))

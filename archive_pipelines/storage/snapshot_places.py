@@ -5,15 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from sqlalchemy.orm import Session
-
-from archive_pipelines.catalog.places import (
-    PlaceRow,
-    SnapshotEntries,
-    SnapshotFiles,
-    iter_snapshot_contents,
-    place_rows,
-)
+from archive_pipelines.catalog import CatalogTransaction, PlaceRow, SnapshotEntries, SnapshotFiles
 from archive_pipelines.views import SnapshotPlace
 
 
@@ -23,15 +15,15 @@ def place_of(row: PlaceRow) -> SnapshotPlace:
                          owns_timestamp=row.owns_timestamp)
 
 
-def places_for(session: Session, snapshot_ids: Iterable[str]) -> dict[str, SnapshotPlace]:
+def places_for(tx: CatalogTransaction, snapshot_ids: Iterable[str]) -> dict[str, SnapshotPlace]:
     """Places of these snapshots, with by_timestamp ownership resolved."""
-    return {sid: place_of(row) for sid, row in place_rows(session, snapshot_ids).items()}
+    return {sid: place_of(row) for sid, row in tx.files.place_rows(snapshot_ids).items()}
 
 
-def iter_snapshot_files(session: Session,
+def iter_snapshot_files(tx: CatalogTransaction,
                         created_between: tuple[datetime, datetime] | None = None,
                         ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
     """(place, files, entries) per snapshot (optionally per snapshot created in [start,
-    end)) with files or entries the views keep (`catalog.places.iter_snapshot_contents`)."""
-    for row, files, entries in iter_snapshot_contents(session, created_between):
+    end)) with files or entries the views keep (`catalog.files.iter_snapshot_contents`)."""
+    for row, files, entries in tx.files.iter_snapshot_contents(created_between):
         yield place_of(row), files, entries

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from archive_pipelines.blobstore.hash_prefixes import HEX_PREFIXES, prefix_range
-from archive_pipelines.catalog.blobs import hashes_in_range
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.storage.primary import PrimaryStore
 
 
@@ -17,8 +16,8 @@ def untracked_hashes(catalog: Catalog, primary: PrimaryStore) -> Iterator[str]:
     store's files of that prefix listed against them."""
     for prefix in HEX_PREFIXES:
         low, high = prefix_range(prefix)
-        with catalog.read_session() as session:
-            known = hashes_in_range(session, low, high)
+        with catalog.reading() as tx:
+            known = tx.blobs.hashes_in_range(low, high)
         for sha in primary.store.iter_hashes(prefix):
             if sha not in known:
                 yield sha

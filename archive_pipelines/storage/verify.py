@@ -22,14 +22,7 @@ from pathlib import Path
 from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.captures.views import ViewCapture, capture_links
-from archive_pipelines.catalog.blobs import BlobRow, blob_page, count_unreferenced, set_ref_count
-from archive_pipelines.catalog.captures import view_captures
-from archive_pipelines.catalog.completion import count_incomplete, incomplete_snapshots
-from archive_pipelines.catalog.copies import set_copy_status
-from archive_pipelines.catalog.files import count_references
-from archive_pipelines.catalog.models import utcnow
-from archive_pipelines.catalog.places import SnapshotEntries, SnapshotFiles
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import BlobRow, Catalog, SnapshotEntries, SnapshotFiles, utcnow
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.snapshot_ingest import resume_command
@@ -96,8 +89,8 @@ def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
     _check_refcounts(catalog, report, fix=fix)
     missing = _check_blob_files(catalog, primary, views, report=report, deep=deep, fix=fix, progress=progress)
     _check_links(catalog, views, report, fix=fix, vacuum=vacuum, missing_blobs=missing, progress=progress)
-    with catalog.read_session() as session:
-        report.found["orphan_blobs"] = count_unreferenced(session)
+    with catalog.reading() as tx:
+        report.found["orphan_blobs"] = tx.blobs.count_unreferenced()
     if scan_store:
         _check_untracked(catalog, primary, report, data_dir=data_dir)
     return report
@@ -106,9 +99,9 @@ def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
 def _check_incomplete(catalog: Catalog, report: VerifyReport) -> None:
     """Snapshots an ingest is filling or an interrupted one left partial: a problem until
     their ingest finishes, which only it can do (its folder is the source)."""
-    with catalog.read_session() as session:
-        count = count_incomplete(session)
-        shown = incomplete_snapshots(session, limit=report.example_limit)
+    with catalog.reading() as tx:
+        count = tx.snapshots.count_incomplete()
+        shown = tx.snapshots.incomplete_snapshots(limit=report.example_limit)
     for state in shown:
         report.note("incomplete_snapshots", f"{state.snapshot_id} ({state.url} @ "
                     f"{state.timestamp}): resume with `{resume_command(state.snapshot_id)}`")
@@ -116,12 +109,12 @@ def _check_incomplete(catalog: Catalog, report: VerifyReport) -> None:
 
 
 def _check_refcounts(catalog: Catalog, report: VerifyReport, *, fix: bool) -> None:
-    with catalog.session() as session:
-        drift = list(count_references(session))
+    with catalog.transaction() as tx:
+        drift = list(tx.blobs.count_references())
         for blob_id, sha, stored, actual in drift:
             report.note("refcount_drift", f"{sha}: ref_count {stored}, references {actual}")
             if fix:
-                set_ref_count(session, blob_id, actual, utcnow())
+                tx.blobs.set_ref_count(blob_id, actual, utcnow())
                 report.fixed["refcount_drift"] += 1
 
 
@@ -142,8 +135,8 @@ def _restore_from_alias(primary: PrimaryStore, views: ViewSet, sha: str) -> bool
 def _iter_blobs(catalog: Catalog, batch: int = 2000) -> Iterator[BlobRow]:
     last = 0
     while True:
-        with catalog.read_session() as session:
-            rows = blob_page(session, after=last, limit=batch)
+        with catalog.reading() as tx:
+            rows = tx.blobs.blob_page(after=last, limit=batch)
         if not rows:
             return
         yield from rows
@@ -179,8 +172,8 @@ def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
                 continue
             bad.add(sha)
             if fix:  # record the truth so replication can restore it from a good copy
-                with catalog.session() as session:
-                    set_copy_status(session, blob_id=blob_id,
+                with catalog.transaction() as tx:
+                    tx.copies.set_copy_status(blob_id=blob_id,
                                     store_id=primary.store_id,
                                     status="missing" if status == "missing" else "corrupted",
                                     mtime=utcnow())
@@ -248,8 +241,8 @@ def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport,
     if not chosen:
         return
     farm = views.farm
-    with catalog.read_session() as session:
-        rows = view_captures(session)
+    with catalog.reading() as tx:
+        rows = tx.captures.view_captures()
     files, folders = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
     for link, sha in files.items():
         if link.partition("/")[0] not in chosen:
@@ -283,8 +276,8 @@ def _note_link(report: VerifyReport, link: str, state: LinkState,
 
 def _snapshot_files(catalog: Catalog
                     ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
-    with catalog.read_session() as session:
-        yield from iter_snapshot_files(session)
+    with catalog.reading() as tx:
+        yield from iter_snapshot_files(tx)
 
 
 def _check_untracked(catalog: Catalog, primary: PrimaryStore, report: VerifyReport,

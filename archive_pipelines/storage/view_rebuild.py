@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from archive_pipelines.captures.views import ViewCapture, capture_links
-from archive_pipelines.catalog.captures import view_captures
-from archive_pipelines.catalog.sessions import Catalog
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.linking import ensure_links
@@ -67,8 +66,8 @@ def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, wo
     pending: list[tuple[str, str]] = []
     folders: list[tuple[str, str]] = []
     shas: set[str] = set()
-    with catalog.read_session() as session:
-        for place, files, own_links in iter_snapshot_files(session, created_between):
+    with catalog.reading() as tx:
+        for place, files, own_links in iter_snapshot_files(tx, created_between):
             if home is None:
                 break
             report.snapshots += 1
@@ -90,8 +89,8 @@ def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, wo
         _link_round(primary, views, work, shas=shas, links=pending, folders=folders, report=report,
                     progress=progress)
     if views.crawl and created_between is None:  # crawled pages (`captures.views`)
-        with catalog.read_session() as session:
-            rows = view_captures(session)
+        with catalog.reading() as tx:
+            rows = tx.captures.view_captures()
         page_links, folder_links = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
         pages = [(link, sha) for link, sha in page_links.items()
                  if link.partition("/")[0] in chosen]

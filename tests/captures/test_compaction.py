@@ -27,10 +27,8 @@ from archive_pipelines.captures.lookup import find_body, find_session, find_url
 from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.captures.segment_files import find_segments
 from archive_pipelines.captures.segment_ingest import ingest_crawl, ingest_segment, pending_segments
-from archive_pipelines.catalog.captures import crawl_session
-from archive_pipelines.catalog.files import count_references
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch
-from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
@@ -50,15 +48,15 @@ def ingest_all(parts: StorageParts, data_dir: Path) -> None:
 
 
 def session_ids(catalog: Catalog) -> list[str]:
-    with catalog.read_session() as session:
-        return sorted(session.scalars(select(CrawlSession.id)))
+    with catalog.reading() as tx:
+        return sorted(tx.session.scalars(select(CrawlSession.id)))
 
 
 def capture_rows(catalog: Catalog) -> list[dict[str, Any]]:
     """Every page_fetch row as a dict, by id."""
     table = _table(PageFetch)
-    with catalog.read_session() as session:
-        return [dict(row._mapping) for row in session.execute(select(table).order_by(table.c.id))]
+    with catalog.reading() as tx:
+        return [dict(row._mapping) for row in tx.session.execute(select(table).order_by(table.c.id))]
 
 
 def records_of(data_dir: Path, rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
@@ -93,21 +91,21 @@ def lookups(catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
 def catalog_dump(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
     """The captures, sessions, segment ledger, blobs (ref counts) and blob copies, with blob
     ids as sha256 and without timestamps that tell only when a row was written."""
-    with catalog.read_session() as session:
-        shas = {int(i): str(s) for i, s in session.execute(select(Blob.id, Blob.sha256))}
+    with catalog.reading() as tx:
+        shas = {int(i): str(s) for i, s in tx.session.execute(select(Blob.id, Blob.sha256))}
 
         def rows(model: type, drop: tuple[str, ...] = (),
                  blob_ids: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
             table = _table(model)
             out = []
-            for row in session.execute(select(table)):
+            for row in tx.session.execute(select(table)):
                 data = dict(row._mapping)
                 for name in blob_ids:
                     data[name] = None if data[name] is None else shas[data[name]]
                 out.append(tuple((k, v) for k, v in sorted(data.items()) if k not in drop))
             return sorted(out, key=repr)
 
-        blobs = [(*row[:-1], row[-1] is not None) for row in session.execute(
+        blobs = [(*row[:-1], row[-1] is not None) for row in tx.session.execute(
             select(Blob.sha256, Blob.size, Blob.mime_type, Blob.ref_count,
                    Blob.unreferenced_since))]
         return {
@@ -121,8 +119,8 @@ def catalog_dump(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def ref_counts(catalog: Catalog, shas: list[str]) -> dict[str, int]:
-    with catalog.read_session() as session:
-        return {str(sha): int(n) for sha, n in session.execute(
+    with catalog.reading() as tx:
+        return {str(sha): int(n) for sha, n in tx.session.execute(
             select(Blob.sha256, Blob.ref_count).where(Blob.sha256.in_(shas)))}
 
 
@@ -130,8 +128,8 @@ def assert_storage_clean(parts: StorageParts, data_dir: Path) -> None:
     report = verify_storage(parts.catalog, parts.primary, parts.views, deep=True,
                             data_dir=data_dir)
     assert report.problems == 0, report.examples
-    with parts.catalog.read_session() as session:
-        assert list(count_references(session)) == []
+    with parts.catalog.reading() as tx:
+        assert list(tx.blobs.count_references()) == []
 
 
 def segment_files(data_dir: Path) -> dict[str, bytes]:
@@ -174,8 +172,8 @@ def test_compaction_keeps_every_capture_lookup_and_record(crawl_data: Path,
         before_dump = catalog_dump(parts.catalog)
         originals = segment_files(crawl_data)
         assert len(originals) >= 2  # several segments, so segment order matters
-        with parts.catalog.read_session() as session:
-            segment_shas = list(session.scalars(select(CrawlSegment.sha256)))
+        with parts.catalog.reading() as tx:
+            segment_shas = list(tx.session.scalars(select(CrawlSegment.sha256)))
         assert ref_counts(parts.catalog, segment_shas) == dict.fromkeys(segment_shas, 1)
 
         report = compact_sessions(parts.catalog, capture_primary(parts), crawl_data,
@@ -239,15 +237,15 @@ def test_compaction_keeps_every_capture_lookup_and_record(crawl_data: Path,
         # Blob references: the segments' released (orphans, files kept for gc), the
         # compacted file and its index referenced once each and stored in the primary.
         assert ref_counts(parts.catalog, segment_shas) == dict.fromkeys(segment_shas, 0)
-        with parts.catalog.read_session() as session:
-            row = session.execute(select(CrawlSession.compacted_path,
+        with parts.catalog.reading() as tx:
+            row = tx.session.execute(select(CrawlSession.compacted_path,
                                          CrawlSession.compacted_blob_id,
                                          CrawlSession.index_blob_id)).one()
             assert row[0] == compacted_path
-            held = {int(i): str(sha) for i, sha in session.execute(
+            held = {int(i): str(sha) for i, sha in tx.session.execute(
                 select(Blob.id, Blob.sha256).where(Blob.id.in_(row[1:])))}
-            assert list(session.scalars(select(CrawlSegment.blob_id))) == [None] * len(originals)
-            unreferenced = list(session.scalars(select(Blob.unreferenced_since)
+            assert list(tx.session.scalars(select(CrawlSegment.blob_id))) == [None] * len(originals)
+            unreferenced = list(tx.session.scalars(select(Blob.unreferenced_since)
                                                 .where(Blob.sha256.in_(segment_shas))))
             assert None not in unreferenced
         assert row[1] is not None and row[2] is not None
@@ -343,8 +341,8 @@ def test_a_session_newer_than_older_than_is_left_alone(crawl_data: Path) -> None
     with parts_of(crawl_data) as parts:
         ingest_all(parts, crawl_data)
         (sid,) = session_ids(parts.catalog)
-        with parts.catalog.read_session() as session:
-            found = crawl_session(session, sid)
+        with parts.catalog.reading() as tx:
+            found = tx.captures.crawl_session(sid)
         assert found is not None and found.ended_at is not None
         ended = found.ended_at
         dump, files = catalog_dump(parts.catalog), segment_files(crawl_data)
@@ -426,8 +424,8 @@ def test_gc_after_compaction_takes_the_segment_copies_and_no_record(crawl_data: 
     with parts_of(crawl_data) as parts:
         ingest_all(parts, crawl_data)
         records = records_of(crawl_data, capture_rows(parts.catalog))
-        with parts.catalog.read_session() as session:
-            segment_shas = sorted(session.scalars(select(CrawlSegment.sha256)))
+        with parts.catalog.reading() as tx:
+            segment_shas = sorted(tx.session.scalars(select(CrawlSegment.sha256)))
 
         def gc() -> GcReport:
             return collect_garbage(parts.catalog, parts.primary, parts.views.farm, layout=parts.layout,

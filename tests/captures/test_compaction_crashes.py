@@ -21,8 +21,6 @@ from typing import Any
 import pytest
 
 from archive_pipelines.captures.compaction import compact_sessions
-from archive_pipelines.catalog.captures import crawl_session
-from archive_pipelines.catalog.files import count_references
 from archive_pipelines.storage.verify import KINDS, verify_storage
 from archive_testkit.forkserver import ForkServer
 from tests.captures.test_compaction import (
@@ -160,8 +158,8 @@ def test_kill_9_at_every_step_of_a_compaction_then_a_rerun_ends_exact(
             assert catalog_dump(parts.catalog) == expected, point
             assert records_of(data_dir, capture_rows(parts.catalog)) == originals, point
             assert_storage_clean(parts, data_dir)
-            with parts.catalog.read_session() as session:
-                assert list(count_references(session)) == [], point
+            with parts.catalog.reading() as tx:
+                assert list(tx.blobs.count_references()) == [], point
             assert compact_sessions(parts.catalog, capture_primary(parts), data_dir,
                                     older_than=timedelta(0)).sessions == [], point
         assert segment_files(data_dir) == {}, point
@@ -178,8 +176,8 @@ def _note_state(seen: dict[str, int], parts: Any, data_dir: Path, sid: str) -> N
     folder = data_dir / "sessions" / "compacted"
     if folder.exists() and any(p.name.startswith(".") for p in folder.iterdir()):
         seen["temp files"] += 1
-    with parts.catalog.read_session() as session:
-        found = crawl_session(session, sid)
+    with parts.catalog.reading() as tx:
+        found = tx.captures.crawl_session(sid)
     assert found is not None
     if found.compacted_path is None:
         seen["not recorded"] += 1

@@ -23,9 +23,8 @@ from archive_pipelines.captures.lookup import find_url
 from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.captures.segment_files import find_segments
 from archive_pipelines.captures.segment_ingest import CrawlIngestReport, ingest_crawl, ingest_segment
-from archive_pipelines.catalog.files import count_references
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch, Store
-from archive_pipelines.catalog.sessions import Catalog
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
 from tests.cli.test_cli import run_cli
@@ -54,10 +53,10 @@ def sha(data: bytes) -> str:
 def exact_rows(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of the capture tables and of blob / blob_copy, ids and times included."""
     rows = {}
-    with catalog.read_session() as session:
+    with catalog.reading() as tx:
         for model in (PageFetch, CrawlSegment, CrawlSession, Blob, BlobCopy):
             table = cast(Table, model.__table__)
-            rows[table.name] = [tuple(r) for r in session.execute(
+            rows[table.name] = [tuple(r) for r in tx.session.execute(
                 select(table).order_by(*table.primary_key.columns))]
     return rows
 
@@ -65,26 +64,26 @@ def exact_rows(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
 def catalog_state(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
     """The capture tables and blobs by their natural keys (segment path, blob sha256), with
     no surrogate ids or ingest times: what two ingests of the same segments must agree on."""
-    with catalog.read_session() as session:
-        shas = dict(session.execute(select(Blob.id, Blob.sha256)).all())
-        paths = dict(session.execute(select(CrawlSegment.id, CrawlSegment.path)).all())
-        stores = dict(session.execute(select(Store.id, Store.name)).all())
+    with catalog.reading() as tx:
+        shas = dict(tx.session.execute(select(Blob.id, Blob.sha256)).all())
+        paths = dict(tx.session.execute(select(CrawlSegment.id, CrawlSegment.path)).all())
+        stores = dict(tx.session.execute(select(Store.id, Store.name)).all())
         skip = {"id", "segment_id", "body_blob_id"}
         names = [c.name for c in PageFetch.__table__.columns if c.name not in skip]
         fetches = sorted(
             (*(getattr(row, n) for n in names), paths[row.segment_id],
              shas.get(row.body_blob_id) if row.body_blob_id is not None else None)
-            for row in session.scalars(select(PageFetch)))
+            for row in tx.session.scalars(select(PageFetch)))
         segments = sorted(
             (s.path, s.sha256, s.session_id, shas.get(s.blob_id) if s.blob_id else None,
-             s.records, s.rejected, s.cut_bytes) for s in session.scalars(select(CrawlSegment)))
+             s.records, s.rejected, s.cut_bytes) for s in tx.session.scalars(select(CrawlSegment)))
         sessions = sorted(
             (s.id, s.started_at, s.ended_at, s.index_dir, s.pages, s.compacted_path)
-            for s in session.scalars(select(CrawlSession)))
+            for s in tx.session.scalars(select(CrawlSession)))
         blobs = sorted((b.sha256, b.size, b.mime_type, b.ref_count, b.unreferenced_since is None)
-                       for b in session.scalars(select(Blob)))
+                       for b in tx.session.scalars(select(Blob)))
         copies = sorted((shas[c.blob_id], stores[c.store_id], c.status)
-                        for c in session.scalars(select(BlobCopy)))
+                        for c in tx.session.scalars(select(BlobCopy)))
     return {"page_fetch": fetches, "crawl_segment": segments, "crawl_session": sessions,
             "blob": blobs, "blob_copy": copies}
 
@@ -145,8 +144,8 @@ def test_every_url_the_web_answered_is_a_capture_of_its_bytes(
         with ThreadPoolExecutor(8) as pool:
             asked = Counter(pool.map(check, requests))
         # ... and every fetch the catalog holds is one the web answered, once.
-        with parts.catalog.read_session() as session:
-            held = Counter(session.scalars(
+        with parts.catalog.reading() as tx:
+            held = Counter(tx.session.scalars(
                 select(PageFetch.canonical_url).where(PageFetch.kind != "redirect",
                                                       PageFetch.status_code.is_not(None))))
         assert held == asked
@@ -169,13 +168,13 @@ def test_ingest_twice_changes_nothing_and_counts_every_reference(
                                 data_dir=crawl_data)
         assert report.problems == 0, report.examples
         assert report.found["crawl_pending"] == report.found["untracked_blob_files"] == 0
-        with parts.catalog.read_session() as session:
-            assert list(count_references(session)) == []
-            blobs = {b.sha256: b for b in session.scalars(select(Blob))}
-            ledger = list(session.scalars(select(CrawlSegment)))
-            bodies = Counter(session.scalars(select(PageFetch.body_sha256)
+        with parts.catalog.reading() as tx:
+            assert list(tx.blobs.count_references()) == []
+            blobs = {b.sha256: b for b in tx.session.scalars(select(Blob))}
+            ledger = list(tx.session.scalars(select(CrawlSegment)))
+            bodies = Counter(tx.session.scalars(select(PageFetch.body_sha256)
                                              .where(PageFetch.body_blob_id.is_not(None))))
-            unstored = session.scalar(select(PageFetch.id).where(
+            unstored = tx.session.scalar(select(PageFetch.id).where(
                 PageFetch.body_sha256.is_not(None), PageFetch.body_blob_id.is_(None)))
         assert unstored is None
         # one reference per capture holding the body, one per segment file
@@ -330,11 +329,11 @@ def test_hostile_records_are_refused_with_their_field_and_good_ones_kept(
         assert len(seen.problems) == 6 and all(len(p) < 400 for p in seen.problems)
         assert report.total("rejected") == 5  # the crawl's own segments are sound
 
-        with parts.catalog.read_session() as session:
-            kept = sorted(session.scalars(select(PageFetch.record_offset)
+        with parts.catalog.reading() as tx:
+            kept = sorted(tx.session.scalars(select(PageFetch.record_offset)
                                           .where(PageFetch.index_path == relative)))
-            assert session.scalar(select(Blob.id).where(Blob.sha256 == lacking)) is None
-            entry = session.scalar(select(CrawlSegment).where(CrawlSegment.path == relative))
+            assert tx.session.scalar(select(Blob.id).where(Blob.sha256 == lacking)) is None
+            entry = tx.session.scalar(select(CrawlSegment).where(CrawlSegment.path == relative))
             assert entry is not None and (entry.records, entry.rejected) == (8, 5)
         assert kept == [offsets[0], offsets[4], offsets[7]]
         [capture] = find_url(parts.catalog, lacking_url)[1]
@@ -383,5 +382,5 @@ def test_odd_session_folders_and_symlinked_segments_are_skipped(
         assert any("20991231T235959000000Z_000099.jsonl: not a segment file" in line
                    for line in report.skipped)
         assert find_url(parts.catalog, "http://stranger.test/", prefix=True)[1] == []
-        with parts.catalog.read_session() as session:
-            assert session.scalar(select(CrawlSession.id).where(CrawlSession.id == stranger)) is None
+        with parts.catalog.reading() as tx:
+            assert tx.session.scalar(select(CrawlSession.id).where(CrawlSession.id == stranger)) is None

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from archive_pipelines.catalog.files import count_references
 from archive_pipelines.catalog.models import CrawlSegment
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
@@ -102,6 +101,6 @@ def test_kill_9_at_any_step_of_an_ingest_then_a_rerun_ends_exact(
                                     data_dir=data_dir)
             assert report.problems == 0, (point, report.examples)
             assert report.found["crawl_pending"] == 0, point
-            with parts.catalog.read_session() as session:
-                assert list(count_references(session)) == [], point
+            with parts.catalog.reading() as tx:
+                assert list(tx.blobs.count_references()) == [], point
         assert store_files(data_dir) == expected_files, point

@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from archive_pipelines.captures.lookup import BadLookup, find_body, find_session, find_url, note, when_ms
 from archive_pipelines.captures.segment_ingest import ingest_crawl
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.models import PageFetch
-from archive_pipelines.catalog.sessions import Catalog
 from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.crawls import Crawled
 
@@ -35,8 +35,8 @@ def catalog(crawled: Crawled, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def all_rows(catalog: Catalog) -> AllRows:
-    with catalog.read_session() as session:
-        return [tuple(r) for r in session.execute(  # type: ignore[misc]
+    with catalog.reading() as tx:
+        return [tuple(r) for r in tx.session.execute(  # type: ignore[misc]
             select(PageFetch.id, PageFetch.kind, PageFetch.canonical_url, PageFetch.site,
                    PageFetch.fetched_ms))]
 
@@ -128,8 +128,8 @@ def test_a_sessions_pages_and_every_capture(catalog: Catalog, crawled: Crawled) 
 
 
 def test_a_hash_lists_every_capture_of_that_body(catalog: Catalog) -> None:
-    with catalog.read_session() as session:
-        bodies = session.execute(select(PageFetch.body_sha256, PageFetch.id)
+    with catalog.reading() as tx:
+        bodies = tx.session.execute(select(PageFetch.body_sha256, PageFetch.id)
                                  .where(PageFetch.body_sha256.is_not(None))).all()
     by_body: dict[str, set[int]] = {}
     for body, capture_id in bodies:
@@ -148,8 +148,8 @@ def test_a_hash_lists_every_capture_of_that_body(catalog: Catalog) -> None:
 
 
 def test_a_redirect_is_a_hop_to_its_target_and_the_target_a_capture(catalog: Catalog) -> None:
-    with catalog.read_session() as session:
-        hop_urls = list(session.scalars(select(PageFetch.url).where(PageFetch.kind == "redirect")))
+    with catalog.reading() as tx:
+        hop_urls = list(tx.session.scalars(select(PageFetch.url).where(PageFetch.kind == "redirect")))
     assert hop_urls, "the crawl followed no redirect"
     for url in hop_urls:
         found = find_url(catalog, url)[1]
@@ -164,8 +164,8 @@ def test_a_redirect_is_a_hop_to_its_target_and_the_target_a_capture(catalog: Cat
 
 
 def test_failed_fetches_are_captures_marked_as_failed(catalog: Catalog, crawled: Crawled) -> None:
-    with catalog.read_session() as session:
-        failed = session.execute(select(PageFetch.url, PageFetch.error)
+    with catalog.reading() as tx:
+        failed = tx.session.execute(select(PageFetch.url, PageFetch.error)
                                  .where(PageFetch.status_code.is_(None))).all()
     errors = {error for _url, error in failed}
     assert "disallowed by robots.txt" in errors

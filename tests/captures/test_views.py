@@ -12,7 +12,6 @@ import pytest
 
 from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.captures.views import ViewCapture, capture_links, group_dir, page_path
-from archive_pipelines.catalog.captures import view_captures
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CrawlSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
@@ -69,8 +68,8 @@ def test_crawled_pages_appear_in_the_views_and_open_their_bytes(crawl_data: Path
     with open_with_views(crawl_data, ["by_domain", "by_timestamp"]) as parts:
         report = ingest_crawl(parts.catalog, capture_primary(parts), crawl_data)
         assert report.total("links") > 0
-        with parts.catalog.read_session() as session:
-            shown = view_captures(session)
+        with parts.catalog.reading() as tx:
+            shown = tx.captures.view_captures()
         files, folders = capture_links(parts.views.crawl, (ViewCapture(*r) for r in shown))
         assert len(files) > 100 and folders
         for link, body in files.items():

@@ -3,8 +3,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
-from archive_pipelines.catalog import CatalogRepository, make_engine, upgrade_catalog
-from archive_pipelines.catalog.migrate import current_revision, head_revision
+from archive_pipelines.catalog import Catalog, head_revision, make_engine, upgrade_catalog
+from archive_pipelines.catalog.migrate import current_revision
 from archive_pipelines.catalog.models import Base
 
 TABLES = {"snapshot", "tag", "snapshot_tag", "archive_result", "blob", "snapshot_file", "store",
@@ -33,7 +33,7 @@ def test_sqlite_runs_in_wal_mode_with_a_busy_timeout(tmp_path) -> None:  # type:
     engine.dispose()
 
 
-def test_fresh_catalog_status_is_empty(catalog: CatalogRepository) -> None:
+def test_fresh_catalog_status_is_empty(catalog: Catalog) -> None:
     assert all(value == 0 for value in vars(catalog.status()).values())
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from alembic import command
 from sqlalchemy import text
 
-from archive_pipelines.catalog import CatalogRepository, completion, make_engine, upgrade_catalog
+from archive_pipelines.catalog import Catalog, make_engine, upgrade_catalog
 from archive_pipelines.catalog.migrate import alembic_config, current_revision
 
 T0 = datetime(2026, 11, 25, 8, 0, tzinfo=UTC)
@@ -23,44 +23,43 @@ def test_0004_backfills_existing_snapshots_as_complete(catalog_url: str) -> None
                           "CURRENT_TIMESTAMP, 'u', 'cas', CURRENT_TIMESTAMP)"))
     upgrade_catalog(engine)
     assert current_revision(engine) == "0004_snapshot_completion"
-    repository = CatalogRepository(engine)
-    with repository.read_session() as session:
-        state = completion.ingest_state(session, "s1")
+    repository = Catalog(engine)
+    with repository.reading() as tx:
+        state = tx.snapshots.ingest_state("s1")
     assert state is not None and state.complete and state.ingest_source is None
-    assert repository.count_incomplete() == 0
+    assert repository.snapshots.count_incomplete() == 0
     command.downgrade(alembic_config(engine), "0003_captures")  # and back
     upgrade_catalog(engine)
-    assert repository.count_incomplete() == 0
+    assert repository.snapshots.count_incomplete() == 0
     engine.dispose()
 
 
 def test_incomplete_snapshots_are_found_by_source_and_url_until_complete(
-        catalog: CatalogRepository) -> None:
-    made = catalog.add_snapshot(url="https://made.test/", timestamp="1")
-    with catalog.session() as session:
-        first = completion.add_incomplete_snapshot(
-            session, url="https://a.test/", timestamp="2", title=None, created_at=T0,
+        catalog: Catalog) -> None:
+    made = catalog.snapshots.add_snapshot(url="https://made.test/", timestamp="1")
+    with catalog.transaction() as tx:
+        first = tx.snapshots.add_incomplete_snapshot(url="https://a.test/", timestamp="2", title=None,
+                                                     created_at=T0,
             created_by="alice", source="/src/a", extractor="wget", started_at=T0)
-        second = completion.add_incomplete_snapshot(
-            session, url="https://a.test/", timestamp="3", title=None,
+        second = tx.snapshots.add_incomplete_snapshot(url="https://a.test/", timestamp="3", title=None,
             created_at=T0 + timedelta(seconds=1), created_by="alice", source="/src/b",
             extractor="wget", started_at=T0)
-    assert catalog.count_incomplete() == 2  # a snapshot made otherwise is complete
-    assert [s.snapshot_id for s in catalog.incomplete_snapshots()] == [first, second]
-    assert [s.snapshot_id for s in catalog.incomplete_snapshots(limit=1)] == [first]
-    with catalog.read_session() as session:
-        found = completion.find_incomplete(session, url="https://a.test/", source="/src/b")
+    assert catalog.snapshots.count_incomplete() == 2  # a snapshot made otherwise is complete
+    assert [s.snapshot_id for s in catalog.snapshots.incomplete_snapshots()] == [first, second]
+    assert [s.snapshot_id for s in catalog.snapshots.incomplete_snapshots(limit=1)] == [first]
+    with catalog.reading() as tx:
+        found = tx.snapshots.find_incomplete(url="https://a.test/", source="/src/b")
         assert found is not None and found.snapshot_id == second
-        assert completion.find_incomplete(session, url="https://b.test/", source="/src/b") is None
+        assert tx.snapshots.find_incomplete(url="https://b.test/", source="/src/b") is None
         day = (T0, T0 + timedelta(seconds=1))
-        assert completion.count_incomplete(session, day) == 1
-    with catalog.session() as session:
-        completion.mark_complete(session, second, T0 + timedelta(minutes=1))
-        completion.start_ingest(session, made.id, source="/src/c", extractor="dom",
+        assert tx.snapshots.count_incomplete(day) == 1
+    with catalog.transaction() as tx:
+        tx.snapshots.mark_complete(second, T0 + timedelta(minutes=1))
+        tx.snapshots.start_ingest(made.id, source="/src/c", extractor="dom",
                                 started_at=T0)
-    with catalog.read_session() as session:
-        assert completion.find_incomplete(session, url="https://a.test/", source="/src/b") is None
-        state = completion.ingest_state(session, made.id)
+    with catalog.reading() as tx:
+        assert tx.snapshots.find_incomplete(url="https://a.test/", source="/src/b") is None
+        state = tx.snapshots.ingest_state(made.id)
     assert state is not None and not state.complete
     assert (state.ingest_source, state.ingest_extractor) == ("/src/c", "dom")
-    assert {s.snapshot_id for s in catalog.incomplete_snapshots()} == {first, made.id}
+    assert {s.snapshot_id for s in catalog.snapshots.incomplete_snapshots()} == {first, made.id}

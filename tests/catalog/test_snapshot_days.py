@@ -2,11 +2,10 @@
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.catalog.days import snapshot_days
+from archive_pipelines.catalog import Catalog
 
 
-def test_each_utc_day_with_snapshots_once_oldest_first(catalog: CatalogRepository) -> None:
+def test_each_utc_day_with_snapshots_once_oldest_first(catalog: Catalog) -> None:
     assert _days(catalog) == []
     plus_two = timezone(timedelta(hours=2))
     moments = [
@@ -17,11 +16,11 @@ def test_each_utc_day_with_snapshots_once_oldest_first(catalog: CatalogRepositor
         datetime(2024, 12, 26, 0, 0, tzinfo=UTC),
     ]
     for n, moment in enumerate(moments):
-        catalog.add_snapshot(url=f"https://a.test/{n}", timestamp=f"{moment.timestamp()}.{n}",
+        catalog.snapshots.add_snapshot(url=f"https://a.test/{n}", timestamp=f"{moment.timestamp()}.{n}",
                              created_at=moment)
     assert _days(catalog) == ["1996-05-10", "2024-12-25", "2024-12-26"]
 
 
-def _days(catalog: CatalogRepository) -> list[str]:
-    with catalog.session() as session:
-        return snapshot_days(session)
+def _days(catalog: Catalog) -> list[str]:
+    with catalog.transaction() as tx:
+        return tx.days.snapshot_days()

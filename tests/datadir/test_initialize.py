@@ -3,8 +3,7 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.archive_error import DataDirError
-from archive_pipelines.catalog import CatalogRepository, make_engine
-from archive_pipelines.catalog.migrate import head_revision
+from archive_pipelines.catalog import Catalog, head_revision, make_engine
 from archive_pipelines.datadir import DataDir, initialize
 from archive_pipelines.datadir.initialize import HINT_SAMPLE
 from archive_pipelines.settings import Settings, load_settings
@@ -32,7 +31,7 @@ def test_init_hints_at_unknown_legacy_folders_without_scanning(settings: Setting
         (archive / name).mkdir(parents=True)
     initialize(settings)
     engine = make_engine(settings.catalog_url)
-    CatalogRepository(engine).add_snapshot(url="https://a.example/", timestamp="1700000000.1")
+    Catalog(engine).snapshots.add_snapshot(url="https://a.example/", timestamp="1700000000.1")
     engine.dispose()
     report = initialize(settings)
     assert report.unknown_legacy_sample == 1

@@ -18,8 +18,8 @@ ALL_RELEASES = ("0.4", "0.5", "0.6", "0.7", "0.8", "0.8.2", "0.8.3", "0.9")
 
 def snapshots(store: StorageParts) -> dict[str, Snapshot]:
     """Every snapshot by timestamp (tags loaded)."""
-    with store.catalog.session() as session:
-        return {s.timestamp: s for s in session.scalars(select(Snapshot))}
+    with store.catalog.transaction() as tx:
+        return {s.timestamp: s for s in tx.session.scalars(select(Snapshot))}
 
 
 def tree_hashes(root: Path) -> dict[str, str]:

@@ -80,8 +80,8 @@ class Env:
 
 def statuses(storage: StorageParts) -> dict[tuple[str, str], str]:
     """{(store name, sha256): status} for every blob_copy row."""
-    with storage.catalog.read_session() as session:
-        rows = session.execute(
+    with storage.catalog.reading() as tx:
+        rows = tx.session.execute(
             select(Store.name, Blob.sha256, BlobCopy.status)
             .join(Blob, Blob.id == BlobCopy.blob_id).join(Store, Store.id == BlobCopy.store_id))
         return {(name, digest): status for name, digest, status in rows}

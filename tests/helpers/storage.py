@@ -7,14 +7,14 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.storage.assembly import StorageParts
 
 
 def add_snapshot(storage: StorageParts, url: str = "https://example.com/page",
                  timestamp: str = "1735142400.1", user: str = "squash",
                  day: datetime | None = None) -> str:
-    return CatalogRepository(storage.catalog.engine).add_snapshot(
+    return Catalog(storage.catalog.engine).snapshots.add_snapshot(
         url=url, timestamp=timestamp, created_by=user,
         created_at=day or datetime(2024, 12, 25, 12, tzinfo=UTC)).id
 

@@ -76,8 +76,8 @@ def test_every_original_path_opens_the_same_bytes(adopted: tuple) -> None:
 
 def test_every_original_is_a_verified_blob_referenced_by_its_own_path(adopted: tuple) -> None:
     _collection, storage, before, _before_collection, _links = adopted
-    with storage.catalog.read_session() as session:
-        rows = session.execute(
+    with storage.catalog.reading() as tx:
+        rows = tx.session.execute(
             select(Snapshot.timestamp, SnapshotFile.relative_path, Blob.sha256, Blob.ref_count)
             .join(SnapshotFile, SnapshotFile.snapshot_id == Snapshot.id)
             .join(Blob, Blob.id == SnapshotFile.blob_id)).all()
@@ -92,9 +92,9 @@ def test_every_original_is_a_verified_blob_referenced_by_its_own_path(adopted: t
 def test_relative_links_keep_working_from_every_view(adopted: tuple) -> None:
     collection, storage, _before, _before_collection, links = adopted
     archive = storage.layout.archive
-    with storage.catalog.read_session() as session:
-        ids = {s.timestamp: s.id for s in session.scalars(select(Snapshot))}
-        places = places_for(session, ids.values())
+    with storage.catalog.reading() as tx:
+        ids = {s.timestamp: s.id for s in tx.session.scalars(select(Snapshot))}
+        places = places_for(tx, ids.values())
     total = inside = 0
     for snapshot in collection.snapshots:
         worked = links[snapshot.timestamp]
@@ -111,13 +111,13 @@ def test_relative_links_keep_working_from_every_view(adopted: tuple) -> None:
 
 
 def _catalog(storage: StorageParts) -> dict[str, Snapshot]:
-    with storage.catalog.session() as session:
-        return {s.timestamp: s for s in session.scalars(select(Snapshot))}
+    with storage.catalog.transaction() as tx:
+        return {s.timestamp: s for s in tx.session.scalars(select(Snapshot))}
 
 
 def _results(storage: StorageParts, snapshot_id: str) -> list[ArchiveResult]:
-    with storage.catalog.session() as session:
-        return list(session.scalars(select(ArchiveResult).where(ArchiveResult.snapshot_id == snapshot_id)))
+    with storage.catalog.transaction() as tx:
+        return list(tx.session.scalars(select(ArchiveResult).where(ArchiveResult.snapshot_id == snapshot_id)))
 
 
 def test_identity_is_archiveboxs_from_index_sqlite3(storage: StorageParts) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.migration import import_orphans, migrate_batch
 from archive_pipelines.storage.assembly import StorageParts
 from archive_testkit.legacy_releases import generate_collection
@@ -84,7 +84,7 @@ def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: Stora
     generate_collection(storage.settings.data_dir, 3, broken=1, seed=8)
     names = sorted(p.name for p in archive.iterdir())
     good, broken = archive / names[0], archive / names[-1]
-    CatalogRepository(storage.catalog.engine).add_snapshot(
+    Catalog(storage.catalog.engine).snapshots.add_snapshot(
         url=json.loads((good / "index.json").read_text())["url"], timestamp=names[0], fs_version="0.4",
         title="A catalog title longer than the one index.json has (kept in the catalog)")
     for folder in (good, broken):

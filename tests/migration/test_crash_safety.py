@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.datadir import initialize
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.settings import Settings
@@ -57,8 +56,8 @@ def versions_not_ahead(storage: StorageParts) -> list[str]:
         if snapshot.fs_version == "cas":
             if not folder.is_symlink():
                 problems.append(f"{ts} cas but archive/{ts} is not a compatibility link")
-            with storage.catalog.session() as session:
-                rows = snapshot_file_rows(session, snapshot.id)
+            with storage.catalog.transaction() as tx:
+                rows = tx.files.snapshot_file_rows(snapshot.id)
             if not rows or not all(storage.primary.store.exists(row[4]) for row in rows):
                 problems.append(f"{ts} cas but its blobs are not all in the store")
     return problems

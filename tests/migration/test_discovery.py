@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.migration import discovery as discovery_module
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.folders import invalid_day
@@ -36,7 +36,7 @@ def test_every_fingerprint_is_adopted_with_its_version(storage: StorageParts) ->
         assert snapshot.fs_version == entry.fs_version
         assert snapshot.title == entry.title
         assert sorted(tag.name for tag in snapshot.tags) == sorted(entry.tags)
-        assert CatalogRepository(storage.catalog.engine).results_for(snapshot.id)
+        assert Catalog(storage.catalog.engine).snapshots.results_for(snapshot.id)
     assert {s.fs_version for s in found.values()} == {"0.4", "0.6", "0.8", "0.8.3", "0.9"}
     # The import only reads the folders.
     assert tree_hashes(root / "archive") == before
@@ -48,7 +48,7 @@ def test_every_fingerprint_is_adopted_with_its_version(storage: StorageParts) ->
 
 
 def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: StorageParts) -> None:
-    repo = CatalogRepository(storage.catalog.engine)
+    repo = Catalog(storage.catalog.engine)
     ts = "1593690397"
     folder = storage.layout.archive / ts
     doc = v04(title="A much longer title from index.json", tags="news,python", custom_key=[1, 2])
@@ -56,13 +56,14 @@ def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: 
     folder.mkdir()
     (folder / "index.json").write_text(json.dumps(doc))
     original = (folder / "index.json").read_bytes()
-    snapshot = repo.add_snapshot(url=URL, timestamp=ts, title="Short", tags=["news", "catalog-only"],
+    snapshot = repo.snapshots.add_snapshot(url=URL, timestamp=ts, title="Short", tags=["news",
+                                                                                       "catalog-only"],
                                  fs_version="0.4")
     # The catalog already has the dom run (same start time) with another status: catalog wins.
     dom_start = datetime(2020, 7, 2, 11, 46, 37, 906467, tzinfo=UTC)
-    repo.add_result(snapshot.id, extractor="dom", status="failed", output="output.html",
+    repo.snapshots.add_result(snapshot.id, extractor="dom", status="failed", output="output.html",
                     start_ts=dom_start)
-    repo.add_result(snapshot.id, extractor="pdf", output="output.pdf",
+    repo.snapshots.add_result(snapshot.id, extractor="pdf", output="output.pdf",
                     start_ts=datetime(2020, 7, 2, 11, 50, tzinfo=UTC))
 
     report = import_orphans(storage.catalog, storage.layout)
@@ -72,7 +73,7 @@ def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: 
     assert merged.id == snapshot.id
     assert merged.title == "A much longer title from index.json"
     assert sorted(t.name for t in merged.tags) == ["catalog-only", "news", "python"]
-    results = {(r.extractor, r.status) for r in repo.results_for(snapshot.id)}
+    results = {(r.extractor, r.status) for r in repo.snapshots.results_for(snapshot.id)}
     assert results == {("dom", "failed"), ("pdf", "succeeded"), ("title", "succeeded"),
                        ("screenshot", "succeeded")}
     # The reconciled values live in the catalog; the original index.json is never touched.
@@ -81,7 +82,7 @@ def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: 
     # Converged: a second pass changes nothing.
     again = import_orphans(storage.catalog, storage.layout)
     assert again.reconciled == 1
-    assert len(repo.results_for(snapshot.id)) == 4
+    assert len(repo.snapshots.results_for(snapshot.id)) == 4
     assert (folder / "index.json").read_bytes() == original
 
 
@@ -176,8 +177,8 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: StorageParts) ->
     assert sorted(t.name for t in found["1600000009"].tags) == ["bad", "ok"]  # NUL dropped
     assert found["1600000007"].title is None
     assert any(w.startswith("1600000007: timestamp") for w in report.warnings)  # repaired, reported
-    repo = CatalogRepository(storage.catalog.engine)
-    outputs = {r.extractor: r.output for r in repo.results_for(found["1600000008"].id)}
+    repo = Catalog(storage.catalog.engine)
+    outputs = {r.extractor: r.output for r in repo.snapshots.results_for(found["1600000008"].id)}
     assert outputs == {"dom": None, "wget": None}  # unsafe paths dropped, never followed
     # Nothing deleted: every file is where it was or under invalid/.
     after = tree_hashes(archive) | {
@@ -205,7 +206,7 @@ def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: StorageParts) -
 
 def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(
         sqlite_storage: StorageParts) -> None:
-    CatalogRepository(sqlite_storage.catalog.engine).add_snapshot(url=URL, timestamp="1600000200",
+    Catalog(sqlite_storage.catalog.engine).snapshots.add_snapshot(url=URL, timestamp="1600000200",
                                                                   fs_version="0.4")
     folder = _folder(sqlite_storage.layout.archive, "1600000200", None, {"output.html": b"x"})
     report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout)

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
 
-from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.catalog.files import snapshot_file_rows
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.migration import import_orphans, merge_duplicates, migrate_batch
 from archive_pipelines.storage.assembly import StorageParts
@@ -24,8 +23,9 @@ T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 def make(storage: StorageParts, ts: str, age: int, files: dict[str, bytes], tags: list[str],
          crawl_id: str | None = None, url: str = URL) -> str:
-    repo = CatalogRepository(storage.catalog.engine)
-    sid = repo.add_snapshot(url=url, timestamp=ts, created_at=T0 + timedelta(minutes=age), tags=tags,
+    repo = Catalog(storage.catalog.engine)
+    sid = repo.snapshots.add_snapshot(url=url, timestamp=ts, created_at=T0 + timedelta(minutes=age),
+                                      tags=tags,
                             crawl_id=crawl_id, title=f"title {age}" * (age + 1)).id
     src = write_tree(storage.settings.data_dir.parent / f"src-{sid}", files)
     for rel in files:
@@ -33,18 +33,19 @@ def make(storage: StorageParts, ts: str, age: int, files: dict[str, bytes], tags
         assert not ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work,
                                snapshot_id=sid, extractor=extractor, relative_path=path,
                                source=src / rel).errors
-    repo.add_result(sid, extractor="dom", output=f"run-{age}.html", start_ts=T0 + timedelta(minutes=age))
+    repo.snapshots.add_result(sid, extractor="dom", output=f"run-{age}.html",
+                              start_ts=T0 + timedelta(minutes=age))
     return sid
 
 
 def snapshots_with(storage: StorageParts, timestamp: str) -> list[Snapshot]:
-    with storage.catalog.session() as session:
-        return list(session.scalars(select(Snapshot).where(Snapshot.timestamp == timestamp)))
+    with storage.catalog.transaction() as tx:
+        return list(tx.session.scalars(select(Snapshot).where(Snapshot.timestamp == timestamp)))
 
 
 def files_of(storage: StorageParts, sid: str) -> dict[str, str]:
-    with storage.catalog.session() as session:
-        return {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
+    with storage.catalog.transaction() as tx:
+        return {r[3]: r[4] for r in tx.files.snapshot_file_rows(sid)}
 
 
 def test_url_timestamp_duplicates_merge_into_the_oldest(storage: StorageParts) -> None:
@@ -75,7 +76,7 @@ def test_url_timestamp_duplicates_merge_into_the_oldest(storage: StorageParts) -
                                        "media/video.mp4": sha(b"video")}
     assert sorted(t.name for t in left[keeper].tags) == ["a", "c"]
     assert left[keeper].title == "title 9" * 10  # the longest title
-    assert len(CatalogRepository(storage.catalog.engine).results_for(keeper)) == 2
+    assert len(Catalog(storage.catalog.engine).snapshots.results_for(keeper)) == 2
     assert (storage.layout.archive / "by_timestamp/1600000000/media/video.mp4").read_bytes() == b"video"
     found = verify_storage(storage.catalog, storage.primary, storage.views).found
     assert found["refcount_drift"] == 0 and found["missing_links"] == 0 and found["orphan_links"] == 0

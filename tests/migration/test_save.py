@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from archive_pipelines.catalog import CatalogRepository
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.migration import SnapshotMigrationError, import_orphans, save_snapshot
 from archive_pipelines.storage.assembly import StorageParts
 from tests.helpers.migration import snapshots
@@ -44,7 +44,7 @@ def test_a_failed_migration_blocks_the_save(sqlite_storage: StorageParts) -> Non
 
 
 def test_only_fields_that_place_no_files_can_be_saved(sqlite_storage: StorageParts) -> None:
-    sid = CatalogRepository(sqlite_storage.catalog.engine).add_snapshot(url=URL, timestamp=TS).id
+    sid = Catalog(sqlite_storage.catalog.engine).snapshots.add_snapshot(url=URL, timestamp=TS).id
     with pytest.raises(ValueError, match="url"):
         save_snapshot(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                       work=sqlite_storage.work, layout=sqlite_storage.layout,

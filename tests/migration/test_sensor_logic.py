@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert, text
 
-from archive_pipelines.catalog.adoption import migration_query
+from archive_pipelines.catalog.adoption_repository import migration_query
 from archive_pipelines.catalog.models import Snapshot, utcnow
 from archive_pipelines.migration import next_migration_batches, orphan_folders_changed
 from archive_pipelines.migration.sensor_logic import parse_cursor
@@ -22,8 +22,8 @@ def fill(storage: StorageParts, count: int) -> dict[str, str]:
     rows = [{"id": f"{i:08d}-0000-4000-8000-000000000000", "url": f"https://e.com/{i}",
              "timestamp": str(1_600_000_000 + i), "fs_version": LABELS[i % len(LABELS)],
              "created_at": utcnow(), "updated_at": utcnow(), "created_by": "t"} for i in range(count)]
-    with storage.catalog.session() as session:
-        session.execute(insert(Snapshot), rows)
+    with storage.catalog.transaction() as tx:
+        tx.session.execute(insert(Snapshot), rows)
     return {row["id"]: row["fs_version"] for row in rows}
 
 
@@ -52,14 +52,14 @@ def test_batches_page_through_every_snapshot_behind_once_per_pass(storage: Stora
 def test_the_batch_query_is_an_index_range_scan(storage: StorageParts) -> None:
     fill(storage, 50)
     query = migration_query("0.6", "00000010", 100)
-    with storage.catalog.session() as session:
-        dialect = session.get_bind().dialect
+    with storage.catalog.transaction() as tx:
+        dialect = tx.session.get_bind().dialect
         sql = str(query.compile(dialect=dialect, compile_kwargs={"literal_binds": True}))
         if dialect.name == "sqlite":
-            plan = " ".join(str(row) for row in session.execute(text(f"EXPLAIN QUERY PLAN {sql}")))
+            plan = " ".join(str(row) for row in tx.session.execute(text(f"EXPLAIN QUERY PLAN {sql}")))
         else:
-            session.execute(text("SET LOCAL enable_seqscan = off"))
-            plan = " ".join(row[0] for row in session.execute(text(f"EXPLAIN {sql}")))
+            tx.session.execute(text("SET LOCAL enable_seqscan = off"))
+            plan = " ".join(row[0] for row in tx.session.execute(text(f"EXPLAIN {sql}")))
     assert "ix_snapshot_fs_version_id" in plan, plan
     assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan  # no sort: the index is ordered
 

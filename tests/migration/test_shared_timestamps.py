@@ -9,8 +9,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 
-from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.catalog.files import snapshot_file_rows
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.legacy.versions import CAS, output_dir
 from archive_pipelines.migration import import_orphans, migrate_snapshot, save_snapshot
@@ -35,19 +34,19 @@ def legacy_folder(storage: StorageParts) -> str:
 
 
 def snapshots_with(storage: StorageParts, timestamp: str) -> list[Snapshot]:
-    with storage.catalog.session() as session:
-        return list(session.scalars(select(Snapshot).where(Snapshot.timestamp == timestamp)))
+    with storage.catalog.transaction() as tx:
+        return list(tx.session.scalars(select(Snapshot).where(Snapshot.timestamp == timestamp)))
 
 
 def files_of(storage: StorageParts, sid: str) -> dict[str, str]:
-    with storage.catalog.session() as session:
-        return {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
+    with storage.catalog.transaction() as tx:
+        return {r[3]: r[4] for r in tx.files.snapshot_file_rows(sid)}
 
 
 def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     owner = legacy_folder(storage)  # created 2020 (its timestamp): the oldest, the owner
-    later = CatalogRepository(storage.catalog.engine).add_snapshot(
+    later = Catalog(storage.catalog.engine).snapshots.add_snapshot(
         url=OTHER, timestamp=TS, fs_version="0.6", created_at=datetime(2024, 1, 1, tzinfo=UTC)).id
     folder = storage.layout.archive / TS
     before = tree_hashes(folder)
@@ -72,7 +71,7 @@ def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Stora
 def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(
         sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
-    native = CatalogRepository(storage.catalog.engine).add_snapshot(
+    native = Catalog(storage.catalog.engine).snapshots.add_snapshot(
         url=OTHER, timestamp=TS, created_at=datetime(2019, 1, 1, tzinfo=UTC)).id  # older: the owner
     source = write_tree(storage.settings.data_dir.parent / "native", {"page.html": b"native"})
     assert not ingest_file(storage.catalog, storage.primary, storage.views, work=storage.work,
@@ -84,8 +83,8 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(
                             work=storage.work, layout=storage.layout, snapshot_id=legacy)
 
     assert (step.to_version, step.errors) == (CAS, [])
-    with storage.catalog.session() as session:
-        places = places_for(session, [native, legacy])
+    with storage.catalog.transaction() as tx:
+        places = places_for(tx, [native, legacy])
     assert not places[legacy].owns_timestamp
     moved = output_dir(storage.settings.data_dir, places[legacy], CAS)
     assert moved.name == f"{TS}__{legacy[:8]}"
@@ -104,7 +103,7 @@ def test_the_owners_compatibility_link_is_no_folder_turning_up_for_a_folderless_
     assert migrate_snapshot(storage.catalog, storage.primary, storage.views,
                             work=storage.work, layout=storage.layout,
                             snapshot_id=owner).to_version == CAS  # archive/<ts> is now its link
-    folderless = CatalogRepository(storage.catalog.engine).add_snapshot(
+    folderless = Catalog(storage.catalog.engine).snapshots.add_snapshot(
         url=OTHER, timestamp=TS, fs_version="0.x", created_at=datetime(2024, 1, 1, tzinfo=UTC)).id
 
     step = migrate_snapshot(storage.catalog, storage.primary, storage.views,

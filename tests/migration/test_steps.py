@@ -13,9 +13,7 @@ import pytest
 from sqlalchemy import text
 
 import archive_pipelines.migration.cas as cas_module
-from archive_pipelines.catalog import CatalogRepository
-from archive_pipelines.catalog.adoption import snapshot_entries
-from archive_pipelines.catalog.files import snapshot_file_rows
+from archive_pipelines.catalog import Catalog
 from archive_pipelines.migration import import_orphans, migrate_batch, migrate_snapshot, to_cas
 from archive_pipelines.migration.folders import folder_lock
 from archive_pipelines.storage.assembly import StorageParts
@@ -66,8 +64,8 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
 
     assert step.errors == [] and step.to_version == "cas" and step.files_ingested == len(FLAT)
     assert os.readlink(folder) == f"by_timestamp/{TS}"
-    with storage.catalog.session() as session:
-        rows = {r[3]: (r[2], r[4]) for r in snapshot_file_rows(session, sid)}
+    with storage.catalog.transaction() as tx:
+        rows = {r[3]: (r[2], r[4]) for r in tx.files.snapshot_file_rows(sid)}
     # Every file at its own path; which extractor wrote it is metadata.
     assert rows == {rel: (EXTRACTORS[rel], sha(data)) for rel, data in FLAT.items()}
     for rel, data in FLAT.items():  # the old path opens the same bytes, through the link
@@ -149,13 +147,14 @@ def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
 def test_busy_missing_and_special_snapshots(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
-    repo = CatalogRepository(storage.catalog.engine)
-    folderless = repo.add_snapshot(url=URL, timestamp="1600000001", fs_version="0.x").id
-    missing = repo.add_snapshot(url=URL, timestamp="1600000002", fs_version="0.6").id
+    repo = Catalog(storage.catalog.engine)
+    folderless = repo.snapshots.add_snapshot(url=URL, timestamp="1600000001", fs_version="0.x").id
+    missing = repo.snapshots.add_snapshot(url=URL, timestamp="1600000002", fs_version="0.6").id
     write_tree(storage.layout.archive / "1600000003", {"dom/output.html": b"organized by legacy_cas"})
-    old_label = repo.add_snapshot(url=URL, timestamp="1600000003", fs_version="0.4").id
-    with storage.catalog.session() as session:  # a label older versions wrote; the catalog refuses it now
-        session.execute(text("UPDATE snapshot SET fs_version = 'legacy' WHERE id = :id"), {"id": old_label})
+    old_label = repo.snapshots.add_snapshot(url=URL, timestamp="1600000003", fs_version="0.4").id
+    with storage.catalog.transaction() as tx:  # a label older versions wrote; the catalog refuses it now
+        tx.session.execute(text("UPDATE snapshot SET fs_version = 'legacy' WHERE id = :id"),
+                           {"id": old_label})
 
     with folder_lock(folder) as problem:
         assert problem is None
@@ -205,9 +204,9 @@ def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
     assert (step.to_version, step.errors) == ("cas", [])
     assert step.links == 3 and any("points outside" in w for w in step.warnings)
     assert [p.name for p in outside.iterdir()] == ["secret.txt"]  # never followed or written
-    with sqlite_storage.catalog.read_session() as session:
+    with sqlite_storage.catalog.reading() as tx:
         links = {rel: (target, inside) for rel, kind, target, inside
-                 in snapshot_entries(session, [sid])[sid] if kind == "symlink"}
+                 in tx.adoption.snapshot_entries([sid])[sid] if kind == "symlink"}
     assert links == {"dom": (str(outside), False), "latest.html": ("output.html", True),
                      "warc/latest.warc.gz": ("1600000000.warc.gz", True)}
     assert os.readlink(folder / "latest.html") == "output.html"  # through the compat link
@@ -290,8 +289,8 @@ def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) 
                             work=storage.work, layout=storage.layout, snapshot_id=sid)
 
     assert (step.to_version, step.errors) == ("cas", [])
-    with storage.catalog.session() as session:
-        rows = {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
+    with storage.catalog.transaction() as tx:
+        rows = {r[3]: r[4] for r in tx.files.snapshot_file_rows(sid)}
     assert rows == {rel: sha(data) for rel, data in {**FLAT, **INDEX_FOLDER}.items()}
     assert (folder / "index.html").read_bytes() == FLAT["index.html"]
     assert (folder / "index" / "index.html").read_bytes() == INDEX_FOLDER["index/index.html"]
@@ -318,6 +317,6 @@ def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
     assert (folder / "notes.txt").read_bytes() == edited
     assert (folder / "added.txt").exists()
     # The stored original stays referenced: gc cannot collect it.
-    with storage.catalog.session() as session:
-        rows = {r[3]: r[4] for r in snapshot_file_rows(session, sid)}
+    with storage.catalog.transaction() as tx:
+        rows = {r[3]: r[4] for r in tx.files.snapshot_file_rows(sid)}
     assert rows["notes.txt"] == sha(FLAT["notes.txt"])

@@ -82,8 +82,8 @@ def _referenced(data: Path, before: dict[str, str]) -> list[str]:
     """Originals that are not a verified blob referenced by their own path."""
     storage = open_storage(Settings(data_dir=data))
     try:
-        with storage.catalog.read_session() as session:
-            rows = session.execute(
+        with storage.catalog.reading() as tx:
+            rows = tx.session.execute(
                 select(Snapshot.timestamp, SnapshotFile.relative_path, Blob.sha256, Blob.ref_count)
                 .join(SnapshotFile, SnapshotFile.snapshot_id == Snapshot.id)
                 .join(Blob, Blob.id == SnapshotFile.blob_id)).all()

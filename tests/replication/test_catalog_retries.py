@@ -13,13 +13,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ProgrammingError
 
 from archive_pipelines.archive_error import CatalogError
-from archive_pipelines.catalog import make_engine
-from archive_pipelines.catalog.engine import (
+from archive_pipelines.catalog import (
     POSTGRES_CONNECT_ARGS,
+    Catalog,
     connection_lost,
+    make_engine,
     retry_on_connection_loss,
 )
-from archive_pipelines.catalog.sessions import Catalog
 from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
@@ -53,12 +53,12 @@ def _losing_work(catalog: Catalog, server_url: str, losses: int
     calls: list[int] = []
 
     def work() -> int:
-        with catalog.read_session() as session:
-            pid = int(session.execute(text("SELECT pg_backend_pid()")).scalar_one())
+        with catalog.reading() as tx:
+            pid = int(tx.session.execute(text("SELECT pg_backend_pid()")).scalar_one())
             calls.append(pid)
             if len(calls) <= losses:
                 _terminate(server_url, pid)
-            return int(session.execute(text("SELECT 42")).scalar_one())
+            return int(tx.session.execute(text("SELECT 42")).scalar_one())
 
     return calls, work
 

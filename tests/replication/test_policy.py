@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from archive_pipelines.blobstore.hash_prefixes import prefix_range
-from archive_pipelines.catalog.copies import CopyState, NeedyPage
+from archive_pipelines.catalog import CopyState, NeedyPage
 from archive_pipelines.replication.director import chunk, next_cursor_after
 from archive_pipelines.replication.policy import (
     ObjectPlan,

@@ -6,7 +6,6 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from archive_pipelines.catalog.copies import upsert_copies
 from archive_pipelines.catalog.models import Blob, utcnow
 from archive_pipelines.replication import replication_status
 from tests.helpers.replication import Env, replicate_all
@@ -25,10 +24,10 @@ def test_status_before_and_after_replication(env_local: Env) -> None:
         "local": {"missing": 0, "ongoing": 0, "present": 0, "corrupted": 0}}
     assert replication_status(env.storage.catalog, env.replicas, 1).meets_policy
 
-    with env.storage.catalog.read_session() as session:
-        some = list(session.scalars(select(Blob.id).order_by(Blob.id).limit(3)))
-    with env.storage.catalog.session() as session:
-        upsert_copies(session, store_id=env.replicas["local"].store_id, blob_ids=some,
+    with env.storage.catalog.reading() as tx:
+        some = list(tx.session.scalars(select(Blob.id).order_by(Blob.id).limit(3)))
+    with env.storage.catalog.transaction() as tx:
+        tx.copies.upsert_copies(store_id=env.replicas["local"].store_id, blob_ids=some,
                       status="ongoing", mtime=utcnow())
     pending = replication_status(env.storage.catalog, env.replicas, 2, max_age=timedelta(hours=1))
     assert pending.under_replicated == n and pending.in_progress == 3

@@ -12,7 +12,6 @@ import zstandard
 from sqlalchemy import select, update
 
 from archive_pipelines.blobstore import LocalBlobStore
-from archive_pipelines.catalog.copies import upsert_copies
 from archive_pipelines.catalog.models import Blob, utcnow
 from archive_pipelines.replication import ReplicaSet, ReplicationFailed, archive_batch
 from tests.blobstore.stored_objects import write_stored
@@ -90,10 +89,10 @@ def test_a_fresh_ongoing_copy_counts_and_a_stale_one_is_redone(env_local: Env) -
     fresh, stale = sorted(env.blobs)[:2]
     local_id = env.replicas["local"].store_id
     fresh_id, stale_id = _blob_id(env, fresh), _blob_id(env, stale)
-    with env.storage.catalog.session() as session:
-        upsert_copies(session, store_id=local_id, blob_ids=[fresh_id], status="ongoing",
+    with env.storage.catalog.transaction() as tx:
+        tx.copies.upsert_copies(store_id=local_id, blob_ids=[fresh_id], status="ongoing",
                       mtime=utcnow() - timedelta(minutes=5))
-        upsert_copies(session, store_id=local_id, blob_ids=[stale_id], status="ongoing",
+        tx.copies.upsert_copies(store_id=local_id, blob_ids=[stale_id], status="ongoing",
                       mtime=utcnow() - timedelta(minutes=90))
     replicate_all(env, retention=2, max_age=MAX_AGE)
     store = env.replicas["local"].require()
@@ -142,10 +141,10 @@ def test_a_zstd_bomb_at_a_replica_source_is_refused(env_local: Env) -> None:
     write_stored(env.replicas["local"].require(), victim, bomb)
     victim_id = _blob_id(env, victim)
     env.storage.primary.store.local_path(victim).unlink()  # the bomb is the only source left
-    with env.storage.catalog.session() as session:
-        upsert_copies(session, store_id=env.replicas["local"].store_id, blob_ids=[victim_id],
+    with env.storage.catalog.transaction() as tx:
+        tx.copies.upsert_copies(store_id=env.replicas["local"].store_id, blob_ids=[victim_id],
                       status="present", mtime=utcnow())
-        upsert_copies(session, store_id=env.replicas["primary"].store_id, blob_ids=[victim_id],
+        tx.copies.upsert_copies(store_id=env.replicas["primary"].store_id, blob_ids=[victim_id],
                       status="missing", mtime=utcnow())
     report = archive_batch(env.storage.catalog, env.replicas, [victim], retention=2, max_age=MAX_AGE,
                            width=2)
@@ -229,8 +228,8 @@ def test_a_corrupt_object_at_the_destination_is_left_alone(env_local: Env) -> No
 def test_garbage_is_not_replicated(env_local: Env) -> None:
     env = env_local
     garbage = sorted(env.blobs)[0]
-    with env.storage.catalog.session() as session:
-        session.execute(update(Blob).where(Blob.sha256 == garbage).values(ref_count=0))
+    with env.storage.catalog.transaction() as tx:
+        tx.session.execute(update(Blob).where(Blob.sha256 == garbage).values(ref_count=0))
     replicate_all(env, retention=2)
     assert garbage not in listing(env.replicas["local"].require())
     report = archive_batch(env.storage.catalog, env.replicas, [garbage], retention=2, max_age=MAX_AGE,
@@ -239,8 +238,8 @@ def test_garbage_is_not_replicated(env_local: Env) -> None:
 
 
 def _blob_id(env: Env, digest: str) -> int:
-    with env.storage.catalog.read_session() as session:
-        return int(session.scalars(select(Blob.id).where(Blob.sha256 == digest)).one())
+    with env.storage.catalog.reading() as tx:
+        return int(tx.session.scalars(select(Blob.id).where(Blob.sha256 == digest)).one())
 
 
 def test_each_small_source_object_is_read_once(env_local: Env,

@@ -24,8 +24,8 @@ CSS = b"body{}" * 2_000
 
 
 def ref_counts(storage: StorageParts) -> dict[str, int]:
-    with storage.catalog.session() as session:
-        return dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
+    with storage.catalog.transaction() as tx:
+        return dict(tx.session.execute(select(Blob.sha256, Blob.ref_count)).all())
 
 
 def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: StorageParts, tmp_path: Path) -> None:
@@ -44,8 +44,8 @@ def test_cross_snapshot_dedup_stores_unique_bytes_once(storage: StorageParts, tm
     assert store_bytes(storage) == unique_total
     counts = ref_counts(storage)
     assert counts[sha(JQUERY)] == 3 and counts[sha(CSS)] == 3
-    with storage.catalog.session() as session:
-        copies = session.execute(select(BlobCopy.status)).scalars().all()
+    with storage.catalog.transaction() as tx:
+        copies = tx.session.execute(select(BlobCopy.status)).scalars().all()
     assert copies and set(copies) == {"present"}  # new blobs enter present on the primary
     assert report.new_blobs == 1 and report.deduplicated == 2
     assert report.bytes_saved == len(JQUERY) + len(CSS)
@@ -108,11 +108,11 @@ def test_ref_counts_are_exact_under_reingest_replace_and_delete(storage: Storage
     assert gone.links_removed == 2 + 3  # its two file links, then its three folder links
     assert not b_folder.is_symlink()
     assert ref_counts(storage) == {sha(b"one"): 1, sha(b"two"): 0}
-    with storage.catalog.session() as session:
-        unreferenced = session.scalars(select(Blob.unreferenced_since)
+    with storage.catalog.transaction() as tx:
+        unreferenced = tx.session.scalars(select(Blob.unreferenced_since)
                                        .where(Blob.sha256 == sha(b"two"))).one()
         assert unreferenced is not None
-        assert session.scalar(select(SnapshotFile.relative_path)) == "wget/y"
+        assert tx.session.scalar(select(SnapshotFile.relative_path)) == "wget/y"
 
 
 def test_batches_do_not_change_the_result(storage: StorageParts, tmp_path: Path) -> None:

@@ -38,8 +38,8 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: StorageParts, tm
     assert done.removed == 1 and done.bytes_freed == 4
     assert not storage.primary.store.exists(sha(b"drop"))
     assert storage.primary.store.exists(sha(b"keep"))
-    with storage.catalog.session() as session:
-        status = session.scalar(select(BlobCopy.status).join(Blob, Blob.id == BlobCopy.blob_id)
+    with storage.catalog.transaction() as tx:
+        status = tx.session.scalar(select(BlobCopy.status).join(Blob, Blob.id == BlobCopy.blob_id)
                                 .where(Blob.sha256 == sha(b"drop")))
     assert status == "missing"
 
@@ -83,11 +83,11 @@ def _disk(storage: StorageParts) -> dict[str, tuple[int, int, int, int, int]]:
 
 
 def _rows(storage: StorageParts) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
-    with storage.catalog.read_session() as session:
-        blobs = [tuple(r) for r in session.execute(
+    with storage.catalog.reading() as tx:
+        blobs = [tuple(r) for r in tx.session.execute(
             select(Blob.id, Blob.sha256, Blob.size, Blob.ref_count, Blob.unreferenced_since)
             .order_by(Blob.id))]
-        copies = [tuple(r) for r in session.execute(
+        copies = [tuple(r) for r in tx.session.execute(
             select(BlobCopy.blob_id, BlobCopy.store_id, BlobCopy.status, BlobCopy.mtime)
             .order_by(BlobCopy.blob_id, BlobCopy.store_id))]
     return blobs, copies
@@ -209,15 +209,15 @@ def test_referenced_blobs_are_never_removed(storage: StorageParts, tmp_path: Pat
                      extractor="wget",
                      directory=write_tree(tmp_path / "src", {"odd": b"odd copy row", "ok": b"plain"}))
     odd = sha(b"odd copy row")
-    with storage.catalog.session() as session:
-        blob_id = session.scalar(select(Blob.id).where(Blob.sha256 == odd))
+    with storage.catalog.transaction() as tx:
+        blob_id = tx.session.scalar(select(Blob.id).where(Blob.sha256 == odd))
         if status is None:
-            session.execute(delete(BlobCopy).where(BlobCopy.blob_id == blob_id))
+            tx.session.execute(delete(BlobCopy).where(BlobCopy.blob_id == blob_id))
         else:
-            session.execute(update(BlobCopy).where(BlobCopy.blob_id == blob_id)
+            tx.session.execute(update(BlobCopy).where(BlobCopy.blob_id == blob_id)
                             .values(status=status))
         # a stale gc clock on a referenced blob must not matter either
-        session.execute(update(Blob).values(unreferenced_since=Blob.created_at))
+        tx.session.execute(update(Blob).values(unreferenced_since=Blob.created_at))
     rows_before = _rows(storage)
     said: list[GcItem] = []
     dry = collect_garbage(storage.catalog, storage.primary, storage.views.farm, layout=storage.layout,

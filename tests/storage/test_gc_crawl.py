@@ -83,8 +83,8 @@ def test_after_ingest_gc_removes_nothing_referenced(crawl_data: Path) -> None:
         assert (plain.candidates, plain.blobs.count, plain.kept_for_crawl) == (0, 0, 0)
         every = gc(parts, untracked=True)
         assert (every.untracked.count, every.kept_for_crawl) == (0, 0)
-        with parts.catalog.read_session() as session:
-            blobs = list(session.scalars(select(Blob.sha256)))
+        with parts.catalog.reading() as tx:
+            blobs = list(tx.session.scalars(select(Blob.sha256)))
         assert bodies < set(blobs)  # and the segment files
         assert all(parts.primary.store.exists(sha) for sha in blobs)
         report = verify_storage(parts.catalog, parts.primary, parts.views, deep=True,

@@ -67,8 +67,8 @@ def unreferenced_blobs(storage: StorageParts, count: int) -> list[str]:
                               snapshot_id=sid, extractor="wget", directory=folder)
     assert report.errors == [] and report.new_blobs == count
     delete_snapshot(storage.catalog, storage.views, sid)
-    with storage.catalog.read_session() as session:
-        ordered = list(session.scalars(select(Blob.sha256).order_by(Blob.id)))
+    with storage.catalog.reading() as tx:
+        ordered = list(tx.session.scalars(select(Blob.sha256).order_by(Blob.id)))
     assert sorted(ordered) == sorted(sha(data) for data in files.values())
     return ordered  # in the order gc pages them
 

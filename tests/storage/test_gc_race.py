@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.orm import Session
 
+from archive_pipelines.catalog import CatalogTransaction
 from archive_pipelines.catalog.models import Blob, BlobCopy
 from archive_pipelines.storage import gc
 from archive_pipelines.storage.assembly import StorageParts
@@ -64,8 +64,8 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
 
     def ingest_in_the_window(moving: Path) -> None:
         assert moving == final and not ingests  # one blob, one move
-        with storage.catalog.read_session() as session:  # gc has claimed it...
-            assert _primary_status(session, digest) == "missing"
+        with storage.catalog.reading() as tx:  # gc has claimed it...
+            assert _primary_status(tx, digest) == "missing"
         # ...and the same bytes arrive: the ingest finds the file in place and commits.
         ingests.append(ingest_file(storage.catalog, storage.primary, storage.views,
                                    work=storage.work, snapshot_id=new, extractor="wget",
@@ -84,9 +84,9 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
     assert final.read_bytes() == DATA
     assert os.stat(final).st_ino == inode  # gc put its file back: nobody rewrote it
     assert not any((storage.primary.root / gc.TRASH).iterdir())
-    with storage.catalog.read_session() as session:
-        assert _primary_status(session, digest) == "present"
-        assert session.scalar(select(Blob.ref_count).where(Blob.sha256 == digest)) == 1
+    with storage.catalog.reading() as tx:
+        assert _primary_status(tx, digest) == "present"
+        assert tx.session.scalar(select(Blob.ref_count).where(Blob.sha256 == digest)) == 1
     assert (storage.layout.archive / "by_timestamp" / "2.0" / "wget" / "page.html"
             ).read_bytes() == DATA
     checked = verify_storage(storage.catalog, storage.primary, storage.views)
@@ -94,6 +94,6 @@ def test_an_ingest_committing_between_claim_and_recheck_revives_the_blob(
     assert checked.found["missing_blob_files"] == 0 and checked.blobs_checked == 1
 
 
-def _primary_status(session: Session, digest: str) -> str | None:
-    return session.scalar(select(BlobCopy.status).join(Blob, Blob.id == BlobCopy.blob_id)
-                          .where(Blob.sha256 == digest))
+def _primary_status(tx: CatalogTransaction, digest: str) -> str | None:
+    return tx.session.scalar(select(BlobCopy.status).join(Blob, Blob.id == BlobCopy.blob_id)
+                             .where(Blob.sha256 == digest))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from archive_pipelines.catalog.files import count_references
+from archive_pipelines.catalog import CatalogTransaction
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
@@ -67,7 +67,7 @@ def catalog_state(data_dir: Path) -> tuple[list[tuple[str | None, int]], dict[st
             .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)
             .where(Snapshot.completed_at.is_not(None))).all())
         blobs = dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
-        assert list(count_references(session)) == []
+        assert list(CatalogTransaction(session).blobs.count_references()) == []
     parts.catalog.engine.dispose()
     return snapshots, files, blobs
 

@@ -23,17 +23,17 @@ PATH = "page/index.html"
 
 def references(storage: StorageParts) -> tuple[dict[str, int], dict[str, int]]:
     """({sha256: ref_count} of every blob, {sha256: file rows pointing at it})."""
-    with storage.catalog.read_session() as session:
-        counts = {digest: n for digest, n in session.execute(select(Blob.sha256, Blob.ref_count))}
-        rows = {digest: n for digest, n in session.execute(
+    with storage.catalog.reading() as tx:
+        counts = {digest: n for digest, n in tx.session.execute(select(Blob.sha256, Blob.ref_count))}
+        rows = {digest: n for digest, n in tx.session.execute(
             select(Blob.sha256, func.count(SnapshotFile.id))
             .join(SnapshotFile, SnapshotFile.blob_id == Blob.id).group_by(Blob.sha256))}
     return counts, rows
 
 
 def recorded(storage: StorageParts, sid: str) -> list[tuple[str, str]]:
-    with storage.catalog.read_session() as session:
-        return [(rel, digest) for rel, digest in session.execute(
+    with storage.catalog.reading() as tx:
+        return [(rel, digest) for rel, digest in tx.session.execute(
             select(SnapshotFile.relative_path, Blob.sha256)
             .join(Blob, Blob.id == SnapshotFile.blob_id)
             .where(SnapshotFile.snapshot_id == sid))]

@@ -10,8 +10,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from archive_pipelines.catalog.completion import ingest_state
-from archive_pipelines.catalog.files import snapshot_file_rows
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.snapshot_ingest import (
@@ -60,21 +58,21 @@ def interrupt_after(batches: int) -> Callable[[int], object]:
 
 
 def snapshot_files(storage: StorageParts, snapshot_id: str) -> dict[str, str]:
-    with storage.catalog.read_session() as session:
+    with storage.catalog.reading() as tx:
         return {rel: sha256 for _id, _blob, _ext, rel, sha256
-                in snapshot_file_rows(session, snapshot_id)}
+                in tx.files.snapshot_file_rows(snapshot_id)}
 
 
 def is_complete(storage: StorageParts, snapshot_id: str) -> bool:
-    with storage.catalog.read_session() as session:
-        state = ingest_state(session, snapshot_id)
+    with storage.catalog.reading() as tx:
+        state = tx.snapshots.ingest_state(snapshot_id)
     assert state is not None
     return state.complete
 
 
 def snapshot_count(storage: StorageParts) -> int:
-    with storage.catalog.read_session() as session:
-        return int(session.scalar(select(func.count()).select_from(Snapshot)) or 0)
+    with storage.catalog.reading() as tx:
+        return int(tx.session.scalar(select(func.count()).select_from(Snapshot)) or 0)
 
 
 def expected(files: dict[str, bytes], extractor: str = "wget") -> dict[str, str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from archive_pipelines.catalog.files import count_references
+from archive_pipelines.catalog import CatalogTransaction
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
@@ -75,7 +75,7 @@ def catalog_state(data: Path) -> tuple[list[bool], dict[str, str], dict[str, int
             .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)
             .where(Snapshot.completed_at.is_not(None))).all())
         blobs = dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
-        assert list(count_references(session)) == []
+        assert list(CatalogTransaction(session).blobs.count_references()) == []
     parts.catalog.engine.dispose()
     return snapshots, files, blobs
 

@@ -41,8 +41,8 @@ def test_each_failure_mode_is_detected_and_repaired(storage: StorageParts, tmp_p
     orphan.parent.mkdir(parents=True)
     os.symlink("../../../../../../cas/sha256/ab/cd/abcd", orphan)
     # 4. corrupt a ref_count
-    with storage.catalog.session() as session:
-        session.execute(update(Blob).where(Blob.sha256 == sha(b"c")).values(ref_count=7))
+    with storage.catalog.transaction() as tx:
+        tx.session.execute(update(Blob).where(Blob.sha256 == sha(b"c")).values(ref_count=7))
     # 5. delete a blob file (its alias, a hard link, still holds the bytes)
     blob_path = storage.primary.store.local_path(sha(b"js"))
     blob_path.unlink()

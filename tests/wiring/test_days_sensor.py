@@ -6,7 +6,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from archive_pipelines.catalog import CatalogRepository, make_engine
+from archive_pipelines.catalog import Catalog, make_engine
 from archive_pipelines.datadir import initialize
 from archive_pipelines.definitions import defs
 from archive_pipelines.resources import CatalogResource, SettingsResource
@@ -37,11 +37,11 @@ def test_each_day_with_data_becomes_a_partition_once(tmp_path: Path,
     assert _added(quiet) == {} and "0 day(s) with snapshots" in str(quiet.skip_reason)
 
     engine = make_engine(load_settings(data, environ={}).catalog_url)
-    repo = CatalogRepository(engine)
+    repo = Catalog(engine)
     moments = [datetime(1999, 1, 2, 3, tzinfo=UTC), datetime(2024, 12, 25, 1, tzinfo=UTC),
                datetime(2024, 12, 25, 23, tzinfo=UTC)]
     for n, moment in enumerate(moments):
-        repo.add_snapshot(url=f"https://a.test/{n}", timestamp=f"{moment.timestamp()}",
+        repo.snapshots.add_snapshot(url=f"https://a.test/{n}", timestamp=f"{moment.timestamp()}",
                           created_at=moment)
     engine.dispose()
     segment = data / "sessions" / "2024-05-17" / SESSION / "20240517T101500000000Z_000001.jsonl"

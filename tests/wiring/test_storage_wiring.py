@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 from archive_pipelines.assets.storage import blobs, storage_health, views
-from archive_pipelines.catalog import CatalogRepository, make_engine
+from archive_pipelines.catalog import Catalog, make_engine
 from archive_pipelines.datadir import initialize
 from archive_pipelines.ops.storage_jobs import verify_storage_job
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
@@ -44,9 +44,9 @@ def test_backfilled_day_ingests_legacy_folders_and_builds_views(
     _legacy_archive(data)
     # The catalog knows the snapshots (as an import would) but their files are legacy.
     engine = make_engine(load_settings(data, environ={}).catalog_url)
-    repo = CatalogRepository(engine)
+    repo = Catalog(engine)
     for ts, url in (("1735128000.1", "https://a.test/"), ("1735131600.2", "https://b.test/")):
-        repo.add_snapshot(url=url, timestamp=ts, fs_version="organized",
+        repo.snapshots.add_snapshot(url=url, timestamp=ts, fs_version="organized",
                           created_at=datetime.fromtimestamp(float(ts), tz=UTC))
     engine.dispose()
     instance = dagster_instance

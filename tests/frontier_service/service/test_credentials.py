@@ -64,8 +64,8 @@ def test_a_crawl_never_sends_nor_stores_credentials_from_links(
         report = ingest_crawl(parts.catalog, capture_primary(parts), parts.layout.root)
         assert report.segments and all(s.outcome == "ingested" and s.rejected == 0
                                        for s in report.segments), report.segments
-        with parts.catalog.read_session() as session:
-            captures = [tuple(row) for row in session.execute(select(PageFetch.__table__))]
+        with parts.catalog.reading() as tx:
+            captures = [tuple(row) for row in tx.session.execute(select(PageFetch.__table__))]
         parts.catalog.engine.dispose()
     urls = {row[PageFetch.__table__.columns.keys().index("url")] for row in captures}
     assert f"http://127.0.0.1:{site.port}/absolute" in urls and "http://site.test/named" in urls

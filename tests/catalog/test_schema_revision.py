@@ -1,4 +1,4 @@
-"""`status` reads the schema revision without Alembic (cli/schema_revision.py): its answers
+"""`status` reads the schema revision without Alembic (catalog/schema_revision.py): its answers
 are Alembic's, at every revision, and whatever it cannot read plainly is left to Alembic."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from alembic.script import ScriptDirectory
 from alembic.util import CommandError
 from sqlalchemy import text
 
-from archive_pipelines.catalog import make_engine, migrate
-from archive_pipelines.cli import schema_revision
-from archive_pipelines.cli.schema_revision import _script_head, current_revision, head_revision
+from archive_pipelines.catalog import make_engine, migrate, schema_revision
+from archive_pipelines.catalog.schema_revision import _script_head, current_revision, head_revision
 
 
 def test_the_revisions_are_alembics_at_every_step(catalog_url: str) -> None:
