@@ -3,7 +3,7 @@
 The contracts (domain code never imports Dagster, the product never imports the test kits,
 the wiring sits above the domain, no import cycles, ...) are `[tool.importlinter]` in
 pyproject.toml; `make lint` runs the same `lint-imports`. Test helpers are never imported
-from a conftest.
+from a conftest, and a function takes its dependencies beyond the third by keyword.
 """
 
 from __future__ import annotations
@@ -125,3 +125,50 @@ def test_the_catalog_import_check_finds_one(tmp_path: Path) -> None:
     assert catalog_submodule_imports(tmp_path) == [
         "archive_pipelines/storage/a.py:2 archive_pipelines.catalog.models",
         "archive_pipelines/storage/a.py:3 archive_pipelines.catalog.models"]
+
+
+# `session` is supplied by the catalog's repository decorators, never by a caller.
+NOT_PASSED = frozenset({"self", "cls", "session"})
+MAX_POSITIONAL = 3
+
+
+def positional_excess(root: Path, folders: tuple[str, ...] = (
+        "archive_pipelines", "frontier_service")) -> list[str]:
+    """`file:line name: why` for every function that takes more than three parameters by
+    position, or a boolean by position."""
+    found = []
+    for path in (path for folder in folders for path in python_files(root / folder)):
+        if "migrations" in path.relative_to(root).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            positional = [a for a in node.args.posonlyargs + node.args.args if a.arg not in NOT_PASSED]
+            where = f"{path.relative_to(root)}:{node.lineno} {node.name}"
+            if len(positional) > MAX_POSITIONAL:
+                found.append(f"{where}: {len(positional)} positional parameters")
+            found.extend(f"{where}: boolean {a.arg} by position" for a in positional
+                         if a.annotation is not None
+                         and ast.unparse(a.annotation) in ("bool", "bool | None"))
+    return found
+
+
+@pytest.mark.unit
+def test_dependencies_beyond_the_third_are_keyword_only() -> None:
+    """A function takes at most three parameters by position, the rest after `*`, and
+    never a boolean by position (STYLE.md, rule 16)."""
+    assert positional_excess(REPO) == []
+
+
+@pytest.mark.unit
+def test_the_keyword_check_finds_both(tmp_path: Path) -> None:
+    (tmp_path / "archive_pipelines").mkdir()
+    (tmp_path / "archive_pipelines" / "a.py").write_text(
+        "def fine(self, a, b, c, *, d, e): ...\n"
+        "def wide(a, b, c, d): ...\n"
+        "def flag(a, dry_run: bool): ...\n"
+        "def flag_ok(a, *, dry_run: bool): ...\n")
+    assert positional_excess(tmp_path) == [
+        "archive_pipelines/a.py:2 wide: 4 positional parameters",
+        "archive_pipelines/a.py:3 flag: boolean dry_run by position"]

@@ -154,8 +154,8 @@ def _captures() -> Select[Any]:
     return query
 
 
-def _window(query: Select[Any], from_ms: int | None, to_ms: int | None,
-            limit: int | None) -> Select[Any]:
+def _window(query: Select[Any], *, from_ms: int | None = None, to_ms: int | None = None,
+            limit: int | None = None) -> Select[Any]:
     if from_ms is not None:
         query = query.where(PageFetch.fetched_ms >= from_ms)
     if to_ms is not None:
@@ -257,7 +257,8 @@ class CaptureRepository(Repository):
                 select(literal(rows.session_id), literal(segment_id), literal(rows.path),
                        *(src.c[name] for name in names)).where(true())))
         apply_ref_deltas(session, dict(deltas), now)
-        mark_primary_present(session, blobs, blob_ids, primary_store_id, now, report)
+        mark_primary_present(session, blobs, blob_ids, store_id=primary_store_id, now=now,
+                             report=report)
         return done
 
     @_reads
@@ -265,7 +266,7 @@ class CaptureRepository(Repository):
                         to_ms: int | None = None, limit: int | None = None) -> list[Capture]:
         """A URL's captures (by the sha256 of its canonical form), newest first."""
         return _rows(session, _window(_captures().where(PageFetch.url_hash == url_hash),
-                                      from_ms, to_ms, limit))
+                                      from_ms=from_ms, to_ms=to_ms, limit=limit))
 
     @_reads
     def captures_by_prefix(self, session: Session, site: str, canonical_prefix: str, *,
@@ -277,7 +278,7 @@ class CaptureRepository(Repository):
         if canonical_prefix != site:
             query = query.where(func.substr(PageFetch.canonical_url, 1, len(canonical_prefix))
                                 == canonical_prefix)
-        return _rows(session, _window(query, from_ms, to_ms, limit))
+        return _rows(session, _window(query, from_ms=from_ms, to_ms=to_ms, limit=limit))
 
     @_reads
     def captures_of_session(self, session: Session, session_id: str, *, pages_only: bool = True,
@@ -286,13 +287,13 @@ class CaptureRepository(Repository):
         query = _captures().where(PageFetch.session_id == session_id)
         if pages_only:
             query = query.where(PageFetch.kind == "page")
-        return _rows(session, _window(query, None, None, limit))
+        return _rows(session, _window(query, limit=limit))
 
     @_reads
     def captures_of_body(self, session: Session, sha256: str, *, limit: int | None = None) -> list[Capture]:
         """The captures whose body has this sha256, newest first."""
         return _rows(session, _window(_captures().where(PageFetch.body_sha256 == sha256),
-                                      None, None, limit))
+                                      limit=limit))
 
     @_reads
     def crawl_session(self, session: Session, session_id: str) -> SessionRow | None:
@@ -402,4 +403,5 @@ class CaptureRepository(Repository):
         session.execute(update(segments).where(segments.c.session_id == session_id)
                         .values(blob_id=None))
         apply_ref_deltas(session, dict(deltas), now)
-        mark_primary_present(session, [compacted, index], blob_ids, primary_store_id, now, report)
+        mark_primary_present(session, [compacted, index], blob_ids, store_id=primary_store_id,
+                             now=now, report=report)

@@ -175,7 +175,8 @@ class FileRepository(Repository):
                 moves,
             )
         apply_ref_deltas(session, deltas, now)
-        mark_primary_present(session, entries, blob_ids, primary_store_id, now, report)
+        mark_primary_present(session, entries, blob_ids, store_id=primary_store_id, now=now,
+                             report=report)
         return report
 
     @_writes

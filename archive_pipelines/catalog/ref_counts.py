@@ -99,7 +99,7 @@ def apply_ref_deltas(session: Session, deltas: dict[int, int], now: datetime) ->
         ))
 
 
-def mark_primary_present(session: Session, entries: Sequence[BlobEntry], blob_ids: dict[str, int],
+def mark_primary_present(session: Session, entries: Sequence[BlobEntry], blob_ids: dict[str, int], *,
                          store_id: int, now: datetime, report: ApplyReport) -> None:
     """The entries' blobs are present on the primary store (`report.revived`: those
     recorded otherwise until now)."""
