@@ -15,7 +15,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers
-from archive_testkit.legacy_releases import generate_collection
+from archive_testkit.archivebox import ReleaseMix, generate_collection
 
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
 
@@ -135,7 +135,7 @@ def test_update_stops_its_worker_processes_before_it_returns(
     data.mkdir()
     (data / "archive.toml").write_text("[storage]\ningest_processes = 2\n")
     initialize(load_settings(data))
-    generate_collection(data, 8)
+    generate_collection(data, ReleaseMix(), snapshots=8)
     started: list[tuple[threading.Thread, list[BaseProcess]]] = []
     file_workers = FileWork.file_workers
 

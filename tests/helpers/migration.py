@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.storage.assembly import StorageParts
-from archive_testkit.legacy_releases import Manifest
+from archive_testkit.archivebox import Manifest
 
 ALL_RELEASES = ("0.4", "0.5", "0.6", "0.7", "0.8", "0.8.2", "0.8.3", "0.9")
 

@@ -24,7 +24,7 @@ from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
-from archive_testkit.archivebox07 import generate_archivebox07
+from archive_testkit.archivebox import Aged07, generate_collection
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.manifest import check_manifest, manifest
 from archive_testkit.servers import LocalPostgres
@@ -54,7 +54,7 @@ def collection_on(forks: ForkServer, server: LocalPostgres, root: Path) -> Path:
     """The same ArchiveBox 0.7 collection each time, initialized with its catalog in a new
     database of `server`; no worker processes (the counted steps are the command's)."""
     data = root / "data"
-    generate_archivebox07(data, snapshots=SNAPSHOTS, seed=11, files_per_snapshot=10)
+    generate_collection(data, Aged07(files_per_snapshot=10), snapshots=SNAPSHOTS, seed=11)
     (data / "archive.toml").write_text(f'[catalog]\nurl = "{server.create_database()}"\n'
                                        "[storage]\ningest_processes = 0\n")
     init = run(forks, [*CLI, "--data-dir", str(data), "init"])

@@ -22,7 +22,7 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.ingest import IngestItem
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
-from archive_testkit.legacy_releases import generate_collection
+from archive_testkit.archivebox import ReleaseMix, generate_collection
 from tests.helpers.migration import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
 from tests.helpers.storage import sha, write_tree
 from tests.legacy.index_docs import v04
@@ -100,7 +100,8 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
 
 
 def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: StorageParts) -> None:
-    manifest = generate_collection(storage.settings.data_dir, 25, versions=ALL_RELEASES, seed=21)
+    manifest = generate_collection(storage.settings.data_dir, ReleaseMix(releases=ALL_RELEASES),
+                                   snapshots=25, seed=21)
     import_orphans(storage.catalog, storage.layout)
     ids = [s.id for s in snapshots(storage).values()]
 
@@ -121,7 +122,8 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
 
 def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
         sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
-    generate_collection(sqlite_storage.settings.data_dir, 6, versions=ALL_RELEASES, seed=5)
+    generate_collection(sqlite_storage.settings.data_dir, ReleaseMix(releases=ALL_RELEASES),
+                        snapshots=6, seed=5)
     import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     before = tree_hashes(sqlite_storage.layout.archive)
     real = cas_module.ingest_files
