@@ -25,9 +25,10 @@ from archive_pipelines.catalog.captures import crawl_session
 from archive_pipelines.catalog.files import count_references
 from archive_pipelines.storage.verify import KINDS, verify_storage
 from archive_testkit.forkserver import ForkServer
-from tests.captures.test_compaction import (
+from tests.helpers.captures import (
     assert_storage_clean,
     capture_rows,
+    capture_store,
     catalog_dump,
     compacted_files,
     ingest_all,
@@ -36,7 +37,6 @@ from tests.captures.test_compaction import (
     segment_files,
     session_ids,
 )
-from tests.helpers.captures import capture_store
 from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]

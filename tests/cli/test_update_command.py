@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from archive_testkit.archivebox import ReleaseMix, generate_collection
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 from tests.legacy.index_docs import v04
 
 

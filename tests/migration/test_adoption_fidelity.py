@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -33,18 +32,10 @@ from archive_pipelines.views import view_dir
 from archive_testkit.archivebox import Aged07, Collection07, generate_collection
 from archive_testkit.links import resolving_links, stays_inside
 from archive_testkit.manifest import check_manifest, manifest
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.migration import top_level_files
 
 VIEWS = ("by_timestamp", "by_domain", "by_date", "by_user")
-COLLECTION_FILES = ("index.sqlite3", "sources", "ArchiveBox.conf", "logs")
-
-
-def _collection_files(root: Path) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name in COLLECTION_FILES:
-        found.update(manifest(root, name) if (root / name).is_dir() else
-                     {name: sha256_file(root / name)[0]})
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +44,7 @@ def adopted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection07, Sto
     data = tmp_path_factory.mktemp("abx07") / "data"
     collection = generate_collection(data, Aged07(orphans=2), snapshots=14, seed=7)
     before = manifest(data, "archive")
-    before_collection = _collection_files(data)
+    before_collection = top_level_files(data)
     links = {s.timestamp: resolving_links(data / s.folder) for s in collection.snapshots}
     initialize(Settings(data_dir=data))
 
@@ -71,7 +62,7 @@ def test_every_original_path_opens_the_same_bytes(adopted: tuple) -> None:
     assert check_manifest(root, before) == []
     for snapshot in collection.snapshots:  # the folders are in the store now, not copies
         assert (root / snapshot.folder).is_symlink()
-    assert _collection_files(root) == before_collection  # index.sqlite3 & co. never modified
+    assert top_level_files(root) == before_collection  # index.sqlite3 & co. never modified
 
 
 def test_every_original_is_a_verified_blob_referenced_by_its_own_path(adopted: tuple) -> None:

@@ -9,8 +9,7 @@ import pytest
 from archive_pipelines.catalog import CatalogRepository
 from archive_pipelines.migration import SnapshotMigrationError, import_orphans, save_snapshot
 from archive_pipelines.storage.assembly import StorageParts
-from tests.helpers.migration import snapshots
-from tests.migration.test_steps import FLAT, TS, URL, flat_snapshot
+from tests.helpers.migration import FLAT, TS, URL, flat_snapshot, snapshots
 
 
 def test_save_migrates_first_then_applies_the_changes(storage: StorageParts) -> None:

@@ -4,7 +4,6 @@ resumption, symlinks."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,38 +22,24 @@ from archive_pipelines.storage.ingest import IngestItem
 from archive_pipelines.storage.rebuild import rebuild_views
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.archivebox import ReleaseMix, generate_collection
-from tests.helpers.migration import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
+from tests.helpers.migration import (
+    ALL_RELEASES,
+    FLAT,
+    TS,
+    URL,
+    flat_snapshot,
+    lost_bytes,
+    snapshots,
+    tree_hashes,
+)
 from tests.helpers.storage import sha, write_tree
-from tests.legacy.index_docs import v04
 
-URL = "https://www.example.com/blog/post"
-TS = "1600000000"
-FLAT = {
-    "index.json": json.dumps(v04(url=URL, timestamp=TS)).encode(),
-    "index.html": b"<html>index</html>",
-    "output.html": b"<html>dom</html>",
-    "screenshot.png": b"\x89PNG screenshot",
-    "headers.json": b'{"status": 200}',
-    "warc/1600000000.warc.gz": b"warc bytes",
-    "www.example.com/blog/post.html": b"<html>wget</html>",
-    "cdn.other-host.net/jquery.js": b"jquery()",
-    "notes.txt": b"a user's notes",
-    "sources/list.txt": b"https://www.example.com/blog/post\n",
-    "dom": b"a flat file named like an extractor folder",
-}
 EXTRACTORS = {
     "index.json": "index", "index.html": "index", "output.html": "dom",
     "screenshot.png": "screenshot", "headers.json": "headers", "warc/1600000000.warc.gz": "warc",
     "www.example.com/blog/post.html": "wget", "cdn.other-host.net/jquery.js": "wget",
     "notes.txt": "unknown", "sources/list.txt": "unknown", "dom": "unknown",
 }
-
-
-def flat_snapshot(storage: StorageParts, files: dict[str, bytes] | None = None) -> tuple[str, Path]:
-    folder = write_tree(storage.layout.archive / TS, files or FLAT)
-    report = import_orphans(storage.catalog, storage.layout)
-    assert report.imported == 1, report.errors
-    return snapshots(storage)[TS].id, folder
 
 
 def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage: StorageParts) -> None:

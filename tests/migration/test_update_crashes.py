@@ -28,7 +28,7 @@ from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.archivebox import ReleaseMix, generate_collection
 from archive_testkit.forkserver import ForkedProcess, ForkServer
 from archive_testkit.manifest import check_manifest, manifest
-from tests.cli.test_cli import CLI
+from tests.helpers.cli import CLI
 from tests.helpers.migration import ALL_RELEASES
 
 FOLDERS = 2000

@@ -12,7 +12,7 @@ from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.archivebox import ReleaseMix, generate_collection
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 
 def _resources(data: Path) -> dict[str, object]:
