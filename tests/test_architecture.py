@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,10 +67,17 @@ def conftest_imports(root: Path, folders: tuple[str, ...] = SOURCE_DIRS) -> list
     return found
 
 
+_MAY_IMPORT_A_TEST_MODULE = re.compile(
+    r"(?:from|import)\s+(?:tests\.[\w.]*test_|\.+test_)"  # tests.a.test_b, .test_b
+    r"|from\s+(?:tests[\w.]*|\.+)\s+import\s*\(?[^)]*?\btest_")  # from tests.a import test_b
+
+
 def imports_of_test_modules(root: Path, folders: tuple[str, ...] = SOURCE_DIRS) -> list[str]:
     """`file:line module` for every import of a test module (`tests.….test_*`, or `.test_*`)."""
     found: list[str] = []
     for path in (path for folder in folders for path in python_files(root / folder)):
+        if not _MAY_IMPORT_A_TEST_MODULE.search(path.read_text(encoding="utf-8")):
+            continue  # parse only the files that could
         for line, module in imported_modules(path):
             if module.rsplit(".", 1)[-1].startswith("test_") and (
                     module.startswith("tests.") or module.startswith(".")):

@@ -135,6 +135,7 @@ def test_identity_is_archiveboxs_from_index_sqlite3(storage: StorageParts) -> No
     assert {s.id for s in _catalog(storage).values()} == {s.snapshot_id for s in collection.snapshots}
 
 
+@pytest.mark.unit
 def test_identity_from_index_json_alone(sqlite_storage: StorageParts) -> None:
     root = sqlite_storage.settings.data_dir
     collection = generate_collection(root, Aged07(files_per_snapshot=12, with_sqlite=False),
@@ -154,6 +155,7 @@ def test_identity_from_index_json_alone(sqlite_storage: StorageParts) -> None:
         assert {(r.extractor, r.start_ts, r.end_ts) for r in _results(sqlite_storage, ours.id)} == runs
 
 
+@pytest.mark.unit
 def test_an_id_another_snapshot_has_is_reported_never_merged(sqlite_storage: StorageParts) -> None:
     """Two collections whose ids overlap: the second's folder is left alone, reported."""
     root = sqlite_storage.settings.data_dir

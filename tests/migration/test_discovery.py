@@ -190,6 +190,7 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: StorageParts) ->
     assert (archive / "1600000008").is_dir()  # the adopted folder is still a folder
 
 
+@pytest.mark.unit
 def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: StorageParts) -> None:
     archive = sqlite_storage.layout.archive
     for round_ in range(3):
@@ -204,6 +205,7 @@ def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: StorageParts) -
     assert sorted((day / n / "file.txt").read_text() for n in names) == ["round 0", "round 1", "round 2"]
 
 
+@pytest.mark.unit
 def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(
         sqlite_storage: StorageParts) -> None:
     CatalogRepository(sqlite_storage.catalog.engine).add_snapshot(url=URL, timestamp="1600000200",
@@ -214,6 +216,7 @@ def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(
     assert (folder / "output.html").read_bytes() == b"x"
 
 
+@pytest.mark.unit
 def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: StorageParts) -> None:
     root = sqlite_storage.settings.data_dir
     manifest = generate_collection(root, ReleaseMix(releases=("0.7", "0.9"), duplicates=6),
@@ -232,6 +235,7 @@ def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: StoragePar
     assert report.duplicates == expected > 0
 
 
+@pytest.mark.unit
 def test_resume_from_and_batches(sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
     root = sqlite_storage.settings.data_dir
     generate_collection(root, ReleaseMix(), snapshots=20, seed=2)

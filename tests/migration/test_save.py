@@ -43,6 +43,7 @@ def test_a_failed_migration_blocks_the_save(sqlite_storage: StorageParts) -> Non
     assert (folder / "headers.json").read_bytes() == FLAT["headers.json"]
 
 
+@pytest.mark.unit
 def test_only_fields_that_place_no_files_can_be_saved(sqlite_storage: StorageParts) -> None:
     sid = CatalogRepository(sqlite_storage.catalog.engine).add_snapshot(url=URL, timestamp=TS).id
     with pytest.raises(ValueError, match="url"):

@@ -42,6 +42,7 @@ EXTRACTORS = {
 }
 
 
+@pytest.mark.unit
 def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
@@ -64,6 +65,7 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
                   sid).to_version == "cas"  # idempotent
 
 
+@pytest.mark.unit
 def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: StorageParts) -> None:
     sid, folder = flat_snapshot(sqlite_storage)
     odd = os.fsdecode(b"odd-\xff-name.txt")
@@ -167,6 +169,7 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: StorageParts) -> Non
                          "no-such-id")
 
 
+@pytest.mark.unit
 def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: StorageParts) -> None:
     files = {k: v for k, v in FLAT.items() if k != "dom"}
     sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": b"another dom"})
@@ -180,6 +183,7 @@ def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage
     assert (folder / "dom" / "output.html").read_bytes() == b"another dom"
 
 
+@pytest.mark.unit
 def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
         sqlite_storage: StorageParts, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
@@ -242,6 +246,7 @@ TWINS = {"twin-a.html": b"<html>the same bytes in two files</html>",
          "twin-b.html": b"<html>the same bytes in two files</html>"}
 
 
+@pytest.mark.unit
 def test_an_edit_of_the_twin_that_is_not_the_blob_keeps_the_folder(
         sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two identical files, hard-linked at ingest: the blob is one twin's inode. The other
@@ -274,6 +279,7 @@ def test_an_edit_of_the_twin_that_is_not_the_blob_keeps_the_folder(
     assert not list(storage.layout.migrated.glob("*/*"))
 
 
+@pytest.mark.unit
 def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
@@ -290,6 +296,7 @@ def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) 
     assert (folder / "index" / "index.html").read_bytes() == INDEX_FOLDER["index/index.html"]
 
 
+@pytest.mark.unit
 def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
         sqlite_storage: StorageParts) -> None:
     """Same size, other bytes: the check before retiring a folder compares content."""

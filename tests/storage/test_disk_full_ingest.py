@@ -125,6 +125,7 @@ def _full_sqlite(path: Path) -> None:
         engine.dispose()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("fault", "line"), [
     (lambda _: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device", "/d/x")),
      "data disk full: no space left on device (/d/x)"),

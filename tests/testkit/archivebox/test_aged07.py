@@ -119,6 +119,7 @@ def test_rows_match_folders_and_results(plain: Collection07) -> None:
     assert links == sum(len(snapshot.tags) for snapshot in plain.snapshots)
 
 
+@pytest.mark.unit
 def test_orphans_repeat_a_url_without_a_row(aged: Collection07) -> None:
     orphans = aged.orphans()
     assert len(orphans) == 2
@@ -187,6 +188,7 @@ def test_snapshot_pages_link_to_their_outputs(aged: Collection07) -> None:
         assert ("index.html", "../../static/archive.png") not in pairs
 
 
+@pytest.mark.unit
 def test_wget_pages_link_each_other_relatively(plain: Collection07) -> None:
     checked = 0
     for snapshot in plain.snapshots:
@@ -253,6 +255,7 @@ def test_check_manifest_reports_changed_and_missing_files(tmp_path: Path) -> Non
     assert linked not in manifest(collection.root)
 
 
+@pytest.mark.unit
 def test_same_seed_same_collection(tmp_path: Path) -> None:
     first = generate_collection(tmp_path / "a", Aged07(), snapshots=5, seed=9)
     second = generate_collection(tmp_path / "b", Aged07(), snapshots=5, seed=9)
