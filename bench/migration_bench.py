@@ -15,7 +15,7 @@
    snapshot rows (10% behind), on PostgreSQL (DATABASE_URL, else a private server) and on
    SQLite: worst and median of 20 ticks walking the cursor, target <= 1 s.
 4. `realistic` (issue 14): adoption of a realistic ArchiveBox 0.7 collection (1,000 snapshots
-   x ~50 files, `archive_testkit.archivebox07`, index.sqlite3 included) end to end as a user
+   x ~50 files, `archive_testkit.archivebox` Aged07, index.sqlite3 included) end to end as a user
    runs it: `archive-pipelines --data-dir D init` (not timed), then the timed
    `archive-pipelines --data-dir D update --import-orphans --migrate-fs`, on a fresh
    `cp -a` of the collection (not timed). Beside it in the same rounds: `restic backup` of
@@ -66,7 +66,7 @@ SCRUBBED_ENV = ("ARCHIVE_DATA_DIR", "DATABASE_URL", "REDIS_URL", "S3_ENDPOINT_UR
 @functools.cache
 def collection(n: int) -> Path:
     """A cached legacy collection of `n` snapshots (its root holds archive/)."""
-    from archive_testkit.legacy_releases import generate_collection
+    from archive_testkit.archivebox import ReleaseMix, generate_collection
 
     root = WORK_DIR / f"migration-legacy-{n}"
     if (root / ".complete").exists():
@@ -74,7 +74,8 @@ def collection(n: int) -> Path:
         return root
     remove_tree(root)
     started = time.perf_counter()
-    summary = generate_collection(root, n, versions=RELEASES, files_per_snapshot=10, seed=1).summary()
+    summary = generate_collection(root, ReleaseMix(releases=RELEASES, files_per_snapshot=10),
+                                  snapshots=n, seed=1).summary()
     (root / ".complete").write_text(json.dumps(summary))
     print(f"generated {n:,} legacy snapshots ({summary['files']:,} files) in "
           f"{time.perf_counter() - started:.0f} s")
@@ -342,7 +343,7 @@ def tree_files(top: Path) -> dict[str, int]:
 @functools.cache
 def collection07(n: int) -> Collection:
     """A cached ArchiveBox 0.7 collection of `n` snapshots x ~50 files (seed 1)."""
-    from archive_testkit.archivebox07 import generate_archivebox07
+    from archive_testkit.archivebox import Aged07, generate_collection
 
     base = WORK_DIR / f"migration-abx07-{n}"
     root, stamp = base / "collection", base / "complete.json"
@@ -353,7 +354,7 @@ def collection07(n: int) -> Collection:
     else:
         remove_tree(base)
         started = time.perf_counter()
-        generate_archivebox07(root, snapshots=n, seed=1, files_per_snapshot=50)
+        generate_collection(root, Aged07(files_per_snapshot=50), snapshots=n, seed=1)
         generated = {"seconds": time.perf_counter() - started}
         stamp.write_text(json.dumps(generated))
         print(f"generated a {n:,}-snapshot ArchiveBox 0.7 collection in {root} in "

@@ -226,9 +226,9 @@ def main() -> None:
     print_tree(data / "archive" / "by_domain" / "news.example", limit=14)
 
     step("an ArchiveBox 0.7 collection: flat snapshot folders, index.sqlite3, one broken folder")
-    from archive_testkit.archivebox07 import generate_archivebox07
+    from archive_testkit.archivebox import Aged07, generate_collection
 
-    collection = generate_archivebox07(data, snapshots=8, seed=3, files_per_snapshot=30)
+    collection = generate_collection(data, Aged07(files_per_snapshot=30), snapshots=8, seed=3)
     broken = data / "archive" / "1500000000.1"
     broken.mkdir()
     (broken / "notes.txt").write_text("a folder without index.json nor a row in index.sqlite3\n")

@@ -28,9 +28,11 @@ from archive_testkit.tmpfs import mount_tmpfs, tmpfs_unavailable, unmount
 # The shared test helpers get pytest's assertion messages, as the tests do.
 pytest.register_assert_rewrite("tests.helpers")
 
-# The real crawl the capture tests share (one crawl per run, whichever package asks), and the
-# guard that keeps the `unit` marker honest (pytester: its own test runs it).
-pytest_plugins = ["tests.captures.crawl_fixtures", "tests.helpers.unit_guard", "pytester"]
+# The real crawl the capture tests share (one crawl per run, whichever package asks), the
+# guard that keeps the `unit` marker honest (pytester: its own test runs it), and the CPU
+# report (`--cpu-report=FILE` or CPU_REPORT=FILE; idle otherwise).
+pytest_plugins = ["tests.captures.crawl_fixtures", "tests.helpers.unit_guard", "tests.helpers.cpu_report",
+                  "pytester"]
 
 # Keep the developer's own settings out of the tests.
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):

@@ -3,13 +3,15 @@
 The contracts (domain code never imports Dagster, the product never imports the test kits,
 the wiring sits above the domain, no import cycles, ...) are `[tool.importlinter]` in
 pyproject.toml; `make lint` runs the same `lint-imports`. Test helpers are never imported
-from a conftest, and a function takes its dependencies beyond the third by keyword.
+from a conftest nor from another test module, and a function takes its dependencies beyond the
+third by keyword.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,25 +42,48 @@ def python_files(root: Path) -> list[Path]:
     return sorted(found)
 
 
+def imported_modules(path: Path) -> list[tuple[int, str]]:
+    """(line, module) for every module `path` imports, `from a.b import c` giving `a.b` and
+    `a.b.c` (c may be a module); relative imports keep their leading dots."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.extend((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = "." * node.level + (node.module or "")
+            found.append((node.lineno, base))
+            found.extend((node.lineno, f"{base}.{alias.name}") for alias in node.names)
+    return found
+
+
 def conftest_imports(root: Path, folders: tuple[str, ...] = SOURCE_DIRS) -> list[str]:
     """`file:line module` for every import of a conftest module in `folders` under `root`."""
-    found = []
+    found: list[str] = []
     for path in (path for folder in folders for path in python_files(root / folder)):
-        text = path.read_text(encoding="utf-8")
-        if "conftest" not in text:  # parse only the few files that could import one
+        if "conftest" not in path.read_text(encoding="utf-8"):  # parse only the few that could
             continue
-        for node in ast.walk(ast.parse(text, filename=str(path))):
-            if isinstance(node, ast.Import):
-                modules = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                modules = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-            else:
-                continue
-            for module in modules:
-                if module.split(".")[-1] == "conftest":
-                    found.append(f"{path.relative_to(root)}:{node.lineno} {module}")
+        found.extend(f"{path.relative_to(root)}:{line} {module}"
+                     for line, module in imported_modules(path)
+                     if module.split(".")[-1] == "conftest")
     return found
+
+
+_MAY_IMPORT_A_TEST_MODULE = re.compile(
+    r"(?:from|import)\s+(?:tests\.[\w.]*test_|\.+test_)"  # tests.a.test_b, .test_b
+    r"|from\s+(?:tests[\w.]*|\.+)\s+import\s*\(?[^)]*?\btest_")  # from tests.a import test_b
+
+
+def imports_of_test_modules(root: Path, folders: tuple[str, ...] = SOURCE_DIRS) -> list[str]:
+    """`file:line module` for every import of a test module (`tests.….test_*`, or `.test_*`)."""
+    found: list[str] = []
+    for path in (path for folder in folders for path in python_files(root / folder)):
+        if not _MAY_IMPORT_A_TEST_MODULE.search(path.read_text(encoding="utf-8")):
+            continue  # parse only the files that could
+        for line, module in imported_modules(path):
+            if module.rsplit(".", 1)[-1].startswith("test_") and (
+                    module.startswith("tests.") or module.startswith(".")):
+                found.append(f"{path.relative_to(root)}:{line} {module}")
+    return sorted(set(found))
 
 
 @pytest.mark.unit
@@ -172,3 +197,20 @@ def test_the_keyword_check_finds_both(tmp_path: Path) -> None:
     assert positional_excess(tmp_path) == [
         "archive_pipelines/a.py:2 wide: 4 positional parameters",
         "archive_pipelines/a.py:3 flag: boolean dry_run by position"]
+@pytest.mark.unit
+def test_no_module_imports_from_a_test_module() -> None:
+    """A helper two test modules share lives in tests/helpers or archive_testkit: importing it
+    out of another test module runs that module's import-time setup and hides the sharing."""
+    assert imports_of_test_modules(REPO) == []
+
+
+@pytest.mark.unit
+def test_the_test_module_import_check_finds_one(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "test_x.py").write_text(
+        "from tests.cli.test_cli import run_cli\nimport tests.storage.test_gc\n"
+        "from tests.migration import test_steps\nfrom .test_y import FLAT\n"
+        "from tests.helpers.cli import run_cli as run\nfrom archive_pipelines import test_data\n")
+    assert imports_of_test_modules(tmp_path, ("pkg",)) == [
+        "pkg/test_x.py:1 tests.cli.test_cli", "pkg/test_x.py:2 tests.storage.test_gc",
+        "pkg/test_x.py:3 tests.migration.test_steps", "pkg/test_x.py:4 .test_y"]

@@ -237,6 +237,7 @@ def test_decode_refuses_a_corrupt_field() -> None:
         decode_line_field("http://a/x|y")
 
 
+@pytest.mark.unit
 def test_fast_path_agrees_with_w3lib() -> None:
     """Simple URLs skip w3lib; on random simple URLs both paths must give the same answer."""
     rnd = random.Random(5)

@@ -11,8 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
@@ -20,49 +18,34 @@ from typing import Any
 
 import pytest
 import zstandard
-from sqlalchemy import Table, select
+from sqlalchemy import select
 
 from archive_pipelines.captures.compaction import INDEX_MAGIC, compact_sessions, iter_index
 from archive_pipelines.captures.lookup import find_body, find_session, find_url
-from archive_pipelines.captures.record_files import read_record
-from archive_pipelines.captures.segment_files import find_segments
-from archive_pipelines.captures.segment_ingest import ingest_crawl, ingest_segment, pending_segments
+from archive_pipelines.captures.segment_ingest import ingest_segment, pending_segments
 from archive_pipelines.catalog import Catalog
-from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch
-from archive_pipelines.storage.assembly import StorageParts
+from archive_pipelines.catalog.models import Blob, CrawlSegment, CrawlSession
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
-from tests.helpers.captures import capture_primary, open_parts
+from tests.helpers.captures import (
+    assert_storage_clean,
+    capture_primary,
+    capture_rows,
+    catalog_dump,
+    compacted_files,
+    ingest_all,
+    parts_of,
+    records_of,
+    segment_files,
+    session_ids,
+)
 from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
 NOW = timedelta(0)  # older_than: every session that ended before now
 
-# -- helpers (the crash tests use them too) ------------------------------------------------
-
-
-def ingest_all(parts: StorageParts, data_dir: Path) -> None:
-    report = ingest_crawl(parts.catalog, capture_primary(parts), data_dir)
-    assert report.ingested and not report.failed, report.to_dict()
-
-
-def session_ids(catalog: Catalog) -> list[str]:
-    with catalog.reading() as tx:
-        return sorted(tx.session.scalars(select(CrawlSession.id)))
-
-
-def capture_rows(catalog: Catalog) -> list[dict[str, Any]]:
-    """Every page_fetch row as a dict, by id."""
-    table = _table(PageFetch)
-    with catalog.reading() as tx:
-        return [dict(row._mapping) for row in tx.session.execute(select(table).order_by(table.c.id))]
-
-
-def records_of(data_dir: Path, rows: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """The record behind every capture (read_record), by capture id."""
-    return {row["id"]: read_record(data_dir, row["index_path"], row["record_offset"])
-            for row in rows}
+# -- helpers of this module (the ones the crash tests share: tests/helpers/captures.py) ----
 
 
 def lookups(catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
@@ -88,74 +71,10 @@ def lookups(catalog: Catalog) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def catalog_dump(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
-    """The captures, sessions, segment ledger, blobs (ref counts) and blob copies, with blob
-    ids as sha256 and without timestamps that tell only when a row was written."""
-    with catalog.reading() as tx:
-        shas = {int(i): str(s) for i, s in tx.session.execute(select(Blob.id, Blob.sha256))}
-
-        def rows(model: type, drop: tuple[str, ...] = (),
-                 blob_ids: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
-            table = _table(model)
-            out = []
-            for row in tx.session.execute(select(table)):
-                data = dict(row._mapping)
-                for name in blob_ids:
-                    data[name] = None if data[name] is None else shas[data[name]]
-                out.append(tuple((k, v) for k, v in sorted(data.items()) if k not in drop))
-            return sorted(out, key=repr)
-
-        blobs = [(*row[:-1], row[-1] is not None) for row in tx.session.execute(
-            select(Blob.sha256, Blob.size, Blob.mime_type, Blob.ref_count,
-                   Blob.unreferenced_since))]
-        return {
-            "page_fetch": rows(PageFetch, blob_ids=("body_blob_id",)),
-            "crawl_session": rows(CrawlSession, blob_ids=("compacted_blob_id", "index_blob_id")),
-            "crawl_segment": rows(CrawlSegment, blob_ids=("blob_id",)),
-            "blob": sorted(blobs, key=repr),
-            "blob_copy": rows(BlobCopy, drop=("mtime",),
-                              blob_ids=("blob_id",)),
-        }
-
-
 def ref_counts(catalog: Catalog, shas: list[str]) -> dict[str, int]:
     with catalog.reading() as tx:
         return {str(sha): int(n) for sha, n in tx.session.execute(
             select(Blob.sha256, Blob.ref_count).where(Blob.sha256.in_(shas)))}
-
-
-def assert_storage_clean(parts: StorageParts, data_dir: Path) -> None:
-    report = verify_storage(parts.catalog, parts.primary, parts.views, deep=True,
-                            data_dir=data_dir)
-    assert report.problems == 0, report.examples
-    with parts.catalog.reading() as tx:
-        assert list(tx.blobs.count_references()) == []
-
-
-def segment_files(data_dir: Path) -> dict[str, bytes]:
-    """Every segment file under sessions/ and its bytes, by data-dir relative path."""
-    found, _skipped = find_segments(data_dir)
-    return {segment.relative: segment.path.read_bytes() for segment in found}
-
-
-def compacted_files(data_dir: Path) -> list[str]:
-    folder = data_dir / "sessions" / "compacted"
-    return sorted(p.name for p in folder.iterdir()) if folder.exists() else []
-
-
-def _table(model: type) -> Table:
-    table = model.__table__  # type: ignore[attr-defined]
-    assert isinstance(table, Table)
-    return table
-
-
-@contextmanager
-def parts_of(data_dir: Path, catalog_url: str = "") -> Iterator[StorageParts]:
-    with open_parts(data_dir, catalog_url) as parts:
-        try:
-            yield parts
-        finally:
-            parts.catalog.engine.dispose()
 
 
 # -- compaction of a real crawl ------------------------------------------------------------

@@ -23,8 +23,9 @@ import pytest
 from archive_pipelines.captures.compaction import compact_sessions
 from archive_pipelines.storage.verify import KINDS, verify_storage
 from archive_testkit.forkserver import ForkServer
-from tests.captures.test_compaction import (
+from tests.helpers.captures import (
     assert_storage_clean,
+    capture_primary,
     capture_rows,
     catalog_dump,
     compacted_files,
@@ -34,7 +35,6 @@ from tests.captures.test_compaction import (
     segment_files,
     session_ids,
 )
-from tests.helpers.captures import capture_primary
 from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]

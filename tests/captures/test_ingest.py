@@ -11,9 +11,7 @@ import os
 import shutil
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,22 +22,12 @@ from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.captures.segment_files import find_segments
 from archive_pipelines.captures.segment_ingest import CrawlIngestReport, ingest_crawl, ingest_segment
 from archive_pipelines.catalog import Catalog
-from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch, Store
+from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
-from tests.cli.test_cli import run_cli
-from tests.helpers.captures import capture_primary, open_parts
+from tests.helpers.captures import capture_primary, opened
+from tests.helpers.cli import run_cli
 from tests.helpers.crawls import Crawled
-
-
-@contextmanager
-def opened(data_dir: Path, catalog_url: str = "") -> Iterator[StorageParts]:
-    """`open_parts`, its engine disposed afterwards."""
-    with open_parts(data_dir, catalog_url) as parts:
-        try:
-            yield parts
-        finally:
-            parts.catalog.engine.dispose()
 
 
 def ingest(parts: StorageParts) -> CrawlIngestReport:
@@ -59,33 +47,6 @@ def exact_rows(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
             rows[table.name] = [tuple(r) for r in tx.session.execute(
                 select(table).order_by(*table.primary_key.columns))]
     return rows
-
-
-def catalog_state(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
-    """The capture tables and blobs by their natural keys (segment path, blob sha256), with
-    no surrogate ids or ingest times: what two ingests of the same segments must agree on."""
-    with catalog.reading() as tx:
-        shas = dict(tx.session.execute(select(Blob.id, Blob.sha256)).all())
-        paths = dict(tx.session.execute(select(CrawlSegment.id, CrawlSegment.path)).all())
-        stores = dict(tx.session.execute(select(Store.id, Store.name)).all())
-        skip = {"id", "segment_id", "body_blob_id"}
-        names = [c.name for c in PageFetch.__table__.columns if c.name not in skip]
-        fetches = sorted(
-            (*(getattr(row, n) for n in names), paths[row.segment_id],
-             shas.get(row.body_blob_id) if row.body_blob_id is not None else None)
-            for row in tx.session.scalars(select(PageFetch)))
-        segments = sorted(
-            (s.path, s.sha256, s.session_id, shas.get(s.blob_id) if s.blob_id else None,
-             s.records, s.rejected, s.cut_bytes) for s in tx.session.scalars(select(CrawlSegment)))
-        sessions = sorted(
-            (s.id, s.started_at, s.ended_at, s.index_dir, s.pages, s.compacted_path)
-            for s in tx.session.scalars(select(CrawlSession)))
-        blobs = sorted((b.sha256, b.size, b.mime_type, b.ref_count, b.unreferenced_since is None)
-                       for b in tx.session.scalars(select(Blob)))
-        copies = sorted((shas[c.blob_id], stores[c.store_id], c.status)
-                        for c in tx.session.scalars(select(BlobCopy)))
-    return {"page_fetch": fetches, "crawl_segment": segments, "crawl_session": sessions,
-            "blob": blobs, "blob_copy": copies}
 
 
 def refetch(port: int, host: str, path_qs: str) -> tuple[int, bytes]:

@@ -19,8 +19,8 @@ from sqlalchemy import func, select
 from archive_pipelines.catalog.models import CrawlSegment
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
-from tests.captures.test_ingest import catalog_state, opened
 from tests.forked_runs import run
+from tests.helpers.captures import catalog_state, opened
 from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 from tests.helpers.crawls import Crawled
 
 

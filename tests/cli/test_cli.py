@@ -1,8 +1,5 @@
 """The CLI as a person runs it: a subprocess, its output and exit status."""
 
-import os
-import subprocess
-import sys
 import threading
 from multiprocessing.process import BaseProcess
 from pathlib import Path
@@ -15,17 +12,8 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers
-from archive_testkit.legacy_releases import generate_collection
-
-CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
-
-
-def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items()
-                if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
-    full_env.update(env or {})
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=full_env,
-                          timeout=120)
+from archive_testkit.archivebox import ReleaseMix, generate_collection
+from tests.helpers.cli import run_cli
 
 
 def test_help_lists_commands() -> None:
@@ -135,7 +123,7 @@ def test_update_stops_its_worker_processes_before_it_returns(
     data.mkdir()
     (data / "archive.toml").write_text("[storage]\ningest_processes = 2\n")
     initialize(load_settings(data))
-    generate_collection(data, 8)
+    generate_collection(data, ReleaseMix(), snapshots=8)
     started: list[tuple[threading.Thread, list[BaseProcess]]] = []
     file_workers = FileWork.file_workers
 

@@ -7,7 +7,7 @@ import click
 import pytest
 
 from archive_pipelines.cli.option_types import COUNT, DAYS, FRACTION, HOURS, MAX_COUNT
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 
 @pytest.mark.unit

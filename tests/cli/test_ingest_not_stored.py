@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from archive_testkit.forkserver import ForkServer
-from tests.cli.test_cli import CLI
 from tests.forked_runs import ROOT, run
+from tests.helpers.cli import CLI
+from tests.helpers.ingest_crashes import catalog_state
 from tests.helpers.storage import sha, write_tree
-from tests.storage.test_ingest_crash_resume import catalog_state
 
 URL = "https://changing.test/"
 FILES = {f"f{i:02d}.txt": f"file {i}\n".encode() * (i + 1) for i in range(12)}

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from archive_testkit.forkserver import ForkServer
-from tests.cli.test_cli import CLI
+from tests.forked_runs import run
+from tests.helpers.cli import CLI
+from tests.helpers.ingest_crashes import FILES, ROOT
 from tests.helpers.storage import write_tree
-from tests.storage.test_ingest_crash_resume import FILES, ROOT, run
 
 URL = "https://resume.test/"
 

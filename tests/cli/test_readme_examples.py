@@ -15,7 +15,7 @@ import pytest
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 MARK = "<!-- cli-example"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 
 def test_ingest_verify_rebuild_gc_round_trip(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 ROWS = re.compile(r"([\d,]+) blob rows: ([\d,]+) referenced, ([\d,]+) unreferenced"
                   r"(?: \(([\d,]+) within gc's grace, ([\d,]+) past it, ([\d,]+) collected by gc\))?")

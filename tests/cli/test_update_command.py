@@ -7,15 +7,15 @@ import json
 import os
 from pathlib import Path
 
-from archive_testkit.legacy_releases import generate_collection
-from tests.cli.test_cli import run_cli
+from archive_testkit.archivebox import ReleaseMix, generate_collection
+from tests.helpers.cli import run_cli
 from tests.legacy.index_docs import v04
 
 
 def _collection(tmp_path: Path) -> Path:
     data = tmp_path / "data"
     assert run_cli("--data-dir", str(data), "init").returncode == 0
-    generate_collection(data, 4, versions=("0.4", "0.8"), seed=11)
+    generate_collection(data, ReleaseMix(releases=("0.4", "0.8")), snapshots=4, seed=11)
     archive = data / "archive"
     dot = archive / "..foo"  # a dot-name folder: never skipped silently
     dot.mkdir()
@@ -61,7 +61,7 @@ def test_update_json_report(tmp_path: Path) -> None:
 def test_show_finds_a_snapshot_by_its_archivebox_id(tmp_path: Path) -> None:
     data = tmp_path / "data"
     assert run_cli("--data-dir", str(data), "init").returncode == 0
-    manifest = generate_collection(data, 3, versions=("0.8",), with_sqlite=True, seed=2)
+    manifest = generate_collection(data, ReleaseMix(releases=("0.8",), with_sqlite=True), snapshots=3, seed=2)
     assert run_cli("--data-dir", str(data), "update").returncode == 0
     entry = manifest.snapshots[0]
     index = json.loads((data / entry.folder / "index.json").read_text())

@@ -9,6 +9,7 @@ from archive_pipelines.datadir.initialize import HINT_SAMPLE
 from archive_pipelines.settings import Settings, load_settings
 
 
+@pytest.mark.unit
 def test_init_creates_the_layout_and_is_idempotent(settings: Settings) -> None:
     first = initialize(settings)
     layout = DataDir(settings.data_dir)
@@ -25,6 +26,7 @@ def test_init_creates_the_layout_and_is_idempotent(settings: Settings) -> None:
     assert layout.settings_file.read_text() == '[views]\nenabled = ["by_date"]\n'
 
 
+@pytest.mark.unit
 def test_init_hints_at_unknown_legacy_folders_without_scanning(settings: Settings) -> None:
     archive = settings.data_dir / "archive"
     for name in ("1700000000.1", "1700000000.2", "by_domain", "notes"):
@@ -39,6 +41,7 @@ def test_init_hints_at_unknown_legacy_folders_without_scanning(settings: Setting
     assert report.hint is not None and "1 folder(s)" in report.hint
 
 
+@pytest.mark.unit
 def test_init_sample_is_bounded(settings: Settings) -> None:
     archive = settings.data_dir / "archive"
     for i in range(HINT_SAMPLE + 50):

@@ -1,5 +1,5 @@
-"""Helpers for the replication tests: a data dir with replicas, a populated primary, and
-ways to inspect every store and run replication until it settles."""
+"""Helpers for the replication tests: a data dir with replicas, a populated primary, the
+Dagster resources on it, and ways to inspect every store and run replication until it settles."""
 
 from __future__ import annotations
 
@@ -15,11 +15,14 @@ from archive_pipelines.catalog.models import Blob, BlobCopy, Store
 from archive_pipelines.datadir import initialize
 from archive_pipelines.replication import ReplicaSet, archive_batch, plan_batches
 from archive_pipelines.replication.report import BatchReport
+from archive_pipelines.resources import CatalogResource, SettingsResource
+from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.settings import (
     CatalogSettings,
     ReplicationSettings,
     Settings,
     StoreSettings,
+    load_settings,
 )
 from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.file_ingest import ingest_directory
@@ -142,3 +145,47 @@ def flip_byte(path: Path, offset: int = 0) -> None:
         byte = handle.read(1)
         handle.seek(offset)
         handle.write(bytes([(byte[0] if byte else 0) ^ 0xFF]))
+
+
+REPLICA_TOML = """
+[replication]
+retention = 2
+batch_size = 2
+
+[[stores]]
+name = "primary"
+path = "cas"
+codec = "raw"
+
+[[stores]]
+name = "replica1"
+path = "replicas/replica1"
+codec = "zstd"
+"""
+
+
+def replicated_data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "archive.toml").write_text(REPLICA_TOML)
+    settings = load_settings(data, environ={})
+    initialize(settings)
+    storage = open_storage(settings)
+    sid = add_snapshot(storage)
+    files = {f"f{i}.txt": f"blob {i}".encode() * 50 for i in range(5)}
+    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
+                     snapshot_id=sid, extractor="wget", directory=write_tree(tmp_path / "src", files))
+    storage.close()
+    storage.catalog.engine.dispose()
+    return data, sorted(storage.primary.store.iter_hashes())
+
+
+def replication_resources(data: Path) -> dict[str, object]:
+    settings = SettingsResource(data_dir=str(data))
+    catalog = CatalogResource(settings=settings)
+    return {"settings": settings, "catalog": catalog,
+            "replication": ReplicationResource(catalog=catalog)}
+
+
+def replica_files(data: Path) -> set[str]:
+    return {p.name for p in (data / "replicas" / "replica1").rglob("*.zst")}

@@ -1,4 +1,5 @@
-"""Helpers for tests on the storage parts: snapshots, file trees on disk and their hashes."""
+"""Helpers for tests on the storage parts: snapshots, file trees on disk and their hashes, and
+the blobs a catalog records present."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archive_pipelines.catalog import Catalog
+from sqlalchemy import select
+
+from archive_pipelines.catalog import Catalog, make_engine
+from archive_pipelines.catalog.models import Blob, BlobCopy, Store
 from archive_pipelines.storage.assembly import StorageParts
 
 
@@ -39,3 +43,17 @@ def store_bytes(storage: StorageParts) -> int:
             st = os.lstat(os.path.join(dirpath, name))
             sizes[(st.st_dev, st.st_ino)] = st.st_size
     return sum(sizes.values())
+
+
+def recorded_present(catalog_url: str) -> dict[str, int]:
+    """{sha256: size} of the blobs the catalog records present at the primary store."""
+    engine = make_engine(catalog_url)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(
+                select(Blob.sha256, Blob.size).join(BlobCopy, BlobCopy.blob_id == Blob.id)
+                .join(Store, Store.id == BlobCopy.store_id)
+                .where(Store.name == "primary", BlobCopy.status == "present"))
+            return {sha256: size for sha256, size in rows}
+    finally:
+        engine.dispose()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -30,30 +29,22 @@ from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import view_dir
-from archive_testkit.archivebox07 import Collection07, generate_archivebox07
+from archive_testkit.archivebox import Aged07, Collection07, generate_collection
 from archive_testkit.links import resolving_links, stays_inside
 from archive_testkit.manifest import check_manifest, manifest
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.migration import top_level_files
 
 VIEWS = ("by_timestamp", "by_domain", "by_date", "by_user")
-COLLECTION_FILES = ("index.sqlite3", "sources", "ArchiveBox.conf", "logs")
-
-
-def _collection_files(root: Path) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for name in COLLECTION_FILES:
-        found.update(manifest(root, name) if (root / name).is_dir() else
-                     {name: sha256_file(root / name)[0]})
-    return found
 
 
 @pytest.fixture(scope="module")
 def adopted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Collection07, StorageParts, dict, dict, dict]:
     """A 0.7 collection, its manifests and links before, adopted with the CLI's `update`."""
     data = tmp_path_factory.mktemp("abx07") / "data"
-    collection = generate_archivebox07(data, snapshots=14, seed=7, orphans=2)
+    collection = generate_collection(data, Aged07(orphans=2), snapshots=14, seed=7)
     before = manifest(data, "archive")
-    before_collection = _collection_files(data)
+    before_collection = top_level_files(data)
     links = {s.timestamp: resolving_links(data / s.folder) for s in collection.snapshots}
     initialize(Settings(data_dir=data))
 
@@ -71,7 +62,7 @@ def test_every_original_path_opens_the_same_bytes(adopted: tuple) -> None:
     assert check_manifest(root, before) == []
     for snapshot in collection.snapshots:  # the folders are in the store now, not copies
         assert (root / snapshot.folder).is_symlink()
-    assert _collection_files(root) == before_collection  # index.sqlite3 & co. never modified
+    assert top_level_files(root) == before_collection  # index.sqlite3 & co. never modified
 
 
 def test_every_original_is_a_verified_blob_referenced_by_its_own_path(adopted: tuple) -> None:
@@ -122,8 +113,8 @@ def _results(storage: StorageParts, snapshot_id: str) -> list[ArchiveResult]:
 
 def test_identity_is_archiveboxs_from_index_sqlite3(storage: StorageParts) -> None:
     root = storage.settings.data_dir
-    collection = generate_archivebox07(root, snapshots=10, seed=3, files_per_snapshot=12,
-                                       write_index_json=False)
+    collection = generate_collection(root, Aged07(files_per_snapshot=12, write_index_json=False),
+                                     snapshots=10, seed=3)
     report = import_orphans(storage.catalog, storage.layout)
     assert report.error_count == 0, report.errors
 
@@ -145,10 +136,11 @@ def test_identity_is_archiveboxs_from_index_sqlite3(storage: StorageParts) -> No
     assert {s.id for s in _catalog(storage).values()} == {s.snapshot_id for s in collection.snapshots}
 
 
+@pytest.mark.unit
 def test_identity_from_index_json_alone(sqlite_storage: StorageParts) -> None:
     root = sqlite_storage.settings.data_dir
-    collection = generate_archivebox07(root, snapshots=8, seed=4, files_per_snapshot=12,
-                                       with_sqlite=False)
+    collection = generate_collection(root, Aged07(files_per_snapshot=12, with_sqlite=False),
+                                     snapshots=8, seed=4)
     assert import_orphans(sqlite_storage.catalog, sqlite_storage.layout).error_count == 0
 
     found = _catalog(sqlite_storage)
@@ -164,11 +156,12 @@ def test_identity_from_index_json_alone(sqlite_storage: StorageParts) -> None:
         assert {(r.extractor, r.start_ts, r.end_ts) for r in _results(sqlite_storage, ours.id)} == runs
 
 
+@pytest.mark.unit
 def test_an_id_another_snapshot_has_is_reported_never_merged(sqlite_storage: StorageParts) -> None:
     """Two collections whose ids overlap: the second's folder is left alone, reported."""
     root = sqlite_storage.settings.data_dir
-    collection = generate_archivebox07(root, snapshots=4, seed=5, files_per_snapshot=8,
-                                       with_sqlite=False)
+    collection = generate_collection(root, Aged07(files_per_snapshot=8, with_sqlite=False),
+                                     snapshots=4, seed=5)
     first = collection.snapshots[0]
     assert import_orphans(sqlite_storage.catalog, sqlite_storage.layout).error_count == 0
     # Another collection's folder with the same snapshot id but another url and timestamp.

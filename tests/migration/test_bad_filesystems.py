@@ -23,7 +23,7 @@ import pytest
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.migration import import_orphans, migrate_batch
 from archive_pipelines.storage.assembly import StorageParts
-from archive_testkit.legacy_releases import generate_collection
+from archive_testkit.archivebox import ReleaseMix, generate_collection
 from tests.helpers.migration import lost_bytes, snapshots, tree_hashes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def run_unprivileged(storage: StorageParts, what: str) -> dict[str, Any]:
 
 def test_permission_errors_are_reported_and_nothing_is_lost(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
-    manifest = generate_collection(storage.settings.data_dir, 10, seed=4)
+    manifest = generate_collection(storage.settings.data_dir, ReleaseMix(), snapshots=10, seed=4)
     names = sorted(p.name for p in storage.layout.archive.iterdir())
     closed_folder, closed_index, closed_file = (storage.layout.archive / n for n in names[:3])
     os.chmod(closed_folder, 0)
@@ -81,7 +81,7 @@ def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: Stora
                                                           immutable: list[Path]) -> None:
     storage = sqlite_storage
     archive = storage.layout.archive
-    generate_collection(storage.settings.data_dir, 3, broken=1, seed=8)
+    generate_collection(storage.settings.data_dir, ReleaseMix(broken=1), snapshots=3, seed=8)
     names = sorted(p.name for p in archive.iterdir())
     good, broken = archive / names[0], archive / names[-1]
     Catalog(storage.catalog.engine).snapshots.add_snapshot(
@@ -107,7 +107,7 @@ def test_an_immutable_folder_is_adopted_but_left_untouched(sqlite_storage: Stora
 def read_only_archive(sqlite_storage: StorageParts, tmp_path: Path) -> Iterator[tuple[Path, str]]:
     """archive/ as a read-only bind mount of a generated collection (or every folder +i)."""
     source = tmp_path / "collection"
-    generate_collection(source, 12, versions=("0.4", "0.8.3"), broken=2, seed=9)
+    generate_collection(source, ReleaseMix(releases=("0.4", "0.8.3"), broken=2), snapshots=12, seed=9)
     archive = sqlite_storage.layout.archive
     mounted = subprocess.run(["mount", "--bind", str(source / "archive"), str(archive)],
                              capture_output=True).returncode == 0

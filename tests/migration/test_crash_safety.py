@@ -22,8 +22,8 @@ from archive_pipelines.migration import import_orphans
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_pipelines.storage.verify import verify_storage
+from archive_testkit.archivebox import Manifest, ReleaseMix, generate_collection
 from archive_testkit.forkserver import ForkServer
-from archive_testkit.legacy_releases import Manifest, generate_collection
 from tests.helpers.migration import ALL_RELEASES, lost_bytes, snapshots
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,8 @@ def forks() -> Iterator[ForkServer]:
 
 
 def fresh_collection(data: Path, seed: int) -> tuple[StorageParts, Manifest]:
-    manifest = generate_collection(data, 36, versions=ALL_RELEASES, shared_asset_fraction=0.5, seed=seed)
+    manifest = generate_collection(data, ReleaseMix(releases=ALL_RELEASES, shared_asset_fraction=0.5),
+                                   snapshots=36, seed=seed)
     settings = Settings(data_dir=data)
     initialize(settings)
     storage = open_storage(settings)

@@ -14,7 +14,7 @@ from archive_pipelines.migration import discovery as discovery_module
 from archive_pipelines.migration import import_orphans
 from archive_pipelines.migration.folders import invalid_day
 from archive_pipelines.storage.assembly import StorageParts
-from archive_testkit.legacy_releases import generate_collection
+from archive_testkit.archivebox import ReleaseMix, generate_collection
 from tests.helpers.migration import ALL_RELEASES, snapshots, tree_hashes
 from tests.legacy.index_docs import result, v04
 
@@ -23,7 +23,7 @@ URL = "https://example.com/post"
 
 def test_every_fingerprint_is_adopted_with_its_version(storage: StorageParts) -> None:
     root = storage.settings.data_dir
-    manifest = generate_collection(root, 16, versions=ALL_RELEASES, seed=3)
+    manifest = generate_collection(root, ReleaseMix(releases=ALL_RELEASES), snapshots=16, seed=3)
     before = tree_hashes(root / "archive")
 
     report = import_orphans(storage.catalog, storage.layout)
@@ -89,7 +89,8 @@ def test_reconcile_merges_into_the_catalog_and_never_writes_index_json(storage: 
 def test_missing_index_json_is_adopted_from_index_sqlite3_else_moved_to_invalid(
         storage: StorageParts) -> None:
     root = storage.settings.data_dir
-    manifest = generate_collection(root, 60, versions=("0.6", "0.8"), broken=3, with_sqlite=True, seed=5)
+    manifest = generate_collection(root, ReleaseMix(releases=("0.6", "0.8"), broken=3, with_sqlite=True),
+                                   snapshots=60, seed=5)
     # One snapshot only index.sqlite3 knows: its folder is gone altogether.
     gone = next(s for s in manifest.snapshots if s.in_sqlite and s.has_index)
     aside = root.parent / "aside"
@@ -190,6 +191,7 @@ def test_hostile_index_json_is_adopted_safely_or_moved(storage: StorageParts) ->
     assert (archive / "1600000008").is_dir()  # the adopted folder is still a folder
 
 
+@pytest.mark.unit
 def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: StorageParts) -> None:
     archive = sqlite_storage.layout.archive
     for round_ in range(3):
@@ -204,6 +206,7 @@ def test_name_collisions_in_invalid_get_a_suffix(sqlite_storage: StorageParts) -
     assert sorted((day / n / "file.txt").read_text() for n in names) == ["round 0", "round 1", "round 2"]
 
 
+@pytest.mark.unit
 def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(
         sqlite_storage: StorageParts) -> None:
     Catalog(sqlite_storage.catalog.engine).snapshots.add_snapshot(url=URL, timestamp="1600000200",
@@ -214,9 +217,11 @@ def test_a_folder_the_catalog_knows_is_never_moved_even_if_its_index_is_gone(
     assert (folder / "output.html").read_bytes() == b"x"
 
 
+@pytest.mark.unit
 def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: StorageParts) -> None:
     root = sqlite_storage.settings.data_dir
-    manifest = generate_collection(root, 30, versions=("0.7", "0.9"), duplicates=6, seed=11)
+    manifest = generate_collection(root, ReleaseMix(releases=("0.7", "0.9"), duplicates=6),
+                                   snapshots=30, seed=11)
     report = import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     found = snapshots(sqlite_storage)
     copies = [s for s in manifest.snapshots if s.duplicate_of]
@@ -231,9 +236,10 @@ def test_duplicate_folders_become_their_own_snapshots(sqlite_storage: StoragePar
     assert report.duplicates == expected > 0
 
 
+@pytest.mark.unit
 def test_resume_from_and_batches(sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
     root = sqlite_storage.settings.data_dir
-    generate_collection(root, 20, seed=2)
+    generate_collection(root, ReleaseMix(), snapshots=20, seed=2)
     names = sorted(p.name for p in sqlite_storage.layout.archive.iterdir())
     middle = names[12]
     seen: list[str] = []

@@ -13,7 +13,7 @@ from archive_pipelines.migration import import_orphans, merge_duplicates, migrat
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.file_ingest import ingest_file
 from archive_pipelines.storage.verify import verify_storage
-from archive_testkit.legacy_releases import generate_collection
+from archive_testkit.archivebox import ReleaseMix, generate_collection
 from tests.helpers.migration import lost_bytes, snapshots
 from tests.helpers.storage import sha, write_tree
 
@@ -107,7 +107,8 @@ def test_crawl_id_duplicates_merge_and_compatibility_links_follow(storage: Stora
 
 def test_legacy_duplicate_folders_are_migrated_then_merged(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
-    manifest = generate_collection(storage.settings.data_dir, 12, versions=("0.9",), duplicates=3, seed=5)
+    manifest = generate_collection(storage.settings.data_dir, ReleaseMix(releases=("0.9",), duplicates=3),
+                                   snapshots=12, seed=5)
     import_orphans(storage.catalog, storage.layout)
     assert len(snapshots(storage)) == 15
 

@@ -24,14 +24,14 @@ from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
-from archive_testkit.archivebox07 import generate_archivebox07
+from archive_testkit.archivebox import Aged07, generate_collection
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.manifest import check_manifest, manifest
 from archive_testkit.servers import LocalPostgres
 from tests.forked_runs import run
-from tests.migration.test_adoption_fidelity import _collection_files
-from tests.storage.test_disk_full_ingest import recorded_present
-from tests.storage.test_ingest_crash_resume import store_files
+from tests.helpers.ingest_crashes import store_files
+from tests.helpers.migration import top_level_files
+from tests.helpers.storage import recorded_present
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
 
@@ -54,7 +54,7 @@ def collection_on(forks: ForkServer, server: LocalPostgres, root: Path) -> Path:
     """The same ArchiveBox 0.7 collection each time, initialized with its catalog in a new
     database of `server`; no worker processes (the counted steps are the command's)."""
     data = root / "data"
-    generate_archivebox07(data, snapshots=SNAPSHOTS, seed=11, files_per_snapshot=10)
+    generate_collection(data, Aged07(files_per_snapshot=10), snapshots=SNAPSHOTS, seed=11)
     (data / "archive.toml").write_text(f'[catalog]\nurl = "{server.create_database()}"\n'
                                        "[storage]\ningest_processes = 0\n")
     init = run(forks, [*CLI, "--data-dir", str(data), "init"])
@@ -93,7 +93,7 @@ def test_postgres_stopped_mid_migration_fails_in_one_line_and_the_same_command_c
 
         data = collection_on(forks, server, tmp_path / "faulted")
         originals = manifest(data, "archive")
-        collection_files = _collection_files(data)
+        collection_files = top_level_files(data)
         failed = run(forks, [*STOPPING, str(server.data_dir), "sql:INSERT INTO snapshot_file", "2",
                       "--data-dir", str(data), *UPDATE])
 
@@ -107,7 +107,7 @@ def test_postgres_stopped_mid_migration_fails_in_one_line_and_the_same_command_c
         assert "server closed the connection" in errors[0], errors[0]
         # ArchiveBox's files are sacred: every original path opens the same bytes.
         assert check_manifest(data, originals) == []
-        assert _collection_files(data) == collection_files
+        assert top_level_files(data) == collection_files
 
         server.start()  # the same cluster on the same port, recovered
         versions, _files, _blobs = catalog_state(data)
@@ -129,6 +129,6 @@ def test_postgres_stopped_mid_migration_fails_in_one_line_and_the_same_command_c
         assert catalog_state(data) == expected
         assert store_files(data) == expected_store
         assert check_manifest(data, originals) == []
-        assert _collection_files(data) == collection_files
+        assert top_level_files(data) == collection_files
     finally:
         server.stop()

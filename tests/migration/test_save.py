@@ -9,8 +9,7 @@ import pytest
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.migration import SnapshotMigrationError, import_orphans, save_snapshot
 from archive_pipelines.storage.assembly import StorageParts
-from tests.helpers.migration import snapshots
-from tests.migration.test_steps import FLAT, TS, URL, flat_snapshot
+from tests.helpers.migration import FLAT, TS, URL, flat_snapshot, snapshots
 
 
 def test_save_migrates_first_then_applies_the_changes(storage: StorageParts) -> None:
@@ -43,6 +42,7 @@ def test_a_failed_migration_blocks_the_save(sqlite_storage: StorageParts) -> Non
     assert (folder / "headers.json").read_bytes() == FLAT["headers.json"]
 
 
+@pytest.mark.unit
 def test_only_fields_that_place_no_files_can_be_saved(sqlite_storage: StorageParts) -> None:
     sid = Catalog(sqlite_storage.catalog.engine).snapshots.add_snapshot(url=URL, timestamp=TS).id
     with pytest.raises(ValueError, match="url"):

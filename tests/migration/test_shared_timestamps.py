@@ -7,6 +7,7 @@ import json
 import os
 from datetime import UTC, datetime
 
+import pytest
 from sqlalchemy import select
 
 from archive_pipelines.catalog import Catalog
@@ -43,6 +44,7 @@ def files_of(storage: StorageParts, sid: str) -> dict[str, str]:
         return {r[3]: r[4] for r in tx.files.snapshot_file_rows(sid)}
 
 
+@pytest.mark.unit
 def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     owner = legacy_folder(storage)  # created 2020 (its timestamp): the oldest, the owner
@@ -68,6 +70,7 @@ def test_a_non_owner_never_takes_the_owners_folder_or_link(sqlite_storage: Stora
                                         "index.json": sha(LEGACY["index.json"])}
 
 
+@pytest.mark.unit
 def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(
         sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
@@ -96,6 +99,7 @@ def test_a_non_owners_folder_goes_to_its_view_path_and_the_link_to_the_owner(
     assert (link / "dom" / "page.html").read_bytes() == b"native"
 
 
+@pytest.mark.unit
 def test_the_owners_compatibility_link_is_no_folder_turning_up_for_a_folderless_record(
         sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage

@@ -4,7 +4,6 @@ resumption, symlinks."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,26 +19,19 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.file_ingest import IngestItem
 from archive_pipelines.storage.verify import verify_storage
 from archive_pipelines.storage.view_rebuild import rebuild_views
-from archive_testkit.legacy_releases import generate_collection
-from tests.helpers.migration import ALL_RELEASES, lost_bytes, snapshots, tree_hashes
+from archive_testkit.archivebox import ReleaseMix, generate_collection
+from tests.helpers.migration import (
+    ALL_RELEASES,
+    FLAT,
+    TS,
+    URL,
+    flat_snapshot,
+    lost_bytes,
+    snapshots,
+    tree_hashes,
+)
 from tests.helpers.storage import sha, write_tree
-from tests.legacy.index_docs import v04
 
-URL = "https://www.example.com/blog/post"
-TS = "1600000000"
-FLAT = {
-    "index.json": json.dumps(v04(url=URL, timestamp=TS)).encode(),
-    "index.html": b"<html>index</html>",
-    "output.html": b"<html>dom</html>",
-    "screenshot.png": b"\x89PNG screenshot",
-    "headers.json": b'{"status": 200}',
-    "warc/1600000000.warc.gz": b"warc bytes",
-    "www.example.com/blog/post.html": b"<html>wget</html>",
-    "cdn.other-host.net/jquery.js": b"jquery()",
-    "notes.txt": b"a user's notes",
-    "sources/list.txt": b"https://www.example.com/blog/post\n",
-    "dom": b"a flat file named like an extractor folder",
-}
 EXTRACTORS = {
     "index.json": "index", "index.html": "index", "output.html": "dom",
     "screenshot.png": "screenshot", "headers.json": "headers", "warc/1600000000.warc.gz": "warc",
@@ -48,13 +40,7 @@ EXTRACTORS = {
 }
 
 
-def flat_snapshot(storage: StorageParts, files: dict[str, bytes] | None = None) -> tuple[str, Path]:
-    folder = write_tree(storage.layout.archive / TS, files or FLAT)
-    report = import_orphans(storage.catalog, storage.layout)
-    assert report.imported == 1, report.errors
-    return snapshots(storage)[TS].id, folder
-
-
+@pytest.mark.unit
 def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage)
@@ -78,6 +64,7 @@ def test_to_cas_stores_every_file_and_leaves_a_compatibility_link(sqlite_storage
                   snapshot_id=sid).to_version == "cas"  # idempotent
 
 
+@pytest.mark.unit
 def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: StorageParts) -> None:
     sid, folder = flat_snapshot(sqlite_storage)
     odd = os.fsdecode(b"odd-\xff-name.txt")
@@ -98,7 +85,8 @@ def test_to_cas_keeps_the_folder_when_a_file_cannot_be_stored(sqlite_storage: St
 
 
 def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: StorageParts) -> None:
-    manifest = generate_collection(storage.settings.data_dir, 25, versions=ALL_RELEASES, seed=21)
+    manifest = generate_collection(storage.settings.data_dir, ReleaseMix(releases=ALL_RELEASES),
+                                   snapshots=25, seed=21)
     import_orphans(storage.catalog, storage.layout)
     ids = [s.id for s in snapshots(storage).values()]
 
@@ -117,7 +105,8 @@ def test_migrate_batch_takes_a_generated_collection_into_the_store(storage: Stor
 
 def test_an_ingest_that_fails_reports_every_snapshot_and_moves_nothing(
         sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
-    generate_collection(sqlite_storage.settings.data_dir, 6, versions=ALL_RELEASES, seed=5)
+    generate_collection(sqlite_storage.settings.data_dir, ReleaseMix(releases=ALL_RELEASES),
+                        snapshots=6, seed=5)
     import_orphans(sqlite_storage.catalog, sqlite_storage.layout)
     before = tree_hashes(sqlite_storage.layout.archive)
     real = cas_module.ingest_files
@@ -175,6 +164,7 @@ def test_busy_missing_and_special_snapshots(sqlite_storage: StorageParts) -> Non
                          work=storage.work, layout=storage.layout, snapshot_id="no-such-id")
 
 
+@pytest.mark.unit
 def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage: StorageParts) -> None:
     files = {k: v for k, v in FLAT.items() if k != "dom"}
     sid, folder = flat_snapshot(sqlite_storage, {**files, "dom/output.html": b"another dom"})
@@ -187,6 +177,7 @@ def test_a_flat_file_and_an_extractor_folder_keep_their_own_paths(sqlite_storage
     assert (folder / "dom" / "output.html").read_bytes() == b"another dom"
 
 
+@pytest.mark.unit
 def test_symlinks_in_a_snapshot_folder_are_recorded_and_it_migrates(
         sqlite_storage: StorageParts, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
@@ -248,6 +239,7 @@ TWINS = {"twin-a.html": b"<html>the same bytes in two files</html>",
          "twin-b.html": b"<html>the same bytes in two files</html>"}
 
 
+@pytest.mark.unit
 def test_an_edit_of_the_twin_that_is_not_the_blob_keeps_the_folder(
         sqlite_storage: StorageParts, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two identical files, hard-linked at ingest: the blob is one twin's inode. The other
@@ -281,6 +273,7 @@ def test_an_edit_of_the_twin_that_is_not_the_blob_keeps_the_folder(
     assert not list(storage.layout.migrated.glob("*/*"))
 
 
+@pytest.mark.unit
 def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) -> None:
     storage = sqlite_storage
     sid, folder = flat_snapshot(storage, {**FLAT, **INDEX_FOLDER})
@@ -296,6 +289,7 @@ def test_a_top_level_index_folder_keeps_its_paths(sqlite_storage: StorageParts) 
     assert (folder / "index" / "index.html").read_bytes() == INDEX_FOLDER["index/index.html"]
 
 
+@pytest.mark.unit
 def test_a_file_changed_after_it_was_stored_is_never_removed_as_verified(
         sqlite_storage: StorageParts) -> None:
     """Same size, other bytes: the check before retiring a folder compares content."""

@@ -25,10 +25,10 @@ from archive_pipelines.blobstore import sha256_file
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
+from archive_testkit.archivebox import ReleaseMix, generate_collection
 from archive_testkit.forkserver import ForkedProcess, ForkServer
-from archive_testkit.legacy_releases import generate_collection
 from archive_testkit.manifest import check_manifest, manifest
-from tests.cli.test_cli import CLI
+from tests.helpers.cli import CLI
 from tests.helpers.migration import ALL_RELEASES
 
 FOLDERS = 2000
@@ -119,8 +119,8 @@ def collection(tmp_path_factory: pytest.TempPathFactory, forks: ForkServer
                ) -> tuple[Path, dict[str, str]]:
     """2,000 small legacy folders of every release (and index.sqlite3), initialized."""
     data = tmp_path_factory.mktemp("pristine") / "data"
-    generate_collection(data, FOLDERS, versions=ALL_RELEASES, files_per_snapshot=2,
-                        with_sqlite=True, seed=14)
+    generate_collection(data, ReleaseMix(releases=ALL_RELEASES, files_per_snapshot=2, with_sqlite=True),
+                        snapshots=FOLDERS, seed=14)
     assert run_cli(forks, "--data-dir", str(data), "init").returncode == 0
     return data, manifest(data, "archive")
 

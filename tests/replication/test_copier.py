@@ -29,7 +29,7 @@ def source(tmp_path: Path) -> LocalBlobStore:
     return store
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=[pytest.param("local", marks=pytest.mark.unit), "s3"])  # local: no server
 def destination(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
     if request.param == "local":
         return LocalBlobStore(tmp_path / "dest", name="dest", codec="zstd")

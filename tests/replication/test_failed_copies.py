@@ -120,6 +120,7 @@ def test_uploads_the_s3_endpoint_fails_are_never_recorded_present(
         _assert_all_there(storage, "s3r", truth, blobs)
 
 
+@pytest.mark.unit
 def test_a_local_copy_whose_folder_cannot_be_made_is_never_recorded_present(
         data_dir: Path, tmp_path: Path, opened: list[StorageParts]) -> None:
     """One object's folder is taken by a file (root or not, nothing can create it): that

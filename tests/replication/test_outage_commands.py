@@ -18,7 +18,7 @@ from archive_pipelines.resources import CatalogResource, SettingsResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_testkit.servers.faulty_http import SilentServer, closed_port_url
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
 

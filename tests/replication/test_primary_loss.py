@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 
 @pytest.mark.faults

@@ -11,7 +11,7 @@ import boto3
 import pytest
 
 from archive_testkit.servers.moto import LocalMotoServer
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 
 FILES = 40
 

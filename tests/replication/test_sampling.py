@@ -56,6 +56,7 @@ def test_a_whole_sample_is_the_whole_range() -> None:
     assert sample_windows(None, 1.0, rng=random.Random(1)) == [("", None)]
 
 
+@pytest.mark.unit
 def test_each_hash_is_drawn_with_the_sample_probability() -> None:
     hashes = [hashlib.sha256(str(i).encode()).hexdigest() for i in range(20_000)]
     rng = random.Random(3)

@@ -91,6 +91,7 @@ def test_scrub_finds_damage_and_replication_repairs_without_deleting(env_both: E
     assert_statuses_truthful(env)
 
 
+@pytest.mark.unit
 def test_a_corrupt_copy_that_cannot_be_set_aside_stays_until_restored(env_local: Env) -> None:
     env = env_local
     replicate_all(env, retention=2)
@@ -111,6 +112,7 @@ def test_a_corrupt_copy_that_cannot_be_set_aside_stays_until_restored(env_local:
     assert statuses(env.storage)[("local", victim)] == "present"
 
 
+@pytest.mark.unit
 def test_a_corrupt_copy_with_no_good_copy_elsewhere_stays_in_place(env_local: Env) -> None:
     env = env_local
     replicate_all(env, retention=2)
@@ -126,6 +128,7 @@ def test_a_corrupt_copy_with_no_good_copy_elsewhere_stays_in_place(env_local: En
     assert path.exists()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("other", ["missing", "corrupted"])
 def test_the_last_good_copy_is_never_set_aside_while_the_other_store_is_reachable(
         env_local: Env, other: str) -> None:
@@ -161,6 +164,7 @@ def test_the_last_good_copy_is_never_set_aside_while_the_other_store_is_reachabl
         (primary.root / "quarantine").iterdir())
 
 
+@pytest.mark.unit
 def test_scrub_of_an_unreadable_store_raises(env_local: Env) -> None:
     env = env_local
     env.replicas["local"].error = "store 'local': unreachable"

@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.cli.test_cli import run_cli
+from tests.helpers.cli import run_cli
 from tests.helpers.replication import flip_byte
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from archive_pipelines.catalog.models import Blob, utcnow
@@ -11,6 +12,7 @@ from archive_pipelines.replication import replication_status
 from tests.helpers.replication import Env, replicate_all
 
 
+@pytest.mark.unit
 def test_status_before_and_after_replication(env_local: Env) -> None:
     env = env_local
     n = len(env.blobs)

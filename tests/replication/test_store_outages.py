@@ -215,6 +215,7 @@ def test_a_store_out_does_not_fail_a_policy_the_others_can_meet(
     assert run.tally("s3r").skipped == 0  # it was not needed
 
 
+@pytest.mark.unit
 def test_more_copies_than_stores_ends_with_the_reason(
         data_dir: Path, tmp_path: Path, opened: list[StorageParts]) -> None:
     storage, blobs = _open(opened, data_dir, tmp_path, [local_replica()], retention=3)

@@ -14,12 +14,12 @@ import zstandard
 from archive_pipelines.blobstore import BlobIntegrityError, BlobStore, LocalBlobStore, S3BlobStore
 from archive_pipelines.blobstore.encode import encode_bytes, encode_stream
 from tests.blobstore.stored_objects import read_stored
-from tests.helpers.blobstores import STORE_KINDS
+from tests.helpers.blobstores import STORE_KINDS, store_kind_params
 
 DATA = os.urandom(200_000) + b"text that compresses " * 20_000
 
 
-@pytest.fixture(params=STORE_KINDS)
+@pytest.fixture(params=store_kind_params(STORE_KINDS))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
     backend, codec = str(request.param).split("-")
     if backend == "local":

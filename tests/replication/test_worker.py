@@ -73,6 +73,7 @@ def test_a_corrupt_source_is_marked_and_never_copied(env_both: Env) -> None:
         env.blobs) - {victim}
 
 
+@pytest.mark.unit
 def test_a_missing_source_is_marked_missing(env_local: Env) -> None:
     env = env_local
     victim = next(h for h, data in env.blobs.items() if data)
@@ -84,6 +85,7 @@ def test_a_missing_source_is_marked_missing(env_local: Env) -> None:
     assert present_at(env.storage, "local") == set(env.blobs) - {victim}
 
 
+@pytest.mark.unit
 def test_a_fresh_ongoing_copy_counts_and_a_stale_one_is_redone(env_local: Env) -> None:
     env = env_local
     fresh, stale = sorted(env.blobs)[:2]
@@ -133,6 +135,7 @@ def test_two_workers_on_the_same_batch(env_both: Env) -> None:
     assert_statuses_truthful(env)
 
 
+@pytest.mark.unit
 def test_a_zstd_bomb_at_a_replica_source_is_refused(env_local: Env) -> None:
     env = env_local
     victim = next(h for h, data in env.blobs.items() if 0 < len(data) < 1000)
@@ -206,6 +209,7 @@ def test_a_misconfigured_bucket_leaves_the_other_store_working(
         storage.catalog.engine.dispose()
 
 
+@pytest.mark.unit
 def test_a_corrupt_object_at_the_destination_is_left_alone(env_local: Env) -> None:
     env = env_local
     victim = next(h for h, data in env.blobs.items() if len(data) > 1000)
@@ -225,6 +229,7 @@ def test_a_corrupt_object_at_the_destination_is_left_alone(env_local: Env) -> No
     assert store.check(victim).status == "corrupt"
 
 
+@pytest.mark.unit
 def test_garbage_is_not_replicated(env_local: Env) -> None:
     env = env_local
     garbage = sorted(env.blobs)[0]
@@ -242,6 +247,7 @@ def _blob_id(env: Env, digest: str) -> int:
         return int(tx.session.scalars(select(Blob.id).where(Blob.sha256 == digest)).one())
 
 
+@pytest.mark.unit
 def test_each_small_source_object_is_read_once(env_local: Env,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The source check keeps a small blob's verified bytes and the copy writes those."""

@@ -21,15 +21,14 @@ from pathlib import Path
 
 import click
 import pytest
-from sqlalchemy import select, text
+from sqlalchemy import text
 
 from archive_pipelines.catalog import make_engine
 from archive_pipelines.catalog.errors import clear_catalog_errors
-from archive_pipelines.catalog.models import Blob, BlobCopy, Store
 from archive_pipelines.cli.group_runner import run_group
 from archive_testkit.tmpfs import resize_tmpfs
-from tests.cli.test_cli import run_cli
-from tests.helpers.storage import sha
+from tests.helpers.cli import run_cli
+from tests.helpers.storage import recorded_present, sha
 
 pytestmark = pytest.mark.faults
 
@@ -60,20 +59,6 @@ def source_tree(root: Path) -> dict[str, bytes]:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
     return files
-
-
-def recorded_present(catalog_url: str) -> dict[str, int]:
-    """{sha256: size} of the blobs the catalog records present at the primary store."""
-    engine = make_engine(catalog_url)
-    try:
-        with engine.connect() as connection:
-            rows = connection.execute(
-                select(Blob.sha256, Blob.size).join(BlobCopy, BlobCopy.blob_id == Blob.id)
-                .join(Store, Store.id == BlobCopy.store_id)
-                .where(Store.name == "primary", BlobCopy.status == "present"))
-            return {sha256: size for sha256, size in rows}
-    finally:
-        engine.dispose()
 
 
 def test_a_full_data_disk_stops_the_ingest_in_one_line_and_a_resume_finishes_it(
@@ -140,6 +125,7 @@ def _full_sqlite(path: Path) -> None:
         engine.dispose()
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize(("fault", "line"), [
     (lambda _: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device", "/d/x")),
      "data disk full: no space left on device (/d/x)"),

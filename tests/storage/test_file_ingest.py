@@ -216,6 +216,7 @@ def test_guess_mime_matches_mimetypes_on_the_whole_name(name: str) -> None:
     assert guess_mime(name) == expected
 
 
+@pytest.mark.unit
 def test_a_rerun_after_a_crash_before_the_aliases_makes_them(sqlite_storage: StorageParts,
                                                              tmp_path: Path) -> None:
     """Killed after its commit, before aliases and links: the blobs are stored and recorded,

@@ -51,6 +51,7 @@ def test_gc_removes_only_unreferenced_blobs_past_grace(storage: StorageParts, tm
             "again").read_bytes() == b"drop"
 
 
+@pytest.mark.unit
 def test_gc_removes_old_untracked_files_only(sqlite_storage: StorageParts) -> None:
     put = sqlite_storage.primary.store.put_bytes(b"orphan file from a crashed ingest")
     assert collect_garbage(sqlite_storage.catalog, sqlite_storage.primary,
@@ -232,6 +233,7 @@ def test_referenced_blobs_are_never_removed(storage: StorageParts, tmp_path: Pat
     assert _rows(storage) == rows_before
 
 
+@pytest.mark.unit
 def test_an_ingest_recording_an_untracked_file_while_gc_removes_it(sqlite_storage: StorageParts,
                                                                   tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch
@@ -263,6 +265,7 @@ def test_an_ingest_recording_an_untracked_file_while_gc_removes_it(sqlite_storag
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
 
 
+@pytest.mark.unit
 def test_collecting_a_hard_linked_blob_frees_nothing(sqlite_storage: StorageParts,
                                                      tmp_path: Path) -> None:
     storage = sqlite_storage

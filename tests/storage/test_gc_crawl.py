@@ -15,9 +15,8 @@ from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
-from tests.captures.test_ingest import opened
-from tests.cli.test_cli import run_cli
-from tests.helpers.captures import capture_primary
+from tests.helpers.captures import capture_primary, opened
+from tests.helpers.cli import run_cli
 from tests.helpers.crawls import Crawled
 
 

@@ -5,7 +5,6 @@ ingest that was never interrupted: the same files, the same bytes, one snapshot.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -15,26 +14,21 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
-from archive_pipelines.catalog import CatalogTransaction
-from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
 from tests.forked_runs import run
+from tests.helpers.ingest_crashes import FILES, ROOT, catalog_state, store_files
 from tests.helpers.storage import write_tree
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
 
-ROOT = Path(__file__).resolve().parents[2]
 CRASH = [sys.executable, "-m", "tests.storage.crash_cli"]
 CLI = [sys.executable, "-m", "archive_pipelines.cli.main"]
 URL = "https://crash.test/page"
-FILES = {f"d{i % 3}/f{i}.txt": f"file {i}\n".encode() * (50 * i + 1) for i in range(12)}
-FILES["d0/same-as-f1.txt"] = FILES["d1/f1.txt"]  # a duplicate: one blob, two references
 
 
 @pytest.fixture(scope="module")
@@ -49,38 +43,6 @@ def forks() -> Iterator[ForkServer]:
 def spread(total: int, count: int) -> list[int]:
     """`count` step numbers from 1 to `total`, evenly apart."""
     return sorted({1 + round(i * (total - 1) / (count - 1)) for i in range(count)})
-
-
-def catalog_state(data_dir: Path) -> tuple[list[tuple[str | None, int]], dict[str, str],
-                                            dict[str, int]]:
-    """(each snapshot's (completed?, file count)), the files of the complete one (path ->
-    sha256), every blob's ref_count; and checks that ref counts are exact."""
-    with open_storage(Settings(data_dir=data_dir)) as parts, \
-            parts.catalog.read_session() as session:
-        snapshots = [(None if done is None else "complete",
-                      len(session.scalars(select(SnapshotFile.id)
-                                          .where(SnapshotFile.snapshot_id == sid)).all()))
-                     for sid, done in session.execute(select(Snapshot.id, Snapshot.completed_at))]
-        files = dict(session.execute(
-            select(SnapshotFile.relative_path, Blob.sha256)
-            .join(Blob, Blob.id == SnapshotFile.blob_id)
-            .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)
-            .where(Snapshot.completed_at.is_not(None))).all())
-        blobs = dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
-        assert list(CatalogTransaction(session).blobs.count_references()) == []
-    parts.catalog.engine.dispose()
-    return snapshots, files, blobs
-
-
-def store_files(data_dir: Path) -> dict[str, int]:
-    """Blob files and their aliases (path -> size); not the writers' temp files."""
-    found = {}
-    for dirpath, _dirs, names in os.walk(data_dir / "cas"):
-        for name in names:
-            relative = Path(dirpath, name).relative_to(data_dir).as_posix()
-            if not relative.startswith("cas/tmp/"):
-                found[relative] = Path(dirpath, name).lstat().st_size
-    return found
 
 
 @pytest.mark.slow

@@ -58,6 +58,7 @@ def test_a_file_changed_after_it_was_stored_keeps_its_folder(sqlite_storage: Sto
     assert not list(storage.layout.migrated.glob("*/*"))
 
 
+@pytest.mark.unit
 def test_an_unchanged_folder_is_retired_and_linked(sqlite_storage: StorageParts) -> None:
     folder, task = _stored_folder(sqlite_storage, hardlink=True)
 
@@ -84,6 +85,7 @@ TWINS = {"a/copy.html": b"<html>the same bytes twice</html>",
          "b/copy.html": b"<html>the same bytes twice</html>"}
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("blob_copy_first", [True, False], ids=["blob-copy-first", "blob-copy-last"])
 def test_an_edited_twin_that_is_not_the_blob_keeps_its_folder(sqlite_storage: StorageParts,
                                                               blob_copy_first: bool) -> None:

@@ -26,9 +26,8 @@ from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.servers import LocalPostgres
 from tests.forked_runs import run
-from tests.helpers.storage import sha, write_tree
-from tests.storage.test_disk_full_ingest import recorded_present
-from tests.storage.test_ingest_crash_resume import store_files
+from tests.helpers.ingest_crashes import store_files
+from tests.helpers.storage import recorded_present, sha, write_tree
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
 

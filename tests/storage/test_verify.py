@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+import pytest
 from sqlalchemy import update
 
 from archive_pipelines.catalog.models import Blob
@@ -101,6 +102,7 @@ def test_folder_links_of_the_other_views_are_checked_and_repaired(storage: Stora
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
 
 
+@pytest.mark.unit
 def test_broken_link_to_existing_blob_path_and_conflicts(sqlite_storage: StorageParts,
                                                          tmp_path: Path) -> None:
     _sid, archive = _populated(sqlite_storage, tmp_path)
@@ -137,6 +139,7 @@ def test_rebuild_views_clean_and_subset(storage: StorageParts, tmp_path: Path) -
     assert verify_storage(storage.catalog, storage.primary, storage.views).problems == 0
 
 
+@pytest.mark.unit
 def test_lost_alias_is_detected_and_recreated(sqlite_storage: StorageParts, tmp_path: Path) -> None:
     _sid, archive = _populated(sqlite_storage, tmp_path)
     os.unlink(sqlite_storage.views.farm.aliases.path(sha(b"js")))
@@ -150,6 +153,7 @@ def test_lost_alias_is_detected_and_recreated(sqlite_storage: StorageParts, tmp_
                           sqlite_storage.views).problems == 0
 
 
+@pytest.mark.unit
 def test_deep_verify_finds_a_hard_linked_blob_edited_through_its_legacy_path(
         sqlite_storage: StorageParts, tmp_path: Path) -> None:
     """Ingest hard-links the legacy file into the store (one inode, made read-only); whoever

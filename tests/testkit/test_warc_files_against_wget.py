@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_testkit.archivebox07.commands import wget_arguments
+from archive_testkit.archivebox.aged07.commands import wget_arguments
 from archive_testkit.testweb.requestlog import RequestLog
 from archive_testkit.testweb.static_server import StaticSiteServer
 from archive_testkit.warc_files import WgetFetch, WgetRun, wget_warc

@@ -21,6 +21,7 @@ def test_spec_declares_the_crawl_days_as_dynamic_partitions() -> None:
     dg.Definitions(assets=[spec])  # it loads into a code location
 
 
+@pytest.mark.unit
 def test_the_crawler_adds_its_day_then_reports_the_declared_asset() -> None:
     assert crawl_segments.key == CRAWL_SEGMENTS
     partitions = crawl_segments.partitions_def

@@ -11,8 +11,8 @@ from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_im
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
-from archive_testkit.legacy_releases import generate_collection
-from tests.cli.test_cli import run_cli
+from archive_testkit.archivebox import ReleaseMix, generate_collection
+from tests.helpers.cli import run_cli
 
 
 def _resources(data: Path) -> dict[str, object]:
@@ -25,7 +25,7 @@ def test_sensors_and_jobs_adopt_a_legacy_collection(
 ) -> None:
     data = tmp_path / "data"
     initialize(load_settings(data, environ={}))
-    manifest = generate_collection(data, 6, versions=("0.4", "0.7", "0.8"), broken=1)
+    manifest = generate_collection(data, ReleaseMix(releases=("0.4", "0.7", "0.8"), broken=1), snapshots=6)
     instance = dagster_instance
     resources = _resources(data)
 
@@ -68,7 +68,7 @@ def test_sensors_and_jobs_adopt_a_legacy_collection(
 def test_update_command_adopts_and_migrates(tmp_path: Path) -> None:
     data = tmp_path / "data"
     assert run_cli("--data-dir", str(data), "init").returncode == 0
-    generate_collection(data, 4, versions=("0.7",))
+    generate_collection(data, ReleaseMix(releases=("0.7",)), snapshots=4)
     done = run_cli("--data-dir", str(data), "update", "--import-orphans", "--migrate-fs")
     assert done.returncode == 0, done.stderr
     assert "imported 4" in done.stdout and "migrated 4" in done.stdout

@@ -5,71 +5,22 @@ from pathlib import Path
 import dagster as dg
 
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
-from archive_pipelines.datadir import initialize
 from archive_pipelines.ops.replication_jobs import archive_batch_job, archive_director_job, scrub_job
-from archive_pipelines.resources import CatalogResource, SettingsResource
-from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.director import archival_director_sensor
-from archive_pipelines.settings import load_settings
-from archive_pipelines.storage.assembly import open_storage
-from archive_pipelines.storage.file_ingest import ingest_directory
-from tests.helpers.storage import add_snapshot, write_tree
-
-REPLICA_TOML = """
-[replication]
-retention = 2
-batch_size = 2
-
-[[stores]]
-name = "primary"
-path = "cas"
-codec = "raw"
-
-[[stores]]
-name = "replica1"
-path = "replicas/replica1"
-codec = "zstd"
-"""
-
-
-def _data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
-    data = tmp_path / "data"
-    data.mkdir()
-    (data / "archive.toml").write_text(REPLICA_TOML)
-    settings = load_settings(data, environ={})
-    initialize(settings)
-    storage = open_storage(settings)
-    sid = add_snapshot(storage)
-    files = {f"f{i}.txt": f"blob {i}".encode() * 50 for i in range(5)}
-    ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
-                     snapshot_id=sid, extractor="wget", directory=write_tree(tmp_path / "src", files))
-    storage.close()
-    storage.catalog.engine.dispose()
-    return data, sorted(storage.primary.store.iter_hashes())
-
-
-def _resources(data: Path) -> dict[str, object]:
-    settings = SettingsResource(data_dir=str(data))
-    catalog = CatalogResource(settings=settings)
-    return {"settings": settings, "catalog": catalog,
-            "replication": ReplicationResource(catalog=catalog)}
-
-
-def _replica_files(data: Path) -> set[str]:
-    return {p.name for p in (data / "replicas" / "replica1").rglob("*.zst")}
+from tests.helpers.replication import replica_files, replicated_data_dir, replication_resources
 
 
 def test_materializing_every_prefix_reaches_the_policy(
     tmp_path: Path, dagster_instance: dg.DagsterInstance
 ) -> None:
-    data, hashes = _data_dir(tmp_path)
+    data, hashes = replicated_data_dir(tmp_path)
     prefixes = sorted({h[:2] for h in hashes})
     instance = dagster_instance
     for prefix in prefixes:
         result = dg.materialize([replica_copies, replication_policy_met], partition_key=prefix,
-                                resources=_resources(data), instance=instance)
+                                resources=replication_resources(data), instance=instance)
         assert result.success
-    assert _replica_files(data) == {f"{h}.zst" for h in hashes}
+    assert replica_files(data) == {f"{h}.zst" for h in hashes}
     [check] = result.get_asset_check_evaluations()
     assert check.passed
     assert [dict(r.data) for r in check.metadata["copies_per_store"].value.records] == [
@@ -79,17 +30,19 @@ def test_materializing_every_prefix_reaches_the_policy(
 
 def test_a_range_of_prefixes_is_one_run(tmp_path: Path, dagster_instance: dg.DagsterInstance) -> None:
     """What a backfill of all 256 partitions launches (the asset's single-run backfill policy)."""
-    data, hashes = _data_dir(tmp_path)
+    data, hashes = replicated_data_dir(tmp_path)
     low = min(h[:2] for h in hashes)
-    result = dg.materialize([replica_copies], resources=_resources(data), instance=dagster_instance,
+    result = dg.materialize([replica_copies], resources=replication_resources(data),
+                            instance=dagster_instance,
                             tags={"dagster/asset_partition_range_start": low,
                                   "dagster/asset_partition_range_end": low})
-    assert result.success and _replica_files(data) == {f"{h}.zst" for h in hashes if h[:2] == low}
-    result = dg.materialize([replica_copies], resources=_resources(data), instance=dagster_instance,
+    assert result.success and replica_files(data) == {f"{h}.zst" for h in hashes if h[:2] == low}
+    result = dg.materialize([replica_copies], resources=replication_resources(data),
+                            instance=dagster_instance,
                             tags={"dagster/asset_partition_range_start": "00",
                                   "dagster/asset_partition_range_end": "ff"})
     assert result.success
-    assert _replica_files(data) == {f"{h}.zst" for h in hashes}
+    assert replica_files(data) == {f"{h}.zst" for h in hashes}
     events = result.get_asset_materialization_events()
     assert len({e.partition for e in events}) == 256  # every prefix recorded materialized
     assert replica_copies.backfill_policy == dg.BackfillPolicy.single_run()
@@ -100,10 +53,10 @@ def test_a_range_of_prefixes_is_one_run(tmp_path: Path, dagster_instance: dg.Dag
 def test_director_sensor_launches_one_run_per_batch(
     tmp_path: Path, dagster_instance: dg.DagsterInstance
 ) -> None:
-    data, hashes = _data_dir(tmp_path)
+    data, hashes = replicated_data_dir(tmp_path)
     instance = dagster_instance
     with dg.build_sensor_context(instance=instance, cursor=None,
-                                 resources=_resources(data)) as context:
+                                 resources=replication_resources(data)) as context:
         result = archival_director_sensor(context)
     assert isinstance(result, dg.SensorResult)
     batches = [r.run_config["ops"]["archive_batch_op"]["config"]["sha256s"]
@@ -112,26 +65,26 @@ def test_director_sensor_launches_one_run_per_batch(
     assert all(len(batch) <= 2 for batch in batches)
     for batch in batches:
         run = archive_batch_job.execute_in_process(
-            resources=_resources(data), instance=instance,
+            resources=replication_resources(data), instance=instance,
             run_config={"ops": {"archive_batch_op": {"config": {"sha256s": batch}}}})
         assert run.success
-    assert _replica_files(data) == {f"{h}.zst" for h in hashes}
+    assert replica_files(data) == {f"{h}.zst" for h in hashes}
     with dg.build_sensor_context(instance=instance, cursor=None,
-                                 resources=_resources(data)) as context:
+                                 resources=replication_resources(data)) as context:
         again = archival_director_sensor(context)
     assert isinstance(again, dg.SensorResult) and not again.run_requests
-    scrub = scrub_job.execute_in_process(resources=_resources(data), instance=instance)
+    scrub = scrub_job.execute_in_process(resources=replication_resources(data), instance=instance)
     assert scrub.success and scrub.output_for_node("scrub_op") == 0
 
 
 def test_director_job_copies_every_batch_in_one_run(
     tmp_path: Path, dagster_instance: dg.DagsterInstance
 ) -> None:
-    data, hashes = _data_dir(tmp_path)
-    run = archive_director_job.execute_in_process(resources=_resources(data),
+    data, hashes = replicated_data_dir(tmp_path)
+    run = archive_director_job.execute_in_process(resources=replication_resources(data),
                                                   instance=dagster_instance)
     assert run.success and run.output_for_node("archive_director_op") == len(hashes)
-    assert _replica_files(data) == {f"{h}.zst" for h in hashes}
-    again = archive_director_job.execute_in_process(resources=_resources(data),
+    assert replica_files(data) == {f"{h}.zst" for h in hashes}
+    again = archive_director_job.execute_in_process(resources=replication_resources(data),
                                                     instance=dagster_instance)
     assert again.success and again.output_for_node("archive_director_op") == 0

@@ -8,21 +8,20 @@ from pathlib import Path
 import dagster as dg
 
 from archive_pipelines.ops.replication_jobs import archive_director_job, scrub_job
-from tests.helpers.replication import flip_byte
-from tests.wiring.test_replication_wiring import _data_dir, _replica_files, _resources
+from tests.helpers.replication import flip_byte, replica_files, replicated_data_dir, replication_resources
 
 
 def _scrub(data: Path, instance: dg.DagsterInstance, **config: object) -> dg.ExecuteInProcessResult:
     return scrub_job.execute_in_process(
-        resources=_resources(data), instance=instance, raise_on_error=False,
+        resources=replication_resources(data), instance=instance, raise_on_error=False,
         run_config={"ops": {"scrub_op": {"config": config}}})
 
 
 def test_scrub_job_finds_rot_and_the_director_job_repairs_it(
     tmp_path: Path, dagster_instance: dg.DagsterInstance
 ) -> None:
-    data, hashes = _data_dir(tmp_path)
-    assert archive_director_job.execute_in_process(resources=_resources(data),
+    data, hashes = replicated_data_dir(tmp_path)
+    assert archive_director_job.execute_in_process(resources=replication_resources(data),
                                                    instance=dagster_instance).success
     victim = hashes[1]
     flip_byte(data / "replicas" / "replica1" / "sha256" / victim[:2] / victim[2:4]
@@ -33,11 +32,11 @@ def test_scrub_job_finds_rot_and_the_director_job_repairs_it(
     [materialized] = [e for e in found.all_events if e.event_type_value == "STEP_OUTPUT"]
     metadata = materialized.event_specific_data.metadata  # type: ignore[union-attr]
     assert metadata["checked"].value == len(hashes) and metadata["set_aside"].value == 1
-    assert f"{victim}.zst" not in _replica_files(data)
+    assert f"{victim}.zst" not in replica_files(data)
 
-    assert archive_director_job.execute_in_process(resources=_resources(data),
+    assert archive_director_job.execute_in_process(resources=replication_resources(data),
                                                    instance=dagster_instance).success
-    assert _replica_files(data) == {f"{h}.zst" for h in hashes}
+    assert replica_files(data) == {f"{h}.zst" for h in hashes}
     clean = _scrub(data, dagster_instance, sample=0.5)
     assert clean.success and clean.output_for_node("scrub_op") == 0
 
@@ -45,6 +44,6 @@ def test_scrub_job_finds_rot_and_the_director_job_repairs_it(
 def test_scrub_job_fails_on_an_unknown_store(
     tmp_path: Path, dagster_instance: dg.DagsterInstance
 ) -> None:
-    data, _hashes = _data_dir(tmp_path)
+    data, _hashes = replicated_data_dir(tmp_path)
     run = _scrub(data, dagster_instance, store="nope")
     assert not run.success

@@ -29,8 +29,8 @@ from archive_testkit.tmpfs import resize_tmpfs
 from frontier_service.archiving import iter_records, journal_files
 from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.frontier.frontier_files import FrontierFiles
-from tests.cli.test_cli import run_cli
 from tests.frontier_service.service.cli_runs import cli
+from tests.helpers.cli import run_cli
 from tests.helpers.crawls import delete_keys
 
 pytestmark = pytest.mark.faults

@@ -8,11 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from archive_testkit.testweb import TestWebConfig, read_jsonl, render_page, serve_in_subprocess
 from archive_testkit.testweb.cli import build_parser, config_to_args
 from tests.testkit.testweb.web_client import SMALL, fetch
 
 
+@pytest.mark.unit
 def test_every_config_field_round_trips_through_the_flags() -> None:
     options = build_parser().parse_args(config_to_args(SMALL))
     fields = {f.name: getattr(options, f.name) for f in dataclasses.fields(TestWebConfig)}

@@ -33,6 +33,7 @@ def _targets(path: str) -> list[str]:
     return [parts.path for parts in resolved if f"{parts.scheme}://{parts.netloc}" == ORIGIN]
 
 
+@pytest.mark.unit
 def test_every_page_has_the_configured_links_and_a_documentation_page_size() -> None:
     paths = docs_paths(DOCS)
     assert len(paths) == len(set(paths)) == 500 and paths[0] == "/"

@@ -18,6 +18,7 @@ from archive_testkit.testweb import (
 DEFAULT = TestWebConfig()
 
 
+@pytest.mark.unit
 def test_default_proportions_of_host_traits() -> None:
     traits = [host_traits(DEFAULT, host) for host in all_hosts(DEFAULT)]
     assert all(t is not None for t in traits)
@@ -33,6 +34,7 @@ def test_default_proportions_of_host_traits() -> None:
     assert 5 <= len(hosts_where(DEFAULT, lambda t: t.traps)) <= 40
 
 
+@pytest.mark.unit
 def test_host_zero_is_always_a_plain_live_host() -> None:
     for seed in range(20):
         config = TestWebConfig(seed=seed, dead_fraction=0.9, robots_fraction=0.0)

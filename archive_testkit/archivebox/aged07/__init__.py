@@ -1,7 +1,7 @@
-"""A realistic ArchiveBox 0.7.x collection on disk, for import tests and benchmarks.
+"""The `Aged07` layout: a realistic ArchiveBox 0.7.x collection, for import tests and benchmarks.
 
-`generate_archivebox07(root, snapshots=N, seed=S)` writes what a collection looks like after
-years of use that ended on ArchiveBox 0.7.2, deterministically from `seed`:
+`generate_collection(root, Aged07(), snapshots=N, seed=S)` writes what a collection looks like
+after years of use that ended on ArchiveBox 0.7.2, deterministically from `seed`:
 
 * `index.sqlite3`: the Django schema 0.7 ends with (core migrations up to
   `0022_auto_20231023_2008`), column order included: Django's SQLite schema editor rebuilds a
@@ -48,41 +48,3 @@ Every file of a folder carries the folder's last archiving time as its mtime.
 added again later: same URL as a live snapshot, an older timestamp, no SQLite row (0.7's
 `url` is UNIQUE, so two rows can never share a URL). They count in `snapshots`.
 """
-
-from archive_testkit.archivebox07.formats import (
-    django_datetime,
-    hashurl,
-    is_static_url,
-    slugify,
-    without_scheme,
-)
-from archive_testkit.archivebox07.generate import generate_archivebox07
-from archive_testkit.archivebox07.model import (
-    ARCHIVEBOX_VERSION,
-    DATA_DIR,
-    METHODS_04,
-    METHODS_06,
-    METHODS_07,
-    OLD_OUTPUT_DIR,
-    SQLITE_NAME,
-    Collection07,
-    Snapshot07,
-)
-
-__all__ = [
-    "ARCHIVEBOX_VERSION",
-    "DATA_DIR",
-    "METHODS_04",
-    "METHODS_06",
-    "METHODS_07",
-    "OLD_OUTPUT_DIR",
-    "SQLITE_NAME",
-    "Collection07",
-    "Snapshot07",
-    "django_datetime",
-    "generate_archivebox07",
-    "hashurl",
-    "is_static_url",
-    "slugify",
-    "without_scheme",
-]

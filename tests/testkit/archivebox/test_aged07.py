@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from archive_testkit.archivebox07 import METHODS_07, Collection07, generate_archivebox07
+from archive_testkit.archivebox import METHODS_07, Aged07, Collection07, generate_collection
 from archive_testkit.links import (
     html_files,
     link_resolves,
@@ -28,12 +28,14 @@ DJANGO_DATETIME = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{6})?$")
 
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory: pytest.TempPathFactory) -> Collection07:
-    return generate_archivebox07(tmp_path_factory.mktemp("plain") / "data", snapshots=12, seed=1)
+    return generate_collection(tmp_path_factory.mktemp("plain") / "data", Aged07(), snapshots=12, seed=1)
 
 
 @pytest.fixture(scope="module")
 def aged(tmp_path_factory: pytest.TempPathFactory) -> Collection07:
-    return generate_archivebox07(tmp_path_factory.mktemp("aged") / "data", snapshots=16, seed=5, orphans=2)
+    return generate_collection(
+        tmp_path_factory.mktemp("aged") / "data", Aged07(orphans=2), snapshots=16, seed=5
+    )
 
 
 def _rows(collection: Collection07, sql: str) -> list[tuple]:
@@ -117,6 +119,7 @@ def test_rows_match_folders_and_results(plain: Collection07) -> None:
     assert links == sum(len(snapshot.tags) for snapshot in plain.snapshots)
 
 
+@pytest.mark.unit
 def test_orphans_repeat_a_url_without_a_row(aged: Collection07) -> None:
     orphans = aged.orphans()
     assert len(orphans) == 2
@@ -185,6 +188,7 @@ def test_snapshot_pages_link_to_their_outputs(aged: Collection07) -> None:
         assert ("index.html", "../../static/archive.png") not in pairs
 
 
+@pytest.mark.unit
 def test_wget_pages_link_each_other_relatively(plain: Collection07) -> None:
     checked = 0
     for snapshot in plain.snapshots:
@@ -226,7 +230,7 @@ def test_shared_assets_are_byte_identical_across_snapshots(plain: Collection07) 
 
 @pytest.mark.unit
 def test_check_manifest_reports_changed_and_missing_files(tmp_path: Path) -> None:
-    collection = generate_archivebox07(tmp_path / "data", snapshots=3, seed=2, files_per_snapshot=20)
+    collection = generate_collection(tmp_path / "data", Aged07(files_per_snapshot=20), snapshots=3, seed=2)
     before = manifest(collection.root)
     assert before and all(path.startswith("archive/") for path in before)
     assert check_manifest(collection.root, before) == []
@@ -251,9 +255,10 @@ def test_check_manifest_reports_changed_and_missing_files(tmp_path: Path) -> Non
     assert linked not in manifest(collection.root)
 
 
+@pytest.mark.unit
 def test_same_seed_same_collection(tmp_path: Path) -> None:
-    first = generate_archivebox07(tmp_path / "a", snapshots=5, seed=9)
-    second = generate_archivebox07(tmp_path / "b", snapshots=5, seed=9)
+    first = generate_collection(tmp_path / "a", Aged07(), snapshots=5, seed=9)
+    second = generate_collection(tmp_path / "b", Aged07(), snapshots=5, seed=9)
     assert manifest(first.root) == manifest(second.root)
     dumps = []
     for collection in (first, second):
@@ -263,14 +268,14 @@ def test_same_seed_same_collection(tmp_path: Path) -> None:
         finally:
             conn.close()
     assert dumps[0] == dumps[1]
-    other = generate_archivebox07(tmp_path / "c", snapshots=5, seed=10)
+    other = generate_collection(tmp_path / "c", Aged07(), snapshots=5, seed=10)
     assert manifest(other.root) != manifest(first.root)
 
 
 @pytest.mark.unit
 def test_without_sqlite_and_index_json(tmp_path: Path) -> None:
-    collection = generate_archivebox07(
-        tmp_path / "data", snapshots=4, seed=3, with_sqlite=False, write_index_json=False
+    collection = generate_collection(
+        tmp_path / "data", Aged07(with_sqlite=False, write_index_json=False), snapshots=4, seed=3
     )
     assert not collection.sqlite_path.exists()
     assert not collection.write_index_json and not collection.with_sqlite

@@ -12,8 +12,8 @@ from archive_pipelines.legacy.index_json import InvalidFolder, LegacyIndex, load
 from archive_pipelines.legacy.snapshot_folder import FolderFile, iter_folder
 from archive_pipelines.legacy.sqlite_index import ArchiveBoxIndex
 from archive_pipelines.legacy.versions import detect_version
-from archive_testkit.legacy_releases import Manifest, generate_collection
-from archive_testkit.legacy_releases.extractor_outputs import shared_asset
+from archive_testkit.archivebox import Manifest, ReleaseMix, generate_collection
+from archive_testkit.archivebox.releases.release_outputs import shared_asset
 
 ALL_RELEASES = ("0.4", "0.5", "0.6", "0.7", "0.8", "0.8.3", "0.9")
 
@@ -23,12 +23,10 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Manifest:
     root = tmp_path_factory.mktemp("collection")
     return generate_collection(
         root,
-        70,
-        versions=ALL_RELEASES,
-        broken=6,
-        duplicates=3,
-        shared_asset_fraction=0.5,
-        with_sqlite=True,
+        ReleaseMix(
+            releases=ALL_RELEASES, broken=6, duplicates=3, shared_asset_fraction=0.5, with_sqlite=True
+        ),
+        snapshots=70,
         seed=7,
     )
 
@@ -49,7 +47,7 @@ def test_the_manifest_lists_exactly_the_files_on_disk(collection: Manifest) -> N
 @pytest.mark.unit
 def test_mismatches_notices_a_changed_or_missing_file(collection: Manifest, tmp_path: Path) -> None:
     root = tmp_path / "copy"
-    manifest = generate_collection(root, 3, seed=3)
+    manifest = generate_collection(root, ReleaseMix(), snapshots=3, seed=3)
     victim, gone = sorted(manifest.files)[:2]
     (root / victim).write_bytes(b"changed")
     (root / gone).unlink()
@@ -182,7 +180,9 @@ def test_sqlite_knows_snapshots_whose_index_json_is_missing(collection: Manifest
     ("release", "variant"), [("0.5", "0.4"), ("0.7", "0.6"), ("0.8.3", "0.8"), ("0.9", "0.8")]
 )
 def test_each_sqlite_variant_reads_back(tmp_path: Path, release: str, variant: str) -> None:
-    manifest = generate_collection(tmp_path, 12, versions=(release,), with_sqlite=True, seed=2)
+    manifest = generate_collection(
+        tmp_path, ReleaseMix(releases=(release,), with_sqlite=True), snapshots=12, seed=2
+    )
     assert manifest.sqlite_variant == variant
     with ArchiveBoxIndex(tmp_path / "index.sqlite3") as db:
         rows = list(db.iter_snapshots())
@@ -200,8 +200,8 @@ def test_each_sqlite_variant_reads_back(tmp_path: Path, release: str, variant: s
 
 @pytest.mark.unit
 def test_same_seed_same_collection_and_manifest_round_trips(tmp_path: Path) -> None:
-    one = generate_collection(tmp_path / "a", 15, seed=11, broken=3, duplicates=2)
-    two = generate_collection(tmp_path / "b", 15, seed=11, broken=3, duplicates=2)
+    one = generate_collection(tmp_path / "a", ReleaseMix(broken=3, duplicates=2), snapshots=15, seed=11)
+    two = generate_collection(tmp_path / "b", ReleaseMix(broken=3, duplicates=2), snapshots=15, seed=11)
     assert {p: f.sha256 for p, f in one.files.items()} == {p: f.sha256 for p, f in two.files.items()}
     one.save(tmp_path / "manifest.json")
     again = Manifest.load(tmp_path / "manifest.json")
@@ -213,7 +213,10 @@ def test_same_seed_same_collection_and_manifest_round_trips(tmp_path: Path) -> N
 def test_files_per_snapshot_is_roughly_honoured(tmp_path: Path) -> None:
     for wanted in (4, 10, 18):
         manifest = generate_collection(
-            tmp_path / str(wanted), 20, files_per_snapshot=wanted, shared_asset_fraction=0.0, seed=5
+            tmp_path / str(wanted),
+            ReleaseMix(files_per_snapshot=wanted, shared_asset_fraction=0.0),
+            snapshots=20,
+            seed=5,
         )
         per_folder = len(manifest.files) / len(manifest.snapshots)
         assert wanted - 1 <= per_folder <= wanted + 3
@@ -222,4 +225,4 @@ def test_files_per_snapshot_is_roughly_honoured(tmp_path: Path) -> None:
 @pytest.mark.unit
 def test_unknown_releases_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown releases"):
-        generate_collection(tmp_path, 1, versions=("0.3",))
+        generate_collection(tmp_path, ReleaseMix(releases=("0.3",)), snapshots=1)

@@ -1,4 +1,4 @@
-"""Small helpers ArchiveBox 0.7 uses (timestamps, URL hashes, slugs) and tiny PNG/ICO/PDF bytes."""
+"""Small helpers ArchiveBox uses (timestamps, URL hashes, slugs) and tiny PNG/ICO/PDF bytes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from urllib.parse import urlparse
 
-from archive_testkit.archivebox07.model import STATIC_EXTENSIONS
+# 0.7 STATICFILE_EXTENSIONS (subset that matters here).
+STATIC_EXTENSIONS = frozenset(
+    (
+        *("gif", "jpeg", "jpg", "png", "tif", "tiff", "wbmp", "ico", "jng", "bmp", "svg", "svgz", "webp"),
+        *("ps", "eps", "ai", "mp3", "mp4", "m4a", "mpeg", "mpg", "mkv", "mov", "webm", "m4v", "flv", "wmv"),
+        *("avi", "ogg", "ts", "m3u8", "pdf", "apk", "txt", "rtf", "rtfd", "doc", "docx", "ppt", "pptx"),
+        *("xls", "xlsx", "atom", "rss", "css", "js", "json", "dmg", "iso", "img", "rar", "war", "hqx"),
+        *("zip", "gz", "bz2", "7z"),
+    )
+)
 
 
 def django_datetime(value: datetime) -> str:

@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from archive_testkit.archivebox07.formats import django_minute, printable_filesize
-from archive_testkit.archivebox07.model import SnapshotPlan
+from archive_testkit.archivebox.aged07.model import SnapshotPlan
+from archive_testkit.archivebox.formats import django_minute, printable_filesize
 
 
 def _card(path: str, label: str, code: str, *, kind: str = "iframe") -> str:

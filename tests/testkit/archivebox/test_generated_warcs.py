@@ -9,8 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from archive_testkit.archivebox07 import Collection07, generate_archivebox07
-from archive_testkit.legacy_releases import Manifest, generate_collection
+from archive_testkit.archivebox import Aged07, Collection07, Manifest, ReleaseMix, generate_collection
 from archive_testkit.warc_reading import read_warc, warcio_check
 
 _KINDS_AROUND = ("warcinfo", "metadata", "resource", "resource")
@@ -18,18 +17,22 @@ _KINDS_AROUND = ("warcinfo", "metadata", "resource", "resource")
 
 @pytest.fixture(scope="module")
 def collection07(tmp_path_factory: pytest.TempPathFactory) -> Collection07:
-    return generate_archivebox07(tmp_path_factory.mktemp("ab07") / "data", snapshots=10, seed=4, orphans=1)
+    return generate_collection(
+        tmp_path_factory.mktemp("ab07") / "data", Aged07(orphans=1), snapshots=10, seed=4
+    )
 
 
 @pytest.fixture(scope="module")
 def legacy(tmp_path_factory: pytest.TempPathFactory) -> Manifest:
     return generate_collection(
         tmp_path_factory.mktemp("legacy"),
-        12,
-        versions=("0.4", "0.6", "0.7", "0.8", "0.9"),
-        files_per_snapshot=12,
-        shared_asset_fraction=0.5,
-        duplicates=1,
+        ReleaseMix(
+            releases=("0.4", "0.6", "0.7", "0.8", "0.9"),
+            files_per_snapshot=12,
+            shared_asset_fraction=0.5,
+            duplicates=1,
+        ),
+        snapshots=12,
         seed=6,
     )
 

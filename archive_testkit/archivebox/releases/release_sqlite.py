@@ -8,7 +8,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from archive_testkit.legacy_releases.index_documents import SnapshotSpec, result_times
+from archive_testkit.archivebox.index_sqlite import write_index_sqlite
+from archive_testkit.archivebox.releases.release_documents import SnapshotSpec, result_times
 
 # fs_version -> schema variant: 0.4 (integer ids, tags text, no results), 0.6 (uuid ids,
 # added/updated, core_tag m2m, results), 0.8 (uuid ids, abids, bookmarked_at/created_at/...).
@@ -81,16 +82,14 @@ def write_archivebox_sqlite(path: Path, snapshots: Sequence[SnapshotSpec], varia
     """Create `path` as an ArchiveBox `index.sqlite3` of schema `variant` holding `snapshots`."""
     if variant not in _SCHEMAS:
         raise ValueError(f"no index.sqlite3 schema variant {variant!r}")
-    conn = sqlite3.connect(path)
-    try:
-        with conn:
-            conn.executescript(_SCHEMAS[variant])
-            if variant == "0.4":
-                _insert_04(conn, snapshots)
-            else:
-                _insert_with_results(conn, snapshots, variant)
-    finally:
-        conn.close()
+
+    def fill(conn: sqlite3.Connection) -> None:
+        if variant == "0.4":
+            _insert_04(conn, snapshots)
+        else:
+            _insert_with_results(conn, snapshots, variant)
+
+    write_index_sqlite(path, _SCHEMAS[variant], fill)
 
 
 def _insert_04(conn: sqlite3.Connection, snapshots: Sequence[SnapshotSpec]) -> None:

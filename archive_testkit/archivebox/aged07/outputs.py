@@ -9,16 +9,16 @@ import random
 import struct
 from datetime import datetime
 
-from archive_testkit.archivebox07.formats import ico_bytes, noise_bytes, pdf_bytes, png_bytes
-from archive_testkit.archivebox07.history import article_text, run_started_at
-from archive_testkit.archivebox07.model import CDN_CSS, SnapshotPlan
-from archive_testkit.archivebox07.wget_tree import (
+from archive_testkit.archivebox.aged07.history import article_text, run_started_at
+from archive_testkit.archivebox.aged07.model import CDN_CSS, SnapshotPlan
+from archive_testkit.archivebox.aged07.wget_tree import (
     cdn_asset,
     embed_html,
     host_assets,
     page_html,
     snapshot_warc,
 )
+from archive_testkit.archivebox.formats import ico_bytes, noise_bytes, pdf_bytes, png_bytes
 
 
 def _media_files(rng: random.Random, plan: SnapshotPlan) -> dict[str, bytes]:

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from archive_testkit.archivebox.index_sqlite import SQLITE_NAME
+
 ARCHIVEBOX_VERSION = "0.7.2"
 DATA_DIR = "/data"  # the Docker image's data dir: absolute paths in pwd, link_dir and sources
 OLD_OUTPUT_DIR = "/home/archivebox/ArchiveBox/output"  # where the 0.4-era collection lived
-SQLITE_NAME = "index.sqlite3"
 
 # Extractors each release ran, in its ARCHIVE_METHODS order.
 METHODS_04: tuple[str, ...] = (
@@ -76,18 +77,6 @@ LATEST_METHODS = (
     "git",
     "media",
     "archive_org",
-)
-
-
-# 0.7 STATICFILE_EXTENSIONS (subset that matters here).
-STATIC_EXTENSIONS = frozenset(
-    (
-        *("gif", "jpeg", "jpg", "png", "tif", "tiff", "wbmp", "ico", "jng", "bmp", "svg", "svgz", "webp"),
-        *("ps", "eps", "ai", "mp3", "mp4", "m4a", "mpeg", "mpg", "mkv", "mov", "webm", "m4v", "flv", "wmv"),
-        *("avi", "ogg", "ts", "m3u8", "pdf", "apk", "txt", "rtf", "rtfd", "doc", "docx", "ppt", "pptx"),
-        *("xls", "xlsx", "atom", "rss", "css", "js", "json", "dmg", "iso", "img", "rar", "war", "hqx"),
-        *("zip", "gz", "bz2", "7z"),
-    )
 )
 
 

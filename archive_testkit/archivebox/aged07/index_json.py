@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlparse
 
-from archive_testkit.archivebox07.formats import django_minute, hashurl, url_extension, without_scheme
-from archive_testkit.archivebox07.model import (
+from archive_testkit.archivebox.aged07.model import (
     DATA_DIR,
     FAVICON_PROVIDER,
     LATEST_METHODS,
@@ -16,6 +15,7 @@ from archive_testkit.archivebox07.model import (
     PlannedResult,
     SnapshotPlan,
 )
+from archive_testkit.archivebox.formats import django_minute, hashurl, url_extension, without_scheme
 
 
 def _history_entry(result: PlannedResult) -> dict[str, Any]:

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from archive_testkit.archivebox07.formats import django_datetime, slugify
-from archive_testkit.archivebox07.model import SnapshotPlan
+from archive_testkit.archivebox.aged07.model import SnapshotPlan
+from archive_testkit.archivebox.formats import django_datetime, slugify
+from archive_testkit.archivebox.index_sqlite import write_index_sqlite
 
 # The core migrations a 0.7.2 database has applied (ArchiveBox's own 0.7 fixture lists these).
 _MIGRATIONS: tuple[tuple[str, str], ...] = (
@@ -134,88 +135,86 @@ _UPGRADES = (
 
 
 def write_sqlite(path: Path, plans: list[SnapshotPlan]) -> None:
+    """Write the 0.7.2 index.sqlite3 of `plans` (orphans have no row) to `path`."""
     indexed = sorted((plan for plan in plans if plan.in_sqlite), key=lambda plan: plan.added)
     installed = min(plan.added for plan in plans) - timedelta(minutes=47, microseconds=123457)
-    conn = sqlite3.connect(path)
-    try:
-        conn.execute("PRAGMA synchronous = OFF")  # a fixture: no need to wait for the disk
-        with conn:
-            conn.executescript(_ddl())
-            conn.executemany(
-                'INSERT INTO "django_migrations" ("app", "name", "applied") VALUES (?, ?, ?)',
-                [
-                    (
-                        app,
-                        name,
-                        django_datetime(
-                            _migration_applied(app, name, installed) + timedelta(milliseconds=37 * number)
-                        ),
+
+    def fill(conn: sqlite3.Connection) -> None:
+        conn.executemany(
+            'INSERT INTO "django_migrations" ("app", "name", "applied") VALUES (?, ?, ?)',
+            [
+                (
+                    app,
+                    name,
+                    django_datetime(
+                        _migration_applied(app, name, installed) + timedelta(milliseconds=37 * number)
+                    ),
+                )
+                for number, (app, name) in enumerate(_MIGRATIONS)
+            ],
+        )
+        conn.executemany(
+            'INSERT INTO "django_content_type" ("app_label", "model") VALUES (?, ?)',
+            [
+                ("contenttypes", "contenttype"),
+                ("auth", "permission"),
+                ("auth", "group"),
+                ("auth", "user"),
+                ("admin", "logentry"),
+                ("sessions", "session"),
+                ("core", "snapshot"),
+                ("core", "tag"),
+                ("core", "archiveresult"),
+            ],
+        )
+        tag_ids: dict[str, int] = {}
+        for plan in indexed:
+            for tag in plan.tags:
+                if tag not in tag_ids:
+                    tag_ids[tag] = len(tag_ids) + 1
+                    conn.execute(
+                        'INSERT INTO "core_tag" ("name", "slug", "id") VALUES (?, ?, ?)',
+                        (tag, slugify(tag), tag_ids[tag]),
                     )
-                    for number, (app, name) in enumerate(_MIGRATIONS)
-                ],
+            conn.execute(
+                'INSERT INTO "core_snapshot" ("id", "timestamp", "title", "added", "updated", "url") '
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    plan.snapshot_uuid.hex,
+                    plan.timestamp,
+                    plan.title,
+                    django_datetime(plan.added),
+                    django_datetime(plan.db_updated) if plan.db_updated else None,
+                    plan.url,
+                ),
             )
             conn.executemany(
-                'INSERT INTO "django_content_type" ("app_label", "model") VALUES (?, ?)',
-                [
-                    ("contenttypes", "contenttype"),
-                    ("auth", "permission"),
-                    ("auth", "group"),
-                    ("auth", "user"),
-                    ("admin", "logentry"),
-                    ("sessions", "session"),
-                    ("core", "snapshot"),
-                    ("core", "tag"),
-                    ("core", "archiveresult"),
-                ],
+                'INSERT INTO "core_snapshot_tags" ("snapshot_id", "tag_id") VALUES (?, ?)',
+                [(plan.snapshot_uuid.hex, tag_ids[tag]) for tag in plan.tags],
             )
-            tag_ids: dict[str, int] = {}
-            for plan in indexed:
-                for tag in plan.tags:
-                    if tag not in tag_ids:
-                        tag_ids[tag] = len(tag_ids) + 1
-                        conn.execute(
-                            'INSERT INTO "core_tag" ("name", "slug", "id") VALUES (?, ?, ?)',
-                            (tag, slugify(tag), tag_ids[tag]),
-                        )
-                conn.execute(
-                    'INSERT INTO "core_snapshot" ("id", "timestamp", "title", "added", "updated", "url") '
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        plan.snapshot_uuid.hex,
-                        plan.timestamp,
-                        plan.title,
-                        django_datetime(plan.added),
-                        django_datetime(plan.db_updated) if plan.db_updated else None,
-                        plan.url,
-                    ),
-                )
-                conn.executemany(
-                    'INSERT INTO "core_snapshot_tags" ("snapshot_id", "tag_id") VALUES (?, ?)',
-                    [(plan.snapshot_uuid.hex, tag_ids[tag]) for tag in plan.tags],
-                )
-            results = sorted(
-                ((result, plan) for plan in indexed for result in plan.results),
-                key=lambda pair: pair[0].start,
+        results = sorted(
+            ((result, plan) for plan in indexed for result in plan.results),
+            key=lambda pair: pair[0].start,
+        )
+        for row_id, (result, plan) in enumerate(results, start=1):
+            result.row_id = row_id
+            conn.execute(
+                'INSERT INTO "core_archiveresult" ("id", "cmd", "pwd", "cmd_version", "status", '
+                '"output", "start_ts", "end_ts", "snapshot_id", "uuid", "extractor") '
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row_id,
+                    json.dumps(result.cmd),
+                    result.pwd,
+                    result.cmd_version,
+                    result.status,
+                    result.db_output,
+                    django_datetime(result.start),
+                    django_datetime(result.end),
+                    plan.snapshot_uuid.hex,
+                    result.uuid.hex,
+                    result.extractor,
+                ),
             )
-            for row_id, (result, plan) in enumerate(results, start=1):
-                result.row_id = row_id
-                conn.execute(
-                    'INSERT INTO "core_archiveresult" ("id", "cmd", "pwd", "cmd_version", "status", '
-                    '"output", "start_ts", "end_ts", "snapshot_id", "uuid", "extractor") '
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        row_id,
-                        json.dumps(result.cmd),
-                        result.pwd,
-                        result.cmd_version,
-                        result.status,
-                        result.db_output,
-                        django_datetime(result.start),
-                        django_datetime(result.end),
-                        plan.snapshot_uuid.hex,
-                        result.uuid.hex,
-                        result.extractor,
-                    ),
-                )
-    finally:
-        conn.close()
+
+    write_index_sqlite(path, _ddl(), fill)

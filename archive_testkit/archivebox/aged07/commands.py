@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlparse
 
-from archive_testkit.archivebox07.model import (
+from archive_testkit.archivebox.aged07.model import (
     ARCHIVEBOX_VERSION,
     FAVICON_PROVIDER,
     METHODS_04,

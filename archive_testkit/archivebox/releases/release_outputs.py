@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 
-from archive_testkit.legacy_releases.index_documents import ResultSpec
+from archive_testkit.archivebox.releases.release_documents import ResultSpec
 from archive_testkit.warc_files import WgetFetch, WgetRun, wget_warc
 
 

@@ -6,8 +6,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlparse
 
-from archive_testkit.archivebox07.formats import random_uuid
-from archive_testkit.archivebox07.model import (
+from archive_testkit.archivebox.aged07.model import (
     DATA_DIR,
     HOSTS,
     OLD_OUTPUT_DIR,
@@ -17,6 +16,7 @@ from archive_testkit.archivebox07.model import (
     Host,
     SnapshotPlan,
 )
+from archive_testkit.archivebox.formats import random_uuid
 
 
 def _timestamp_str(moment: datetime) -> str:

@@ -1,21 +1,22 @@
-"""`generate_archivebox07`: plan, run, and write a collection to disk."""
+"""`write_aged07`: plan, run, and write an aged ArchiveBox 0.7.2 collection to disk."""
 
 from __future__ import annotations
 
 import html
 import json
-import os
 import random
-from datetime import datetime
 from pathlib import Path
 
-from archive_testkit.archivebox07.history import archive_history
-from archive_testkit.archivebox07.index_json import index_document
-from archive_testkit.archivebox07.model import SQLITE_NAME, Collection07, Snapshot07, SnapshotPlan
-from archive_testkit.archivebox07.outputs import build_files
-from archive_testkit.archivebox07.planning import plan_snapshots
-from archive_testkit.archivebox07.snapshot_page import snapshot_page
-from archive_testkit.archivebox07.sqlite import write_sqlite
+from archive_testkit.archivebox.aged07.django_sqlite import write_sqlite
+from archive_testkit.archivebox.aged07.history import archive_history
+from archive_testkit.archivebox.aged07.index_json import index_document
+from archive_testkit.archivebox.aged07.model import Collection07, Snapshot07, SnapshotPlan
+from archive_testkit.archivebox.aged07.outputs import build_files
+from archive_testkit.archivebox.aged07.planning import plan_snapshots
+from archive_testkit.archivebox.aged07.snapshot_page import snapshot_page
+from archive_testkit.archivebox.folders import FolderWriter
+from archive_testkit.archivebox.index_sqlite import SQLITE_NAME
+from archive_testkit.archivebox.layouts import Aged07
 
 _CONFIG_HEADER = """# This is the config file for your ArchiveBox collection.
 #
@@ -31,21 +32,13 @@ _CONFIG_HEADER = """# This is the config file for your ArchiveBox collection.
 """
 
 
-def _write(path: Path, data: bytes, when: datetime | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    if when is not None:
-        stamp = when.timestamp()
-        os.utime(path, (stamp, stamp))
-
-
-def _write_top_level(root: Path, rng: random.Random, plans: list[SnapshotPlan]) -> None:
+def _write_top_level(writer: FolderWriter, rng: random.Random, plans: list[SnapshotPlan]) -> None:
     secret = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)") for _ in range(50))
     config = (
         _CONFIG_HEADER
         + f"[SERVER_CONFIG]\nSECRET_KEY = {secret}\n\n[ARCHIVE_METHOD_OPTIONS]\nTIMEOUT = 60\n\n"
     )
-    _write(root / "ArchiveBox.conf", config.encode())
+    writer.write("ArchiveBox.conf", config.encode())
     by_source: dict[str, list[SnapshotPlan]] = {}
     for plan in plans:
         by_source.setdefault(plan.source, []).append(plan)
@@ -68,59 +61,45 @@ def _write_top_level(root: Path, rng: random.Random, plans: list[SnapshotPlan]) 
             text = "\n".join(lines) + "\n"
         else:
             text = "\n".join(plan.url for plan in members) + "\n"
-        _write(root / "sources" / name, text.encode(), members[0].added)
+        writer.write(f"sources/{name}", text.encode(), mtime=members[0].added)
     last = max(plan.db_updated or plan.added for plan in plans)
     log = (
         f"[{last.strftime('%Y-%m-%d %H:%M:%S')},512] django.request WARNING Not Found: /favicon.ico\n"
         f"[{last.strftime('%Y-%m-%d %H:%M:%S')},940] django.server ERROR "
         '"GET /archive/missing/ HTTP/1.1" 404 1337\n'
     )
-    _write(root / "logs" / "errors.log", log.encode(), last)
+    writer.write("logs/errors.log", log.encode(), mtime=last)
 
 
-def generate_archivebox07(
-    root: Path,
-    *,
-    snapshots: int,
-    seed: int = 0,
-    files_per_snapshot: int = 50,
-    with_sqlite: bool = True,
-    write_index_json: bool = True,
-    orphans: int = 0,
-) -> Collection07:
-    """Write an ArchiveBox 0.7.2 collection of `snapshots` folders under `root`; see the module doc.
-
-    `write_index_json=False` leaves out every folder's index.json (SQLite and index.html only);
-    `with_sqlite=False` leaves out index.sqlite3; `orphans` folders (at most about a quarter)
-    repeat a live snapshot's URL at an older timestamp without a SQLite row.
-    """
+def write_aged07(root: Path, layout: Aged07, *, snapshots: int, seed: int) -> Collection07:
+    """Write an ArchiveBox 0.7.2 collection of `snapshots` folders under `root`; see the package doc."""
     if snapshots < 1:
         raise ValueError("snapshots must be at least 1")
     rng = random.Random(seed)
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "archive").mkdir(exist_ok=True)
-    plans = plan_snapshots(rng, snapshots, orphans)
+    writer = FolderWriter(root)
+    writer.mkdir("archive")
+    plans = plan_snapshots(rng, snapshots, layout.orphans)
     archive_history(rng, plans)
     for plan in plans:
-        build_files(rng, plan, files_per_snapshot)
-    if with_sqlite:
+        build_files(rng, plan, layout.files_per_snapshot)
+    if layout.with_sqlite:
         write_sqlite(root / SQLITE_NAME, plans)
     out: list[Snapshot07] = []
     for plan in plans:
-        folder = root / "archive" / plan.timestamp
+        folder = f"archive/{plan.timestamp}"
         for name, data in sorted(plan.files.items()):
-            _write(folder / name, data, plan.mtime)
+            writer.write(f"{folder}/{name}", data, mtime=plan.mtime)
         for name in plan.empty_dirs:
-            (folder / name).mkdir(parents=True, exist_ok=True)
+            writer.mkdir(f"{folder}/{name}")
         document = index_document(plan)
         size = sum(len(data) for data in plan.files.values())
         names = sorted(plan.files)
-        if write_index_json:
+        if layout.write_index_json:
             text = json.dumps(document, indent=4, sort_keys=True)
-            _write(folder / "index.json", text.encode("utf-8"), plan.mtime)
+            writer.write(f"{folder}/index.json", text.encode("utf-8"), mtime=plan.mtime)
             names.append("index.json")
-        _write(folder / "index.html", snapshot_page(plan, document, size), plan.mtime)
+        writer.write(f"{folder}/index.html", snapshot_page(plan, document, size), mtime=plan.mtime)
         names.append("index.html")
         out.append(
             Snapshot07(
@@ -133,7 +112,7 @@ def generate_archivebox07(
                 tags=plan.tags,
                 results=[
                     {
-                        "id": result.row_id if with_sqlite and plan.in_sqlite else None,
+                        "id": result.row_id if layout.with_sqlite and plan.in_sqlite else None,
                         "uuid": str(result.uuid),
                         "extractor": result.extractor,
                         "cmd": list(result.cmd),
@@ -154,5 +133,7 @@ def generate_archivebox07(
                 empty_dirs=tuple(sorted(set(plan.empty_dirs))),
             )
         )
-    _write_top_level(root, rng, plans)
-    return Collection07(root=root, snapshots=out, write_index_json=write_index_json, with_sqlite=with_sqlite)
+    _write_top_level(writer, rng, plans)
+    return Collection07(
+        root=root, snapshots=out, write_index_json=layout.write_index_json, with_sqlite=layout.with_sqlite
+    )

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from archive_testkit.archivebox07.commands import (
+from archive_testkit.archivebox.aged07.commands import (
     ERA_04,
     ERA_06,
     ERA_07,
@@ -17,8 +17,14 @@ from archive_testkit.archivebox07.commands import (
     Era,
     extractor_command,
 )
-from archive_testkit.archivebox07.formats import random_uuid
-from archive_testkit.archivebox07.model import DATA_DIR, OLD_OUTPUT_DIR, WORDS, PlannedResult, SnapshotPlan
+from archive_testkit.archivebox.aged07.model import (
+    DATA_DIR,
+    OLD_OUTPUT_DIR,
+    WORDS,
+    PlannedResult,
+    SnapshotPlan,
+)
+from archive_testkit.archivebox.formats import random_uuid
 
 
 def _applicable(plan: SnapshotPlan, method: str) -> bool:

@@ -6,9 +6,9 @@ import html
 from collections.abc import Sequence
 from urllib.parse import quote, urlparse
 
-from archive_testkit.archivebox07.formats import ico_bytes, png_bytes, seeded_bytes
-from archive_testkit.archivebox07.history import article_text, run_started_at
-from archive_testkit.archivebox07.model import CDN_CSS, HOSTS, PlannedResult, SnapshotPlan
+from archive_testkit.archivebox.aged07.history import article_text, run_started_at
+from archive_testkit.archivebox.aged07.model import CDN_CSS, HOSTS, PlannedResult, SnapshotPlan
+from archive_testkit.archivebox.formats import ico_bytes, png_bytes, seeded_bytes
 from archive_testkit.warc_files import WGET_VERSION, WgetFetch, WgetRun, wget_warc
 
 
