@@ -3,10 +3,11 @@
 On by default (they start no surprise work): `days_sensor` (adds partitions, launches
 nothing), `captures_sensor` (records what a crawl just wrote in the catalog: additive),
 `archival_director_sensor` (copies blobs up to the configured retention; nothing with one
-store) and `verify_storage_schedule` (reads the catalog and the primary store, changes
-nothing). Off until an operator turns them on: `lazy_migration_sensor` and
-`orphan_import_sensor` (they move and adopt ArchiveBox folders) and `scrub_schedule` (reads
-every object of every store: S3 GETs cost money).
+store), `verify_storage_schedule` (reads the catalog and the primary store, changes
+nothing) and `run_failure_sensor` (appends each failed run to logs/run-failures.jsonl). Off
+until an operator turns them on: `lazy_migration_sensor` and `orphan_import_sensor` (they
+move and adopt ArchiveBox folders) and `scrub_schedule` (reads every object of every store:
+S3 GETs cost money).
 """
 
 import dagster as dg
@@ -39,6 +40,7 @@ from archive_pipelines.sensors.captures import captures_sensor
 from archive_pipelines.sensors.days import days_sensor
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
+from archive_pipelines.sensors.run_failures import run_failure_sensor
 from archive_pipelines.sensors.schedules import scrub_schedule, verify_storage_schedule
 
 _settings = SettingsResource()
@@ -46,14 +48,16 @@ _catalog = CatalogResource(settings=_settings)
 _storage = StorageResource(catalog=_catalog)
 
 defs = dg.Definitions(
-    assets=[snapshots, blobs, views, replica_copies, crawl_segments, captures],
+    # Code references: each asset's own function (added here) and its domain functions.
+    assets=dg.with_source_code_references(
+        [snapshots, blobs, views, replica_copies, crawl_segments, captures]),
     asset_checks=[storage_health, replication_policy_met, captures_complete],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
           migrate_fs_job, merge_duplicates_job, captures_job],
     schedules=[verify_storage_schedule, scrub_schedule],
     sensors=[days_sensor, archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
-             captures_sensor],
+             captures_sensor, run_failure_sensor],
     resources={
         "settings": _settings,
         "catalog": _catalog,

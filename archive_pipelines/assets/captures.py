@@ -8,11 +8,13 @@ stay in the catalog. The check is its own `asset_check`, so it also runs alone (
 declared inside the asset could not: DagsterInvalidSubsetError).
 """
 
+from datetime import timedelta
+
 import dagster as dg
 import pandas as pd
 
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.assets.metadata import counts, table
+from archive_pipelines.assets.metadata import code_references, counts, table
 from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.captures.lookup import captures_per_site
 from archive_pipelines.captures.segment_ingest import (
@@ -22,13 +24,20 @@ from archive_pipelines.captures.segment_ingest import (
 )
 from archive_pipelines.catalog import SiteCaptures
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.run_labels import BLOB_STORE_POOL, OWNERS
 from archive_pipelines.sizes import human_bytes
 
 CAPTURES_COMPLETE = "captures_complete"
 MAX_LISTED = 50  # problems listed in the check's metadata and the run log; the rest are counted
 
 
-@dg.asset(partitions_def=crawl_days, deps=[crawl_segments], group_name="crawler")
+# Fresh while a crawl runs: the captures sensor ingests new segments within minutes.
+@dg.asset(partitions_def=crawl_days, deps=[crawl_segments], group_name="crawler",
+          pool=BLOB_STORE_POOL, kinds={"python", "filesystem"}, owners=OWNERS,
+          tags={"area": "crawler", "blob_store": "writes"},
+          freshness_policy=dg.FreshnessPolicy.time_window(fail_window=timedelta(hours=24),
+                                                          warn_window=timedelta(hours=6)),
+          metadata=code_references(ingest_crawl, captures_per_site))
 def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Crawled pages of the day in the catalog: one capture per fetch, redirect hop and
     sub-request, which `archive-pipelines captures URL` looks up.
@@ -50,6 +59,8 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
 
     report = ingest_crawl(parts.catalog, primary, parts.settings.data_dir,
                           day=context.partition_key, on_segment=log_segment)
+    for line in report.log_lines():
+        context.log.info(line)
     problems = report.problems()
     for line in problems[:MAX_LISTED]:
         context.log.warning(line)

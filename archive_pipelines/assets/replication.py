@@ -1,16 +1,19 @@
 """`replica_copies`: copies of every blob across stores, partitioned by hash prefix."""
 
+from datetime import timedelta
+
 import dagster as dg
 import pandas as pd
 
 from archive_pipelines.assets.captures import captures
-from archive_pipelines.assets.metadata import counts, table
+from archive_pipelines.assets.metadata import code_references, counts, table
 from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.hash_prefixes import HEX_PREFIXES
 from archive_pipelines.catalog import COPY_STATUSES
 from archive_pipelines.replication import RunSummary, replication_status
 from archive_pipelines.replication.prefix import replicate_prefix
 from archive_pipelines.resources.replication import ReplicationResource
+from archive_pipelines.run_labels import OWNERS
 from archive_pipelines.sizes import human_bytes
 
 hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
@@ -20,6 +23,11 @@ hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 # it: each hash-prefix partition depends on all of the days of both.
 @dg.asset(partitions_def=hash_prefixes, group_name="replication",
           backfill_policy=dg.BackfillPolicy.single_run(),
+          kinds={"python"}, owners=OWNERS, tags={"area": "replication", "blob_store": "reads"},
+          # A full pass (Materialize all: one run) at least weekly, as often as scrub reads.
+          freshness_policy=dg.FreshnessPolicy.time_window(fail_window=timedelta(days=7),
+                                                          warn_window=timedelta(days=2)),
+          metadata=code_references(replicate_prefix),
           deps=[dg.AssetDep(blobs, partition_mapping=dg.AllPartitionMapping()),
                 dg.AssetDep(captures, partition_mapping=dg.AllPartitionMapping())])
 def replica_copies(context: dg.AssetExecutionContext,
@@ -42,6 +50,9 @@ def replica_copies(context: dg.AssetExecutionContext,
                               batch_size=policy.batch_size, width=policy.copier_width)
     where = keys.start if keys.start == keys.end else f"{keys.start}..{keys.end}"
     run = RunSummary.of_batch(report, tuple(setup.replicas.names.values()))
+    context.log.info(f"prefix {where}: {report.requested:,} blobs checked; {run.verdict()}")
+    for line in run.store_lines():
+        context.log.info(line)
     for line in report.errors[:20]:
         context.log.warning(line)
     if not run.policy_met:
@@ -65,7 +76,8 @@ def replica_copies(context: dg.AssetExecutionContext,
 
 @dg.asset_check(asset=replica_copies, description="Every referenced blob has `retention` "
                                                    "present copies across the stores; the "
-                                                   "copies per store and status as a table.")
+                                                   "copies per store and status as a table. "
+                                                   "A warning: the director catches up.")
 def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckResult:
     setup = replication.open()
     status = replication_status(setup.catalog, setup.replicas, setup.policy.retention)
@@ -81,7 +93,8 @@ def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckRes
         **counts({f"present_on_{store}": status.present(store) for store in status.copies_per_store}),
         "copies_per_store": table(copies_frame(status.copies_per_store)),
     }
-    return dg.AssetCheckResult(passed=status.meets_policy, metadata=metadata)
+    return dg.AssetCheckResult(passed=status.meets_policy, severity=dg.AssetCheckSeverity.WARN,
+                               metadata=metadata)
 
 
 def copies_frame(copies_per_store: dict[str, dict[str, int]]) -> pd.DataFrame:

@@ -2,13 +2,18 @@
 
 import dagster as dg
 
+from archive_pipelines.assets.metadata import code_references
 from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.migration.day_migration import migrate_day
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.run_labels import BLOB_STORE_POOL, OWNERS
 from archive_pipelines.storage.snapshot_ingest import resume_command
 
 
-@dg.asset(partitions_def=snapshot_days, group_name="storage")
+@dg.asset(partitions_def=snapshot_days, group_name="storage", pool=BLOB_STORE_POOL,
+          kinds={"python", "filesystem"}, owners=OWNERS,
+          tags={"area": "storage", "blob_store": "writes"},
+          metadata=code_references(migrate_day))
 def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Snapshots created on the day, every one at the current filesystem version.
 
@@ -26,6 +31,8 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
                       work=parts.work, layout=parts.layout,
                       start=start, end=end,
                       ingest_batch_size=parts.settings.storage.ingest_batch_size)
+    for line in day.log_lines():
+        context.log.info(line)
     for line in day.migrated.errors[:20]:
         context.log.warning(line)
     incomplete = day.incomplete

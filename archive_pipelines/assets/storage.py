@@ -3,11 +3,12 @@
 import dagster as dg
 import pandas as pd
 
-from archive_pipelines.assets.metadata import counts, table
+from archive_pipelines.assets.metadata import code_references, counts, table
 from archive_pipelines.assets.partitions import day_window, snapshot_days
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.migration.day_migration import store_day_files
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.run_labels import BLOB_STORE_POOL, OWNERS
 from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.day_stats import Saving
 from archive_pipelines.storage.verify import verify_storage
@@ -16,7 +17,10 @@ from archive_pipelines.storage.view_rebuild import rebuild_views
 TOP_SAVINGS = 10  # rows of the largest_savings table
 
 
-@dg.asset(partitions_def=snapshot_days, deps=[snapshots], group_name="storage")
+@dg.asset(partitions_def=snapshot_days, deps=[snapshots], group_name="storage",
+          pool=BLOB_STORE_POOL, kinds={"python", "filesystem"}, owners=OWNERS,
+          tags={"area": "storage", "blob_store": "writes"},
+          metadata=code_references(store_day_files))
 def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Every file of the day's snapshots, stored once by SHA-256 in the primary blob store.
 
@@ -30,6 +34,8 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
                           work=parts.work, layout=parts.layout,
                           start=start, end=end, savings_limit=TOP_SAVINGS,
                           ingest_batch_size=parts.settings.storage.ingest_batch_size)
+    for line in day.log_lines():
+        context.log.info(line)
     for error in day.migrated.errors[:20]:
         context.log.warning(error)
     stats = day.stats
@@ -54,7 +60,10 @@ def _savings_frame(savings: list[Saving]) -> pd.DataFrame:
     return frame
 
 
-@dg.asset(partitions_def=snapshot_days, deps=[blobs], group_name="storage")
+@dg.asset(partitions_def=snapshot_days, deps=[blobs], group_name="storage",
+          kinds={"python", "filesystem"}, owners=OWNERS,
+          tags={"area": "storage", "blob_store": "reads"},
+          metadata=code_references(rebuild_views))
 def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Browsable folders of the day's snapshots under archive/ (by_domain, by_date, by_user,
     by_timestamp): relative symlinks into the blob store, generated from the catalog."""
@@ -62,17 +71,24 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     parts = storage.open()
     report = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work,
                            created_between=(start, end))
+    for line in report.log_lines():
+        context.log.info(line)
     return dg.MaterializeResult(metadata=report.as_metadata())
 
 
 @dg.multi_asset_check(
     specs=[
-        dg.AssetCheckSpec("blob_files_present", asset=blobs,
-                          description="Every referenced blob has its file in the primary store."),
+        # Blocking: views and replica copies of a day whose blob files are missing would
+        # link to, or try to copy, nothing.
+        dg.AssetCheckSpec("blob_files_present", asset=blobs, blocking=True,
+                          description="Every referenced blob has its file in the primary store. "
+                                      "Blocking: a failure stops the views of the same run."),
         dg.AssetCheckSpec("ref_counts_exact", asset=blobs,
-                          description="Every blob's ref_count equals its counted references."),
+                          description="Every blob's ref_count equals its counted references "
+                                      "(an error: gc trusts them; `verify --fix` repairs them)."),
         dg.AssetCheckSpec("view_links_healthy", asset=views,
-                          description="No missing, wrong, broken or orphan view links."),
+                          description="No missing, wrong, broken or orphan view links (a "
+                                      "warning: views are rebuilt from the catalog at will)."),
     ],
     can_subset=True,
 )
@@ -91,16 +107,16 @@ def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-un
     results = [
         dg.AssetCheckResult(
             check_name="blob_files_present", asset_key=blobs.key,
-            passed=found["missing_blob_files"] == 0,
+            passed=found["missing_blob_files"] == 0, severity=dg.AssetCheckSeverity.ERROR,
             metadata=counts({"missing_blob_files": found["missing_blob_files"],
                              "referenced_blobs_checked": report.blobs_checked})),
         dg.AssetCheckResult(
             check_name="ref_counts_exact", asset_key=blobs.key,
-            passed=found["refcount_drift"] == 0,
+            passed=found["refcount_drift"] == 0, severity=dg.AssetCheckSeverity.ERROR,
             metadata=counts({"refcount_drift": found["refcount_drift"], **blob_rows})),
         dg.AssetCheckResult(
             check_name="view_links_healthy", asset_key=views.key,
-            passed=sum(found[k] for k in link_kinds) == 0,
+            passed=sum(found[k] for k in link_kinds) == 0, severity=dg.AssetCheckSeverity.WARN,
             metadata=counts({k: found[k] for k in link_kinds}
                             | {"links_checked": report.links_checked})),
     ]

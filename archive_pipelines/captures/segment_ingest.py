@@ -26,6 +26,7 @@ from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, 
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
 from archive_pipelines.counts import Counts
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.views import ViewFarm
 
 SEGMENT_MIME = "application/x-ndjson"
@@ -141,6 +142,21 @@ class CrawlIngestReport:
             if segment.more_problems:
                 lines.append(f"{segment.path}: ... and {segment.more_problems} more")
         return lines
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: segments by outcome, pages, captures and bodies."""
+        totals = self.as_metadata()
+        line = (f"{totals['segments_ingested']:,} new segment(s) ingested "
+                f"({totals['segments_already']:,} already in the catalog): "
+                f"{totals['pages']:,} pages, {totals['captures']:,} captures; bodies "
+                f"{human_bytes(totals['new_body_bytes'])} new, "
+                f"{human_bytes(totals['duplicate_body_bytes'])} already stored")
+        problems = {name: totals[key] for name, key in (
+            ("segment(s) failed", "segments_failed"), ("record(s) refused", "rejected_records"),
+            ("bod(ies) missing", "missing_bodies")) if totals[key]}
+        if problems:
+            line += "; " + ", ".join(f"{n:,} {name}" for name, n in problems.items())
+        return [line]
 
 
 class _AlreadyIngested(Exception):

@@ -26,8 +26,18 @@ storage:
 run_coordinator:
   module: dagster.core.run_coordinator
   class: QueuedRunCoordinator
-  config:
+concurrency:
+  runs:
     max_concurrent_runs: 4
+  pools:
+    # One step at a time per pool. The one pool, blob_store, holds gc and every step that
+    # writes blobs or their references (snapshots, blobs, captures, the migration and
+    # adoption jobs): gc never runs while they write; they take turns among themselves.
+    default_limit: 1
+# The freshness daemon: crawl_segments, captures and replica_copies turn WARN, then FAIL,
+# when no new data arrived within their windows.
+freshness:
+  enabled: true
 """
 
 
@@ -57,6 +67,19 @@ class InitReport:
         return {"schema": self.schema_after, "migrated": self.schema_before != self.schema_after,
                 "created_folders": len(self.created_folders),
                 "unknown_legacy_folders_sampled": self.unknown_legacy_sample}
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: the schema, and what was created or written."""
+        schema = (f"catalog migrated from {self.schema_before or 'empty'} to {self.schema_after}"
+                  if self.schema_before != self.schema_after
+                  else f"catalog already at {self.schema_after}")
+        wrote = [name for name, done in (("archive.toml", self.wrote_settings),
+                                         ("dagster/dagster.yaml", self.wrote_dagster_yaml)) if done]
+        line = (f"data dir {self.data_dir}: {schema}; {len(self.created_folders)} folder(s) "
+                f"created")
+        if wrote:
+            line += f"; wrote {', '.join(wrote)}"
+        return [line]
 
 
 def initialize(settings: Settings) -> InitReport:

@@ -20,6 +20,7 @@ from archive_pipelines.migration.discovery import ImportReport, import_orphans
 from archive_pipelines.migration.folders import snapshot_folder_names
 from archive_pipelines.migration.sensor_logic import next_migration_batches
 from archive_pipelines.migration.steps import MigrateReport, migrate_batch
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.primary import PrimaryStore
@@ -97,6 +98,10 @@ class CollectionReport:
                 "bytes_in": self.migrated.bytes_in, "bytes_saved": self.migrated.bytes_saved,
                 "cleaned_folders": self.migrated.migrated}
 
+    def log_lines(self) -> list[str]:
+        """What a run log says: the import pass, then the migration."""
+        return self.imported.log_lines() + self.migrated.log_lines()
+
 
 def adopt_collection(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
                      work: FileWork, layout: DataDir, resume_from: str = "", batch_size: int,
@@ -131,6 +136,13 @@ class DedupEstimate(Counts):
     def as_metadata(self) -> dict[str, MetadataValue]:
         return {"dry_run": True, **self.counts(), "dedup_ratio": round(self.dedup_ratio, 4),
                 "errors": len(self.errors)}
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: what storing the folders would take (nothing written)."""
+        return [f"dry run, nothing written: {self.files:,} files of {self.folders:,} legacy "
+                f"folder(s) would take {human_bytes(self.bytes_in - self.bytes_saved)} in the "
+                f"blob store ({self.new_blobs:,} new blobs; {human_bytes(self.bytes_saved)} of "
+                f"{human_bytes(self.bytes_in)} saved by dedup, {self.dedup_ratio:.2f}x)"]
 
 
 def estimate_dedup(catalog: Catalog, layout: DataDir, *, resume_from: str = "",

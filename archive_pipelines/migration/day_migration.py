@@ -9,6 +9,7 @@ from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.migration.steps import MigrateReport, migrate_batch
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.day_stats import DayStats, Saving, day_stats, largest_savings, snapshots_of_day
 from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE
 from archive_pipelines.storage.file_work import FileWork
@@ -29,6 +30,14 @@ class DaySnapshots:
         return {"snapshots": self.snapshots, "processed": self.migrated.processed,
                 "migrated": self.migrated.migrated, "failed": self.migrated.failed,
                 "incomplete": self.incomplete.count}
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: the day's snapshots and what their migration did."""
+        line = (f"{self.snapshots:,} snapshot(s) of the day; {self.migrated.migrated:,} "
+                f"migrated to the blob store now, {self.migrated.failed:,} failed")
+        if self.incomplete.count:
+            line += f"; {self.incomplete.count:,} incomplete (an ingest running or interrupted)"
+        return [line]
 
 
 def migrate_day(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
@@ -59,6 +68,14 @@ class DayBlobs:
                 "bytes_stored": stats.unique_bytes, "bytes_saved": stats.bytes_saved,
                 "ingested_files": self.migrated.files, "errors": len(self.migrated.errors),
                 "dedup_ratio": round(stats.dedup_ratio, 2)}
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: the day's files in the store, and what this run stored."""
+        stats = self.stats
+        return [f"{stats.files:,} files of the day's {stats.snapshots:,} snapshot(s): "
+                f"{human_bytes(stats.logical_bytes)} stored in {human_bytes(stats.unique_bytes)} "
+                f"({stats.dedup_ratio:.2f}x); this run stored {self.migrated.files:,} files "
+                f"still in legacy folders"]
 
 
 def store_day_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,

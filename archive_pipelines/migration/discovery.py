@@ -88,6 +88,15 @@ class ImportReport(Counts):
                 "duplicates": self.duplicates, "errors": self.error_count,
                 "last_timestamp": self.last_timestamp}
 
+    def log_lines(self) -> list[str]:
+        """What a run log says: folders looked at and what became of them."""
+        line = (f"{self.processed:,} folder(s) of archive/ looked at: {self.imported:,} "
+                f"adopted as new snapshots, {self.reconciled:,} matched to known ones, "
+                f"{self.duplicates:,} duplicate(s), {self.invalid:,} moved to invalid/")
+        if self.error_count:
+            line += f"; {self.error_count:,} left in place with an error"
+        return [line]
+
 
 DEFAULT_USER = ViewSettings.model_fields["default_user"].default
 

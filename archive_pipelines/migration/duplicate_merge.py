@@ -48,6 +48,15 @@ class MergeReport(Counts):
     def as_metadata(self) -> dict[str, MetadataValue]:
         return {**self.counts(), "errors": len(self.errors)}
 
+    def log_lines(self) -> list[str]:
+        """What a run log says: groups found and snapshots merged."""
+        line = (f"{self.groups:,} group(s) of exact duplicates found: {self.merged:,} "
+                f"snapshot(s) merged into the oldest of their group, {self.files_moved:,} "
+                "file rows moved")
+        if self.skipped:
+            line += f"; {self.skipped:,} group(s) left for a later run"
+        return [line]
+
 
 def merge_duplicates(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                      layout: DataDir, batch_size: int = 100,

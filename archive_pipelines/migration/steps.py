@@ -31,6 +31,7 @@ from archive_pipelines.legacy.versions import CAS, TO_CAS
 from archive_pipelines.migration.cas import migrate_to_cas_batch
 from archive_pipelines.migration.folders import folder_lock, real_folder
 from archive_pipelines.migration.fs_versions import NO_FOLDER, needs_migration, steps_for
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.file_ingest import DEFAULT_BATCH_SIZE, IngestReport
 from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.primary import PrimaryStore
@@ -76,6 +77,15 @@ class MigrateReport(Counts):
 
     def as_metadata(self) -> dict[str, MetadataValue]:
         return {**self.counts(), "errors": len(self.errors)}
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: snapshots migrated, and the files and bytes they stored."""
+        line = (f"{self.migrated:,} of {self.processed:,} snapshot(s) migrated to the blob store "
+                f"({self.files:,} files, {self.new_blobs:,} new blobs, "
+                f"{human_bytes(self.bytes_saved)} of {human_bytes(self.bytes_in)} saved by dedup)")
+        if self.failed or self.skipped:
+            line += f"; {self.failed:,} failed, {self.skipped:,} skipped"
+        return [line]
 
 
 def migrate_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,

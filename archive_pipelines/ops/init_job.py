@@ -10,6 +10,8 @@ from archive_pipelines.resources import SettingsResource
 @dg.op(description="Create the data dir layout, write defaults if absent, migrate the catalog.")
 def init_data_dir(context: dg.OpExecutionContext, settings: SettingsResource) -> dg.Output[str]:
     report = initialize(settings.load())
+    for line in report.log_lines():
+        context.log.info(line)
     if report.hint:
         context.log.warning(report.hint)
     return dg.Output(

@@ -22,6 +22,7 @@ def _fail_unless_met(context: dg.OpExecutionContext, run: RunSummary) -> None:
     """Log the per-store summary; a Failure carrying it when the policy was not met."""
     for line in run.report.errors[:20]:
         context.log.warning(line)
+    context.log.info(f"{run.copies_made:,} copies made; {run.verdict()}")
     for line in run.store_lines():
         context.log.info(line)
     if not run.policy_met:
@@ -71,7 +72,6 @@ def archive_director_op(context: dg.OpExecutionContext, config: DirectorConfig,
     run = replicate_until_met(replication.open(), max_ticks=config.max_batches,
                               on_store_problem=context.log.warning)
     _fail_unless_met(context, run)
-    context.log.info(run.verdict())
     return dg.Output(run.copies_made, metadata=_metadata(run))
 
 
@@ -100,6 +100,8 @@ def scrub_op(context: dg.OpExecutionContext, config: ScrubConfig,
                        prefix=config.prefix or None,
                        sample=config.sample if config.sample < 1 else None,
                        width=setup.policy.copier_width, limit=config.limit or None)
+    for line in run.log_lines():
+        context.log.info(line)
     for report in run.reports:
         for line in report.problems:
             context.log.warning(line)

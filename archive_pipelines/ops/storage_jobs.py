@@ -9,6 +9,7 @@ from pydantic import Field
 
 from archive_pipelines.migration.collection import adopt_collection, estimate_dedup
 from archive_pipelines.resources import StorageResource
+from archive_pipelines.run_labels import BLOB_STORE_POOL
 from archive_pipelines.storage.gc import collect_garbage
 from archive_pipelines.storage.verify import verify_storage
 from archive_pipelines.storage.view_rebuild import rebuild_views
@@ -27,8 +28,10 @@ def verify_storage_op(context: dg.OpExecutionContext, config: VerifyConfig,
     parts = storage.open(config.views or None)
     report = verify_storage(parts.catalog, parts.primary, parts.views, fix=config.fix,
                             vacuum=config.vacuum, deep=config.deep, data_dir=parts.layout.root)
-    for kind, examples in report.examples.items():
-        context.log.warning(f"{kind}: {report.found[kind]} (e.g. {', '.join(examples[:3])})")
+    summary, *details = report.log_lines()
+    context.log.info(summary)  # "healthy", or how many problems of each kind
+    for line in details:  # examples of each problem at WARNING, what was fixed at INFO
+        (context.log.warning if line.startswith("  ") else context.log.info)(line)
     return dg.Output(report.problems, metadata=report.as_metadata())
 
 
@@ -43,10 +46,13 @@ class RebuildViewsConfig(dg.Config):
 
 
 @dg.op(description="Rebuild view links from the catalog.")
-def rebuild_views_op(config: RebuildViewsConfig, storage: StorageResource) -> dg.Output[int]:
+def rebuild_views_op(context: dg.OpExecutionContext, config: RebuildViewsConfig,
+                     storage: StorageResource) -> dg.Output[int]:
     parts = storage.open(config.views or None)
     report = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work,
                            clean=config.clean)
+    for line in report.log_lines():
+        context.log.info(line)
     return dg.Output(report.links, metadata=report.as_metadata())
 
 
@@ -66,12 +72,14 @@ class MigrateToCasConfig(dg.Config):
 
 
 @dg.op(description="Adopt legacy archive/<timestamp>/ folders and store their files in the "
-                   "blob store at their original paths.")
+                   "blob store at their original paths.", pool=BLOB_STORE_POOL)
 def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig,
                       storage: StorageResource) -> dg.Output[int]:
     parts = storage.open(config.views or None)
     if config.dry_run:
         estimate = estimate_dedup(parts.catalog, parts.layout, resume_from=config.resume_from)
+        for line in estimate.log_lines():
+            context.log.info(line)
         return dg.Output(estimate.files, metadata=estimate.as_metadata())
     report = adopt_collection(parts.catalog, parts.primary, parts.views,
                               work=parts.work, layout=parts.layout,
@@ -79,6 +87,8 @@ def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig
                               default_user=parts.settings.views.default_user,
                               retire=config.cleanup_legacy,
                               ingest_batch_size=parts.settings.storage.ingest_batch_size)
+    for line in report.log_lines():
+        context.log.info(line)
     errors = report.errors
     for error in errors[:20]:
         context.log.warning(error)
@@ -98,13 +108,20 @@ class GcConfig(dg.Config):
     dry_run: bool = Field(default=False)
 
 
-@dg.op(description="Remove blobs unreferenced for longer than the grace period (primary only).")
-def gc_op(config: GcConfig, storage: StorageResource) -> dg.Output[int]:
+@dg.op(description="Remove blobs unreferenced for longer than the grace period (primary only). "
+                   "Waits for the blob_store pool: never runs while a run writes blobs.",
+       pool=BLOB_STORE_POOL)
+def gc_op(context: dg.OpExecutionContext, config: GcConfig,
+          storage: StorageResource) -> dg.Output[int]:
     parts = storage.open()
     grace = (parts.settings.storage.gc_grace_hours if config.grace_hours < 0
              else config.grace_hours)
     report = collect_garbage(parts.catalog, parts.primary, parts.views.farm,
                              layout=parts.layout, grace_hours=grace, dry_run=config.dry_run)
+    for line in report.log_lines():
+        context.log.info(line)
+    for error in report.errors[:20]:
+        context.log.warning(error)
     return dg.Output(report.removed, metadata=report.as_metadata())
 
 

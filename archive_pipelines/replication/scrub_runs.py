@@ -21,6 +21,7 @@ from archive_pipelines.replication.report import one_line
 from archive_pipelines.replication.sampling import Window, sample_fraction, sample_windows
 from archive_pipelines.replication.scrub import SCRUBBED, ScrubReport, scrub_range
 from archive_pipelines.replication.stores import ReplicaSet
+from archive_pipelines.sizes import human_bytes
 
 DEFAULT_PAGE = 1000  # copies per catalog read and per status write
 
@@ -91,6 +92,29 @@ class ScrubRun:
                   for name in ("checked", "corrupted", "missing", "set_aside", "bytes_checked")}
         return {**totals, **{f"objects_per_second_{r.store}": round(r.objects_per_second, 1)
                              for r in self.reports}}
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: healthy or how many bad copies, then one line per store."""
+        checked = sum(r.checked for r in self.reports)
+        where = f"{checked:,} copies checked at {len(self.reports)} store(s)"
+        if self.errors:
+            first = f"{len(self.errors)} store(s) could not be read; {where}"
+        elif self.bad:
+            first = f"{self.bad:,} bad copies (missing or corrupt, marked to copy again): {where}"
+        else:
+            first = f"healthy: {where}, none missing or corrupt"
+        lines = [first]
+        for r in self.reports:
+            line = (f"{r.store}: {r.checked:,} checked ({human_bytes(r.bytes_checked)}), "
+                    f"{r.ok:,} ok, {r.missing:,} missing, {r.corrupted:,} corrupt")
+            if r.set_aside:
+                line += f" ({r.set_aside:,} set aside in quarantine/)"
+            if r.restored:
+                line += f", {r.restored:,} good again"
+            if r.error:
+                line += f"; stopped: {r.error}"
+            lines.append(line)
+        return lines
 
 
 def scrub_stores(catalog: Catalog, replica_set: ReplicaSet, names: Sequence[str] | None = None,

@@ -17,6 +17,7 @@ from archive_pipelines.assets.captures import captures_job
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.captures.sensor_logic import next_capture_runs, outside_data_dir
 from archive_pipelines.resources import CatalogResource
+from archive_pipelines.run_labels import launched_by
 from archive_pipelines.sensors.days import new_day_requests
 
 MAX_EVENTS = 1000  # crawl_segments events read per tick; the next tick reads on from the cursor
@@ -52,9 +53,13 @@ def captures_sensor(context: dg.SensorEvaluationContext,
     requests = [dg.RunRequest(
         run_key=run.run_key, partition_key=run.day,
         tags={"captures/pending_segments": str(run.segments),
-              "captures/trigger": "crawl_segments" if run.reported else "disk scan"})
+              "captures/trigger": "crawl_segments" if run.reported else "disk scan",
+              **launched_by("sensor", "captures_sensor")})
         for run in runs]
     skip = plan.skip_reason(len(events))
+    # The tick's decision in its log ("View logs" on the tick), run or skip.
+    context.log.info(skip or "launching captures runs for " + ", ".join(
+        f"{run.day} ({run.segments} segment(s) pending)" for run in runs))
     return dg.SensorResult(run_requests=requests, cursor=cursor, skip_reason=skip,
                            dynamic_partitions_requests=new_days)
 

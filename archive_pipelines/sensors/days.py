@@ -40,6 +40,5 @@ def days_sensor(context: dg.SensorEvaluationContext, catalog: CatalogResource) -
     skip = None if requests else (
         f"no new day: {len(snapshot)} day(s) with snapshots and {len(crawl)} with crawl "
         "segments, each already a partition")
-    if added:
-        context.log.info(f"new partitions: {', '.join(added)}")
+    context.log.info(f"new partitions: {', '.join(added)}" if added else str(skip))
     return dg.SensorResult(dynamic_partitions_requests=requests, skip_reason=skip)

@@ -9,6 +9,7 @@ from archive_pipelines.migration import next_migration_batches, orphan_folders_c
 from archive_pipelines.ops.migration_jobs import import_orphans_job, migrate_fs_job
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.run_keys import batch_run_key
+from archive_pipelines.run_labels import launched_by
 
 
 @dg.sensor(job=migrate_fs_job, minimum_interval_seconds=30,
@@ -25,9 +26,12 @@ def lazy_migration_sensor(context: dg.SensorEvaluationContext,
                                              max_batches=policy.max_runs_per_tick)
     runs = [dg.RunRequest(
         run_key=batch_run_key("migrate", batch),
-        run_config={"ops": {"migrate_fs_op": {"config": {"snapshot_ids": batch}}}})
+        run_config={"ops": {"migrate_fs_op": {"config": {"snapshot_ids": batch}}}},
+        tags=launched_by("sensor", "lazy_migration_sensor"))
         for batch in batches]
     skip = None if runs else "no snapshot left in ArchiveBox's folder layout"
+    context.log.info(skip or f"launching {len(runs)} migrate_fs_job run(s) for "
+                             f"{sum(len(batch) for batch in batches):,} snapshots")
     return dg.SensorResult(run_requests=runs, cursor=cursor, skip_reason=skip)
 
 
@@ -39,6 +43,8 @@ def orphan_import_sensor(context: dg.SensorEvaluationContext,
                          storage: StorageResource) -> dg.SensorResult:
     parts = storage.open()
     changed, mtime_ns = orphan_folders_changed(parts.layout.archive, int(context.cursor or 0))
-    runs = [dg.RunRequest(run_key=f"import-{mtime_ns}")] if changed else []
+    runs = [dg.RunRequest(run_key=f"import-{mtime_ns}",
+                          tags=launched_by("sensor", "orphan_import_sensor"))] if changed else []
     skip = None if runs else "archive/ unchanged since the last import (its mtime)"
+    context.log.info(skip or "archive/ changed since the last import: launching import_orphans_job")
     return dg.SensorResult(run_requests=runs, cursor=str(mtime_ns), skip_reason=skip)

@@ -55,6 +55,7 @@ from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.catalog import Catalog, utcnow
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
+from archive_pipelines.sizes import human_bytes
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.retired import FolderUsage, remove_retired
 from archive_pipelines.storage.untracked import untracked_hashes
@@ -128,6 +129,32 @@ class GcReport(Counts):
                 "untracked_removed": self.untracked_removed,
                 "migrated_folders_removed": self.migrated_folders_removed,
                 "errors": len(self.errors), "dry_run": self.dry_run}
+
+    def log_lines(self) -> list[str]:
+        """What a run log says: what was freed (a dry run: would be), from what, and kept."""
+        removed = "would remove" if self.dry_run else "removed"
+        freed = "would free" if self.dry_run else "freed"
+        held = (f" ({self.blobs.held:,} still held by another path, "
+                f"{human_bytes(self.blobs.held_bytes)} not freed)" if self.blobs.held else "")
+        lines = [f"{'dry run, nothing changed: ' if self.dry_run else ''}{freed} "
+                 f"{human_bytes(self.total_bytes_freed)} in {self.removed:,} blob(s){held} "
+                 f"of {self.candidates:,} unreferenced past the grace period"]
+        if self.migrated_folders_removed:
+            lines.append(f"{removed} {self.migrated_folders_removed:,} migrated legacy "
+                         f"folder(s) ({human_bytes(self.folders.bytes)})")
+        if self.untracked_checked:
+            lines.append(f"{removed} {self.untracked_removed:,} untracked blob file(s) "
+                         f"({human_bytes(self.untracked.bytes)})")
+        kept = [f"{n:,} {why}" for n, why in (
+            (self.revived, "referenced again meanwhile"),
+            (self.kept_for_crawl, "named by crawl records not ingested yet"),
+            (self.already_gone, "already missing from the store"))
+            if n]
+        if kept:
+            lines.append("kept or skipped: " + "; ".join(kept))
+        if self.errors:
+            lines.append(f"{len(self.errors):,} error(s), first: {self.errors[0]}")
+        return lines
 
 
 def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, layout: DataDir,

@@ -75,6 +75,32 @@ class VerifyReport(Counts):
                 **{f"found_{k}": self.found[k] for k in KINDS},
                 **{f"fixed_{k}": self.fixed[k] for k in KINDS if self.fixed[k]}}
 
+    def log_lines(self) -> list[str]:
+        """What a run log says: "healthy" only when no problem is left, else how many of
+        each kind (with examples); then what was fixed and what is not a problem."""
+        checked = (f"{self.blobs_checked:,} referenced blobs and {self.links_checked:,} view "
+                   "links checked")
+        left = {k: self.found[k] - self.fixed[k] for k in KINDS
+                if k not in ("orphan_blobs", "crawl_pending") and self.found[k] - self.fixed[k]}
+        if not left:
+            lines = [f"healthy: {checked}"]
+        else:
+            kinds = ", ".join(f"{n:,} {k.replace('_', ' ')}" for k, n in left.items())
+            lines = [f"{self.problems:,} problem(s): {kinds} ({checked})"]
+            lines += [f"  {k.replace('_', ' ')}, e.g. {', '.join(self.examples.get(k, [])[:3])}"
+                      for k in left if self.examples.get(k)]
+        fixed = {k: n for k, n in self.fixed.items() if n}
+        if fixed:
+            lines.append("fixed: " + ", ".join(f"{n:,} {k.replace('_', ' ')}"
+                                               for k, n in fixed.items()))
+        if self.found["orphan_blobs"]:
+            lines.append(f"{self.found['orphan_blobs']:,} unreferenced blob(s): not a problem, "
+                         "gc removes them after the grace period")
+        if self.found["crawl_pending"]:
+            lines.append(f"{self.found['crawl_pending']:,} crawled bod(ies) whose records are "
+                         "not ingested yet: not a problem")
+        return lines
+
 
 def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
                    fix: bool = False, vacuum: bool = False, deep: bool = False, scan_store: bool = True,

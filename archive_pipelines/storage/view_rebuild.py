@@ -38,6 +38,17 @@ class RebuildReport(Counts):
                 "links_fixed": self.links_fixed, "link_conflicts": self.link_conflicts,
                 "links_removed": self.links_removed}
 
+    def log_lines(self) -> list[str]:
+        """What a run log says: the links made for how many snapshots, by what was done."""
+        line = (f"{self.links:,} view links for {self.files:,} files of {self.snapshots:,} "
+                f"snapshot(s): {self.links_created:,} created, {self.links_fixed:,} fixed, "
+                f"{self.links_ok:,} already right")
+        if self.link_conflicts:
+            line += f", {self.link_conflicts:,} conflict(s) left as they were"
+        if self.links_removed:
+            line += f"; {self.links_removed:,} removed first (clean)"
+        return [line]
+
 
 def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                   only: tuple[str, ...] | None = None, clean: bool = False,

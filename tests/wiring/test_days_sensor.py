@@ -71,7 +71,7 @@ def test_which_automation_is_on_by_default() -> None:
     running = dg.DefaultSensorStatus.RUNNING
     sensors = {s.name: s.default_status == running for s in repo.sensor_defs}
     assert sensors == {"days_sensor": True, "captures_sensor": True,
-                       "archival_director_sensor": True,
+                       "archival_director_sensor": True, "run_failure_sensor": True,
                        "lazy_migration_sensor": False, "orphan_import_sensor": False}
     schedules = {s.name: s.default_status == dg.DefaultScheduleStatus.RUNNING
                  for s in repo.schedule_defs}
