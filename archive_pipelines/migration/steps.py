@@ -79,10 +79,12 @@ class MigrateReport(Counts):
         return {**self.counts(), "errors": len(self.errors)}
 
     def log_lines(self) -> list[str]:
-        """What a run log says: snapshots migrated, and the files and bytes they stored."""
-        line = (f"{self.migrated:,} of {self.processed:,} snapshot(s) migrated to the blob store "
-                f"({self.files:,} files, {self.new_blobs:,} new blobs, "
-                f"{human_bytes(self.bytes_saved)} of {human_bytes(self.bytes_in)} saved by dedup)")
+        """What a run log says: snapshots looked at, the files and bytes they stored, and how
+        many reached the current layout (their legacy folder retired)."""
+        line = (f"{self.processed:,} snapshot(s) looked at: {self.files:,} files in the blob "
+                f"store ({self.new_blobs:,} new blobs, {human_bytes(self.bytes_saved)} of "
+                f"{human_bytes(self.bytes_in)} saved by dedup), {self.migrated:,} brought to "
+                "the current layout")
         if self.failed or self.skipped:
             line += f"; {self.failed:,} failed, {self.skipped:,} skipped"
         return [line]

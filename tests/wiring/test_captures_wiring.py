@@ -24,6 +24,7 @@ from archive_pipelines.resources import CatalogResource, SettingsResource, Stora
 from archive_pipelines.sensors.captures import captures_sensor, reported_paths
 from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.crawls import Crawled
+from tests.helpers.run_logs import log_lines
 
 TOTALS = ("segments_ingested", "segments_failed", "pages", "captures", "stored_bodies",
           "new_body_bytes", "duplicate_body_bytes", "missing_bodies", "cut_bytes")
@@ -105,6 +106,10 @@ def test_the_job_from_definitions_ingests_a_day_and_reports_the_domain_numbers(
         assert meta["status_2xx"] > 0 and meta["status_5xx"] == expected["status_classes"].get("5xx", 0)
         [check] = result.get_asset_check_evaluations()
         assert check.check_name == CAPTURES_COMPLETE and check.passed
+        summary = (f"{meta['segments_ingested']:,} new segment(s) ingested (0 already in the "
+                   f"catalog): {meta['pages']:,} pages, {meta['captures']:,} captures; bodies ")
+        assert any(line.startswith(summary)
+                   for line in log_lines(dagster_instance, result.run_id))
         pages, captures_total = pages + meta["pages"], captures_total + meta["captures"]
     assert _pending(crawl_data) == []
     with open_parts(crawl_data) as parts:  # the catalog holds every page and capture
@@ -139,6 +144,7 @@ def test_the_sensor_finds_unreported_segments_on_disk_and_stops_once_they_are_in
     requests = first.run_requests or []
     assert [r.partition_key for r in requests] == days
     assert all(r.tags["captures/trigger"] == "disk scan" for r in requests)
+    assert all(r.tags["archive/launched_by"] == "sensor:captures_sensor" for r in requests)
     # The days' partitions come with their runs; the daemon adds them before launching.
     [added] = first.dynamic_partitions_requests or []
     assert added.partitions_def_name == "crawl_days" and list(added.partition_keys) == days

@@ -13,6 +13,7 @@ from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.archivebox import ReleaseMix, generate_collection
 from tests.helpers.cli import run_cli
+from tests.helpers.run_logs import log_lines
 
 
 def _resources(data: Path) -> dict[str, object]:
@@ -32,8 +33,11 @@ def test_sensors_and_jobs_adopt_a_legacy_collection(
     with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as ctx:
         noticed = orphan_import_sensor(ctx)
     assert isinstance(noticed, dg.SensorResult) and len(noticed.run_requests or []) == 1
+    assert noticed.run_requests[0].tags == {"archive/launched_by": "sensor:orphan_import_sensor"}
     imported = import_orphans_job.execute_in_process(resources=resources, instance=instance)
     assert imported.success
+    assert log_lines(instance, imported.run_id)[0].startswith(
+        "7 folder(s) of archive/ looked at: 6 adopted as new snapshots, ")
     [step] = [e for e in imported.all_events if e.event_type_value == "STEP_OUTPUT"]
     meta = step.event_specific_data.metadata  # type: ignore[union-attr]
     assert meta["imported"].value == 6 and meta["invalid"].value == 1
@@ -45,11 +49,16 @@ def test_sensors_and_jobs_adopt_a_legacy_collection(
     batches = [r.run_config["ops"]["migrate_fs_op"]["config"]["snapshot_ids"]
                for r in planned.run_requests or []]
     assert sum(len(b) for b in batches) == 6
+    assert {r.tags["archive/launched_by"] for r in planned.run_requests or []} == {
+        "sensor:lazy_migration_sensor"}
     for batch in batches:
         run = migrate_fs_job.execute_in_process(
             resources=resources, instance=instance,
             run_config={"ops": {"migrate_fs_op": {"config": {"snapshot_ids": batch}}}})
         assert run.success
+        said = log_lines(instance, run.run_id)[0]
+        assert said.startswith(f"{len(batch)} snapshot(s) looked at: ")
+        assert said.endswith(f", {len(batch)} brought to the current layout"), said
     with dg.build_sensor_context(instance=instance, cursor=None, resources=resources) as ctx:
         after = lazy_migration_sensor(ctx)
     assert isinstance(after, dg.SensorResult) and not after.run_requests

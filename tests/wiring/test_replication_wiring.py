@@ -8,6 +8,7 @@ from archive_pipelines.assets.replication import replica_copies, replication_pol
 from archive_pipelines.ops.replication_jobs import archive_batch_job, archive_director_job, scrub_job
 from archive_pipelines.sensors.director import archival_director_sensor
 from tests.helpers.replication import replica_files, replicated_data_dir, replication_resources
+from tests.helpers.run_logs import log_lines
 
 
 def test_materializing_every_prefix_reaches_the_policy(
@@ -20,6 +21,10 @@ def test_materializing_every_prefix_reaches_the_policy(
         result = dg.materialize([replica_copies, replication_policy_met], partition_key=prefix,
                                 resources=replication_resources(data), instance=instance)
         assert result.success
+        said = log_lines(instance, result.run_id)
+        assert any(line.startswith(f"prefix {prefix}: ") and "blobs checked; policy met" in line
+                   for line in said), said
+        assert any(line.startswith("replica1  ") and " made, " in line for line in said), said
     assert replica_files(data) == {f"{h}.zst" for h in hashes}
     [check] = result.get_asset_check_evaluations()
     assert check.passed
@@ -68,6 +73,8 @@ def test_director_sensor_launches_one_run_per_batch(
             resources=replication_resources(data), instance=instance,
             run_config={"ops": {"archive_batch_op": {"config": {"sha256s": batch}}}})
         assert run.success
+        assert log_lines(instance, run.run_id)[0] == (
+            f"{len(batch)} copies made; policy met for every blob this run looked at")
     assert replica_files(data) == {f"{h}.zst" for h in hashes}
     with dg.build_sensor_context(instance=instance, cursor=None,
                                  resources=replication_resources(data)) as context:

@@ -16,6 +16,7 @@ from archive_pipelines.ops.storage_jobs import verify_storage_job
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.sensors.schedules import verification_due
 from archive_pipelines.settings import load_settings
+from tests.helpers.run_logs import log_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 DAGSTER = str(Path(sys.executable).with_name("dagster"))
@@ -69,6 +70,10 @@ def test_backfilled_day_ingests_legacy_folders_and_builds_views(
     assert {c.check_name for c in checks} == {"blob_files_present", "ref_counts_exact",
                                               "view_links_healthy"}
     assert all(c.passed for c in checks)
+    said = log_lines(instance, result.run_id)
+    assert said[0] == ("6 files of the day's 2 snapshot(s): 19.7 KiB stored in 9.9 KiB "
+                       "(1.98x); this run stored 6 files still in legacy folders"), said
+    assert any(" view links for 6 files of 2 snapshot(s): " in line for line in said)
 
 
 def test_jobs_run_from_the_dagster_cli_with_and_without_config(tmp_path: Path,
@@ -88,10 +93,21 @@ def test_jobs_run_from_the_dagster_cli_with_and_without_config(tmp_path: Path,
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout + done.stderr
 
-    assert "RUN_SUCCESS" in execute("migrate_to_cas_job", "-c", str(config))
+    dry = execute("migrate_to_cas_job", "-c", str(config))
+    assert "RUN_SUCCESS" in dry
+    # What the run did, as INFO lines of `dagster job execute`'s output (not only DEBUG events).
+    assert " - INFO - migrate_to_cas_job - " in dry
+    assert "dry run, nothing written: 6 files of 2 legacy folder(s) would take " in dry
     assert not (data / "cas" / "sha256").exists()  # dry run wrote nothing
-    for job in ("migrate_to_cas_job", "rebuild_views_job", "verify_storage_job", "gc_job"):
-        assert "RUN_SUCCESS" in execute(job)
+    said = {"migrate_to_cas_job": "2 snapshot(s) looked at: 6 files in the blob store (5 new blobs, ",
+            "rebuild_views_job": " view links for 6 files of 2 snapshot(s): ",
+            "verify_storage_job": " - INFO - verify_storage_job - ",
+            "gc_job": "freed 0 B in 0 blob(s) of 0 unreferenced past the grace period"}
+    for job, line in said.items():
+        output = execute(job, "--tags", '{"archive/launched_by": "cli"}')
+        assert "RUN_SUCCESS" in output and line in output, output
+        if job == "verify_storage_job":
+            assert " - verify_storage_op - healthy: 5 referenced blobs and " in output
     assert (data / "archive" / "by_timestamp" / "1735131600.2" / "wget" / "index.html").exists()
 
 
