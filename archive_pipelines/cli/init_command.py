@@ -29,5 +29,6 @@ def init_command(obj: CliContext) -> None:
         click.echo("wrote         archive.toml (defaults)")
     if report.wrote_dagster_yaml:
         click.echo("wrote         dagster/dagster.yaml (DAGSTER_HOME for the embedded default)")
-    if report.hint:
-        click.echo(f"hint          {report.hint}")
+    for hint in (report.hint, report.pools_hint):
+        if hint:
+            click.echo(f"hint          {hint}")

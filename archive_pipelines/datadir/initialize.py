@@ -49,6 +49,7 @@ class InitReport:
     created_folders: list[str] = field(default_factory=list)
     wrote_settings: bool = False
     wrote_dagster_yaml: bool = False
+    dagster_yaml_without_pools: bool = False  # kept as it was, but it sets no pool limit
     schema_before: str | None = None
     schema_after: str = ""
     unknown_legacy_sample: int = 0
@@ -62,6 +63,15 @@ class InitReport:
             self.unknown_legacy_sample)
         return (f"archive/ holds {count} folder(s) the catalog does not know; adopt them with "
                 "`archive-pipelines update --import-orphans` (or the import_orphans_job)")
+
+    @property
+    def pools_hint(self) -> str | None:
+        """What to add to a dagster.yaml written before the blob_store pool (init keeps it)."""
+        if not self.dagster_yaml_without_pools:
+            return None
+        return ("dagster/dagster.yaml sets no concurrency pool limit: gc may run while a run "
+                "writes blobs; add `concurrency: {pools: {default_limit: 1}}` (and move "
+                "run_coordinator's max_concurrent_runs to `concurrency: {runs: ...}`)")
 
     def as_metadata(self) -> dict[str, MetadataValue]:
         return {"schema": self.schema_after, "migrated": self.schema_before != self.schema_after,
@@ -98,6 +108,9 @@ def initialize(settings: Settings) -> InitReport:
     if not dagster_yaml.exists():
         write_atomically(dagster_yaml, DAGSTER_YAML.format(base_dir=layout.dagster_home))
         report.wrote_dagster_yaml = True
+    else:
+        report.dagster_yaml_without_pools = "default_limit" not in dagster_yaml.read_text(
+            encoding="utf-8")
     catalog = Catalog.open(settings.catalog_url,
                            busy_timeout_ms=settings.catalog.sqlite_busy_timeout_ms)
     try:

@@ -12,8 +12,9 @@ def init_data_dir(context: dg.OpExecutionContext, settings: SettingsResource) ->
     report = initialize(settings.load())
     for line in report.log_lines():
         context.log.info(line)
-    if report.hint:
-        context.log.warning(report.hint)
+    for hint in (report.hint, report.pools_hint):
+        if hint:
+            context.log.warning(hint)
     return dg.Output(
         str(report.data_dir),
         metadata={"data_dir": dg.MetadataValue.path(str(report.data_dir)), **report.as_metadata()},

@@ -24,6 +24,19 @@ def test_init_creates_the_layout_and_is_idempotent(settings: Settings) -> None:
     assert not second.wrote_settings and not second.created_folders
     assert second.schema_before == head_revision()
     assert layout.settings_file.read_text() == '[views]\nenabled = ["by_date"]\n'
+    assert second.pools_hint is None  # init's own dagster.yaml limits the pools
+
+
+@pytest.mark.unit
+def test_init_keeps_an_older_dagster_yaml_and_says_it_sets_no_pool_limit(
+        settings: Settings) -> None:
+    home = DataDir(settings.data_dir).dagster_home
+    home.mkdir(parents=True)
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    report = initialize(settings)
+    assert not report.wrote_dagster_yaml
+    assert (home / "dagster.yaml").read_text() == "telemetry:\n  enabled: false\n"
+    assert report.pools_hint is not None and "default_limit: 1" in report.pools_hint
 
 
 @pytest.mark.unit
