@@ -103,7 +103,8 @@ def _listed(problems: list[str]) -> str:
 
 @dg.asset_check(asset=captures, name=CAPTURES_COMPLETE, blocking=True,
                 description="Every ingested crawl segment was ingested as written: no record "
-                            "refused, no body missing from the store, no segment cut mid-record.")
+                            "refused, no body missing from the store, no segment cut mid-record. "
+                            "Blocking: a failure stops what depends on the captures in the run.")
 def captures_complete(storage: StorageResource) -> dg.AssetCheckResult:
     parts = storage.open()
     with parts.catalog.reading() as tx:
