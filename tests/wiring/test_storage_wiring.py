@@ -10,6 +10,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
+from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.catalog import Catalog, make_engine
 from archive_pipelines.datadir import initialize
@@ -98,19 +99,26 @@ def test_each_days_figures_are_that_days_and_the_runs_are_labelled(
     _known_to_the_catalog(data, TWO_SNAPSHOTS + THREE_SNAPSHOTS)
     dagster_instance.add_dynamic_partitions("snapshot_days", [DAY_ONE, DAY_TWO])
 
-    def run(day: str) -> dict[str, dict[str, Any]]:
-        result = dg.materialize([blobs, views, storage_health], partition_key=day,
+    def run(day: str, *, with_snapshots: bool = False) -> dict[str, dict[str, Any]]:
+        assets = [snapshots] if with_snapshots else []
+        result = dg.materialize([*assets, blobs, views, storage_health], partition_key=day,
                                 resources=_resources(data), instance=dagster_instance)
         assert result.success
         found = {node: {k: v.value for k, v in m.metadata.items()}
-                 for node in ("blobs", "views") for m in result.asset_materializations_for_node(node)}
+                 for node in ("snapshots", "blobs", "views")
+                 for m in result.asset_materializations_for_node(node)}
         checks = {c.check_name: {k: v.value for k, v in c.metadata.items()}
                   for c in result.get_asset_check_evaluations()}
         return found | checks
 
-    one = run(DAY_ONE)
+    one = run(DAY_ONE, with_snapshots=True)
+    # `snapshots` stored the day's folders first: the day's files are there, this run's
+    # `blobs` step stored none of them (what "new_blobs 0, files 36" meant).
+    assert one["snapshots"]["day_snapshots"] == one["snapshots"]["run_snapshots_migrated"] == 2
+    assert one["snapshots"]["day_incomplete_snapshots"] == 0
+    assert (one["blobs"]["day_files"], one["blobs"]["run_ingested_files"]) == (6, 0)
+    assert one["blobs"]["run_new_blobs"] == 0 and one["blobs"]["day_distinct_blobs"] == 5
     # Day one: 2 json + 2 pages + the script: 5 blobs; the checks count the archive so far.
-    assert one["blobs"]["run_new_blobs"] == 5
     assert one["blob_files_present"]["archive_referenced_blobs_checked"] == 5
     two = run(DAY_TWO)
     day = two["blobs"]
