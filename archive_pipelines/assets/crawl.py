@@ -20,7 +20,9 @@ crawl_segments = dg.AssetSpec(
         "segment_pages_per_second, segment_path). The day's totals are the sums over every "
         "segment of that day reported to this Dagster instance, read from its events when "
         "a segment is reported: crawler processes on one machine take turns, so several "
-        "processes crawling one day add up. They count what the crawler archived; the "
-        "`captures` asset counts what the catalog ingested of it."
+        "processes crawling one day add up. Pages are the pages the crawler fetched and "
+        "archived; a URL it skipped (refused by robots.txt, out of scope) is a record in "
+        "the segment but not a page here, while the `captures` asset, which counts what "
+        "the catalog holds, counts it as a page too."
     ),
 )

@@ -130,18 +130,21 @@ def test_each_days_figures_are_that_days_and_the_runs_are_labelled(
         3, 2 * 10_000, 5)  # not (5 - 1) x 10,000: the other day's files are not this day's
     assert two["blob_files_present"]["archive_referenced_blobs_checked"] == 5 + 6
     assert two["ref_counts_exact"]["archive_referenced_blobs"] == 11
-    assert two["view_links_healthy"]["archive_links_checked"] == 15  # both days' files
-    links = two["views"]
+    assert two["view_links_healthy"]["archive_links_checked"] == (  # both days' links
+        one["views"]["day_links"] + two["views"]["day_links"])
+    links = two["views"]  # a file link per file, a folder link per snapshot in 3 other views
     assert (links["day_snapshots"], links["day_files"], links["day_link_conflicts"]) == (3, 9, 0)
-    assert links["day_links"] >= 9 and links["run_links_created"] > 0
+    assert links["day_links"] == 9 + 3 * 3 == links["run_links_already_right"]  # blobs made them
+    assert links["run_links_created"] == links["run_links_fixed"] == 0
 
-    again = run(DAY_TWO)  # nothing left to do: the run's figures are 0, the day's the same
+    (data / "archive" / "by_timestamp" / "1735214400.1" / "wget" / "index.html").unlink()
+    again = run(DAY_TWO)  # nothing left to store, one link to make again; the day's the same
     assert (again["blobs"]["run_ingested_files"], again["blobs"]["run_new_blobs"]) == (0, 0)
     assert {k: v for k, v in again["blobs"].items() if k.startswith("day_")
             and k != "day_largest_savings"} == {k: v for k, v in day.items() if k.startswith("day_")
                                                 and k != "day_largest_savings"}
-    assert again["views"]["run_links_created"] == again["views"]["run_links_fixed"] == 0
-    assert again["views"]["run_links_already_right"] == again["views"]["day_links"] == links["day_links"]
+    assert again["views"]["run_links_created"] == 1 and again["views"]["day_links"] == 18
+    assert again["views"]["run_links_already_right"] == 17
     first = _latest(dagster_instance, "blobs", DAY_ONE)  # the other day's record is its own
     assert (first["day_files"], first["day_bytes_saved"]) == (6, 10_000)
 
