@@ -16,7 +16,7 @@ import pandas as pd
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.metadata import code_references, counts, table
 from archive_pipelines.assets.partitions import crawl_days
-from archive_pipelines.captures.lookup import captures_per_site
+from archive_pipelines.captures.lookup import day_captures
 from archive_pipelines.captures.segment_ingest import (
     CapturePrimary,
     SegmentReport,
@@ -37,17 +37,19 @@ MAX_LISTED = 50  # problems listed in the check's metadata and the run log; the 
           tags={"area": "crawler", "blob_store": "writes"},
           freshness_policy=dg.FreshnessPolicy.time_window(fail_window=timedelta(hours=24),
                                                           warn_window=timedelta(hours=6)),
-          metadata=code_references(ingest_crawl, captures_per_site))
+          metadata=code_references(ingest_crawl, day_captures))
 def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Crawled pages of the day in the catalog: one capture per fetch, redirect hop and
     sub-request, which `archive-pipelines captures URL` looks up.
 
     Materializing a day records the day's crawl segments (sessions/<day>/<session>/*.jsonl) that
     the catalog does not hold yet; segments already ingested are skipped, so a rerun is safe.
-    Metadata: segments, pages, captures, new vs duplicate body bytes, pages per status
-    class, and a table of the day's captures per site. When a record is refused, a body is
-    missing, or a segment is cut or unreadable, what could be ingested is kept, the
-    `captures_complete` check fails with the list of problems and the run fails.
+    Metadata: the day's figures as the catalog holds them (`day_`: segments, sites, pages,
+    captures, body bytes, and `day_pages_per_site`) and what this run ingested (`run_`:
+    segments, pages, captures, new vs duplicate body bytes, pages per status class). When a
+    record is refused, a body is missing, or a segment is cut or unreadable, what could be
+    ingested is kept, the `captures_complete` check fails with the list of problems and the
+    run fails.
     """
     parts = storage.open()
     primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
@@ -67,15 +69,19 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
     skipped = [line for line in report.skipped if line.startswith(f"sessions/{context.partition_key}/")]
     for line in skipped[:MAX_LISTED]:
         context.log.warning(f"skipped {line}")
-    totals = report.as_metadata()
-    sites = captures_per_site(parts.catalog, context.partition_key)
+    totals = report.as_metadata() | {"skipped_entries": len(skipped),
+                                      "segments_unreadable_or_changed": len(report.failed)}
+    day = day_captures(parts.catalog, context.partition_key)
+    figures = day.as_metadata()
     return dg.MaterializeResult(metadata={
-        **counts(totals | {"skipped_entries": len(skipped),
-                           "segments_unreadable_or_changed": len(report.failed)}),
-        "pages_per_site": table(_sites_frame(sites)),
+        **counts(figures),
+        **counts({f"run_{name}": value for name, value in totals.items()}),
+        "day_pages_per_site": table(_sites_frame(day.sites)),
         "summary": dg.MetadataValue.md(
-            f"{totals['pages']:,} pages ({totals['captures']:,} captures) of {len(sites):,} "
-            f"site(s) in {totals['segments_ingested']:,} new segment(s); bodies: "
+            f"The day: {figures['day_pages']:,} pages ({figures['day_captures']:,} captures) "
+            f"of {figures['day_sites']:,} site(s) in {figures['day_segments']:,} segment(s). "
+            f"This run: {totals['pages']:,} pages ({totals['captures']:,} captures) in "
+            f"{totals['segments_ingested']:,} new segment(s); bodies "
             f"{human_bytes(totals['new_body_bytes'])} new, "
             f"{human_bytes(totals['duplicate_body_bytes'])} already stored"),
         "problems": dg.MetadataValue.md(_listed(problems))})
@@ -102,12 +108,13 @@ def _listed(problems: list[str]) -> str:
 
 
 @dg.asset_check(asset=captures, name=CAPTURES_COMPLETE, blocking=True,
-                description="Every ingested crawl segment was ingested as written: no record "
-                            "refused, no body missing from the store, no segment cut mid-record. "
+                description="Every crawl segment ingested so far (all days) was ingested as "
+                            "written: no record refused, no body missing from the store, no "
+                            "segment cut mid-record. Its figures are archive-wide. "
                             "Blocking: a failure stops what depends on the captures in the run.")
 def captures_complete(storage: StorageResource) -> dg.AssetCheckResult:
     parts = storage.open()
     with parts.catalog.reading() as tx:
         found = tx.captures.ingest_shortfalls()
     return dg.AssetCheckResult(passed=not any(found.values()), severity=dg.AssetCheckSeverity.ERROR,
-                               metadata=counts(found))
+                               metadata=counts({f"archive_{k}": v for k, v in found.items()}))

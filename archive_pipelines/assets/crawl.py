@@ -27,7 +27,16 @@ crawl_segments = dg.AssetSpec(
         "Pages archived by the frontier crawler. Each materialization is one closed "
         "segment: a batch of page-fetch records in sessions/{date}/{session_id}/ with "
         "its bodies in the blob store. Reported by the crawler service as it runs "
-        "(not by a Dagster run), partitioned by the UTC day the segment closed. "
-        "Metadata: pages, bytes, new blobs, errors, pages per second, segment file."
+        "(not by a Dagster run), partitioned by the UTC day the segment closed.\n\n"
+        "Metadata: the day's totals so far (day_segments, day_pages, day_bytes, "
+        "day_stored_bytes, day_new_blobs, day_errors), so a day's latest materialization "
+        "holds the whole day; then the segment's own figures (segment_pages ... "
+        "segment_pages_per_second, segment_path). The day's totals are the sums over every "
+        "segment of that day reported to this Dagster instance, read from its events when "
+        "a segment is reported: crawler processes on one machine take turns, so several "
+        "processes crawling one day add up. Pages are the pages the crawler fetched and "
+        "archived; a URL it skipped (refused by robots.txt, out of scope) is a record in "
+        "the segment but not a page here, while the `captures` asset, which counts what "
+        "the catalog holds, counts it as a page too."
     ),
 )

@@ -10,8 +10,8 @@ from archive_pipelines.assets.metadata import code_references, counts, table
 from archive_pipelines.assets.storage import blobs
 from archive_pipelines.blobstore.hash_prefixes import HEX_PREFIXES
 from archive_pipelines.catalog import COPY_STATUSES
-from archive_pipelines.replication import RunSummary, replication_status
-from archive_pipelines.replication.prefix import replicate_prefix
+from archive_pipelines.replication import BatchReport, RunSummary, replication_status
+from archive_pipelines.replication.prefix import replicate_prefixes
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.run_labels import OWNERS
 from archive_pipelines.sizes import human_bytes
@@ -27,7 +27,7 @@ hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
           # A full pass (Materialize all: one run) at least weekly, as often as scrub reads.
           freshness_policy=dg.FreshnessPolicy.time_window(fail_window=timedelta(days=7),
                                                           warn_window=timedelta(days=2)),
-          metadata=code_references(replicate_prefix),
+          metadata=code_references(replicate_prefixes),
           deps=[dg.AssetDep(blobs, partition_mapping=dg.AllPartitionMapping()),
                 dg.AssetDep(captures, partition_mapping=dg.AllPartitionMapping())])
 def replica_copies(context: dg.AssetExecutionContext,
@@ -39,44 +39,67 @@ def replica_copies(context: dg.AssetExecutionContext,
     source before every copy; nothing is ever deleted at a replica). A backfill of a range
     of partitions is one run that walks the range: "Materialize all" re-replicates
     everything in a single run, not 256.
+
+    Each partition records its own prefix's figures, also after a run over a range:
+    `prefix_blobs_checked` (the prefix's referenced blobs, every one checked) and what the
+    run did for that prefix (`run_copies_made`, `run_bytes_copied`, ...). The run's totals
+    over the range are in the run's log, not on any partition.
     """
     setup = replication.open()
     policy = setup.policy
     for error in setup.replicas.errors:
         context.log.warning(error)
-    keys = context.partition_key_range
-    report = replicate_prefix(setup.catalog, setup.replicas, keys.start, last_prefix=keys.end,
-                              retention=policy.retention, max_age=setup.max_age,
-                              batch_size=policy.batch_size, width=policy.copier_width)
-    where = keys.start if keys.start == keys.end else f"{keys.start}..{keys.end}"
-    run = RunSummary.of_batch(report, tuple(setup.replicas.names.values()))
-    context.log.info(f"prefix {where}: {report.requested:,} blobs checked; {run.verdict()}")
+    prefixes = context.partition_keys
+    reports = replicate_prefixes(setup.catalog, setup.replicas, prefixes,
+                                 retention=policy.retention, max_age=setup.max_age,
+                                 batch_size=policy.batch_size, width=policy.copier_width)
+    total = BatchReport()
+    for report in reports.values():
+        total.add(report)
+    where = prefixes[0] if len(prefixes) == 1 else f"{prefixes[0]}..{prefixes[-1]}"
+    run = RunSummary.of_batch(total, tuple(setup.replicas.names.values()))
+    context.log.info(f"prefix {where}: {total.requested:,} blobs checked; {run.verdict()}")
     for line in run.store_lines():
         context.log.info(line)
-    for line in report.errors[:20]:
+    for line in total.errors[:20]:
         context.log.warning(line)
     if not run.policy_met:
+        short = [prefix for prefix, report in reports.items() if report.short]
         raise dg.Failure(description=run.verdict(),
                          metadata={"summary": "\n".join(run.store_lines()),
-                                   "errors": "\n".join(report.errors[:20])})
+                                   "prefixes_short": ", ".join(short),
+                                   "errors": "\n".join(total.errors[:20])})
+    for prefix, report in reports.items():
+        context.add_asset_metadata(prefix_metadata(prefix, report, stores=run.stores),
+                                   partition_key=prefix)
+    context.log.info(f"prefixes {where} ({len(prefixes)} partition(s)): "
+                     f"{total.requested:,} blobs checked, {run.copies_made:,} copies made "
+                     f"({human_bytes(sum(total.bytes_copied.values()))}) by this run")
+    return dg.MaterializeResult()
+
+
+def prefix_metadata(prefix: str, report: BatchReport, *,
+                    stores: tuple[str, ...]) -> dict[str, dg.MetadataValue]:
+    """One partition's figures: its prefix's blobs, and what this run did for that prefix
+    (copies per store: every configured store, 0 where none, so each plots per partition)."""
     copied = sum(report.bytes_copied.values())
-    metadata: dict[str, dg.MetadataValue] = {
-        **counts({"blobs_checked": report.requested, "copies_made": run.copies_made,
-                  "bytes_copied": copied,
-                  "corrupted_found": sum(report.corrupted_found.values()),
-                  "missing_found": sum(report.missing_found.values()),
-                  "unplaceable": report.unplaceable}),
-        **counts({f"copies_to_{store}": n for store, n in report.created.items()}),
+    copies_made = sum(report.created.values())
+    return {
+        **counts({"prefix_blobs_checked": report.requested, "run_copies_made": copies_made,
+                  "run_bytes_copied": copied,
+                  "run_corrupted_found": sum(report.corrupted_found.values()),
+                  "run_missing_found": sum(report.missing_found.values())}),
+        **counts({f"run_copies_to_{store}": report.created[store] for store in stores}),
         "summary": dg.MetadataValue.md(
-            f"{report.requested:,} blobs of prefix {where} checked, "
-            f"{run.copies_made:,} copies made ({human_bytes(copied)})"),
+            f"prefix {prefix}: {report.requested:,} referenced blobs checked; this run made "
+            f"{copies_made:,} copies ({human_bytes(copied)})"),
     }
-    return dg.MaterializeResult(metadata=metadata)
 
 
-@dg.asset_check(asset=replica_copies, description="Every referenced blob has `retention` "
-                                                   "present copies across the stores; the "
-                                                   "copies per store and status as a table. "
+@dg.asset_check(asset=replica_copies, description="Every referenced blob of the archive (every "
+                                                   "prefix) has `retention` present copies "
+                                                   "across the stores; the archive's copies "
+                                                   "per store and status as a table. "
                                                    "A warning: the director catches up.")
 def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckResult:
     setup = replication.open()
@@ -84,14 +107,16 @@ def replication_policy_met(replication: ReplicationResource) -> dg.AssetCheckRes
     settings = replication.catalog.project_settings()
     rows = setup.catalog.blobs.counts(primary=settings.storage.primary,
                        grace_hours=settings.storage.gc_grace_hours)
+    # Archive-wide, whichever partition the check runs with: `referenced_blobs` (those
+    # replicated) as `status`, `verify` and `gc` count them.
     metadata: dict[str, dg.MetadataValue] = {
-        # `referenced_blobs` (those replicated) as `status`, `verify` and `gc` count them.
-        **counts({"referenced_blobs": status.blobs, "blob_rows": rows.rows,
-                  "unreferenced_blobs": rows.unreferenced,
-                  "under_replicated": status.under_replicated,
+        **counts({"archive_referenced_blobs": status.blobs, "archive_blob_rows": rows.rows,
+                  "archive_unreferenced_blobs": rows.unreferenced,
+                  "archive_under_replicated_blobs": status.under_replicated,
                   "retention": setup.policy.retention}),
-        **counts({f"present_on_{store}": status.present(store) for store in status.copies_per_store}),
-        "copies_per_store": table(copies_frame(status.copies_per_store)),
+        **counts({f"archive_present_on_{store}": status.present(store)
+                  for store in status.copies_per_store}),
+        "archive_copies_per_store": table(copies_frame(status.copies_per_store)),
     }
     return dg.AssetCheckResult(passed=status.meets_policy, severity=dg.AssetCheckSeverity.WARN,
                                metadata=metadata)

@@ -21,9 +21,9 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
     behind in the blob store (every file at its original path); the lazy-migration sensor does the same in
     small batches without being asked.
 
-    `incomplete` counts the day's snapshots that an `ingest` is filling or that an
-    interrupted one left partial; `incomplete_snapshots` lists them with the command that
-    finishes each.
+    Metadata: the day's figures (`day_snapshots`; `day_incomplete_snapshots`, those an
+    `ingest` is filling or an interrupted one left partial, listed in `incomplete_snapshots`
+    with the command that finishes each) and what this run did (`run_snapshots_migrated` ...).
     """
     parts = storage.open()
     start, end = day_window(context.partition_key)

@@ -25,8 +25,10 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
     """Every file of the day's snapshots, stored once by SHA-256 in the primary blob store.
 
     Materializing a day stores the files of the day's snapshots still in legacy folders
-    (dedup against everything stored, original paths kept) and reports the day's files, new
-    blobs and dedup savings, with the blobs that dedup saves the most on.
+    (dedup against everything stored, original paths kept). Metadata: the day's figures
+    (`day_`: files, distinct blobs, bytes, bytes saved by dedup among the day's files, and
+    `day_largest_savings`, the blobs dedup saves the most on within the day) and what this
+    run did (`run_`: files stored from legacy folders, blobs new to the store).
     """
     parts = storage.open()
     start, end = day_window(context.partition_key)
@@ -38,24 +40,27 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
         context.log.info(line)
     for error in day.migrated.errors[:20]:
         context.log.warning(error)
-    stats = day.stats
+    stats, run = day.stats, day.migrated
     return dg.MaterializeResult(metadata={
         **day.as_metadata(),
         "summary": dg.MetadataValue.md(
-            f"{stats.files:,} files of {stats.snapshots:,} snapshots: "
+            f"The day: {stats.files:,} files of {stats.snapshots:,} snapshots, "
             f"**{human_bytes(stats.logical_bytes)}** of files stored in "
             f"**{human_bytes(stats.unique_bytes)}** ({stats.dedup_ratio:.2f}x, "
-            f"{human_bytes(stats.bytes_saved)} saved by dedup)"),
-        "largest_savings": table(_savings_frame(day.savings)),
+            f"{human_bytes(stats.bytes_saved)} saved by dedup). This run: {run.files:,} "
+            f"files stored from legacy folders, {run.new_blobs:,} new blobs."),
+        "day_largest_savings": table(_savings_frame(day.savings)),
     })
 
 
 def _savings_frame(savings: list[Saving]) -> pd.DataFrame:
-    """The day's blobs that dedup saves most on, with sizes written out."""
+    """The day's blobs that dedup saves most on within the day, with sizes written out
+    (`references`: the day's files holding the blob; `archive_references`: all of them)."""
+    columns = ["path", "sha256", "size", "references", "bytes_saved", "archive_references"]
     frame = pd.DataFrame([{"path": s.example_path, "sha256": s.sha256[:12], "size": s.size,
-                           "references": s.references, "bytes_saved": s.bytes_saved}
-                          for s in savings],
-                         columns=["path", "sha256", "size", "references", "bytes_saved"])
+                           "references": s.references, "bytes_saved": s.bytes_saved,
+                           "archive_references": s.archive_references}
+                          for s in savings], columns=columns)
     frame["saved"] = frame["bytes_saved"].map(human_bytes)
     return frame
 
@@ -66,14 +71,17 @@ def _savings_frame(savings: list[Saving]) -> pd.DataFrame:
           metadata=code_references(rebuild_views))
 def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.MaterializeResult:
     """Browsable folders of the day's snapshots under archive/ (by_domain, by_date, by_user,
-    by_timestamp): relative symlinks into the blob store, generated from the catalog."""
+    by_timestamp): relative symlinks into the blob store, generated from the catalog.
+
+    Metadata: the day's snapshots, files and links (`day_`, all of the day's links checked)
+    and what this run changed (`run_links_created`, `run_links_fixed`)."""
     start, end = day_window(context.partition_key)
     parts = storage.open()
     report = rebuild_views(parts.catalog, parts.primary, parts.views, work=parts.work,
                            created_between=(start, end))
     for line in report.log_lines():
         context.log.info(line)
-    return dg.MaterializeResult(metadata=report.as_metadata())
+    return dg.MaterializeResult(metadata=report.as_day_metadata())
 
 
 @dg.multi_asset_check(
@@ -81,21 +89,28 @@ def views(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
         # Blocking: views and replica copies of a day whose blob files are missing would
         # link to, or try to copy, nothing.
         dg.AssetCheckSpec("blob_files_present", asset=blobs, blocking=True,
-                          description="Every referenced blob has its file in the primary store. "
-                                      "Blocking: a failure stops the views of the same run."),
+                          description="Every referenced blob of the archive (all days, crawled "
+                                      "bodies too) has its file in the primary store. Blocking: "
+                                      "a failure stops the views of the same run."),
         dg.AssetCheckSpec("ref_counts_exact", asset=blobs,
-                          description="Every blob's ref_count equals its counted references "
-                                      "(an error: gc trusts them; `verify --fix` repairs them)."),
+                          description="Every blob of the archive has a ref_count equal to its "
+                                      "counted references (an error: gc trusts them; "
+                                      "`verify --fix` repairs them)."),
         dg.AssetCheckSpec("view_links_healthy", asset=views,
-                          description="No missing, wrong, broken or orphan view links (a "
-                                      "warning: views are rebuilt from the catalog at will)."),
+                          description="No missing, wrong, broken or orphan links in the "
+                                      "archive's views, all days (a warning: views are rebuilt "
+                                      "from the catalog at will)."),
     ],
     can_subset=True,
 )
 def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-untyped-def]
                    storage: StorageResource):
     """One verify pass (no repair) feeding the storage-health checks that were selected, so
-    each check (and a run of `blobs` or `views` alone) can run on its own."""
+    each check (and a run of `blobs` or `views` alone) can run on its own.
+
+    The checks look at the whole archive, whichever day's run they follow: their figures
+    are archive-wide (`archive_`), counted when the check ran (a check after the first
+    day's run counts the blobs stored by then)."""
     selected = context.selected_asset_check_keys
     parts = storage.open()
     report = verify_storage(parts.catalog, parts.primary, parts.views, scan_store=False)
@@ -108,19 +123,23 @@ def storage_health(context: dg.AssetCheckExecutionContext,  # type: ignore[no-un
         dg.AssetCheckResult(
             check_name="blob_files_present", asset_key=blobs.key,
             passed=found["missing_blob_files"] == 0, severity=dg.AssetCheckSeverity.ERROR,
-            metadata=counts({"missing_blob_files": found["missing_blob_files"],
-                             "referenced_blobs_checked": report.blobs_checked})),
+            metadata=_archive_wide({"missing_blob_files": found["missing_blob_files"],
+                                    "referenced_blobs_checked": report.blobs_checked})),
         dg.AssetCheckResult(
             check_name="ref_counts_exact", asset_key=blobs.key,
             passed=found["refcount_drift"] == 0, severity=dg.AssetCheckSeverity.ERROR,
-            metadata=counts({"refcount_drift": found["refcount_drift"], **blob_rows})),
+            metadata=_archive_wide({"refcount_drift": found["refcount_drift"], **blob_rows})),
         dg.AssetCheckResult(
             check_name="view_links_healthy", asset_key=views.key,
             passed=sum(found[k] for k in link_kinds) == 0, severity=dg.AssetCheckSeverity.WARN,
-            metadata=counts({k: found[k] for k in link_kinds}
-                            | {"links_checked": report.links_checked})),
+            metadata=_archive_wide({k: found[k] for k in link_kinds}
+                                   | {"links_checked": report.links_checked})),
     ]
     for result in results:
         assert result.asset_key is not None and result.check_name is not None  # set above
         if dg.AssetCheckKey(result.asset_key, result.check_name) in selected:
             yield result
+
+
+def _archive_wide(values: dict[str, int]) -> dict[str, dg.IntMetadataValue]:
+    return counts({f"archive_{name}": value for name, value in values.items()})

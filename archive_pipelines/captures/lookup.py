@@ -4,6 +4,7 @@ session's pages, the captures of a body; and the time bounds they take."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from archive_pipelines.archive_error import ArchiveError
@@ -128,7 +129,23 @@ def note(capture: Capture) -> str:
     return ", ".join(notes)
 
 
-def captures_per_site(catalog: Catalog, day: str) -> list[SiteCaptures]:
-    """Per site, the captures of the crawl segments of `day` (YYYY-MM-DD), most pages first."""
+@dataclass(frozen=True)
+class DayCaptures:
+    """What the catalog holds of a crawl day (YYYY-MM-DD): its ingested segments, and their
+    captures per site (most pages first)."""
+
+    segments: int
+    sites: list[SiteCaptures]
+
+    def as_metadata(self) -> dict[str, int]:
+        """The day's figures, whichever runs ingested its segments."""
+        return {"day_segments": self.segments, "day_sites": len(self.sites),
+                "day_pages": sum(site.pages for site in self.sites),
+                "day_captures": sum(site.captures for site in self.sites),
+                "day_body_bytes": sum(site.body_bytes for site in self.sites)}
+
+
+def day_captures(catalog: Catalog, day: str) -> DayCaptures:
+    """The day's ingested segments and their captures per site (one read transaction)."""
     with catalog.reading() as tx:
-        return tx.days.captures_per_site(day)
+        return DayCaptures(tx.days.crawl_segments_of_day(day), tx.days.captures_per_site(day))

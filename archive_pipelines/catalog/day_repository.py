@@ -21,7 +21,6 @@ class DayStats:
     logical_bytes: int
     unique_blobs: int
     unique_bytes: int
-    new_blobs: int
 
     @property
     def bytes_saved(self) -> int:
@@ -44,12 +43,13 @@ class SiteCaptures:
 
 @dataclass(frozen=True)
 class Saving:
-    """A blob the day's files share: stored once for `references` files in the catalog."""
+    """A blob the day's files share: stored once for the day's `references` files to it."""
 
     sha256: str
     size: int
-    references: int
+    references: int  # among the day's snapshot files
     example_path: str  # one of the day's paths holding it
+    archive_references: int  # in the whole catalog (every day, captures, segments)
 
     @property
     def bytes_saved(self) -> int:
@@ -86,8 +86,8 @@ class DayRepository(Repository):
 
     @_reads
     def day_stats(self, session: Session, start: datetime, end: datetime) -> DayStats:
-        """Snapshots created in [start, end), their files, bytes and dedup, and the blobs first
-        stored then."""
+        """Snapshots created in [start, end), their files, bytes and dedup (among the day's
+        files: a blob shared with other days counts once for the day)."""
         ids = snapshots_created_between(start, end)
         snapshots = session.scalar(select(func.count()).select_from(ids.subquery())) or 0
         legacy = frozenset(session.scalars(
@@ -102,11 +102,9 @@ class DayRepository(Repository):
         unique_blobs, unique_bytes = session.execute(
             select(func.count(), func.coalesce(func.sum(Blob.size), 0))
             .select_from(distinct_blobs).join(Blob, Blob.id == distinct_blobs.c.bid)).one()
-        new_blobs = session.scalar(select(func.count()).select_from(Blob).where(
-            Blob.created_at >= start, Blob.created_at < end)) or 0
         return DayStats(snapshots=int(snapshots), legacy_ids=legacy, files=int(files),
                         logical_bytes=int(logical), unique_blobs=int(unique_blobs),
-                        unique_bytes=int(unique_bytes), new_blobs=int(new_blobs))
+                        unique_bytes=int(unique_bytes))
 
     @_reads
     def captures_per_site(self, session: Session, day: str) -> list[SiteCaptures]:
@@ -123,17 +121,24 @@ class DayRepository(Repository):
         return sorted(found, key=lambda s: (-s.pages, -s.captures, s.site))
 
     @_reads
+    def crawl_segments_of_day(self, session: Session, day: str) -> int:
+        """The segments under sessions/<day>/ the catalog has ingested (its ledger)."""
+        return int(session.scalar(select(func.count()).select_from(CrawlSegment)
+                                  .where(CrawlSegment.path.like(f"sessions/{day}/%"))) or 0)
+
+    @_reads
     def largest_savings(self, session: Session, start: datetime, end: datetime, limit: int) -> list[Saving]:
         """The `limit` blobs of the day's snapshot files that dedup saves the most bytes on
-        (size x (references - 1), references counted over the whole catalog)."""
-        day_files = (select(SnapshotFile.blob_id.label("bid"),
-                            func.min(SnapshotFile.relative_path).label("path"))
-                     .where(SnapshotFile.snapshot_id.in_(snapshots_created_between(start, end)))
-                     .group_by(SnapshotFile.blob_id).subquery())
-        saved = Blob.size * (Blob.ref_count - 1)
+        within the day: size x (the day's files holding it - 1), so the savings add up to
+        `day_stats(...).bytes_saved` at most."""
+        day_refs = (select(SnapshotFile.blob_id.label("bid"), func.count().label("refs"),
+                           func.min(SnapshotFile.relative_path).label("path"))
+                    .where(SnapshotFile.snapshot_id.in_(snapshots_created_between(start, end)))
+                    .group_by(SnapshotFile.blob_id).having(func.count() > 1).subquery())
+        saved = Blob.size * (day_refs.c.refs - 1)
         rows = session.execute(
-            select(Blob.sha256, Blob.size, Blob.ref_count, day_files.c.path)
-            .join(day_files, day_files.c.bid == Blob.id)
-            .where(Blob.ref_count > 1)
+            select(Blob.sha256, Blob.size, day_refs.c.refs, day_refs.c.path, Blob.ref_count)
+            .join(day_refs, day_refs.c.bid == Blob.id)
             .order_by(saved.desc(), Blob.sha256).limit(limit))
-        return [Saving(sha, int(size), int(refs), path) for sha, size, refs, path in rows]
+        return [Saving(sha, int(size), int(refs), path, int(archive_refs))
+                for sha, size, refs, path, archive_refs in rows]

@@ -27,9 +27,13 @@ class DaySnapshots:
     migrated: MigrateReport = field(default_factory=MigrateReport)
 
     def as_metadata(self) -> dict[str, MetadataValue]:
-        return {"snapshots": self.snapshots, "processed": self.migrated.processed,
-                "migrated": self.migrated.migrated, "failed": self.migrated.failed,
-                "incomplete": self.incomplete.count}
+        """The day's figures (`day_`, as the catalog holds them after the run) and what this
+        run did (`run_`)."""
+        return {"day_snapshots": self.snapshots,
+                "day_incomplete_snapshots": self.incomplete.count,
+                "run_snapshots_processed": self.migrated.processed,
+                "run_snapshots_migrated": self.migrated.migrated,
+                "run_snapshots_failed": self.migrated.failed}
 
     def log_lines(self) -> list[str]:
         """What a run log says: the day's snapshots and what their migration did."""
@@ -54,20 +58,28 @@ def migrate_day(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
 
 @dataclass
 class DayBlobs:
-    """The day's files in the blob store (after storing those still in legacy folders), and
-    the blobs dedup saves the most on."""
+    """The day's files in the blob store (after storing those still in legacy folders), the
+    blobs dedup saves the most on within the day, and what the run stored."""
 
     stats: DayStats
     savings: list[Saving]
     migrated: MigrateReport = field(default_factory=MigrateReport)
 
     def as_metadata(self) -> dict[str, MetadataValue]:
+        """The day's figures (`day_`: the day's snapshot files as the catalog holds them
+        after the run, dedup counted among the day's files) and what this run did (`run_`:
+        files stored from legacy folders, the blobs that were new to the store)."""
         stats = self.stats
-        return {"snapshots": stats.snapshots, "files": stats.files, "new_blobs": stats.new_blobs,
-                "deduplicated": stats.files - stats.unique_blobs, "bytes": stats.logical_bytes,
-                "bytes_stored": stats.unique_bytes, "bytes_saved": stats.bytes_saved,
-                "ingested_files": self.migrated.files, "errors": len(self.migrated.errors),
-                "dedup_ratio": round(stats.dedup_ratio, 2)}
+        return {"day_snapshots": stats.snapshots, "day_files": stats.files,
+                "day_distinct_blobs": stats.unique_blobs,
+                "day_deduplicated_files": stats.files - stats.unique_blobs,
+                "day_bytes": stats.logical_bytes, "day_bytes_stored": stats.unique_bytes,
+                "day_bytes_saved": stats.bytes_saved,
+                "day_dedup_ratio": round(stats.dedup_ratio, 2),
+                "run_snapshots_migrated": self.migrated.migrated,
+                "run_ingested_files": self.migrated.files,
+                "run_new_blobs": self.migrated.new_blobs,
+                "run_errors": len(self.migrated.errors)}
 
     def log_lines(self) -> list[str]:
         """What a run log says: the day's files in the store, and what this run stored."""
@@ -82,7 +94,7 @@ def store_day_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
                     work: FileWork, layout: DataDir, start: datetime, end: datetime, savings_limit: int,
                     ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> DayBlobs:
     """Store the files of the day's snapshots still in legacy folders; then the day's figures
-    and its `savings_limit` largest dedup savings."""
+    and its `savings_limit` largest dedup savings within the day."""
     stats = day_stats(catalog, start, end)
     migrated = MigrateReport()
     if stats.legacy_ids:

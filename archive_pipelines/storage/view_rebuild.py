@@ -48,6 +48,13 @@ class RebuildReport(Counts):
         if self.links_removed:
             line += f"; {self.links_removed:,} removed first (clean)"
         return [line]
+    def as_day_metadata(self) -> dict[str, MetadataValue]:
+        """A one-day rebuild's figures: the day's (`day_`: every link of the day's snapshots
+        was checked; those right now, those left in conflict) and what this run changed."""
+        return {"day_snapshots": self.snapshots, "day_files": self.files,
+                "day_links": self.links, "day_link_conflicts": self.link_conflicts,
+                "run_links_created": self.links_created, "run_links_fixed": self.links_fixed,
+                "run_links_already_right": self.links_ok}
 
 
 def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,

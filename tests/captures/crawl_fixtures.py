@@ -34,15 +34,19 @@ def captures_web() -> Iterator[TestWeb]:
 def crawled(captures_web: TestWeb, redis_url: str,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crawled]:
     """Crawl from SEEDS into a data dir `init` made, until the frontier is empty."""
-    data_dir = tmp_path_factory.mktemp("crawled") / "data"
+    root = tmp_path_factory.mktemp("crawled")
+    data_dir = root / "data"
     initialize(Settings(data_dir=data_dir))
+    home = root / "dagster_home"  # where the crawler reports its segments (read it, do not write)
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     name = f"cap-{uuid.uuid4().hex[:10]}"
     # Segments of 150 pages: a crawl of a few hundred pages leaves several.
-    settings = crawler_settings(data_dir, redis_url, name, captures_web.port)
+    settings = crawler_settings(data_dir, redis_url, name, captures_web.port, dagster_home=home)
     captures_web.log.clear()
     report = asyncio.run(CrawlerService(settings, seeds=SEEDS).run())
     try:
-        yield Crawled(data_dir, captures_web, report, captures_web.log.records())
+        yield Crawled(data_dir, captures_web, report, captures_web.log.records(), home)
     finally:
         delete_keys(redis_url, name)
 

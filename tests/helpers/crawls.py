@@ -26,13 +26,14 @@ class Crawl:
 
 @dataclass(frozen=True)
 class Crawled:
-    """A finished crawl: its data dir (do not change it: copy it), the web it crawled and
-    what the web answered."""
+    """A finished crawl: its data dir (do not change it: copy it), the web it crawled, what
+    the web answered, and the Dagster home its segments were reported to."""
 
     data_dir: Path
     web: TestWeb
     report: RunReport
     requests: list[RequestRecord]
+    dagster_home: Path
 
 
 def delete_keys(redis_url: str, name: str) -> None:

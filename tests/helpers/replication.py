@@ -164,7 +164,9 @@ codec = "zstd"
 """
 
 
-def replicated_data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
+def replicated_data_dir(tmp_path: Path, *, files: int = 5) -> tuple[Path, list[str]]:
+    """A data dir with a replica store and `files` small distinct blobs in the primary;
+    returns it and the blobs' hashes."""
     data = tmp_path / "data"
     data.mkdir()
     (data / "archive.toml").write_text(REPLICA_TOML)
@@ -172,9 +174,9 @@ def replicated_data_dir(tmp_path: Path) -> tuple[Path, list[str]]:
     initialize(settings)
     storage = open_storage(settings)
     sid = add_snapshot(storage)
-    files = {f"f{i}.txt": f"blob {i}".encode() * 50 for i in range(5)}
+    tree = {f"f{i}.txt": f"blob {i}".encode() * 50 for i in range(files)}
     ingest_directory(storage.catalog, storage.primary, storage.views, work=storage.work,
-                     snapshot_id=sid, extractor="wget", directory=write_tree(tmp_path / "src", files))
+                     snapshot_id=sid, extractor="wget", directory=write_tree(tmp_path / "src", tree))
     storage.close()
     storage.catalog.engine.dispose()
     return data, sorted(storage.primary.store.iter_hashes())

@@ -93,24 +93,34 @@ def test_the_job_from_definitions_ingests_a_day_and_reports_the_domain_numbers(
         result = job.execute_in_process(partition_key=day, instance=dagster_instance)
         assert result.success
         [meta] = _metadata(result)
-        assert {name: meta[name] for name in TOTALS} == {name: expected[name] for name in TOTALS}
-        assert meta["rejected_records"] == expected["rejected"] == 0
-        assert meta["pages"] > 0 and meta["segments_ingested"] > 0
-        sites = [dict(r.data) for r in meta["pages_per_site"].records]  # the day's, per site
-        assert sum(site["pages"] for site in sites) == meta["pages"]
-        assert sum(site["captures"] for site in sites) == meta["captures"]
+        assert {name: meta[f"run_{name}"] for name in TOTALS} == {name: expected[name] for name in TOTALS}
+        assert meta["run_rejected_records"] == expected["rejected"] == 0
+        assert meta["run_pages"] > 0 and meta["run_segments_ingested"] > 0
+        # This run ingested all of the day: the day's figures (the catalog's) are the run's.
+        assert (meta["day_pages"], meta["day_captures"], meta["day_segments"]) == (
+            meta["run_pages"], meta["run_captures"], meta["run_segments_ingested"])
+        sites = [dict(r.data) for r in meta["day_pages_per_site"].records]  # the day's, per site
+        assert sum(site["pages"] for site in sites) == meta["day_pages"]
+        assert sum(site["captures"] for site in sites) == meta["day_captures"]
+        assert len(sites) == meta["day_sites"]
         assert [s["pages"] for s in sites] == sorted((s["pages"] for s in sites), reverse=True)
         assert all(site["site"].startswith("http") for site in sites)
         for status_class, count in expected["status_classes"].items():
-            assert meta[f"status_{status_class}"] == count
-        assert meta["status_2xx"] > 0 and meta["status_5xx"] == expected["status_classes"].get("5xx", 0)
+            assert meta[f"run_status_{status_class}"] == count
+        assert meta["run_status_2xx"] > 0
+        assert meta["run_status_5xx"] == expected["status_classes"].get("5xx", 0)
         [check] = result.get_asset_check_evaluations()
         assert check.check_name == CAPTURES_COMPLETE and check.passed
-        summary = (f"{meta['segments_ingested']:,} new segment(s) ingested (0 already in the "
-                   f"catalog): {meta['pages']:,} pages, {meta['captures']:,} captures; bodies ")
+        summary = (f"{meta['run_segments_ingested']:,} new segment(s) ingested (0 already in the "
+                   f"catalog): {meta['run_pages']:,} pages, {meta['run_captures']:,} captures; bodies ")
         assert any(line.startswith(summary)
                    for line in log_lines(dagster_instance, result.run_id))
-        pages, captures_total = pages + meta["pages"], captures_total + meta["captures"]
+        pages, captures_total = pages + meta["day_pages"], captures_total + meta["day_captures"]
+        again = job.execute_in_process(partition_key=day, instance=dagster_instance)
+        [rerun] = _metadata(again)  # nothing left to ingest: the run's figures are 0, the day's kept
+        assert rerun["run_pages"] == rerun["run_segments_ingested"] == 0
+        assert {k: v for k, v in rerun.items() if k.startswith("day_") and k != "day_pages_per_site"} \
+            == {k: v for k, v in meta.items() if k.startswith("day_") and k != "day_pages_per_site"}
     assert _pending(crawl_data) == []
     with open_parts(crawl_data) as parts:  # the catalog holds every page and capture
         session = crawled.report.session_id
@@ -129,10 +139,10 @@ def test_a_cut_segment_keeps_what_was_ingested_and_fails_the_check_and_the_run(
                             raise_on_error=False)
     assert not result.success  # the run is red ...
     [meta] = _metadata(result)  # ... but the materialization and its counts are recorded
-    assert meta["cut_bytes"] == len(b'{"url": "https://cut.example/') and meta["pages"] > 0
+    assert meta["run_cut_bytes"] == len(b'{"url": "https://cut.example/') and meta["run_pages"] > 0
     [check] = result.get_asset_check_evaluations()
     assert check.check_name == CAPTURES_COMPLETE and not check.passed
-    assert check.metadata["cut_bytes"].value == meta["cut_bytes"]
+    assert check.metadata["archive_cut_bytes"].value == meta["run_cut_bytes"]
     assert segment.relative in str(meta["problems"])
     assert segment not in _pending(crawl_data)  # ingested up to its last whole record
 

@@ -40,11 +40,11 @@ def test_the_snapshots_asset_lists_the_days_incomplete_snapshots(
                              timestamp="1735128000", created_at=datetime(2024, 12, 25, 12,
                                                                          tzinfo=UTC))
         meta = _metadata(data, dagster_instance)
-        assert meta["incomplete"] == 1
+        assert meta["day_incomplete_snapshots"] == 1 and meta["day_snapshots"] == 1
         listed = str(meta["incomplete_snapshots"])
         assert ingest.snapshot_id in listed
         assert f"archive-pipelines ingest --resume {ingest.snapshot_id}" in listed
         run_ingest(parts.catalog, parts.primary, parts.views, work=parts.work, ingest=ingest)
         parts.catalog.engine.dispose()
     meta = _metadata(data, dagster_instance)
-    assert meta["incomplete"] == 0 and meta["incomplete_snapshots"] == "none"
+    assert meta["day_incomplete_snapshots"] == 0 and meta["incomplete_snapshots"] == "none"

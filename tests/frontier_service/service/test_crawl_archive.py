@@ -92,8 +92,10 @@ def test_each_segment_is_one_crawl_segments_materialization(crawl: Crawl) -> Non
     today = dt.datetime.now(dt.UTC).date().isoformat()
     assert {m.partition for m in materializations} <= {today, (dt.date.fromisoformat(today)
                                                               - dt.timedelta(days=1)).isoformat()}
-    pages = sum(int(m.metadata["pages"].value) for m in materializations)  # type: ignore[call-overload]
+    pages = sum(int(m.metadata["segment_pages"].value) for m in materializations)  # type: ignore[call-overload]
     assert pages == crawl.report.metrics.pages
+    latest = {m.partition: m for m in reversed(materializations)}  # each day's newest
+    assert sum(int(m.metadata["day_pages"].value) for m in latest.values()) == pages  # type: ignore[call-overload]
 
 
 def test_junk_links_were_handled_and_the_crawl_went_on(crawl: Crawl) -> None:
