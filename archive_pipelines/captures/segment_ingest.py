@@ -250,7 +250,7 @@ def link_captures(catalog: Catalog, primary: CapturePrimary, *, segment_id: int 
         rows = tx.captures.view_captures(segment_id=segment_id)
     files, folders = capture_links(primary.views, (ViewCapture(*row) for row in rows))
     for link, sha in files.items():
-        primary.farm.ensure_link(link, sha)
+        primary.farm.ensure_file_link(link, sha, primary.store.object_path(sha))
     for link, target in folders.items():
         primary.farm.ensure_folder_link(link, target)
     return len(files) + len(folders)

@@ -2,7 +2,9 @@
 
 File links are short relative symlinks `<ups>/.s/<alias>`: `.s` is an anchor symlink in the
 view root pointing at the primary store's alias index (`views.aliases`: `<store>/s/xy/<alias>`, hard links of
-the `sha256/ab/cd/<hash>` files). Short targets stay inside the inode (see views.paths).
+the `sha256/ab/cd/<hash>` files). A link named `*.html` points at the alias `xy/<name>.html`, so a
+browser opening it from disk sees an HTML file (`views.paths.alias_extension`). Short targets
+stay inside the inode (see views.paths).
 Folder links (`views.folder_links`) point a snapshot's folder in one view at its folder in
 the file view.
 """
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive_pipelines.views.aliases import AliasIndex
-from archive_pipelines.views.paths import ANCHOR, link_target
+from archive_pipelines.views.paths import ANCHOR, alias_extension, link_target
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,17 @@ class ViewFarm:
         Returns created|ok|fixed|conflict."""
         self.ensure_anchor(link_rel.partition("/")[0])
         return self._ensure_symlink(link_rel, link_target(link_rel, sha256))
+
+    def ensure_file_link(self, link_rel: str, sha256: str, blob_path: str | Path) -> str:
+        """`ensure_link`, and the alias the link points at when that is missing (a blob
+        stored before, or an upgraded link that now names the alias with its extension).
+        One stat per link. Returns created|ok|fixed|conflict (the link's outcome)."""
+        outcome = self.ensure_link(link_rel, sha256)
+        if outcome != "conflict":
+            ext = alias_extension(link_rel)
+            if not os.path.exists(self.aliases.path(sha256, ext)):
+                self.aliases.ensure(sha256, blob_path, ext=ext)
+        return outcome
 
     def ensure_folder_link(self, link_rel: str, target: str) -> str:
         """Create a snapshot's folder link (`views.folder_links`), or fix it.
