@@ -81,14 +81,18 @@ class ViewFarm:
         return self._ensure_symlink(link_rel, link_target(link_rel, sha256))
 
     def ensure_file_link(self, link_rel: str, sha256: str, blob_path: str | Path) -> str:
-        """`ensure_link`, and the alias the link points at when that is missing (a blob
-        stored before, or an upgraded link that now names the alias with its extension).
-        One stat per link. Returns created|ok|fixed|conflict (the link's outcome)."""
+        """`ensure_link`, and the alias the link points at when that is missing (an ingest
+        killed before its aliases, a blob newly shown with that extension, or a link of an
+        earlier version now pointed at the alias with its extension); then the blob's plain
+        alias too, which every blob has. One stat per link. Returns created|ok|fixed|conflict
+        (the link's outcome)."""
         outcome = self.ensure_link(link_rel, sha256)
         if outcome != "conflict":
             ext = alias_extension(link_rel)
             if not os.path.exists(self.aliases.path(sha256, ext)):
                 self.aliases.ensure(sha256, blob_path, ext=ext)
+                if ext and not os.path.exists(self.aliases.path(sha256)):
+                    self.aliases.ensure(sha256, blob_path)
         return outcome
 
     def ensure_folder_link(self, link_rel: str, target: str) -> str:

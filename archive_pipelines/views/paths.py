@@ -174,7 +174,7 @@ def folder_links(home: str, views: Iterable[str], place: SnapshotPlace) -> list[
 # longer target costs a 4 KiB data block per link and is 20-100x slower to create and
 # remove (measured in bench/RESULTS.md). A full `../../cas/sha256/ab/cd/<64 hex>` target
 # never fits. The alias's extension (`alias_extension`, at most six bytes) keeps a link up to
-# seven folders below its view's snapshot folder under 60 bytes.
+# six folders below its by_timestamp snapshot folder under 60 bytes.
 ANCHOR = ".s"
 ALIAS_DIR = "s"
 

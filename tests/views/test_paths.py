@@ -74,8 +74,8 @@ def test_link_targets_are_short_enough_to_live_in_the_inode() -> None:
     assert len(alias) == 29 and alias == alias.lower()
     assert link_target("by_timestamp/1/wget/index.html", digest) == f"../../.s/{alias}.html"
     assert link_target("by_timestamp/1/wget/LICENSE", digest) == f"../../.s/{alias}"
-    # by_timestamp holds the file links when enabled (`file_view`): seven folders deep still
-    # fits with an extension (the longest adds six bytes).
+    # by_timestamp holds the file links when enabled (`file_view`): six folders below the
+    # snapshot folder still fits with an extension (the longest adds six bytes).
     deep = "by_timestamp/1735142400.123/wget/example.com/a/b/c/d/index.xhtml"
     assert len(link_target(deep, digest)) < 60
     assert max(map(len, ALIAS_EXTENSIONS)) <= 6
