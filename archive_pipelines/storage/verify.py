@@ -205,16 +205,18 @@ class _FileLinks:
         self.fix, self.missing_blobs = fix, missing_blobs
         self._noted: set[str] = set()  # aliases noted missing (several links share one)
 
-    def state(self, link: str, sha: str) -> LinkState:
-        """The link's state. A link broken because its alias is missing while the blob file
-        is there is a missing alias (made by `fix`); one broken because the blob file is
-        missing is counted as that, not as a link problem."""
-        state = self.farm.inspect(link, sha)
+    def state(self, link: str, sha: str, ext: str | None = None) -> LinkState:
+        """The link's state (to the alias with `ext`, by default the link name's). A link
+        broken because its alias is missing while the blob file is there is a missing alias
+        (made by `fix`); one broken because the blob file is missing is counted as that, not
+        as a link problem."""
+        state = self.farm.inspect(link, sha, ext)
         if state.status != "broken":
             return state
         if sha in self.missing_blobs:
             return LinkState("ok", state.current_target)
-        ext = alias_extension(link)
+        if ext is None:
+            ext = alias_extension(link)
         alias = self.farm.aliases.path(sha, ext)
         if os.path.lexists(alias):
             return state
@@ -224,15 +226,15 @@ class _FileLinks:
             if self.fix and self.farm.aliases.ensure(sha, self.store.object_path(sha),
                                                      ext=ext) != "missing_blob":
                 self.report.fixed["missing_aliases"] += 1
-                return self.farm.inspect(link, sha)
+                return self.farm.inspect(link, sha, ext)
         return state
 
-    def repair(self, link: str, sha: str) -> Callable[[], str] | None:
+    def repair(self, link: str, sha: str, ext: str | None = None) -> Callable[[], str] | None:
         """The repair of a file link under `fix`: the link and the alias it points at."""
-        return partial(self._repair, link, sha) if self.fix else None
+        return partial(self._repair, link, sha, ext) if self.fix else None
 
-    def _repair(self, link: str, sha: str) -> str:
-        return self.farm.ensure_file_link(link, sha, self.store.object_path(sha))
+    def _repair(self, link: str, sha: str, ext: str | None) -> str:
+        return self.farm.ensure_file_link(link, sha, self.store.object_path(sha), ext=ext)
 
 
 def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, file_links: _FileLinks,
@@ -292,11 +294,12 @@ def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport,
     with catalog.reading() as tx:
         rows = tx.captures.view_captures()
     pages, folders = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
-    for link, sha in pages.items():
+    for link, (sha, ext) in pages.items():
         if link.partition("/")[0] not in chosen:
             continue
         expected[link.partition("/")[0]].add(link)
-        _note_link(report, link, file_links.state(link, sha), repair=file_links.repair(link, sha))
+        _note_link(report, link, file_links.state(link, sha, ext),
+                   repair=file_links.repair(link, sha, ext))
     for link, target in folders.items():
         if link.partition("/")[0] not in chosen:
             continue

@@ -49,8 +49,8 @@ class ViewFarm:
 
     # -- links ------------------------------------------------------------------------
 
-    def target_for(self, link_rel: str, sha256: str) -> str:
-        return link_target(link_rel, sha256)
+    def target_for(self, link_rel: str, sha256: str, ext: str | None = None) -> str:
+        return link_target(link_rel, sha256, ext)
 
     def ensure_anchor(self, view: str) -> None:
         """The view root's `.s` symlink to the alias index (once per farm and view)."""
@@ -74,21 +74,23 @@ class ViewFarm:
         if current != target:
             self._replace_link(str(anchor), target)
 
-    def ensure_link(self, link_rel: str, sha256: str) -> str:
-        """Create the file link, or fix it if it points elsewhere.
-        Returns created|ok|fixed|conflict."""
+    def ensure_link(self, link_rel: str, sha256: str, ext: str | None = None) -> str:
+        """Create the file link, or fix it if it points elsewhere; to the blob's alias with
+        extension `ext`, by default the link name's. Returns created|ok|fixed|conflict."""
         self.ensure_anchor(link_rel.partition("/")[0])
-        return self._ensure_symlink(link_rel, link_target(link_rel, sha256))
+        return self._ensure_symlink(link_rel, link_target(link_rel, sha256, ext))
 
-    def ensure_file_link(self, link_rel: str, sha256: str, blob_path: str | Path) -> str:
+    def ensure_file_link(self, link_rel: str, sha256: str, blob_path: str | Path,
+                         *, ext: str | None = None) -> str:
         """`ensure_link`, and the alias the link points at when that is missing (an ingest
         killed before its aliases, a blob newly shown with that extension, or a link of an
         earlier version now pointed at the alias with its extension); then the blob's plain
         alias too, which every blob has. One stat per link. Returns created|ok|fixed|conflict
-        (the link's outcome)."""
-        outcome = self.ensure_link(link_rel, sha256)
+        (the link's outcome). `ext` as for `ensure_link`."""
+        outcome = self.ensure_link(link_rel, sha256, ext)
         if outcome != "conflict":
-            ext = alias_extension(link_rel)
+            if ext is None:
+                ext = alias_extension(link_rel)
             if not os.path.exists(self.aliases.path(sha256, ext)):
                 self.aliases.ensure(sha256, blob_path, ext=ext)
                 if ext and not os.path.exists(self.aliases.path(sha256)):
@@ -158,9 +160,9 @@ class ViewFarm:
         self._replace_link(path, target)
         return "fixed"
 
-    def inspect(self, link_rel: str, sha256: str) -> LinkState:
-        """The state of a file link."""
-        return self.inspect_target(link_rel, link_target(link_rel, sha256))
+    def inspect(self, link_rel: str, sha256: str, ext: str | None = None) -> LinkState:
+        """The state of a file link (to the alias with `ext`, as for `ensure_link`)."""
+        return self.inspect_target(link_rel, link_target(link_rel, sha256, ext))
 
     def inspect_target(self, link_rel: str, target: str) -> LinkState:
         """The state of a link that should point at `target` (a file or folder link)."""

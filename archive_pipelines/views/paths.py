@@ -223,8 +223,32 @@ def alias_extension(name: str) -> str:
     return ext if ext in _ALIAS_EXTENSIONS else ""
 
 
-def link_target(link_rel: str, sha256: str) -> str:
+# The alias extension of a file whose name has none a browser reads, by its content type
+# (crawled pages: `/about` is saved as `about`, as wget does, and served as text/html).
+_TYPE_EXTENSIONS = {
+    "text/html": ".html", "application/xhtml+xml": ".xhtml", "text/css": ".css",
+    "text/javascript": ".js", "application/javascript": ".js",
+    "application/x-javascript": ".js", "application/json": ".json", "text/plain": ".txt",
+    "text/xml": ".xml", "application/xml": ".xml", "application/rss+xml": ".rss",
+    "image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/svg+xml": ".svg",
+    "image/webp": ".webp", "image/avif": ".avif", "image/x-icon": ".ico",
+    "image/vnd.microsoft.icon": ".ico", "application/pdf": ".pdf", "video/mp4": ".mp4",
+    "audio/mpeg": ".mp3", "font/woff": ".woff", "font/woff2": ".woff2",
+}
+
+
+def typed_alias_extension(name: str, content_type: str | None) -> str:
+    """`alias_extension(name)`, or when the name has none a browser reads, the extension
+    of `content_type` (a Content-Type header: parameters and case ignored), or ""."""
+    ext = alias_extension(name)
+    if ext or not content_type:
+        return ext
+    return _TYPE_EXTENSIONS.get(content_type.partition(";")[0].strip().lower(), "")
+
+
+def link_target(link_rel: str, sha256: str, ext: str | None = None) -> str:
     """Relative symlink target from archive/<link_rel> to the blob, via its view's anchor:
-    the alias with the link name's extension (`alias_extension`)."""
-    return ("../" * (link_rel.count("/") - 1)
-            + f"{ANCHOR}/{blob_alias(sha256, alias_extension(link_rel))}")
+    the alias with extension `ext`, by default the link name's (`alias_extension`)."""
+    if ext is None:
+        ext = alias_extension(link_rel)
+    return "../" * (link_rel.count("/") - 1) + f"{ANCHOR}/{blob_alias(sha256, ext)}"

@@ -13,7 +13,14 @@ from archive_pipelines.views import (
     validate_relative_path,
     view_path,
 )
-from archive_pipelines.views.paths import ALIAS_EXTENSIONS, alias_extension, blob_alias, link_target
+from archive_pipelines.views import paths
+from archive_pipelines.views.paths import (
+    ALIAS_EXTENSIONS,
+    alias_extension,
+    blob_alias,
+    link_target,
+    typed_alias_extension,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -99,6 +106,17 @@ def test_the_alias_extension_is_the_link_names_when_a_browser_reads_it(name: str
     assert alias_extension(name) == ext
 
 
+def test_a_content_type_gives_the_extension_a_name_lacks() -> None:
+    assert typed_alias_extension("about", "text/html; charset=UTF-8") == ".html"
+    assert typed_alias_extension("a/b/app", "application/javascript") == ".js"
+    assert typed_alias_extension("page.htm", "text/plain") == ".htm"
+    assert typed_alias_extension("about", "application/x-unknown") == ""
+    assert typed_alias_extension("about", None) == ""
+    assert link_target("by_timestamp/c/h/about", "ab" * 32, ".html").endswith(".html")
+    assert link_target("by_timestamp/c/h/about", "ab" * 32) == link_target(
+        "by_timestamp/c/h/about", "ab" * 32, "")
+
+
 def test_each_extension_names_its_own_alias_of_the_blob() -> None:
     digest = "cd" * 32
     plain = blob_alias(digest)
@@ -107,6 +125,8 @@ def test_each_extension_names_its_own_alias_of_the_blob() -> None:
     assert len(names) == len(ALIAS_EXTENSIONS) and plain not in names
     assert all(name.startswith(plain + ".") and "/" not in name[len(plain):] for name in names)
     assert all(ext == ext.lower() and ext.startswith(".") for ext in ALIAS_EXTENSIONS)
+    # A content type's extension is one of them too: gc looks for those aliases only.
+    assert set(paths._TYPE_EXTENSIONS.values()) <= set(ALIAS_EXTENSIONS)
 
 
 def test_aliases_are_base32_of_the_first_128_bits_as_existing_stores_have_them() -> None:
