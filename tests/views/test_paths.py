@@ -10,10 +10,10 @@ from archive_pipelines.views import (
     domain_of,
     file_view,
     folder_links,
+    paths,
     validate_relative_path,
     view_path,
 )
-from archive_pipelines.views import paths
 from archive_pipelines.views.paths import (
     ALIAS_EXTENSIONS,
     alias_extension,
