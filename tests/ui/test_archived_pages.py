@@ -20,7 +20,7 @@ from archive_pipelines.storage.verify import verify_storage
 from archive_pipelines.views.paths import alias_extension
 from tests.helpers.storage import add_snapshot, write_tree
 
-pytestmark = [pytest.mark.ui, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.ui, pytest.mark.timeout(300)]
 
 TITLE = "An archived page"
 PAGE = (b"<!doctype html><html><head><title>" + TITLE.encode() + b"</title>"
