@@ -145,14 +145,18 @@ def metadata_value(section: Locator, label: str) -> Locator:
 
 
 def run_log_lines(page: Page, run_id: str, text: str, *, level: str = "INFO") -> Locator:
-    """The lines of a run's log at `level` (INFO, WARNING, ERROR, DEBUG) whose message holds
-    `text`, in the run's page. The page filters the log by both (its level buttons and its
-    filter box, set through the address), so a line far down a long log is drawn too; `text`
-    is free text (no `|`, and no `step:`/`type:`/`query:` prefix, which Dagit reads as a filter)."""
+    """The lines of a run's log at `level` whose message holds `text`, in the run's page.
+    `level` is one of Dagit's level buttons: INFO, WARNING, ERROR, CRITICAL, DEBUG (what
+    `context.log` writes), or EVENT (Dagster's own events: step started, materialized ...).
+    The page filters the log by both (its level buttons and its filter box, set through the
+    address), so a line far down a long log is drawn too; `text` is free text (no `|`, and no
+    `step:`/`type:`/`query:` prefix, which Dagit reads as a filter)."""
     query = urlencode({"logs": text, "levels": level.lower()}, quote_via=quote)
     page.goto(f"/runs/{run_id}?{query}")
-    rows = page.locator(f'[class*="LogsRowComponents_row{level.capitalize()}"]')
-    return rows.filter(has_text=text)
+    expect(page.get_by_placeholder("Filter…")).to_have_value(text, timeout=UI_TIMEOUT_MS)
+    # Any log row (`row__`; its level class is the record's, DEBUG for Dagster's events):
+    # the page shows only those of `level`.
+    return page.locator('[class*="LogsRowComponents_row__"]').filter(has_text=text)
 
 
 # What the Freshness policy section of an asset's overview says: evaluated states, "No data"
