@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -91,6 +92,22 @@ def print_tree(root: Path, limit: int) -> None:
             if shown >= limit:
                 print(f"{'  ' * (depth + 1)}...")
                 return
+
+
+def dev_command(data: Path) -> str:
+    """The command that opens Dagit on the demo's data dir (`make dev` takes DEMO_DATA)."""
+    if data == (ROOT / "demo-data").resolve():
+        return "make dev"
+    return f"make dev DEMO_DATA={shlex.quote(str(data))}"
+
+
+def first_page(root: Path) -> Path | None:
+    """The first `index.html` under `root` in the views (following their folder links)."""
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        dirnames.sort()
+        if "index.html" in filenames:
+            return Path(dirpath) / "index.html"
+    return None
 
 
 def crawl(data: Path, env: dict[str, str]) -> None:
@@ -238,6 +255,9 @@ def main() -> None:
 
     step("a piece of the view tree (archive/by_domain/news.example)")
     print_tree(data / "archive" / "by_domain" / "news.example", limit=14)
+    archived = first_page(data / "archive" / "by_domain" / "news.example")
+    if archived is not None:
+        print(f"open an archived page in a browser: {archived.as_uri()}")
 
     step("an ArchiveBox 0.7 collection: flat snapshot folders, index.sqlite3, one broken folder")
     from archive_testkit.archivebox import Aged07, generate_collection
@@ -291,7 +311,7 @@ def main() -> None:
     run([*cli, "status"], env)
 
     print(f"\ndemo finished in {time.monotonic() - started:.1f}s; "
-          f"open Dagit on this data dir with `make dev`")
+          f"open Dagit on this data dir with `{dev_command(data)}`")
 
 
 if __name__ == "__main__":

@@ -265,8 +265,8 @@ def link_captures(catalog: Catalog, primary: CapturePrimary, *, segment_id: int 
     with catalog.reading() as tx:
         rows = tx.captures.view_captures(segment_id=segment_id)
     files, folders = capture_links(primary.views, (ViewCapture(*row) for row in rows))
-    for link, sha in files.items():
-        primary.farm.ensure_link(link, sha)
+    for link, (sha, ext) in files.items():
+        primary.farm.ensure_file_link(link, sha, primary.store.object_path(sha), ext=ext)
     for link, target in folders.items():
         primary.farm.ensure_folder_link(link, target)
     return len(files) + len(folders)

@@ -15,6 +15,10 @@ with a snapshot folder (a UUID). Only captures with a stored 2xx body get a link
 captures land on one path (the same URL fetched twice that day, or URLs that differ only in
 characters a file name cannot hold) the newest wins (`verify --fix` / `rebuild-views` settle
 an out-of-order ingest).
+
+A page's link keeps the URL's name (`about`, not `about.html`: relative links between the
+pages keep working) and points at the body's alias with the extension its content type has
+(`xy/<name>.html` for text/html), so a browser opening it from disk shows a page.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from archive_pipelines.views.paths import (
     domain_of,
     file_view,
     safe_segment,
+    typed_alias_extension,
     validate_relative_path,
 )
 
@@ -44,6 +49,14 @@ class ViewCapture(NamedTuple):
     fetched_ms: int
     url: str
     body_sha256: str
+    content_type: str | None = None
+
+
+class CaptureFile(NamedTuple):
+    """What a page's file link points at: the body, through its alias with extension `ext`."""
+
+    sha256: str
+    ext: str
 
 
 def group_dir(view: str, session_id: str, day: str, *, host: str) -> str:
@@ -80,12 +93,13 @@ def page_path(url: str) -> str:
 
 
 def capture_links(enabled: Iterable[str], captures: Iterable[ViewCapture]
-                  ) -> tuple[dict[str, str], dict[str, str]]:
-    """({file link: body sha256}, {folder link: relative target}) of the captures in the
-    `enabled` views; captures in (fetched_ms, id) order, so the newest on a path wins."""
+                  ) -> tuple[dict[str, CaptureFile], dict[str, str]]:
+    """({file link: its body and alias extension}, {folder link: relative target}) of the
+    captures in the `enabled` views; captures in (fetched_ms, id) order, so the newest on a
+    path wins."""
     views = tuple(enabled)
     home = file_view(views)
-    files: dict[str, str] = {}
+    files: dict[str, CaptureFile] = {}
     folders: dict[str, str] = {}
     if home is None:
         return files, folders
@@ -93,7 +107,9 @@ def capture_links(enabled: Iterable[str], captures: Iterable[ViewCapture]
         day = datetime.fromtimestamp(capture.fetched_ms / 1000, UTC).strftime("%Y%m%d")
         host = domain_of(capture.url)
         target = group_dir(home, capture.session_id, day, host=host)
-        files[f"{target}/{page_path(capture.url)}"] = capture.body_sha256
+        name = page_path(capture.url)
+        files[f"{target}/{name}"] = CaptureFile(
+            capture.body_sha256, typed_alias_extension(name, capture.content_type))
         for view in views:
             if view != home:
                 link = group_dir(view, capture.session_id, day, host=host)

@@ -322,18 +322,19 @@ class CaptureRepository(Repository):
 
     @_reads
     def view_captures(self, session: Session, *, segment_id: int | None = None
-                      ) -> list[tuple[int, str, int, str, str]]:
-        """(id, session id, fetched_ms, url, body sha256) of the captures the views show (a
-        page or sub-request with a stored 2xx body), of one segment or all, oldest first."""
+                      ) -> list[tuple[int, str, int, str, str, str | None]]:
+        """(id, session id, fetched_ms, url, body sha256, content type) of the captures the
+        views show (a page or sub-request with a stored 2xx body), of one segment or all,
+        oldest first."""
         query = (select(PageFetch.id, PageFetch.session_id, PageFetch.fetched_ms, PageFetch.url,
-                        PageFetch.body_sha256)
+                        PageFetch.body_sha256, PageFetch.content_type)
                  .where(PageFetch.kind.in_(("page", "request")),
                         PageFetch.status_code.between(200, 299),
                         PageFetch.body_blob_id.is_not(None)))
         if segment_id is not None:
             query = query.where(PageFetch.segment_id == segment_id)
         rows = session.connection().execute(query.order_by(PageFetch.fetched_ms, PageFetch.id))
-        return [(int(i), str(s), int(ms), str(u), str(h)) for i, s, ms, u, h in rows]
+        return [(int(i), str(s), int(ms), str(u), str(h), t) for i, s, ms, u, h, t in rows]
 
     @_reads
     def segments_of_session(self, session: Session, session_id: str) -> list[SegmentLedgerRow]:

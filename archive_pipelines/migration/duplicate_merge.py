@@ -138,7 +138,8 @@ def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, layo
         for record in merged.moved_files:
             farm.aliases.ensure(record.sha256, primary.store.local_path(record.sha256))
             farm.remove_link(view_path(home, dup_place, record.relative_path))
-            farm.ensure_link(view_path(home, keeper_place, record.relative_path), record.sha256)
+            farm.ensure_file_link(view_path(home, keeper_place, record.relative_path),
+                                  record.sha256, primary.store.object_path(record.sha256))
         for link, target in views.folder_links(keeper_place):
             farm.ensure_folder_link(link, target)
     delete_snapshot(catalog, views, duplicate.id)

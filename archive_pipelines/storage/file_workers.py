@@ -61,15 +61,18 @@ def put_one(store: LocalBlobStore, request: PutRequest, *, allow_hardlink: bool
         return f"{request.source}: {exc.strerror or exc}"
 
 
-def link_one(farm: ViewFarm, store: LocalBlobStore, link: tuple[str, str]) -> str:
-    """Make one file link, and its blob's alias if that is missing: an ingest killed after
-    its commit, before the aliases, leaves blobs the next run finds stored (so it makes no
-    alias for them) and links that would dangle. One stat per link."""
-    outcome = farm.ensure_link(*link)
-    sha256 = link[1]
-    if outcome != "conflict" and not os.path.exists(farm.aliases.path(sha256)):
-        farm.aliases.ensure(sha256, store.local_path(sha256))
-    return outcome
+# A file link: (link path, sha256), or (link path, sha256, alias extension) when that is not
+# the link name's (`ViewFarm.ensure_link`).
+FileLink = tuple[str, str] | tuple[str, str, str]
+
+
+def link_one(farm: ViewFarm, store: LocalBlobStore, link: FileLink) -> str:
+    """Make one file link, and the alias it points at if that is missing: an ingest killed
+    after its commit, before the aliases, leaves blobs the next run finds stored (so it
+    makes no alias for them) and links that would dangle; a link named with an extension
+    points at the alias with that extension (`ViewFarm.ensure_file_link`)."""
+    ext = link[2] if len(link) == 3 else None
+    return farm.ensure_file_link(link[0], link[1], store.object_path(link[1]), ext=ext)
 
 
 def folder_link_one(farm: ViewFarm, link: tuple[str, str]) -> str:

@@ -33,7 +33,7 @@ marked `missing`); the file is then moved to a trash name, the ref count re-chec
 only then unlinked, or put back if it was referenced again meanwhile (`revived`).
 
 Hard links: a blob whose inode has a name outside the store (st_nlink beyond the store's
-name and its alias; e.g. the legacy file it was hard-linked from at ingest) is removed from
+name and its aliases; e.g. the legacy file it was hard-linked from at ingest) is removed from
 the store all the same, since nothing in the catalog references it, but counted apart as
 "unlinked (still held by another path)": removing the store's name frees none of its bytes.
 """
@@ -277,7 +277,7 @@ def _untracked_files(catalog: Catalog, primary: PrimaryStore, grace_hours: float
 class _Fate:
     """What removing a blob file from the store does: `size` bytes freed, or kept by
     another path when `held`; `names` the store's names of the inode (its own and the
-    alias when that is the same inode) that the removal unlinks."""
+    aliases that are the same inode) that the removal unlinks."""
 
     size: int
     held: bool
@@ -293,11 +293,11 @@ def _fate(primary: PrimaryStore, farm: ViewFarm, sha: str) -> _Fate | None:
     except FileNotFoundError:
         return None
     names = 1
-    try:
-        if os.path.samestat(os.lstat(farm.aliases.path(sha)), st):
-            names = 2
-    except FileNotFoundError:
-        pass
+    for ext in farm.aliases.extensions(sha):
+        try:
+            names += os.path.samestat(os.lstat(farm.aliases.path(sha, ext)), st)
+        except FileNotFoundError:
+            continue
     return _Fate(st.st_size, st.st_nlink > names, (st.st_dev, st.st_ino), names)
 
 
@@ -355,7 +355,7 @@ def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blo
         os.replace(final, parked)  # type: ignore[arg-type]
     except FileNotFoundError:
         parked = None  # already gone: the catalog now says so
-    farm.aliases.remove(sha)  # the views' hard link would keep the bytes alive
+    aliases = farm.aliases.remove(sha)  # the views' hard links would keep the bytes alive
     with catalog.transaction() as tx:
         refs = tx.blobs.ref_count(blob_id)
         if refs:
@@ -368,7 +368,8 @@ def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blo
                 else:
                     os.replace(parked, final)
             if final.exists():
-                farm.aliases.ensure(sha, final)
+                for ext in dict.fromkeys(("", *aliases)):
+                    farm.aliases.ensure(sha, final, ext=ext)
             return "revived"
     if parked is None:
         return None

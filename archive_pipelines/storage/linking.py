@@ -6,15 +6,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.file_workers import alias_one, folder_link_one, link_one
+from archive_pipelines.storage.file_workers import FileLink, alias_one, folder_link_one, link_one
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.views import ViewSet
 
 
 def ensure_links(primary: PrimaryStore, views: ViewSet, work: FileWork,
-                 *, links: list[tuple[str, str]], aliases: Iterable[str] = (),
+                 *, links: Sequence[FileLink], aliases: Iterable[str] = (),
                  folder_links: Sequence[tuple[str, str]] = ()) -> Counter[str]:
-    """Aliases for `aliases` (blob hashes), then every file link (link path, sha256), then
+    """Aliases for `aliases` (blob hashes), then every file link (`FileLink`), then
     every folder link (link path, target); returns how many links were created / ok /
     fixed / conflict. (`FileWorkers.start_links` is the same in worker processes.)"""
     farm, store = views.farm, primary.store

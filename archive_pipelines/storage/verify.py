@@ -1,9 +1,14 @@
 """Verify storage against the catalog, and repair what is repairable.
 
 Checks: snapshots an interrupted ingest left incomplete (a problem until `ingest --resume`
-finishes them), blob files missing (or corrupt, with `deep`), view links missing / pointing
-elsewhere / broken / blocked by a real file, orphan links, orphan blobs (ref_count 0),
-untracked blob files, and ref_count drift (a mark pass that counts references).
+finishes them), blob files missing (or corrupt, with `deep`), the views' aliases of the blob
+files missing or stale (each blob's plain alias, and the alias with an extension that a file
+link points at: `views.aliases`), view links missing / pointing elsewhere / broken / blocked
+by a real file, orphan links, orphan blobs (ref_count 0), untracked blob files, and ref_count
+drift (a mark pass that counts references).
+
+Links made before the aliases had extensions point at the plain alias: they are `wrong_links`,
+and `--fix` points them at the alias with their name's extension, which it makes.
 A referenced blob is never deleted.
 
 An untracked blob file is a problem (an interrupted write, or a file put into the store by
@@ -28,7 +33,8 @@ from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.snapshot_ingest import resume_command
 from archive_pipelines.storage.snapshot_places import iter_snapshot_files
 from archive_pipelines.storage.untracked import untracked_hashes
-from archive_pipelines.views import LinkState, SnapshotPlace, ViewSet, view_dir
+from archive_pipelines.views import LinkState, SnapshotPlace, ViewFarm, ViewSet, view_dir
+from archive_pipelines.views.paths import alias_extension
 
 KINDS = ("incomplete_snapshots",
          "missing_blob_files", "corrupt_blob_files", "missing_aliases", "missing_links", "wrong_links",
@@ -114,7 +120,8 @@ def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
     _check_incomplete(catalog, report)
     _check_refcounts(catalog, report, fix=fix)
     missing = _check_blob_files(catalog, primary, views, report=report, deep=deep, fix=fix, progress=progress)
-    _check_links(catalog, views, report, fix=fix, vacuum=vacuum, missing_blobs=missing, progress=progress)
+    file_links = _FileLinks(views.farm, primary, report, fix=fix, missing_blobs=missing)
+    _check_links(catalog, views, report, file_links=file_links, vacuum=vacuum, progress=progress)
     with catalog.reading() as tx:
         report.found["orphan_blobs"] = tx.blobs.count_unreferenced()
     if scan_store:
@@ -145,9 +152,14 @@ def _check_refcounts(catalog: Catalog, report: VerifyReport, *, fix: bool) -> No
 
 
 def _restore_from_alias(primary: PrimaryStore, views: ViewSet, sha: str) -> bool:
-    """A blob file lost or damaged while its alias (a hard link) still holds good bytes."""
-    alias = views.farm.aliases.path(sha)
-    if not os.path.isfile(alias) or sha256_file(Path(alias))[0] != sha:
+    """A blob file lost or damaged while one of its aliases (a hard link) still holds good
+    bytes; its other aliases are then made links of the restored file."""
+    aliases = views.farm.aliases
+    for ext in aliases.extensions(sha):
+        alias = aliases.path(sha, ext)
+        if os.path.isfile(alias) and sha256_file(Path(alias))[0] == sha:
+            break
+    else:
         return False
     final = primary.store.local_path(sha)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -155,6 +167,7 @@ def _restore_from_alias(primary: PrimaryStore, views: ViewSet, sha: str) -> bool
     tmp.unlink(missing_ok=True)
     os.link(alias, tmp)
     os.replace(tmp, final)
+    aliases.refresh(sha, final)
     return True
 
 
@@ -186,9 +199,10 @@ def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
         else:
             status = "ok" if os.path.isfile(store.local_path(sha)) else "missing"
         if status == "ok" and not farm.aliases.is_ok(sha, store.local_path(sha)):
-            # The views' short-name hard link is gone or stale: links would dangle.
+            # The views' short-name hard link is gone or stale (the blob file was replaced:
+            # its aliases with an extension are stale too): links would dangle.
             report.note("missing_aliases", sha)
-            if fix and farm.aliases.ensure(sha, store.local_path(sha)) != "missing_blob":
+            if fix and "" in farm.aliases.refresh(sha, store.local_path(sha)):
                 report.fixed["missing_aliases"] += 1
         if status != "ok":
             kind = "missing_blob_files" if status == "missing" else "corrupt_blob_files"
@@ -208,8 +222,49 @@ def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
     return bad
 
 
-def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, fix: bool, vacuum: bool,
-                 missing_blobs: set[str], progress: Callable[[str, int], object] | None) -> None:
+class _FileLinks:
+    """Checks and repairs file links, and the aliases they point at."""
+
+    def __init__(self, farm: ViewFarm, primary: PrimaryStore, report: VerifyReport, *,
+                 fix: bool, missing_blobs: set[str]) -> None:
+        self.farm, self.store, self.report = farm, primary.store, report
+        self.fix, self.missing_blobs = fix, missing_blobs
+        self._noted: set[str] = set()  # aliases noted missing (several links share one)
+
+    def state(self, link: str, sha: str, ext: str | None = None) -> LinkState:
+        """The link's state (to the alias with `ext`, by default the link name's). A link
+        broken because its alias is missing while the blob file is there is a missing alias
+        (made by `fix`); one broken because the blob file is missing is counted as that, not
+        as a link problem."""
+        state = self.farm.inspect(link, sha, ext)
+        if state.status != "broken":
+            return state
+        if sha in self.missing_blobs:
+            return LinkState("ok", state.current_target)
+        if ext is None:
+            ext = alias_extension(link)
+        alias = self.farm.aliases.path(sha, ext)
+        if os.path.lexists(alias):
+            return state
+        if alias not in self._noted:
+            self._noted.add(alias)
+            self.report.note("missing_aliases", sha)
+            if self.fix and self.farm.aliases.ensure(sha, self.store.object_path(sha),
+                                                     ext=ext) != "missing_blob":
+                self.report.fixed["missing_aliases"] += 1
+                return self.farm.inspect(link, sha, ext)
+        return state
+
+    def repair(self, link: str, sha: str, ext: str | None = None) -> Callable[[], str] | None:
+        """The repair of a file link under `fix`: the link and the alias it points at."""
+        return partial(self._repair, link, sha, ext) if self.fix else None
+
+    def _repair(self, link: str, sha: str, ext: str | None) -> str:
+        return self.farm.ensure_file_link(link, sha, self.store.object_path(sha), ext=ext)
+
+
+def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, file_links: _FileLinks,
+                 vacuum: bool, progress: Callable[[str, int], object] | None) -> None:
     """File links in the file view, folder links in the others (`views.file_view`), then
     orphans: any other link under an enabled view."""
     home = views.file_view
@@ -224,12 +279,7 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, fix:
             report.files_checked += 1
             link = f"{folder}/{rel}"
             expected[home].add(link)
-            state = farm.inspect(link, sha)
-            if state.status == "broken" and sha in missing_blobs:
-                # Counted as a missing blob file; the link itself is right.
-                state = LinkState("ok", state.current_target)
-            _note_link(report, link, state,
-                       repair=partial(farm.ensure_link, link, sha) if fix else None)
+            _note_link(report, link, file_links.state(link, sha), repair=file_links.repair(link, sha))
         for rel, target in own_links if home in expected else ():
             # A symlink the snapshot folder had, kept as it was, or an empty folder it had.
             link = f"{folder}/{rel}"
@@ -238,18 +288,18 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, fix:
             else:
                 kept_folders.add(link)
             _note_link(report, link, farm.entry_ok(link, target),
-                       repair=partial(farm.ensure_entry, link, target) if fix else None)
+                       repair=partial(farm.ensure_entry, link, target) if file_links.fix else None)
         for link, target in views.folder_links(place):
             expected[link.partition("/")[0]].add(link)
             state = farm.inspect_target(link, target)
             # A conflict here may be an earlier version's per-file folder, which the repair
             # replaces when it holds only links (user files are never touched).
             _note_link(report, link, state,
-                       repair=partial(farm.ensure_folder_link, link, target) if fix else None,
+                       repair=partial(farm.ensure_folder_link, link, target) if file_links.fix else None,
                        also=("conflict",))
         if progress:
             progress("files", len(files))
-    _check_capture_links(catalog, views, report, fix=fix, missing_blobs=missing_blobs, expected=expected)
+    _check_capture_links(catalog, views, report, file_links=file_links, expected=expected)
     for view in views.enabled:
         for link, _target in farm.iter_links(view):
             if link not in expected[view]:
@@ -260,8 +310,8 @@ def _check_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, fix:
             farm.remove_empty_dirs(view, keep=kept_folders)
 
 
-def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *, fix: bool,
-                         missing_blobs: set[str], expected: dict[str, set[str]]) -> None:
+def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport, *,
+                         file_links: _FileLinks, expected: dict[str, set[str]]) -> None:
     """The links of crawled pages in the `[crawl] views` (`captures.views`)."""
     chosen = [view for view in views.crawl if view in expected]
     if not chosen:
@@ -269,21 +319,19 @@ def _check_capture_links(catalog: Catalog, views: ViewSet, report: VerifyReport,
     farm = views.farm
     with catalog.reading() as tx:
         rows = tx.captures.view_captures()
-    files, folders = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
-    for link, sha in files.items():
+    pages, folders = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
+    for link, (sha, ext) in pages.items():
         if link.partition("/")[0] not in chosen:
             continue
         expected[link.partition("/")[0]].add(link)
-        state = farm.inspect(link, sha)
-        if state.status == "broken" and sha in missing_blobs:
-            state = LinkState("ok", state.current_target)
-        _note_link(report, link, state, repair=partial(farm.ensure_link, link, sha) if fix else None)
+        _note_link(report, link, file_links.state(link, sha, ext),
+                   repair=file_links.repair(link, sha, ext))
     for link, target in folders.items():
         if link.partition("/")[0] not in chosen:
             continue
         expected[link.partition("/")[0]].add(link)
         _note_link(report, link, farm.inspect_target(link, target),
-                   repair=partial(farm.ensure_folder_link, link, target) if fix else None)
+                   repair=partial(farm.ensure_folder_link, link, target) if file_links.fix else None)
 
 
 def _note_link(report: VerifyReport, link: str, state: LinkState,

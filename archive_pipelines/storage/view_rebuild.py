@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -10,6 +10,7 @@ from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.storage.file_work import FileWork
+from archive_pipelines.storage.file_workers import FileLink
 from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.snapshot_places import iter_snapshot_files
@@ -110,11 +111,11 @@ def rebuild_views(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, wo
         with catalog.reading() as tx:
             rows = tx.captures.view_captures()
         page_links, folder_links = capture_links(views.crawl, (ViewCapture(*row) for row in rows))
-        pages = [(link, sha) for link, sha in page_links.items()
+        pages = [(link, sha, ext) for link, (sha, ext) in page_links.items()
                  if link.partition("/")[0] in chosen]
         linked_folders = [(link, target) for link, target in folder_links.items()
                           if link.partition("/")[0] in chosen]
-        _link_round(primary, views, work, shas={sha for _link, sha in pages}, links=pages,
+        _link_round(primary, views, work, shas={sha for _link, sha, _ext in pages}, links=pages,
                     folders=linked_folders, report=report, progress=progress)
     return report
 
@@ -123,7 +124,7 @@ LINKS_PER_ROUND = 4096
 
 
 def _link_round(primary: PrimaryStore, views: ViewSet, work: FileWork, *, shas: set[str],
-                links: list[tuple[str, str]],
+                links: Sequence[FileLink],
                 folders: list[tuple[str, str]], report: RebuildReport,
                 progress: Callable[[int], object] | None) -> None:
     outcomes = ensure_links(primary, views, work, links=links, aliases=shas, folder_links=folders)

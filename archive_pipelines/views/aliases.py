@@ -1,5 +1,11 @@
 """The primary store's alias index (`<store>/s/xy/<alias>`): hard links of the blob files
-under short names, which the views' file links point at through their `.s` anchor."""
+under short names, which the views' file links point at through their `.s` anchor.
+
+Every blob has its plain alias (`xy/<name>`); a blob that a view shows under a name with an
+extension a browser reads (`views.paths.ALIAS_EXTENSIONS`) also has the alias with that
+extension (`xy/<name>.html`), which that file link points at: the browser takes a file's type
+from the path with symlinks resolved. A blob has one alias per such extension it is shown with.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from archive_pipelines.views.paths import ALIAS_DIR, blob_alias
+from archive_pipelines.views.paths import ALIAS_DIR, ALIAS_EXTENSIONS, blob_alias
+
+# Every extension an alias can have: the plain alias first.
+_ALL_EXTENSIONS = ("", *ALIAS_EXTENSIONS)
 
 
 class AliasIndex:
@@ -20,13 +29,14 @@ class AliasIndex:
         self.root = Path(os.path.abspath(store_root)) / ALIAS_DIR
         self._prefix = str(self.root) + "/"
 
-    def path(self, sha256: str) -> str:
-        """Where the alias of `sha256` is (whether or not it exists)."""
-        return self._prefix + blob_alias(sha256)
+    def path(self, sha256: str, ext: str = "") -> str:
+        """Where the alias of `sha256` with extension `ext` is (whether or not it exists)."""
+        return self._prefix + blob_alias(sha256, ext)
 
-    def ensure(self, sha256: str, blob_path: Path) -> str:
-        """Hard-link the blob file under its alias. Returns created|ok|fixed|missing_blob."""
-        alias = self.path(sha256)
+    def ensure(self, sha256: str, blob_path: Path | str, *, ext: str = "") -> str:
+        """Hard-link the blob file under its alias (the one with `ext`).
+        Returns created|ok|fixed|missing_blob."""
+        alias = self.path(sha256, ext)
         for _attempt in range(2):
             try:
                 os.link(blob_path, alias)
@@ -47,17 +57,31 @@ class AliasIndex:
         os.link(blob_path, alias)
         return "created"
 
-    def is_ok(self, sha256: str, blob_path: Path) -> bool:
-        """Whether the alias of `sha256` is a hard link of `blob_path`."""
-        return same_file(self.path(sha256), blob_path)
+    def is_ok(self, sha256: str, blob_path: Path | str, *, ext: str = "") -> bool:
+        """Whether the alias of `sha256` (the one with `ext`) is a hard link of `blob_path`."""
+        return same_file(self.path(sha256, ext), blob_path)
 
-    def remove(self, sha256: str) -> bool:
-        """Remove the alias of `sha256`; False if there was none."""
-        try:
-            os.unlink(self.path(sha256))
-            return True
-        except FileNotFoundError:
-            return False
+    def extensions(self, sha256: str) -> list[str]:
+        """The extensions of the aliases `sha256` has ("" for the plain one)."""
+        return [ext for ext in _ALL_EXTENSIONS if os.path.lexists(self.path(sha256, ext))]
+
+    def refresh(self, sha256: str, blob_path: Path | str) -> list[str]:
+        """Make every alias `sha256` has, and its plain one, hard links of `blob_path` again
+        (after the blob file was replaced: restored from a replica or an alias). Returns the
+        extensions of the aliases that were missing or stale."""
+        return [ext for ext in dict.fromkeys(("", *self.extensions(sha256)))
+                if self.ensure(sha256, blob_path, ext=ext) in ("created", "fixed")]
+
+    def remove(self, sha256: str) -> list[str]:
+        """Remove every alias of `sha256`; returns their extensions ("" for the plain one)."""
+        removed = []
+        for ext in _ALL_EXTENSIONS:
+            try:
+                os.unlink(self.path(sha256, ext))
+                removed.append(ext)
+            except FileNotFoundError:
+                continue
+        return removed
 
     def __iter__(self) -> Iterator[str]:
         """Every alias file path in the index."""

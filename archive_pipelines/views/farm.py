@@ -2,7 +2,9 @@
 
 File links are short relative symlinks `<ups>/.s/<alias>`: `.s` is an anchor symlink in the
 view root pointing at the primary store's alias index (`views.aliases`: `<store>/s/xy/<alias>`, hard links of
-the `sha256/ab/cd/<hash>` files). Short targets stay inside the inode (see views.paths).
+the `sha256/ab/cd/<hash>` files). A link named `*.html` points at the alias `xy/<name>.html`, so a
+browser opening it from disk sees an HTML file (`views.paths.alias_extension`). Short targets
+stay inside the inode (see views.paths).
 Folder links (`views.folder_links`) point a snapshot's folder in one view at its folder in
 the file view.
 """
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive_pipelines.views.aliases import AliasIndex
-from archive_pipelines.views.paths import ANCHOR, link_target
+from archive_pipelines.views.paths import ANCHOR, alias_extension, link_target
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,8 @@ class ViewFarm:
 
     # -- links ------------------------------------------------------------------------
 
-    def target_for(self, link_rel: str, sha256: str) -> str:
-        return link_target(link_rel, sha256)
+    def target_for(self, link_rel: str, sha256: str, ext: str | None = None) -> str:
+        return link_target(link_rel, sha256, ext)
 
     def ensure_anchor(self, view: str) -> None:
         """The view root's `.s` symlink to the alias index (once per farm and view)."""
@@ -72,11 +74,28 @@ class ViewFarm:
         if current != target:
             self._replace_link(str(anchor), target)
 
-    def ensure_link(self, link_rel: str, sha256: str) -> str:
-        """Create the file link, or fix it if it points elsewhere.
-        Returns created|ok|fixed|conflict."""
+    def ensure_link(self, link_rel: str, sha256: str, ext: str | None = None) -> str:
+        """Create the file link, or fix it if it points elsewhere; to the blob's alias with
+        extension `ext`, by default the link name's. Returns created|ok|fixed|conflict."""
         self.ensure_anchor(link_rel.partition("/")[0])
-        return self._ensure_symlink(link_rel, link_target(link_rel, sha256))
+        return self._ensure_symlink(link_rel, link_target(link_rel, sha256, ext))
+
+    def ensure_file_link(self, link_rel: str, sha256: str, blob_path: str | Path,
+                         *, ext: str | None = None) -> str:
+        """`ensure_link`, and the alias the link points at when that is missing (an ingest
+        killed before its aliases, a blob newly shown with that extension, or a link of an
+        earlier version now pointed at the alias with its extension); then the blob's plain
+        alias too, which every blob has. One stat per link. Returns created|ok|fixed|conflict
+        (the link's outcome). `ext` as for `ensure_link`."""
+        outcome = self.ensure_link(link_rel, sha256, ext)
+        if outcome != "conflict":
+            if ext is None:
+                ext = alias_extension(link_rel)
+            if not os.path.exists(self.aliases.path(sha256, ext)):
+                self.aliases.ensure(sha256, blob_path, ext=ext)
+                if ext and not os.path.exists(self.aliases.path(sha256)):
+                    self.aliases.ensure(sha256, blob_path)
+        return outcome
 
     def ensure_folder_link(self, link_rel: str, target: str) -> str:
         """Create a snapshot's folder link (`views.folder_links`), or fix it.
@@ -141,9 +160,9 @@ class ViewFarm:
         self._replace_link(path, target)
         return "fixed"
 
-    def inspect(self, link_rel: str, sha256: str) -> LinkState:
-        """The state of a file link."""
-        return self.inspect_target(link_rel, link_target(link_rel, sha256))
+    def inspect(self, link_rel: str, sha256: str, ext: str | None = None) -> LinkState:
+        """The state of a file link (to the alias with `ext`, as for `ensure_link`)."""
+        return self.inspect_target(link_rel, link_target(link_rel, sha256, ext))
 
     def inspect_target(self, link_rel: str, target: str) -> LinkState:
         """The state of a link that should point at `target` (a file or folder link)."""

@@ -173,28 +173,82 @@ def folder_links(home: str, views: Iterable[str], place: SnapshotPlace) -> list[
 # file links stay under 60 bytes. ext4 stores such "fast symlinks" inside the inode; a
 # longer target costs a 4 KiB data block per link and is 20-100x slower to create and
 # remove (measured in bench/RESULTS.md). A full `../../cas/sha256/ab/cd/<64 hex>` target
-# never fits.
+# never fits. The alias's extension (`alias_extension`, at most six bytes) keeps a link up to
+# six folders below its by_timestamp snapshot folder under 60 bytes.
 ANCHOR = ".s"
 ALIAS_DIR = "s"
 
 
-def blob_alias(sha256: str) -> str:
-    """The blob's short name in the store's alias index: `xy/<26 base32 chars>`.
+def blob_alias(sha256: str, ext: str = "") -> str:
+    """The blob's short name in the store's alias index: `xy/<26 base32 chars><ext>`.
 
     128 bits of the SHA-256 (RFC 4648 base32, lowercase: safe on case-insensitive
     filesystems); the alias is a hard link of the full-hash file, so content is identical by
     construction. Ten bits at a time through a table (base64.b32encode is pure Python and
-    took twice as long; this runs for every file an ingest links).
+    took twice as long; this runs for every file an ingest links). `ext` (`alias_extension`:
+    "" or e.g. ".html") names the alias a link of that extension points at.
     """
     bits = int(sha256[:32], 16) << 2  # 130 bits: 26 characters, as b32encode pads
     name = "".join([_BASE32_PAIRS[(bits >> shift) & 1023] for shift in range(120, -1, -10)])
-    return f"{name[:2]}/{name}"
+    return f"{name[:2]}/{name}{ext}"
 
 
 _BASE32 = "abcdefghijklmnopqrstuvwxyz234567"
 _BASE32_PAIRS = [a + b for a in _BASE32 for b in _BASE32]
 
+# The extensions a browser opening a `file://` path tells the file's type by (Chromium's
+# own table, its common entries). A browser reads the extension of the path with symlinks
+# resolved, that is of the alias, so a file link whose name ends in one of these points at
+# an alias with the same extension: `index.html` opens as a page, not as its source. Any
+# other name (no extension, `.php`, `.html@query`) gets the plain alias: the browser sniffs
+# it either way. Fixed and short, so every alias a blob can have is known (gc removes them
+# all). Ordered by how often archived pages use them.
+ALIAS_EXTENSIONS = (
+    ".html", ".js", ".css", ".png", ".jpg", ".gif", ".svg", ".json", ".htm", ".txt",
+    ".webp", ".ico", ".xml", ".pdf", ".jpeg", ".mjs", ".avif", ".bmp", ".tif", ".tiff",
+    ".shtml", ".xhtml", ".xht", ".mht", ".mhtml", ".csv", ".rss", ".xsl", ".xslt",
+    ".mp4", ".m4v", ".webm", ".ogv", ".mp3", ".m4a", ".ogg", ".oga", ".opus", ".wav",
+    ".flac", ".wasm", ".woff", ".woff2", ".ttf", ".otf", ".vtt", ".zip", ".gz", ".tgz",
+)
+_ALIAS_EXTENSIONS = frozenset(ALIAS_EXTENSIONS)
 
-def link_target(link_rel: str, sha256: str) -> str:
-    """Relative symlink target from archive/<link_rel> to the blob, via its view's anchor."""
-    return "../" * (link_rel.count("/") - 1) + f"{ANCHOR}/{blob_alias(sha256)}"
+
+def alias_extension(name: str) -> str:
+    """The extension (lowercase, with its dot) that the alias of a file link named `name`
+    (a file name or a path) carries: one of `ALIAS_EXTENSIONS`, or ""."""
+    dot = name.rfind(".")
+    if dot <= name.rfind("/") + 1:  # no dot in the last segment, or a dot-file's leading dot
+        return ""
+    ext = name[dot:].lower()
+    return ext if ext in _ALIAS_EXTENSIONS else ""
+
+
+# The alias extension of a file whose name has none a browser reads, by its content type
+# (crawled pages: `/about` is saved as `about`, as wget does, and served as text/html).
+_TYPE_EXTENSIONS = {
+    "text/html": ".html", "application/xhtml+xml": ".xhtml", "text/css": ".css",
+    "text/javascript": ".js", "application/javascript": ".js",
+    "application/x-javascript": ".js", "application/json": ".json", "text/plain": ".txt",
+    "text/xml": ".xml", "application/xml": ".xml", "application/rss+xml": ".rss",
+    "image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/svg+xml": ".svg",
+    "image/webp": ".webp", "image/avif": ".avif", "image/x-icon": ".ico",
+    "image/vnd.microsoft.icon": ".ico", "application/pdf": ".pdf", "video/mp4": ".mp4",
+    "audio/mpeg": ".mp3", "font/woff": ".woff", "font/woff2": ".woff2",
+}
+
+
+def typed_alias_extension(name: str, content_type: str | None) -> str:
+    """`alias_extension(name)`, or when the name has none a browser reads, the extension
+    of `content_type` (a Content-Type header: parameters and case ignored), or ""."""
+    ext = alias_extension(name)
+    if ext or not content_type:
+        return ext
+    return _TYPE_EXTENSIONS.get(content_type.partition(";")[0].strip().lower(), "")
+
+
+def link_target(link_rel: str, sha256: str, ext: str | None = None) -> str:
+    """Relative symlink target from archive/<link_rel> to the blob, via its view's anchor:
+    the alias with extension `ext`, by default the link name's (`alias_extension`)."""
+    if ext is None:
+        ext = alias_extension(link_rel)
+    return "../" * (link_rel.count("/") - 1) + f"{ANCHOR}/{blob_alias(sha256, ext)}"

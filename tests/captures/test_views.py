@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.captures.segment_ingest import ingest_crawl
-from archive_pipelines.captures.views import ViewCapture, capture_links, group_dir, page_path
+from archive_pipelines.captures.views import CaptureFile, ViewCapture, capture_links, group_dir, page_path
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CrawlSettings, Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
@@ -48,10 +48,27 @@ def test_the_newest_capture_of_a_path_wins_and_other_views_get_folder_links() ->
     new = ViewCapture(2, SID, 1_795_000_100_000, "http://a.test/", "b" * 64)
     files, folders = capture_links(("by_domain", "by_timestamp"), [new, old])
     home = group_dir("by_timestamp", SID, "20261118", host="a.test")
-    assert files == {f"{home}/index.html": "b" * 64}
+    assert files == {f"{home}/index.html": CaptureFile("b" * 64, ".html")}
     link = group_dir("by_domain", SID, "20261118", host="a.test")
     assert folders == {link: f"../../../{home}"}
     assert home.startswith("by_timestamp/crawl-61ccb46a-")  # never a legacy <timestamp>
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("url", "content_type", "ext"), [
+    ("http://a.test/about", "text/html; charset=utf-8", ".html"),  # the link stays `about`
+    ("http://a.test/feed", "application/rss+xml", ".rss"),
+    ("http://a.test/logo", "IMAGE/PNG", ".png"),
+    ("http://a.test/s/site.css", "text/plain", ".css"),  # the name's extension comes first
+    ("http://a.test/blob", "application/octet-stream", ""),
+    ("http://a.test/none", None, ""),
+])
+def test_a_pages_alias_has_its_names_extension_else_its_types(url: str, content_type: str | None,
+                                                              ext: str) -> None:
+    capture = ViewCapture(1, SID, 1_795_000_000_000, url, "c" * 64, content_type)
+    files, _folders = capture_links(("by_timestamp",), [capture])
+    home = group_dir("by_timestamp", SID, "20261118", host="a.test")
+    assert files == {f"{home}/{page_path(url)}": CaptureFile("c" * 64, ext)}
 
 
 def open_with_views(data_dir: Path, views: list[str]) -> StorageParts:
@@ -72,9 +89,11 @@ def test_crawled_pages_appear_in_the_views_and_open_their_bytes(crawl_data: Path
             shown = tx.captures.view_captures()
         files, folders = capture_links(parts.views.crawl, (ViewCapture(*r) for r in shown))
         assert len(files) > 100 and folders
-        for link, body in files.items():
+        for link, (body, ext) in files.items():
             data = (archive / link).read_bytes()  # through the anchor and the alias
             assert hashlib.sha256(data).hexdigest() == body, link
+            assert os.path.realpath(archive / link) == parts.views.farm.aliases.path(body, ext)
+        assert any(ext == ".html" and not link.endswith(".html") for link, (_b, ext) in files.items())
         for link in folders:  # by_domain/<host>/<day>/crawl-x -> the by_timestamp folder
             assert os.path.islink(archive / link) and os.listdir(archive / link)
         assert (legacy / "index.json").read_text() == "{}"

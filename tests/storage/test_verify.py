@@ -47,10 +47,10 @@ def test_each_failure_mode_is_detected_and_repaired(storage: StorageParts, tmp_p
     # 5. delete a blob file (its alias, a hard link, still holds the bytes)
     blob_path = storage.primary.store.local_path(sha(b"js"))
     blob_path.unlink()
-    # 6. delete a blob file and its alias: nothing left to restore it from
+    # 6. delete a blob file and its aliases: nothing left to restore it from
     lost = storage.primary.store.local_path(sha(b"c"))
     lost.unlink()
-    os.unlink(storage.views.farm.aliases.path(sha(b"c")))
+    assert storage.views.farm.aliases.remove(sha(b"c")) == ["", ".css"]
 
     found = verify_storage(storage.catalog, storage.primary, storage.views)
     assert found.found["missing_links"] == 1
@@ -140,15 +140,20 @@ def test_rebuild_views_clean_and_subset(storage: StorageParts, tmp_path: Path) -
 
 
 @pytest.mark.unit
-def test_lost_alias_is_detected_and_recreated(sqlite_storage: StorageParts, tmp_path: Path) -> None:
+def test_lost_aliases_are_detected_and_recreated(sqlite_storage: StorageParts, tmp_path: Path) -> None:
+    """The blob's plain alias and the `.js` one its link `app.js` points at."""
     _sid, archive = _populated(sqlite_storage, tmp_path)
-    os.unlink(sqlite_storage.views.farm.aliases.path(sha(b"js")))
+    aliases = sqlite_storage.views.farm.aliases
+    assert aliases.remove(sha(b"js")) == ["", ".js"]
     link = archive / "by_timestamp" / "1735142400.1" / "wget" / "app.js"
     assert link.is_symlink() and not link.exists()
+    found = verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views)
+    assert found.found["missing_aliases"] == 2 and found.found["broken_links"] == 1
     report = verify_storage(sqlite_storage.catalog, sqlite_storage.primary, sqlite_storage.views,
                             fix=True)
-    assert report.found["missing_aliases"] == 1 and report.fixed["missing_aliases"] == 1
-    assert link.read_bytes() == b"js"
+    assert report.found["missing_aliases"] == 2 and report.fixed["missing_aliases"] == 2
+    assert report.found["broken_links"] == 0  # its alias made, the link is right
+    assert link.read_bytes() == b"js" and aliases.extensions(sha(b"js")) == ["", ".js"]
     assert verify_storage(sqlite_storage.catalog, sqlite_storage.primary,
                           sqlite_storage.views).problems == 0
 

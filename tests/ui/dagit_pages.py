@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
@@ -120,6 +121,82 @@ def sensor_switch(page: Page, name: str) -> tuple[Locator, Locator]:
 def tick_rows(page: Page) -> Locator:
     """The rows of the tick history table on a sensor's page."""
     return page.get_by_role("row").filter(has=page.get_by_role("button", name="View logs"))
+
+
+def partition_metadata(page: Page, asset: str, partition: str) -> Locator:
+    """The Metadata section of one partition's latest materialization: the asset's
+    Partitions tab with `partition` selected (read its values with `metadata_value`)."""
+    page.goto(f"/assets/{asset}?view=partitions&partition={quote(partition, safe='')}")
+    heading = page.get_by_text("Metadata", exact=True)
+    expect(heading).to_be_visible(timeout=UI_TIMEOUT_MS)
+    # The innermost block holding the heading and its table: ancestors come first in
+    # document order, so it is the last match.
+    section = page.locator("div").filter(has=heading).filter(has=page.locator("table")).last
+    expect(section.locator("table tbody tr").first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    return section
+
+
+def metadata_value(section: Locator, label: str) -> Locator:
+    """The value cell of the metadata entry `label` in a Metadata table (`partition_metadata`):
+    an integer shows as its digits, text as it is."""
+    row = section.locator("table tbody tr").filter(
+        has=section.page.get_by_role("cell", name=label, exact=True))
+    return row.locator("td").nth(1)
+
+
+def run_log_lines(page: Page, run_id: str, text: str, *, level: str = "INFO") -> Locator:
+    """The lines of a run's log at `level` whose message holds `text`, in the run's page.
+    `level` is one of Dagit's level buttons: INFO, WARNING, ERROR, CRITICAL, DEBUG (what
+    `context.log` writes), or EVENT (Dagster's own events: step started, materialized ...).
+    The page filters the log by both (its level buttons and its filter box, set through the
+    address), so a line far down a long log is drawn too; `text` is free text (no `|`, and no
+    `step:`/`type:`/`query:` prefix, which Dagit reads as a filter)."""
+    query = urlencode({"logs": text, "levels": level.lower()}, quote_via=quote)
+    page.goto(f"/runs/{run_id}?{query}")
+    expect(page.get_by_placeholder("Filter…")).to_have_value(text, timeout=UI_TIMEOUT_MS)
+    # Any log row (`row__`; its level class is the record's, DEBUG for Dagster's events):
+    # the page shows only those of `level`.
+    return page.locator('[class*="LogsRowComponents_row__"]').filter(has_text=text)
+
+
+# What the Freshness policy section of an asset's overview says: evaluated states, "No data"
+# before the first evaluation, "Not evaluated" when the instance does not evaluate freshness
+# (`freshness: enabled` in dagster.yaml).
+FRESHNESS_STATES = ("Passing", "Warning", "Failed", "No data", "Not evaluated")
+
+
+def freshness_state(page: Page, asset: str) -> Locator:
+    """The state tag of the asset's freshness policy (one of `FRESHNESS_STATES`) on its
+    Overview; the section is absent from assets without a policy."""
+    page.goto(f"/assets/{asset}")
+    header = page.get_by_text("Freshness policy", exact=True)
+    expect(header.first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    states = page.get_by_text(re.compile("^(" + "|".join(FRESHNESS_STATES) + ")$"))
+    section = page.locator("div").filter(has=header).filter(has=states).last
+    return section.get_by_text(re.compile("^(" + "|".join(FRESHNESS_STATES) + ")$")).first
+
+
+# What the check list of an asset's Checks tab says of each check's latest execution.
+CHECK_STATES = ("Succeeded", "Failed", "Skipped", "In progress", "Not evaluated")
+
+
+def check_row(page: Page, asset: str, check: str) -> Locator:
+    """A check's row in the asset's Checks tab: its name and its state (one of
+    `CHECK_STATES`; a failed WARN check reads "Failed" with a yellow icon, an ERROR one red)."""
+    page.goto(f"/assets/{asset}?view=checks")
+    row = page.locator('[class*="AssetChecks_checkRow"]').filter(
+        has=page.get_by_text(check, exact=True))
+    expect(row).to_be_visible(timeout=UI_TIMEOUT_MS)
+    return row
+
+
+def check_blocking_note(page: Page, asset: str, check: str) -> Locator:
+    """The check's "This is a blocking / non-blocking asset check." line (its Overview in the
+    asset's Checks tab)."""
+    page.goto(f"/assets/{asset}?view=checks&checkDetail={quote(check, safe='')}")
+    note = page.get_by_text(re.compile(r"^This is a (non-)?blocking asset check\.$")).first
+    expect(note).to_be_visible(timeout=UI_TIMEOUT_MS)
+    return note
 
 
 class Screenshots:

@@ -10,10 +10,17 @@ from archive_pipelines.views import (
     domain_of,
     file_view,
     folder_links,
+    paths,
     validate_relative_path,
     view_path,
 )
-from archive_pipelines.views.paths import blob_alias, link_target
+from archive_pipelines.views.paths import (
+    ALIAS_EXTENSIONS,
+    alias_extension,
+    blob_alias,
+    link_target,
+    typed_alias_extension,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -72,9 +79,54 @@ def test_link_targets_are_short_enough_to_live_in_the_inode() -> None:
     digest = "ab" * 32
     alias = blob_alias(digest)
     assert len(alias) == 29 and alias == alias.lower()
-    assert link_target("by_timestamp/1/wget/index.html", digest) == f"../../.s/{alias}"
-    deep = "by_user/u/20240101/example.com/" + "0" * 36 + "/wget/a/b/c/index.html"
+    assert link_target("by_timestamp/1/wget/index.html", digest) == f"../../.s/{alias}.html"
+    assert link_target("by_timestamp/1/wget/LICENSE", digest) == f"../../.s/{alias}"
+    # by_timestamp holds the file links when enabled (`file_view`): six folders below the
+    # snapshot folder still fits with an extension (the longest adds six bytes).
+    deep = "by_timestamp/1735142400.123/wget/example.com/a/b/c/d/index.xhtml"
     assert len(link_target(deep, digest)) < 60
+    assert max(map(len, ALIAS_EXTENSIONS)) <= 6
+
+
+@pytest.mark.parametrize(("name", "ext"), [
+    ("index.html", ".html"),
+    ("a/b/INDEX.HTM", ".htm"),  # the browser reads extensions in any case: one alias
+    ("jquery.min.js", ".js"),
+    ("by_timestamp/1/wget/site.css", ".css"),
+    ("photo.JPEG", ".jpeg"),
+    ("archive.tar.gz", ".gz"),
+    ("README", ""),
+    (".htaccess", ""),  # a dot-file's name, not an extension
+    ("a.b/c", ""),  # the dot is in a folder's name
+    ("page.php", ""),  # no type a browser knows by the name: the plain alias
+    ("page.html@a=1", ""),  # a crawled page with a query (`captures.views.page_path`)
+    ("trailing.", ""),
+])
+def test_the_alias_extension_is_the_link_names_when_a_browser_reads_it(name: str, ext: str) -> None:
+    assert alias_extension(name) == ext
+
+
+def test_a_content_type_gives_the_extension_a_name_lacks() -> None:
+    assert typed_alias_extension("about", "text/html; charset=UTF-8") == ".html"
+    assert typed_alias_extension("a/b/app", "application/javascript") == ".js"
+    assert typed_alias_extension("page.htm", "text/plain") == ".htm"
+    assert typed_alias_extension("about", "application/x-unknown") == ""
+    assert typed_alias_extension("about", None) == ""
+    assert link_target("by_timestamp/c/h/about", "ab" * 32, ".html").endswith(".html")
+    assert link_target("by_timestamp/c/h/about", "ab" * 32) == link_target(
+        "by_timestamp/c/h/about", "ab" * 32, "")
+
+
+def test_each_extension_names_its_own_alias_of_the_blob() -> None:
+    digest = "cd" * 32
+    plain = blob_alias(digest)
+    assert blob_alias(digest, "") == plain
+    names = {blob_alias(digest, ext) for ext in ALIAS_EXTENSIONS}
+    assert len(names) == len(ALIAS_EXTENSIONS) and plain not in names
+    assert all(name.startswith(plain + ".") and "/" not in name[len(plain):] for name in names)
+    assert all(ext == ext.lower() and ext.startswith(".") for ext in ALIAS_EXTENSIONS)
+    # A content type's extension is one of them too: gc looks for those aliases only.
+    assert set(paths._TYPE_EXTENSIONS.values()) <= set(ALIAS_EXTENSIONS)
 
 
 def test_aliases_are_base32_of_the_first_128_bits_as_existing_stores_have_them() -> None:
