@@ -2,8 +2,9 @@
 
 The code location loads; the lineage has the expected edges; a backfill of two partitions
 of one asset alone completes (blobs, replica_copies); each asset check runs on its own; a
-metadata plot renders; a sensor turned on ticks. Outcomes are read back from Dagit's GraphQL
-API, the one its pages use. Timeouts only bound a failure (the backfill daemon looks every
+metadata plot renders; a sensor turned on ticks; a replica_copies partition shows its own
+prefix's counts and its run's log the INFO summary; freshness and check states render.
+Outcomes are read back from Dagit's GraphQL API, the one its pages use. Timeouts only bound a failure (the backfill daemon looks every
 30 s); they are not performance assertions.
 """
 
@@ -11,26 +12,38 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
+from sqlalchemy import select
 
+from archive_pipelines.catalog import Catalog
+from archive_pipelines.catalog.models import Blob
+from archive_pipelines.settings import load_settings
 from archive_testkit.dagit import LOCATION, Dagit, DagitError
 from tests.ui import dagit_api as api
 from tests.ui.dagit_pages import (
+    FRESHNESS_STATES,
     Screenshots,
+    check_blocking_note,
+    check_row,
     execute_check,
+    freshness_state,
     graph_node,
     launch_backfill,
+    metadata_value,
     open_lineage,
     open_materialize_dialog,
+    partition_metadata,
+    run_log_lines,
     select_keys,
     sensor_switch,
     show_metadata_plots,
     tick_rows,
 )
-from tests.ui.demo_data import DemoData
+from tests.ui.demo_data import DemoData, clean_environ
 
 # The module's runs share two cores with whatever else runs: a generous bound, not a target.
 pytestmark = [pytest.mark.ui, pytest.mark.timeout(600)]
@@ -186,6 +199,53 @@ def test_metadata_plot_is_visible(page: Page, dagit: Dagit, backfills: dict[str,
     expect(plots.first).to_be_visible()
     plots.first.scroll_into_view_if_needed()
     screenshots.take(page, "dagit-metadata-plot", docs=True)
+
+
+def test_a_prefix_shows_its_own_counts_and_the_run_its_summary(
+        page: Page, dagit: Dagit, demo: DemoData, backfills: dict[str, str],
+        screenshots: Screenshots) -> None:
+    """Each replica_copies partition of the backfill's range shows its own prefix's blob
+    count (the catalog's referenced blobs of that prefix), and the run's log its INFO summary."""
+    backfill_id = backfills.get("replica_copies")
+    assert backfill_id, "not launched: see test_backfill_of_one_asset_alone_launches_from_the_ui"
+    done = api.finished_backfill(dagit, backfill_id)
+    assert done, f"the replica_copies backfill {backfill_id} has not finished (see its test)"
+    expected = _referenced_blobs_per_prefix(demo)
+    for prefix in demo.hash_prefixes:
+        section = partition_metadata(page, "replica_copies", prefix)
+        expect(metadata_value(section, "prefix_blobs_checked")).to_have_text(
+            f"{expected.get(prefix, 0):,}")
+    screenshots.take(page, "dagit-partition-metadata", docs=True)
+    run_id = done["runs"][0]["id"]
+    expect(run_log_lines(page, run_id, "blobs checked").first).to_be_visible()
+    screenshots.take(page, "dagit-run-summary", docs=True)
+
+
+def test_freshness_and_check_states_render(page: Page, dagit: Dagit,
+                                           screenshots: Screenshots) -> None:
+    """The freshness policy's state is evaluated (init's dagster.yaml enables it), a check
+    executed earlier reads Succeeded, and a blocking check says so."""
+    evaluated = [s for s in FRESHNESS_STATES if s != "Not evaluated"]
+    expect(freshness_state(page, "replica_copies")).to_have_text(
+        re.compile("^(" + "|".join(evaluated) + ")$"))
+    screenshots.take(page, "dagit-freshness", docs=True)
+    expect(check_row(page, "views", "view_links_healthy")).to_contain_text("Succeeded")
+    expect(check_blocking_note(page, "blobs", "blob_files_present")).to_have_text(
+        "This is a blocking asset check.")
+    expect(check_blocking_note(page, "views", "view_links_healthy")).to_have_text(
+        "This is a non-blocking asset check.")
+    screenshots.take(page, "dagit-check-blocking")
+
+
+def _referenced_blobs_per_prefix(demo: DemoData) -> dict[str, int]:
+    """Referenced blobs per two-digit hash prefix, as the catalog holds them."""
+    catalog = Catalog.open(load_settings(demo.data_dir, environ=clean_environ()).catalog_url)
+    try:
+        with catalog.reading() as tx:
+            hashes = tx.session.scalars(select(Blob.sha256).where(Blob.ref_count > 0)).all()
+    finally:
+        catalog.close()
+    return dict(Counter(sha[:2] for sha in hashes))
 
 
 def _partitions(demo: DemoData, asset: str) -> list[str]:
