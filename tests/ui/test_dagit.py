@@ -4,8 +4,8 @@ The code location loads; the lineage has the expected edges; a backfill of two p
 of one asset alone completes (blobs, replica_copies); each asset check runs on its own; a
 metadata plot renders; a sensor turned on ticks; a replica_copies partition shows its own
 prefix's counts and its run's log the INFO summary; freshness and check states render.
-Outcomes are read back from Dagit's GraphQL API, the one its pages use. Timeouts only bound a failure (the backfill daemon looks every
-30 s); they are not performance assertions.
+Outcomes are read back from Dagit's GraphQL API, the one its pages use. Timeouts only bound a
+failure (the backfill daemon looks every 30 s); they are not performance assertions.
 """
 
 from __future__ import annotations
