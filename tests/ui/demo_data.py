@@ -13,14 +13,19 @@ import importlib.util
 import os
 import subprocess
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 
 import dagster as dg
+from sqlalchemy import select
 
+from archive_pipelines.catalog import Catalog
+from archive_pipelines.catalog.models import Blob
 from archive_pipelines.resources import CatalogResource, SettingsResource
+from archive_pipelines.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(Path(sys.executable).with_name("archive-pipelines"))
@@ -66,7 +71,23 @@ def build_demo_data(data: Path) -> DemoData:
     with dg.DagsterInstance.from_config(str(data / "dagster")) as instance:
         added = demo.register_days(instance, resources)
     assert added.get("snapshot_days") == days, added
-    return DemoData(data, data / "dagster", snapshot_days=days, hash_prefixes=["00", "ff"])
+    # The busiest prefix (its partition shows a count the catalog can be compared with) and
+    # the last one (its neighbour in the range is not materialized: two one-prefix runs).
+    per_prefix = referenced_blobs_per_prefix(data)
+    busiest = max(sorted(per_prefix), key=per_prefix.__getitem__)
+    prefixes = sorted({busiest, "ff"} if busiest != "ff" else {"00", "ff"})
+    return DemoData(data, data / "dagster", snapshot_days=days, hash_prefixes=prefixes)
+
+
+def referenced_blobs_per_prefix(data: Path) -> Counter[str]:
+    """Referenced blobs per two-digit hash prefix, as the data dir's catalog holds them."""
+    catalog = Catalog.open(load_settings(data, environ=clean_environ()).catalog_url)
+    try:
+        with catalog.reading() as tx:
+            hashes = tx.session.scalars(select(Blob.sha256).where(Blob.ref_count > 0)).all()
+    finally:
+        catalog.close()
+    return Counter(sha[:2] for sha in hashes)
 
 
 def _demo_script() -> ModuleType:

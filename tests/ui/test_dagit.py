@@ -12,16 +12,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections import Counter
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
-from sqlalchemy import select
 
-from archive_pipelines.catalog import Catalog
-from archive_pipelines.catalog.models import Blob
-from archive_pipelines.settings import load_settings
 from archive_testkit.dagit import LOCATION, Dagit, DagitError
 from tests.ui import dagit_api as api
 from tests.ui.dagit_pages import (
@@ -43,7 +38,7 @@ from tests.ui.dagit_pages import (
     show_metadata_plots,
     tick_rows,
 )
-from tests.ui.demo_data import DemoData, clean_environ
+from tests.ui.demo_data import DemoData, referenced_blobs_per_prefix
 
 # The module's runs share two cores with whatever else runs: a generous bound, not a target.
 pytestmark = [pytest.mark.ui, pytest.mark.timeout(600)]
@@ -210,7 +205,8 @@ def test_a_prefix_shows_its_own_counts_and_the_run_its_summary(
     assert backfill_id, "not launched: see test_backfill_of_one_asset_alone_launches_from_the_ui"
     done = api.finished_backfill(dagit, backfill_id)
     assert done, f"the replica_copies backfill {backfill_id} has not finished (see its test)"
-    expected = _referenced_blobs_per_prefix(demo)
+    expected = referenced_blobs_per_prefix(demo.data_dir)
+    assert max(expected[p] for p in demo.hash_prefixes) > 0, expected  # a count to compare
     for prefix in demo.hash_prefixes:
         section = partition_metadata(page, "replica_copies", prefix)
         expect(metadata_value(section, "prefix_blobs_checked")).to_have_text(
@@ -235,17 +231,6 @@ def test_freshness_and_check_states_render(page: Page, dagit: Dagit,
     expect(check_blocking_note(page, "views", "view_links_healthy")).to_have_text(
         "This is a non-blocking asset check.")
     screenshots.take(page, "dagit-check-blocking")
-
-
-def _referenced_blobs_per_prefix(demo: DemoData) -> dict[str, int]:
-    """Referenced blobs per two-digit hash prefix, as the catalog holds them."""
-    catalog = Catalog.open(load_settings(demo.data_dir, environ=clean_environ()).catalog_url)
-    try:
-        with catalog.reading() as tx:
-            hashes = tx.session.scalars(select(Blob.sha256).where(Blob.ref_count > 0)).all()
-    finally:
-        catalog.close()
-    return dict(Counter(sha[:2] for sha in hashes))
 
 
 def _partitions(demo: DemoData, asset: str) -> list[str]:
