@@ -25,7 +25,7 @@ from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.models import Blob, BlobCopy, CrawlSegment, CrawlSession, PageFetch
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
-from tests.helpers.captures import capture_primary, opened
+from tests.helpers.captures import capture_primary, parts_of
 from tests.helpers.cli import run_cli
 from tests.helpers.crawls import Crawled
 
@@ -76,7 +76,7 @@ def canonical(url: str) -> str:
 
 def test_every_url_the_web_answered_is_a_capture_of_its_bytes(
         crawled: Crawled, crawl_data: Path, catalog_url: str) -> None:
-    with opened(crawl_data, catalog_url) as parts:
+    with parts_of(crawl_data, catalog_url) as parts:
         report = ingest(parts)
         assert (report.total("rejected"), report.total("missing_bodies"),
                 report.total("cut_bytes"), report.failed) == (0, 0, 0, [])
@@ -114,7 +114,7 @@ def test_every_url_the_web_answered_is_a_capture_of_its_bytes(
 
 def test_ingest_twice_changes_nothing_and_counts_every_reference(
         crawl_data: Path, catalog_url: str) -> None:
-    with opened(crawl_data, catalog_url) as parts:
+    with parts_of(crawl_data, catalog_url) as parts:
         first = ingest(parts)
         assert len(first.ingested) >= 2
         rows = exact_rows(parts.catalog)
@@ -171,7 +171,7 @@ def test_a_segment_cut_mid_record_is_ingested_up_to_its_last_whole_record(
            "are not a whole record" in done.stderr
     assert f"segments ingested {len(segments)} " in done.stdout
 
-    with opened(crawl_data) as parts, parts.catalog.read_session() as session:
+    with parts_of(crawl_data) as parts, parts.catalog.read_session() as session:
         offsets = set(session.scalars(select(PageFetch.record_offset)
                                       .where(PageFetch.index_path == cut.relative)))
         entry = session.scalar(select(CrawlSegment).where(CrawlSegment.path == cut.relative))
@@ -270,7 +270,7 @@ def test_hostile_records_are_refused_with_their_field_and_good_ones_kept(
     outside_before = _tree(tmp_path, skip=crawl_data)
     inside_before = _tree(crawl_data)
 
-    with opened(crawl_data) as parts:
+    with parts_of(crawl_data) as parts:
         report = ingest(parts)
         [seen] = [s for s in report.segments if s.path == relative]
         assert seen.outcome == "ingested"
@@ -332,7 +332,7 @@ def test_odd_session_folders_and_symlinked_segments_are_skipped(
     (source.path.parent / "20991231T235959000000Z_000099.jsonl").symlink_to(
         outside / source.path.name)
 
-    with opened(crawl_data) as parts:
+    with parts_of(crawl_data) as parts:
         report = ingest(parts)
         assert {s.path for s in report.segments} == {s.relative for s in segments}
         assert report.total("rejected") == 0

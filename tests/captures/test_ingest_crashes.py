@@ -20,7 +20,7 @@ from archive_pipelines.catalog.models import CrawlSegment
 from archive_pipelines.storage.verify import verify_storage
 from archive_testkit.forkserver import ForkServer
 from tests.forked_runs import run
-from tests.helpers.captures import catalog_state, opened
+from tests.helpers.captures import catalog_state, parts_of
 from tests.helpers.crawls import Crawled
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def test_kill_9_at_any_step_of_an_ingest_then_a_rerun_ends_exact(
     assert counted is not None, done.stdout
     sql_steps, file_steps = int(counted.group(1)), int(counted.group(2))
     assert sql_steps > 30 and file_steps > 100
-    with opened(baseline_dir) as parts:
+    with parts_of(baseline_dir) as parts:
         expected = catalog_state(parts.catalog)
         segments = len(expected["crawl_segment"])
     expected_files = store_files(baseline_dir)
@@ -82,7 +82,7 @@ def test_kill_9_at_any_step_of_an_ingest_then_a_rerun_ends_exact(
         shutil.copytree(crawled.data_dir, data_dir, symlinks=True)
         killed = run(forks, [*SCRIPT, str(data_dir), kind, str(step)])
         assert killed.returncode == -signal.SIGKILL, (point, killed.stdout, killed.stderr)
-        with opened(data_dir) as parts, parts.catalog.read_session() as session:
+        with parts_of(data_dir) as parts, parts.catalog.read_session() as session:
             ledger = session.scalar(select(func.count()).select_from(CrawlSegment)) or 0
         rerun = run(forks, [*CLI, "--data-dir", str(data_dir), "ingest-crawl", "--all"])
         assert rerun.returncode == 0, (point, rerun.stdout, rerun.stderr)
@@ -95,7 +95,7 @@ def test_kill_9_at_any_step_of_an_ingest_then_a_rerun_ends_exact(
     assert min(interrupted) == 0 and any(0 < n < segments for n in interrupted)
 
     for (data_dir, _ledger), point in zip(results, points, strict=True):
-        with opened(data_dir) as parts:
+        with parts_of(data_dir) as parts:
             assert catalog_state(parts.catalog) == expected, point
             report = verify_storage(parts.catalog, parts.primary, parts.views, deep=True,
                                     data_dir=data_dir)

@@ -113,15 +113,6 @@ def table_of(model: type) -> Table:
 
 @contextmanager
 def parts_of(data_dir: Path, catalog_url: str = "") -> Iterator[StorageParts]:
-    with open_parts(data_dir, catalog_url) as parts:
-        try:
-            yield parts
-        finally:
-            parts.catalog.engine.dispose()
-
-
-@contextmanager
-def opened(data_dir: Path, catalog_url: str = "") -> Iterator[StorageParts]:
     """`open_parts`, its engine disposed afterwards."""
     with open_parts(data_dir, catalog_url) as parts:
         try:

@@ -15,7 +15,7 @@ from archive_pipelines.catalog.models import Blob
 from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.gc import GcReport, collect_garbage
 from archive_pipelines.storage.verify import verify_storage
-from tests.helpers.captures import capture_primary, opened
+from tests.helpers.captures import capture_primary, parts_of
 from tests.helpers.cli import run_cli
 from tests.helpers.crawls import Crawled
 
@@ -53,7 +53,7 @@ def journal_only_body(parts: StorageParts, data_dir: Path, session_id: str) -> s
 def test_gc_untracked_keeps_bodies_of_segments_not_ingested(crawled: Crawled,
                                                              crawl_data: Path) -> None:
     bodies = crawled_bodies(crawl_data)
-    with opened(crawl_data) as parts:
+    with parts_of(crawl_data) as parts:
         store = parts.primary.store
         assert all(store.exists(sha) for sha in bodies)
         journaled = journal_only_body(parts, crawl_data, crawled.report.session_id)
@@ -76,7 +76,7 @@ def test_gc_untracked_keeps_bodies_of_segments_not_ingested(crawled: Crawled,
 
 def test_after_ingest_gc_removes_nothing_referenced(crawl_data: Path) -> None:
     bodies = crawled_bodies(crawl_data)
-    with opened(crawl_data) as parts:
+    with parts_of(crawl_data) as parts:
         ingest_crawl(parts.catalog, capture_primary(parts), crawl_data)
         plain = gc(parts, untracked=False)
         assert (plain.candidates, plain.blobs.count, plain.kept_for_crawl) == (0, 0, 0)
@@ -94,7 +94,7 @@ def test_after_ingest_gc_removes_nothing_referenced(crawl_data: Path) -> None:
 def test_verify_before_ingest_reports_pending_bodies_not_health(crawled: Crawled,
                                                                 crawl_data: Path) -> None:
     bodies = crawled_bodies(crawl_data)
-    with opened(crawl_data) as parts:
+    with parts_of(crawl_data) as parts:
         journaled = journal_only_body(parts, crawl_data, crawled.report.session_id)
         report = verify_storage(parts.catalog, parts.primary, parts.views, data_dir=crawl_data)
         assert report.found["crawl_pending"] == len(bodies) + 1
@@ -113,7 +113,7 @@ def test_verify_before_ingest_reports_pending_bodies_not_health(crawled: Crawled
     found = run_cli("--data-dir", str(crawl_data), "verify")
     assert found.returncode == 1 and "healthy" not in found.stdout
     assert "untracked_blob_files" in found.stdout and "1 problem(s) left" in found.stdout
-    with opened(crawl_data) as parts:
+    with parts_of(crawl_data) as parts:
         unnamed = verify_storage(parts.catalog, parts.primary, parts.views, data_dir=crawl_data)
     assert unnamed.examples["untracked_blob_files"] == [journaled]
     assert unnamed.found["crawl_pending"] == len(bodies)
