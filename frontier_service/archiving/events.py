@@ -5,10 +5,11 @@ page) keeps the event log small and gives Dagit a plottable pages/bytes series p
 
 Each event carries the segment's own figures (`segment_pages` ...) and the day's totals
 (`day_pages` ...): the sums over every segment of that day reported to the instance so far,
-this one included, read from the instance's own events. Crawler processes reporting to one
-instance take turns (an exclusive lock on a file in the instance's directory) between
-reading those events and recording theirs, so the latest event of a day holds the whole
-day, however many processes crawl it.
+this one included: the day's latest event plus this segment (one read per report, not the
+day's every event; a day whose latest event predates the day totals is summed once from its
+events). Crawler processes reporting to one instance take turns (an exclusive lock on a file
+in the instance's directory) between reading that event and recording theirs, so the latest
+event of a day holds the whole day, however many processes crawl it.
 """
 
 from __future__ import annotations
@@ -92,9 +93,26 @@ def report_segment(
         instance.add_dynamic_partitions(CRAWL_DAYS, [partition])
     with _reporting_turn(instance):
         event = segment_materialization(summary, partition,
-                                        day_before=day_totals(_day_events(instance, partition)))
+                                        day_before=_day_before(instance, partition))
         instance.report_runless_asset_event(event)
     return event
+
+
+def _day_before(instance: dg.DagsterInstance, day: str) -> dict[str, int]:
+    """The day's totals so far: the running sums its latest event carries, or the sums over
+    its events when that event has none (reported before the day totals existed)."""
+    page = instance.fetch_materializations(
+        dg.AssetRecordsFilter(CRAWL_SEGMENTS, asset_partitions=[day]), limit=1)
+    latest = page.records[0].asset_materialization if page.records else None
+    if latest is None:
+        return {}
+    running: dict[str, int] = {}
+    for name in ("segments", *SUMMED):
+        value = latest.metadata.get(f"day_{name}")
+        if not isinstance(value, dg.IntMetadataValue) or value.value is None:
+            return day_totals(_day_events(instance, day))
+        running[name] = value.value
+    return running
 
 
 def _day_events(instance: dg.DagsterInstance, day: str) -> Iterator[dg.AssetMaterialization]:
