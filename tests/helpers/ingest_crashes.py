@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog import CatalogTransaction
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
@@ -27,15 +28,22 @@ def catalog_state(data_dir: Path) -> tuple[list[tuple[str | None, int]], dict[st
                       len(session.scalars(select(SnapshotFile.id)
                                           .where(SnapshotFile.snapshot_id == sid)).all()))
                      for sid, done in session.execute(select(Snapshot.id, Snapshot.completed_at))]
-        files = dict(session.execute(
-            select(SnapshotFile.relative_path, Blob.sha256)
-            .join(Blob, Blob.id == SnapshotFile.blob_id)
-            .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)
-            .where(Snapshot.completed_at.is_not(None))).all())
-        blobs = dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
-        assert list(CatalogTransaction(session).blobs.count_references()) == []
+        files, blobs = complete_files_and_ref_counts(session)
     parts.catalog.engine.dispose()
     return snapshots, files, blobs
+
+
+def complete_files_and_ref_counts(session: Session) -> tuple[dict[str, str], dict[str, int]]:
+    """The complete snapshots' files (path -> sha256) and every blob's ref_count; checks that
+    the ref counts are exact."""
+    files = dict(session.execute(
+        select(SnapshotFile.relative_path, Blob.sha256)
+        .join(Blob, Blob.id == SnapshotFile.blob_id)
+        .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)
+        .where(Snapshot.completed_at.is_not(None))).all())
+    blobs = dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
+    assert list(CatalogTransaction(session).blobs.count_references()) == []
+    return files, blobs
 
 
 def store_files(data_dir: Path) -> dict[str, int]:

@@ -19,14 +19,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from archive_pipelines.catalog import CatalogTransaction
-from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
+from archive_pipelines.catalog.models import Snapshot
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.forkserver import ForkServer
 from archive_testkit.servers import LocalPostgres
 from tests.forked_runs import run
-from tests.helpers.ingest_crashes import store_files
+from tests.helpers.ingest_crashes import complete_files_and_ref_counts, store_files
 from tests.helpers.storage import recorded_present, sha, write_tree
 
 pytestmark = pytest.mark.faults  # the fault-injection suite (issue 18): pytest -m faults
@@ -68,13 +67,7 @@ def catalog_state(data: Path) -> tuple[list[bool], dict[str, str], dict[str, int
     with open_storage(load_settings(data, environ={})) as parts, \
             parts.catalog.read_session() as session:
         snapshots = [done is not None for done in session.scalars(select(Snapshot.completed_at))]
-        files = dict(session.execute(
-            select(SnapshotFile.relative_path, Blob.sha256)
-            .join(Blob, Blob.id == SnapshotFile.blob_id)
-            .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)
-            .where(Snapshot.completed_at.is_not(None))).all())
-        blobs = dict(session.execute(select(Blob.sha256, Blob.ref_count)).all())
-        assert list(CatalogTransaction(session).blobs.count_references()) == []
+        files, blobs = complete_files_and_ref_counts(session)
     parts.catalog.engine.dispose()
     return snapshots, files, blobs
 
