@@ -88,14 +88,25 @@ def report_segment(
     if summary.pages == 0:
         return None
     partition = partition_key(partition_date or summary.partition_date)
-    # The asset's partitions are the days with segments: the day first (a no-op when known).
-    if not instance.has_dynamic_partition(CRAWL_DAYS, partition):
-        instance.add_dynamic_partitions(CRAWL_DAYS, [partition])
     with _reporting_turn(instance):
+        _ensure_day(instance, partition)
         event = segment_materialization(summary, partition,
                                         day_before=_day_before(instance, partition))
         instance.report_runless_asset_event(event)
     return event
+
+
+def _ensure_day(instance: dg.DagsterInstance, day: str) -> None:
+    """The asset's partitions are the days with segments: add the day (a no-op when known).
+    A reporter on another host may add it between the check and the insert: the insert's
+    failure is then no failure, which a second check tells apart from a real one."""
+    if instance.has_dynamic_partition(CRAWL_DAYS, day):
+        return
+    try:
+        instance.add_dynamic_partitions(CRAWL_DAYS, [day])
+    except Exception:
+        if not instance.has_dynamic_partition(CRAWL_DAYS, day):
+            raise
 
 
 def _day_before(instance: dg.DagsterInstance, day: str) -> dict[str, int]:

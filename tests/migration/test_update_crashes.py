@@ -130,6 +130,15 @@ def _copy(source: Path, target: Path) -> Path:
     return target
 
 
+def _tracebacks(err: str, *, killed: bool) -> list[str]:
+    """The tracebacks a run printed, less those a kill explains: a hashing worker that was
+    starting when its parent died reads the parent's end of its pipe empty (EOFError in
+    multiprocessing's spawn_main); it is the kill's echo, not a failure of the run."""
+    found = err.split("Traceback (most recent call last):")[1:]
+    return [text for text in found
+            if not (killed and "in spawn_main" in text and "EOFError" in text)]
+
+
 @pytest.mark.slow
 def test_kill_9_at_random_points_of_update_loses_nothing(
         collection: tuple[Path, dict[str, str]], tmp_path: Path, forks: ForkServer) -> None:
@@ -153,7 +162,7 @@ def test_kill_9_at_random_points_of_update_loses_nothing(
         runs += 1
         kills += killed
         assert killed or proc.returncode == 0, out + err
-        assert "Traceback" not in err, err
+        assert _tracebacks(err, killed=killed) == [], err
         assert _lost(data, before) == [], f"run {runs}"
         if final or (not killed and proc.returncode == 0 and kills >= MIN_KILLS):
             break
