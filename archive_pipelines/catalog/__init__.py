@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         shared_engine,
     )
     from archive_pipelines.catalog.entry import Catalog, CatalogStatus, CatalogTransaction
+    from archive_pipelines.catalog.export_repository import CaptureScope, ExportCapture
     from archive_pipelines.catalog.file_repository import FileEntry, PlaceRow, SnapshotEntries, SnapshotFiles
     from archive_pipelines.catalog.fs_versions import (
         CAS,
@@ -109,6 +110,8 @@ _LAZY: dict[str, str] = {
     "Catalog": "entry",
     "CatalogStatus": "entry",
     "CatalogTransaction": "entry",
+    "CaptureScope": "export_repository",
+    "ExportCapture": "export_repository",
     "FileEntry": "file_repository",
     "PlaceRow": "file_repository",
     "SnapshotEntries": "file_repository",
@@ -161,6 +164,7 @@ __all__ = [
     "Body",
     "Capture",
     "CaptureRow",
+    "CaptureScope",
     "Catalog",
     "CatalogStatus",
     "CatalogTransaction",
@@ -168,6 +172,7 @@ __all__ = [
     "DayStats",
     "DuplicateKey",
     "EntryRow",
+    "ExportCapture",
     "FileEntry",
     "FileRecord",
     "IngestState",

@@ -21,6 +21,7 @@ from archive_pipelines.catalog.copy_repository import CopyRepository
 from archive_pipelines.catalog.day_repository import DayRepository
 from archive_pipelines.catalog.engine import make_engine, reader, shared_engine
 from archive_pipelines.catalog.errors import clear_catalog_errors
+from archive_pipelines.catalog.export_repository import ExportRepository
 from archive_pipelines.catalog.file_repository import FileRepository
 from archive_pipelines.catalog.models import (
     ArchiveResult,
@@ -67,6 +68,7 @@ class Repositories:
         self.captures = CaptureRepository(sessions)
         self.adoption = AdoptionRepository(sessions)
         self.days = DayRepository(sessions)
+        self.exports = ExportRepository(sessions)
 
 
 class CatalogTransaction(Repositories):

@@ -1,0 +1,392 @@
+"""Captures out as WARC 1.1 records, written with `warcio`.
+
+Per HTTP exchange a `request` and a `response` record (`WARC-Concurrent-To` linking them);
+a redirect hop is an exchange too, its response a status line and `Location` (the crawler did
+not keep a hop's other headers). A body already written in the same file becomes a `revisit`
+record (identical-payload-digest profile, `WARC-Refers-To-Target-URI` / `-Date`) unless
+`self_contained`. A page adds a `metadata` record (application/warc-fields): its navigation
+id, depth, title, redirect chain and sub-requests. A fetch that got no response (a network
+error) and a page robots.txt kept us from fetching are no `response`: they become `metadata`
+records with a `fetch-error` field, so the attempt is on record and no reader mistakes it for
+a capture. A capture whose body the store cannot give is reported and left out (the export
+then ends with problems); the rest is written.
+
+Digests: `WARC-Payload-Digest` is the catalog's sha256 in base32 (`sha256:...`, which warcio
+verifies); `WARC-Block-Digest` is sha1 over the HTTP headers and the payload, computed while
+the body is read (and the body checked against its sha256 in the same read).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from warcio.recordloader import ArcWarcRecord
+from warcio.statusandheaders import StatusAndHeaders
+
+from archive_pipelines.blobstore import BlobStore
+from archive_pipelines.captures.record_files import read_record
+from archive_pipelines.catalog import CaptureScope, Catalog, ExportCapture
+from archive_pipelines.counts import Counts
+from archive_pipelines.warc.http_blocks import redirect_block, request_block, response_block
+from archive_pipelines.warc.payloads import (
+    DigestClock,
+    Payload,
+    PayloadProblem,
+    empty_payload,
+    read_payload,
+    sha256_digest,
+)
+from archive_pipelines.warc.record_writer import DEFAULT_GZIP_LEVEL, RecordWriter
+from archive_pipelines.warc.warc_info import WarcInfo, warc_date
+
+_BATCH = 2_000
+_RECORD_CACHE = 64
+_MAX_PROBLEMS = 1_000
+
+
+@dataclass(frozen=True)
+class WrittenRecord:
+    """A record as an index sees it: where it lies in the file and what it holds."""
+
+    record_type: str  # response | revisit | request | metadata
+    uri: str
+    fetched_ms: int
+    mime: str | None
+    status: int | None
+    payload_digest: str | None
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True)
+class ExportedPage:
+    """A page (the top-level document of a visit) that got a response."""
+
+    url: str
+    fetched_ms: int
+    title: str | None
+
+
+@dataclass
+class ExportReport(Counts):
+    """What an export wrote, and what it could not."""
+
+    captures: int = 0
+    records: int = 0
+    responses: int = 0
+    revisits: int = 0
+    requests: int = 0
+    metadata: int = 0
+    redirects: int = 0  # hop responses
+    failed_fetches: int = 0  # metadata records of fetches without a response
+    pages: int = 0
+    skipped: int = 0  # captures left out (their body or record could not be read)
+    payload_bytes: int = 0  # body bytes written in full
+    warc_bytes: int = 0
+    problems: list[str] = field(default_factory=list)
+    digest_seconds: float = 0.0
+    digest_bytes: int = 0
+
+    def problem(self, line: str) -> None:
+        self.skipped += 1
+        if len(self.problems) < _MAX_PROBLEMS:
+            self.problems.append(line)
+        elif len(self.problems) == _MAX_PROBLEMS:
+            self.problems.append("… (more problems: see the skipped count)")
+
+
+@dataclass
+class ExportSinks:
+    """Who hears of each record and page written, and of progress (captures done)."""
+
+    on_record: Callable[[WrittenRecord], None] | None = None
+    on_page: Callable[[ExportedPage], None] | None = None
+    on_progress: Callable[[int], None] | None = None
+
+
+class _Records:
+    """The crawler's records behind captures, a few kept (a record's captures come together)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self._data_dir = data_dir
+        self._cache: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+
+    def get(self, index_path: str, offset: int) -> dict[str, Any]:
+        key = (index_path, offset)
+        found = self._cache.get(key)
+        if found is None:
+            found = read_record(self._data_dir, index_path, offset)
+            self._cache[key] = found
+            if len(self._cache) > _RECORD_CACHE:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(key)
+        return found
+
+
+def _entry(record: dict[str, Any], index: int) -> dict[str, Any]:
+    requests = record.get("requests")
+    if isinstance(requests, list) and 0 <= index < len(requests) and isinstance(requests[index], dict):
+        return requests[index]
+    return {}
+
+
+def _fields(pairs: list[tuple[str, str]]) -> bytes:
+    """application/warc-fields: `name: value` lines (line breaks in values flattened)."""
+    lines = [f"{name}: {' '.join(str(value).split())}\r\n" for name, value in pairs]
+    return "".join(lines).encode("utf-8")
+
+
+class WarcExport:
+    """One export into one open file: `run` writes the warcinfo record, then every capture of
+    the scope in catalog order."""
+
+    def __init__(self, *, catalog: Catalog, store: BlobStore, data_dir: Path, out: BinaryIO,
+                 self_contained: bool = False, gzip_level: int = DEFAULT_GZIP_LEVEL,
+                 sinks: ExportSinks | None = None) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._records = _Records(data_dir)
+        self._writer = RecordWriter(out, gzip_level=gzip_level)
+        self._builder = self._writer.builder
+        self._self_contained = self_contained
+        self._sinks = sinks or ExportSinks()
+        self._written: dict[bytes, tuple[str, str, str]] = {}  # sha256 -> (uri, date, record id)
+        self._clock = DigestClock()
+        self._warcinfo_id = ""
+        self.report = ExportReport()
+
+    def run(self, scope: CaptureScope, *, info: WarcInfo, filename: str) -> ExportReport:
+        warcinfo = self._builder.create_warcinfo_record(filename, info.fields())
+        self._warcinfo_id = warcinfo.rec_headers.get_header("WARC-Record-ID")
+        self._write(warcinfo, None)
+        for capture in self._captures(scope):
+            self.report.captures += 1
+            self._capture(capture)
+            if self._sinks.on_progress is not None:
+                self._sinks.on_progress(1)
+        self.report.digest_seconds = self._clock.seconds
+        self.report.digest_bytes = self._clock.bytes
+        return self.report
+
+    def _captures(self, scope: CaptureScope) -> Iterator[ExportCapture]:
+        after = 0
+        while True:
+            page = self._catalog.exports.page_in_scope(scope, after_id=after, limit=_BATCH)
+            yield from page
+            if len(page) < _BATCH:
+                return
+            after = page[-1].id
+
+    def _capture(self, capture: ExportCapture) -> None:
+        where = f"capture {capture.id} ({capture.url[:200]} at {warc_date(capture.fetched_ms)})"
+        try:
+            record = self._records.get(capture.index_path, capture.record_offset)
+        except (OSError, ValueError) as exc:
+            self.report.problem(f"{where}: its crawl record cannot be read: {exc}")
+            return
+        entry = _entry(record, capture.request_index)
+        if capture.kind == "redirect":
+            self._redirect(capture, entry)
+        elif capture.status_code is None:
+            self._failed(capture, record)
+        else:
+            try:
+                response_id = self._exchange(capture, entry)
+            except PayloadProblem as exc:
+                self.report.problem(f"{where}: {exc}")
+                return
+            if capture.kind == "page":
+                self._navigation(capture, record, response_id)
+
+    def _headers(self, capture: ExportCapture, *, record_id: str | None = None,
+                 **more: str) -> dict[str, str]:
+        headers = {"WARC-Record-ID": record_id or self._builder._make_warc_id(),
+                   "WARC-Date": warc_date(capture.fetched_ms),
+                   "WARC-Warcinfo-ID": self._warcinfo_id}
+        headers.update(more)
+        return headers
+
+    def _request(self, capture: ExportCapture, entry: dict[str, Any], response_id: str) -> None:
+        block = request_block(capture.url, entry.get("request_headers"))
+        record = self._builder.create_warc_record(
+            capture.url, "request", http_headers=block,
+            warc_headers_dict=self._headers(capture, **{"WARC-Concurrent-To": response_id}))
+        self._write(record, capture)
+        self.report.requests += 1
+
+    def _redirect(self, capture: ExportCapture, entry: dict[str, Any]) -> None:
+        assert capture.status_code is not None
+        block = redirect_block(capture.status_code, capture.final_url)
+        payload = empty_payload(block.to_ascii_bytes())
+        response_id = self._builder._make_warc_id()
+        self._response(capture, block, payload, response_id)
+        self._request(capture, entry, response_id)
+        self.report.redirects += 1
+
+    def _exchange(self, capture: ExportCapture, entry: dict[str, Any]) -> str:
+        """The request and its response (or revisit); the response's record id."""
+        assert capture.status_code is not None
+        response = entry.get("response") if isinstance(entry.get("response"), dict) else {}
+        assert isinstance(response, dict)
+        sha256, size = capture.body_sha256, capture.body_size or 0
+        if sha256 is not None and not capture.stored:
+            raise PayloadProblem(f"body sha256:{sha256} was not in the store when the crawl "
+                                 "was ingested")
+        block = response_block(capture.status_code, response.get("headers"),
+                               payload_size=size if sha256 is not None else 0,
+                               still_encoded=bool(response.get("body_encoding")))
+        response_id = self._builder._make_warc_id()
+        key = bytes.fromhex(sha256) if sha256 is not None and size > 0 else None
+        earlier = None if key is None or self._self_contained else self._written.get(key)
+        if earlier is not None:
+            assert sha256 is not None
+            self._revisit(capture, block, sha256=sha256, earlier=earlier, record_id=response_id)
+        else:
+            headers = block.to_ascii_bytes()
+            payload = (empty_payload(headers) if sha256 is None else
+                       read_payload(self._store, sha256, size=size, headers=headers,
+                                    clock=self._clock))
+            self._response(capture, block, payload, response_id)
+            if key is not None:
+                self._written[key] = (capture.url, warc_date(capture.fetched_ms), response_id)
+        self._request(capture, entry, response_id)
+        return response_id
+
+    def _response(self, capture: ExportCapture, block: StatusAndHeaders, payload: Payload,
+                  record_id: str) -> None:
+        more = {"WARC-Block-Digest": payload.block_digest,
+                "WARC-Payload-Digest": sha256_digest(capture.body_sha256) if capture.body_sha256
+                and capture.kind != "redirect" else _EMPTY_SHA256}
+        if capture.truncated:
+            more["WARC-Truncated"] = "length"
+        try:
+            record = self._builder.create_warc_record(
+                capture.url, "response", payload=payload.stream, length=payload.size,
+                http_headers=block,
+                warc_headers_dict=self._headers(capture, record_id=record_id, **more))
+            self._write(record, capture)
+        finally:
+            payload.stream.close()
+        self.report.responses += 1
+        self.report.payload_bytes += payload.size
+
+    def _revisit(self, capture: ExportCapture, block: StatusAndHeaders, *, sha256: str,
+                 earlier: tuple[str, str, str], record_id: str) -> None:
+        uri, date, earlier_id = earlier
+        record = self._builder.create_revisit_record(
+            capture.url, sha256_digest(sha256), uri, date, http_headers=block,
+            warc_headers_dict=self._headers(capture, record_id=record_id,
+                                            **{"WARC-Refers-To": earlier_id}))
+        self._write(record, capture)
+        self.report.revisits += 1
+
+    def _navigation(self, capture: ExportCapture, record: dict[str, Any], response_id: str) -> None:
+        """The page's metadata record, and the page for a page list."""
+        title = record.get("title") if isinstance(record.get("title"), str) else None
+        pairs: list[tuple[str, str]] = []
+        if capture.navigation_id:
+            pairs.append(("navigation-id", capture.navigation_id))
+        if capture.depth is not None:
+            pairs.append(("depth", str(capture.depth)))
+        if title:
+            pairs.append(("title", title))
+        for hop in _entry(record, 0).get("redirects") or []:
+            if isinstance(hop, dict):
+                pairs.append(("redirect", f"{hop.get('url')} {hop.get('status')} {hop.get('location')}"))
+        requests = record.get("requests") if isinstance(record.get("requests"), list) else []
+        assert isinstance(requests, list)
+        for sub in requests[1:]:
+            if isinstance(sub, dict) and isinstance(sub.get("url"), str):
+                pairs.append(("request", sub["url"]))
+        self._metadata(capture, pairs, concurrent_to=response_id)
+        self.report.pages += 1
+        if self._sinks.on_page is not None:
+            self._sinks.on_page(ExportedPage(capture.url, capture.fetched_ms, title))
+
+    def _failed(self, capture: ExportCapture, record: dict[str, Any]) -> None:
+        pairs = [("fetch-error", capture.error or "no response")]
+        if capture.navigation_id:
+            pairs.append(("navigation-id", capture.navigation_id))
+        if capture.kind == "page" and not record.get("requests"):
+            pairs.append(("fetched", "no (not attempted)"))
+        self._metadata(capture, pairs)
+        self.report.failed_fetches += 1
+
+    def _metadata(self, capture: ExportCapture, pairs: list[tuple[str, str]], *,
+                  concurrent_to: str | None = None) -> None:
+        body = _fields(pairs)
+        more = {"Content-Type": "application/warc-fields"}
+        if concurrent_to is not None:
+            more["WARC-Concurrent-To"] = concurrent_to
+        record = self._builder.create_warc_record(
+            capture.url, "metadata", payload=io.BytesIO(body), length=len(body),
+            warc_content_type="application/warc-fields",
+            warc_headers_dict=self._headers(capture, **more))
+        self._write(record, capture)
+        self.report.metadata += 1
+
+    def _write(self, record: ArcWarcRecord, capture: ExportCapture | None) -> None:
+        offset, length = self._writer.write(record)
+        self.report.records += 1
+        self.report.warc_bytes = offset + length
+        if capture is None or self._sinks.on_record is None:
+            return
+        headers = record.http_headers
+        status = capture.status_code if record.rec_type in ("response", "revisit") else None
+        mime = capture.content_type if record.rec_type == "response" and capture.kind != "redirect" else None
+        if record.rec_type == "revisit":
+            mime = "warc/revisit"
+        elif record.rec_type == "metadata":
+            mime = "application/warc-fields"
+        elif headers is not None and mime is None and record.rec_type == "response":
+            mime = headers.get_header("Content-Type")
+        self._sinks.on_record(WrittenRecord(
+            record.rec_type, capture.url, capture.fetched_ms, mime, status,
+            record.rec_headers.get_header("WARC-Payload-Digest"), offset, length))
+
+
+_EMPTY_SHA256 = sha256_digest("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+
+
+def export_file(path: Path, *, catalog: Catalog, store: BlobStore, data_dir: Path,
+                scope: CaptureScope, info: WarcInfo, gzip_level: int = DEFAULT_GZIP_LEVEL,
+                sinks: ExportSinks | None = None) -> ExportReport:
+    """Export `scope` into the WARC file `path` (.warc.gz). Written beside it under a
+    temporary name, synced, then renamed: a crash leaves no partial file under `path`."""
+    part = path.with_name(f".{path.name}.part")
+    try:
+        with open(part, "wb") as handle:
+            export = WarcExport(catalog=catalog, store=store, data_dir=data_dir, out=handle,
+                                self_contained=info.self_contained, gzip_level=gzip_level,
+                                sinks=sinks)
+            report = export.run(scope, info=info, filename=path.name)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
+    return report
+
+
+def describe_scope(scope: CaptureScope) -> str:
+    """One line for the warcinfo record and the report: what was exported."""
+    parts = []
+    if scope.sessions:
+        parts.append("sessions " + ", ".join(scope.sessions))
+    if scope.canonical_prefix is not None:
+        parts.append(f"URLs under {scope.canonical_prefix}")
+    elif scope.site is not None:
+        parts.append(f"site {scope.site}")
+    if scope.from_ms is not None:
+        parts.append(f"from {warc_date(scope.from_ms)}")
+    if scope.to_ms is not None:
+        parts.append(f"to {warc_date(scope.to_ms)}")
+    return "captures of " + ("; ".join(parts) if parts else "the whole archive")
+
