@@ -103,7 +103,7 @@ def _surt_of(raw: bytes) -> bytes:
     path_text = _unescape(path) if path else None
     if host:
         path_text = _normalize_path(path_text)
-    path = _escape(path_text)
+    path = _escape(path_text) if path_text is not None else None
     if host:
         host = host.lower()
         www = _WWW.match(host)
@@ -232,6 +232,6 @@ def _unescape(text: bytes) -> bytes:
         text = decoded
 
 
-def _escape(text: bytes | None) -> bytes | None:
+def _escape(text: bytes) -> bytes:
     """Percent-encode what is not printable ASCII, and `%`, `#` and space."""
     return quote_from_bytes(text, safe=_SAFE).encode("ascii") if text else text
