@@ -22,7 +22,7 @@ from archive_pipelines.warc.cdxj import (
 )
 from tests.helpers.warcs import sample_warc_index_lines, write_sample_warc
 
-CDXJ_INDEXER = [sys.executable, "-m", "cdxj_indexer.main"]
+CDXJ_INDEXER = [str(Path(sys.executable).parent / "cdxj-indexer")]  # the installed CLI
 
 
 def _indexer_lines(warc: Path, *options: str) -> list[str]:
