@@ -17,6 +17,7 @@ from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
+from archive_pipelines.assets.warc_export import export_warc_job
 from archive_pipelines.ops.init_job import init_job
 from archive_pipelines.ops.migration_jobs import (
     import_orphans_job,
@@ -54,7 +55,7 @@ defs = dg.Definitions(
     asset_checks=[storage_health, replication_policy_met, captures_complete],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
-          migrate_fs_job, merge_duplicates_job, captures_job],
+          migrate_fs_job, merge_duplicates_job, captures_job, export_warc_job],
     schedules=[verify_storage_schedule, scrub_schedule],
     sensors=[days_sensor, archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
              captures_sensor, run_failure_sensor],

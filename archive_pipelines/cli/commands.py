@@ -57,4 +57,8 @@ COMMANDS = {
         "archive_pipelines.cli.compact_command", "compact_crawls_command",
         "Rewrite old crawl sessions into one zstd JSON-lines file each, plus an offset index "
         "(sessions/compacted/); captures then point into it."),
+    "export-warc": LazyCommand(
+        "archive_pipelines.cli.export_command", "export_warc_command",
+        "Write the captures (or those of a session, URL prefix or time window) to a WARC 1.1 "
+        "file or a WACZ package."),
 }

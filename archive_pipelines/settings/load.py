@@ -160,4 +160,9 @@ segment_idle_seconds = 30.0  # ... or once no page was archived this long (captu
 checkpoint_seconds = 2.0     # on-disk frontier checkpoint: a lost Redis repeats at most this long
 compact_after_days = 7.0     # compact-crawls: sessions older than this -> one zstd file each
 views = []                   # views crawled pages appear in, e.g. ["by_domain"] (one link per page)
+
+[export]
+operator = ""                # who made the archive: the warcinfo record's operator
+directory = "exports"        # where the export_warc job writes (inside the data dir)
+gzip_level = 6               # per-record gzip level of exported WARCs (1 fastest .. 9 smallest)
 """

@@ -162,6 +162,17 @@ class CrawlSettings(_Section):
     compact_after_days: float = Field(default=7.0, ge=0)
 
 
+class ExportSettings(_Section):
+    """WARC and WACZ exports (`export-warc`, the `export_warc` job)."""
+
+    # Who made the archive: the warcinfo record's `operator` (a person or an institution).
+    operator: str = ""
+    # Where the `export_warc` job writes (relative paths are inside the data dir).
+    directory: str = "exports"
+    # gzip level of each record (1 fastest .. 9 smallest); 6 as gzip(1).
+    gzip_level: int = Field(default=6, ge=1, le=9)
+
+
 class Settings(_Section):
     """All settings. `data_dir` is absolute once loaded."""
 
@@ -174,6 +185,7 @@ class Settings(_Section):
     replication: ReplicationSettings = Field(default_factory=ReplicationSettings)
     migration: MigrationSettings = Field(default_factory=MigrationSettings)
     crawl: CrawlSettings = Field(default_factory=CrawlSettings)
+    export: ExportSettings = Field(default_factory=ExportSettings)
 
     @model_validator(mode="after")
     def _stores_consistent(self) -> Settings:

@@ -57,7 +57,7 @@ class WrittenRecord:
     record_type: str  # response | revisit | request | metadata
     uri: str
     fetched_ms: int
-    mime: str | None
+    content_type: str | None  # the HTTP Content-Type (the WARC one for a metadata record)
     status: int | None
     payload_digest: str | None
     offset: int
@@ -338,17 +338,14 @@ class WarcExport:
         self.report.warc_bytes = offset + length
         if capture is None or self._sinks.on_record is None:
             return
-        headers = record.http_headers
+        http = record.http_headers
         status = capture.status_code if record.rec_type in ("response", "revisit") else None
-        mime = capture.content_type if record.rec_type == "response" and capture.kind != "redirect" else None
-        if record.rec_type == "revisit":
-            mime = "warc/revisit"
-        elif record.rec_type == "metadata":
-            mime = "application/warc-fields"
-        elif headers is not None and mime is None and record.rec_type == "response":
-            mime = headers.get_header("Content-Type")
+        if record.rec_type in ("response", "revisit", "request"):
+            content_type = http.get_header("Content-Type") if http is not None else None
+        else:
+            content_type = record.rec_headers.get_header("Content-Type")
         self._sinks.on_record(WrittenRecord(
-            record.rec_type, capture.url, capture.fetched_ms, mime, status,
+            record.rec_type, capture.url, capture.fetched_ms, content_type, status,
             record.rec_headers.get_header("WARC-Payload-Digest"), offset, length))
 
 
