@@ -149,7 +149,7 @@ def _unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def _entry(path: str, stamp: tuple[int, ...], compress: int, size: int = 0) -> zipfile.ZipInfo:
+def _entry(path: str, stamp: tuple[int, ...], compress: int, *, size: int = 0) -> zipfile.ZipInfo:
     info = zipfile.ZipInfo(path, date_time=stamp)  # type: ignore[arg-type]
     info.compress_type = compress
     info.file_size = size  # lets the writer choose ZIP64 up front for large members
@@ -161,7 +161,7 @@ def _copy_file(archive: zipfile.ZipFile, source: Path, path: str, *, stamp: tupl
     hasher = hashlib.sha256()
     copied = 0
     with source.open("rb") as reader, archive.open(
-            _entry(path, stamp, compress, source.stat().st_size), "w") as writer:
+            _entry(path, stamp, compress, size=source.stat().st_size), "w") as writer:
         while chunk := reader.read(_CHUNK):
             hasher.update(chunk)
             writer.write(chunk)
