@@ -34,8 +34,8 @@ from archive_pipelines.warc.export_scope import export_scope
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
-def export_warc_command(obj: CliContext, out: Path, sessions: tuple[str, ...],
-                        url_prefix: str | None, from_: str | None, to: str | None, *,
+def export_warc_command(obj: CliContext, out: Path, *, sessions: tuple[str, ...],
+                        url_prefix: str | None, from_: str | None, to: str | None,
                         self_contained: bool, wacz: bool, overwrite: bool,
                         as_json: bool) -> None:
     """Write the captures (every one, or those of --session / --url-prefix / --from / --to)

@@ -226,7 +226,7 @@ class WarcExport:
         block = redirect_block(capture.status_code, capture.final_url)
         payload = empty_payload(block.to_ascii_bytes())
         response_id = self._builder._make_warc_id()
-        self._response(capture, block, payload, response_id)
+        self._response(capture, block, payload, record_id=response_id)
         self._request(capture, entry, response_id)
         self.report.redirects += 1
 
@@ -253,13 +253,13 @@ class WarcExport:
             payload = (empty_payload(headers) if sha256 is None else
                        read_payload(self._store, sha256, size=size, headers=headers,
                                     clock=self._clock))
-            self._response(capture, block, payload, response_id)
+            self._response(capture, block, payload, record_id=response_id)
             if key is not None:
                 self._written[key] = (capture.url, warc_date(capture.fetched_ms), response_id)
         self._request(capture, entry, response_id)
         return response_id
 
-    def _response(self, capture: ExportCapture, block: StatusAndHeaders, payload: Payload,
+    def _response(self, capture: ExportCapture, block: StatusAndHeaders, payload: Payload, *,
                   record_id: str) -> None:
         more = {"WARC-Block-Digest": payload.block_digest,
                 "WARC-Payload-Digest": sha256_digest(capture.body_sha256) if capture.body_sha256
