@@ -310,6 +310,13 @@ def main() -> None:
     step("catalog status")
     run([*cli, "status"], env)
 
+    step("export-warc --wacz: the crawl as a WACZ (WARC 1.1, CDXJ index, page list, fixity)")
+    package = data / "exports" / "crawl.wacz"
+    package.parent.mkdir(exist_ok=True)
+    package.unlink(missing_ok=True)
+    run([*cli, "export-warc", "--wacz", str(package)], env)
+    print(f"the crawl as a WACZ: {package} (open it in ReplayWeb.page, or `wacz validate -f` it)")
+
     print(f"\ndemo finished in {time.monotonic() - started:.1f}s; "
           f"open Dagit on this data dir with `{dev_command(data)}`")
 
