@@ -20,6 +20,8 @@ from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.sizes import human_bytes
 
+TITLE_SHOWN = 80  # characters of a page's title in a listing line (--json has it whole)
+
 
 @click.command("captures")
 @click.argument("url", required=False)
@@ -43,7 +45,8 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
                      to: str | None, session_id: str | None, every_request: bool,
                      body: str | None, limit: int | None, as_json: bool,
                      with_records: bool) -> None:
-    """List the captures of URL, newest first: when, status, body sha256 and size, session.
+    """List the captures of URL, newest first: when, status, body sha256 and size, session,
+    and a page's title.
 
     URL matches on the crawler's canonical form (`HTTP://Example.com:80/a?b=1&a=2#x` finds
     `http://example.com/a?a=2&b=1`); http and https are different URLs. Redirect hops,
@@ -95,8 +98,16 @@ def _line(capture: Capture) -> str:
     size = "-" if capture.body_size is None else human_bytes(capture.body_size)
     sha = capture.body_sha256 or "-" * 64
     extra = note(capture)
+    title = "" if capture.title is None else f"  {_shown_title(capture.title)}"
     return (f"{_when(capture.fetched_ms)}  {status:>3}  {capture.kind:<8} {sha}  {size:>9}  "
-            f"{capture.session_id}  {capture.url}" + (f"  ({extra})" if extra else ""))
+            f"{capture.session_id}  {capture.url}{title}" + (f"  ({extra})" if extra else ""))
+
+
+def _shown_title(title: str) -> str:
+    """A page's title for one line of a listing: quoted, at most TITLE_SHOWN characters, and
+    JSON-escaped (a title is the site's text: control characters never reach the terminal)."""
+    cut = title if len(title) <= TITLE_SHOWN else title[:TITLE_SHOWN - 1] + "\u2026"
+    return json.dumps(cut, ensure_ascii=False)
 
 
 def _record(data_dir: Path, capture: Capture) -> object:
