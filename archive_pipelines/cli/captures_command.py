@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -21,6 +22,9 @@ from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.sizes import human_bytes
 
 TITLE_SHOWN = 80  # characters of a page's title in a listing line (--json has it whole)
+# What json.dumps leaves as it is but a terminal acts on: DEL and C1 controls, line and
+# paragraph separators, bidirectional embeddings, overrides and isolates.
+_UNSHOWN = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 @click.command("captures")
@@ -98,16 +102,18 @@ def _line(capture: Capture) -> str:
     size = "-" if capture.body_size is None else human_bytes(capture.body_size)
     sha = capture.body_sha256 or "-" * 64
     extra = note(capture)
-    title = "" if capture.title is None else f"  {_shown_title(capture.title)}"
+    title = "" if capture.title is None else f"  {listing_title(capture.title)}"
     return (f"{_when(capture.fetched_ms)}  {status:>3}  {capture.kind:<8} {sha}  {size:>9}  "
             f"{capture.session_id}  {capture.url}{title}" + (f"  ({extra})" if extra else ""))
 
 
-def _shown_title(title: str) -> str:
+def listing_title(title: str) -> str:
     """A page's title for one line of a listing: quoted, at most TITLE_SHOWN characters, and
-    JSON-escaped (a title is the site's text: control characters never reach the terminal)."""
+    escaped as JSON escapes (a title is the site's text: no control character, line break or
+    direction override of it reaches the terminal)."""
     cut = title if len(title) <= TITLE_SHOWN else title[:TITLE_SHOWN - 1] + "\u2026"
-    return json.dumps(cut, ensure_ascii=False)
+    return _UNSHOWN.sub(lambda found: f"\\u{ord(found.group()):04x}",
+                        json.dumps(cut, ensure_ascii=False))
 
 
 def _record(data_dir: Path, capture: Capture) -> object:
