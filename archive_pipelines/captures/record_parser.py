@@ -5,8 +5,9 @@ A fetch gives one capture per hop of its redirect chain (`redirect`, its Locatio
 `final_url`) and one for its last response, or its failure (`page` / `request`); the
 record's `title` (absent from records written before the crawler kept it) goes onto the
 page capture only. Records come from files on disk, so every field is checked; a record
-that breaks a rule is refused whole with the reason (`RecordRefused`), never guessed at. Userinfo in a URL
-(`user:password@`, which crawlers before this one could write) is dropped, never stored.
+that breaks a rule is refused whole with the reason (`RecordRefused`), never guessed at.
+Userinfo in a URL (`user:password@`, which crawlers before this one could write) is
+dropped, never stored.
 """
 
 from __future__ import annotations
