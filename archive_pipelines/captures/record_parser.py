@@ -2,10 +2,12 @@
 
 Each entry of `requests` is one fetch: `requests[0]` the page, the rest its sub-requests.
 A fetch gives one capture per hop of its redirect chain (`redirect`, its Location as
-`final_url`) and one for its last response, or its failure (`page` / `request`). Records
-come from files on disk, so every field is checked; a record that breaks a rule is
-refused whole with the reason (`RecordRefused`), never guessed at. Userinfo in a URL
-(`user:password@`, which crawlers before this one could write) is dropped, never stored.
+`final_url`) and one for its last response, or its failure (`page` / `request`); the
+record's `title` (absent from records written before the crawler kept it) goes onto the
+page capture only. Records come from files on disk, so every field is checked; a record
+that breaks a rule is refused whole with the reason (`RecordRefused`), never guessed at.
+Userinfo in a URL (`user:password@`, which crawlers before this one could write) is
+dropped, never stored.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from archive_pipelines.catalog import CaptureRow
 
 MAX_REQUESTS = 10_000  # sub-requests of one page
 MAX_TEXT = 2_000  # error messages, content types, navigation ids
+MAX_TITLE = 1_000  # a page's title, as the crawler cuts it
 EARLIEST_S = 631_152_000  # 1990-01-01: no crawl record is older
 LATEST_S = 4_102_444_800  # 2100-01-01
 _BODY_HASH = re.compile(r"sha256:([0-9a-f]{64})")
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # neither PostgreSQL text nor UTF-8 holds them
 
 
 class RecordRefused(ValueError):
@@ -79,10 +83,11 @@ def parse_record(line: bytes, *, session_id: str) -> PageRecord:
     if not isinstance(requests, list):
         raise RecordRefused("requests is not a list")
     error = _text(record.get("error"), "error", limit=MAX_TEXT)
+    title = _title(record.get("title"))
     if not requests:  # nothing fetched (robots.txt said no): a failed capture of the page
         return PageRecord(session_id, fetched_ms, [_row(
             "page", page_url, navigation_id=navigation_id, fetched_ms=fetched_ms, status=None,
-            final_url=None, index=0, error=error or "not fetched", depth=depth)])
+            final_url=None, index=0, error=error or "not fetched", depth=depth, title=title)])
     if len(requests) > MAX_REQUESTS:
         raise RecordRefused(f"{len(requests)} requests (at most {MAX_REQUESTS})")
     captures: list[CaptureRow] = []
@@ -94,13 +99,15 @@ def parse_record(line: bytes, *, session_id: str) -> PageRecord:
             request, where=where, index=index, navigation_id=navigation_id,
             default_ms=fetched_ms,
             depth=depth if index == 0 else None,
-            final_url=final_url if index == 0 else None))
+            final_url=final_url if index == 0 else None,
+            title=title if index == 0 else None))
     return PageRecord(session_id, fetched_ms, captures)
 
 
 def _fetch_captures(request: dict[str, Any], *, where: str, index: int,
                     navigation_id: str | None, default_ms: int,
-                    depth: int | None, final_url: str | None) -> list[CaptureRow]:
+                    depth: int | None, final_url: str | None,
+                    title: str | None = None) -> list[CaptureRow]:
     kind = "page" if index == 0 else "request"
     url = _url(request.get("url"), f"{where}.url")
     at = request.get("timestamp")
@@ -148,7 +155,8 @@ def _fetch_captures(request: dict[str, Any], *, where: str, index: int,
                      status=status, final_url=final_url if final_url is not None else url,
                      index=index, content_type=content_type, body_sha256=body_sha256,
                      body_size=body_size, truncated=truncated, error=error, depth=depth,
-                     redirects=json.dumps(chain, ensure_ascii=False) if chain else None))
+                     redirects=json.dumps(chain, ensure_ascii=False) if chain else None,
+                     title=title))
     return rows
 
 
@@ -156,13 +164,14 @@ def _row(kind: str, url: str, *, navigation_id: str | None, fetched_ms: int,
          status: int | None, final_url: str | None, index: int,
          content_type: str | None = None, body_sha256: str | None = None,
          body_size: int | None = None, truncated: bool = False, error: str | None = None,
-         depth: int | None = None, redirects: str | None = None) -> CaptureRow:
+         depth: int | None = None, redirects: str | None = None,
+         title: str | None = None) -> CaptureRow:
     key = url_key(url)
     assert key is not None  # _url checked it
     canonical, url_hash, site = key
     return CaptureRow(kind, navigation_id, url, url_hash, site, canonical, fetched_ms, status,
                       final_url, redirects, content_type, body_sha256, body_size, truncated,
-                      error, depth, index)
+                      error, depth, index, title)
 
 
 def _url(value: object, name: str) -> str:
@@ -206,6 +215,13 @@ def _text(value: object, name: str, *, limit: int) -> str | None:
     if not isinstance(value, str) or len(value) > limit:
         raise RecordRefused(f"{name} is not a string of at most {limit} characters")
     return value
+
+
+def _title(value: object) -> str | None:
+    title = _text(value, "title", limit=MAX_TITLE)
+    if title is not None and _UNSTORABLE.search(title):
+        raise RecordRefused("title holds a NUL or an unpaired surrogate")
+    return title
 
 
 def _is_int(value: object, low: int, high: int) -> bool:

@@ -44,13 +44,14 @@ class CaptureRow(NamedTuple):
     error: str | None
     depth: int | None
     request_index: int
+    title: str | None = None  # the page's HTML title (a `page` capture's only)
 
 
 _CAPTURE_COLUMNS = [
     ("kind", TEXT), ("navigation_id", TEXT), ("url", TEXT), ("url_hash", TEXT), ("site", TEXT),
     ("canonical_url", TEXT), ("fetched_ms", INT), ("status_code", INT), ("final_url", TEXT),
     ("redirects", TEXT), ("content_type", TEXT), ("body_sha256", TEXT), ("body_size", INT),
-    ("truncated", BOOL), ("error", TEXT), ("depth", INT), ("request_index", INT),
+    ("truncated", BOOL), ("error", TEXT), ("depth", INT), ("request_index", INT), ("title", TEXT),
     ("record_offset", INT), ("body_blob_id", INT),
 ]
 
@@ -143,6 +144,7 @@ class Capture:
     content_type: str | None
     index_path: str
     record_offset: int
+    title: str | None  # a page's HTML title; None for other captures and untitled pages
 
 
 def _captures() -> Select[Any]:
@@ -150,7 +152,8 @@ def _captures() -> Select[Any]:
                   PageFetch.status_code, PageFetch.body_sha256, PageFetch.body_size,
                   PageFetch.body_blob_id.is_not(None), PageFetch.truncated, PageFetch.error,
                   PageFetch.session_id, PageFetch.final_url, PageFetch.content_type,
-                  PageFetch.index_path, PageFetch.record_offset)  # type: ignore[assignment]
+                  PageFetch.index_path, PageFetch.record_offset,
+                  PageFetch.title)  # type: ignore[assignment]
     return query
 
 

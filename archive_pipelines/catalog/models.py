@@ -302,7 +302,9 @@ class PageFetch(Base):
     canonical form of `url` (`canonical_urls`); `site` (scheme://host[:port]) serves
     prefix listings. A stored body is one reference to its blob (`body_blob_id`); a body
     the store lacked keeps its hash in `body_sha256` with no blob. `index_path` and
-    `record_offset` locate the record (segment file, or compacted session file)."""
+    `record_offset` locate the record (segment file, or compacted session file). `title` is
+    the HTML title the crawler read from a `page` capture's body (NULL for the rest, for
+    untitled pages, and for captures ingested before titles were kept)."""
 
     __tablename__ = "page_fetch"
 
@@ -330,6 +332,7 @@ class PageFetch(Base):
     index_path: Mapped[str] = mapped_column(Text)
     record_offset: Mapped[int] = mapped_column(BigInteger)
     request_index: Mapped[int] = mapped_column(Integer, default=0)
+    title: Mapped[str | None] = mapped_column(Text, default=None)  # a page's HTML <title>
 
     __table_args__ = (
         CheckConstraint("kind IN ('page', 'request', 'redirect')", name="ck_page_fetch_kind"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -19,6 +20,11 @@ from archive_pipelines.catalog import Capture
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.sizes import human_bytes
+
+TITLE_SHOWN = 80  # characters of a page's title in a listing line (--json has it whole)
+# What json.dumps leaves as it is but a terminal acts on: DEL and C1 controls, line and
+# paragraph separators, bidirectional embeddings, overrides and isolates.
+_UNSHOWN = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 @click.command("captures")
@@ -43,7 +49,8 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
                      to: str | None, session_id: str | None, every_request: bool,
                      body: str | None, limit: int | None, as_json: bool,
                      with_records: bool) -> None:
-    """List the captures of URL, newest first: when, status, body sha256 and size, session.
+    """List the captures of URL, newest first: when, status, body sha256 and size, session,
+    and a page's title.
 
     URL matches on the crawler's canonical form (`HTTP://Example.com:80/a?b=1&a=2#x` finds
     `http://example.com/a?a=2&b=1`); http and https are different URLs. Redirect hops,
@@ -95,8 +102,18 @@ def _line(capture: Capture) -> str:
     size = "-" if capture.body_size is None else human_bytes(capture.body_size)
     sha = capture.body_sha256 or "-" * 64
     extra = note(capture)
+    title = "" if capture.title is None else f"  {listing_title(capture.title)}"
     return (f"{_when(capture.fetched_ms)}  {status:>3}  {capture.kind:<8} {sha}  {size:>9}  "
-            f"{capture.session_id}  {capture.url}" + (f"  ({extra})" if extra else ""))
+            f"{capture.session_id}  {capture.url}{title}" + (f"  ({extra})" if extra else ""))
+
+
+def listing_title(title: str) -> str:
+    """A page's title for one line of a listing: quoted, at most TITLE_SHOWN characters, and
+    escaped as JSON escapes (a title is the site's text: no control character, line break or
+    direction override of it reaches the terminal)."""
+    cut = title if len(title) <= TITLE_SHOWN else title[:TITLE_SHOWN - 1] + "\u2026"
+    return _UNSHOWN.sub(lambda found: f"\\u{ord(found.group()):04x}",
+                        json.dumps(cut, ensure_ascii=False))
 
 
 def _record(data_dir: Path, capture: Capture) -> object:

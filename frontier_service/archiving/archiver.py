@@ -109,10 +109,11 @@ class Archiver:
         *,
         assets: Sequence[FetchResult] = (),
         resource_type: ResourceType = ResourceType.DOCUMENT,
+        title: str | None = None,
     ) -> ArchivedPage:
         """Store the page's body (and its assets' bodies) and buffer its page-fetch record;
         `resource_type`: what the page's own fetch was for (an asset queued by its page
-        is fetched, and archived, on its own)."""
+        is fetched, and archived, on its own); `title`: the page's HTML title, if read."""
         fetches = [fetch_result, *assets]
         puts = await asyncio.gather(*(self._put(result.body) for result in fetches))
         stored: list[StoredFetch] = list(zip(fetches, puts, strict=True))
@@ -123,6 +124,7 @@ class Archiver:
             page=stored[0],
             assets=stored[1:],
             resource_type=resource_type,
+            title=title,
         )
         # No await from here on: the record and its counts land in the same segment.
         self.index_writer.add(record)

@@ -3,7 +3,9 @@
 The base fields: session_id, page_url, timestamp, navigation_id, requests[...] with a
 response {status_code, headers, body_hash "sha256:<hex>", body_size, body_type}.
 Our additions: top-level `depth`, `final_url`, `redirects` and `error` (of the page
-fetch, which is requests[0]); per request `redirects`, `error`, `elapsed_s`,
+fetch, which is requests[0]), and `title` (the page's HTML <title>, whitespace collapsed, at
+most 1,000 characters; null for a page without one, a body that is not HTML, and a fetch
+that was not a 2xx: only the bodies parsed for links are read); per request `redirects`, `error`, `elapsed_s`,
 `resource_type` (what it was fetched for: document, stylesheet, script, image, font,
 media, other) and `response.body_truncated` with `body_truncated_reason` (why, in one
 line; null when not cut), and `response.body_encoding` when the stored body still carries
@@ -35,9 +37,10 @@ def page_record(
     assets: Sequence[StoredFetch] = (),
     navigation_id: str | None = None,
     resource_type: ResourceType = ResourceType.DOCUMENT,
+    title: str | None = None,
 ) -> dict[str, Any]:
     """The JSON-ready record of one page visit; `resource_type` is the page fetch's, the
-    assets' are not known here (other)."""
+    assets' are not known here (other); `title` the page's, as link extraction read it."""
     result = page[0]
     first = request_entry(*page, resource_type=resource_type)
     return {
@@ -50,6 +53,7 @@ def page_record(
         "requests": [first, *(request_entry(*asset) for asset in assets)],
         "redirects": first["redirects"],
         "error": result.error,
+        "title": title,
     }
 
 

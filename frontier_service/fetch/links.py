@@ -1,9 +1,11 @@
 """Links of an HTML page or a stylesheet: pages to crawl and the assets a browser would load
-for it, as absolute http(s) URLs, each asset with what it is loaded as."""
+for it, as absolute http(s) URLs, each asset with what it is loaded as; and a page's title,
+read in the same walk of the same parse (the page record keeps it)."""
 
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit, urlunsplit
@@ -39,8 +41,11 @@ _PRELOAD_AS = {"style": R.STYLESHEET, "script": R.SCRIPT, "font": R.FONT, "image
 _SELECTOR = ", ".join([*(f"{tag}[{attr}]" for tag, attr in _PAGE_ATTRS.items()),
                        "img", "script[src]", "embed[src]", "source", "video", "audio[src]",
                        "track[src]", "object[data]", "body[background]", "input[src]", "link",
-                       "style"])
+                       "style", "title"])
 _WHATWG_REMOVED = str.maketrans("", "", "\t\n\r")
+MAX_TITLE_CHARS = 1_000  # the page record's (and the catalog's) limit
+_ASCII_WHITESPACE = re.compile(r"[\t\n\f\r ]+")
+_FOREIGN_ROOTS = frozenset({"svg", "math"})  # their <title> is not the document's
 CSS_TYPES = frozenset({"text/css"})
 # What a response to a stylesheet request may be labelled and still be read as CSS.
 _LOOSE_CSS_TYPES = frozenset({None, "text/plain", "application/octet-stream"})
@@ -52,7 +57,8 @@ class PageLinks:
 
     `asset_types[i]` is what `assets[i]` is loaded as; `assets_over_budget` counts the
     further distinct asset references the budget left out (unresolved: not yet known to
-    be valid URLs).
+    be valid URLs). `title` is an HTML page's document title (`page_title`); None for a
+    stylesheet, and for a page without one.
     """
 
     base_url: str  # what relative links were resolved against (a <base href> wins)
@@ -60,6 +66,7 @@ class PageLinks:
     assets: list[str]
     asset_types: list[ResourceType] = field(default_factory=list)
     assets_over_budget: int = 0
+    title: str | None = None
 
     def assets_by_type(self) -> dict[ResourceType, list[str]]:
         grouped: dict[ResourceType, list[str]] = {}
@@ -96,14 +103,15 @@ class _Assets:
         for raw, kind in css_references(text):
             self.add(raw, kind)
 
-    def links(self, base: str, pages: Iterable[str] = ()) -> PageLinks:
+    def links(self, base: str, pages: Iterable[str] = (), *, title: str | None = None) -> PageLinks:
         return PageLinks(base, list(pages), list(self.found), list(self.found.values()),
-                         self.over)
+                         self.over, title)
 
 
 def extract_links(body: bytes, url: str, *, charset: str | None = None,
                   max_assets: int | None = None) -> PageLinks:
-    """Parse `body` (HTML fetched from final URL `url`) and resolve its links.
+    """Parse `body` (HTML fetched from final URL `url`) and resolve its links; read its title
+    in the same walk.
 
     Args:
         charset: the charset the response declared; without a usable one the parser
@@ -117,6 +125,7 @@ def extract_links(body: bytes, url: str, *, charset: str | None = None,
     resolver = LinkResolver(base, resolve_link)
     resolve = resolver.resolve
     assets = _Assets(resolver, max_assets)
+    title_node: LexborNode | None = None
     for node in tree.css(_SELECTOR):
         tag = node.tag or ""
         attributes = node.attributes
@@ -128,6 +137,9 @@ def extract_links(body: bytes, url: str, *, charset: str | None = None,
             _link(attributes, pages, assets)
         elif tag == "style":
             assets.add_css(node.text(deep=True))
+        elif tag == "title":
+            if title_node is None and not _in_foreign_content(node):
+                title_node = node
         elif tag == "input":
             if (attributes.get("type") or "").strip().lower() == "image":
                 assets.add(attributes.get("src"), R.IMAGE)
@@ -140,7 +152,24 @@ def extract_links(body: bytes, url: str, *, charset: str | None = None,
     for node in tree.css("[style]"):  # a second walk costs ~2% of a page; no duplicates
         if style := node.attributes.get("style"):
             assets.add_css(style)
-    return assets.links(base, pages)
+    return assets.links(base, pages, title=None if title_node is None else page_title(title_node))
+
+
+def page_title(node: LexborNode) -> str | None:
+    """The text of a <title> as `document.title` gives it (ASCII whitespace stripped and
+    collapsed), cut to MAX_TITLE_CHARS; None when that leaves nothing."""
+    text = _ASCII_WHITESPACE.sub(" ", node.text(deep=True)).strip(" ")
+    return text[:MAX_TITLE_CHARS].rstrip(" ") or None
+
+
+def _in_foreign_content(node: LexborNode) -> bool:
+    """Whether `node` is inside inline SVG or MathML (whose <title> names a drawing)."""
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in _FOREIGN_ROOTS:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _link(attributes: dict[str, str | None], pages: dict[str, None], assets: _Assets) -> None:

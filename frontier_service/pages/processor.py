@@ -200,7 +200,8 @@ class PageProcessor:
         # Before archiving: from the page record on, no await until the visit is recorded.
         links = (await links_off_loop(result, kind=kind, max_assets=budget)
                  if result.ok else None)
-        archived = await self.archiver.archive(result, item.record.url, depth, resource_type=kind)
+        archived = await self.archiver.archive(result, item.record.url, depth, resource_type=kind,
+                                               title=None if links is None else links.title)
         metrics = self.metrics
         metrics.pages += 1
         metrics.pages_ok += result.ok

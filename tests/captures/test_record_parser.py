@@ -141,6 +141,9 @@ REFUSALS = {
     "hop status": (_set("requests.0.redirects", [{"url": "http://site0000.test/a", "status": "x"}]),
                    ["requests[0].redirects[0].status"]),
     "long error": (_set("error", "x" * 10_000), ["error", "at most"]),
+    "long title": (_set("title", "x" * 1_001), ["title", "at most 1000"]),
+    "title a number": (_set("title", 42), ["title", "not a string"]),
+    "title with NUL": (_set("title", "a\x00b"), ["title", "NUL"]),
 }
 
 
@@ -219,3 +222,61 @@ def test_credentials_in_an_older_records_urls_are_never_ingested() -> None:
     not_fetched = {**record, "requests": []}
     [skipped] = parse_record(line_of(not_fetched), session_id="s1").captures
     assert skipped.url == "http://site0001.test/a" and secret not in repr(skipped)
+
+
+def titled_record(**changes: object) -> Record:
+    """A page record (a redirect hop, the page, one sub-request) with the crawler's fields."""
+    record: Record = {
+        "session_id": "s1", "page_url": "http://site0001.test/a", "timestamp": 1.7e9,
+        "navigation_id": "n1", "depth": 0, "final_url": "http://site0001.test/b", "error": None,
+        "title": "B\u00fccher \u2014 Katalog",
+        "requests": [
+            {"url": "http://site0001.test/b", "timestamp": 1.7e9,
+             "response": {"status_code": 200, "body_hash": None, "body_size": 0},
+             "redirects": [{"url": "http://site0001.test/a", "status": 301,
+                            "location": "http://site0001.test/b"}]},
+            {"url": "http://site0001.test/s.css", "timestamp": 1.7e9,
+             "response": {"status_code": 200, "body_hash": None, "body_size": 0}}],
+    }
+    record.update(changes)
+    return record
+
+
+@pytest.mark.unit
+def test_a_title_goes_onto_the_page_capture_only() -> None:
+    hop, page, asset = parse_record(line_of(titled_record()), session_id="s1").captures
+    assert (hop.kind, page.kind, asset.kind) == ("redirect", "page", "request")
+    assert page.title == "B\u00fccher \u2014 Katalog" and page.request_index == 0
+    assert hop.title is None and asset.title is None
+    longest = "\u00fc" * 1_000  # the limit counts characters, not bytes
+    [_hop, page, _asset] = parse_record(line_of(titled_record(title=longest)),
+                                        session_id="s1").captures
+    assert page.title == longest
+    [skipped] = parse_record(line_of(titled_record(requests=[])), session_id="s1").captures
+    assert skipped.kind == "page" and skipped.title == "B\u00fccher \u2014 Katalog"
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("record", [
+    titled_record(title=None),
+    {k: v for k, v in titled_record().items() if k != "title"},  # written before titles were kept
+], ids=["null", "absent"])
+def test_a_record_without_a_title_gives_none(record: Record) -> None:
+    captures = parse_record(line_of(record), session_id="s1").captures
+    assert [c.kind for c in captures] == ["redirect", "page", "request"]
+    assert [c.title for c in captures] == [None, None, None]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("title", "words"), [
+    ("x" * 1_001, "title is not a string of at most 1000 characters"),
+    (["a list"], "title is not a string"),
+    (7, "title is not a string"),
+    (True, "title is not a string"),
+    ({"text": "x"}, "title is not a string"),
+    ("a\x00b", "title holds a NUL"),
+    ("a\ud800b", "unpaired surrogate"),
+])
+def test_a_bad_title_refuses_the_record(title: object, words: str) -> None:
+    with pytest.raises(RecordRefused, match=words):
+        parse_record(line_of(titled_record(title=title)), session_id="s1")

@@ -21,7 +21,7 @@ def test_0004_backfills_existing_snapshots_as_complete(catalog_url: str) -> None
         conn.execute(text("INSERT INTO snapshot (id, url, timestamp, created_at, created_by, "
                           "fs_version, updated_at) VALUES ('s1', 'https://e.x/', '1', "
                           "CURRENT_TIMESTAMP, 'u', 'cas', CURRENT_TIMESTAMP)"))
-    upgrade_catalog(engine)
+    command.upgrade(alembic_config(engine), "0004_snapshot_completion")
     assert current_revision(engine) == "0004_snapshot_completion"
     repository = Catalog(engine)
     with repository.reading() as tx:

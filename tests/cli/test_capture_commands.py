@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from archive_pipelines.cli.captures_command import listing_title
 from tests.helpers.cli import run_cli
 from tests.helpers.crawls import Crawled
 
@@ -126,6 +127,29 @@ def test_captures_text_marks_redirects_and_failures(ingested: tuple[str, dict[st
     assert shown.stdout.strip().splitlines()[-1].startswith("1 capture(s) ")
 
 
+def test_captures_show_a_pages_title(ingested: tuple[str, dict[str, Any]]) -> None:
+    """--json has every capture's `title` (a page's HTML title, else null); the listing shows
+    it quoted after the URL, non-ASCII as it is."""
+    data_dir, _report = ingested
+    every = captures_json(data_dir, "--session", captures_json(
+        data_dir, "http://site0001.test", "--prefix")[0]["session_id"], "--requests")
+    assert all("title" in c for c in every)
+    assert all(c["title"] is None for c in every if c["kind"] != "page")
+    titled = [c for c in every if c["title"]]
+    assert len(titled) > 100
+    idn = next(c for c in titled if c["url"].startswith("http://xn--"))
+    assert idn["title"] == "B\u00fccher"
+    for capture in (titled[0], idn):
+        shown = run_cli("--data-dir", data_dir, "captures", capture["url"])
+        assert shown.returncode == 0, shown.stderr
+        line = next(line for line in shown.stdout.splitlines() if line.startswith(capture["timestamp"]))
+        assert line.endswith(f'{capture["url"]}  {json.dumps(capture["title"], ensure_ascii=False)}')
+    untitled = next(c for c in every if c["kind"] == "page" and c["title"] is None
+                    and c["status_code"] == 404)
+    shown = run_cli("--data-dir", data_dir, "captures", untitled["url"])
+    assert f'{untitled["url"]}  "' not in shown.stdout
+
+
 def test_prefix_time_bounds_session_and_hash(ingested: tuple[str, dict[str, Any]]) -> None:
     data_dir, report = ingested
     site = captures_json(data_dir, "http://site0001.test", "--prefix")
@@ -213,3 +237,17 @@ def test_ingest_crawl_reports_a_refused_record_and_exits_1(crawl_data: Path) -> 
     assert f"  {relative}: record at byte 0: requests[0].response.status_code 'abc' is not " \
            "an HTTP status" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("title", "shown"), [
+    ("B\u00fccher", '"B\u00fccher"'),
+    ('say "hi"\\', '"say \\"hi\\"\\\\"'),
+    ("\x1b[2J\x1b]0;owned\x07 \u009b", '"\\u001b[2J\\u001b]0;owned\\u0007 \\u009b"'),
+    ("x" * 81, '"' + "x" * 79 + '\u2026"'),
+    ("x" * 80, '"' + "x" * 80 + '"'),
+    ("abc\u202egnp.exe\u2028\x7f", '"abc\\u202egnp.exe\\u2028\\u007f"'),
+])
+def test_a_title_in_a_listing_is_quoted_cut_and_never_a_terminal_control(title: str,
+                                                                          shown: str) -> None:
+    assert listing_title(title) == shown
