@@ -15,10 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from warcio.archiveiterator import ArchiveIterator
 
 from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog import CaptureScope
+from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.warc.warc_info import warc_date
 from tests.helpers.captures import capture_primary, open_parts
 from tests.helpers.cli import CLI
@@ -85,6 +87,12 @@ def test_the_page_list_names_every_page_with_a_response(wacz: Path, ingested: Pa
             if capture.kind == "page" and capture.status_code is not None)
         parts.catalog.engine.dispose()
     assert sorted(page["url"] for page in pages) == expected
+    with open_parts(ingested) as parts, parts.catalog.reading() as tx:
+        titles = dict(tx.session.execute(select(PageFetch.url, PageFetch.title).where(
+            PageFetch.kind == "page", PageFetch.status_code.is_not(None))).all())
+        parts.catalog.engine.dispose()
+    assert {page["url"]: page.get("title") for page in pages} == titles
+    assert sum(title is not None for title in titles.values()) > 50  # the test web's <title>s
 
 
 def _exported(path: Path) -> set[tuple[str, str]]:
