@@ -355,7 +355,7 @@ class CaptureRepository(Repository):
         `session_id`): those not compacted yet, and those compacted (their originals may still
         need removing)."""
         query = select(CrawlSession.id, CrawlSession.compacted_path).where(
-            CrawlSession.ended_at < ended_before)
+            CrawlSession.ended_at < ended_before, CrawlSession.kind == "crawl")
         if session_id is not None:
             query = query.where(CrawlSession.id == session_id)
         return [(str(i), p) for i, p in session.execute(query.order_by(CrawlSession.started_at))]
@@ -366,7 +366,7 @@ class CaptureRepository(Repository):
         """(id, last fetch) of the sessions not compacted whose last fetch is not before
         `ended_since` (or unknown): too young to compact yet."""
         query = select(CrawlSession.id, CrawlSession.ended_at).where(
-            CrawlSession.compacted_path.is_(None),
+            CrawlSession.compacted_path.is_(None), CrawlSession.kind == "crawl",
             (CrawlSession.ended_at >= ended_since) | CrawlSession.ended_at.is_(None))
         if session_id is not None:
             query = query.where(CrawlSession.id == session_id)

@@ -23,6 +23,7 @@ from archive_pipelines.catalog.engine import make_engine, reader, shared_engine
 from archive_pipelines.catalog.errors import clear_catalog_errors
 from archive_pipelines.catalog.export_repository import ExportRepository
 from archive_pipelines.catalog.file_repository import FileRepository
+from archive_pipelines.catalog.import_repository import ImportRepository
 from archive_pipelines.catalog.models import (
     ArchiveResult,
     Blob,
@@ -69,6 +70,7 @@ class Repositories:
         self.adoption = AdoptionRepository(sessions)
         self.days = DayRepository(sessions)
         self.exports = ExportRepository(sessions)
+        self.imports = ImportRepository(sessions)
 
 
 class CatalogTransaction(Repositories):

@@ -251,9 +251,14 @@ class BlobCopy(Base):
     )
 
 
+SESSION_KINDS = ("crawl", "warc")
+
+
 class CrawlSession(Base):
     """A crawl session whose segments were ingested (`captures.segment_ingest`): its first and last
-    fetch, the pages ingested so far, and its compacted file once compacted."""
+    fetch, the pages ingested so far, and its compacted file once compacted. Or (`kind` warc)
+    an imported WARC file (`source`: its name as given), whose records the captures point
+    into; `snapshot_id` when it is an adopted ArchiveBox snapshot's own WARC."""
 
     __tablename__ = "crawl_session"
 
@@ -269,8 +274,17 @@ class CrawlSession(Base):
         ForeignKey("blob.id", ondelete="RESTRICT"), default=None)
     index_blob_id: Mapped[int | None] = mapped_column(
         ForeignKey("blob.id", ondelete="RESTRICT"), default=None)
+    kind: Mapped[str] = mapped_column(String(16), default="crawl", server_default="crawl")
+    source: Mapped[str | None] = mapped_column(Text, default=None)
+    snapshot_id: Mapped[str | None] = mapped_column(
+        ForeignKey("snapshot.id", ondelete="SET NULL", name="fk_crawl_session_snapshot"),
+        default=None)
 
-    __table_args__ = (Index("ix_crawl_session_started_at", "started_at"),)
+    __table_args__ = (
+        Index("ix_crawl_session_started_at", "started_at"),
+        Index("ix_crawl_session_snapshot", "snapshot_id"),
+        CheckConstraint("kind IN ('crawl', 'warc')", name="ck_crawl_session_kind"),
+    )
 
 
 class CrawlSegment(Base):

@@ -61,4 +61,8 @@ COMMANDS = {
         "archive_pipelines.cli.export_command", "export_warc_command",
         "Write the captures (or those of a session, URL prefix or time window) to a WARC 1.1 "
         "file or a WACZ package."),
+    "import-warc": LazyCommand(
+        "archive_pipelines.cli.import_command", "import_warc_command",
+        "Import WARC and WACZ files: each stored as it is, every body once, every HTTP "
+        "capture looked up by `captures`."),
 }

@@ -30,9 +30,9 @@ from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 
 from archive_pipelines.blobstore import BlobStore
-from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.catalog import CaptureScope, Catalog, ExportCapture
 from archive_pipelines.counts import Counts
+from archive_pipelines.warc.capture_records import read_capture_record
 from archive_pipelines.warc.http_blocks import redirect_block, request_block, response_block
 from archive_pipelines.warc.payloads import (
     DigestClock,
@@ -113,15 +113,16 @@ class ExportSinks:
 class _Records:
     """The crawler's records behind captures, a few kept (a record's captures come together)."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, store: BlobStore) -> None:
         self._data_dir = data_dir
+        self._store = store
         self._cache: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
 
     def get(self, index_path: str, offset: int) -> dict[str, Any]:
         key = (index_path, offset)
         found = self._cache.get(key)
         if found is None:
-            found = read_record(self._data_dir, index_path, offset)
+            found = read_capture_record(self._data_dir, self._store, index_path, offset)
             self._cache[key] = found
             if len(self._cache) > _RECORD_CACHE:
                 self._cache.popitem(last=False)
@@ -152,7 +153,7 @@ class WarcExport:
                  sinks: ExportSinks | None = None) -> None:
         self._catalog = catalog
         self._store = store
-        self._records = _Records(data_dir)
+        self._records = _Records(data_dir, store)
         self._writer = RecordWriter(out, gzip_level=gzip_level)
         self._builder = self._writer.builder
         self._self_contained = self_contained

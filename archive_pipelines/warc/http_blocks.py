@@ -53,6 +53,8 @@ def response_block(status: int, headers: object, *, payload_size: int,
     originals: list[tuple[str, str]] = []
     for name, value in _pairs(headers):
         lowered = name.lower()
+        if lowered == "content-length" and value.strip() == str(payload_size):
+            continue  # it already describes the payload (a WARC of ours, imported)
         if lowered in _REWRITTEN and not (still_encoded and lowered == "content-encoding"):
             originals.append((ORIGINAL_PREFIX + name, value))
         else:

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import aiohttp
 
-from frontier_service.fetch.decoding import (
+from archive_pipelines.content_coding import (
     DEFAULT_MAX_RATIO,
     BodyDecoder,
     Cut,

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import aiohttp
 
-from frontier_service.fetch.decoding import DecodingError
+from archive_pipelines.content_coding import DecodingError
 from frontier_service.fetch.result import FetchErrorKind
 
 _MAX_MESSAGE_CHARS = 300

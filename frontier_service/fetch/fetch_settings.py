@@ -28,7 +28,7 @@ class FetchSettings:
     fetch_deadline_s: float = 120.0  # one fetch: every hop, retry and backoff
     max_body_bytes: int = 10 * 1024 * 1024  # on the wire, and decoded
     # Decoded bytes per wire byte beyond which a body is cut as a compression bomb (checked
-    # after its first MiB; why 1000: frontier_service.fetch.decoding).
+    # after its first MiB; why 1000: archive_pipelines.content_coding).
     max_decode_ratio: float = 1000.0
     max_header_bytes: int = 32 * 1024  # one header line; aiohttp's 8 KB rejects big cookies
     max_redirects: int = 10

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from concurrent.futures import Executor
 
-from frontier_service.fetch.decoding import MIB, CutKind
+from archive_pipelines.content_coding import MIB, CutKind
 from frontier_service.fetch.links import PageLinks, links_from_fetch
 from frontier_service.fetch.result import FetchResult
 from frontier_service.frontier.frontier_record import ResourceType

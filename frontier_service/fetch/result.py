@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
 
-from frontier_service.fetch.decoding import CutKind
+from archive_pipelines.content_coding import CutKind
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from frontier_service.fetch.decoding import Cut
+from archive_pipelines.content_coding import Cut
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
 
 

@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 
 from archive_pipelines.canonical_urls import InvalidURL
+from archive_pipelines.content_coding import CutKind
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_record import page_record
-from frontier_service.fetch.decoding import CutKind
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.link_extraction import links_off_loop
 from frontier_service.fetch.links import PageLinks

@@ -11,8 +11,8 @@ import pytest
 
 from archive_pipelines.blobstore import PutResult
 from archive_pipelines.captures.record_parser import parse_record
+from archive_pipelines.content_coding import CutKind
 from frontier_service.archiving.page_record import page_record
-from frontier_service.fetch.decoding import CutKind
 from frontier_service.fetch.result import FetchResult
 
 pytestmark = pytest.mark.unit

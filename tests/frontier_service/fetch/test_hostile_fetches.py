@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
+from archive_pipelines.content_coding import DEFAULT_RATIO_GRACE_BYTES, MIB, CutKind
 from archive_testkit.hostile import ENCODINGS, HostileConfig, HostileSite, serve_hostile
 from archive_testkit.testweb import TestWebResolver
 from frontier_service.fetch import Fetcher, FetchErrorKind, FetchResult, FetchSettings
-from frontier_service.fetch.decoding import DEFAULT_RATIO_GRACE_BYTES, MIB, CutKind
 from frontier_service.fetch.link_extraction import links_off_loop
 
 HOST = "bombs.test"

@@ -11,7 +11,7 @@ import brotli
 import pytest
 import zstandard
 
-from frontier_service.fetch.decoding import (
+from archive_pipelines.content_coding import (
     DEFAULT_RATIO_GRACE_BYTES,
     MIB,
     BodyDecoder,

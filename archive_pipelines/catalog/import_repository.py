@@ -1,0 +1,58 @@
+"""Imported WARC files in the catalog: their ledger (one row per batch of records, so a rerun
+goes on where the last committed batch ended), their session's source, and the bodies that
+revisit records refer to."""
+
+from __future__ import annotations
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from archive_pipelines.catalog.models import CrawlSegment, CrawlSession, PageFetch
+from archive_pipelines.catalog.ref_counts import table_of
+from archive_pipelines.catalog.repository_base import Repository, _reads, _writes
+
+
+class ImportRepository(Repository):
+    """WARC imports."""
+
+    @_reads
+    def ledger_paths(self, session: Session, prefix: str) -> list[str]:
+        """The ledger paths (batches) under `prefix` (`imports/<sha256>/`)."""
+        return list(session.scalars(select(CrawlSegment.path).where(
+            CrawlSegment.path.startswith(prefix, autoescape=True))))
+
+    @_writes
+    def mark_warc_session(self, session: Session, session_id: str, *, source: str,
+                          snapshot_id: str | None = None) -> None:
+        """In the caller's transaction: the session is an imported WARC file, named `source`
+        (and the snapshot whose own WARC it is)."""
+        table = table_of(CrawlSession)
+        values: dict[str, object] = {"kind": "warc", "source": source[:2000]}
+        if snapshot_id is not None:
+            values["snapshot_id"] = snapshot_id
+        session.execute(update(table).where(table.c.id == session_id).values(**values))
+
+    @_reads
+    def body_at(self, session: Session, url_hash: str, *, from_ms: int, to_ms: int
+                ) -> tuple[str, int, str | None] | None:
+        """(sha256, size, content type) of a stored body captured for the URL in the window,
+        the earliest: what a revisit record's Refers-To-Target-URI and -Date name."""
+        row = session.execute(
+            select(PageFetch.body_sha256, PageFetch.body_size, PageFetch.content_type)
+            .where(PageFetch.url_hash == url_hash, PageFetch.fetched_ms >= from_ms,
+                   PageFetch.fetched_ms <= to_ms, PageFetch.body_blob_id.is_not(None))
+            .order_by(PageFetch.fetched_ms, PageFetch.id).limit(1)).first()
+        if row is None:
+            return None
+        return str(row[0]), int(row[1] or 0), row[2]
+
+    @_reads
+    def body_with_digest(self, session: Session, sha256: str) -> tuple[str, int, str | None] | None:
+        """(sha256, size, content type) of a stored body with this sha256, if a capture holds it."""
+        row = session.execute(
+            select(PageFetch.body_sha256, PageFetch.body_size, PageFetch.content_type)
+            .where(PageFetch.body_sha256 == sha256, PageFetch.body_blob_id.is_not(None))
+            .limit(1)).first()
+        if row is None:
+            return None
+        return str(row[0]), int(row[1] or 0), row[2]

@@ -1,0 +1,356 @@
+"""A WARC file into the deduplicated store: the file kept as it is (an original, one blob),
+each response's body a blob, each HTTP capture a row of the catalog pointing at its record.
+
+The file is stored first (copied, never moved or changed); its records are then read from the
+stored copy, so a capture's (file, offset) names bytes the store keeps. Records go to the
+catalog in batches, one transaction each, as a crawl segment would: the batch's ledger row
+(`imports/<sha256>/<layout>/<start>-<end>`, in `crawl_segment`) references the stored file, its
+captures reference their bodies. A rerun starts after the last committed batch; a file whose
+closing row (`.../end`) exists is done. Bodies are written before their batch's transaction
+(synced first): a crash between leaves at most unreferenced blobs, which `gc` collects.
+
+A revisit record resolves to the body it stands for: a record of the same file read in this
+run (by payload digest), else a capture of its `WARC-Refers-To-Target-URI` at its
+`WARC-Refers-To-Date` (an earlier import, or a crawl), else a body whose sha256 the digest
+is. One that resolves to nothing is reported and kept as a failed capture that says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import uuid
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from archive_pipelines.blobstore import LocalBlobStore
+from archive_pipelines.captures.record_parser import url_key
+from archive_pipelines.captures.segment_ingest import CapturePrimary
+from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
+from archive_pipelines.counts import Counts
+from archive_pipelines.warc.import_record import Body as ReadBody
+from archive_pipelines.warc.import_record import (
+    ReadRecord,
+    RecordRefused,
+    Revisit,
+    read_record,
+    warc_date_ms,
+)
+from archive_pipelines.warc.warc_files import (
+    READ_ERRORS,
+    BrokenSpan,
+    FoundRecord,
+    Layout,
+    detect_layout,
+    iter_records,
+)
+
+IMPORT_NAMESPACE = uuid.UUID("5b0c8f4e-2f1e-4c36-9a55-1d7a4f0e9c21")
+BATCH_RECORDS = 500
+_MAX_PROBLEMS = 1_000
+
+
+def import_session_id(sha256: str) -> str:
+    """The session of an imported file: the same file is the same session, on every run."""
+    return str(uuid.uuid5(IMPORT_NAMESPACE, sha256))
+
+
+def ledger_prefix(sha256: str) -> str:
+    return f"imports/{sha256}/"
+
+
+@dataclass
+class ImportReport(Counts):
+    """What an import did with its files and records."""
+
+    files: int = 0
+    files_done_before: int = 0  # imported by an earlier run: nothing to do
+    records: int = 0  # read this run
+    captures: int = 0
+    pages: int = 0
+    revisits: int = 0
+    unresolved_revisits: int = 0
+    refused: int = 0  # records not imported as good (digest mismatch, cut short ...)
+    broken_spans: int = 0  # stretches of a file holding no readable record
+    other_records: int = 0  # request, metadata, warcinfo, non-http: kept in the stored file only
+    new_bodies: int = 0
+    new_body_bytes: int = 0
+    file_bytes: int = 0  # of the imported files as stored
+    problems: list[str] = field(default_factory=list)
+
+    def problem(self, line: str) -> None:
+        if len(self.problems) < _MAX_PROBLEMS:
+            self.problems.append(line)
+        elif len(self.problems) == _MAX_PROBLEMS:
+            self.problems.append("… (more problems: see the counts)")
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.refused or self.broken_spans or self.unresolved_revisits)
+
+
+@dataclass(frozen=True)
+class ImportTarget:
+    """Where an import goes: the catalog, the primary store (its id in the catalog, and the
+    view farm whose aliases every blob gets), and the data dir (temp files)."""
+
+    catalog: Catalog
+    primary: CapturePrimary
+    data_dir: Path
+
+    @property
+    def store(self) -> LocalBlobStore:
+        return self.primary.store
+
+    @property
+    def store_id(self) -> int:
+        return self.primary.store_id
+
+    def ensure_aliases(self, hashes: Iterable[str]) -> None:
+        """Every blob has its typed alias in the view farm (idempotent)."""
+        for sha in hashes:
+            self.primary.farm.aliases.ensure(sha, self.store.local_path(sha))
+
+
+@dataclass
+class _Batch:
+    start: int
+    captures: list[tuple[int, CaptureRow]] = field(default_factory=list)
+    bodies: dict[str, Body] = field(default_factory=dict)
+    records: int = 0
+    refused: int = 0
+    pages: int = 0
+    first_ms: int | None = None
+    last_ms: int | None = None
+
+    def add(self, offset: int, row: CaptureRow) -> None:
+        self.captures.append((offset, row))
+        self.pages += row.kind == "page"
+        self.first_ms = row.fetched_ms if self.first_ms is None else min(self.first_ms, row.fetched_ms)
+        self.last_ms = row.fetched_ms if self.last_ms is None else max(self.last_ms, row.fetched_ms)
+
+
+def digest_sha256(digest: str | None) -> str | None:
+    """The hex sha256 a `sha256:` WARC digest (base32, base16 or base64) names, else None."""
+    if not digest or not digest.lower().startswith("sha256:"):
+        return None
+    value = digest.split(":", 1)[1].strip()
+    for decode in (lambda v: base64.b32decode(v.upper()), lambda v: base64.b16decode(v.upper()),
+                   base64.b64decode):
+        try:
+            raw = decode(value)
+        except (binascii.Error, ValueError):
+            continue
+        if len(raw) == 32:
+            return raw.hex()
+    return None
+
+
+class WarcImport:
+    """One stored WARC file's records into the catalog (see the module docstring)."""
+
+    def __init__(self, target: ImportTarget, *, sha256: str, size: int, source: str,
+                 snapshot_id: str | None = None, pages: dict[str, str | None] | None = None,
+                 report: ImportReport, on_record: Callable[[int], None] | None = None) -> None:
+        self._target = target
+        self._sha256 = sha256
+        self._size = size
+        self._source = source
+        self._snapshot_id = snapshot_id
+        self._pages = pages or {}
+        self._report = report
+        self._on_record = on_record
+        self._session_id = import_session_id(sha256)
+        self._seen: dict[str, tuple[str, int, str | None]] = {}  # payload digest -> body
+        self._spool = target.data_dir / "tmp" / "warc-import"
+
+    def run(self) -> None:
+        prefix = ledger_prefix(self._sha256)
+        done = self._target.catalog.imports.ledger_paths(prefix)
+        if any(path.endswith("/end") for path in done):
+            self._report.files_done_before += 1
+            return
+        path = self._target.store.local_path(self._sha256)
+        assert path is not None
+        layout = detect_layout(path)
+        start = max((int(p.rsplit("-", 1)[1]) for p in done if "-" in p.rsplit("/", 1)[1]),
+                    default=0)
+        with self._target.store.deferred_sync():  # bodies synced once per batch, not each
+            self._read(path, layout, start)
+
+    def _read(self, path: Path, layout: Layout, start: int) -> None:
+        batch = _Batch(start)
+        for item in self._items(path, layout, start):
+            if isinstance(item, BrokenSpan):
+                self._report.broken_spans += 1
+                batch.refused += 1
+                self._report.problem(f"{self._source}: offset {item.offset}: {item.reason}")
+                continue
+            offset, read = item
+            if batch.records >= BATCH_RECORDS:
+                self._commit(batch, layout, end=offset)
+                batch = _Batch(offset)
+            batch.records += 1
+            self._add(batch, offset, read)
+        self._commit(batch, layout, end=self._stored_end(path, layout), final=True)
+
+    def _items(self, path: Path, layout: Layout, start: int
+               ) -> Iterator[BrokenSpan | tuple[int, ReadRecord | RecordRefused]]:
+        """Each record read (or refused), each broken stretch."""
+        records = iter_records(path, layout, start=start)
+        item = next(records, None)
+        while item is not None:
+            if isinstance(item, BrokenSpan):
+                yield item
+                item = next(records, None)
+                continue
+            assert isinstance(item, FoundRecord)
+            self._report.records += 1
+            if self._on_record is not None:
+                self._on_record(1)
+            try:
+                read: ReadRecord | RecordRefused = read_record(
+                    item.record, spool_dir=self._spool, pages=self._pages)
+            except RecordRefused as exc:
+                read = exc
+            except READ_ERRORS as exc:
+                item = records.throw(exc)  # the reader reports the stretch and resyncs
+                continue
+            yield item.offset, read
+            item = next(records, None)
+
+    def _add(self, batch: _Batch, offset: int, read: ReadRecord | RecordRefused) -> None:
+        if isinstance(read, RecordRefused):
+            batch.refused += 1
+            self._report.refused += 1
+            self._report.problem(f"{self._source}: offset {offset}: {read}")
+            return
+        if read.capture is None:
+            self._report.other_records += 1
+            return
+        row = read.capture
+        if read.revisit is not None:
+            self._report.revisits += 1
+            row = self._resolve(row, read.revisit, offset=offset)
+        elif read.body is not None:
+            body = read.body
+            try:
+                self._store_body(body)
+            finally:
+                body.close()
+            kept = (body.sha256, body.size, row.content_type)
+            if read.payload_digest:
+                self._seen.setdefault(read.payload_digest, kept)
+        if row.body_sha256 is not None:
+            batch.bodies[row.body_sha256] = Body(row.body_sha256, row.body_size or 0,
+                                                 _mime(row.content_type))
+        batch.add(offset, row)
+        self._report.captures += 1
+        self._report.pages += row.kind == "page"
+
+    def _store_body(self, body: ReadBody) -> None:
+        store = self._target.store
+        if store.exists(body.sha256):
+            return
+        store.put_verified(body.sha256, body.spool, size=body.size)
+        self._report.new_bodies += 1
+        self._report.new_body_bytes += body.size
+
+    def _resolve(self, row: CaptureRow, revisit: Revisit, *, offset: int) -> CaptureRow:
+        found = self._seen.get(revisit.payload_digest or "")
+        catalog = self._target.catalog
+        if found is None and revisit.refers_to_uri and revisit.refers_to_date:
+            key = url_key(revisit.refers_to_uri.strip("<>"))
+            try:
+                at = warc_date_ms(revisit.refers_to_date)
+            except RecordRefused:
+                key = None
+            if key is not None:
+                found = catalog.imports.body_at(key[1], from_ms=at - at % 1000,
+                                                to_ms=at - at % 1000 + 999)
+        sha = digest_sha256(revisit.payload_digest)
+        if found is None and sha is not None:
+            found = catalog.imports.body_with_digest(sha)
+        if found is None:
+            self._report.unresolved_revisits += 1
+            refers = f"{revisit.refers_to_uri or '?'} at {revisit.refers_to_date or '?'}"
+            self._report.problem(f"{self._source}: offset {offset}: revisit of {row.url[:200]} "
+                                 f"refers to {refers} (payload {revisit.payload_digest or '?'}): "
+                                 "no such body in this file, the catalog or the store")
+            return row._replace(status_code=None, body_sha256=None, body_size=None,
+                                error=f"unresolved revisit of {refers}"[:2000])
+        return row._replace(body_sha256=found[0], body_size=found[1],
+                            content_type=row.content_type or found[2])
+
+    def _stored_end(self, path: Path, layout: Layout) -> int:
+        if layout is Layout.WHOLE_GZIP:
+            return -1  # decompressed length unknown without reading: `end` marks it done
+        return path.stat().st_size
+
+    def _commit(self, batch: _Batch, layout: Layout, *, end: int, final: bool = False) -> None:
+        """The batch's rows in one transaction (bodies synced first); with `final`, the
+        file's closing row too."""
+        store = self._target.store
+        store.sync()
+        self._target.ensure_aliases([self._sha256, *batch.bodies])
+        catalog = self._target.catalog
+        base = f"{ledger_prefix(self._sha256)}{layout.value}"
+        segment_blob = Body(self._sha256, self._size, "application/warc")
+        now = utcnow()
+        first = batch.first_ms if batch.first_ms is not None else int(now.timestamp() * 1000)
+        last = batch.last_ms if batch.last_ms is not None else first
+        with catalog.transaction() as tx:
+            if batch.records or batch.refused:
+                tx.captures.record_segment(SegmentRows(
+                    path=f"{base}/{batch.start}-{end}", sha256=self._sha256,
+                    session_id=self._session_id, index_dir=ledger_prefix(self._sha256).rstrip("/"),
+                    segment_blob=segment_blob, captures=batch.captures, bodies=batch.bodies,
+                    records=batch.records, rejected=batch.refused, cut_bytes=0,
+                    pages=batch.pages, first_ms=first, last_ms=last),
+                    primary_store_id=self._target.store_id, now=now)
+            if final:
+                tx.captures.record_segment(SegmentRows(
+                    path=f"{base}/end", sha256=self._sha256, session_id=self._session_id,
+                    index_dir=ledger_prefix(self._sha256).rstrip("/"), segment_blob=segment_blob,
+                    captures=[], bodies={}, records=0, rejected=0, cut_bytes=0, pages=0,
+                    first_ms=first, last_ms=last), primary_store_id=self._target.store_id, now=now)
+            tx.imports.mark_warc_session(self._session_id, source=self._source,
+                                         snapshot_id=self._snapshot_id)
+
+
+def _mime(content_type: str | None) -> str:
+    mime = (content_type or "").split(";", 1)[0].strip().lower()
+    return mime[:255] or "application/octet-stream"
+
+
+def is_warc(path: Path) -> bool:
+    """Whether the file starts as a WARC does (`WARC/`), plain or gzipped."""
+    with open(path, "rb") as handle:
+        head = handle.read(64 * 1024)
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            head = zlib.decompressobj(31).decompress(head, 16)
+        except zlib.error:
+            return False
+    return head.startswith(b"WARC/")
+
+
+def import_warc_file(path: Path, *, target: ImportTarget, report: ImportReport,
+                     source: str | None = None, snapshot_id: str | None = None,
+                     pages: dict[str, str | None] | None = None,
+                     on_record: Callable[[int], None] | None = None) -> str | None:
+    """Store `path` as it is and import its records; its sha256, or None (reported) when it
+    is no WARC file."""
+    name = source or str(path)
+    report.files += 1
+    if not is_warc(path):
+        report.broken_spans += 1
+        report.problem(f"{name}: not a WARC file (it does not start with WARC/, plain or gzipped)")
+        return None
+    put = target.store.put_file(path)
+    report.file_bytes += put.size
+    WarcImport(target, sha256=put.sha256, size=put.size, source=name, snapshot_id=snapshot_id,
+               pages=pages, report=report, on_record=on_record).run()
+    return put.sha256

@@ -1,0 +1,191 @@
+"""The records of a WARC file as anyone writes it, read with warcio, each with its place in the
+file; a broken stretch is reported and stepped over, never the end of the file's import.
+
+Three layouts: one gzip member per record (the norm: a record is found by its offset in the
+file), plain (uncompressed: the same), and one gzip stream over the whole file (offsets are
+then in the decompressed stream: reading a record later means decompressing up to it).
+
+On a record that cannot be read (a truncated gzip member, a header that does not parse, a
+Content-Length that runs past the record) the reader yields a `BrokenSpan` with the offset
+and the reason, then looks for the next record start after it (a gzip member that opens
+with `WARC/`, or a `WARC/1.` line) and goes on from there.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Generator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecord
+
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_SCAN = 1024 * 1024
+_HEAD = 256 * 1024  # the first record's header is in its first 256 KiB, or it is no WARC
+READ_ERRORS = (ArchiveLoadFailed, zlib.error, EOFError, ValueError, gzip.BadGzipFile,
+               UnicodeDecodeError)
+
+
+class Layout(StrEnum):
+    RECORD_GZIP = "records-gzip"  # one gzip member per record
+    WHOLE_GZIP = "whole-gzip"  # one gzip stream over the whole file
+    PLAIN = "plain"
+
+
+class _Iterator(ArchiveIterator):
+    """warcio's iterator, without its warning on stderr when a record is not followed by
+    blank lines (counted in `err_count`, which the reader turns into a report)."""
+
+    INC_RECORD = ""
+
+
+@dataclass
+class FoundRecord:
+    """A record and where it starts (its stream is valid until the next one is asked for)."""
+
+    offset: int
+    record: ArcWarcRecord
+
+
+@dataclass(frozen=True)
+class BrokenSpan:
+    """A stretch that holds no readable record: where it starts and why."""
+
+    offset: int
+    reason: str
+
+
+def detect_layout(path: Path) -> Layout:
+    """How `path` is compressed: plain, gzip per record, or gzip over the whole file (its
+    first gzip member holds more than its first record)."""
+    with open(path, "rb") as handle:
+        head = handle.read(3)
+        if head != _GZIP_MAGIC:
+            return Layout.PLAIN
+        handle.seek(0)
+        inflate = zlib.decompressobj(31)
+        produced = 0
+        first = b""
+        while not inflate.eof:
+            chunk = handle.read(_SCAN)
+            if not chunk:
+                break
+            while chunk and not inflate.eof:
+                out = inflate.decompress(chunk, _SCAN)
+                chunk = inflate.unconsumed_tail
+                produced += len(out)
+                if len(first) < _HEAD:
+                    first += out[:_HEAD - len(first)]
+    return Layout.RECORD_GZIP if produced == _first_record_length(first) else Layout.WHOLE_GZIP
+
+
+def _first_record_length(head: bytes) -> int | None:
+    """Header + Content-Length + the two CRLFs of the record at the start of `head`."""
+    end = head.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    for line in head[:end].split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            try:
+                return end + 4 + int(value.strip()) + 4
+            except ValueError:
+                return None
+    return None
+
+
+@contextmanager
+def open_layout(path: Path, layout: Layout) -> Iterator[BinaryIO]:
+    """The file as the reader reads it: as it is, or decompressed (whole-file gzip)."""
+    if layout is Layout.WHOLE_GZIP:
+        with gzip.open(path, "rb") as stream:
+            yield stream  # type: ignore[misc]
+    else:
+        with open(path, "rb") as stream:
+            yield stream
+
+
+RecordItems = Generator[FoundRecord | BrokenSpan, None, None]
+
+
+def iter_records(path: Path, layout: Layout, *, start: int = 0) -> RecordItems:
+    """Every record from offset `start` on, and every broken stretch (see the module
+    docstring). A record's stream must be read (or left) before the next item is asked for."""
+    with open_layout(path, layout) as stream:
+        position: int | None = start
+        while position is not None:
+            stream.seek(position)
+            position = yield from _run(stream, layout, position)
+
+
+def _run(stream: BinaryIO, layout: Layout, start: int
+         ) -> Generator[FoundRecord | BrokenSpan, None, int | None]:
+    """Records from `start` until the end (None) or a broken stretch (where to go on)."""
+    iterator = _Iterator(stream, check_digests=True)
+    offset = start
+    try:
+        for record in iterator:
+            offset = iterator.offset
+            errors = iterator.err_count
+            yield FoundRecord(offset, record)
+            iterator.read_to_end()
+            if iterator.err_count > errors:
+                yield BrokenSpan(offset, "the record does not end where its Content-Length "
+                                         "says (bytes follow it that are no next record)")
+                return _resync(stream, layout, offset + 1)
+    except READ_ERRORS as exc:
+        failed = max(offset, getattr(iterator, "offset", offset))
+        yield BrokenSpan(failed, f"unreadable: {_reason(exc)}")
+        return _resync(stream, layout, failed + 1)
+    return None
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:300]}" if text else type(exc).__name__
+
+
+def _resync(stream: BinaryIO, layout: Layout, after: int) -> int | None:
+    """The offset of the next record start after `after`, or None at the end."""
+    marker = _GZIP_MAGIC if layout is Layout.RECORD_GZIP else b"WARC/1."
+    position = after
+    stream.seek(position)
+    tail = b""
+    while True:
+        chunk = stream.read(_SCAN)
+        if not chunk:
+            return None
+        window = tail + chunk
+        base = position - len(tail)
+        found = window.find(marker)
+        while found >= 0:
+            candidate = base + found
+            if candidate >= after and _starts_record(stream, layout, candidate, window, found):
+                return candidate
+            found = window.find(marker, found + 1)
+        tail = window[-(len(marker) - 1):]
+        position += len(chunk)
+        stream.seek(position)
+
+
+def _starts_record(stream: BinaryIO, layout: Layout, candidate: int, window: bytes,
+                   found: int) -> bool:
+    if layout is not Layout.RECORD_GZIP:
+        return found == 0 or window[found - 1:found] == b"\n" or candidate == 0
+    here = stream.tell()
+    try:
+        stream.seek(candidate)
+        inflate = zlib.decompressobj(31)
+        out = inflate.decompress(stream.read(4096), 16)
+        return out.startswith(b"WARC/")
+    except zlib.error:
+        return False
+    finally:
+        stream.seek(here)
