@@ -193,8 +193,8 @@ class WarcExport:
             self.report.problem(f"{where}: its crawl record cannot be read: {exc}")
             return
         entry = _entry(record, capture.request_index)
-        if capture.kind == "redirect":
-            self._redirect(capture, entry)
+        if capture.kind == "redirect" and capture.body_sha256 is None:
+            self._redirect(capture, entry)  # a hop the crawler followed: no response kept
         elif capture.status_code is None:
             self._failed(capture, record)
         else:
@@ -264,7 +264,7 @@ class WarcExport:
                   record_id: str) -> None:
         more = {"WARC-Block-Digest": payload.block_digest,
                 "WARC-Payload-Digest": sha256_digest(capture.body_sha256) if capture.body_sha256
-                and capture.kind != "redirect" else _EMPTY_SHA256}
+                else _EMPTY_SHA256}
         if capture.truncated:
             more["WARC-Truncated"] = "length"
         try:
