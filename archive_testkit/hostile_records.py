@@ -33,16 +33,15 @@ class GoodRecord:
 class HostileFile:
     """A hostile file and what importing it must give.
 
-    `problem` names what must be reported; `bad_offset` is where the bad record starts (of its
-    gzip member in a gzipped WARC; None where no single record is at fault); `bad_member` the
-    zip member at fault in a WACZ; `good` the records that must still be imported.
+    `problem` names what must be reported (empty: nothing); `bad_offset` is where the bad record
+    starts (of its gzip member in a gzipped WARC; None where no record is at fault); `good` the
+    records that must still be imported.
     """
 
     path: Path
     problem: str
     bad_offset: int | None
     good: tuple[GoodRecord, ...]
-    bad_member: str | None = None
 
 
 @dataclass(frozen=True)
