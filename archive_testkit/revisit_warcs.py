@@ -6,7 +6,8 @@ Each page is a `response` the first time its body is seen; a later page with the
 `WARC-Refers-To-Date`), as pywb and Heritrix deduplicate. One more revisit, half way through,
 refers to a capture this file does not hold: an importer must report it, not drop it, and
 import the records after it. Digests are sha1 in base32, as warcio writes them; record ids
-and dates follow from the pages, so the same pages always give the same records.
+and dates follow from the pages, so the same pages always give the same records. WARC/1.1
+(the 1.0 revisit profile is in `hostile_warcs.warc_1_0_file`).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def write_revisit_records(
     stream: WarcSink, *, pages: Sequence[tuple[str, bytes]], gzip: bool, start: datetime = START,
 ) -> list[WrittenRecord]:
     """Write the records into `stream` (offsets: its tell() before each record)."""
-    writer = WARCWriter(stream, gzip=gzip)
+    writer = WARCWriter(stream, gzip=gzip, warc_version="1.1")
     first: dict[str, WrittenRecord] = {}  # by body sha256
     written: list[WrittenRecord] = []
     for index, (url, body) in enumerate(pages):

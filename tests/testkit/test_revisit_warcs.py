@@ -45,7 +45,7 @@ def test_revisit_headers_are_warcios_identical_payload_digest_profile(tmp_path: 
         assert record.header("WARC-Payload-Digest") == meta.payload_digest
         if meta.kind == "revisit":
             assert record.header("WARC-Profile") == (
-                "http://netpreserve.org/warc/1.0/revisit/identical-payload-digest")
+                "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest")
             assert (record.header("WARC-Refers-To-Target-URI"), record.header("WARC-Refers-To-Date")) == (
                 meta.refers_to)
             assert record.payload == b"" and record.http_statusline == "HTTP/1.1 200 OK"

@@ -21,7 +21,7 @@ def test_the_three_files_hold_the_same_bytes_once_decompressed(tmp_path: Path) -
     paths = write_warc_variants(tmp_path)
     assert sorted(paths) == sorted(VARIANTS)
     plain = paths["plain"].read_bytes()
-    assert plain.startswith(b"WARC/1.0\r\n")
+    assert plain.startswith(b"WARC/1.1\r\n")
     assert gzip.decompress(paths["per-record-gzip"].read_bytes()) == plain
     assert gzip.decompress(paths["whole-gzip"].read_bytes()) == plain
     records = read_warc(plain)
