@@ -7,6 +7,7 @@ then `FINISHED`, the wall clock time and the download total, numbers formatted a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,6 +36,20 @@ def no_verbose_log(downloads: Sequence[LoggedDownload], *, started: datetime, fi
         f"({retr_rate(total / busy)})",
     ]
     return ("\n".join(lines) + "\n").encode()
+
+
+_SAVED = re.compile(rb'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) URL:(\S+) \[(\d+)(?:/\d+)?\] -> "(.*)" \[\d+\]$')
+
+
+def parse_no_verbose_log(log: bytes) -> list[LoggedDownload]:
+    """The saved files a `--no-verbose` log lists, in order (error and summary lines skipped)."""
+    downloads = []
+    for line in log.splitlines():
+        match = _SAVED.match(line)
+        if match:
+            at = datetime.strptime(match[1].decode(), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
+            downloads.append(LoggedDownload(match[2].decode(), int(match[3]), match[4].decode(), at))
+    return downloads
 
 
 def print_decimal(number: float) -> str:

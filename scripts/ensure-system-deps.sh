@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs the system packages the test suite starts (redis-server, PostgreSQL server, and
-# Debian's chromium for the Dagit UI tests) with apt-get when it can; otherwise one clear line.
+# Installs the system packages the test suite starts (redis-server, PostgreSQL server,
+# Debian's chromium for the Dagit UI tests, and GNU wget whose WARCs the import reads) with apt-get when it can; otherwise one clear line.
 set -euo pipefail
 
 missing=()
@@ -11,6 +11,7 @@ fi
 # tests/ui drive it with playwright's Python package (executable_path): no browser download.
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
   || [ -n "${CHROMIUM:-}" ] || missing+=(chromium)
+[ -x /usr/bin/wget ] || missing+=(wget)  # tests/testkit/test_wget_warcs.py runs /usr/bin/wget
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

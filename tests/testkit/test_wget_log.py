@@ -6,7 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from archive_testkit.wget_log import LoggedDownload, human_readable, no_verbose_log, print_decimal, retr_rate
+from archive_testkit.wget_log import (
+    LoggedDownload,
+    human_readable,
+    no_verbose_log,
+    parse_no_verbose_log,
+    print_decimal,
+    retr_rate,
+)
 
 
 @pytest.mark.unit
@@ -59,3 +66,19 @@ def test_the_log_lists_each_saved_file_then_the_totals() -> None:
         "Total wall clock time: 2.0s",
         "Downloaded: 2 files, 149 in 1.6s (93.1 B/s)",  # transfers took 80% of the run
     ]
+
+
+@pytest.mark.unit
+def test_parsing_a_log_gives_back_its_saved_files_and_skips_errors() -> None:
+    started = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    downloads = [
+        LoggedDownload("http://site0000.test/", 3851, "files/site0000.test/index.html", started),
+        LoggedDownload("http://site0000.test/a%20b.png", 74, "files/site0000.test/a b.png", started),
+    ]
+    log = no_verbose_log(downloads, started=started, finished=started + timedelta(seconds=1))
+    errors = (b"http://site0000.test/missing.png:\n2023-11-14 22:13:20 ERROR 404: Not Found.\n"
+              b'2023-11-14 22:13:21 URL:http://site0000.test/chunked [512] -> "files/chunked" [1]\n')
+    parsed = parse_no_verbose_log(errors + log)
+    assert parsed[1:] == downloads
+    assert parsed[0] == LoggedDownload("http://site0000.test/chunked", 512, "files/chunked",
+                                       started + timedelta(seconds=1))
