@@ -210,7 +210,10 @@ class WarcImport:
             self._report.records += 1
             if self._on_record is not None:
                 self._on_record(1)
+            kind = item.record.rec_type
             try:
+                if item.header_problem is not None and kind in ("response", "resource", "revisit"):
+                    raise RecordRefused(f"{kind} record: {item.header_problem}")
                 read: ReadRecord | RecordRefused = read_record(
                     item.record, spool_dir=self._spool, pages=self._pages)
             except RecordRefused as exc:

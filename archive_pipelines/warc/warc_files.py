@@ -14,6 +14,8 @@ with `WARC/`, or a `WARC/1.` line) and goes on from there.
 from __future__ import annotations
 
 import gzip
+import logging
+import os
 import zlib
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -29,8 +31,12 @@ from warcio.recordloader import ArcWarcRecord
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN = 1024 * 1024
 _HEAD = 256 * 1024  # the first record's header is in its first 256 KiB, or it is no WARC
+_HEADER_PEEK = 16 * 1024  # a record's WARC header block, for the checks warcio's parser skips
+# What warcio raises on input it cannot parse (a header without a value reaches its code as
+# None: AttributeError/TypeError), besides the errors of gzip and of the data.
 READ_ERRORS = (ArchiveLoadFailed, zlib.error, EOFError, ValueError, gzip.BadGzipFile,
-               UnicodeDecodeError)
+               UnicodeDecodeError, AttributeError, TypeError, IndexError, KeyError,
+               OverflowError)
 
 
 class Layout(StrEnum):
@@ -48,10 +54,13 @@ class _Iterator(ArchiveIterator):
 
 @dataclass
 class FoundRecord:
-    """A record and where it starts (its stream is valid until the next one is asked for)."""
+    """A record and where it starts (its stream is valid until the next one is asked for).
+    `header_problem`: its WARC header block as written is malformed in a way warcio's parser
+    hides (a bare line feed or a folded line: a field's value may have been cut or joined)."""
 
     offset: int
     record: ArcWarcRecord
+    header_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,13 +138,22 @@ def _run(stream: BinaryIO, layout: Layout, start: int
          ) -> Generator[FoundRecord | BrokenSpan, None, int | None]:
     """Records from `start` until the end (None) or a broken stretch (where to go on)."""
     iterator = _Iterator(stream, check_digests=True)
+    records = iter(iterator)
     offset = start
     try:
-        for record in iterator:
+        while True:
+            record = next(records, None)
+            if record is None:
+                break
             offset = iterator.offset
             errors = iterator.err_count
-            yield FoundRecord(offset, record)
+            yield FoundRecord(offset, record, _header_problem(stream, layout, offset))
             iterator.read_to_end()
+            missing = getattr(record.raw_stream, "limit", 0) or 0
+            if missing > 0:
+                yield BrokenSpan(offset, f"the record ends {missing:,} bytes short of its "
+                                         "Content-Length (cut short)")
+                return _resync(stream, layout, offset + 1)
             if iterator.err_count > errors:
                 yield BrokenSpan(offset, "the record does not end where its Content-Length "
                                          "says (bytes follow it that are no next record)")
@@ -144,7 +162,52 @@ def _run(stream: BinaryIO, layout: Layout, start: int
         failed = max(offset, getattr(iterator, "offset", offset))
         yield BrokenSpan(failed, f"unreadable: {_reason(exc)}")
         return _resync(stream, layout, failed + 1)
+    if layout is not Layout.WHOLE_GZIP:
+        size = os.fstat(stream.fileno()).st_size
+        if iterator.offset < size:  # warcio stops quietly at some broken gzip members
+            yield BrokenSpan(offset, f"reading stopped at byte {iterator.offset:,} of {size:,} "
+                                     "(a gzip member cut short?)")
+            return _resync(stream, layout, offset + 1)
     return None
+
+
+def _header_problem(stream: BinaryIO, layout: Layout, offset: int) -> str | None:
+    """What is wrong with the WARC header block at `offset` as written, if anything."""
+    if layout is Layout.WHOLE_GZIP:
+        return None  # reading back in a gzip stream costs a decompression from its start
+    here = stream.tell()
+    try:
+        stream.seek(offset)
+        raw = stream.read(_HEADER_PEEK)
+    finally:
+        stream.seek(here)
+    if layout is Layout.RECORD_GZIP:
+        try:
+            raw = zlib.decompressobj(31).decompress(raw, _HEADER_PEEK)
+        except zlib.error:
+            return None  # the reader says what is wrong with it
+    end = raw.find(b"\r\n\r\n")
+    block = raw[:end] if end >= 0 else raw
+    if b"\n" in block.replace(b"\r\n", b""):
+        return "its WARC header holds a bare line feed (a field may have been cut)"
+    lines = block.split(b"\r\n")[1:]
+    if any(line[:1] in (b" ", b"\t") for line in lines):
+        return "its WARC header holds a folded line (a field continued on the next line)"
+    for line in lines:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"warc-target-uri" and len(value.split()) > 1:
+            return "its WARC-Target-URI holds a space (warcio would rewrite it as %20)"
+    return None
+
+
+class _QuietRepairs(logging.Filter):
+    """warcio logs each target URI it repairs; the import reports those records itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Replacing spaces in invalid WARC-Target-URI" not in record.getMessage()
+
+
+logging.getLogger("warcio.recordloader").addFilter(_QuietRepairs())
 
 
 def _reason(exc: BaseException) -> str:
