@@ -315,6 +315,9 @@ def verdicts(samples: dict[tuple[str, str], list[Timed]], files: dict[str, Path]
                          f"{label}: {ratio:.2f} (target >= {TARGET_RATIO}; "
                          f"{_median(export, figure):,.1f} / {_median(loop, figure):,.1f}); "
                          f"beside the loop with check_digests=True: {reference:.2f}")
+        per_run = [r.seconds / e.seconds for e, r in zip(export, loop, strict=True)]
+        lines.append(f"      {name} per run (export and loop of the same run, for the load's "
+                     f"drift): {', '.join(f'{ratio:.2f}' for ratio in per_run)} (context)")
         passed = records >= MIN_RECORDS
         ok = ok and passed
         lines.append(f"{'PASS' if passed else 'FAIL'}  {name} corpus: {records:,} records "
