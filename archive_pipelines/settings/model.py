@@ -174,7 +174,7 @@ class ExportSettings(_Section):
 
 
 class ImportSettings(_Section):
-    """WARC and WACZ imports (`import-warc`, the `import_warc` job and the inbox sensor).
+    """WARC and WACZ imports (`import-warc`, `import_warc_job` and `warc_inbox_sensor`).
 
     The section is `[import]` in archive.toml; `import` being a Python keyword, the attribute
     is `Settings.imports`.
