@@ -14,6 +14,7 @@ from typing import Any
 import dagster as dg
 import pytest
 
+from archive_pipelines.assets import warc_import
 from archive_pipelines.assets.warc_import import import_warc_job
 from archive_pipelines.captures.lookup import find_url
 from archive_pipelines.datadir import initialize
@@ -75,7 +76,9 @@ def _messages(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -
 
 
 def test_the_job_imports_a_warc_with_its_counts_as_metadata(
-        data: Path, tmp_path: Path, dagster_instance: dg.DagsterInstance) -> None:
+        data: Path, tmp_path: Path, dagster_instance: dg.DagsterInstance,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warc_import, "RECORDS_PER_LOG", 2)  # progress lines from a small file
     warc = _good_warc(tmp_path / "given" / "site.warc.gz")
     result = _run(dagster_instance, [str(warc.parent)])  # a folder: the WARCs under it
     assert result.success
@@ -89,6 +92,8 @@ def test_the_job_imports_a_warc_with_its_counts_as_metadata(
     assert _found(data, [url for url, _ in PAGES]) == {url: 1 for url, _ in PAGES}
     messages = _messages(dagster_instance, result)
     assert any(m.startswith(f"file 1 of 1: {warc}") for m in messages)
+    assert [m for m in messages if " records read (file " in m] == [
+        "2 records read (file 1 of 1)", "4 records read (file 1 of 1)"]
     assert warc.exists()  # an original: left where it is
 
     again = _run(dagster_instance, [str(warc)])  # imported before: nothing twice
