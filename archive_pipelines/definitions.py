@@ -6,8 +6,9 @@ nothing), `captures_sensor` (records what a crawl just wrote in the catalog: add
 store), `verify_storage_schedule` (reads the catalog and the primary store, changes
 nothing) and `run_failure_sensor` (appends each failed run to logs/run-failures.jsonl). Off
 until an operator turns them on: `lazy_migration_sensor` and `orphan_import_sensor` (they
-move and adopt ArchiveBox folders) and `scrub_schedule` (reads every object of every store:
-S3 GETs cost money).
+move and adopt ArchiveBox folders), `warc_inbox_sensor` (imports the WARC/WACZ files put in
+the inbox folder) and `scrub_schedule` (reads every object of every store: S3 GETs cost
+money).
 """
 
 import dagster as dg
@@ -18,6 +19,7 @@ from archive_pipelines.assets.replication import replica_copies, replication_pol
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.assets.warc_export import export_warc_job
+from archive_pipelines.assets.warc_import import import_warc_job
 from archive_pipelines.ops.init_job import init_job
 from archive_pipelines.ops.migration_jobs import (
     import_orphans_job,
@@ -43,6 +45,7 @@ from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
 from archive_pipelines.sensors.run_failures import run_failure_sensor
 from archive_pipelines.sensors.schedules import scrub_schedule, verify_storage_schedule
+from archive_pipelines.sensors.warc_inbox import warc_inbox_sensor
 
 _settings = SettingsResource()
 _catalog = CatalogResource(settings=_settings)
@@ -55,10 +58,10 @@ defs = dg.Definitions(
     asset_checks=[storage_health, replication_policy_met, captures_complete],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
-          migrate_fs_job, merge_duplicates_job, captures_job, export_warc_job],
+          migrate_fs_job, merge_duplicates_job, captures_job, export_warc_job, import_warc_job],
     schedules=[verify_storage_schedule, scrub_schedule],
     sensors=[days_sensor, archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
-             captures_sensor, run_failure_sensor],
+             captures_sensor, run_failure_sensor, warc_inbox_sensor],
     resources={
         "settings": _settings,
         "catalog": _catalog,

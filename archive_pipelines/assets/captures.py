@@ -14,7 +14,7 @@ import dagster as dg
 import pandas as pd
 
 from archive_pipelines.assets.crawl import crawl_segments
-from archive_pipelines.assets.metadata import code_references, counts, table
+from archive_pipelines.assets.metadata import code_references, counts, problem_list, table
 from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.captures.lookup import day_captures
 from archive_pipelines.captures.segment_ingest import (
@@ -84,7 +84,7 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
             f"{totals['segments_ingested']:,} new segment(s); bodies "
             f"{human_bytes(totals['new_body_bytes'])} new, "
             f"{human_bytes(totals['duplicate_body_bytes'])} already stored"),
-        "problems": dg.MetadataValue.md(_listed(problems))})
+        "problems": problem_list(problems, MAX_LISTED)})
 
 
 def _sites_frame(sites: list[SiteCaptures]) -> pd.DataFrame:
@@ -98,13 +98,6 @@ def _sites_frame(sites: list[SiteCaptures]) -> pd.DataFrame:
 captures_job = dg.define_asset_job(
     "captures_job", selection=[captures],
     description="Ingest a day's crawl segments into the catalog (the `captures` asset).")
-
-
-def _listed(problems: list[str]) -> str:
-    listed = "\n".join(f"- {line}" for line in problems[:MAX_LISTED])
-    if len(problems) > MAX_LISTED:
-        listed += f"\n- ... and {len(problems) - MAX_LISTED} more (see the run log)"
-    return listed or "none"
 
 
 @dg.asset_check(asset=captures, name=CAPTURES_COMPLETE, blocking=True,

@@ -24,6 +24,14 @@ def counts(values: Mapping[str, int]) -> dict[str, dg.IntMetadataValue]:
     return {key: count(value) for key, value in values.items()}
 
 
+def problem_list(problems: list[str], limit: int = 50) -> dg.MarkdownMetadataValue:
+    """The first `limit` problems as a Markdown list (the rest counted: the run log has them)."""
+    listed = "\n".join(f"- {line}" for line in problems[:limit])
+    if len(problems) > limit:
+        listed += f"\n- ... and {len(problems) - limit} more (see the run log)"
+    return dg.MetadataValue.md(listed or "none")
+
+
 def table(frame: pd.DataFrame) -> dg.TableMetadataValue:
     """A DataFrame as a Dagster table: its columns typed (int, float, string), its rows."""
     columns = []

@@ -173,8 +173,26 @@ class ExportSettings(_Section):
     gzip_level: int = Field(default=6, ge=1, le=9)
 
 
+class ImportSettings(_Section):
+    """WARC and WACZ imports (`import-warc`, `import_warc_job` and `warc_inbox_sensor`).
+
+    The section is `[import]` in archive.toml; `import` being a Python keyword, the attribute
+    is `Settings.imports`.
+    """
+
+    # The folder the `warc_inbox_sensor` watches (relative paths are inside the data dir).
+    # Files are imported where they lie and never moved or deleted: they are originals.
+    inbox: str = "inbox"
+    # A file is imported once it has not changed for this long, so a file still being
+    # copied in is not imported half-written.
+    inbox_settle_seconds: float = Field(default=60.0, ge=0)
+
+
 class Settings(_Section):
     """All settings. `data_dir` is absolute once loaded."""
+
+    # `imports` is read from `[import]` (its alias) and, in Python, set by its own name.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     data_dir: Path
     catalog: CatalogSettings = Field(default_factory=CatalogSettings)
@@ -186,6 +204,7 @@ class Settings(_Section):
     migration: MigrationSettings = Field(default_factory=MigrationSettings)
     crawl: CrawlSettings = Field(default_factory=CrawlSettings)
     export: ExportSettings = Field(default_factory=ExportSettings)
+    imports: ImportSettings = Field(default_factory=ImportSettings, validation_alias="import")
 
     @model_validator(mode="after")
     def _stores_consistent(self) -> Settings:

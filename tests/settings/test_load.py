@@ -60,6 +60,8 @@ def test_data_dir_from_environment(tmp_path: Path) -> None:
         ("data_dir = '/elsewhere'\n", "cannot be set in the file"),
         ("[crawl]\nprocesses = 'many'\n", "`crawl.processes"),
         ("[crawl]\nprocesses = 0\n", "`crawl.processes"),
+        ("[import]\ninbox_settle_seconds = -1\n", "`import.inbox_settle_seconds`"),
+        ("[import]\ninboxx = 'x'\n", "unknown setting `import.inboxx`"),
     ],
 )
 def test_bad_settings_give_one_clear_line(tmp_path: Path, text: str, expected: str) -> None:
@@ -76,3 +78,12 @@ def test_bad_settings_give_one_clear_line(tmp_path: Path, text: str, expected: s
 def test_crawl_processes_is_a_count_or_auto(tmp_path: Path, text: str, expected: object) -> None:
     (tmp_path / "archive.toml").write_text(f"[crawl]\nprocesses = {text}\n")
     assert load_settings(tmp_path, environ={}).crawl.processes == expected
+
+
+def test_the_import_section_is_read_as_imports(tmp_path: Path) -> None:
+    """`[import]` in the file (a Python keyword: the attribute is `imports`)."""
+    assert load_settings(tmp_path, environ={}).imports.inbox == "inbox"
+    (tmp_path / "archive.toml").write_text('[import]\ninbox = "/srv/drop"\ninbox_settle_seconds = 5\n')
+    settings = load_settings(tmp_path, environ={})
+    assert settings.local_path(settings.imports.inbox) == Path("/srv/drop")
+    assert settings.imports.inbox_settle_seconds == 5.0

@@ -66,13 +66,15 @@ def test_each_day_with_data_becomes_a_partition_once(tmp_path: Path,
 @pytest.mark.unit
 def test_which_automation_is_on_by_default() -> None:
     """On: what launches nothing or only what the settings ask for. Off: what moves an
-    operator's folders or reads every object of every store."""
+    operator's folders, imports the files put in a folder, or reads every object of every
+    store."""
     repo = defs.get_repository_def()
     running = dg.DefaultSensorStatus.RUNNING
     sensors = {s.name: s.default_status == running for s in repo.sensor_defs}
     assert sensors == {"days_sensor": True, "captures_sensor": True,
                        "archival_director_sensor": True, "run_failure_sensor": True,
-                       "lazy_migration_sensor": False, "orphan_import_sensor": False}
+                       "lazy_migration_sensor": False, "orphan_import_sensor": False,
+                       "warc_inbox_sensor": False}
     schedules = {s.name: s.default_status == dg.DefaultScheduleStatus.RUNNING
                  for s in repo.schedule_defs}
     assert schedules == {"verify_storage_schedule": True, "scrub_schedule": False}

@@ -97,7 +97,7 @@ def test_gc_and_every_step_that_writes_blobs_share_the_blob_store_pool() -> None
             assert (pool == BLOB_STORE_POOL) == (key.to_user_string() in writers), key
     ops = {op.name: op.pool for job in repo.get_all_jobs() for op in job.all_node_defs}
     for name in ("gc_op", "migrate_fs_op", "migrate_to_cas_op", "import_orphans_op",
-                 "merge_duplicates_op"):
+                 "merge_duplicates_op", "import_warc_op"):
         assert ops[name] == BLOB_STORE_POOL, name
     for name in ("verify_storage_op", "rebuild_views_op", "scrub_op", "archive_batch_op"):
         assert ops[name] is None, name
