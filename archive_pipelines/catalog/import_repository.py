@@ -47,6 +47,20 @@ class ImportRepository(Repository):
         return str(row[0]), int(row[1] or 0), row[2]
 
     @_reads
+    def bodies_by_offset(self, session: Session, prefix: str
+                         ) -> dict[int, tuple[str, int, str | None]]:
+        """(sha256, size, content type) of each stored body captured from a file's committed
+        batches (ledger paths under `prefix`), by the offset of its record."""
+        rows = session.execute(
+            select(PageFetch.record_offset, PageFetch.body_sha256, PageFetch.body_size,
+                   PageFetch.content_type)
+            .join(CrawlSegment, CrawlSegment.id == PageFetch.segment_id)
+            .where(CrawlSegment.path.startswith(prefix, autoescape=True),
+                   PageFetch.body_blob_id.is_not(None)))
+        return {int(offset): (str(sha), int(size or 0), content_type)
+                for offset, sha, size, content_type in rows}
+
+    @_reads
     def body_with_digest(self, session: Session, sha256: str) -> tuple[str, int, str | None] | None:
         """(sha256, size, content type) of a stored body with this sha256, if a capture holds it."""
         row = session.execute(

@@ -9,10 +9,11 @@ captures reference their bodies. A rerun starts after the last committed batch; 
 closing row (`.../end`) exists is done. Bodies are written before their batch's transaction
 (synced first): a crash between leaves at most unreferenced blobs, which `gc` collects.
 
-A revisit record resolves to the body it stands for: a record of the same file read in this
-run (by payload digest), else a capture of its `WARC-Refers-To-Target-URI` at its
-`WARC-Refers-To-Date` (an earlier import, or a crawl), else a body whose sha256 the digest
-is. One that resolves to nothing is reported and kept as a failed capture that says so.
+A revisit record resolves to the body it stands for: an earlier record of the same file (by
+payload digest; a rerun recalls those of the batches committed before it), else a capture of
+its `WARC-Refers-To-Target-URI` at its `WARC-Refers-To-Date` (an earlier import, or a crawl),
+else a body whose sha256 the digest is. One that resolves to nothing is reported and kept as
+a failed capture that says so.
 """
 
 from __future__ import annotations
@@ -177,8 +178,29 @@ class WarcImport:
         layout = detect_layout(path)
         start = max((int(p.rsplit("-", 1)[1]) for p in done if "-" in p.rsplit("/", 1)[1]),
                     default=0)
+        if start:
+            self._recall(path, layout, start)
         with self._target.store.deferred_sync():  # bodies synced once per batch, not each
             self._read(path, layout, start)
+
+    def _recall(self, path: Path, layout: Layout, start: int) -> None:
+        """On a rerun, the payload digests of the bodies committed before `start`, as a run
+        from the top would have seen them: a later revisit that names its body by payload
+        digest alone (as wget writes them) then resolves as it would have."""
+        bodies = self._target.catalog.imports.bodies_by_offset(ledger_prefix(self._sha256))
+        records = iter_records(path, layout)
+        try:
+            for item in records:
+                if isinstance(item, BrokenSpan):
+                    continue
+                if item.offset >= start:
+                    break
+                digest = item.record.rec_headers.get_header("WARC-Payload-Digest")
+                body = bodies.get(item.offset)
+                if digest and body and item.record.rec_type in ("response", "resource"):
+                    self._seen.setdefault(digest, body)
+        finally:
+            records.close()
 
     def _read(self, path: Path, layout: Layout, start: int) -> None:
         batch = _Batch(start)
