@@ -52,7 +52,8 @@ COMMANDS = {
         "capture per fetch, the bodies as blob references, the segment file as a blob."),
     "captures": LazyCommand(
         "archive_pipelines.cli.captures_command", "captures_command",
-        "List the captures of URL, newest first: when, status, body sha256 and size, session."),
+        "List the captures of URL, newest first: when, status, body sha256 and size, session, "
+        "and a page's title."),
     "compact-crawls": LazyCommand(
         "archive_pipelines.cli.compact_command", "compact_crawls_command",
         "Rewrite old crawl sessions into one zstd JSON-lines file each, plus an offset index "

@@ -38,10 +38,12 @@ def export_warc_command(obj: CliContext, out: Path, *, sessions: tuple[str, ...]
                         url_prefix: str | None, from_: str | None, to: str | None,
                         self_contained: bool, wacz: bool, overwrite: bool,
                         as_json: bool) -> None:
-    """Write the captures (every one, or those of --session / --url-prefix / --from / --to)
-    to OUT as WARC 1.1: a request and a response record per HTTP exchange, a body already
-    written in the file as a revisit record (unless --self-contained), a metadata record per
-    page and per failed fetch. Bodies are stored decoded, so each response's headers are
+    """Write the captures (or those of a session, URL prefix or time window) to a WARC 1.1
+    file or a WACZ package.
+
+    Every capture, or those of --session / --url-prefix / --from / --to, to OUT: a request
+    and a response record per HTTP exchange, a body already written in the file as a revisit
+    record (unless --self-contained), a metadata record per page and per failed fetch. Bodies are stored decoded, so each response's headers are
     rewritten to describe the bytes written (README, "WARC and WACZ"). OUT appears only once
     complete. Exit 1 when a capture could not be exported (its body missing from the store):
     the rest is written and each missing one is listed."""

@@ -20,8 +20,11 @@ from archive_pipelines.warc.importer import ImportReport, ImportTarget
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
 def import_warc_command(obj: CliContext, paths: tuple[Path, ...], *, as_json: bool) -> None:
-    """Import WARC files (WARC 1.0/1.1: gzip per record, whole-file gzip or plain) and WACZ
-    packages, and every one under a folder given. Each file is stored as it is (an original);
+    """Import WARC and WACZ files: each stored as it is, every body once, every HTTP capture
+    looked up by `captures`.
+
+    WARC 1.0/1.1 (gzip per record, whole-file gzip or plain) and WACZ packages, and every one
+    under a folder given. Each file is stored as it is (an original);
     each response's body is stored once, decoded, deduplicated against the whole store, and
     becomes a capture that `captures URL` finds. Payload digests are checked; revisit records
     resolve to the body they refer to. Safe to interrupt and rerun (a file imported before is

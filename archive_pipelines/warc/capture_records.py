@@ -30,8 +30,8 @@ def warc_place(index_path: str) -> tuple[str, Layout] | None:
         raise ValueError(f"{index_path!r}: unknown WARC layout {layout!r}") from None
 
 
-def read_capture_record(data_dir: Path, store: BlobStore, index_path: str, record_offset: int
-                        ) -> dict[str, Any]:
+def read_capture_record(data_dir: Path, store: BlobStore, index_path: str, *,
+                        record_offset: int) -> dict[str, Any]:
     """The record (a dict in the crawler's shape) a capture came from. OSError / ValueError
     when it cannot be read."""
     place = warc_place(index_path)

@@ -122,7 +122,7 @@ class _Records:
         key = (index_path, offset)
         found = self._cache.get(key)
         if found is None:
-            found = read_capture_record(self._data_dir, self._store, index_path, offset)
+            found = read_capture_record(self._data_dir, self._store, index_path, record_offset=offset)
             self._cache[key] = found
             if len(self._cache) > _RECORD_CACHE:
                 self._cache.popitem(last=False)

@@ -230,7 +230,8 @@ def _resync(stream: BinaryIO, layout: Layout, after: int) -> int | None:
         found = window.find(marker)
         while found >= 0:
             candidate = base + found
-            if candidate >= after and _starts_record(stream, layout, candidate, window, found):
+            if candidate >= after and _starts_record(stream, layout, candidate=candidate,
+                                                    window=window, found=found):
                 return candidate
             found = window.find(marker, found + 1)
         tail = window[-(len(marker) - 1):]
@@ -238,7 +239,7 @@ def _resync(stream: BinaryIO, layout: Layout, after: int) -> int | None:
         stream.seek(position)
 
 
-def _starts_record(stream: BinaryIO, layout: Layout, candidate: int, window: bytes,
+def _starts_record(stream: BinaryIO, layout: Layout, *, candidate: int, window: bytes,
                    found: int) -> bool:
     if layout is not Layout.RECORD_GZIP:
         return found == 0 or window[found - 1:found] == b"\n" or candidate == 0
