@@ -43,10 +43,11 @@ def export_warc_command(obj: CliContext, out: Path, *, sessions: tuple[str, ...]
 
     Every capture, or those of --session / --url-prefix / --from / --to, to OUT: a request
     and a response record per HTTP exchange, a body already written in the file as a revisit
-    record (unless --self-contained), a metadata record per page and per failed fetch. Bodies are stored decoded, so each response's headers are
-    rewritten to describe the bytes written (README, "WARC and WACZ"). OUT appears only once
-    complete. Exit 1 when a capture could not be exported (its body missing from the store):
-    the rest is written and each missing one is listed."""
+    record (unless --self-contained), a metadata record per page and per failed fetch.
+    Bodies are stored decoded, so each response's headers are rewritten to describe the bytes
+    written (README, "WARC and WACZ"). OUT appears only once complete. Exit 1 when a capture
+    could not be exported (its body missing from the store): the rest is written and each
+    missing one is listed."""
     settings = obj.settings
     request = ExportRequest(out=out, scope=export_scope(
         obj.catalog, sessions=sessions, url_prefix=url_prefix, from_time=from_, to_time=to),

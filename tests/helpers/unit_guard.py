@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
+
 # urllib3 probes for IPv6 by binding a socket when it is first imported (boto3 imports it):
 # imported here, before any test runs, so a unit test that imports boto3 opens no socket.
 import urllib3.util.connection  # noqa: F401
