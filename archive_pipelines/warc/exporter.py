@@ -334,10 +334,10 @@ class WarcExport:
         self.report.metadata += 1
 
     def _write(self, record: ArcWarcRecord, capture: ExportCapture | None) -> None:
-        offset, length = self._writer.write(record)
         self.report.records += 1
-        self.report.warc_bytes = offset + length
-        if capture is None or self._sinks.on_record is None:
+        on_record = self._sinks.on_record
+        if capture is None or on_record is None:
+            self._writer.write(record)
             return
         http = record.http_headers
         status = capture.status_code if record.rec_type in ("response", "revisit") else None
@@ -345,9 +345,19 @@ class WarcExport:
             content_type = http.get_header("Content-Type") if http is not None else None
         else:
             content_type = record.rec_headers.get_header("Content-Type")
-        self._sinks.on_record(WrittenRecord(
-            record.rec_type, capture.url, capture.fetched_ms, content_type, status,
-            record.rec_headers.get_header("WARC-Payload-Digest"), offset, length))
+        kind, uri, fetched_ms = record.rec_type, capture.url, capture.fetched_ms
+        digest = record.rec_headers.get_header("WARC-Payload-Digest")
+
+        def placed(offset: int, length: int) -> None:  # on the compressing thread
+            on_record(WrittenRecord(kind, uri, fetched_ms, content_type, status, digest,
+                                    offset, length))
+
+        self._writer.write(record, placed)
+
+    def close(self) -> None:
+        """Wait for the last record to reach the file."""
+        self._writer.close()
+        self.report.warc_bytes = self._writer.position
 
 
 _EMPTY_SHA256 = sha256_digest("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
@@ -364,7 +374,10 @@ def export_file(path: Path, *, catalog: Catalog, store: BlobStore, data_dir: Pat
             export = WarcExport(catalog=catalog, store=store, data_dir=data_dir, out=handle,
                                 self_contained=info.self_contained, gzip_level=gzip_level,
                                 sinks=sinks)
-            report = export.run(scope, info=info, filename=path.name)
+            try:
+                report = export.run(scope, info=info, filename=path.name)
+            finally:
+                export.close()
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(part, path)
