@@ -66,8 +66,49 @@ def _scoped(query: Select[Any], scope: CaptureScope) -> Select[Any]:
     return query
 
 
+def _full_body(query: Select[Any]) -> Select[Any]:
+    """Captures whose body an export writes (in full the first time, then as revisits): a
+    response with a stored, non-empty body."""
+    return query.where(PageFetch.status_code.is_not(None), PageFetch.body_blob_id.is_not(None),
+                       PageFetch.body_size > 0)
+
+
 class ExportRepository(Repository):
     """Captures in export order."""
+
+    @_reads
+    def id_bounds(self, session: Session, scope: CaptureScope, *, parts: int) -> list[int]:
+        """Ids that cut the scope's captures into `parts` runs of about equal length: the
+        first id of each run after the first (ascending, possibly fewer)."""
+        total = self._on(session).count_in_scope(scope)
+        bounds: list[int] = []
+        for part in range(1, parts):
+            at = total * part // parts
+            found = session.scalar(_scoped(select(PageFetch.id), scope)
+                                   .order_by(PageFetch.id).offset(at).limit(1))
+            if found is not None and (not bounds or found > bounds[-1]):
+                bounds.append(int(found))
+        return bounds
+
+    @_reads
+    def first_with_bodies(self, session: Session, scope: CaptureScope, *, from_id: int,
+                          to_id: int | None) -> dict[str, tuple[int, str, int]]:
+        """{body sha256: (id, url, fetched_ms)} of the first capture of the scope (by id) with
+        each body that captures with ids in [from_id, to_id) write: the response the later
+        ones are revisits of."""
+        mine = _full_body(_scoped(select(PageFetch.body_sha256), scope)).where(
+            PageFetch.id >= from_id)
+        if to_id is not None:
+            mine = mine.where(PageFetch.id < to_id)
+        columns: Select[Any] = select(  # type: ignore[assignment]
+            PageFetch.body_sha256, func.min(PageFetch.id).label("first"))
+        firsts = (_full_body(_scoped(columns, scope))
+                  .where(PageFetch.body_sha256.in_(mine.distinct().scalar_subquery()))
+                  .group_by(PageFetch.body_sha256).subquery())
+        rows = session.execute(select(firsts.c.body_sha256, PageFetch.id, PageFetch.url,
+                                      PageFetch.fetched_ms)
+                               .join(PageFetch, PageFetch.id == firsts.c.first))
+        return {str(sha): (int(i), str(url), int(ms)) for sha, i, url, ms in rows}
 
     @_reads
     def count_in_scope(self, session: Session, scope: CaptureScope) -> int:
@@ -77,8 +118,9 @@ class ExportRepository(Repository):
 
     @_reads
     def page_in_scope(self, session: Session, scope: CaptureScope, *, after_id: int,
-                      limit: int) -> list[ExportCapture]:
-        """Up to `limit` captures of the scope with an id above `after_id`, by id."""
+                      limit: int, before_id: int | None = None) -> list[ExportCapture]:
+        """Up to `limit` captures of the scope with an id above `after_id` (and below
+        `before_id`), by id."""
         columns: Select[Any] = select(  # type: ignore[assignment]
             PageFetch.id, PageFetch.kind, PageFetch.url, PageFetch.fetched_ms,
             PageFetch.status_code, PageFetch.final_url, PageFetch.content_type,
@@ -87,5 +129,8 @@ class ExportRepository(Repository):
             PageFetch.index_path, PageFetch.record_offset, PageFetch.request_index,
             PageFetch.depth)
         query = _scoped(columns, scope)
-        query = query.where(PageFetch.id > after_id).order_by(PageFetch.id).limit(limit)
+        query = query.where(PageFetch.id > after_id)
+        if before_id is not None:
+            query = query.where(PageFetch.id < before_id)
+        query = query.order_by(PageFetch.id).limit(limit)
         return [ExportCapture(*row) for row in session.connection().execute(query)]

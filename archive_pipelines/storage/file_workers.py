@@ -143,7 +143,7 @@ def _alias_chunk(hashes: list[str]) -> list[str]:
 # -- in the parent --------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def _main_module_hidden() -> Iterator[None]:
+def main_module_hidden() -> Iterator[None]:
     """Start spawned workers without re-running the parent's main module in each of them.
 
     `spawn` imports the parent's `__main__` (script or `-m` module) in every child so that
@@ -181,7 +181,7 @@ class FileWorkers:
         # Start them all now, from this thread, rather than one by one from whichever thread
         # submits later. Not waited for: they start while the caller works on. A worker that
         # cannot start breaks the pool, and the first call fails with BrokenProcessPool.
-        with _main_module_hidden():
+        with main_module_hidden():
             for _ in range(processes):
                 self._pool.submit(os.getpid)
 

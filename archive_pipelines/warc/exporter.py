@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from archive_pipelines.warc.record_writer import DEFAULT_GZIP_LEVEL, RecordWrite
 from archive_pipelines.warc.warc_info import WarcInfo, warc_date
 
 _BATCH = 2_000
+_FILE_BUFFER = 1024 * 1024
 _RECORD_CACHE = 64
 _MAX_PROBLEMS = 1_000
 
@@ -144,30 +146,54 @@ def _fields(pairs: list[tuple[str, str]]) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
+@dataclass(frozen=True)
+class ExportRun:
+    """What every part of one export shares: its id (the record id of a body's first response
+    derives from it and the capture, so a part can refer to a response another part wrote),
+    the warcinfo record's id, and whether every body is written in full."""
+
+    export_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    warcinfo_id: str = field(default_factory=lambda: f"<urn:uuid:{uuid.uuid4()}>")
+    self_contained: bool = False
+
+    def response_id(self, capture_id: int) -> str:
+        """The record id of the response of capture `capture_id` that holds its body."""
+        return f"<urn:uuid:{uuid.uuid5(uuid.UUID(self.export_id), str(capture_id))}>"
+
+
 class WarcExport:
-    """One export into one open file: `run` writes the warcinfo record, then every capture of
-    the scope in catalog order."""
+    """Captures into one open file: `write_warcinfo`, then `export_range` of the scope (all
+    of it, or a run of ids: the parts of a parallel export). Which capture writes a body in
+    full is the catalog's answer, not this file's history: the first capture of the scope
+    (by id) with that body; the later ones are revisits of it. So parts written apart agree."""
 
     def __init__(self, *, catalog: Catalog, store: BlobStore, data_dir: Path, out: BinaryIO,
-                 self_contained: bool = False, gzip_level: int = DEFAULT_GZIP_LEVEL,
+                 run: ExportRun, gzip_level: int = DEFAULT_GZIP_LEVEL,
                  sinks: ExportSinks | None = None) -> None:
         self._catalog = catalog
         self._store = store
         self._records = _Records(data_dir, store)
         self._writer = RecordWriter(out, gzip_level=gzip_level)
         self._builder = self._writer.builder
-        self._self_contained = self_contained
+        self._run = run
         self._sinks = sinks or ExportSinks()
-        self._written: dict[bytes, tuple[str, str, str]] = {}  # sha256 -> (uri, date, record id)
+        self._firsts: dict[str, tuple[int, str, int]] = {}  # sha256 -> (capture id, uri, ms)
         self._clock = DigestClock()
-        self._warcinfo_id = ""
+        self._warcinfo_id = run.warcinfo_id
         self.report = ExportReport()
 
-    def run(self, scope: CaptureScope, *, info: WarcInfo, filename: str) -> ExportReport:
+    def write_warcinfo(self, info: WarcInfo, *, filename: str) -> None:
         warcinfo = self._builder.create_warcinfo_record(filename, info.fields())
-        self._warcinfo_id = warcinfo.rec_headers.get_header("WARC-Record-ID")
+        warcinfo.rec_headers.replace_header("WARC-Record-ID", self._warcinfo_id)
         self._write(warcinfo, None)
-        for capture in self._captures(scope):
+
+    def export_range(self, scope: CaptureScope, *, from_id: int = 0,
+                     to_id: int | None = None) -> ExportReport:
+        """Every capture of the scope with an id in [from_id, to_id)."""
+        if not self._run.self_contained:
+            self._firsts = self._catalog.exports.first_with_bodies(scope, from_id=from_id,
+                                                                   to_id=to_id)
+        for capture in self._captures(scope, from_id=from_id, to_id=to_id):
             self.report.captures += 1
             self._capture(capture)
             if self._sinks.on_progress is not None:
@@ -176,10 +202,12 @@ class WarcExport:
         self.report.digest_bytes = self._clock.bytes
         return self.report
 
-    def _captures(self, scope: CaptureScope) -> Iterator[ExportCapture]:
-        after = 0
+    def _captures(self, scope: CaptureScope, *, from_id: int, to_id: int | None
+                  ) -> Iterator[ExportCapture]:
+        after = from_id - 1
         while True:
-            page = self._catalog.exports.page_in_scope(scope, after_id=after, limit=_BATCH)
+            page = self._catalog.exports.page_in_scope(scope, after_id=after, limit=_BATCH,
+                                                       before_id=to_id)
             yield from page
             if len(page) < _BATCH:
                 return
@@ -243,20 +271,24 @@ class WarcExport:
         block = response_block(capture.status_code, response.get("headers"),
                                payload_size=size if sha256 is not None else 0,
                                still_encoded=bool(response.get("body_encoding")))
-        response_id = self._builder._make_warc_id()
-        key = bytes.fromhex(sha256) if sha256 is not None and size > 0 else None
-        earlier = None if key is None or self._self_contained else self._written.get(key)
-        if earlier is not None:
+        first = None
+        if sha256 is not None and size > 0 and not self._run.self_contained:
+            first = self._firsts.get(sha256)
+        if first is not None and first[0] != capture.id:
             assert sha256 is not None
-            self._revisit(capture, block, sha256=sha256, earlier=earlier, record_id=response_id)
+            response_id = self._builder._make_warc_id()
+            if not self._store.exists(sha256):
+                raise PayloadProblem(f"body sha256:{sha256} is not in the store")
+            self._revisit(capture, block, sha256=sha256, record_id=response_id, earlier=(
+                first[1], warc_date(first[2]), self._run.response_id(first[0])))
         else:
+            response_id = (self._run.response_id(capture.id) if first is not None
+                           else self._builder._make_warc_id())
             headers = block.to_ascii_bytes()
             payload = (empty_payload(headers) if sha256 is None else
                        read_payload(self._store, sha256, size=size, headers=headers,
                                     clock=self._clock))
             self._response(capture, block, payload, record_id=response_id)
-            if key is not None:
-                self._written[key] = (capture.url, warc_date(capture.fetched_ms), response_id)
         self._request(capture, entry, response_id)
         return response_id
 
@@ -366,16 +398,18 @@ _EMPTY_SHA256 = sha256_digest("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca
 def export_file(path: Path, *, catalog: Catalog, store: BlobStore, data_dir: Path,
                 scope: CaptureScope, info: WarcInfo, gzip_level: int = DEFAULT_GZIP_LEVEL,
                 sinks: ExportSinks | None = None) -> ExportReport:
-    """Export `scope` into the WARC file `path` (.warc.gz). Written beside it under a
-    temporary name, synced, then renamed: a crash leaves no partial file under `path`."""
+    """Export `scope` into the WARC file `path` (.warc.gz), in this process. Written beside
+    it under a temporary name, synced, then renamed: a crash leaves no partial file under
+    `path`."""
     part = path.with_name(f".{path.name}.part")
     try:
-        with open(part, "wb") as handle:
+        with open(part, "wb", buffering=_FILE_BUFFER) as handle:
             export = WarcExport(catalog=catalog, store=store, data_dir=data_dir, out=handle,
-                                self_contained=info.self_contained, gzip_level=gzip_level,
-                                sinks=sinks)
+                                run=ExportRun(self_contained=info.self_contained),
+                                gzip_level=gzip_level, sinks=sinks)
             try:
-                report = export.run(scope, info=info, filename=path.name)
+                export.write_warcinfo(info, filename=path.name)
+                report = export.export_range(scope)
             finally:
                 export.close()
             handle.flush()

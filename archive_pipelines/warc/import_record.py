@@ -33,7 +33,6 @@ IN_MEMORY = 4 * 1024 * 1024
 MAX_BODY = 64 * 1024 ** 3  # decoded bytes of one body at most (a bomb is cut there)
 _CHUNK = 256 * 1024
 _CONTROL = re.compile(r"[\x00-\x20\x7f]")
-_ENCODED_CONTROL = re.compile(r"%(?:[01][0-9a-fA-F]|7[fF])")
 _DOT_SEGMENT = re.compile(r"/(?:\.|%2[eE]){1,2}(?:/|\?|#|$)")
 _HTML = ("text/html", "application/xhtml+xml")
 
@@ -98,9 +97,6 @@ def _uri(record: ArcWarcRecord) -> str:
         value = value[1:-1]  # wget 1.21 writes the URI in angle brackets
     if _CONTROL.search(value):
         raise RecordRefused(f"WARC-Target-URI {value[:100]!r} holds a control character or space")
-    if _ENCODED_CONTROL.search(value):
-        raise RecordRefused(f"WARC-Target-URI {value[:100]!r} holds an encoded control character "
-                            "(a line break or NUL)")
     if _DOT_SEGMENT.search(value.split("://", 1)[-1]):
         raise RecordRefused(f"WARC-Target-URI {value[:100]!r} holds `.` or `..` path segments")
     return value
