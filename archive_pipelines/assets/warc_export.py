@@ -72,7 +72,9 @@ def export_warc_op(context: dg.OpExecutionContext, config: ExportConfig,
     outcome = run_export(ExportRequest(out=folder / name, scope=scope,
                                        self_contained=config.self_contained, wacz=config.wacz,
                                        operator=settings.export.operator,
-                                       gzip_level=settings.export.gzip_level),
+                                       gzip_level=settings.export.gzip_level,
+                                       processes=settings.export.worker_processes),
+                         settings=settings,
                          catalog=parts.catalog, store=parts.primary.store,
                          data_dir=settings.data_dir, on_progress=progress)
     report = outcome.report

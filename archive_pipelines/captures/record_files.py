@@ -16,19 +16,19 @@ _MAX_RECORD = 64 * 1024 * 1024
 def read_record(data_dir: Path, index_path: str, record_offset: int) -> dict[str, Any]:
     """The page-fetch record (a dict) a capture came from. OSError / ValueError when the
     file is gone or does not hold a record there."""
-    if Path(index_path).is_absolute() or ".." in Path(index_path).parts:
+    if index_path.startswith("/") or ".." in index_path.split("/"):
         raise ValueError(f"{index_path!r} is not a path inside the data dir")
     if index_path.endswith(".jsonl.zst"):
         line = read_compacted_record(data_dir, index_path, record_offset)
     else:
-        line = _segment_line(data_dir / index_path, record_offset)
+        line = _segment_line(os.path.join(data_dir, index_path), record_offset)
     record = json.loads(line)
     if not isinstance(record, dict):
         raise ValueError(f"{index_path} at {record_offset} is not a record")
     return record
 
 
-def _segment_line(path: Path, offset: int) -> bytes:
+def _segment_line(path: str, offset: int) -> bytes:
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as handle:
         handle.seek(offset)

@@ -52,7 +52,8 @@ def export_warc_command(obj: CliContext, out: Path, *, sessions: tuple[str, ...]
     request = ExportRequest(out=out, scope=export_scope(
         obj.catalog, sessions=sessions, url_prefix=url_prefix, from_time=from_, to_time=to),
         self_contained=self_contained, wacz=wacz, operator=settings.export.operator,
-        gzip_level=settings.export.gzip_level, overwrite=overwrite)
+        gzip_level=settings.export.gzip_level, overwrite=overwrite,
+        processes=settings.export.worker_processes)
     check_target(request)  # a bad OUT fails before any work
     parts = obj.parts()
     total = parts.catalog.exports.count_in_scope(request.scope)
@@ -62,6 +63,7 @@ def export_warc_command(obj: CliContext, out: Path, *, sessions: tuple[str, ...]
             bar.update(count)
 
         outcome = run_export(request, catalog=parts.catalog, store=parts.primary.store,
+                             settings=settings,
                              data_dir=settings.data_dir, on_progress=progress)
     if as_json:
         click.echo(json.dumps(_as_dict(outcome), indent=2))

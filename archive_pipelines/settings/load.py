@@ -165,6 +165,7 @@ views = []                   # views crawled pages appear in, e.g. ["by_domain"]
 operator = ""                # who made the archive: the warcinfo record's operator
 directory = "exports"        # where the export_warc job writes (inside the data dir)
 gzip_level = 6               # per-record gzip level of exported WARCs (1 fastest .. 9 smallest)
+processes = "auto"           # worker processes of a large export ("auto": one per CPU)
 
 [import]
 inbox = "inbox"              # the folder warc_inbox_sensor watches (inside the data dir); files stay

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -165,12 +166,23 @@ class CrawlSettings(_Section):
 class ExportSettings(_Section):
     """WARC and WACZ exports (`export-warc`, the `export_warc` job)."""
 
+    @property
+    def worker_processes(self) -> int:
+        """`processes`, "auto" resolved to the CPUs this process may use."""
+        if self.processes == "auto":
+            return max(1, len(os.sched_getaffinity(0)))
+        return self.processes
+
     # Who made the archive: the warcinfo record's `operator` (a person or an institution).
     operator: str = ""
     # Where the `export_warc` job writes (relative paths are inside the data dir).
     directory: str = "exports"
-    # gzip level of each record (1 fastest .. 9 smallest); 6 as gzip(1).
+    # gzip level of each record (1 fastest .. 9 smallest); 6 as gzip(1). Records that do
+    # not compress (images, video, archives) are stored in their gzip member uncompressed.
     gzip_level: int = Field(default=6, ge=1, le=9)
+    # Worker processes of a large export (its parts are appended in order); "auto": one per
+    # CPU. Exports of fewer than 20,000 captures run in the calling process.
+    processes: PositiveInt | Literal["auto"] = "auto"
 
 
 class ImportSettings(_Section):

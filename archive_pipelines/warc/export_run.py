@@ -19,7 +19,9 @@ from archive_pipelines import __version__
 from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.catalog import CaptureScope, Catalog
+from archive_pipelines.settings import Settings
 from archive_pipelines.warc.cdxj import IndexEntry, cdxj_line, indexed_record, record_mime, sort_cdxj
+from archive_pipelines.warc.export_parts import export_parallel
 from archive_pipelines.warc.exporter import (
     ExportedPage,
     ExportReport,
@@ -47,6 +49,7 @@ class ExportRequest:
     operator: str = ""
     gzip_level: int = 6
     overwrite: bool = False
+    processes: int = 1  # worker processes (a large export, with the settings to open them)
 
 
 @dataclass(frozen=True)
@@ -73,17 +76,34 @@ def check_target(request: ExportRequest) -> Path:
     return out
 
 
+PARALLEL_FROM = 20_000  # captures: below this, starting worker processes costs more than it saves
+
+
 def run_export(request: ExportRequest, *, catalog: Catalog, store: BlobStore, data_dir: Path,
+               settings: Settings | None = None,
                on_progress: Callable[[int], None] | None = None) -> ExportOutcome:
-    """Export the request's scope (see the module docstring)."""
+    """Export the request's scope (see the module docstring): in worker processes when the
+    request asks for several, `settings` are given (to open the catalog and store in each) and
+    the scope is large, else in this process."""
     out = check_target(request)
     info = WarcInfo(operator=request.operator, description=describe_scope(request.scope),
                     self_contained=request.self_contained)
+    parallel = (settings is not None and request.processes > 1
+                and catalog.exports.count_in_scope(request.scope) >= PARALLEL_FROM)
+
+    def export(path: Path, sinks: ExportSinks) -> ExportReport:
+        if parallel:
+            assert settings is not None
+            return export_parallel(path, settings=settings, catalog=catalog,
+                                   scope=request.scope, info=info,
+                                   processes=request.processes,
+                                   gzip_level=request.gzip_level, sinks=sinks)
+        return export_file(path, catalog=catalog, store=store, data_dir=data_dir,
+                           scope=request.scope, info=info, gzip_level=request.gzip_level,
+                           sinks=sinks)
+
     if not request.wacz:
-        report = export_file(out, catalog=catalog, store=store, data_dir=data_dir,
-                             scope=request.scope, info=info, gzip_level=request.gzip_level,
-                             sinks=ExportSinks(on_progress=on_progress))
-        return ExportOutcome(out, report)
+        return ExportOutcome(out, export(out, ExportSinks(on_progress=on_progress)))
     work = out.with_name(f".{out.name}.work")
     shutil.rmtree(work, ignore_errors=True)  # a crashed run's leftovers
     work.mkdir()
@@ -96,9 +116,7 @@ def run_export(request: ExportRequest, *, catalog: Catalog, store: BlobStore, da
                 open(pages_file, "w", encoding="utf-8") as pages:
             sinks = ExportSinks(on_record=_indexer(index, warc_name), on_page=_pager(pages),
                                 on_progress=on_progress)
-            report = export_file(warc, catalog=catalog, store=store, data_dir=data_dir,
-                                 scope=request.scope, info=info,
-                                 gzip_level=request.gzip_level, sinks=sinks)
+            report = export(warc, sinks)
         index_path = work / "index.cdxj"
         sort_cdxj(unsorted, index_path)
         summary = write_wacz(out, warcs=[warc], index=index_path, pages=_read_pages(pages_file),

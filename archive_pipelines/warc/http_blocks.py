@@ -12,6 +12,7 @@ the crawler did not keep get a status line and `Location` only.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from http import HTTPStatus
 from urllib.parse import urlsplit
@@ -21,6 +22,7 @@ from warcio.statusandheaders import StatusAndHeaders
 ORIGINAL_PREFIX = "X-Original-"
 _REWRITTEN = ("content-encoding", "transfer-encoding", "content-length")
 _MAX_HEADERS = 1_000
+_BREAKS = re.compile(r"[\r\n]")
 
 
 def reason(status: int) -> str:
@@ -38,10 +40,13 @@ def _pairs(headers: object) -> list[tuple[str, str]]:
         return []
     pairs = []
     for pair in headers[:_MAX_HEADERS]:
-        if (isinstance(pair, list | tuple) and len(pair) == 2
-                and all(isinstance(part, str) and "\r" not in part and "\n" not in part
-                        for part in pair) and pair[0].strip()):
-            pairs.append((pair[0], pair[1]))
+        try:
+            name, value = pair
+        except (TypeError, ValueError):
+            continue
+        if (type(name) is str and type(value) is str and name.strip()
+                and not _BREAKS.search(name) and not _BREAKS.search(value)):
+            pairs.append((name, value))
     return pairs
 
 

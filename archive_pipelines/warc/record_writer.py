@@ -25,6 +25,8 @@ DEFAULT_GZIP_LEVEL = 6
 _PIECE = 256 * 1024  # bytes handed to the compressing thread at once
 _QUEUED = 64  # pieces in flight at most (16 MiB)
 _GZIP = zlib.MAX_WBITS + 16  # a gzip member, not a zlib stream
+_SAMPLE = 4096  # bytes of a record sampled for compressibility
+_SAMPLE_FROM = 16 * 1024  # records smaller than this are compressed without a look
 
 Placed = Callable[[int, int], None]  # (offset, length) of a record in the file
 
@@ -110,10 +112,11 @@ class RecordWriter:
             while (batch := self._batches.get()) is not None:
                 for piece, ends in batch:
                     if compressor is None and ends:  # a whole record: one call
-                        data = zlib.compress(piece, level, _GZIP)
+                        data = zlib.compress(piece, _level_for(piece, level), _GZIP)
                     else:
                         if compressor is None:
-                            compressor = zlib.compressobj(level, zlib.DEFLATED, _GZIP)
+                            compressor = zlib.compressobj(_level_for(piece, level),
+                                                          zlib.DEFLATED, _GZIP)
                         data = compressor.compress(piece)
                         if ends:
                             data += compressor.flush()
@@ -129,3 +132,16 @@ class RecordWriter:
             self._failure = exc
             while self._batches.get() is not None:  # let the writer finish, unblocked
                 pass
+
+
+def _level_for(piece: bytes, level: int) -> int:
+    """`level`, or 0 (stored blocks: still a gzip member, read like any other) for a record
+    whose bytes do not compress: a sample from its middle (past the headers, in the payload)
+    shrinks by less than 3% at level 1. Images, video, fonts and archives are most of a
+    crawl's bytes and are compressed already: deflating them again costs much CPU for
+    nothing."""
+    if len(piece) < _SAMPLE_FROM:
+        return level
+    middle = len(piece) // 2
+    sample = piece[middle:middle + _SAMPLE]
+    return 0 if len(zlib.compress(sample, 1)) > 0.97 * len(sample) else level
