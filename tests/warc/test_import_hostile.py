@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from sqlalchemy import select
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
-from archive_testkit import hostile_warcs, hostile_waczs
+from archive_testkit import hostile_waczs, hostile_warcs
 from archive_testkit.hostile_records import HostileFile
 from tests.helpers.captures import open_parts
 from tests.helpers.cli import CLI
@@ -50,8 +51,8 @@ HOSTILE_WARCS: dict[str, Callable[[Path], HostileFile]] = {
     "wrong sha1 payload digest": hostile_warcs.wrong_payload_digest_warc,
     "wrong sha256 payload digest": lambda p: hostile_warcs.wrong_payload_digest_warc(
         p, algorithm="sha256"),
-    **{f"target URI {case}": (lambda case: lambda p: hostile_warcs.odd_target_uri_warc(
-        p, case=case))(case) for case in ("continuation-line", "bare-lf", "dot-segments")},
+    **{f"target URI {case}": partial(hostile_warcs.odd_target_uri_warc, case=case)
+       for case in ("continuation-line", "bare-lf", "dot-segments")},
 }
 
 
