@@ -31,7 +31,8 @@ from warcio.recordloader import ArcWarcRecord
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN = 1024 * 1024
 _HEAD = 256 * 1024  # the first record's header is in its first 256 KiB, or it is no WARC
-_HEADER_PEEK = 16 * 1024  # a record's WARC header block, for the checks warcio's parser skips
+_HEADER_PEEK = 4096  # a record's WARC header block, for the checks warcio's parser skips
+_HEADER_PEEK_GZIP = 2048  # compressed bytes read for it (headers compress 3-4:1)
 # What warcio raises on input it cannot parse (a header without a value reaches its code as
 # None: AttributeError/TypeError), besides the errors of gzip and of the data.
 READ_ERRORS = (ArchiveLoadFailed, zlib.error, EOFError, ValueError, gzip.BadGzipFile,
@@ -178,7 +179,7 @@ def _header_problem(stream: BinaryIO, layout: Layout, offset: int) -> str | None
     here = stream.tell()
     try:
         stream.seek(offset)
-        raw = stream.read(_HEADER_PEEK)
+        raw = stream.read(_HEADER_PEEK_GZIP if layout is Layout.RECORD_GZIP else _HEADER_PEEK)
     finally:
         stream.seek(here)
     if layout is Layout.RECORD_GZIP:
