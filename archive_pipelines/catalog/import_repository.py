@@ -5,7 +5,7 @@ revisit records refer to."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
@@ -36,7 +36,10 @@ class SnapshotWarc(NamedTuple):
     size: int
 
 
-def _snapshot_warc_query() -> Select[Any]:
+_WarcRow = Select[int, str, str, str, str, int]
+
+
+def _snapshot_warc_query() -> _WarcRow:
     return (select(SnapshotFile.id, SnapshotFile.snapshot_id, Snapshot.timestamp,
                    SnapshotFile.relative_path, Blob.sha256, Blob.size)
             .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)

@@ -75,8 +75,9 @@ def index_snapshot_warcs(target: ImportTarget, *, snapshot_ids: Sequence[str] | 
             read = import_stored_warc(warc.sha256, warc.size, target=target, report=report,
                                       source=source, snapshot_id=warc.snapshot_id,
                                       on_record=on_record)
-        except Exception as exc:  # noqa: BLE001 - whatever a file holds, the adoption goes on
-            # (the records committed before stay; a rerun resumes after them)
+        except Exception as exc:
+            # Whatever a file holds, the adoption goes on: reported, the records committed
+            # before stay, and a rerun resumes after them.
             read = False
             report.broken_spans += 1
             report.problem(f"{source}: not indexed: {type(exc).__name__}: {exc}"[:2000])
