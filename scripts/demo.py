@@ -44,6 +44,18 @@ def run(args: list[str], env: dict[str, str], *, quiet: bool = False) -> str:
     return result.stdout + result.stderr
 
 
+def warc_requisite_url(folder: Path) -> str | None:
+    """A URL of a response in the snapshot's wget WARC (a requisite when there is one)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    urls: list[str] = []
+    for path in sorted((folder / "warc").glob("*.warc.gz")):
+        with open(path, "rb") as handle:
+            urls += [record.rec_headers.get_header("WARC-Target-URI")
+                     for record in ArchiveIterator(handle) if record.rec_type == "response"]
+    return urls[1] if len(urls) > 1 else next(iter(urls), None)
+
+
 def fresh_data_dir(path: Path) -> None:
     if path.exists():
         if not (path / MARKER).exists():
@@ -282,6 +294,13 @@ def main() -> None:
 
     step(f"show {first.snapshot_id}: the snapshot by its ArchiveBox id")
     run([*cli, "show", first.snapshot_id], env)
+
+    found = next(((s, url) for s in collection.snapshots
+                  if (url := warc_requisite_url(data / s.folder)) is not None), None)
+    if found is not None:
+        step(f"captures: a URL that archive/{found[0].timestamp}/warc/ holds (the adoption "
+             "indexed each snapshot's own WARC)")
+        run([*cli, "captures", found[1]], env)
 
     step("a second copy of every blob: a local zstd replica, retention 2")
     toml = (data / "archive.toml").read_text(encoding="utf-8")

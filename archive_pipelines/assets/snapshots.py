@@ -33,7 +33,7 @@ def snapshots(context: dg.AssetExecutionContext, storage: StorageResource) -> dg
                       ingest_batch_size=parts.settings.storage.ingest_batch_size)
     for line in day.log_lines():
         context.log.info(line)
-    for line in day.migrated.errors[:20]:
+    for line in day.migrated.errors[:20] + day.migrated.warc_problem_lines[:20]:
         context.log.warning(line)
     incomplete = day.incomplete
     if incomplete.count:

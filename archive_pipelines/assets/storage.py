@@ -38,7 +38,7 @@ def blobs(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.Mat
                           ingest_batch_size=parts.settings.storage.ingest_batch_size)
     for line in day.log_lines():
         context.log.info(line)
-    for error in day.migrated.errors[:20]:
+    for error in day.migrated.errors[:20] + day.migrated.warc_problem_lines[:20]:
         context.log.warning(error)
     stats, run = day.stats, day.migrated
     return dg.MaterializeResult(metadata={

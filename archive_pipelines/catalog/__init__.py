@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         UnknownFsVersionError,
         checked_fs_version,
     )
+    from archive_pipelines.catalog.import_repository import SnapshotWarc
     from archive_pipelines.catalog.migrate import upgrade_catalog
     from archive_pipelines.catalog.models import COPY_STATUSES, new_id, utcnow
     from archive_pipelines.catalog.ref_counts import ApplyReport, BlobEntry
@@ -129,6 +130,7 @@ _LAZY: dict[str, str] = {
     "V0_9": "fs_versions",
     "WRITABLE_FS_VERSIONS": "fs_versions",
     "checked_fs_version": "fs_versions",
+    "SnapshotWarc": "import_repository",
     "upgrade_catalog": "migrate",
     "ApplyReport": "ref_counts",
     "BlobEntry": "ref_counts",
@@ -192,6 +194,7 @@ __all__ = [
     "SnapshotEntries",
     "SnapshotFiles",
     "SnapshotRow",
+    "SnapshotWarc",
     "UnknownFsVersionError",
     "WaitingBlob",
     "checked_fs_version",

@@ -4,12 +4,47 @@ revisit records refer to."""
 
 from __future__ import annotations
 
-from sqlalchemy import select, update
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
 
-from archive_pipelines.catalog.models import CrawlSegment, CrawlSession, PageFetch
+from archive_pipelines.catalog.models import (
+    Blob,
+    CrawlSegment,
+    CrawlSession,
+    PageFetch,
+    Snapshot,
+    SnapshotFile,
+)
 from archive_pipelines.catalog.ref_counts import table_of
 from archive_pipelines.catalog.repository_base import Repository, _reads, _writes
+from archive_pipelines.catalog.statements import chunks
+
+WARC_FOLDER = "warc/"
+
+
+class SnapshotWarc(NamedTuple):
+    """A file of a snapshot's `warc/` folder (its row id, for paging) and its blob."""
+
+    file_id: int
+    snapshot_id: str
+    timestamp: str
+    relative_path: str
+    sha256: str
+    size: int
+
+
+_WarcRow = Select[int, str, str, str, str, int]
+
+
+def _snapshot_warc_query() -> _WarcRow:
+    return (select(SnapshotFile.id, SnapshotFile.snapshot_id, Snapshot.timestamp,
+                   SnapshotFile.relative_path, Blob.sha256, Blob.size)
+            .join(Snapshot, Snapshot.id == SnapshotFile.snapshot_id)
+            .join(Blob, Blob.id == SnapshotFile.blob_id)
+            .where(SnapshotFile.relative_path.startswith(WARC_FOLDER, autoescape=True)))
 
 
 class ImportRepository(Repository):
@@ -20,6 +55,22 @@ class ImportRepository(Repository):
         """The ledger paths (batches) under `prefix` (`imports/<sha256>/`)."""
         return list(session.scalars(select(CrawlSegment.path).where(
             CrawlSegment.path.startswith(prefix, autoescape=True))))
+
+    @_reads
+    def snapshot_warcs(self, session: Session, snapshot_ids: Sequence[str]) -> list[SnapshotWarc]:
+        """The files under `warc/` of these snapshots, by snapshot and path."""
+        found: list[SnapshotWarc] = []
+        for chunk in chunks(list(snapshot_ids)):
+            query = _snapshot_warc_query().where(SnapshotFile.snapshot_id.in_(chunk))
+            found.extend(SnapshotWarc(*row) for row in session.execute(query))
+        return sorted(found, key=lambda w: (w.timestamp, w.snapshot_id, w.relative_path))
+
+    @_reads
+    def snapshot_warc_page(self, session: Session, *, after: int, limit: int) -> list[SnapshotWarc]:
+        """One page of every snapshot's files under `warc/`, by file row id after `after`."""
+        query = (_snapshot_warc_query().where(SnapshotFile.id > after)
+                 .order_by(SnapshotFile.id).limit(limit))
+        return [SnapshotWarc(*row) for row in session.execute(query)]
 
     @_writes
     def mark_warc_session(self, session: Session, session_id: str, *, source: str,

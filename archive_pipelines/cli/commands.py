@@ -66,4 +66,8 @@ COMMANDS = {
         "archive_pipelines.cli.import_command", "import_warc_command",
         "Import WARC and WACZ files: each stored as it is, every body once, every HTTP "
         "capture looked up by `captures`."),
+    "index-warcs": LazyCommand(
+        "archive_pipelines.cli.index_warcs_command", "index_warcs_command",
+        "Index the WARCs inside snapshots (warc/*.warc, warc/*.warc.gz) so `captures URL` "
+        "finds what they hold."),
 }

@@ -32,7 +32,10 @@ def update_command(obj: CliContext, *, do_import: bool, do_migrate: bool, contin
                    resume_from: str, batch_size: int | None, as_json: bool) -> None:
     """Adopt an existing ArchiveBox collection, gradually and safely.
 
-    Ends with the list of folders that failed and why; exits 1 when any did.
+    Ends with the list of folders that failed and why; exits 1 when any did. Each migrated
+    snapshot's own WARCs (warc/*.warc.gz) are indexed, so `captures URL` finds what they hold;
+    a WARC that cannot be read is listed with its offset and also makes the exit status 1 (the
+    snapshot is adopted all the same).
     """
     if not (do_import or do_migrate):
         do_import = do_migrate = True
@@ -45,7 +48,8 @@ def update_command(obj: CliContext, *, do_import: bool, do_migrate: bool, contin
         failed = failures(imported, migrated)
         _report(imported, migrated, failed, as_json=as_json)
         if not continuous:
-            if failed or (imported and imported.error_count > len(imported.problems)):
+            if failed or (imported and imported.error_count > len(imported.problems)) \
+                    or (migrated and migrated.warc_problems):
                 raise SystemExit(1)
             return
         time.sleep(30)
@@ -77,6 +81,8 @@ def _migrate(parts: StorageParts, batch_size: int, *, quiet: bool) -> MigrateRep
         click.echo(f"migrate: processed {report.processed:,}, migrated {report.migrated:,}, "
                    f"failed {report.failed:,}, skipped {report.skipped:,}; files {report.files:,} "
                    f"({report.new_blobs:,} new blobs, {report.deduplicated:,} deduplicated)")
+        click.echo(f"snapshot WARCs: indexed {report.warcs_indexed:,} ({report.warc_captures:,} "
+                   f"captures), with unreadable records {report.warc_problems:,}")
     return report
 
 
@@ -91,16 +97,23 @@ def _report(imported: ImportReport | None, migrated: MigrateReport | None,
             "migrate": None if migrated is None else {
                 k: getattr(migrated, k) for k in ("processed", "migrated", "failed", "skipped",
                                                   "files", "new_blobs", "deduplicated",
-                                                  "bytes_in", "bytes_saved")},
+                                                  "bytes_in", "bytes_saved", "warcs_indexed",
+                                                  "warc_captures", "warc_problems")},
             "failures": [asdict(f) for f in failed],
             "moved_to_invalid": [] if imported is None else [
                 {"where": f"archive/{name}", "reason": reason, "moved_to": where}
                 for name, reason, where in imported.moved_to_invalid],
             "warnings": (migrated.warnings if migrated else [])[:1000],
+            "warc_problems": migrated.warc_problem_lines if migrated else [],
         }, indent=2))
         return
     for warning in (migrated.warnings if migrated else [])[:20]:
         click.echo(f"  ~ {warning}", err=True)
+    if migrated and migrated.warc_problems:
+        click.echo(f"{migrated.warc_problems:,} snapshot WARC file(s) with unreadable records "
+                   "(the snapshots are adopted; what could be read is indexed):", err=True)
+        for line in migrated.warc_problem_lines:
+            click.echo(f"  ! {line}", err=True)
     if not failed:
         return
     click.echo(f"{len(failed):,} folder(s) not adopted or not migrated:", err=True)

@@ -52,17 +52,19 @@ def failures(imported: ImportReport | None, migrated: MigrateReport | None) -> l
 def migrate_all(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                 layout: DataDir, batch_size: int, retire: bool = True,
                 ingest_batch_size: int = DEFAULT_BATCH_SIZE,
-                progress: Callable[[int], object] | None = None) -> MigrateReport:
+                progress: Callable[[int], object] | None = None,
+                index_warcs: bool = True) -> MigrateReport:
     """Migrate every snapshot whose layout is behind, `batch_size` at a time; one pass over
-    the (fs_version, id) index, so a snapshot that fails is tried once per call."""
+    the (fs_version, id) index, so a snapshot that fails is tried once per call.
+    `index_warcs`: as `migrate_batch`."""
     total, cursor = MigrateReport(), ""
     while True:
         batches, cursor = next_migration_batches(catalog, cursor=cursor, batch_size=batch_size,
                                                  max_batches=1)
         for batch in batches:
             report = migrate_batch(catalog, primary, views, work=work, layout=layout, snapshot_ids=batch,
-                                   retire=retire,
-                                   ingest_batch_size=ingest_batch_size)
+                                   retire=retire, ingest_batch_size=ingest_batch_size,
+                                   index_warcs=index_warcs)
             _add(total, report)
             if progress:
                 progress(len(batch))
@@ -77,6 +79,8 @@ def _add(total: MigrateReport, report: MigrateReport) -> None:
     total.warnings.extend(report.warnings)
     room = MAX_LISTED - len(total.errors)
     total.errors.extend(report.errors[:max(room, 0)])
+    room = MAX_LISTED - len(total.warc_problem_lines)
+    total.warc_problem_lines.extend(report.warc_problem_lines[:max(room, 0)])
     total.snapshots.extend(step for step in report.snapshots if step.errors)
 
 
@@ -96,7 +100,10 @@ class CollectionReport:
                 "created_snapshots": self.imported.imported, "files": self.migrated.files,
                 "new_blobs": self.migrated.new_blobs, "deduplicated": self.migrated.deduplicated,
                 "bytes_in": self.migrated.bytes_in, "bytes_saved": self.migrated.bytes_saved,
-                "cleaned_folders": self.migrated.migrated}
+                "cleaned_folders": self.migrated.migrated,
+                "warcs_indexed": self.migrated.warcs_indexed,
+                "warc_captures": self.migrated.warc_captures,
+                "warc_problems": self.migrated.warc_problems}
 
     def log_lines(self) -> list[str]:
         """What a run log says: the import pass, then the migration."""

@@ -9,6 +9,10 @@ folder in one rename; the new fs_version is committed (compare-and-set on the ol
 after that. So after a kill at any instant every original byte is at its path in the folder
 or in the store and referenced; fs_version is never ahead of the files; re-running resumes
 (already stored files are skipped).
+A snapshot's own WARCs (`warc/*.warc.gz`) are indexed into captures after its files are
+verified in the store and before its fs_version is committed (so a kill between leaves it to
+be migrated, and indexed, again: the importer's ledger skips what was done); a WARC that
+cannot be read is reported (`warc_problems`), never a failure of the snapshot.
 Folders are flock'ed while a step works on them; a busy folder is skipped, not waited for.
 A real folder `archive/<timestamp>` is migrated only by the snapshot whose files it holds
 (`adoption.folder_claimant`); another snapshot sharing the timestamp is skipped until the
@@ -28,6 +32,7 @@ from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.index_json import read_index_url
 from archive_pipelines.legacy.versions import CAS, TO_CAS
+from archive_pipelines.migration.adopted_warcs import index_adopted_warcs
 from archive_pipelines.migration.cas import migrate_to_cas_batch
 from archive_pipelines.migration.folders import folder_lock, real_folder
 from archive_pipelines.migration.fs_versions import NO_FOLDER, needs_migration, steps_for
@@ -71,8 +76,12 @@ class MigrateReport(Counts):
     deduplicated: int = 0
     bytes_in: int = 0
     bytes_saved: int = 0
+    warcs_indexed: int = 0  # the snapshots' own WARC files whose records became captures
+    warc_captures: int = 0
+    warc_problems: int = 0  # of those, the files with unreadable records (`warc_problem_lines`)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    warc_problem_lines: list[str] = field(default_factory=list)
     snapshots: list[StepReport] = field(default_factory=list)
 
     def as_metadata(self) -> dict[str, MetadataValue]:
@@ -87,7 +96,12 @@ class MigrateReport(Counts):
                 "the current layout")
         if self.failed or self.skipped:
             line += f"; {self.failed:,} failed, {self.skipped:,} skipped"
-        return [line]
+        lines = [line]
+        if self.warcs_indexed or self.warc_problems:
+            lines.append(f"{self.warcs_indexed:,} of the snapshots' own WARC file(s) indexed: "
+                         f"{self.warc_captures:,} captures; {self.warc_problems:,} with "
+                         "unreadable records")
+        return lines
 
 
 def migrate_snapshot(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
@@ -111,18 +125,20 @@ def to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: Fil
 
 def migrate_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
                   layout: DataDir, snapshot_ids: Sequence[str], retire: bool = True,
-                  ingest_batch_size: int = DEFAULT_BATCH_SIZE) -> MigrateReport:
+                  ingest_batch_size: int = DEFAULT_BATCH_SIZE,
+                  index_warcs: bool = True) -> MigrateReport:
     """Migrate these snapshots into the store; one ingest and one fs_version commit for the
     batch. `retire=False` stores and records their files but leaves the folders (and their
     fs_version) as they are, for a later migration to finish. `ingest_batch_size`: files per
-    catalog transaction of the ingest (the `storage.ingest_batch_size` setting)."""
+    catalog transaction of the ingest (the `storage.ingest_batch_size` setting).
+    `index_warcs=False` leaves the snapshots' own WARCs unindexed (`index-warcs` does it)."""
     return _run(catalog, primary, views, work=work, layout=layout, snapshot_ids=snapshot_ids, retire=retire,
-                ingest_batch_size=ingest_batch_size)
+                ingest_batch_size=ingest_batch_size, index_warcs=index_warcs)
 
 
 def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
          layout: DataDir, snapshot_ids: Sequence[str], retire: bool = True,
-         ingest_batch_size: int) -> MigrateReport:
+         ingest_batch_size: int, index_warcs: bool = True) -> MigrateReport:
     report = MigrateReport()
     with catalog.reading() as tx:
         rows = {row.id: row for row in tx.adoption.snapshots_by_id(snapshot_ids)}
@@ -136,7 +152,8 @@ def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileW
                                 timestamp=rows[sid].timestamp)
     with _locked(catalog, layout, [rows[sid] for sid in steps], steps=steps) as locked:
         ingest = _to_cas(catalog, primary, views, work=work, layout=layout, rows=locked, steps=steps,
-                         retire=retire, ingest_batch_size=ingest_batch_size)
+                         retire=retire, ingest_batch_size=ingest_batch_size,
+                         report=report if index_warcs else None)
     if ingest is not None:
         report.files, report.new_blobs, report.deduplicated = (
             ingest.files, ingest.new_blobs, ingest.deduplicated)
@@ -235,7 +252,9 @@ def _folder_claimants(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow]
 
 def _to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileWork,
             layout: DataDir, rows: list[SnapshotRow], steps: dict[str, StepReport],
-            retire: bool, ingest_batch_size: int) -> IngestReport | None:
+            retire: bool, ingest_batch_size: int, report: MigrateReport | None) -> IngestReport | None:
+    """`to_cas` for the locked rows; then (with a `report` to count them in) the WARCs of those
+    it finished are indexed, before their fs_version is committed."""
     if not rows:
         return None
     outcomes, ingest = migrate_to_cas_batch(catalog, primary, views, work=work, layout=layout, rows=rows,
@@ -250,6 +269,11 @@ def _to_cas(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: Fi
         step.warnings.extend(outcome.warnings)
         if outcome.done:
             done[step.to_version].append(row.id)
+    if report is not None and done:
+        warcs = index_adopted_warcs(catalog, primary, views, layout=layout,
+                                    snapshot_ids=[sid for ids in done.values() for sid in ids])
+        report.warcs_indexed, report.warc_captures = warcs.indexed, warcs.captures
+        report.warc_problems, report.warc_problem_lines = warcs.with_problems, warcs.problems
     _advance(catalog, done, CAS, steps=steps)
     return ingest
 

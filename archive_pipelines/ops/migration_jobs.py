@@ -49,7 +49,7 @@ def migrate_fs_op(context: dg.OpExecutionContext, config: MigrateFsConfig,
                            ingest_batch_size=parts.settings.storage.ingest_batch_size)
     for line in report.log_lines():
         context.log.info(line)
-    for line in report.errors[:20]:
+    for line in report.errors[:20] + report.warc_problem_lines[:20]:
         context.log.warning(line)
     return dg.Output(report.migrated, metadata=report.as_metadata())
 

@@ -90,7 +90,7 @@ def migrate_to_cas_op(context: dg.OpExecutionContext, config: MigrateToCasConfig
     for line in report.log_lines():
         context.log.info(line)
     errors = report.errors
-    for error in errors[:20]:
+    for error in errors[:20] + report.migrated.warc_problem_lines[:20]:
         context.log.warning(error)
     if errors:
         raise dg.Failure(description=f"{len(errors)} folder(s) could not be adopted or stored",

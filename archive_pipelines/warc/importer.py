@@ -369,13 +369,32 @@ def import_warc_file(path: Path, *, target: ImportTarget, report: ImportReport,
     """Store `path` as it is and import its records; its sha256, or None (reported) when it
     is no WARC file."""
     name = source or str(path)
-    report.files += 1
     if not is_warc(path):
-        report.broken_spans += 1
-        report.problem(f"{name}: not a WARC file (it does not start with WARC/, plain or gzipped)")
+        report.files += 1
+        _not_a_warc(report, name)
         return None
     put = target.store.put_file(path)
     report.file_bytes += put.size
-    WarcImport(target, sha256=put.sha256, size=put.size, source=name, snapshot_id=snapshot_id,
-               pages=pages, report=report, on_record=on_record).run()
+    import_stored_warc(put.sha256, put.size, target=target, report=report, source=name,
+                       snapshot_id=snapshot_id, pages=pages, on_record=on_record)
     return put.sha256
+
+
+def import_stored_warc(sha256: str, size: int, *, target: ImportTarget, report: ImportReport,
+                       source: str, snapshot_id: str | None = None,
+                       pages: dict[str, str | None] | None = None,
+                       on_record: Callable[[int], None] | None = None) -> bool:
+    """Import the records of a WARC file the primary store holds already (an adopted
+    snapshot's own `warc/*.warc.gz`), read where it is; False (reported) when it is no WARC."""
+    report.files += 1
+    if not is_warc(target.store.local_path(sha256)):
+        _not_a_warc(report, source)
+        return False
+    WarcImport(target, sha256=sha256, size=size, source=source, snapshot_id=snapshot_id,
+               pages=pages, report=report, on_record=on_record).run()
+    return True
+
+
+def _not_a_warc(report: ImportReport, source: str) -> None:
+    report.broken_spans += 1
+    report.problem(f"{source}: not a WARC file (it does not start with WARC/, plain or gzipped)")
