@@ -1,4 +1,5 @@
-"""WARC out (issue 28) and, later, in (issue 29): the export beside warcio's own read loop.
+"""WARC out (issue 28) and in (issue 29): the export and the import beside warcio's own read
+loop over the same file.
 
 1. `export`: captures_bench's generated crawl (default 50,000 pages: sub-requests, redirects,
    failed fetches, 4xx/5xx, bodies of 2-60 KB with ~30% duplicate references; cached under
@@ -20,10 +21,27 @@
    `--profile` adds one untimed deduplicated export under cProfile: where the time goes.
    The bodies are random bytes: they do not compress, unlike real HTML, so the sizes are
    the dedup's alone and gzip runs over incompressible data.
-2. `import`: issue 29's WARC import will be measured here (reading the files part 1 writes).
+2. `import` (issue 29): the same corpus's deduplicated export (`export_file`, made once,
+   untimed, cached under bench/.work/warc/<corpus>-import-v1/) imported with `run_import`,
+   in-process as `import-warc` does it, into a fresh data dir each run (initialized before,
+   untimed), beside warcio's read loop over the same file (part 1's `read_loop`), alternated.
+   Per case: seconds, MB/s (file bytes), records/s, CPU; every import checked (nothing
+   refused, every record read, one capture per response and revisit). The verdict, on the
+   medians: import / read loop >= 0.5 in MB/s and in records/s, on >= 50,000 records; the
+   per-run ratios for context. Once, for reference: the whole command
+   `archive-pipelines --data-dir D import-warc FILE` (a fresh process, into a fresh data dir).
+   Then the dedup against earlier crawls: the file imported into a copy of the corpus's own
+   data dir (blob objects hard-linked; its store holds every body, the crawl's), and the
+   store's growth there and in the first fresh data dir: new blob objects under cas/sha256/
+   (walked before and after) beside the import report's new bodies, against the file's
+   payload bytes. The import keeps the file itself as one blob (the original the captures
+   point into), so a store holding every body grows by the file alone. `--profile` adds one
+   import into a fresh data dir under cProfile (top 25 by tottime). The data dirs live in
+   bench/.work/warc/import/ and are deleted at the end (`remove_tree`: the next bench settles).
 
 `--only export|import` (repeatable) picks parts; the default runs all of them. `--keep` keeps
-the exported files (bench/.work/warc/out/); they are deleted at the end otherwise.
+the exported files (bench/.work/warc/out/) and the import's data dirs; they are deleted at the
+end otherwise.
 """
 
 from __future__ import annotations
@@ -70,6 +88,7 @@ IMPORT_INPUT_VERSION = 1  # bump when the import's input WARC must be exported a
 GZIP_LEVELS = (1, 6, 9)
 READ_CHUNK = 1 << 16
 MB = 1e6
+EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
 
 @dataclass(frozen=True)
@@ -406,6 +425,14 @@ class Growth:
     blob_bytes: int
     aliases: int  # hard links to the blobs (cas/s/): no bytes of their own
     catalog_bytes: int
+    few: tuple[tuple[str, int], ...]  # the new blobs (name, size) when there are at most 5
+
+    def describe_few(self) -> str:
+        if not self.few:
+            return ""
+        return "; new blobs: " + ", ".join(
+            f"{name[:12]}… {size:,} bytes{' (the empty body)' if name == EMPTY_SHA256 else ''}"
+            for name, size in self.few)
 
 
 def import_input(corpus: Ingested) -> ImportInput:
@@ -491,8 +518,10 @@ def store_files(data: Path) -> tuple[dict[str, int], set[str], int]:
 
 def growth(before: tuple[dict[str, int], set[str], int],
            after: tuple[dict[str, int], set[str], int]) -> Growth:
-    new = [size for path, size in after[0].items() if path not in before[0]]
-    return Growth(len(new), sum(new), len(after[1] - before[1]), after[2] - before[2])
+    new = [(path, size) for path, size in after[0].items() if path not in before[0]]
+    few = tuple((os.path.basename(path), size) for path, size in new) if len(new) <= 5 else ()
+    return Growth(len(new), sum(size for _path, size in new), len(after[1] - before[1]),
+                  after[2] - before[2], few)
 
 
 def import_once(source: ImportInput, data: Path, *,
@@ -672,7 +701,8 @@ def store_growth(corpus: Ingested, source: ImportInput, fresh: tuple[Growth, Any
               f"{got.new_bodies:,} new bodies, {got.new_body_bytes:,} bytes "
               f"({got.new_body_bytes / source.payload_bytes:.3f}x the payload), + the file "
               f"{got.file_bytes:,} bytes; walk {'=' if agrees else '!='} report; "
-              f"+{grown.aliases:,} aliases, catalog +{grown.catalog_bytes:,} bytes")
+              f"+{grown.aliases:,} aliases, catalog +{grown.catalog_bytes:,} bytes"
+              f"{grown.describe_few()}")
     grown, got = earlier
     print(f"  dedup against the earlier crawl: {got.new_body_bytes:,} new body bytes "
           f"(expected ~0: the crawl stored every body), the store grew by the file alone "
