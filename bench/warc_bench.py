@@ -5,8 +5,9 @@ loop over the same file.
    failed fetches, 4xx/5xx, bodies of 2-60 KB with ~30% duplicate references; cached under
    bench/.work/) ingested once with `ingest_crawl` into a data dir of its own with a SQLite
    catalog (cached under bench/.work/warc/, keyed by the crawl's shape; its blob objects are
-   hard links to the crawl's). Each run exports the whole archive with `export_file` twice,
-   deduplicated and `--self-contained` (gzip level 6, the default), then reads each file
+   hard links to the crawl's). Each run exports the whole archive with `run_export` twice
+   (as `export-warc` does: worker processes per [export] processes), deduplicated
+   and `--self-contained` (gzip level 6, the default), then reads each file
    with warcio's own read loop (`ArchiveIterator` over the file, every record's
    `content_stream()` read to its end), and again with `check_digests=True` (a second
    reference, not the verdict). The cases alternate run by run (reversed every other run).
@@ -202,7 +203,7 @@ def ingested_corpus(shape: CrawlShape) -> Ingested:
 
 def export_once(corpus: Ingested, path: Path, *, self_contained: bool,
                 gzip_level: int = 6) -> Timed:
-    """One `export_file` of the whole archive into `path`, timed (the catalog opened before,
+    """One `run_export` of the whole archive into `path`, timed (the catalog opened before,
     untimed) and checked: every capture exported, none skipped."""
     return export_checked(corpus, path, self_contained=self_contained, gzip_level=gzip_level)[0]
 
@@ -213,17 +214,20 @@ def export_checked(corpus: Ingested, path: Path, *, self_contained: bool,
     from archive_pipelines.catalog import CaptureScope
     from archive_pipelines.settings import Settings
     from archive_pipelines.storage.assembly import open_storage
-    from archive_pipelines.warc.exporter import ExportReport, export_file
-    from archive_pipelines.warc.warc_info import WarcInfo
+    from archive_pipelines.warc.export_run import ExportRequest, run_export
+    from archive_pipelines.warc.exporter import ExportReport
 
-    parts = open_storage(Settings(data_dir=corpus.data))
+    settings = Settings(data_dir=corpus.data)
+    parts = open_storage(settings)
     reports: list[ExportReport] = []
 
     def work() -> tuple[int, int, int, float]:
-        report = export_file(path, catalog=parts.catalog, store=parts.primary.store,
-                             data_dir=corpus.data, scope=CaptureScope(),
-                             info=WarcInfo(operator="warc_bench", self_contained=self_contained),
-                             gzip_level=gzip_level)
+        # As `export-warc` runs it: worker processes per [export] processes (one per CPU).
+        request = ExportRequest(out=path, scope=CaptureScope(), self_contained=self_contained,
+                                operator="warc_bench", gzip_level=gzip_level, overwrite=True,
+                                processes=settings.export.worker_processes)
+        report = run_export(request, catalog=parts.catalog, store=parts.primary.store,
+                            data_dir=corpus.data, settings=settings).report
         reports.append(report)
         return report.records, report.warc_bytes, report.payload_bytes, report.digest_seconds
 
@@ -280,7 +284,8 @@ def _row(number: int | str, file: str, run: Timed) -> str:
 def bench_export(shape: CrawlShape, runs: int, *, profile: bool) -> bool:
     corpus = ingested_corpus(shape)
     crawl = corpus.crawl
-    print(f"\n1. export (`export_file` of the whole archive, gzip level 6) beside warcio's own "
+    print("\n1. export (`run_export` of the whole archive as `export-warc` runs it: [export] "
+          "processes, gzip level 6) beside warcio's own "
           f"read loop over the same file; {runs} runs, alternated")
     print(f"crawl: {crawl.describe()}")
     print(f"ingested: {corpus.info['captures']:,} captures of {corpus.info['pages']:,} pages in "

@@ -43,15 +43,55 @@ class RecordRefused(ValueError):
 
 @dataclass
 class Body:
-    """A decoded body, hashed, held in memory or in a temp file."""
+    """A decoded body, hashed: in memory (`data`), or in a temp file of the data dir (`path`)
+    once bigger than `IN_MEMORY`."""
 
     sha256: str
     size: int
-    spool: BinaryIO
+    data: bytes | None = None
+    path: Path | None = None
     truncated: bool = False
 
     def close(self) -> None:
-        self.spool.close()
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+
+class _Spool:
+    """Pieces of a body, kept in memory up to `IN_MEMORY`, then written to a temp file."""
+
+    def __init__(self, spool_dir: Path) -> None:
+        self._dir = spool_dir
+        self._pieces: list[bytes] = []
+        self._held = 0
+        self._file: BinaryIO | None = None
+        self.path: Path | None = None
+
+    def write(self, piece: bytes) -> None:
+        if self._file is None:
+            self._pieces.append(piece)
+            self._held += len(piece)
+            if self._held <= IN_MEMORY:
+                return
+            handle = tempfile.NamedTemporaryFile(dir=self._dir, delete=False)  # noqa: SIM115
+            self._file, self.path = handle, Path(handle.name)  # type: ignore[assignment]
+            for held in self._pieces:
+                handle.write(held)
+            self._pieces = []
+            return
+        self._file.write(piece)
+
+    def body(self, sha256: str, size: int, *, truncated: bool) -> Body:
+        if self._file is None:
+            return Body(sha256, size, data=b"".join(self._pieces), truncated=truncated)
+        self._file.close()
+        return Body(sha256, size, path=self.path, truncated=truncated)
+
+    def discard(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
 
 
 @dataclass
@@ -178,8 +218,7 @@ def _read_body(record: ArcWarcRecord, headers: list[tuple[str, str]], *,
     decoder = None
     if codings and all(coding in SUPPORTED for coding in codings):
         decoder = BodyDecoder(codings, max_bytes=MAX_BODY)
-    spool_dir.mkdir(parents=True, exist_ok=True)
-    spool = tempfile.SpooledTemporaryFile(max_size=IN_MEMORY, mode="w+b", dir=str(spool_dir))  # noqa: SIM115
+    spool = _Spool(spool_dir)
     digest = hashlib.sha256()
     size = 0
     try:
@@ -187,7 +226,7 @@ def _read_body(record: ArcWarcRecord, headers: list[tuple[str, str]], *,
             pieces = [chunk]
             if decoder is not None:
                 decoder.feed(chunk)
-                pieces = list(_drain(decoder))
+                pieces = _drain(decoder)
             for piece in pieces:
                 digest.update(piece)
                 spool.write(piece)
@@ -203,16 +242,15 @@ def _read_body(record: ArcWarcRecord, headers: list[tuple[str, str]], *,
         while raw.read(_CHUNK):  # the rest of a cut body: read for the digest check
             pass
     except BaseException:
-        spool.close()
+        spool.discard()
         raise
     declared = record.payload_length if record.payload_length >= 0 else (record.length or 0)
     if counted.count < declared:
-        spool.close()
+        spool.discard()
         raise RecordRefused(f"the payload holds {counted.count:,} bytes, not the {declared:,} "
                             "the record's Content-Length says (cut short)")
-    spool.seek(0)
-    return Body(digest.hexdigest(), size, spool,  # type: ignore[arg-type]
-                truncated=decoder is not None and decoder.cut is not None)
+    return spool.body(digest.hexdigest(), size,
+                      truncated=decoder is not None and decoder.cut is not None)
 
 
 def _drain(decoder: BodyDecoder) -> list[bytes]:

@@ -23,6 +23,7 @@ import binascii
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +51,8 @@ from archive_pipelines.warc.warc_files import (
 
 IMPORT_NAMESPACE = uuid.UUID("5b0c8f4e-2f1e-4c36-9a55-1d7a4f0e9c21")
 BATCH_RECORDS = 500
+_WRITERS = 4  # threads writing bodies
+_IN_FLIGHT = 64  # bodies handed to them and not yet written, at most
 _MAX_PROBLEMS = 1_000
 
 
@@ -125,6 +128,8 @@ class _Batch:
     pages: int = 0
     first_ms: int | None = None
     last_ms: int | None = None
+    writes: list[Future[int]] = field(default_factory=list)  # the batch's bodies being written
+    waited: int = 0  # writes already waited for
 
     def add(self, offset: int, row: CaptureRow) -> None:
         self.captures.append((offset, row))
@@ -166,6 +171,7 @@ class WarcImport:
         self._session_id = import_session_id(sha256)
         self._seen: dict[str, tuple[str, int, str | None]] = {}  # payload digest -> body
         self._spool = target.data_dir / "tmp" / "warc-import"
+        self._queued: set[str] = set()  # bodies handed to the writers this run
 
     def run(self) -> None:
         prefix = ledger_prefix(self._sha256)
@@ -180,7 +186,11 @@ class WarcImport:
                     default=0)
         if start:
             self._recall(path, layout, start)
-        with self._target.store.deferred_sync():  # bodies synced once per batch, not each
+        self._spool.mkdir(parents=True, exist_ok=True)
+        # Bodies are written by a few threads (file creation lets go of the GIL) while this
+        # one reads on, synced once per batch, not each.
+        with self._target.store.deferred_sync(), \
+                ThreadPoolExecutor(_WRITERS, thread_name_prefix="warc-put") as self._writers:
             self._read(path, layout, start)
 
     def _recall(self, path: Path, layout: Layout, start: int) -> None:
@@ -261,10 +271,7 @@ class WarcImport:
             row = self._resolve(row, read.revisit, offset=offset)
         elif read.body is not None:
             body = read.body
-            try:
-                self._store_body(body)
-            finally:
-                body.close()
+            self._store_body(body, batch)
             kept = (body.sha256, body.size, row.content_type)
             if read.payload_digest:
                 self._seen.setdefault(read.payload_digest, kept)
@@ -275,13 +282,32 @@ class WarcImport:
         self._report.captures += 1
         self._report.pages += row.kind == "page"
 
-    def _store_body(self, body: ReadBody) -> None:
+    def _store_body(self, body: ReadBody, batch: _Batch) -> None:
+        """Hand a body the store lacks to the writers (at most `_IN_FLIGHT` at once: memory
+        stays bounded); its batch commits once it is written."""
         store = self._target.store
-        if store.exists(body.sha256):
+        if body.sha256 in self._queued or store.exists(body.sha256):
+            body.close()
             return
-        store.put_verified(body.sha256, body.spool, size=body.size)
-        self._report.new_bodies += 1
-        self._report.new_body_bytes += body.size
+        self._queued.add(body.sha256)
+        while len(batch.writes) - batch.waited >= _IN_FLIGHT:
+            batch.writes[batch.waited].result()
+            batch.waited += 1
+        batch.writes.append(self._writers.submit(self._put, body))
+
+    def _put(self, body: ReadBody) -> int:
+        """In a writer thread: the body into the store; its size if this wrote it, else 0."""
+        store = self._target.store
+        try:
+            if body.data is not None:
+                put = store.put_verified_bytes(body.sha256, body.data)
+            else:
+                assert body.path is not None
+                with open(body.path, "rb") as handle:
+                    put = store.put_verified(body.sha256, handle, size=body.size)
+            return body.size if put.created else 0
+        finally:
+            body.close()
 
     def _resolve(self, row: CaptureRow, revisit: Revisit, *, offset: int) -> CaptureRow:
         found = self._seen.get(revisit.payload_digest or "")
@@ -318,6 +344,10 @@ class WarcImport:
         """The batch's rows in one transaction (bodies synced first); with `final`, the
         file's closing row too."""
         store = self._target.store
+        for write in batch.writes:  # every body of the batch written (a failure raises here)
+            written = write.result()
+            self._report.new_bodies += bool(written)
+            self._report.new_body_bytes += written
         store.sync()
         self._target.ensure_aliases([self._sha256, *batch.bodies])
         catalog = self._target.catalog
