@@ -128,7 +128,7 @@ class _Batch:
     pages: int = 0
     first_ms: int | None = None
     last_ms: int | None = None
-    writes: list[Future[int]] = field(default_factory=list)  # the batch's bodies being written
+    writes: list[Future[tuple[bool, int]]] = field(default_factory=list)  # the batch's bodies being written
     waited: int = 0  # writes already waited for
 
     def add(self, offset: int, row: CaptureRow) -> None:
@@ -295,8 +295,8 @@ class WarcImport:
             batch.waited += 1
         batch.writes.append(self._writers.submit(self._put, body))
 
-    def _put(self, body: ReadBody) -> int:
-        """In a writer thread: the body into the store; its size if this wrote it, else 0."""
+    def _put(self, body: ReadBody) -> tuple[bool, int]:
+        """In a writer thread: the body into the store; (whether this wrote it, its size)."""
         store = self._target.store
         try:
             if body.data is not None:
@@ -305,7 +305,7 @@ class WarcImport:
                 assert body.path is not None
                 with open(body.path, "rb") as handle:
                     put = store.put_verified(body.sha256, handle, size=body.size)
-            return body.size if put.created else 0
+            return put.created, body.size
         finally:
             body.close()
 
@@ -345,9 +345,10 @@ class WarcImport:
         file's closing row too."""
         store = self._target.store
         for write in batch.writes:  # every body of the batch written (a failure raises here)
-            written = write.result()
-            self._report.new_bodies += bool(written)
-            self._report.new_body_bytes += written
+            created, size = write.result()
+            if created:
+                self._report.new_bodies += 1
+                self._report.new_body_bytes += size
         store.sync()
         self._target.ensure_aliases([self._sha256, *batch.bodies])
         catalog = self._target.catalog

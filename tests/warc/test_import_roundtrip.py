@@ -5,6 +5,7 @@ revisit resolved to its body; `captures` finds every URL; a rerun imports nothin
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -13,9 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 from warcio.archiveiterator import ArchiveIterator
 
 from archive_pipelines.captures.segment_ingest import ingest_crawl
+from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
 from tests.helpers.captures import capture_primary, open_parts
@@ -62,9 +65,16 @@ def test_export_import_export_keeps_every_capture(first_export: tuple[Path, Path
     data = tmp_path / "data"
     initialize(Settings(data_dir=data))
     source = warc if which == "warc" else wacz
-    run = _cli("--data-dir", str(data), "import-warc", str(source))
+    run = _cli("--data-dir", str(data), "import-warc", "--json", str(source))
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "0 unresolved" in run.stdout
+    report = json.loads(run.stdout)
+    assert report["unresolved_revisits"] == 0
+    with open_parts(data) as parts, parts.catalog.reading() as tx:  # a fresh store: every body new
+        bodies = tx.session.execute(select(PageFetch.body_sha256, PageFetch.body_size)
+                                    .where(PageFetch.body_sha256.is_not(None)).distinct()).all()
+        parts.catalog.engine.dispose()
+    assert report["new_bodies"] == len(bodies) and report["new_body_bytes"] == sum(
+        size for _sha, size in bodies)
     again = tmp_path / "again.warc.gz"
     run = _cli("--data-dir", str(data), "export-warc", str(again))
     assert run.returncode == 0, run.stdout + run.stderr
