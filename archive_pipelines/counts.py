@@ -21,6 +21,18 @@ def dedup_ratio(bytes_in: int, bytes_saved: int) -> float:
     return bytes_in / stored if stored > 0 else 1.0
 
 
+MAX_LINES = 1_000  # problem lines a report keeps; the rest are counted, not listed
+
+
+def add_line(lines: list[str], line: str, *, limit: int = MAX_LINES) -> None:
+    """Append `line` to a report's lines, up to `limit` of them and one line saying more were
+    left out (a run over a million bad records keeps its memory and its output bounded)."""
+    if len(lines) < limit:
+        lines.append(line)
+    elif len(lines) == limit:
+        lines.append("… (more: see the counts)")
+
+
 def _is_count(annotation: object) -> bool:
     return annotation in (int, "int")
 

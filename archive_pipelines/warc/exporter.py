@@ -32,7 +32,7 @@ from warcio.statusandheaders import StatusAndHeaders
 
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.catalog import CaptureScope, Catalog, ExportCapture
-from archive_pipelines.counts import Counts
+from archive_pipelines.counts import Counts, add_line
 from archive_pipelines.warc.capture_records import read_capture_record
 from archive_pipelines.warc.http_blocks import redirect_block, request_block, response_block
 from archive_pipelines.warc.payloads import (
@@ -49,7 +49,6 @@ from archive_pipelines.warc.warc_info import WarcInfo, warc_date
 _BATCH = 2_000
 _FILE_BUFFER = 1024 * 1024
 _RECORD_CACHE = 64
-_MAX_PROBLEMS = 1_000
 
 
 @dataclass(frozen=True)
@@ -97,10 +96,7 @@ class ExportReport(Counts):
 
     def problem(self, line: str) -> None:
         self.skipped += 1
-        if len(self.problems) < _MAX_PROBLEMS:
-            self.problems.append(line)
-        elif len(self.problems) == _MAX_PROBLEMS:
-            self.problems.append("… (more problems: see the skipped count)")
+        add_line(self.problems, line)
 
 
 @dataclass

@@ -31,7 +31,7 @@ from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
-from archive_pipelines.counts import Counts
+from archive_pipelines.counts import Counts, add_line
 from archive_pipelines.warc.import_record import Body as ReadBody
 from archive_pipelines.warc.import_record import (
     ReadRecord,
@@ -53,7 +53,6 @@ IMPORT_NAMESPACE = uuid.UUID("5b0c8f4e-2f1e-4c36-9a55-1d7a4f0e9c21")
 BATCH_RECORDS = 500
 _WRITERS = 4  # threads writing bodies
 _IN_FLIGHT = 64  # bodies handed to them and not yet written, at most
-_MAX_PROBLEMS = 1_000
 
 
 def import_session_id(sha256: str) -> str:
@@ -85,10 +84,7 @@ class ImportReport(Counts):
     problems: list[str] = field(default_factory=list)
 
     def problem(self, line: str) -> None:
-        if len(self.problems) < _MAX_PROBLEMS:
-            self.problems.append(line)
-        elif len(self.problems) == _MAX_PROBLEMS:
-            self.problems.append("… (more problems: see the counts)")
+        add_line(self.problems, line)
 
     @property
     def failed(self) -> bool:

@@ -3,6 +3,7 @@ the catalog's captures, sessions and blobs as plain data, and the segment files 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,15 @@ def open_parts(data_dir: Path, catalog_url: str = "") -> StorageParts:
 def capture_primary(parts: StorageParts) -> CapturePrimary:
     return CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
                         parts.views.crawl)
+
+
+def ingested_copy(source: Path, target: Path) -> Path:
+    """A copy of the crawled data dir `source` at `target` (symlinks as symlinks), every
+    segment ingested into its SQLite catalog; `target`."""
+    shutil.copytree(source, target, symlinks=True)
+    with parts_of(target) as parts:
+        ingest_all(parts, target)
+    return target
 
 
 def ingest_all(parts: StorageParts, data_dir: Path) -> None:

@@ -5,7 +5,6 @@ offsets that an index built from the parts' sidecars finds the records at."""
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,24 +12,18 @@ from pathlib import Path
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog import CaptureScope
 from archive_pipelines.settings import Settings
 from archive_pipelines.warc.export_parts import export_parallel
 from archive_pipelines.warc.exporter import ExportSinks, WrittenRecord, export_file
 from archive_pipelines.warc.warc_info import WarcInfo
-from tests.helpers.captures import capture_primary, open_parts
+from tests.helpers.captures import ingested_copy, open_parts
 from tests.helpers.crawls import Crawled
 
 
 @pytest.fixture(scope="module")
 def data(crawled: Crawled, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("parallel") / "data"
-    shutil.copytree(crawled.data_dir, root, symlinks=True)
-    with open_parts(root) as parts:
-        assert not ingest_crawl(parts.catalog, capture_primary(parts), root).failed
-        parts.catalog.engine.dispose()
-    yield root
+    yield ingested_copy(crawled.data_dir, tmp_path_factory.mktemp("parallel") / "data")
 
 
 def _read(path: Path) -> list[tuple[str, dict[str, str], int]]:

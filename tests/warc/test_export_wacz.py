@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -18,11 +17,10 @@ import pytest
 from sqlalchemy import select
 from warcio.archiveiterator import ArchiveIterator
 
-from archive_pipelines.captures.segment_ingest import ingest_crawl
 from archive_pipelines.catalog import CaptureScope
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.warc.warc_info import warc_date
-from tests.helpers.captures import capture_primary, open_parts
+from tests.helpers.captures import ingested_copy, open_parts
 from tests.helpers.cli import CLI
 from tests.helpers.crawls import Crawled
 
@@ -36,12 +34,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def ingested(crawled: Crawled, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    data_dir = tmp_path_factory.mktemp("wacz") / "data"
-    shutil.copytree(crawled.data_dir, data_dir, symlinks=True)
-    with open_parts(data_dir) as parts:
-        assert not ingest_crawl(parts.catalog, capture_primary(parts), data_dir).failed
-        parts.catalog.engine.dispose()
-    yield data_dir
+    yield ingested_copy(crawled.data_dir, tmp_path_factory.mktemp("wacz") / "data")
 
 
 @pytest.fixture(scope="module")
