@@ -50,7 +50,7 @@ from archive_pipelines.warc.warc_files import (
 )
 
 IMPORT_NAMESPACE = uuid.UUID("5b0c8f4e-2f1e-4c36-9a55-1d7a4f0e9c21")
-BATCH_RECORDS = 500
+BATCH_RECORDS = 2_000  # records per transaction (and per syncfs of the store)
 _WRITERS = 4  # threads writing bodies
 _IN_FLIGHT = 64  # bodies handed to them and not yet written, at most
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -31,8 +31,6 @@ from warcio.recordloader import ArcWarcRecord
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN = 1024 * 1024
 _HEAD = 256 * 1024  # the first record's header is in its first 256 KiB, or it is no WARC
-_HEADER_PEEK = 4096  # a record's WARC header block, for the checks warcio's parser skips
-_HEADER_PEEK_GZIP = 2048  # compressed bytes read for it (headers compress 3-4:1)
 # What warcio raises on input it cannot parse (a header without a value reaches its code as
 # None: AttributeError/TypeError), besides the errors of gzip and of the data.
 READ_ERRORS = (ArchiveLoadFailed, zlib.error, EOFError, ValueError, gzip.BadGzipFile,
@@ -48,9 +46,39 @@ class Layout(StrEnum):
 
 class _Iterator(ArchiveIterator):
     """warcio's iterator, without its warning on stderr when a record is not followed by
-    blank lines (counted in `err_count`, which the reader turns into a report)."""
+    blank lines (counted in `err_count`, which the reader turns into a report), and with the
+    WARC header lines kept as they were read (`header_lines`): warcio's parser joins a folded
+    line, ends a field at a bare line feed and rewrites spaces in the target URI, silently."""
 
     INC_RECORD = ""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.header_lines: list[bytes] = []
+        parser = self.loader.warc_parser
+        parse = parser.parse
+
+        def recording_parse(stream: Any, full_statusline: Any = None) -> Any:
+            self.header_lines = [] if full_statusline is None else [full_statusline]
+            return parse(_Recording(stream, self.header_lines), full_statusline)
+
+        parser.parse = recording_parse
+
+
+class _Recording:
+    """A stream whose lines read are kept (the parser reads the header block by readline)."""
+
+    def __init__(self, stream: Any, lines: list[bytes]) -> None:
+        self._stream = stream
+        self._lines = lines
+
+    def readline(self, *args: Any) -> bytes:
+        line: bytes = self._stream.readline(*args)
+        self._lines.append(line)
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 @dataclass
@@ -148,7 +176,7 @@ def _run(stream: BinaryIO, layout: Layout, start: int
                 break
             offset = iterator.offset
             errors = iterator.err_count
-            yield FoundRecord(offset, record, _header_problem(stream, layout, offset))
+            yield FoundRecord(offset, record, _header_problem(iterator.header_lines))
             iterator.read_to_end()
             missing = getattr(record.raw_stream, "limit", 0) or 0
             if missing > 0:
@@ -172,29 +200,14 @@ def _run(stream: BinaryIO, layout: Layout, start: int
     return None
 
 
-def _header_problem(stream: BinaryIO, layout: Layout, offset: int) -> str | None:
-    """What is wrong with the WARC header block at `offset` as written, if anything."""
-    if layout is Layout.WHOLE_GZIP:
-        return None  # reading back in a gzip stream costs a decompression from its start
-    here = stream.tell()
-    try:
-        stream.seek(offset)
-        raw = stream.read(_HEADER_PEEK_GZIP if layout is Layout.RECORD_GZIP else _HEADER_PEEK)
-    finally:
-        stream.seek(here)
-    if layout is Layout.RECORD_GZIP:
-        try:
-            raw = zlib.decompressobj(31).decompress(raw, _HEADER_PEEK)
-        except zlib.error:
-            return None  # the reader says what is wrong with it
-    end = raw.find(b"\r\n\r\n")
-    block = raw[:end] if end >= 0 else raw
-    if b"\n" in block.replace(b"\r\n", b""):
-        return "its WARC header holds a bare line feed (a field may have been cut)"
-    lines = block.split(b"\r\n")[1:]
-    if any(line[:1] in (b" ", b"\t") for line in lines):
-        return "its WARC header holds a folded line (a field continued on the next line)"
-    for line in lines:
+def _header_problem(lines: list[bytes]) -> str | None:
+    """What is wrong with a WARC header block as written (its lines as read), if anything."""
+    for number, raw in enumerate(lines):
+        line = raw if isinstance(raw, bytes) else str(raw).encode("utf-8", "surrogateescape")
+        if line.endswith(b"\n") and not line.endswith(b"\r\n"):
+            return "its WARC header holds a bare line feed (a field may have been cut)"
+        if number and line[:1] in (b" ", b"\t") and line.strip():
+            return "its WARC header holds a folded line (a field continued on the next line)"
         name, _, value = line.partition(b":")
         if name.strip().lower() == b"warc-target-uri" and len(value.split()) > 1:
             return "its WARC-Target-URI holds a space (warcio would rewrite it as %20)"
