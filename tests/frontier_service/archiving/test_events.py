@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import dagster as dg
@@ -95,8 +96,12 @@ def test_reporters_in_several_processes_add_up_on_one_instance(tmp_path: Path) -
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     dg.DagsterInstance.from_config(str(home)).dispose()  # its storage made, not raced for
     context = multiprocessing.get_context("spawn")
-    with context.Pool(4) as pool:
-        pool.starmap(_report_many, [(str(home), 10)] * 4)
+    # An executor, not a Pool: its exit waits for the workers to finish (a Pool's terminates
+    # them, and a worker caught in Dagster's SIGTERM handling can hang that join), and a
+    # worker's error is raised here.
+    with ProcessPoolExecutor(4, mp_context=context) as workers:
+        for done in [workers.submit(_report_many, str(home), 10) for _ in range(4)]:
+            done.result(timeout=240)
     with dg.DagsterInstance.from_config(str(home)) as instance:
         events = materializations(instance)
     assert len(events) == 40
