@@ -70,6 +70,12 @@ def ensure_dir(directory: Path, *, sync: bool = True) -> None:
 _TEMP_NAME = re.compile(r"\.[0-9a-z]{1,16}\.[0-9a-f]{16}\.tmp")
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one `temp_name` makes: a writer's file not yet published (one a
+    killed writer left is removed by `remove_stale_temps` once old)."""
+    return _TEMP_NAME.fullmatch(name) is not None
+
+
 def temp_name(directory: str, hint: str) -> str:
     """A fresh hidden name in `directory`, never a valid blob key (listings skip it): a
     random per-process prefix and a counter (no getrandom call per file). Names may repeat

@@ -8,6 +8,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from archive_pipelines.blobstore.local_files import is_temp_name
 from archive_pipelines.catalog import CatalogTransaction
 from archive_pipelines.catalog.models import Blob, Snapshot, SnapshotFile
 from archive_pipelines.settings import Settings
@@ -52,6 +53,6 @@ def store_files(data_dir: Path) -> dict[str, int]:
     for dirpath, _dirs, names in os.walk(data_dir / "cas"):
         for name in names:
             relative = Path(dirpath, name).relative_to(data_dir).as_posix()
-            if not relative.startswith("cas/tmp/"):
+            if not relative.startswith("cas/tmp/") and not is_temp_name(name):
                 found[relative] = Path(dirpath, name).lstat().st_size
     return found

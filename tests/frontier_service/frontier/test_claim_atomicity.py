@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 from itertools import chain
 
 from redis.asyncio import Redis
@@ -56,8 +57,12 @@ def test_twenty_asyncio_workers_never_share_a_domain(redis_url: str, crawl_name:
 def test_four_processes_never_share_a_domain(redis_url: str, crawl_name: str) -> None:
     seed_domains(redis_url, crawl_name)
     context = multiprocessing.get_context("spawn")
-    with context.Pool(4) as pool:
-        results = pool.starmap(run_process, [(redis_url, crawl_name, p, 5, 1.5) for p in range(4)])
+    # An executor, not a Pool: its exit waits for the workers (a Pool's terminate can hang
+    # its join on a worker that does not die of SIGTERM, as in one full run).
+    with ProcessPoolExecutor(4, mp_context=context) as workers:
+        results = list(workers.map(run_process, *zip(*[(redis_url, crawl_name, p, 5, 1.5)
+                                                      for p in range(4)], strict=True),
+                                   timeout=240))
     intervals = list(chain.from_iterable(results))
     assert all(results), "every process claimed domains"
     assert len(intervals) > 500
