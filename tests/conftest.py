@@ -32,7 +32,7 @@ pytest.register_assert_rewrite("tests.helpers")
 # guard that keeps the `unit` marker honest (pytester: its own test runs it), and the CPU
 # report (`--cpu-report=FILE` or CPU_REPORT=FILE; idle otherwise).
 pytest_plugins = ["tests.captures.crawl_fixtures", "tests.helpers.unit_guard", "tests.helpers.cpu_report",
-                  "pytester"]
+                  "tests.helpers.signal_hygiene", "pytester"]
 
 # Keep the developer's own settings out of the tests.
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):
