@@ -141,9 +141,11 @@ def timed(case: str, work: Callable[[], tuple[int, int, int, float]]) -> Timed:
 # --------------------------------------------------------------------------- the corpus
 
 
-def _link_or_copy(source: str, target: str) -> None:
-    """Blob objects are immutable: a hard link (a copy across file systems); the rest copied."""
-    if f"{os.sep}cas{os.sep}sha256{os.sep}" in source:
+def _link_or_copy(source: str, target: str, *,
+                  linked: str = f"{os.sep}cas{os.sep}sha256{os.sep}") -> None:
+    """Blob objects are immutable: a hard link (a copy across file systems) for a path holding
+    `linked`; the rest copied."""
+    if linked in source:
         try:
             os.link(source, target)
             return
@@ -486,13 +488,7 @@ def fresh_data_dir(data: Path) -> None:
 
 def _link_all_blobs(source: str, target: str) -> None:
     """The corpus's copy: blob objects and their aliases (cas/) hard-linked, the rest copied."""
-    if f"{os.sep}cas{os.sep}" in source:
-        try:
-            os.link(source, target)
-            return
-        except OSError:
-            pass
-    shutil.copy2(source, target)
+    _link_or_copy(source, target, linked=f"{os.sep}cas{os.sep}")
 
 
 def earlier_crawl_data_dir(corpus: Ingested, data: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -57,6 +58,7 @@ def export_warc_command(obj: CliContext, out: Path, *, sessions: tuple[str, ...]
     check_target(request)  # a bad OUT fails before any work
     parts = obj.parts()
     total = parts.catalog.exports.count_in_scope(request.scope)
+    request = replace(request, captures=total)
     with progress_bar("exporting", "capture", total=total, disable=as_json) as bar:
 
         def progress(count: int) -> None:

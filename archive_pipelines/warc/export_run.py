@@ -50,6 +50,7 @@ class ExportRequest:
     gzip_level: int = 6
     overwrite: bool = False
     processes: int = 1  # worker processes (a large export, with the settings to open them)
+    captures: int | None = None  # the scope's count, when the caller has it (no second count)
 
 
 @dataclass(frozen=True)
@@ -88,8 +89,9 @@ def run_export(request: ExportRequest, *, catalog: Catalog, store: BlobStore, da
     out = check_target(request)
     info = WarcInfo(operator=request.operator, description=describe_scope(request.scope),
                     self_contained=request.self_contained)
-    parallel = (settings is not None and request.processes > 1
-                and catalog.exports.count_in_scope(request.scope) >= PARALLEL_FROM)
+    parallel = settings is not None and request.processes > 1 and (
+        request.captures if request.captures is not None
+        else catalog.exports.count_in_scope(request.scope)) >= PARALLEL_FROM
 
     def export(path: Path, sinks: ExportSinks) -> ExportReport:
         if parallel:
