@@ -471,10 +471,11 @@ def _import_target(data: Path) -> tuple[Any, Any]:
     from archive_pipelines.storage.assembly import open_storage
     from archive_pipelines.warc.importer import ImportTarget
 
-    parts = open_storage(Settings(data_dir=data))
+    settings = Settings(data_dir=data)
+    parts = open_storage(settings)
     primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
                              parts.views.crawl)
-    return parts, ImportTarget(parts.catalog, primary, data)
+    return parts, ImportTarget(parts.catalog, primary, data, settings=settings)
 
 
 def fresh_data_dir(data: Path) -> None:

@@ -49,7 +49,7 @@ def import_warc_op(context: dg.OpExecutionContext, config: ImportConfig,
     context.log.info(f"importing {len(files):,} file(s), {human_bytes(total_bytes)}")
     target = ImportTarget(parts.catalog, CapturePrimary(
         parts.primary.store, parts.primary.store_id, parts.views.farm, parts.views.crawl),
-        settings.data_dir)
+        settings.data_dir, settings=settings)
     progress = _Progress(context, files=len(files))
     report = run_import(files, target=target, on_record=progress.record, on_file=progress.file)
     metadata = {**counts(report.counts()),

@@ -34,7 +34,7 @@ def import_warc_command(obj: CliContext, paths: tuple[Path, ...], *, as_json: bo
     parts = obj.parts()
     target = ImportTarget(parts.catalog, CapturePrimary(
         parts.primary.store, parts.primary.store_id, parts.views.farm, parts.views.crawl),
-        obj.settings.data_dir)
+        obj.settings.data_dir, settings=obj.settings)
     with progress_bar("importing", "record", disable=as_json) as bar:
 
         def record(count: int) -> None:

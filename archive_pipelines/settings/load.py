@@ -170,4 +170,5 @@ processes = "auto"           # worker processes of a large export ("auto": one p
 [import]
 inbox = "inbox"              # the folder warc_inbox_sensor watches (inside the data dir); files stay
 inbox_settle_seconds = 60.0  # a file is imported once unchanged this long (not while copied in)
+processes = "auto"           # workers reading a WARC of 64 MB or more in parallel ("auto": 1 per CPU)
 """

@@ -198,6 +198,16 @@ class ImportSettings(_Section):
     # A file is imported once it has not changed for this long, so a file still being
     # copied in is not imported half-written.
     inbox_settle_seconds: float = Field(default=60.0, ge=0)
+    # Worker processes reading a large WARC (64 MB or more, gzip per record or plain: its
+    # records read, checked and their bodies stored in parallel); "auto": one per CPU.
+    processes: PositiveInt | Literal["auto"] = "auto"
+
+    @property
+    def worker_processes(self) -> int:
+        """`processes`, "auto" resolved to the CPUs this process may use."""
+        if self.processes == "auto":
+            return max(1, len(os.sched_getaffinity(0)))
+        return self.processes
 
 
 class Settings(_Section):

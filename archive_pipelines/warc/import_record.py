@@ -1,10 +1,11 @@
 """One WARC record read for import: a capture with its body decoded to the store's form, a
 revisit to resolve, a record that stays only in the stored file, or a refusal with the reason.
 
-A `response` (or an http(s) `resource`) record's payload is read once: warcio checks its
-`WARC-Payload-Digest` (sha1 or sha256, base32 or hex) as it streams; chunked transfer coding is
-removed, and Content-Encoding (gzip, deflate, br, zstd) decoded in bounded steps (a bomb is
-cut and the capture marked truncated, as the crawler does) — the store keeps bodies decoded,
+A `response` (or an http(s) `resource`) record's payload is read once: its
+`WARC-Payload-Digest` (sha1 or sha256, base32, hex or base64) is checked as it streams (see
+`digests`); chunked transfer coding is removed, and Content-Encoding (gzip, deflate, br,
+zstd) decoded in bounded steps (a bomb is cut and the capture marked truncated, as the
+crawler does) — the store keeps bodies decoded,
 so an imported page and a crawled one share their body. The decoded body is hashed and
 spooled (memory up to `IN_MEMORY`, then a temp file in the data dir). A digest that does not
 match, a record shorter than its Content-Length, or a URI with control characters is refused:
@@ -28,6 +29,7 @@ from warcio.recordloader import ArcWarcRecord
 from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.catalog import CaptureRow
 from archive_pipelines.content_coding import SUPPORTED, BodyDecoder, parse_encodings
+from archive_pipelines.warc.digests import PayloadCheck
 
 IN_MEMORY = 4 * 1024 * 1024
 MAX_BODY = 64 * 1024 ** 3  # decoded bytes of one body at most (a bomb is cut there)
@@ -175,11 +177,12 @@ def read_record(record: ArcWarcRecord, *, spool_dir: Path,
         return ReadRecord(capture=row, payload_digest=digest, revisit=Revisit(
             digest, record.rec_headers.get_header("WARC-Refers-To-Target-URI"),
             record.rec_headers.get_header("WARC-Refers-To-Date")))
-    body = _read_body(record, headers, spool_dir=spool_dir)
-    if record.digest_checker.passed is False:
+    check = PayloadCheck(digest)
+    body = _read_body(record, headers, spool_dir=spool_dir, check=check)
+    problem = check.problem()
+    if problem is not None:
         body.close()
-        problems = "; ".join(record.digest_checker.problems)[:300]
-        raise RecordRefused(f"digest mismatch for {uri[:100]!r}: {problems}")
+        raise RecordRefused(f"digest mismatch for {uri[:100]!r}: {problem}")
     row = _row(key, uri, fetched_ms=fetched_ms, status=status, content_type=content_type,
                final_url=final_url, pages=pages or {}, body=body,
                truncated=body.truncated or record.rec_headers.get_header("WARC-Truncated") is not None)
@@ -205,12 +208,12 @@ def _row(key: tuple[str, str, str], uri: str, *, fetched_ms: int, status: int | 
 
 
 def _read_body(record: ArcWarcRecord, headers: list[tuple[str, str]], *,
-               spool_dir: Path) -> Body:
-    """The payload, de-chunked and decoded, hashed into a spool; RecordRefused when the
-    record holds fewer bytes than its Content-Length says."""
+               spool_dir: Path, check: PayloadCheck) -> Body:
+    """The payload, de-chunked and decoded, hashed into a spool (and, as read, into `check`);
+    RecordRefused when the record holds fewer bytes than its Content-Length says."""
     values = {name.lower(): value for name, value in headers}
     raw = record.raw_stream
-    counted = _Counted(raw)
+    counted = _Counted(raw, check)
     stream: IO[bytes] = counted  # type: ignore[assignment]
     if "chunked" in values.get("transfer-encoding", "").lower():
         stream = ChunkedDataReader(counted)
@@ -239,7 +242,7 @@ def _read_body(record: ArcWarcRecord, headers: list[tuple[str, str]], *,
                 digest.update(piece)
                 spool.write(piece)
                 size += len(piece)
-        while raw.read(_CHUNK):  # the rest of a cut body: read for the digest check
+        while counted.read(_CHUNK):  # the rest of a cut body: read for the digest check
             pass
     except BaseException:
         spool.discard()
@@ -261,18 +264,21 @@ def _drain(decoder: BodyDecoder) -> list[bytes]:
 
 
 class _Counted:
-    """A reader that counts the bytes read through it."""
+    """A reader that counts the bytes read through it and hands them to the digest check."""
 
-    def __init__(self, stream: IO[bytes]) -> None:
+    def __init__(self, stream: IO[bytes], check: PayloadCheck) -> None:
         self._stream = stream
+        self._check = check
         self.count = 0
 
     def read(self, size: int = -1) -> bytes:
         data = self._stream.read(size)
         self.count += len(data)
+        self._check.update(data)
         return data
 
     def readline(self, size: int = -1) -> bytes:
         data = self._stream.readline(size)
         self.count += len(data)
+        self._check.update(data)
         return data

@@ -18,8 +18,6 @@ a failed capture that says so.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import uuid
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -32,25 +30,16 @@ from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
 from archive_pipelines.counts import Counts, add_line
+from archive_pipelines.settings import Settings
+from archive_pipelines.warc import import_spans
+from archive_pipelines.warc.digests import parse_digest
 from archive_pipelines.warc.import_record import Body as ReadBody
-from archive_pipelines.warc.import_record import (
-    ReadRecord,
-    RecordRefused,
-    Revisit,
-    read_record,
-    warc_date_ms,
-)
-from archive_pipelines.warc.warc_files import (
-    READ_ERRORS,
-    BrokenSpan,
-    FoundRecord,
-    Layout,
-    detect_layout,
-    iter_records,
-)
+from archive_pipelines.warc.import_record import ReadRecord, RecordRefused, Revisit, warc_date_ms
+from archive_pipelines.warc.import_spans import Item, SpanReader, StoredBody, read_items
+from archive_pipelines.warc.warc_files import BrokenSpan, Layout, detect_layout, iter_records
 
 IMPORT_NAMESPACE = uuid.UUID("5b0c8f4e-2f1e-4c36-9a55-1d7a4f0e9c21")
-BATCH_RECORDS = 2_000  # records per transaction (and per syncfs of the store)
+BATCH_RECORDS = 10_000  # records per transaction (and per syncfs of the store)
 _WRITERS = 4  # threads writing bodies
 _IN_FLIGHT = 64  # bodies handed to them and not yet written, at most
 
@@ -78,6 +67,7 @@ class ImportReport(Counts):
     refused: int = 0  # records not imported as good (digest mismatch, cut short ...)
     broken_spans: int = 0  # stretches of a file holding no readable record
     other_records: int = 0  # request, metadata, warcinfo, non-http: kept in the stored file only
+    reread_spans: int = 0  # parallel reading: spans read again (a false record start cut them)
     new_bodies: int = 0
     new_body_bytes: int = 0
     file_bytes: int = 0  # of the imported files as stored
@@ -94,11 +84,13 @@ class ImportReport(Counts):
 @dataclass(frozen=True)
 class ImportTarget:
     """Where an import goes: the catalog, the primary store (its id in the catalog, and the
-    view farm whose aliases every blob gets), and the data dir (temp files)."""
+    view farm whose aliases every blob gets), and the data dir (temp files); with the
+    settings, a large file is read by `[import] processes` worker processes."""
 
     catalog: Catalog
     primary: CapturePrimary
     data_dir: Path
+    settings: Settings | None = None  # given: a large file is read by worker processes
 
     @property
     def store(self) -> LocalBlobStore:
@@ -136,18 +128,8 @@ class _Batch:
 
 def digest_sha256(digest: str | None) -> str | None:
     """The hex sha256 a `sha256:` WARC digest (base32, base16 or base64) names, else None."""
-    if not digest or not digest.lower().startswith("sha256:"):
-        return None
-    value = digest.split(":", 1)[1].strip()
-    for decode in (lambda v: base64.b32decode(v.upper()), lambda v: base64.b16decode(v.upper()),
-                   base64.b64decode):
-        try:
-            raw = decode(value)
-        except (binascii.Error, ValueError):
-            continue
-        if len(raw) == 32:
-            return raw.hex()
-    return None
+    parsed = parse_digest(digest)
+    return parsed[1].hex() if parsed is not None and parsed[0] == "sha256" else None
 
 
 class WarcImport:
@@ -167,7 +149,8 @@ class WarcImport:
         self._session_id = import_session_id(sha256)
         self._seen: dict[str, tuple[str, int, str | None]] = {}  # payload digest -> body
         self._spool = target.data_dir / "tmp" / "warc-import"
-        self._queued: set[str] = set()  # bodies handed to the writers this run
+        self._queued: set[str] = set()  # bodies handed to the writers (or written) this run
+        self._parallel = False  # read (and bodies stored) by worker processes
 
     def run(self) -> None:
         prefix = ledger_prefix(self._sha256)
@@ -210,49 +193,46 @@ class WarcImport:
 
     def _read(self, path: Path, layout: Layout, start: int) -> None:
         batch = _Batch(start)
-        for item in self._items(path, layout, start):
+        for item, stored in self._items(path, layout, start):
             if isinstance(item, BrokenSpan):
                 self._report.broken_spans += 1
                 batch.refused += 1
                 self._report.problem(f"{self._source}: offset {item.offset}: {item.reason}")
                 continue
             offset, read = item
+            self._report.records += 1
+            if self._on_record is not None:
+                self._on_record(1)
             if batch.records >= BATCH_RECORDS:
                 self._commit(batch, layout, end=offset)
                 batch = _Batch(offset)
             batch.records += 1
-            self._add(batch, offset, read)
+            self._add(batch, offset, read, stored=stored)
         self._commit(batch, layout, end=self._stored_end(path, layout), final=True)
 
     def _items(self, path: Path, layout: Layout, start: int
-               ) -> Iterator[BrokenSpan | tuple[int, ReadRecord | RecordRefused]]:
-        """Each record read (or refused), each broken stretch."""
-        records = iter_records(path, layout, start=start)
-        item = next(records, None)
-        while item is not None:
-            if isinstance(item, BrokenSpan):
-                yield item
-                item = next(records, None)
-                continue
-            assert isinstance(item, FoundRecord)
-            self._report.records += 1
-            if self._on_record is not None:
-                self._on_record(1)
-            kind = item.record.rec_type
-            try:
-                if item.header_problem is not None and kind in ("response", "resource", "revisit"):
-                    raise RecordRefused(f"{kind} record: {item.header_problem}")
-                read: ReadRecord | RecordRefused = read_record(
-                    item.record, spool_dir=self._spool, pages=self._pages)
-            except RecordRefused as exc:
-                read = exc
-            except READ_ERRORS as exc:
-                item = records.throw(exc)  # the reader reports the stretch and resyncs
-                continue
-            yield item.offset, read
-            item = next(records, None)
+               ) -> Iterator[tuple[Item, StoredBody | None]]:
+        """The records from `start` on: read here (bodies then stored by the writer threads),
+        or, for a large file, by worker processes that store the bodies too."""
+        settings = self._target.settings
+        processes = 1 if settings is None else settings.imports.worker_processes
+        if (settings is None or processes < 2 or layout is Layout.WHOLE_GZIP
+                or self._size - start < import_spans.MIN_PARALLEL_BYTES):
+            for item in read_items(path, layout, start=start, spool=self._spool,
+                                   pages=self._pages):
+                yield item, None
+            return
+        self._parallel = True
+        reader = SpanReader(settings=settings, store=self._target.store, sha256=self._sha256,
+                            layout=layout, size=self._size, spool=self._spool,
+                            pages=self._pages, processes=processes)
+        try:
+            yield from reader.items(start)
+        finally:
+            self._report.reread_spans += reader.rereads
 
-    def _add(self, batch: _Batch, offset: int, read: ReadRecord | RecordRefused) -> None:
+    def _add(self, batch: _Batch, offset: int, read: ReadRecord | RecordRefused, *,
+             stored: StoredBody | None) -> None:
         if isinstance(read, RecordRefused):
             batch.refused += 1
             self._report.refused += 1
@@ -267,7 +247,12 @@ class WarcImport:
             row = self._resolve(row, read.revisit, offset=offset)
         elif read.body is not None:
             body = read.body
-            self._store_body(body, batch)
+            if stored is None:
+                self._store_body(body, batch)
+            elif stored.created and stored.sha256 not in self._queued:
+                self._queued.add(stored.sha256)  # two workers may both have written it
+                self._report.new_bodies += 1
+                self._report.new_body_bytes += stored.size
             kept = (body.sha256, body.size, row.content_type)
             if read.payload_digest:
                 self._seen.setdefault(read.payload_digest, kept)
@@ -345,8 +330,11 @@ class WarcImport:
             if created:
                 self._report.new_bodies += 1
                 self._report.new_body_bytes += size
-        store.sync()
-        self._target.ensure_aliases([self._sha256, *batch.bodies])
+        if self._parallel:  # a worker syncs what it stored (and its aliases) before it answers
+            self._target.ensure_aliases([self._sha256])
+        else:
+            store.sync()
+            self._target.ensure_aliases([self._sha256, *batch.bodies])
         catalog = self._target.catalog
         base = f"{ledger_prefix(self._sha256)}{layout.value}"
         segment_blob = Body(self._sha256, self._size, "application/warc")

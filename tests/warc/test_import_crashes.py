@@ -88,7 +88,7 @@ def points_of(which: str, *, sql_steps: int, file_steps: int, batches: int) -> l
     put), the start of three batches' transactions (their bodies put, not committed), the
     captures' insert inside one, the last batch's ledger row and the closing `end` row (and,
     for a WACZ, the package's own)."""
-    count = 12 if which == "warc" else 8
+    count = {"warc": 12, "wacz": 8, "warc-parallel": 6}[which]
     points = [("sql", n) for n in spread(sql_steps, count)]
     points += [("file", n) for n in sorted({1, 2, 3, *spread(file_steps, count)})]
     points += [("sql:INSERT INTO crawl_session", n) for n in (1, batches // 2, batches - 1)]
@@ -101,14 +101,24 @@ def points_of(which: str, *, sql_steps: int, file_steps: int, batches: int) -> l
     return points
 
 
-@pytest.mark.parametrize("which", ["warc", "wacz"])
+@pytest.mark.parametrize("which", ["warc", "wacz", "warc-parallel"])
 def test_kill_9_at_counted_points_of_an_import_then_a_rerun_ends_exact(
-        which: str, inputs: dict[str, Path], tmp_path: Path, forks: ForkServer) -> None:
+        which: str, inputs: dict[str, Path], tmp_path: Path, forks: ForkServer,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`warc-parallel`: the WARC read in spans of 2 KiB by two worker processes, which store
+    the bodies; the kills fall in the main process (its steps are the ones counted)."""
     template = tmp_path / "template"
     initialize(Settings(data_dir=template))
+    source = inputs[which.removesuffix("-parallel")]
+    if which == "warc-parallel":
+        monkeypatch.setenv("CRASH_IMPORT_SPAN_BYTES", "2048")
+        toml = template / "archive.toml"
+        head, tail = toml.read_text().split("\n[import]\n", 1)
+        assert 'processes = "auto"' in tail
+        toml.write_text(head + "\n[import]\n" + tail.replace('processes = "auto"', "processes = 2", 1))
 
     def command(data_dir: Path) -> list[str]:
-        return ["--data-dir", str(data_dir), "import-warc", "--json", str(inputs[which])]
+        return ["--data-dir", str(data_dir), "import-warc", "--json", str(source)]
 
     baseline = tmp_path / "baseline"
     shutil.copytree(template, baseline, symlinks=True)

@@ -1,0 +1,216 @@
+"""The records of a stored WARC read for import, in the calling process or in parallel.
+
+`read_items` reads records from an offset on (each read, checked and its body decoded by
+`import_record.read_record`; a broken stretch reported and stepped over) until the first one
+that starts at or after `end`.
+
+In parallel (`SpanReader`), the file is cut into spans at record starts, and each span is read
+by a worker process that also stores the bodies and their aliases (synced before it
+answers); the calling
+process takes the spans' items in file order, as it would have read them itself. A cut is
+found by looking for a record start after a nominal offset (`next_record_start`), which can be
+a false one (a WARC inside a record's payload looks the same). So each worker says where its
+reading stopped (the first record start at or after its span's end, as reading the records
+one after the other found it): the next span must have begun exactly there. One that did not
+is thrown away and read again from that offset, in the calling process. Bodies a thrown-away
+span stored are referenced by nothing: `gc` collects them, as after a crash.
+
+Workers start with `spawn` and open the primary store from the settings.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Generator, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from archive_pipelines.blobstore import LocalBlobStore, open_store
+from archive_pipelines.settings import Settings
+from archive_pipelines.storage.file_workers import main_module_hidden
+from archive_pipelines.views.aliases import AliasIndex
+from archive_pipelines.warc.import_record import Body, ReadRecord, RecordRefused, read_record
+from archive_pipelines.warc.warc_files import (
+    READ_ERRORS,
+    BrokenSpan,
+    FoundRecord,
+    Layout,
+    iter_records,
+    next_record_start,
+)
+
+SPAN_BYTES = 32 * 1024 * 1024  # a span's nominal size: small enough to keep the workers busy
+MIN_PARALLEL_BYTES = 64 * 1024 * 1024  # smaller files are read in the calling process
+_AHEAD = 4  # spans handed to the workers ahead of the one being taken, per worker
+
+Item = BrokenSpan | tuple[int, ReadRecord | RecordRefused]
+
+
+@dataclass
+class StoredBody:
+    """A body a worker stored: whether it wrote it (the store lacked it) and its size."""
+
+    sha256: str
+    size: int
+    created: bool
+
+
+def read_items(path: Path, layout: Layout, *, start: int, spool: Path,
+               pages: dict[str, str | None], end: int | None = None,
+               stopped: list[int] | None = None) -> Generator[Item, None, None]:
+    """Each record from `start` on, read for import (or refused), and each broken stretch,
+    until the first item at or after `end`; its offset is appended to `stopped` (nothing
+    when the file ends first)."""
+    records = iter_records(path, layout, start=start)
+    try:
+        item = next(records, None)
+        while item is not None:
+            if end is not None and item.offset >= end:
+                if stopped is not None:
+                    stopped.append(item.offset)
+                return
+            if isinstance(item, BrokenSpan):
+                yield item
+                item = next(records, None)
+                continue
+            assert isinstance(item, FoundRecord)
+            kind = item.record.rec_type
+            try:
+                if item.header_problem is not None and kind in ("response", "resource", "revisit"):
+                    raise RecordRefused(f"{kind} record: {item.header_problem}")
+                read: ReadRecord | RecordRefused = read_record(item.record, spool_dir=spool,
+                                                               pages=pages)
+            except RecordRefused as exc:
+                read = exc
+            except READ_ERRORS as exc:
+                item = records.throw(exc)  # the reader reports the stretch and resyncs
+                continue
+            yield item.offset, read
+            item = next(records, None)
+    finally:
+        records.close()
+
+
+@dataclass(frozen=True)
+class SpanTask:
+    """Read the records of the stored WARC `sha256` from `start` (exactly there, or from the
+    first record start at or after it) until the first at or after `end`."""
+
+    settings: Settings
+    sha256: str
+    layout: Layout
+    start: int
+    exact: bool
+    end: int
+    spool: Path
+    pages: dict[str, str | None] = field(default_factory=dict)
+
+
+@dataclass
+class SpanResult:
+    """A span's items, its bodies stored (`StoredBody` in place of each body), where its
+    reading began (None: no record start at or after its start) and stopped (None: at the
+    end of the file)."""
+
+    began: int | None
+    stopped: int | None
+    items: list[tuple[Item, StoredBody | None]]
+
+
+def read_span(task: SpanTask, store: LocalBlobStore | None = None) -> SpanResult:
+    """A span read and its bodies stored (in a worker process, or in the calling one with
+    its `store`)."""
+    if store is None:
+        opened = open_store(task.settings.primary_store, task.settings.data_dir)
+        assert isinstance(opened, LocalBlobStore)
+        store = opened
+    path = store.local_path(task.sha256)
+    assert path is not None
+    began = task.start if task.exact else next_record_start(path, task.layout,
+                                                            at_or_after=task.start)
+    if began is None:
+        return SpanResult(None, None, [])
+    stopped: list[int] = []
+    items: list[tuple[Item, StoredBody | None]] = []
+    aliases = AliasIndex(store.root)
+    with store.deferred_sync():
+        for item in read_items(path, task.layout, start=began, spool=task.spool,
+                               pages=task.pages, end=task.end, stopped=stopped):
+            items.append((item, _stored(store, aliases, item)))
+        store.sync_pending()
+    return SpanResult(began, stopped[0] if stopped else None, items)
+
+
+def _stored(store: LocalBlobStore, aliases: AliasIndex, item: Item) -> StoredBody | None:
+    """The item's body in the store, with its alias (every blob has one)."""
+    if isinstance(item, BrokenSpan) or isinstance(item[1], RecordRefused):
+        return None
+    read = item[1]
+    body = read.body
+    if body is None:
+        return None
+    try:
+        if store.exists(body.sha256):
+            created = False
+        elif body.data is not None:
+            created = store.put_verified_bytes(body.sha256, body.data).created
+        else:
+            assert body.path is not None
+            with open(body.path, "rb") as handle:
+                created = store.put_verified(body.sha256, handle, size=body.size).created
+    finally:
+        body.close()
+    blob_path = store.local_path(body.sha256)
+    if blob_path is not None:
+        aliases.ensure(body.sha256, blob_path)
+    read.body = Body(body.sha256, body.size, truncated=body.truncated)  # no bytes to send back
+    return StoredBody(body.sha256, body.size, created)
+
+
+class SpanReader:
+    """The items of a stored WARC from `start` on, read by `processes` worker processes in
+    spans (see the module docstring), in file order."""
+
+    def __init__(self, *, settings: Settings, store: LocalBlobStore, sha256: str, layout: Layout,
+                 size: int, spool: Path, pages: dict[str, str | None], processes: int) -> None:
+        self._settings = settings
+        self._store = store
+        self._sha256 = sha256
+        self._layout = layout
+        self._size = size
+        self._spool = spool
+        self._pages = pages
+        self._processes = processes
+        self.rereads = 0  # spans read again because their cut was a false record start
+
+    def items(self, start: int) -> Iterator[tuple[Item, StoredBody | None]]:
+        span = max(SPAN_BYTES, 1)
+        bounds = list(range(start, self._size, span)) or [start]
+        tasks = [SpanTask(self._settings, self._sha256, self._layout, begin,
+                          exact=number == 0, end=min(begin + span, self._size), spool=self._spool,
+                          pages=self._pages) for number, begin in enumerate(bounds)]
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=self._processes, mp_context=context) as pool:
+            pending: deque[tuple[SpanTask, Future[SpanResult]]] = deque()
+            queued = iter(tasks)
+            expected: int | None = start
+            while True:
+                while len(pending) < self._processes * _AHEAD:
+                    task = next(queued, None)
+                    if task is None:
+                        break
+                    with main_module_hidden():
+                        pending.append((task, pool.submit(read_span, task)))
+                if not pending:
+                    return
+                task, future = pending.popleft()
+                result = future.result()
+                if expected is None:  # the file ended in an earlier span
+                    continue
+                if result.began != expected:  # a false cut (or a stretch between spans)
+                    self.rereads += 1
+                    result = read_span(replace(task, start=expected, exact=True), self._store)
+                yield from result.items
+                expected = result.stopped

@@ -1,0 +1,116 @@
+"""A large WARC read by worker processes in spans (`import_spans`) imports exactly as one read
+in the calling process: the same captures, ledger, blobs and ref counts, the same store files.
+Spans are made tiny here so that a small file is cut many times; a WARC whose payload is a WARC
+(false record starts inside it) and a broken gzip member make cuts that must be read again."""
+
+from __future__ import annotations
+
+import gzip
+from io import BytesIO
+from pathlib import Path
+
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from archive_pipelines.captures.segment_ingest import CapturePrimary
+from archive_pipelines.datadir import initialize
+from archive_pipelines.settings import Settings
+from archive_pipelines.storage.assembly import open_storage
+from archive_pipelines.warc import import_spans
+from archive_pipelines.warc.import_run import run_import
+from archive_pipelines.warc.importer import ImportReport, ImportTarget
+from tests.helpers.import_crashes import import_state, write_crash_warc
+from tests.helpers.ingest_crashes import store_files
+
+SPAN = 2048  # bytes: the crash WARC's ~80 records fall into dozens of spans
+
+
+def _import(data_dir: Path, warc: Path, *, processes: int) -> ImportReport:
+    initialize(Settings(data_dir=data_dir))
+    settings = Settings(data_dir=data_dir, imports={"processes": processes})
+    with open_storage(settings) as parts:
+        target = ImportTarget(parts.catalog, CapturePrimary(
+            parts.primary.store, parts.primary.store_id, parts.views.farm, parts.views.crawl),
+            data_dir, settings=settings)
+        report = run_import([warc], target=target)
+    parts.catalog.engine.dispose()
+    return report
+
+
+@pytest.fixture
+def tiny_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(import_spans, "SPAN_BYTES", SPAN)
+    monkeypatch.setattr(import_spans, "MIN_PARALLEL_BYTES", 0)
+
+
+def _same_import(tmp_path: Path, warc: Path, *, false_cuts: bool = False
+                 ) -> tuple[ImportReport, ImportReport]:
+    """Import `warc` alone and in spans; the catalogs equal, the stores too but (with
+    `false_cuts`) for the blobs a span read from a false start stored: no row refers to them
+    (`gc` collects them)."""
+    serial = _import(tmp_path / "serial", warc, processes=1)
+    parallel = _import(tmp_path / "parallel", warc, processes=2)
+    state = import_state(tmp_path / "parallel")
+    assert state == import_state(tmp_path / "serial")
+    files, expected = store_files(tmp_path / "parallel"), store_files(tmp_path / "serial")
+    if false_cuts:
+        extra = {path.rsplit("/", 1)[1] for path in set(files) - set(expected)
+                 if path.startswith("cas/sha256/")}
+        assert extra and not extra & {dict(row)["sha256"] for row in state["blob"]}
+        files = {path: size for path, size in files.items() if path in expected}
+    assert files == expected
+    assert ({**parallel.counts(), "reread_spans": 0} == serial.counts())  # spans: parallel only
+    assert parallel.problems == serial.problems
+    return serial, parallel
+
+
+def test_a_file_read_in_spans_by_two_processes_imports_as_one_read_alone(
+        tmp_path: Path, tiny_spans: None) -> None:
+    warc = tmp_path / "crash.warc.gz"
+    write_crash_warc(warc)
+    assert warc.stat().st_size > 10 * SPAN
+    serial, parallel = _same_import(tmp_path, warc)
+    assert serial.revisits >= 15 and serial.unresolved_revisits == 0
+    assert parallel.new_bodies == serial.new_bodies > 0
+
+
+def _warc_inside_a_warc(path: Path, inner: bytes) -> None:
+    """A plain WARC whose middle response's payload is the plain WARC `inner` (its `WARC/1.1`
+    lines look like record starts to a cut), between ordinary responses."""
+    with path.open("wb") as stream:
+        writer = WARCWriter(stream, gzip=False, warc_version="1.1")
+        for number, (body, mime) in enumerate([(b"before " * 500, "text/plain"),
+                                               (inner, "application/warc"),
+                                               (b"after " * 500, "text/plain")]):
+            http = StatusAndHeaders("200 OK", [("Content-Type", mime),
+                                               ("Content-Length", str(len(body)))],
+                                    protocol="HTTP/1.1")
+            record = writer.create_warc_record(f"http://nested.test/{number}", "response",
+                                               payload=BytesIO(body), http_headers=http)
+            writer.write_record(record)
+            record.raw_stream.close()  # warcio's buffer for a record made without a length
+
+
+def test_false_record_starts_inside_a_payload_are_read_again_not_imported(
+        tmp_path: Path, tiny_spans: None) -> None:
+    inner = tmp_path / "inner.warc.gz"
+    write_crash_warc(inner)
+    warc = tmp_path / "outer.warc"
+    _warc_inside_a_warc(warc, gzip.decompress(inner.read_bytes()))
+    serial, parallel = _same_import(tmp_path, warc, false_cuts=True)
+    assert (serial.records, serial.captures, serial.broken_spans) == (3, 3, 0)
+    assert parallel.reread_spans > 0  # cuts fell on the inner WARC's records
+
+
+def test_a_broken_member_between_spans_is_reported_as_when_read_alone(
+        tmp_path: Path, tiny_spans: None) -> None:
+    warc = tmp_path / "crash.warc.gz"
+    write_crash_warc(warc)
+    data = bytearray(warc.read_bytes())
+    middle = data.find(b"\x1f\x8b\x08", len(data) // 2)
+    data[middle + 20:middle + 60] = b"\x00" * 40  # a member's deflate stream destroyed
+    broken = tmp_path / "broken.warc.gz"
+    broken.write_bytes(bytes(data))
+    serial, _parallel = _same_import(tmp_path, broken)
+    assert serial.broken_spans >= 1
