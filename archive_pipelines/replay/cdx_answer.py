@@ -88,9 +88,11 @@ def _lines(replay: ReplayRepository, query: CdxQuery, dialect: Dialect,
             continue
         if not holds(capture):
             continue
-        digest = field_value(capture, "digest", dialect)
-        dupes = seen[(capture.urlkey, digest)] if digest != MISSING else 0
-        seen[(capture.urlkey, digest)] += 1
+        dupes = 0
+        if query.show_dupe_count:
+            digest = field_value(capture, "digest", dialect)
+            dupes = seen[(capture.urlkey, digest)] if digest != MISSING else 0
+            seen[(capture.urlkey, digest)] += 1
         if not all(collapse.keeps(capture, dialect) for collapse in collapses):
             continue
         lines.append((capture, dupes))
