@@ -63,6 +63,13 @@ if TYPE_CHECKING:
     from archive_pipelines.catalog.migrate import upgrade_catalog
     from archive_pipelines.catalog.models import COPY_STATUSES, new_id, utcnow
     from archive_pipelines.catalog.ref_counts import ApplyReport, BlobEntry
+    from archive_pipelines.catalog.replay_repository import (
+        CaptureKey,
+        KeyRange,
+        Nearest,
+        capture_key,
+        key_after_prefix,
+    )
     from archive_pipelines.catalog.schema_revision import head_revision
     from archive_pipelines.catalog.snapshot_repository import (
         IngestState,
@@ -134,6 +141,11 @@ _LAZY: dict[str, str] = {
     "upgrade_catalog": "migrate",
     "ApplyReport": "ref_counts",
     "BlobEntry": "ref_counts",
+    "CaptureKey": "replay_repository",
+    "KeyRange": "replay_repository",
+    "Nearest": "replay_repository",
+    "capture_key": "replay_repository",
+    "key_after_prefix": "replay_repository",
     "head_revision": "schema_revision",
     "IngestState": "snapshot_repository",
     "ResultDetails": "snapshot_repository",
@@ -165,6 +177,7 @@ __all__ = [
     "BlobRow",
     "Body",
     "Capture",
+    "CaptureKey",
     "CaptureRow",
     "CaptureScope",
     "Catalog",
@@ -178,7 +191,9 @@ __all__ = [
     "FileEntry",
     "FileRecord",
     "IngestState",
+    "KeyRange",
     "MergedRows",
+    "Nearest",
     "NeedyPage",
     "PlaceRow",
     "RecordedSegment",
@@ -197,11 +212,13 @@ __all__ = [
     "SnapshotWarc",
     "UnknownFsVersionError",
     "WaitingBlob",
+    "capture_key",
     "checked_fs_version",
     "connection_lost",
     "folder_claimant",
     "grace_cutoff",
     "head_revision",
+    "key_after_prefix",
     "make_engine",
     "new_id",
     "normalize_catalog_url",

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 import surt as reference_surt
 
-from archive_pipelines.warc.surt import surt
+from archive_pipelines.surt import surt
 
 SCHEMES = ["http://", "https://", "HTTP://", "Https://", "", "ftp://", "ws://", "metadata://",
            "http://https://", "dns://", "http:////"]
