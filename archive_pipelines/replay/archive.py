@@ -74,8 +74,10 @@ class ReplayArchive:
 
 def neighbours_of(found: Nearest) -> Neighbours:
     prev, next_ = found.prev, found.next
-    return Neighbours(first=as_memento(found.first), prev=prev and as_memento(prev),
-                      next=next_ and as_memento(next_), last=as_memento(found.last))
+    return Neighbours(first=as_memento(found.first),
+                      prev=None if prev is None else as_memento(prev),
+                      next=None if next_ is None else as_memento(next_),
+                      last=as_memento(found.last))
 
 
 def mementos(captures: Sequence[Capture]) -> list[Memento]:

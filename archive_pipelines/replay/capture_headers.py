@@ -35,8 +35,8 @@ class CaptureHeaders:
     """Recorded responses by (index path, record offset), read once and kept (LRU)."""
 
     def __init__(self, data_dir: Path, store: BlobStore, *, capacity: int) -> None:
-        self._data_dir = data_dir
-        self._store = store
+        self.data_dir = data_dir
+        self.store = store
         self._cache: SizedLru[tuple[str, int], tuple[RecordedResponse, ...]] = SizedLru(
             max(capacity, 1), size_of=lambda _value: 1)
 
@@ -52,7 +52,7 @@ class CaptureHeaders:
         key = (index_path, record_offset)
         responses = self._cache.get(key)
         if responses is None:
-            record = read_capture_record(self._data_dir, self._store, index_path,
+            record = read_capture_record(self.data_dir, self.store, index_path,
                                          record_offset=record_offset)
             responses = _responses(record)
             self._cache.put(key, responses)

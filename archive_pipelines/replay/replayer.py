@@ -253,7 +253,8 @@ class Replayer:
                     chunk = await self.blocking(read_chunk, reader, left)
                 except CorruptBody:
                     self.metrics.corrupt_bodies += 1
-                    raise ConnectionResetError(f"{describe(capture)}: stored body corrupt")
+                    raise ConnectionResetError(f"{describe(capture)}: stored body corrupt") \
+                        from None
                 left -= len(chunk)
                 await self._write(out, rewriter.feed(chunk) if rewriter else chunk)
             if rewriter is not None:
