@@ -14,7 +14,7 @@ import pytest
 from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import Capture, Catalog
 from archive_pipelines.settings import ReplaySettings, Settings
-from tests.helpers.replay import Prefixes, RunningReplay, fetch, make_replayer, running_replay
+from tests.helpers.replay import Prefixes, fetch, make_replayer, running_replay
 from tests.replay.conftest import GALLERY_URL, HOST
 from tests.replay.test_replay_http import captures_of, memento_path
 
