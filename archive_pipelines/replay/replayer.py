@@ -119,7 +119,7 @@ class Replayer:
         if 300 <= status < 400:
             return await self._redirect(capture, path, headers)
         recorded = await self._recorded(capture)
-        return await self._body(request, capture, path, recorded, headers)
+        return await self._body(request, found, path, recorded, headers)
 
     async def _recorded(self, capture: Capture) -> RecordedResponse | None:
         before = self.headers.cache.hits
@@ -157,9 +157,15 @@ class Replayer:
         headers["Content-Length"] = "0"
         return web.Response(status=capture.status_code or 302, headers=headers)
 
-    async def _body(self, request: web.Request, capture: Capture, path: WaybackPath,
+    def banner_html(self, found: Found) -> str | None:
+        """The banner over a replayed page; None when switched off."""
+        del found
+        return None  # until the banner's HTML is written (replay/banner.py)
+
+    async def _body(self, request: web.Request, found: Found, path: WaybackPath,
                     recorded: RecordedResponse | None,
                     headers: dict[str, str]) -> web.StreamResponse:
+        capture = found.capture
         sha256, size = capture.body_sha256, capture.body_size or 0
         if sha256 is None:
             raise ReplayProblem(404, "Body not stored", f"{describe(capture)} has no stored body.")
@@ -178,7 +184,7 @@ class Replayer:
         self.metrics.mementos += 1
         rewriter = None if still_encoded else body_rewriter(
             content_type=content_type, modifier=path.modifier, timestamp=path.timestamp,
-            page_url=capture.url, banner=self.banner)
+            page_url=capture.url, banner=self.banner_html(found) if self.banner else None)
         if rewriter is not None:
             await self._read_or_fail(capture, sha256, size, probe=True)
             await out.prepare(request)
