@@ -67,7 +67,7 @@ _DEFAULT_PORTS = {b"http": 80, b"https": 443}
 # The longest key the catalog indexes (`page_fetch.urlkey`): PostgreSQL refuses B-tree entries
 # past ~2.7 KB and URLs reach 8 KB.
 URLKEY_MAX_BYTES = 1000
-_KEPT_BYTES = URLKEY_MAX_BYTES - 65  # then "#" and the whole key's sha256 (64 hex)
+URLKEY_KEPT_BYTES = URLKEY_MAX_BYTES - 65  # then "#" and the whole key's sha256 (64 hex)
 
 
 def surt(url: str) -> str:
@@ -95,8 +95,18 @@ def urlkey(url: str) -> str:
     raw = key.encode("utf-8", "surrogatepass")
     if len(raw) <= URLKEY_MAX_BYTES:
         return key
-    head = raw[:_KEPT_BYTES].decode("utf-8", "ignore")  # never half a character
-    return f"{head}#{hashlib.sha256(raw).hexdigest()}"
+    return f"{_kept(raw)}#{hashlib.sha256(raw).hexdigest()}"
+
+
+def stored_key_prefix(prefix: str) -> str:
+    """What every stored `urlkey` of a key starting with `prefix` starts with: `prefix`, or
+    its first URLKEY_KEPT_BYTES bytes when longer (those keys may have been cut)."""
+    raw = prefix.encode("utf-8", "surrogatepass")
+    return prefix if len(raw) <= URLKEY_KEPT_BYTES else _kept(raw)
+
+
+def _kept(raw: bytes) -> str:
+    return raw[:URLKEY_KEPT_BYTES].decode("utf-8", "ignore")  # never half a character
 
 
 def _surt_of(raw: bytes) -> bytes:
