@@ -31,15 +31,18 @@ _TOKEN = re.compile(
 # What a chunk may end with that the next chunk could complete into a token.
 _PARTIAL_TAIL = re.compile(r"(?:/|\\|@[A-Za-z-]{0,6}|[A-Za-z-]{1,18})\Z")
 _WS = "\t\n\f\r "
-_BARE_URL = re.compile(r"(?P<url>(?:[^\t\n\f\r \"'()\\]|\\[^\n])*+)[\t\n\f\r ]*+(?P<end>\)?)",
+_BARE_URL = re.compile(
+    r"(?P<url>(?:[^\t\n\f\r \"'()\\]|\\[0-9A-Fa-f]{1,6}(?:\r\n|[\t\n\f\r ])?+|\\[^\n])*+)"
+    r"[\t\n\f\r ]*+(?P<end>\)?)",
                        re.DOTALL)
-_BAD_URL_REST = re.compile(r"(?:[^)\\]|\\.)*+\)?", re.DOTALL)
+_BAD_URL_REST = re.compile(r"(?:[^)\\]|\\.)*+(?P<end>\)?)", re.DOTALL)
 _STRING_BODY = {
     '"': re.compile(r'(?:[^"\\\n]|\\.)*+(?P<end>["\n]?)', re.DOTALL),
     "'": re.compile(r"(?:[^'\\\n]|\\.)*+(?P<end>['\n]?)", re.DOTALL),
 }
 _ESCAPE = re.compile(r"\\(?:([0-9A-Fa-f]{1,6})[ \t\n\f]?|\r\n|(\n|\r|\f)|(.))", re.DOTALL)
 _CLOSE_PAREN = re.compile(r"[\t\n\f\r ]*+\)?")
+_ESCAPED = "\ue001"  # stands for the `\\` of a non-ASCII escape kept as one (never in latin-1 text)
 _NEEDS_ESCAPE_BARE = re.compile(r"[\t\n\f\r \"'()\\]")
 
 _NORMAL, _COMMENT, _STRING, _BAD_URL = range(4)
@@ -102,12 +105,11 @@ class CssTextRewriter:
                 else:
                     match = _BAD_URL_REST.match(text, position)
                     assert match is not None
-                    closed = match.group().endswith(")")
+                    closed = bool(match.group("end"))
                 stop = match.end()
-                if not closed and not final:
-                    keep = 1 if text[end - 1] == "\\" else 0
-                    out.append(text[position:end - keep])
-                    position = held = end - keep
+                if not closed and not final:  # (stopped at the end, or before a cut escape)
+                    out.append(text[position:stop])
+                    position = held = stop
                     break
                 out.append(text[position:stop])
                 position = stop
@@ -115,7 +117,7 @@ class CssTextRewriter:
                 continue
             match = _TOKEN.search(text, position)
             if match is None:
-                tail = None if final else _PARTIAL_TAIL.search(text, position)
+                tail = None if final else _PARTIAL_TAIL.search(text, max(position, end - 20))
                 cut = tail.start() if tail is not None else end
                 out.append(text[position:cut])
                 position = held = cut
@@ -148,6 +150,9 @@ class CssTextRewriter:
                     position = match.end()
                     self._image_set = 1
             elif group == "import":
+                if match.end() == end and not final:  # `@imports` is no @import
+                    position = held = start
+                    break
                 out.append(match.group())
                 position = match.end()
                 self._importing = True
@@ -183,14 +188,16 @@ class CssTextRewriter:
         stop = match.end()
         closed = bool(match.group("end"))
         is_url = self._importing or self._image_set == 1
-        if not closed and stop == len(text) and not final:
+        if not closed and not final:  # cut at the end (maybe inside an escape)
             if not is_url or stop - start > self._max_pending or _is_data(text, start + 1):
-                self._state, self._quote = _STRING, quote  # copied as it comes
-                keep = 1 if text[-1] == "\\" else 0
-                return text[start:stop - keep], stop - keep
+                self._state, self._quote, self._importing = _STRING, quote, False  # copied as it comes
+                return text[start:stop], stop
             return None
         raw = text[start:stop]
-        if not is_url or match.group("end") == "\n":
+        if match.group("end") == "\n":
+            self._importing = False  # a bad string: the rule is void
+            return raw, stop
+        if not is_url:
             return raw, stop
         body_end = stop - 1 if closed else stop
         modifier = "cs_" if self._importing else "im_"
@@ -212,19 +219,21 @@ class CssTextRewriter:
             match = _STRING_BODY[quote].match(text, position + 1)
             assert match is not None
             stop = match.end()
-            if not match.group("end") and stop == end and not final:
+            if not match.group("end") and not final:
                 if stop - start > self._max_pending or _is_data(text, position + 1):
-                    self._state, self._quote = _STRING, quote
-                    keep = 1 if text[-1] == "\\" else 0
-                    return text[start:stop - keep], stop - keep
+                    self._state, self._quote, self._importing = _STRING, quote, False
+                    return text[start:stop], stop
                 return None
-            self._importing = False
             if match.group("end") == "\n":
+                self._importing = False
                 return text[start:stop], stop
-            body_end = stop - 1 if match.group("end") else stop
-            rewritten = self._rewrite(text[position + 1:body_end], quote=quote, modifier=modifier)
             close = _CLOSE_PAREN.match(text, stop)
             assert close is not None
+            if close.end() == end and not close.group().endswith(")") and not final:
+                return None  # its `)` has not come yet
+            self._importing = False
+            body_end = stop - 1 if match.group("end") else stop
+            rewritten = self._rewrite(text[position + 1:body_end], quote=quote, modifier=modifier)
             stop = close.end()
             return text[start:position + 1] + rewritten + text[body_end:stop], stop
         match = _BARE_URL.match(text, position)
@@ -235,17 +244,18 @@ class CssTextRewriter:
                 return None  # an escape cut by the chunk boundary
             if stop == end and not final:
                 if stop - start > self._max_pending or _is_data(text, position):
-                    self._state = _BAD_URL
+                    self._state, self._importing = _BAD_URL, False
                     return text[start:stop], stop
                 return None
             # a quote, parenthesis or bad escape inside: a bad URL, copied to its `)`
             rest = _BAD_URL_REST.match(text, stop)
             assert rest is not None
-            if not rest.group().endswith(")") and rest.end() >= end - 1 and not final:
+            if not rest.group("end") and rest.end() >= end - 1 and not final:
                 if rest.end() - start > self._max_pending:
-                    self._state = _BAD_URL
+                    self._state, self._importing = _BAD_URL, False
                     return text[start:end], end
                 return None
+            self._importing = False
             return text[start:rest.end()], rest.end()
         self._importing = False
         raw_url = match.group("url")
@@ -297,9 +307,14 @@ def _escape_char(match: re.Match[str]) -> str:
     hex_digits, newline, char = match.groups()
     if hex_digits is not None:
         code = int(hex_digits, 16)
-        return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+        if not (0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF):
+            code = 0xFFFD
+        # a non-ASCII character stays an escape (its bytes would depend on the charset)
+        return chr(code) if code < 0x80 else f"{_ESCAPED}{code:06x}"
     if newline is not None or match.group() == "\\\r\n":
         return ""
+    if char and not char.isascii():
+        return char  # a raw byte of the stylesheet (read as latin-1): kept as it is
     return char or ""
 
 
@@ -308,10 +323,9 @@ def _escape(url: str, *, quote: str) -> str:
     if quote:
         if "\\" in url or quote in url or "\n" in url:
             url = url.replace("\\", "\\\\").replace(quote, "\\" + quote).replace("\n", "\\a ")
-        return url
-    if _NEEDS_ESCAPE_BARE.search(url):
-        return _NEEDS_ESCAPE_BARE.sub(_escape_bare, url)
-    return url
+    elif _NEEDS_ESCAPE_BARE.search(url):
+        url = _NEEDS_ESCAPE_BARE.sub(_escape_bare, url)
+    return url.replace(_ESCAPED, "\\") if _ESCAPED in url else url
 
 
 def _escape_bare(match: re.Match[str]) -> str:

@@ -51,10 +51,10 @@ _COMMENT_END = re.compile(r"--!?>")
 _SCRIPT_TOKEN = re.compile(r"<!--|-->|<(/?)script[\t\n\f\r />]", re.IGNORECASE)
 _NOT_SPACE = re.compile(r"[^\t\n\f\r ]")
 _ATTR_HINT = re.compile(r"style|background", re.IGNORECASE)
-_REFRESH = re.compile(
-    r"""(?P<head>[\t\n\f\r ]*[0-9.]*[\t\n\f\r ]*[;,]?[\t\n\f\r ]*(?:url[\t\n\f\r ]*=[\t\n\f\r ]*)?)
-        (?P<quote>["']?)(?P<url>.*?)(?P=quote)?(?P<tail>[\t\n\f\r ]*)$""",
-    re.IGNORECASE | re.VERBOSE | re.DOTALL)
+# What comes before the URL of a refresh: `5; url=` (the `url=` may be left out).
+_REFRESH_HEAD = re.compile(
+    r"[\t\n\f\r ]*+[0-9.]*+[\t\n\f\r ]*+[;,]?+[\t\n\f\r ]*+(?:url[\t\n\f\r ]*+=[\t\n\f\r ]*+)?+",
+    re.IGNORECASE)
 _RAWTEXT = frozenset({"xmp", "iframe", "noembed", "noframes", "noscript", "title", "textarea"})
 _FOREIGN = frozenset({"svg", "math"})
 # Start tags that may come before the body without starting it.
@@ -534,12 +534,19 @@ def _is_refresh(values: dict[str, re.Match[str]]) -> bool:
 
 
 def _rewrite_refresh(value: str, urls: ArchiveUrls) -> str:
-    """`5; url=next.html` with its URL rewritten."""
-    match = _REFRESH.match(value)
-    if match is None or not match.group("url"):
+    """`5; url=next.html` with its URL rewritten (quotes and spacing kept)."""
+    head = _REFRESH_HEAD.match(value)
+    assert head is not None
+    start = head.end()
+    stop = len(value.rstrip("\t\n\f\r "))
+    quote = value[start:start + 1]
+    if quote in ("'", '"'):
+        start += 1
+        if stop > start and value[stop - 1] == quote:
+            stop -= 1
+    if stop <= start:
         return value
-    rewritten = urls.rewrite(match.group("url"))
-    return (value[:match.start("url")] + rewritten + value[match.end("url"):])
+    return value[:start] + urls.rewrite(value[start:stop]) + value[stop:]
 
 
 def _rewrite_srcdoc(value: str, urls: ArchiveUrls) -> str:
