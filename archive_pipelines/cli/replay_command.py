@@ -24,18 +24,26 @@ def replay_command(obj: CliContext, host: str | None, port: int | None, *,
     Also: /web/*/<url> (every capture of a URL; <url>* for a prefix), Memento TimeGates and
     TimeMaps (/timemap/link/<url>), a CDX server (/cdx, /cdx/search/cdx), /healthz and
     /metrics. Nothing is fetched from the live web. Stop it with Ctrl-C or SIGTERM."""
+    from archive_pipelines.archive_error import CatalogError, SettingsError
     from archive_pipelines.blobstore import open_store
-    from archive_pipelines.replay.exclusions import Exclusions
+    from archive_pipelines.catalog import head_revision
+    from archive_pipelines.replay.exclusions import BadExclusion, Exclusions
     from archive_pipelines.replay.server import ReplayServer, build_replayer
 
     settings = obj.settings
     replay = settings.replay
     if no_banner:
         replay = replay.model_copy(update={"banner": False})
+    if obj.catalog.schema_revision() != head_revision():
+        raise CatalogError("the catalog's schema is older than this version's: run "
+                           "`archive-pipelines init` to migrate it, then replay")
+    try:
+        withdrawn = Exclusions(replay.exclusions)
+    except BadExclusion as exc:
+        raise SettingsError(f"replay.exclusions: {exc}") from None
     replayer = build_replayer(replay, catalog=obj.catalog,
                               store=open_store(settings.primary_store, settings.data_dir),
-                              data_dir=settings.data_dir,
-                              withdrawn=Exclusions(tuple(replay.exclusions)))
+                              data_dir=settings.data_dir, withdrawn=withdrawn)
     server = ReplayServer(replayer, host=host or replay.host,
                           port=replay.port if port is None else port,
                           keepalive_s=replay.keepalive_seconds)

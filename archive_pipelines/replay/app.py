@@ -24,6 +24,7 @@ from urllib.parse import urljoin, urlsplit
 from aiohttp import web
 
 from archive_pipelines.replay.archive import mementos
+from archive_pipelines.replay.cdx_answer import CdxAnswer, answer_cdx
 from archive_pipelines.replay.memento import LINK_FORMAT, timemap_json, timemap_link
 from archive_pipelines.replay.metrics import render_prometheus
 from archive_pipelines.replay.pages import (
@@ -57,6 +58,8 @@ def make_app(replayer: Replayer) -> web.Application:
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/web/{rest:.*}", _web)
     app.router.add_get("/timemap/{form}/{rest:.*}", _timemap)
+    app.router.add_get("/cdx", _cdx)
+    app.router.add_get("/cdx/search/cdx", _cdx)
     app.router.add_route("*", "/{rest:.*}", _elsewhere)
     return app
 
@@ -161,6 +164,18 @@ async def _timemap(request: web.Request) -> web.StreamResponse:
                             content_type="application/json")
     return web.Response(text=timemap_link(original, mementos(found), PATHS),
                         content_type=LINK_FORMAT)
+
+
+async def _cdx(request: web.Request) -> web.StreamResponse:
+    """The CDX server: pywb's dialect at `/cdx`, the Internet Archive's at `/cdx/search/cdx`."""
+    replayer = request.app[REPLAYER]
+    dialect = "ia" if request.path == "/cdx/search/cdx" else "pywb"
+    params = {name: request.query.getall(name) for name in set(request.query.keys())}
+    answer: CdxAnswer = await replayer.blocking(
+        answer_cdx, params, catalog=replayer.archive.catalog, dialect=dialect,
+        exclusions=replayer.archive.withdrawn)
+    return web.Response(status=answer.status, body=answer.body,
+                        headers={"Content-Type": answer.content_type})
 
 
 async def _elsewhere(request: web.Request) -> web.StreamResponse:

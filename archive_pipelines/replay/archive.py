@@ -11,20 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
-
 from archive_pipelines.catalog import Capture, Catalog
 from archive_pipelines.catalog.replay_repository import KeyRange, Nearest
+from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.replay.memento import Memento, Neighbours
 from archive_pipelines.surt import urlkey
 
 LATEST_MS = 1 << 62  # "now" for a lookup without a time: the latest capture
-
-
-class Withdrawn(Protocol):
-    """The operator's exclusion list (`replay.exclusions.Exclusions`)."""
-
-    def excludes_url(self, url: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -46,7 +39,7 @@ def as_memento(capture: Capture) -> Memento:
 class ReplayArchive:
     """The catalog's replayable captures, as replay reads them."""
 
-    def __init__(self, catalog: Catalog, *, withdrawn: Withdrawn) -> None:
+    def __init__(self, catalog: Catalog, *, withdrawn: Exclusions) -> None:
         self.catalog = catalog
         self.withdrawn = withdrawn
 
@@ -69,7 +62,7 @@ class ReplayArchive:
         withdrawn ones left out."""
         with self.catalog.reading() as tx:
             found = tx.replay.page(KeyRange.prefix(urlkey(url)), limit=limit)
-        return [capture for capture in found if not self.excluded(capture.url)]
+        return [capture for capture in found if not self.withdrawn.excludes_key(capture.urlkey)]
 
 
 def neighbours_of(found: Nearest) -> Neighbours:

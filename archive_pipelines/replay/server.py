@@ -22,9 +22,10 @@ from aiohttp import web
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.replay.app import make_app
-from archive_pipelines.replay.archive import ReplayArchive, Withdrawn
+from archive_pipelines.replay.archive import ReplayArchive
 from archive_pipelines.replay.body_cache import BodyCache
 from archive_pipelines.replay.capture_headers import CaptureHeaders
+from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.replay.metrics import ReplayMetrics
 from archive_pipelines.replay.replayer import Replayer
 from archive_pipelines.settings import ReplaySettings
@@ -33,7 +34,7 @@ MAX_LINE = 16 * 1024
 
 
 def build_replayer(settings: ReplaySettings, *, catalog: Catalog, store: BlobStore,
-                   data_dir: Path, withdrawn: Withdrawn) -> Replayer:
+                   data_dir: Path, withdrawn: Exclusions) -> Replayer:
     """The replay's parts from its settings (the caller closes `replayer.pool`)."""
     return Replayer(
         archive=ReplayArchive(catalog, withdrawn=withdrawn),

@@ -16,6 +16,7 @@ from pathlib import Path
 from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.datadir import initialize
+from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.replay.replayer import Replayer
 from archive_pipelines.replay.server import ReplayServer, build_replayer
 from archive_pipelines.settings import ReplaySettings, Settings
@@ -51,22 +52,12 @@ def crawled_data_dir(data_dir: Path, *, web: TestWeb, redis_url: str, name: str,
     return data_dir
 
 
-class Prefixes:
-    """A withdrawn-URL list for tests that do not test withdrawal: these prefixes."""
-
-    def __init__(self, *prefixes: str) -> None:
-        self.prefixes = prefixes
-
-    def excludes_url(self, url: str) -> bool:
-        return url.startswith(self.prefixes) if self.prefixes else False
-
-
 def make_replayer(data_dir: Path, catalog: Catalog, settings: ReplaySettings | None = None,
-                  withdrawn: Prefixes | None = None) -> Replayer:
+                  withdrawn: Exclusions | None = None) -> Replayer:
     store_settings = Settings(data_dir=data_dir).primary_store
     return build_replayer(settings or ReplaySettings(), catalog=catalog,
                           store=open_store(store_settings, data_dir), data_dir=data_dir,
-                          withdrawn=withdrawn or Prefixes())
+                          withdrawn=withdrawn or Exclusions())
 
 
 @dataclass
