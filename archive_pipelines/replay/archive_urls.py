@@ -31,6 +31,7 @@ _C0_AND_SPACE = "".join(chr(c) for c in range(0x21))
 _TAB_NEWLINE = re.compile(r"[\t\n\r]")
 _AUTHORITY_END = re.compile(r"[/?#]")
 _QUERY_START = re.compile(r"[?#]")
+_LEADING_DOTS = re.compile(r"(?:\.\.?/)+")
 _SPECIAL = frozenset({"http", "https"})
 # Printable ASCII stays as it is when a page URL is made ASCII; the rest is percent-encoded.
 _ASCII_SAFE = "".join(chr(c) for c in range(0x21, 0x7F))
@@ -147,6 +148,20 @@ def _join(base: str, url: str) -> str | None:
             path_end = query.start() if query is not None else len(base)
             slash = base.rfind("/", host_end, path_end)
             return (base[:slash + 1] if slash >= 0 else base[:host_end] + "/") + url
+    elif url.startswith(("./", "../")):
+        leading = _LEADING_DOTS.match(url)
+        assert leading is not None
+        rest = url[leading.end():]
+        if rest and rest[0] not in "./?#;" and "/." not in rest:
+            authority_end = _AUTHORITY_END.search(base, base.index("//") + 2)
+            host_end = authority_end.start() if authority_end is not None else len(base)
+            query = _QUERY_START.search(base, host_end)
+            path_end = query.start() if query is not None else len(base)
+            slash = base.rfind("/", host_end, path_end)
+            directory = base[host_end:slash + 1] if slash >= 0 else "/"
+            for _ in range(leading.group().count("../")):
+                directory = directory[:directory.rfind("/", 0, len(directory) - 1) + 1] or "/"
+            return base[:host_end] + directory + rest
     try:
         joined = urljoin(base, url)
     except ValueError:

@@ -19,15 +19,14 @@ from archive_pipelines.replay.archive_urls import ArchiveUrls
 
 DEFAULT_MAX_PENDING = 1 << 20
 
-_TOKEN = re.compile(
-    r"""(?P<comment>/\*)
+_ALWAYS = r"""(?P<comment>/\*)
       | (?P<quote>["'])
       | (?<![\w\\-])(?P<func>url|(?:-webkit-)?image-set)\(
-      | (?P<import>@import)(?![\w-])
-      | (?P<close>\))
-      | (?P<open>\()
-      | (?P<stop>[;{}])""",
-    re.IGNORECASE | re.VERBOSE | re.ASCII)
+      | (?P<import>@import)(?![\w-])"""
+# Parentheses matter inside image-set(), `;{}` while an @import waits or inside image-set().
+_TOKEN = re.compile(_ALWAYS + r"| (?P<close>\)) | (?P<open>\() | (?P<stop>[;{}])",
+                    re.IGNORECASE | re.VERBOSE | re.ASCII)
+_LEAN_TOKEN = re.compile(_ALWAYS, re.IGNORECASE | re.VERBOSE | re.ASCII)
 # What a chunk may end with that the next chunk could complete into a token.
 _PARTIAL_TAIL = re.compile(r"(?:/|\\|@[A-Za-z-]{0,6}|[A-Za-z-]{1,18})\Z")
 _WS = "\t\n\f\r "
@@ -115,7 +114,8 @@ class CssTextRewriter:
                 position = stop
                 self._state = _NORMAL
                 continue
-            match = _TOKEN.search(text, position)
+            pattern = _TOKEN if self._importing or self._image_set else _LEAN_TOKEN
+            match = pattern.search(text, position)
             if match is None:
                 tail = None if final else _PARTIAL_TAIL.search(text, max(position, end - 20))
                 cut = tail.start() if tail is not None else end

@@ -62,6 +62,39 @@ _HEAD_TAGS = frozenset({"html", "head", "title", "meta", "link", "style", "scrip
                         "noscript", "template", "basefont", "bgsound", "noframes"})
 _MARKUP_PREFIXES = ("<!--", "<![CDATA[")
 
+# Start tags the rewriter must look at: URL attributes, raw text, foreign content, templates,
+# where the body begins.
+_NOTABLE_TAGS = sorted({*attrs.URL_ATTRIBUTES, *_RAWTEXT, *_FOREIGN, "meta", "script", "style",
+                        "plaintext", "template", "body", "frameset"}, key=lambda n: (-len(n), n))
+_SPACE = r"[\t\n\f\r ]"
+_DELIMITER = r"[\t\n\f\r />]"
+# Text, and tags nothing needs to be done to, in one match: start tags of other elements
+# whose attribute names hold no `style` or `background`, end tags but those of svg, math
+# and template (depth counted). A tag cut by the buffer's end is left to the slow path.
+_PLAIN_NAME = r"(?:(?!style|background)[^\t\n\f\r />=])"
+_PLAIN_ATTRIBUTES = (
+    r"(?:[\t\n\f\r /]++|(?!style|background)[^\t\n\f\r />]" + _PLAIN_NAME + r"*+"
+    r"(?:" + _SPACE + r"*+=" + _SPACE + r"*+"
+    r"(?:\"[^\"]*+\"|'[^']*+'|[^\t\n\f\r >\"'][^\t\n\f\r >]*+)?+)?+)*+")
+_PLAIN_RUN = re.compile(
+    r"(?:[^<]++"
+    r"|<(?!(?:" + "|".join(_NOTABLE_TAGS) + ")" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
+    + _PLAIN_ATTRIBUTES + ">"
+    r"|</(?!(?:svg|math|template)" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
+    + _PLAIN_ATTRIBUTES.replace("(?!style|background)", "").replace(_PLAIN_NAME, "[^\t\n\f\r />=]")
+    + ">)*+",
+    re.IGNORECASE)
+
+# The attributes looked at, by element: its URL attributes and those of every element.
+_ANY_ELEMENT = frozenset({"style", "background"})
+_NOTICED = {element: _ANY_ELEMENT | set(rules) for element, rules in attrs.URL_ATTRIBUTES.items()}
+for _element, _names in (("link", {"integrity", "imagesrcset", "srcset"}),
+                         ("script", {"integrity"}), ("img", {"srcset"}), ("source", {"srcset"}),
+                         ("meta", {"content"}), ("iframe", {"srcdoc"})):
+    _NOTICED[_element] = _NOTICED.get(_element, _ANY_ELEMENT) | _names
+_READS_OTHERS = frozenset({"link", "meta"})  # rel / as / http-equiv decide what a URL is
+_QUOTES = {"dq": '"', "sq": "'", "uq": ""}
+
 _DATA, _COMMENT, _BOGUS, _CDATA, _SCRIPT, _STYLE, _RAW, _PLAINTEXT, _PASS, _OVERLONG = range(10)
 _SCRIPT_DATA, _SCRIPT_ESCAPED, _SCRIPT_DOUBLE = range(3)
 
@@ -93,6 +126,7 @@ class HtmlRewriter:
         self._template = 0
         self._base_seen = False
         self._resume = ""  # the synthetic start of an overlong tag being passed through
+        self._waiting_tag = False  # the buffer starts with a tag cut before its `>`
         self._first = b""  # the first bytes, until a byte order mark is ruled out
 
     def feed(self, data: bytes) -> bytes:
@@ -105,6 +139,10 @@ class HtmlRewriter:
             mark, data = self._start()
         if self._state == _PASS:
             return mark + data
+        if (self._waiting_tag and b">" not in data
+                and len(self._buffer) + len(data) <= self._max_pending):
+            self._buffer += data.decode("latin-1")  # still cut: not scanned again
+            return mark
         self._buffer += data.decode("latin-1")
         return mark + self._run(final=False).encode("latin-1")
 
@@ -137,6 +175,7 @@ class HtmlRewriter:
         return b"", first
 
     def _run(self, *, final: bool) -> str:
+        self._waiting_tag = False
         text = self._buffer
         end = len(text)
         out: list[str] = []
@@ -144,6 +183,14 @@ class HtmlRewriter:
         while position < end:
             state = self._state
             if state == _DATA:
+                if self._banner is None:
+                    plain = _PLAIN_RUN.match(text, position)
+                    assert plain is not None
+                    if plain.end() > position:
+                        out.append(text[position:plain.end()])
+                        position = plain.end()
+                        if position == end:
+                            break
                 position = self._data(text, position, out, final=final)
                 if position < 0:
                     position = -position - 1
@@ -292,6 +339,7 @@ class HtmlRewriter:
                 self._resume = _resume_prefix(text[lt:])
                 self._state = _OVERLONG
                 return len(text)
+            self._waiting_tag = True
             return -(lt + 1)
         name = match.group("name").lower()
         if text[lt + 1] == "/":
@@ -357,10 +405,16 @@ class HtmlRewriter:
         if (name not in attrs.URL_ATTRIBUTES and _ATTR_HINT.search(tag) is None
                 and not (name == "meta" and "refresh" in tag.lower())):
             return tag
-        start = 1 + len(name)
-        found = [(m.group("name").lower(), m) for m in attrs.ATTRIBUTE.finditer(tag, start)
-                 if m.group("name")]
-        values = {key: m for key, m in reversed(found)}  # the first of a name counts
+        noticed = _NOTICED.get(name, _ANY_ELEMENT)
+        found: list[tuple[str, re.Match[str]]] = []
+        values: dict[str, re.Match[str]] = {}  # by name, the first of a name (as browsers read)
+        every = name in _READS_OTHERS
+        for attribute in attrs.ATTRIBUTE.finditer(tag, 1 + len(name)):
+            key = attribute.group("name").lower()
+            if key in noticed:
+                found.append((key, attribute))
+            if every or key in noticed:
+                values.setdefault(key, attribute)
         urls = self._urls
         if name == "base" and "href" in values and not self._base_seen:
             self._base_seen = True
@@ -387,11 +441,11 @@ class HtmlRewriter:
         """(start, end, new text) of the part of the tag to replace, or None."""
         if key == "integrity" and element in ("link", "script"):
             return attribute.start("name"), attribute.end("name"), "_integrity"
-        group = _value_group(attribute)
-        if group is None:
-            return None
+        group = attribute.lastgroup
+        if group == "name" or group is None:
+            return None  # no value
         raw = attribute.group(group)
-        quote = {"dq": '"', "sq": "'", "uq": ""}[group]
+        quote = _QUOTES[group]
         value = attrs.decode_value(raw)
         rules = attrs.URL_ATTRIBUTES.get(element, {})
         if key in rules:
@@ -417,9 +471,7 @@ class HtmlRewriter:
         if new_value == value:
             return None
         start, end = attribute.start(group), attribute.end(group)
-        if not quote and attrs.needs_quotes(new_value):
-            quote = '"'
-            start, end = start, end
+        if not quote and attrs.needs_quotes(new_value):  # quoted now, or it would end early
             return start, end, '"' + attrs.encode_value(new_value, quote='"') + '"'
         return start, end, attrs.encode_value(new_value, quote=quote)
 

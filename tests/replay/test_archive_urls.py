@@ -123,14 +123,28 @@ def test_resolution_agrees_with_rfc_3986(url: str) -> None:
 
 @pytest.mark.parametrize("base", [
     PAGE, "http://example.com", "http://example.com/", "https://h.example/a/b/c?x=/y/z#f/g",
+    "http://h.example/a/b/",
     "http://h.example:8080/p#frag", "http://user@h.example/a/", "http://h.example?q=/a",
 ])
 @pytest.mark.parametrize("url", [
     "x", "x/y", "/x", "/x/y?z", "//other.example/p", "x?q", "x#f", "x:y", "é", "a@b", "/a@b",
     "y.png", "/.well-known/x", ".hidden", "a/.b", "...", "x/..", "?q", "#f", ";p",
+    "./x", "../x", "../../x", "../../../../../x", "./../x", ".././x", "../", "..", ".", "./",
+    "../..", "../.x", "../x/../y", "../x?a=/./b", "../x#../y", ".//x", "..//x",
 ])
 def test_the_joins_without_urljoin_agree_with_it(base: str, url: str) -> None:
     expected = urljoin(base, url)
     if not url or url.startswith("#") or url.startswith("x:"):
         return  # left alone before any join
     assert urls().with_base(base).resolve(url) == expected
+
+
+@pytest.mark.parametrize(("base", "url", "target"), [
+    # empty path segments are kept, as browsers keep them (urljoin drops them)
+    ("http://h.example/a//b/c", "x", "http://h.example/a//b/x"),
+    ("http://h.example/a//b/c", "../x", "http://h.example/a//x"),
+    ("http://h.example/a//b/c", "../../x", "http://h.example/a/x"),
+    ("http://h.example//", "x", "http://h.example//x"),
+])
+def test_empty_path_segments_are_kept_as_browsers_keep_them(base: str, url: str, target: str) -> None:
+    assert urls().with_base(base).resolve(url) == target
