@@ -170,4 +170,16 @@ processes = "auto"           # worker processes of a large export ("auto": one p
 [import]
 inbox = "inbox"              # the folder warc_inbox_sensor watches (inside the data dir); files stay
 inbox_settle_seconds = 60.0  # a file is imported once unchanged this long (not while copied in)
+
+[replay]
+host = "127.0.0.1"           # `archive-pipelines replay` listens here (loopback unless told otherwise)
+port = 8080
+banner = true                # the bar over replayed pages: capture time, URL, neighbouring captures
+exclusions = []              # URL prefixes withdrawn from replay, CDX and TimeMaps
+body_cache_bytes = 67108864  # hot bodies kept in memory (64 MiB)
+body_cache_item_bytes = 1048576  # bodies up to this size are cached; larger ones are streamed
+header_cache_records = 10000 # capture records whose response headers are kept in memory
+worker_threads = 8           # threads reading the catalog and the store
+send_timeout_seconds = 60.0  # a client that accepts no chunk for this long is cut off
+keepalive_seconds = 15.0
 """
