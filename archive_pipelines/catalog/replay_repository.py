@@ -65,7 +65,10 @@ def key_after_prefix(prefix: str) -> str:
         prefix = prefix[:-1]
     if not prefix:
         raise ValueError("no key follows every key with this prefix")
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    following = ord(prefix[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates are no characters: UTF-8 cannot hold them
+        following = 0xE000
+    return prefix[:-1] + chr(following)
 
 
 @dataclass(frozen=True)
