@@ -1,9 +1,9 @@
 """The captures replay, CDX and Memento answer from: a URL's captures in time, the nearest to
 a moment with its neighbours, and SURT-ordered key ranges read in keyset pages.
 
-Every query here walks `ix_page_fetch_urlkey (urlkey, fetched_ms)`: one index seek and at most
-`limit` rows, however many captures a URL or a prefix has (no OFFSET but `page_of`'s, no
-whole-timeline read).
+Every query here walks `ix_page_fetch_urlkey (urlkey, fetched_ms, id)` in its order: one
+seek, at most `limit` rows, however many captures a URL or a prefix has (no OFFSET but
+`page_of`'s, no whole-timeline read).
 
 Which captures count (`REPLAYABLE`): a `page`, `request` or `redirect` capture that got an HTTP
 response (a status) and either references its stored body (`body_blob_id`, whatever the status:
