@@ -112,7 +112,59 @@ def _kept(raw: bytes) -> str:
     return raw[:URLKEY_KEPT_BYTES].decode("utf-8", "ignore")  # never half a character
 
 
+# A URL every rule above leaves as it is but for lowercasing, `www.`, a default port, a
+# trailing slash and the order of its query: keyed without parsing it in general (`_plain_key`).
+_PLAIN = re.compile(rb"(https?)://([a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*)(?::([0-9]{1,5}))?"
+                    rb"(/[a-zA-Z0-9/_.~!$&'*+,;=:@-]*)?(?:\?([a-zA-Z0-9/_.~!$&'*+,;=:@?-]*))?")
+_NAME_CHARACTER = re.compile(rb"[a-zA-Z-]")  # a host with one is a name, not an IPv4 form
+# What every `_QUERY_SESSION` pattern needs in a lowercased query to match.
+_SESSION_HINT = re.compile(rb"sid=|sessionid=|aspsessionid|cfid=")
+
+
+def _plain_key(raw: bytes) -> bytes | None:
+    """The key of a plain http(s) URL (see `_PLAIN`), the same as `_surt_of` gives; None for
+    any other, which `_surt_of` keys. tests/warc/test_surt.py compares the two."""
+    match = _PLAIN.fullmatch(raw)
+    if match is None:
+        return None
+    scheme, host, port_text, path, query = match.groups()
+    if not _NAME_CHARACTER.search(host):
+        return None  # digits and dots: maybe an IPv4 address in another form
+    if path is not None and (b"//" in path or b"/./" in path or b"/../" in path
+                             or path.endswith((b"/.", b"/.."))):
+        return None
+    port = int(port_text) if port_text is not None else None
+    if port is not None and port > 65535:
+        return None
+    host = host.lower()
+    www = _WWW.match(host)
+    if www:
+        host = host[www.end():]
+    if not port or port == _DEFAULT_PORTS[scheme]:
+        port = None
+    path = (path or b"/").lower()
+    if len(path) > 1 and path.endswith(b"/"):
+        path = path[:-1]
+    canonical: bytes | None = None
+    if query:
+        lowered = query.lower()
+        if _SESSION_HINT.search(lowered):
+            return None
+        if len(lowered) > 1:
+            lowered = b"&".join(sorted(lowered.split(b"&"),
+                                       key=lambda argument: tuple(argument.split(b"=", 1))))
+        canonical = lowered or None
+    return _written(scheme, host=host, port=port, path=path, query=canonical)
+
+
 def _surt_of(raw: bytes) -> bytes:
+    plain = _plain_key(raw)
+    if plain is not None:
+        return plain
+    return _general_key(raw)
+
+
+def _general_key(raw: bytes) -> bytes:
     text = _REMOVED_WHITESPACE.sub(b"", raw.strip())
     if not text:
         raise ValueError("no URL left once whitespace is removed")
