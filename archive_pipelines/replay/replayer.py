@@ -21,6 +21,7 @@ from aiohttp import web
 from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
 from archive_pipelines.catalog import Capture
 from archive_pipelines.replay.archive import Found, ReplayArchive
+from archive_pipelines.replay.banner import render_banner
 from archive_pipelines.replay.body_cache import BodyCache, CorruptBody, read_chunk
 from archive_pipelines.replay.capture_headers import CaptureHeaders, RecordedResponse
 from archive_pipelines.replay.memento import Paths, http_date, link_header, parse_http_date
@@ -157,10 +158,14 @@ class Replayer:
         headers["Content-Length"] = "0"
         return web.Response(status=capture.status_code or 302, headers=headers)
 
-    def banner_html(self, found: Found) -> str | None:
-        """The banner over a replayed page; None when switched off."""
-        del found
-        return None  # until the banner's HTML is written (replay/banner.py)
+    def banner_html(self, found: Found) -> str:
+        """The banner over a replayed page: its time and URL, its neighbours, its calendar."""
+        capture, near = found.capture, found.neighbours
+        return render_banner(
+            timestamp=ms_timestamp(capture.fetched_ms), original_url=capture.url,
+            calendar_href=f"/web/*/{capture.url}",
+            previous_href=None if near.prev is None else PATHS.memento(near.prev),
+            next_href=None if near.next is None else PATHS.memento(near.next))
 
     async def _body(self, request: web.Request, found: Found, path: WaybackPath,
                     recorded: RecordedResponse | None,
