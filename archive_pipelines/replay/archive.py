@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
 from archive_pipelines.catalog import Capture, Catalog
 from archive_pipelines.catalog.replay_repository import KeyRange, Nearest
 from archive_pipelines.replay.exclusions import Exclusions
