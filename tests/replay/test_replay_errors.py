@@ -135,3 +135,17 @@ def test_withdrawn_urls_are_not_replayed_listed_or_timemapped(
         listed = fetch(replay.port, f"/web/*/http://{HOST}/assets/*?output=json").text
         assert "/assets/img/" not in listed and "/assets/css/main.css" in listed
         assert fetch(replay.port, f"/web/2/{GALLERY_URL}").status == 302
+
+
+def test_an_idle_connection_is_closed_after_the_keepalive(damaged: Path,
+                                                          damaged_catalog: Catalog) -> None:
+    import socket
+    import time
+
+    with running_replay(make_replayer(damaged, damaged_catalog), keepalive_s=1.0) as replay:
+        silent = socket.create_connection(("127.0.0.1", replay.port), timeout=10)
+        started = time.monotonic()
+        assert silent.recv(1) == b""  # closed by the server, nothing sent
+        assert 0.5 < time.monotonic() - started < 5
+        silent.close()
+        assert fetch(replay.port, "/healthz").status == 200
