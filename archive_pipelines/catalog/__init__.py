@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         CaptureKey,
         KeyRange,
         Nearest,
+        ReplayRepository,
         capture_key,
         key_after_prefix,
     )
@@ -144,6 +145,7 @@ _LAZY: dict[str, str] = {
     "CaptureKey": "replay_repository",
     "KeyRange": "replay_repository",
     "Nearest": "replay_repository",
+    "ReplayRepository": "replay_repository",
     "capture_key": "replay_repository",
     "key_after_prefix": "replay_repository",
     "head_revision": "schema_revision",
@@ -198,6 +200,7 @@ __all__ = [
     "PlaceRow",
     "RecordedSegment",
     "RecordedSnapshot",
+    "ReplayRepository",
     "ResultDetails",
     "ResultRow",
     "Saving",

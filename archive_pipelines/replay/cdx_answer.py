@@ -23,8 +23,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from archive_pipelines.catalog import Capture, CaptureKey, Catalog, capture_key, key_after_prefix
-from archive_pipelines.catalog.replay_repository import ReplayRepository
+from archive_pipelines.catalog import (
+    Capture,
+    CaptureKey,
+    Catalog,
+    ReplayRepository,
+    capture_key,
+    key_after_prefix,
+)
 from archive_pipelines.replay.cdx_fields import DIALECTS, MISSING, NAMES, Dialect, field_value
 from archive_pipelines.replay.cdx_filters import Collapse, all_hold
 from archive_pipelines.replay.cdx_query import CdxError, CdxQuery, parse_cdx_query
@@ -60,7 +66,7 @@ def answer_cdx(params: Mapping[str, list[str]], *, catalog: Catalog, dialect: Di
             if query.show_num_pages:
                 return _num_pages(tx.replay.count(query.keys, from_ms=query.from_ms,
                                                   to_ms=query.to_ms), query, dialect)
-            lines = _lines(tx.replay, query, dialect, exclusions)
+            lines = _lines(tx.replay, query, dialect=dialect, exclusions=exclusions)
     except CdxError as exc:
         return CdxAnswer(exc.status, TEXT, f"{exc.message}\n".encode())
     if not lines and dialect == "pywb":
@@ -68,7 +74,7 @@ def answer_cdx(params: Mapping[str, list[str]], *, catalog: Catalog, dialect: Di
     return _render(lines, query, dialect)
 
 
-def _lines(replay: ReplayRepository, query: CdxQuery, dialect: Dialect,
+def _lines(replay: ReplayRepository, query: CdxQuery, *, dialect: Dialect,
            exclusions: Exclusions) -> list[tuple[Capture, int]]:
     """(capture, dupecount) of every line of the answer, in order."""
     if query.page is not None:
@@ -88,9 +94,11 @@ def _lines(replay: ReplayRepository, query: CdxQuery, dialect: Dialect,
             continue
         if not holds(capture):
             continue
-        digest = field_value(capture, "digest", dialect)
-        dupes = seen[(capture.urlkey, digest)] if digest != MISSING else 0
-        seen[(capture.urlkey, digest)] += 1
+        dupes = 0
+        if query.show_dupe_count:
+            digest = field_value(capture, "digest", dialect)
+            dupes = seen[(capture.urlkey, digest)] if digest != MISSING else 0
+            seen[(capture.urlkey, digest)] += 1
         if not all(collapse.keeps(capture, dialect) for collapse in collapses):
             continue
         lines.append((capture, dupes))

@@ -18,6 +18,7 @@ A value that does not exist is `-`.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Callable
 from typing import Literal
 
@@ -45,6 +46,7 @@ NAMES: dict[Dialect, dict[str, str]] = {
 DEFAULT_FIELDS = ("urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length")
 
 
+@functools.lru_cache(maxsize=65_536)  # bodies repeat: base32 is the dearest field
 def digest_of(sha256_hex: str) -> str:
     """`sha256:<BASE32>` of a hex SHA-256 (as our WARC export's WARC-Payload-Digest)."""
     return "sha256:" + base64.b32encode(bytes.fromhex(sha256_hex)).decode("ascii")
