@@ -13,7 +13,7 @@ from html.entities import html5
 
 # element -> attribute -> modifier (pywb's choices; see archive_urls for what they mean)
 URL_ATTRIBUTES: dict[str, dict[str, str]] = {
-    "a": {"href": ""},
+    "a": {"href": "", "xlink:href": ""},
     "area": {"href": ""},
     "audio": {"src": "oe_"},
     "base": {"href": ""},
@@ -34,6 +34,7 @@ URL_ATTRIBUTES: dict[str, dict[str, str]] = {
     "script": {"src": "js_", "xlink:href": "js_"},
     "source": {"src": "oe_", "srcset": "im_"},
     "track": {"src": "oe_"},
+    "use": {"href": "", "xlink:href": ""},
     "video": {"src": "oe_", "poster": "im_"},
 }
 SRCSET_ATTRIBUTES = frozenset({"srcset", "imagesrcset"})

@@ -7,8 +7,11 @@ states, `<style>`, `<xmp>`, `<iframe>`, `<noembed>`, `<noframes>`, `<noscript>`)
 (`<title>`, `<textarea>`), `<plaintext>`, attributes quoted or not. Rewritten: the URL
 attributes of `html_attributes.URL_ATTRIBUTES`, `srcset`, `background`, `style` attributes
 and `<style>` bodies (as CSS), `<meta http-equiv=refresh>`, `<base href>` (which also
-becomes the base of the URLs after it), `<iframe srcdoc>`; `integrity` on `<link>` and
-`<script>` is renamed `_integrity` (a rewritten stylesheet no longer matches its hash).
+becomes the base of the URLs after it), `<iframe srcdoc>`. Two more changes keep the page
+working from the archive: `integrity` on `<link>` and `<script>` is renamed `_integrity` (a
+rewritten stylesheet no longer matches its hash), and a `<meta http-equiv>` Content Security
+Policy becomes `x-archive-orig-content-security-policy` (its hosts would refuse the
+archive's URLs; the replay server sends its own policy).
 
 Chunks may split anything: a tag cut by a boundary is held until whole, up to
 `max_pending` characters; a longer tag is passed on unrewritten. Bytes are read as latin-1,
@@ -90,10 +93,11 @@ _ANY_ELEMENT = frozenset({"style", "background"})
 _NOTICED = {element: _ANY_ELEMENT | set(rules) for element, rules in attrs.URL_ATTRIBUTES.items()}
 for _element, _names in (("link", {"integrity", "imagesrcset", "srcset"}),
                          ("script", {"integrity"}), ("img", {"srcset"}), ("source", {"srcset"}),
-                         ("meta", {"content"}), ("iframe", {"srcdoc"})):
+                         ("meta", {"content", "http-equiv"}), ("iframe", {"srcdoc"})):
     _NOTICED[_element] = _NOTICED.get(_element, _ANY_ELEMENT) | _names
 _READS_OTHERS = frozenset({"link", "meta"})  # rel / as / http-equiv decide what a URL is
 _QUOTES = {"dq": '"', "sq": "'", "uq": ""}
+_POLICIES = frozenset({"content-security-policy", "content-security-policy-report-only"})
 
 _DATA, _COMMENT, _BOGUS, _CDATA, _SCRIPT, _STYLE, _RAW, _PLAINTEXT, _PASS, _OVERLONG = range(10)
 _SCRIPT_DATA, _SCRIPT_ESCAPED, _SCRIPT_DOUBLE = range(3)
@@ -402,8 +406,7 @@ class HtmlRewriter:
 
     def _rewrite_tag(self, name: str, tag: str) -> str:
         """A whole start tag with its URL attributes rewritten."""
-        if (name not in attrs.URL_ATTRIBUTES and _ATTR_HINT.search(tag) is None
-                and not (name == "meta" and "refresh" in tag.lower())):
+        if name not in _NOTICED and _ATTR_HINT.search(tag) is None:
             return tag
         noticed = _NOTICED.get(name, _ANY_ELEMENT)
         found: list[tuple[str, re.Match[str]]] = []
@@ -464,6 +467,11 @@ class HtmlRewriter:
             new_value = rewrite_css_text(value, urls) if _may_have_url(value) else value
         elif key == "content" and element == "meta" and _is_refresh(values):
             new_value = _rewrite_refresh(value, urls)
+        elif key == "http-equiv" and element == "meta":
+            policy = value.strip().lower()
+            if policy not in _POLICIES:
+                return None
+            new_value = "x-archive-orig-" + policy  # the page's own policy would refuse the archive
         elif key == "srcdoc" and element == "iframe":
             new_value = _rewrite_srcdoc(value, urls)
         else:

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from archive_pipelines.replay import rewrite_html
 from archive_pipelines.replay.archive_urls import ArchiveUrls
 from archive_pipelines.replay.rewrite_html import HtmlRewriter
 
@@ -75,6 +76,11 @@ def assert_same_at_every_boundary(page: bytes, *, banner: str | None = None,
     (b'<meta name="x" content="y.html">', '<meta name="x" content="y.html">'),
     (b'<script src="s.js" integrity="sha384-x">', f'<script src="{W}js_/{D}/s.js" _integrity="sha384-x">'),
     (b'<svg><image href="i.svg"/></svg>', f'<svg><image href="{W}im_/http://example.com/dir/i.svg"/></svg>'),
+    (b'<svg><use xlink:href="s.svg#i"/><use href="#local"/></svg>',
+     f'<svg><use xlink:href="{W}/{D}/s.svg#i"/><use href="#local"/></svg>'),
+    (b'<meta http-equiv="Content-Security-Policy" content="img-src https://cdn.example">',
+     b'<meta http-equiv="x-archive-orig-content-security-policy" content="img-src https://cdn.example">'.decode()),
+    (b'<meta http-equiv=content-language content=en>', '<meta http-equiv=content-language content=en>'),
     (b'<a href="mailto:a@b">', '<a href="mailto:a@b">'),
     (b'<a href="#frag">', '<a href="#frag">'),
     (b'<a href="">', '<a href="">'),
@@ -300,6 +306,24 @@ def test_random_hostile_soup_is_the_same_at_every_boundary_and_keeps_its_text() 
         undone = re.sub(rb"/web/" + TS.encode() + rb"(?:[a-z]{2}_)?/http://example\.com/(?:dir/)?",
                         b"", out.replace(b"[B]", b""))
         assert _loosely(undone) == _loosely(page)
+
+
+def test_the_fast_path_agrees_with_the_tag_by_tag_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain text and tags are skipped in one regex match when no banner waits: the result
+    is the same as looking at every tag."""
+    pieces = [b"<div", b"<p", b"<span", b"<a", b"<img", b" class=x", b' style="background:url(s)"',
+              b" data-style=1", b" href=h", b" src=i", b">", b"</div>", b"</svg>", b"<svg>",
+              b"<template>", b"</template>", b"<script>", b"</script>", b"text", b"<", b'"', b"'",
+              b"=", b" ", b"<!--", b"-->", b"<![CDATA[", b"]]>", b"<style>", b"</style>",
+              b" BACKGROUND=b", b"<TD", b"<metax", b"<meta http-equiv=refresh content=1;u", b"/"]
+    generator = random.Random(7)
+    pages = [b"".join(generator.choice(pieces) for _ in range(generator.randint(1, 40)))
+             for _ in range(300)]
+    fast = [rewrite(page) for page in pages]
+    monkeypatch.setattr(rewrite_html, "_PLAIN_RUN", re.compile(""))
+    for page, expected in zip(pages, fast, strict=True):
+        assert rewrite(page) == expected, page
+        assert rewrite(page, cuts=list(range(1, len(page)))) == expected, page
 
 
 def _loosely(page: bytes) -> bytes:
