@@ -106,3 +106,14 @@ def encode_value(value: str, *, quote: str) -> str:
 def needs_quotes(value: str) -> bool:
     """Whether a value written without quotes would end early or change meaning."""
     return not value or _NEEDS_QUOTES.search(value) is not None
+
+
+# The attributes the rewriter looks at, by element: its URL attributes, those that decide
+# what its URL is, and those of every element (ANY_ELEMENT).
+ANY_ELEMENT = frozenset({"style", "background"})
+NOTICED: dict[str, frozenset[str]] = {
+    element: ANY_ELEMENT | set(rules) for element, rules in URL_ATTRIBUTES.items()}
+for _element, _names in (("link", {"integrity", "imagesrcset", "srcset"}),
+                         ("script", {"integrity"}), ("img", {"srcset"}), ("source", {"srcset"}),
+                         ("meta", {"content", "http-equiv"}), ("iframe", {"srcdoc"})):
+    NOTICED[_element] = NOTICED.get(_element, ANY_ELEMENT) | _names

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from archive_pipelines.replay import rewrite_html
+from archive_pipelines.replay import html_syntax
 from archive_pipelines.replay.archive_urls import ArchiveUrls
 from archive_pipelines.replay.rewrite_html import HtmlRewriter
 
@@ -192,6 +192,12 @@ def test_iframe_srcdoc_is_rewritten_as_a_page() -> None:
     ).encode()
 
 
+def test_iframe_srcdoc_keeps_its_references_and_bytes() -> None:
+    html = '<iframe srcdoc="caf&eacute; é &lt;a href=x&amp;amp;y&gt;"></iframe>'.encode("latin-1")
+    assert rewrite(html) == (
+        f'<iframe srcdoc="caf&eacute; é <a href={W}/{D}/x&amp;amp;y>"></iframe>').encode("latin-1")
+
+
 @pytest.mark.parametrize(("html", "expected"), [
     (b"<html><head><title>t</title></head><body class=x><p>hi</p></body></html>",
      b"<html><head><title>t</title></head><body class=x>[B]<p>hi</p></body></html>"),
@@ -320,7 +326,7 @@ def test_the_fast_path_agrees_with_the_tag_by_tag_path(monkeypatch: pytest.Monke
     pages = [b"".join(generator.choice(pieces) for _ in range(generator.randint(1, 40)))
              for _ in range(300)]
     fast = [rewrite(page) for page in pages]
-    monkeypatch.setattr(rewrite_html, "_PLAIN_RUN", re.compile(""))
+    monkeypatch.setattr(html_syntax, "PLAIN_RUN", re.compile(""))
     for page, expected in zip(pages, fast, strict=True):
         assert rewrite(page) == expected, page
         assert rewrite(page, cuts=list(range(1, len(page)))) == expected, page
