@@ -36,6 +36,15 @@ NOT_SPACE = re.compile(r"[^\t\n\f\r ]")
 
 RAWTEXT = frozenset({"xmp", "iframe", "noembed", "noframes", "noscript", "title", "textarea"})
 FOREIGN = frozenset({"svg", "math"})
+# Inside these, SVG and MathML content holds HTML again (raw text, CDATA as a bogus comment).
+INTEGRATION_POINTS = {"svg": frozenset({"foreignobject", "desc", "title"}),
+                      "math": frozenset({"mi", "mo", "mn", "ms", "mtext"})}
+# HTML start tags that end SVG and MathML content where they appear in it.
+BREAKOUT = frozenset({
+    "b", "big", "blockquote", "body", "br", "center", "code", "dd", "div", "dl", "dt", "em",
+    "embed", "h1", "h2", "h3", "h4", "h5", "h6", "head", "hr", "i", "img", "li", "listing",
+    "menu", "meta", "nobr", "ol", "p", "pre", "ruby", "s", "small", "span", "strong",
+    "strike", "sub", "sup", "table", "tt", "u", "ul", "var"})
 # Start tags that may come before the body without starting it.
 HEAD_TAGS = frozenset({"html", "head", "title", "meta", "link", "style", "script", "base",
                        "noscript", "template", "basefont", "bgsound", "noframes"})
@@ -43,21 +52,24 @@ MARKUP_PREFIXES = ("<!--", "<![CDATA[")
 
 # Start tags the rewriter must look at: URL attributes, raw text, foreign content, templates,
 # where the body begins.
-_NOTABLE_TAGS = sorted({*NOTICED, *RAWTEXT, *FOREIGN, "script", "style", "plaintext",
-                        "template", "body", "frameset"}, key=lambda name: (-len(name), name))
+_COUNTED = sorted({*FOREIGN, *INTEGRATION_POINTS["svg"], *INTEGRATION_POINTS["math"],
+                   "template"}, key=lambda name: (-len(name), name))
+_NOTABLE_TAGS = sorted({*NOTICED, *RAWTEXT, *_COUNTED, "script", "style", "plaintext", "body",
+                        "frameset"}, key=lambda name: (-len(name), name))
 _PLAIN_NAME = r"(?:(?!style|background)[^\t\n\f\r />=])"
 _VALUE = r"""(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+'|[^\t\n\f\r >"'][^\t\n\f\r >]*+)?+)?+"""
 _PLAIN_ATTRIBUTES = (r"(?:[\t\n\f\r /]++|(?!style|background)[^\t\n\f\r />]" + _PLAIN_NAME
                      + "*+" + _VALUE + ")*+")
 _END_ATTRIBUTES = r"(?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r />=]*+" + _VALUE + ")*+"
 # Text, and the tags nothing is done to, in one match: start tags of other elements whose
-# attribute names hold no `style` or `background`, end tags but those of svg, math and
-# template (their depth is counted). A tag cut by the buffer's end is not matched.
+# attribute names hold no `style` or `background`, end tags but those of elements whose
+# nesting is followed (svg, math, their integration points, template). Outside SVG and
+# MathML only (where an HTML tag ends them). A tag cut by the buffer's end is not matched.
 PLAIN_RUN = re.compile(
     r"(?:[^<]++"
     r"|<(?!(?:" + "|".join(_NOTABLE_TAGS) + ")" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
     + _PLAIN_ATTRIBUTES + ">"
-    r"|</(?!(?:svg|math|template)" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
+    r"|</(?!(?:" + "|".join(_COUNTED) + ")" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
     + _END_ATTRIBUTES + ">)*+",
     re.IGNORECASE)
 

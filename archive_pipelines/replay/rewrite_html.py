@@ -60,7 +60,8 @@ class HtmlRewriter:
         self._raw_end: re.Pattern[str] | None = None  # the end tag of the raw text we are in
         self._script = _SCRIPT_DATA
         self._css: CssTextRewriter | None = None
-        self._foreign = 0  # depth of <svg> / <math>
+        # open <svg> / <math> elements and their HTML integration points, innermost last
+        self._namespaces: list[str] = []
         self._template = 0
         self._base_seen = False
         self._resume = ""  # the synthetic start of an overlong tag being passed through
@@ -121,7 +122,7 @@ class HtmlRewriter:
         while position < end:
             state = self._state
             if state == _DATA:
-                if self._banner is None:
+                if self._banner is None and not self._in_foreign():
                     plain = syntax.PLAIN_RUN.match(text, position)
                     assert plain is not None
                     if plain.end() > position:
@@ -239,7 +240,7 @@ class HtmlRewriter:
                     return lt + 6
                 self._state = _COMMENT
                 return lt + 4
-            if head == "<![CDATA[" and self._foreign:
+            if head == "<![CDATA[" and self._in_foreign():
                 out.append(head)
                 self._state = _CDATA
                 return lt + 9
@@ -308,15 +309,24 @@ class HtmlRewriter:
             self._banner = None
             out.append(self._rewrite_tag(name, tag))
 
+    def _in_foreign(self) -> bool:
+        """Whether the parser is in SVG or MathML content (not in an integration point)."""
+        return bool(self._namespaces) and self._namespaces[-1] in syntax.FOREIGN
+
     def _after_start_tag(self, name: str, tag: str) -> None:
         """The tokenizer state the start tag `name` leaves."""
-        if self._foreign:
-            if name in syntax.FOREIGN and not tag.endswith("/>"):
-                self._foreign += 1
-            return
+        if self._in_foreign():
+            if name not in syntax.BREAKOUT:
+                if not tag.endswith("/>") and (
+                        name in syntax.FOREIGN
+                        or name in syntax.INTEGRATION_POINTS[self._namespaces[-1]]):
+                    self._namespaces.append(name)
+                return
+            while self._in_foreign():  # an HTML element ends the foreign content
+                self._namespaces.pop()
         if name in syntax.FOREIGN:
             if not tag.endswith("/>"):
-                self._foreign = 1
+                self._namespaces.append(name)
         elif name == "script":
             self._state, self._script = _SCRIPT, _SCRIPT_DATA
             self._raw_end = None
@@ -344,8 +354,8 @@ class HtmlRewriter:
         return rewrite_start_tag(name, tag, urls, inline_document=rewrite_html_text)
 
     def _end_tag(self, name: str) -> None:
-        if name in syntax.FOREIGN and self._foreign:
-            self._foreign -= 1
+        if self._namespaces and self._namespaces[-1] == name:
+            self._namespaces.pop()
         elif name == "template" and self._template:
             self._template -= 1
 

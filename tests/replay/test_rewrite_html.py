@@ -177,6 +177,28 @@ def test_raw_text_elements(html: bytes, expected: str) -> None:
     assert rewrite(html) == expected.encode()
 
 
+@pytest.mark.parametrize(("html", "expected"), [
+    # in SVG, <script> and <style> are no raw text and CDATA is CDATA ...
+    (b'<svg><script>"<a href=x>"</script></svg>', f'<svg><script>"<a href={W}/{D}/x>"</script></svg>'),
+    (b'<svg><![CDATA[<a href=no>]]></svg>', '<svg><![CDATA[<a href=no>]]></svg>'),
+    # ... but in an integration point, HTML rules again
+    (b'<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>',
+     '<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>'),
+    # (there CDATA is a bogus comment, up to the first `>`)
+    (b'<svg><foreignObject><![CDATA[x]]><a href=y></foreignObject><![CDATA[<a href=no>]]></svg>',
+     f'<svg><foreignObject><![CDATA[x]]><a href={W}/{D}/y></foreignObject><![CDATA[<a href=no>]]></svg>'),
+    (b'<math><mtext><script>"<a href=no>"</script></mtext></math>',
+     '<math><mtext><script>"<a href=no>"</script></mtext></math>'),
+    # an HTML element ends the SVG: a script after it is raw text again
+    (b'<svg><p><script>"<a href=no>"</script>', '<svg><p><script>"<a href=no>"</script>'),
+    (b'<svg/><script>"<a href=no>"</script>', '<svg/><script>"<a href=no>"</script>'),
+    (b'<svg><svg></svg><script>"<a href=x>"</script>',
+     f'<svg><svg></svg><script>"<a href={W}/{D}/x>"</script>'),
+])
+def test_svg_and_mathml_content(html: bytes, expected: str) -> None:
+    assert assert_same_at_every_boundary(html) == expected.encode()
+
+
 def test_base_changes_the_urls_after_it_and_is_rewritten_itself() -> None:
     html = b'<a href=a><base href="http://other.org/sub/"><a href=b><base href="/ignored/"><a href=/c>'
     assert rewrite(html) == (
@@ -321,7 +343,8 @@ def test_the_fast_path_agrees_with_the_tag_by_tag_path(monkeypatch: pytest.Monke
               b" data-style=1", b" href=h", b" src=i", b">", b"</div>", b"</svg>", b"<svg>",
               b"<template>", b"</template>", b"<script>", b"</script>", b"text", b"<", b'"', b"'",
               b"=", b" ", b"<!--", b"-->", b"<![CDATA[", b"]]>", b"<style>", b"</style>",
-              b" BACKGROUND=b", b"<TD", b"<metax", b"<meta http-equiv=refresh content=1;u", b"/"]
+              b" BACKGROUND=b", b"<TD", b"<metax", b"<meta http-equiv=refresh content=1;u", b"/",
+              b"<foreignObject>", b"</foreignObject>", b"<math>", b"<mtext>", b"</mtext>"]
     generator = random.Random(7)
     pages = [b"".join(generator.choice(pieces) for _ in range(generator.randint(1, 40)))
              for _ in range(300)]
