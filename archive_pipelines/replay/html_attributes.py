@@ -60,6 +60,8 @@ def decode_value(raw: str) -> str:
     """An attribute value as the page means it (references decoded or marked)."""
     if "&" not in raw:
         return raw
+    if "&" not in raw.replace("&amp;", ""):  # the usual case: `&amp;` alone
+        return raw.replace("&amp;", "&")
     return _REFERENCE.sub(_decode_reference, raw)
 
 

@@ -2,9 +2,10 @@
 byte is kept, and a banner is inserted where the body begins.
 
 It follows the HTML tokenizer where that decides what is a tag: comments (`<!-->` and
-`--!>` too), bogus comments, CDATA in SVG and MathML, raw text (`<script>` with its escaped
-states, `<style>`, `<xmp>`, `<iframe>`, `<noembed>`, `<noframes>`, `<noscript>`), RCDATA
-(`<title>`, `<textarea>`), `<plaintext>`, attributes quoted or not. Rewritten: the URL
+`--!>` too), bogus comments, raw text (`<script>` with its escaped states, `<style>`,
+`<xmp>`, `<iframe>`, `<noembed>`, `<noframes>`, `<noscript>`), RCDATA (`<title>`,
+`<textarea>`), `<plaintext>`, attributes quoted or not, and SVG and MathML content as the
+parser enters and leaves it (CDATA there; no raw text but in its HTML integration points). Rewritten: the URL
 attributes of `html_attributes.URL_ATTRIBUTES`, `srcset`, `background`, `style` attributes
 and `<style>` bodies (as CSS), `<meta http-equiv=refresh>`, `<base href>` (which also
 becomes the base of the URLs after it), `<iframe srcdoc>`. Two more changes keep the page
