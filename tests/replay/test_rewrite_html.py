@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from archive_pipelines.replay import html_syntax
 from archive_pipelines.replay.archive_urls import ArchiveUrls
 from archive_pipelines.replay.rewrite_html import HtmlRewriter
 
@@ -75,6 +76,11 @@ def assert_same_at_every_boundary(page: bytes, *, banner: str | None = None,
     (b'<meta name="x" content="y.html">', '<meta name="x" content="y.html">'),
     (b'<script src="s.js" integrity="sha384-x">', f'<script src="{W}js_/{D}/s.js" _integrity="sha384-x">'),
     (b'<svg><image href="i.svg"/></svg>', f'<svg><image href="{W}im_/http://example.com/dir/i.svg"/></svg>'),
+    (b'<svg><use xlink:href="s.svg#i"/><use href="#local"/></svg>',
+     f'<svg><use xlink:href="{W}/{D}/s.svg#i"/><use href="#local"/></svg>'),
+    (b'<meta http-equiv="Content-Security-Policy" content="img-src https://cdn.example">',
+     b'<meta http-equiv="x-archive-orig-content-security-policy" content="img-src https://cdn.example">'.decode()),
+    (b'<meta http-equiv=content-language content=en>', '<meta http-equiv=content-language content=en>'),
     (b'<a href="mailto:a@b">', '<a href="mailto:a@b">'),
     (b'<a href="#frag">', '<a href="#frag">'),
     (b'<a href="">', '<a href="">'),
@@ -171,6 +177,28 @@ def test_raw_text_elements(html: bytes, expected: str) -> None:
     assert rewrite(html) == expected.encode()
 
 
+@pytest.mark.parametrize(("html", "expected"), [
+    # in SVG, <script> and <style> are no raw text and CDATA is CDATA ...
+    (b'<svg><script>"<a href=x>"</script></svg>', f'<svg><script>"<a href={W}/{D}/x>"</script></svg>'),
+    (b'<svg><![CDATA[<a href=no>]]></svg>', '<svg><![CDATA[<a href=no>]]></svg>'),
+    # ... but in an integration point, HTML rules again
+    (b'<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>',
+     '<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>'),
+    # (there CDATA is a bogus comment, up to the first `>`)
+    (b'<svg><foreignObject><![CDATA[x]]><a href=y></foreignObject><![CDATA[<a href=no>]]></svg>',
+     f'<svg><foreignObject><![CDATA[x]]><a href={W}/{D}/y></foreignObject><![CDATA[<a href=no>]]></svg>'),
+    (b'<math><mtext><script>"<a href=no>"</script></mtext></math>',
+     '<math><mtext><script>"<a href=no>"</script></mtext></math>'),
+    # an HTML element ends the SVG: a script after it is raw text again
+    (b'<svg><p><script>"<a href=no>"</script>', '<svg><p><script>"<a href=no>"</script>'),
+    (b'<svg/><script>"<a href=no>"</script>', '<svg/><script>"<a href=no>"</script>'),
+    (b'<svg><svg></svg><script>"<a href=x>"</script>',
+     f'<svg><svg></svg><script>"<a href={W}/{D}/x>"</script>'),
+])
+def test_svg_and_mathml_content(html: bytes, expected: str) -> None:
+    assert assert_same_at_every_boundary(html) == expected.encode()
+
+
 def test_base_changes_the_urls_after_it_and_is_rewritten_itself() -> None:
     html = b'<a href=a><base href="http://other.org/sub/"><a href=b><base href="/ignored/"><a href=/c>'
     assert rewrite(html) == (
@@ -184,6 +212,12 @@ def test_iframe_srcdoc_is_rewritten_as_a_page() -> None:
     assert rewrite(html) == (
         f'<iframe srcdoc="<img src=&quot;{W}im_/http://example.com/dir/s.png&quot;>"></iframe>'
     ).encode()
+
+
+def test_iframe_srcdoc_keeps_its_references_and_bytes() -> None:
+    html = '<iframe srcdoc="caf&eacute; é &lt;a href=x&amp;amp;y&gt;"></iframe>'.encode("latin-1")
+    assert rewrite(html) == (
+        f'<iframe srcdoc="caf&eacute; é <a href={W}/{D}/x&amp;amp;y>"></iframe>').encode("latin-1")
 
 
 @pytest.mark.parametrize(("html", "expected"), [
@@ -300,6 +334,25 @@ def test_random_hostile_soup_is_the_same_at_every_boundary_and_keeps_its_text() 
         undone = re.sub(rb"/web/" + TS.encode() + rb"(?:[a-z]{2}_)?/http://example\.com/(?:dir/)?",
                         b"", out.replace(b"[B]", b""))
         assert _loosely(undone) == _loosely(page)
+
+
+def test_the_fast_path_agrees_with_the_tag_by_tag_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain text and tags are skipped in one regex match when no banner waits: the result
+    is the same as looking at every tag."""
+    pieces = [b"<div", b"<p", b"<span", b"<a", b"<img", b" class=x", b' style="background:url(s)"',
+              b" data-style=1", b" href=h", b" src=i", b">", b"</div>", b"</svg>", b"<svg>",
+              b"<template>", b"</template>", b"<script>", b"</script>", b"text", b"<", b'"', b"'",
+              b"=", b" ", b"<!--", b"-->", b"<![CDATA[", b"]]>", b"<style>", b"</style>",
+              b" BACKGROUND=b", b"<TD", b"<metax", b"<meta http-equiv=refresh content=1;u", b"/",
+              b"<foreignObject>", b"</foreignObject>", b"<math>", b"<mtext>", b"</mtext>"]
+    generator = random.Random(7)
+    pages = [b"".join(generator.choice(pieces) for _ in range(generator.randint(1, 40)))
+             for _ in range(300)]
+    fast = [rewrite(page) for page in pages]
+    monkeypatch.setattr(html_syntax, "PLAIN_RUN", re.compile(""))
+    for page, expected in zip(pages, fast, strict=True):
+        assert rewrite(page) == expected, page
+        assert rewrite(page, cuts=list(range(1, len(page)))) == expected, page
 
 
 def _loosely(page: bytes) -> bytes:
