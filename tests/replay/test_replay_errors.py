@@ -123,6 +123,18 @@ def test_large_bodies_stream_whole_and_in_ranges(damaged: Path, damaged_catalog:
         assert len(replayer.bodies.cache) == 0  # nothing that large is kept
 
 
+def test_a_streamed_page_is_rewritten_as_a_cached_one(damaged: Path,
+                                                      damaged_catalog: Catalog) -> None:
+    page = latest(damaged_catalog, "/assets/gallery.html")
+    with running_replay(make_replayer(damaged, damaged_catalog)) as replay:
+        cached = fetch(replay.port, memento_path(page))
+    with running_replay(make_replayer(damaged, damaged_catalog, SMALL_ITEMS)) as replay:
+        streamed = fetch(replay.port, memento_path(page))
+    assert cached.status == streamed.status == 200
+    assert streamed.body == cached.body and b"/web/" in streamed.body
+    assert streamed.header("Content-Length") is None  # rewritten: sent chunked
+
+
 def test_withdrawn_urls_are_not_replayed_listed_or_timemapped(
         damaged: Path, damaged_catalog: Catalog) -> None:
     withdrawn = Exclusions([f"{HOST}/assets/img/"])  # any scheme, as an operator writes it

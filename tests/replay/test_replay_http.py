@@ -174,6 +174,16 @@ def test_bad_requests_are_answered_400_with_the_reason(replay: RunningReplay, pa
     assert reason in answer.text
 
 
+@pytest.mark.parametrize("path", [
+    "/../../../../etc/passwd", "/web/2026/../../../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd",
+    "/web/2026/http://x.test/../../../../etc/passwd", "/web/2026/file:///etc/passwd",
+])
+def test_path_traversal_reads_no_file(replay: RunningReplay, path: str) -> None:
+    answer = fetch(replay.port, path)
+    assert answer.status in (400, 404)
+    assert b"root:" not in answer.body
+
+
 def test_a_100_kb_url_is_refused(replay: RunningReplay) -> None:
     answer = fetch(replay.port, "/web/2026/http://example.com/" + "a" * 100_000)
     assert answer.status in (400, 414)
