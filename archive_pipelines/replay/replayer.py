@@ -256,7 +256,11 @@ class Replayer:
             chunk = small[span.start:span.end + 1]
             await self._write(out, rewriter.feed(chunk) + rewriter.close() if rewriter else chunk)
             return
-        reader = await self.blocking(self.bodies.open, sha256, start=span.start)
+        try:
+            reader = await self.blocking(self.bodies.open, sha256, start=span.start)
+        except BlobStoreError as exc:  # gone since it was looked at: the headers are sent
+            self.metrics.missing_bodies += 1
+            raise ConnectionResetError(f"{describe(capture)}: {exc}") from None
         try:
             left = span.length
             while left > 0:

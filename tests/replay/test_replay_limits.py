@@ -1,0 +1,73 @@
+"""A client that stops reading a large body is cut off after `send_timeout_seconds` (its
+response abandoned and counted) while others are served; a capture whose record is gone
+still replays its body with the catalog's status and type."""
+
+from __future__ import annotations
+
+import socket
+import time
+from pathlib import Path
+
+from archive_pipelines.blobstore import open_store
+from archive_pipelines.catalog import Catalog
+from archive_pipelines.datadir import initialize
+from archive_pipelines.settings import ReplaySettings, Settings
+from archive_testkit.recorded_captures import Fetch, record_fetches
+from tests.helpers.replay import fetch, make_replayer, running_replay
+
+BIG = 32 * 1024 * 1024
+URL = "http://big.test/video.webm"
+WHEN_MS = 1_790_000_000_000  # 2026-09-21 14:13:20 UTC
+
+
+def big_archive(data_dir: Path) -> tuple[Catalog, bytes]:
+    settings = Settings(data_dir=data_dir)
+    initialize(settings)
+    body = bytes(range(256)) * (BIG // 256)
+    open_store(settings.primary_store, data_dir).put_bytes(body)
+    catalog = Catalog.open(settings.catalog_url)
+    record_fetches(catalog, [Fetch(URL, WHEN_MS, body=body, content_type="video/webm")])
+    return catalog, body
+
+
+def test_a_client_that_stops_reading_is_cut_off_and_others_are_served(tmp_path: Path) -> None:
+    catalog, body = big_archive(tmp_path / "data")
+    settings = ReplaySettings(send_timeout_seconds=1.0)
+    try:
+        with running_replay(make_replayer(tmp_path / "data", catalog, settings)) as replay:
+            stalled = socket.socket()
+            stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            stalled.connect(("127.0.0.1", replay.port))
+            stalled.sendall(f"GET /web/20260921141320id_/{URL} HTTP/1.1\r\nHost: x\r\n\r\n"
+                            .encode())
+            time.sleep(0.5)
+            whole = fetch(replay.port, f"/web/20260921141320id_/{URL}")
+            assert whole.status == 200 and whole.body == body  # served beside the stalled one
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                metrics = fetch(replay.port, "/metrics").text
+                if "replay_slow_clients_cut_total 1" in metrics:
+                    break
+                time.sleep(0.2)
+            assert "replay_slow_clients_cut_total 1" in metrics
+            stalled.settimeout(10)
+            received = 0
+            while chunk := stalled.recv(1 << 20):
+                received += len(chunk)
+            assert received < BIG  # it got what fit in the buffers, then the connection closed
+            stalled.close()
+    finally:
+        catalog.close()
+
+
+def test_a_capture_whose_record_is_gone_replays_from_the_catalog(tmp_path: Path) -> None:
+    catalog, body = big_archive(tmp_path / "data")
+    try:
+        with running_replay(make_replayer(tmp_path / "data", catalog)) as replay:
+            answer = fetch(replay.port, f"/web/20260921141320id_/{URL}",
+                           headers={"Range": "bytes=1000-1999"})
+        assert answer.status == 206 and answer.body == body[1000:2000]
+        assert answer.header("Content-Type") == "video/webm"
+        assert answer.header("X-Archive-Orig-Date") is None  # no recorded headers to show
+    finally:
+        catalog.close()
