@@ -116,6 +116,9 @@ def test_a_followed_link_lands_on_the_nearest_capture(
         assert page.url == f"{traffic.origin}{memento_path(nearest)}"
         assert traffic.statuses[page.url] == 200
         assert traffic.elsewhere == []
+        shots = os.environ.get(SCREENSHOTS_ENV)
+        if shots:
+            page.screenshot(path=str(Path(shots) / "replay-page.png"))
     finally:
         page.context.close()
 
