@@ -219,7 +219,12 @@ async def _healthz(request: web.Request) -> web.StreamResponse:
 
 async def _metrics(request: web.Request) -> web.StreamResponse:
     replayer = request.app[REPLAYER]
-    replayer.metrics.body_cache_bytes = replayer.bodies.cache.size
-    replayer.metrics.header_cache_records = len(replayer.headers.cache)
+    metrics = replayer.metrics
+    for name, cache in (("body", replayer.bodies.cache), ("header", replayer.headers.cache),
+                        ("lookup", replayer.archive.cache)):
+        setattr(metrics, f"{name}_cache_hits", cache.hits)
+        setattr(metrics, f"{name}_cache_misses", cache.misses)
+    metrics.body_cache_bytes = replayer.bodies.cache.size
+    metrics.header_cache_records = len(replayer.headers.cache)
     return web.Response(text=render_prometheus(replayer.metrics), content_type="text/plain",
                         charset="utf-8", headers={"X-Content-Format": "prometheus-0.0.4"})

@@ -123,7 +123,6 @@ class Replayer:
         return await self._body(request, found, path, recorded, headers)
 
     async def _recorded(self, capture: Capture) -> RecordedResponse | None:
-        before = self.headers.cache.hits
         try:
             recorded: RecordedResponse | None = await self.blocking(
                 self.headers.response, index_path=capture.index_path,
@@ -131,10 +130,6 @@ class Replayer:
                 request_index=capture.request_index)
         except (OSError, ValueError):
             return None  # the body still replays, with the catalog's status and type only
-        if self.headers.cache.hits > before:
-            self.metrics.header_cache_hits += 1
-        else:
-            self.metrics.header_cache_misses += 1
         return recorded
 
     async def _redirect(self, capture: Capture, path: WaybackPath,
@@ -223,11 +218,8 @@ class Replayer:
             if size <= self.bodies.max_item:
                 hit = self.bodies.cache.get(sha256)
                 if hit is not None:
-                    self.metrics.body_cache_hits += 1
                     return hit
-                self.metrics.body_cache_misses += 1
                 data: bytes = await self.blocking(self.bodies.whole, sha256, size=size)
-                self.metrics.body_cache_bytes = self.bodies.cache.size
                 return data
             if probe:
                 exists = await self.blocking(self.bodies.store.exists, sha256)

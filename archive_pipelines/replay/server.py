@@ -37,7 +37,9 @@ def build_replayer(settings: ReplaySettings, *, catalog: Catalog, store: BlobSto
                    data_dir: Path, withdrawn: Exclusions) -> Replayer:
     """The replay's parts from its settings (the caller closes `replayer.pool`)."""
     return Replayer(
-        archive=ReplayArchive(catalog, withdrawn=withdrawn),
+        archive=ReplayArchive(catalog, withdrawn=withdrawn,
+                              cache_seconds=settings.lookup_cache_seconds,
+                              cache_entries=settings.lookup_cache_entries),
         headers=CaptureHeaders(data_dir, store, capacity=settings.header_cache_records),
         bodies=BodyCache(store, capacity=settings.body_cache_bytes,
                          max_item=settings.body_cache_item_bytes),

@@ -71,3 +71,24 @@ def test_a_capture_whose_record_is_gone_replays_from_the_catalog(tmp_path: Path)
         assert answer.header("X-Archive-Orig-Date") is None  # no recorded headers to show
     finally:
         catalog.close()
+
+
+def test_lookups_are_kept_for_lookup_cache_seconds(tmp_path: Path) -> None:
+    catalog, _body = big_archive(tmp_path / "data")
+    later = Fetch(URL, WHEN_MS + 60_000, body=b"later", content_type="text/plain")
+    try:
+        kept = make_replayer(tmp_path / "data", catalog,
+                             ReplaySettings(lookup_cache_seconds=3600)).archive
+        fresh = make_replayer(tmp_path / "data", catalog,
+                              ReplaySettings(lookup_cache_seconds=0)).archive
+        for archive in (kept, fresh):
+            found = archive.nearest(URL, at_ms=None)
+            assert found is not None and found.capture.fetched_ms == WHEN_MS
+        record_fetches(catalog, [later])
+        again = kept.nearest(URL, at_ms=None)
+        assert again is not None and again.capture.fetched_ms == WHEN_MS  # as kept
+        assert kept.cache.hits == 1
+        now = fresh.nearest(URL, at_ms=None)
+        assert now is not None and now.capture.fetched_ms == WHEN_MS + 60_000
+    finally:
+        catalog.close()
