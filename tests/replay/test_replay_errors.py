@@ -160,4 +160,22 @@ def test_an_idle_connection_is_closed_after_the_keepalive(damaged: Path,
         assert silent.recv(1) == b""  # closed by the server, nothing sent
         assert 0.5 < time.monotonic() - started < 5
         silent.close()
+        # Headers sent a byte at a time (slowloris) are cut off the same way.
+        trickle = socket.create_connection(("127.0.0.1", replay.port), timeout=10)
+        trickle.setblocking(False)
+        started = time.monotonic()
+        closed = False
+        for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100:
+            time.sleep(0.1)
+            try:
+                trickle.send(bytes([byte]))
+                closed = trickle.recv(1) == b""
+            except BlockingIOError:
+                continue
+            except OSError:
+                closed = True
+            if closed:
+                break
+        assert closed and time.monotonic() - started < 5
+        trickle.close()
         assert fetch(replay.port, "/healthz").status == 200
