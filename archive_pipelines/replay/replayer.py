@@ -187,12 +187,8 @@ class Replayer:
             page_url=capture.url, banner=self.banner_html(found) if self.banner else None)
         if rewriter is not None:
             await self._read_or_fail(capture, sha256, size, probe=True)
-            await out.prepare(request)
-            if request.method != "HEAD":
-                await self._send(out, capture, sha256, ByteRange(0, size - 1, size) if size else
-                                 None, rewriter=rewriter)
-            await out.write_eof()
-            return out
+            whole = ByteRange(0, size - 1, size) if size else None
+            return await self._stream(request, out, capture, sha256, whole, rewriter=rewriter)
         out.headers["Accept-Ranges"] = "bytes"
         try:
             wanted = parse_range(request.headers.get("Range"), size)
@@ -204,10 +200,22 @@ class Replayer:
         span = wanted or (ByteRange(0, size - 1, size) if size else None)
         out.content_length = span.length if span else 0
         await self._read_or_fail(capture, sha256, size, probe=True)
+        return await self._stream(request, out, capture, sha256, span, rewriter=None)
+
+    async def _stream(self, request: web.Request, out: web.StreamResponse, capture: Capture,
+                      sha256: str, span: ByteRange | None, *,
+                      rewriter: BodyRewriter | None) -> web.StreamResponse:
+        """Headers, then the body. When it cannot be finished (the client left or stopped
+        reading, the store's bytes ran out), the connection is dropped, so the client sees
+        an incomplete body rather than a short one that looks whole; no error is logged."""
         await out.prepare(request)
-        if request.method != "HEAD" and span is not None:
-            await self._send(out, capture, sha256, span, rewriter=None)
-        await out.write_eof()
+        try:
+            if request.method != "HEAD":
+                await self._send(out, capture, sha256, span, rewriter=rewriter)
+            await out.write_eof()
+        except ConnectionError:
+            if request.transport is not None:
+                request.transport.abort()
         return out
 
     async def _read_or_fail(self, capture: Capture, sha256: str, size: int, *,

@@ -4,9 +4,12 @@ still replays its body with the catalog's status and type."""
 
 from __future__ import annotations
 
+import logging
 import socket
 import time
 from pathlib import Path
+
+import pytest
 
 from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import Catalog
@@ -90,5 +93,25 @@ def test_lookups_are_kept_for_lookup_cache_seconds(tmp_path: Path) -> None:
         assert kept.cache.hits == 1
         now = fresh.nearest(URL, at_ms=None)
         assert now is not None and now.capture.fetched_ms == WHEN_MS + 60_000
+    finally:
+        catalog.close()
+
+
+def test_a_client_leaving_mid_body_is_no_error(tmp_path: Path,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    catalog, _body = big_archive(tmp_path / "data")
+    try:
+        with running_replay(make_replayer(tmp_path / "data", catalog)) as replay, \
+                caplog.at_level(logging.INFO):
+            for _ in range(3):
+                leaving = socket.create_connection(("127.0.0.1", replay.port), timeout=10)
+                leaving.sendall(f"GET /web/20260921141320id_/{URL} HTTP/1.1\r\nHost: x\r\n\r\n"
+                                .encode())
+                assert leaving.recv(65536).startswith(b"HTTP/1.1 200")
+                leaving.close()
+            time.sleep(1.0)
+            assert fetch(replay.port, "/healthz").status == 200
+        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert errors == [], [r.getMessage() for r in errors]
     finally:
         catalog.close()
