@@ -24,7 +24,13 @@ from archive_pipelines.replay.archive import Found, ReplayArchive
 from archive_pipelines.replay.banner import render_banner
 from archive_pipelines.replay.body_cache import BodyCache, CorruptBody, read_chunk
 from archive_pipelines.replay.capture_headers import CaptureHeaders, RecordedResponse
-from archive_pipelines.replay.memento import Paths, http_date, link_header, parse_http_date
+from archive_pipelines.replay.memento import (
+    Paths,
+    header_uri,
+    http_date,
+    link_header,
+    parse_http_date,
+)
 from archive_pipelines.replay.metrics import ReplayMetrics
 from archive_pipelines.replay.pages import describe, error_page
 from archive_pipelines.replay.responses import (
@@ -149,7 +155,8 @@ class Replayer:
                                 f"{describe(capture)} redirects to {target[:200]}, "
                                 "which is not an http(s) URL.")
         self.metrics.mementos += 1
-        headers["Location"] = f"/web/{ms_timestamp(capture.fetched_ms)}{path.modifier}/{target}"
+        headers["Location"] = header_uri(
+            f"/web/{ms_timestamp(capture.fetched_ms)}{path.modifier}/{target}")
         headers["Content-Length"] = "0"
         return web.Response(status=capture.status_code or 302, headers=headers)
 

@@ -95,3 +95,11 @@ def test_the_only_memento_is_its_own_first_and_last() -> None:
     header = link_header(ORIGINAL, PATHS, memento=only, neighbours=Neighbours(first=only, last=only))
     assert [link[1]["rel"] for link in parse_links(header)] == [
         "original", "timegate", "timemap", "first last memento"]
+
+
+def test_uris_in_headers_are_ascii_and_keep_their_escapes() -> None:
+    odd = Memento("http://a.example.org/caf\u00e9 menu?q=\"x\"&r=%20", timestamp_ms("2000"))
+    header = link_header(odd.url, Paths(), memento=odd, neighbours=Neighbours())
+    assert header.isascii()
+    assert all(" " not in uri and '"' not in uri for uri in re.findall(r"<([^>]*)>", header))
+    assert "/caf%C3%A9%20menu?q=%22x%22&r=%20" in header
