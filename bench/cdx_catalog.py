@@ -84,20 +84,32 @@ def _mime(url: str) -> str:
     return "text/html; charset=utf-8"
 
 
+def _schema() -> str:
+    """The catalog's revision and page_fetch's indexes: a cached catalog made before a change
+    of either is made again."""
+    from archive_pipelines.catalog import head_revision
+    from archive_pipelines.catalog.models import Base
+
+    indexes = sorted(f"{index.name}{[c.name for c in index.columns]}"
+                     for index in Base.metadata.tables["page_fetch"].indexes)
+    return f"{head_revision()} {' '.join(indexes)}"
+
+
 def ensure_cdx_catalog(work: Path, rows: int, *, seed: int = 30) -> CdxCatalog:
     """The cached catalog of `rows` captures under `work`, made if missing."""
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"cdx-{rows}.sqlite3"
     stamp = work / f"cdx-{rows}.json"
+    schema = _schema()
     if path.exists() and stamp.exists():
         info = json.loads(stamp.read_text())
-        if info.get("seed") == seed and info.get("rows") == rows:
+        if (info.get("seed"), info.get("rows"), info.get("schema")) == (seed, rows, schema):
             return CdxCatalog(path, rows, info)
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     started = time.perf_counter()
     info = _generate(path, rows, random.Random(seed))
-    info.update(seed=seed, rows=rows, seconds=time.perf_counter() - started)
+    info.update(seed=seed, rows=rows, schema=schema, seconds=time.perf_counter() - started)
     stamp.write_text(json.dumps(info))
     return CdxCatalog(path, rows, info)
 

@@ -357,8 +357,9 @@ class PageFetch(Base):
     __table_args__ = (
         CheckConstraint("kind IN ('page', 'request', 'redirect')", name="ck_page_fetch_kind"),
         Index("ix_page_fetch_url_hash", "url_hash", "fetched_ms"),
-        # Replay and CDX: a URL's captures in time, and SURT-ordered range scans.
-        Index("ix_page_fetch_urlkey", "urlkey", "fetched_ms"),
+        # Replay and CDX: a URL's captures in time, and SURT-ordered range scans, in the order
+        # they are read (with `id`: PostgreSQL then never sorts a key range it misjudged).
+        Index("ix_page_fetch_urlkey", "urlkey", "fetched_ms", "id"),
         Index("ix_page_fetch_session", "session_id", "fetched_ms"),
         Index("ix_page_fetch_site", "site", "fetched_ms"),
         Index("ix_page_fetch_body", "body_sha256"),

@@ -1,9 +1,9 @@
 """The captures replay, CDX and Memento answer from: a URL's captures in time, the nearest to
 a moment with its neighbours, and SURT-ordered key ranges read in keyset pages.
 
-Every query here walks `ix_page_fetch_urlkey (urlkey, fetched_ms)`: one index seek and at most
-`limit` rows, however many captures a URL or a prefix has (no OFFSET but `page_of`'s, no
-whole-timeline read).
+Every query here walks `ix_page_fetch_urlkey (urlkey, fetched_ms, id)` in its order: one
+seek, at most `limit` rows, however many captures a URL or a prefix has (no OFFSET but
+`page_of`'s, no whole-timeline read).
 
 Which captures count (`REPLAYABLE`): a `page`, `request` or `redirect` capture that got an HTTP
 response (a status) and either references its stored body (`body_blob_id`, whatever the status:
@@ -14,13 +14,14 @@ robots.txt refusals, pages never fetched) and responses whose body the store lac
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select, tuple_
+from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, or_, select, tuple_
 from sqlalchemy.orm import Session
 
-from archive_pipelines.catalog.capture_repository import Capture, read_captures, select_captures
+from archive_pipelines.catalog.capture_repository import Capture, select_captures
 from archive_pipelines.catalog.models import PageFetch
 from archive_pipelines.catalog.repository_base import Repository, _reads
 
@@ -64,7 +65,10 @@ def key_after_prefix(prefix: str) -> str:
         prefix = prefix[:-1]
     if not prefix:
         raise ValueError("no key follows every key with this prefix")
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    following = ord(prefix[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates are no characters: UTF-8 cannot hold them
+        following = 0xE000
+    return prefix[:-1] + chr(following)
 
 
 @dataclass(frozen=True)
@@ -80,33 +84,53 @@ class Nearest:
     last: Capture
 
 
-def _of_key(key: str) -> Select[Any]:
-    return select_captures().where(PageFetch.urlkey == key, REPLAYABLE)
-
-
-def _in_time(query: Select[Any], *, from_ms: int | None, to_ms: int | None) -> Select[Any]:
-    if from_ms is not None:
-        query = query.where(PageFetch.fetched_ms >= from_ms)
-    if to_ms is not None:
-        query = query.where(PageFetch.fetched_ms <= to_ms)
+@functools.cache
+def _statement(*, exact: bool = True, since: bool = False, until: bool = False,
+               resume: bool = False, by_key: bool = False, reverse: bool = False,
+               limited: bool = True, offset: bool = False) -> Select[Any]:
+    """The captures query of this shape, its values bound at execution (`start`, `stop`,
+    `from_ms`, `to_ms`, `after_key`, `after_ms`, `after_id`, `limit`, `offset`): built once,
+    so a lookup costs its execution, not SQLAlchemy's construction of the statement."""
+    query = select_captures().where(REPLAYABLE)
+    if exact:
+        query = query.where(PageFetch.urlkey == bindparam("start"))
+    else:
+        query = query.where(PageFetch.urlkey >= bindparam("start"),
+                            PageFetch.urlkey < bindparam("stop"))
+    if since:
+        query = query.where(PageFetch.fetched_ms >= bindparam("from_ms"))
+    if until:
+        query = query.where(PageFetch.fetched_ms <= bindparam("to_ms"))
+    order = [PageFetch.urlkey, PageFetch.fetched_ms, PageFetch.id] if by_key else [
+        PageFetch.fetched_ms, PageFetch.id]
+    if resume:
+        place = tuple_(*order)
+        mark = tuple_(*([bindparam("after_key")] if by_key else []), bindparam("after_ms"),
+                      bindparam("after_id"))
+        query = query.where(place < mark if reverse else place > mark)
+    query = query.order_by(*(column.desc() for column in order) if reverse else order)
+    if limited:
+        query = query.limit(bindparam("limit", type_=Integer()))
+    if offset:
+        query = query.offset(bindparam("offset", type_=Integer()))
     return query
 
 
-def _in_range(query: Select[Any], keys: KeyRange) -> Select[Any]:
-    if keys.stop is None:
-        return query.where(PageFetch.urlkey == keys.start)
-    return query.where(PageFetch.urlkey >= keys.start, PageFetch.urlkey < keys.stop)
+def _captures(session: Session, query: Select[Any], values: dict[str, Any]) -> list[Capture]:
+    return [Capture(*row) for row in session.connection().execute(query, values)]
 
 
-def _in_time_order(query: Select[Any], *, reverse: bool) -> Select[Any]:
-    if reverse:
-        return query.order_by(PageFetch.fetched_ms.desc(), PageFetch.id.desc())
-    return query.order_by(PageFetch.fetched_ms, PageFetch.id)
-
-
-def _first(session: Session, query: Select[Any]) -> Capture | None:
-    found = read_captures(session, query.limit(1))
+def _one(session: Session, query: Select[Any], values: dict[str, Any]) -> Capture | None:
+    found = _captures(session, query, {**values, "limit": 1})
     return found[0] if found else None
+
+
+def _window(keys: KeyRange, from_ms: int | None, to_ms: int | None) -> dict[str, Any]:
+    return {"start": keys.start, "stop": keys.stop, "from_ms": from_ms, "to_ms": to_ms}
+
+
+def _shape(keys: KeyRange, from_ms: int | None, to_ms: int | None) -> dict[str, bool]:
+    return {"exact": keys.stop is None, "since": from_ms is not None, "until": to_ms is not None}
 
 
 class ReplayRepository(Repository):
@@ -118,36 +142,32 @@ class ReplayRepository(Repository):
                  reverse: bool = False) -> list[Capture]:
         """A URL's captures fetched within [from_ms, to_ms] (either open), oldest first (by
         fetched_ms, then id; newest first when `reverse`), at most `limit`."""
-        query = _in_time_order(_in_time(_of_key(urlkey), from_ms=from_ms, to_ms=to_ms),
-                               reverse=reverse)
-        return read_captures(session, query if limit is None else query.limit(limit))
+        keys = KeyRange.exact(urlkey)
+        query = _statement(**_shape(keys, from_ms, to_ms), reverse=reverse,
+                           limited=limit is not None)
+        return _captures(session, query, {**_window(keys, from_ms, to_ms), "limit": limit})
 
     @_reads
     def nearest(self, session: Session, urlkey: str, *, at_ms: int) -> Nearest | None:
         """The capture of `urlkey` nearest `at_ms` by |fetched_ms - at_ms| (a tie: the
         earlier) with its neighbours; None when the URL has no capture. Five index seeks."""
-        before = _first(session, _in_time_order(_of_key(urlkey).where(
-            PageFetch.fetched_ms <= at_ms), reverse=True))
-        after = _first(session, _in_time_order(_of_key(urlkey).where(
-            PageFetch.fetched_ms > at_ms), reverse=False))
+        values = {"start": urlkey, "to_ms": at_ms, "from_ms": at_ms + 1}
+        before = _one(session, _statement(until=True, reverse=True), values)
+        after = _one(session, _statement(since=True), values)
         if before is None and after is None:
             return None
         if before is not None and (after is None
                                    or at_ms - before.fetched_ms <= after.fetched_ms - at_ms):
             capture, next_ = before, after
-            prev = _first(session, _in_time_order(_of_key(urlkey).where(
-                tuple_(PageFetch.fetched_ms, PageFetch.id) < (capture.fetched_ms, capture.id)),
-                reverse=True))
+            prev = _one(session, _statement(resume=True, reverse=True), {
+                "start": urlkey, "after_ms": capture.fetched_ms, "after_id": capture.id})
         else:
             assert after is not None
             capture, prev = after, before
-            next_ = _first(session, _in_time_order(_of_key(urlkey).where(
-                tuple_(PageFetch.fetched_ms, PageFetch.id) > (capture.fetched_ms, capture.id)),
-                reverse=False))
-        first = capture if prev is None else _first(
-            session, _in_time_order(_of_key(urlkey), reverse=False))
-        last = capture if next_ is None else _first(
-            session, _in_time_order(_of_key(urlkey), reverse=True))
+            next_ = _one(session, _statement(resume=True), {
+                "start": urlkey, "after_ms": capture.fetched_ms, "after_id": capture.id})
+        first = capture if prev is None else _one(session, _statement(), values)
+        last = capture if next_ is None else _one(session, _statement(reverse=True), values)
         assert first is not None and last is not None
         return Nearest(capture=capture, first=first, prev=prev, next=next_, last=last)
 
@@ -158,17 +178,12 @@ class ReplayRepository(Repository):
         """Up to `limit` captures under `keys`, fetched within [from_ms, to_ms], in SURT order
         (urlkey, fetched_ms, id; descending when `reverse`), starting after `after` (the
         previous page's last `capture_key`)."""
-        query = _in_time(_in_range(select_captures().where(REPLAYABLE), keys),
-                         from_ms=from_ms, to_ms=to_ms)
-        place = tuple_(PageFetch.urlkey, PageFetch.fetched_ms, PageFetch.id)
+        query = _statement(**_shape(keys, from_ms, to_ms), resume=after is not None,
+                           by_key=True, reverse=reverse)
+        values = {**_window(keys, from_ms, to_ms), "limit": limit}
         if after is not None:
-            query = query.where(place < after if reverse else place > after)
-        if reverse:
-            query = query.order_by(PageFetch.urlkey.desc(), PageFetch.fetched_ms.desc(),
-                                   PageFetch.id.desc())
-        else:
-            query = query.order_by(PageFetch.urlkey, PageFetch.fetched_ms, PageFetch.id)
-        return read_captures(session, query.limit(limit))
+            values.update(after_key=after[0], after_ms=after[1], after_id=after[2])
+        return _captures(session, query, values)
 
     @_reads
     def page_of(self, session: Session, keys: KeyRange, *, number: int, size: int,
@@ -176,15 +191,19 @@ class ReplayRepository(Repository):
         """Page `number` (from 0) of `size` captures under `keys` in SURT order: the CDX API's
         numbered pages (an offset: later pages of a huge prefix cost more; `page` resumes
         from a key instead)."""
-        query = _in_time(_in_range(select_captures().where(REPLAYABLE), keys),
-                         from_ms=from_ms, to_ms=to_ms)
-        query = query.order_by(PageFetch.urlkey, PageFetch.fetched_ms, PageFetch.id)
-        return read_captures(session, query.offset(number * size).limit(size))
+        query = _statement(**_shape(keys, from_ms, to_ms), by_key=True, offset=True)
+        return _captures(session, query, {**_window(keys, from_ms, to_ms), "limit": size,
+                                          "offset": number * size})
 
     @_reads
     def count(self, session: Session, keys: KeyRange, *, from_ms: int | None = None,
               to_ms: int | None = None) -> int:
         """How many captures lie under `keys`, fetched within [from_ms, to_ms]."""
-        query = _in_time(_in_range(select(func.count()).select_from(PageFetch).where(REPLAYABLE),
-                                   keys), from_ms=from_ms, to_ms=to_ms)
+        query = select(func.count()).select_from(PageFetch).where(REPLAYABLE)
+        query = query.where(PageFetch.urlkey == keys.start) if keys.stop is None else query.where(
+            PageFetch.urlkey >= keys.start, PageFetch.urlkey < keys.stop)
+        if from_ms is not None:
+            query = query.where(PageFetch.fetched_ms >= from_ms)
+        if to_ms is not None:
+            query = query.where(PageFetch.fetched_ms <= to_ms)
         return int(session.scalar(query) or 0)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -43,7 +44,14 @@ JSON_LINES = "text/x-ndjson"
 FIRST_BATCH = 100
 MAX_BATCH = 5_000
 _BEFORE_ALL = -(2**62)  # below any capture time and id: a key's every capture follows it
-_ESCAPES = str.maketrans({" ": "%20", "\n": "%0A", "\r": "%0D"})
+_UNSAFE = re.compile(r"[ \n\r]")
+_ESCAPES = {" ": "%20", "\n": "%0A", "\r": "%0D"}
+
+
+def _escaped(value: str) -> str:
+    """A value that cannot break a text line or split into two fields."""
+    return _UNSAFE.sub(lambda found: _ESCAPES[found.group()], value) if _UNSAFE.search(value) \
+        else value
 
 
 @dataclass(frozen=True)
@@ -197,7 +205,7 @@ def _render(lines: list[tuple[Capture, int]], query: CdxQuery, dialect: Dialect)
         return CdxAnswer(200, JSON_LINES, text.encode())
     if dialect == "pywb" and not query.fields_given:
         return CdxAnswer(200, TEXT, "".join(_cdxj(names, values(c, d)) for c, d in lines).encode())
-    text = "".join(" ".join(value.translate(_ESCAPES) for value in values(c, d)) + "\n"
+    text = "".join(" ".join(_escaped(value) for value in values(c, d)) + "\n"
                    for c, d in lines)
     return CdxAnswer(200, TEXT, text.encode())
 
@@ -206,4 +214,4 @@ def _cdxj(names: list[str], values: list[str]) -> str:
     fields = dict(zip(names, values, strict=True))
     key, timestamp = fields.pop("urlkey"), fields.pop("timestamp")
     rest = {name: value for name, value in fields.items() if value != MISSING}
-    return f"{key.translate(_ESCAPES)} {timestamp} {json.dumps(rest, ensure_ascii=False)}\n"
+    return f"{_escaped(key)} {timestamp} {json.dumps(rest, ensure_ascii=False)}\n"

@@ -65,7 +65,7 @@ def test_a_data_dir_from_before_urlkeys_upgrades_keyed_and_intact(
         schema = inspect(engine)
         column = next(c for c in schema.get_columns("page_fetch") if c["name"] == "urlkey")
         assert column["nullable"] is False
-        assert {"name": "ix_page_fetch_urlkey", "column_names": ["urlkey", "fetched_ms"]} in [
+        assert {"name": "ix_page_fetch_urlkey", "column_names": ["urlkey", "fetched_ms", "id"]} in [
             {"name": ix["name"], "column_names": ix["column_names"]}
             for ix in schema.get_indexes("page_fetch")]
     finally:

@@ -154,7 +154,8 @@ def test_long_urls_are_keyed_and_found_by_their_cut_key(catalog: Catalog) -> Non
 
 @pytest.mark.unit
 @pytest.mark.parametrize(("prefix", "after"), [
-    ("com,example)/", "com,example)0"), ("a", "b"), ("é", "ê"), ("a\U0010ffff", "b")])
+    ("com,example)/", "com,example)0"), ("a", "b"), ("é", "ê"), ("a\U0010ffff", "b"),
+    ("a\ud7ff", "a\ue000")])
 def test_the_key_after_a_prefix_follows_every_key_with_it(prefix: str, after: str) -> None:
     assert key_after_prefix(prefix) == after
     assert (prefix + "\U0010fffe" * 3).encode() < after.encode()

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from archive_pipelines.replay.cdx_filters import Collapse, FilterError, parse_collapse, parse_filter
-from tests.replay.cdx_captures import capture
+from tests.helpers.cdx_captures import capture
 
 pytestmark = pytest.mark.unit
 

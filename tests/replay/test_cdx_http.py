@@ -21,9 +21,13 @@ from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.settings import Settings
 from archive_pipelines.warc.exporter import export_file
 from archive_pipelines.warc.warc_info import WarcInfo
+from archive_testkit.testweb import host_name
+from archive_testkit.testweb.asset_pages import GALLERY
+from tests.frontier_service.service.web import WEB
 from tests.helpers.replay import RunningReplay, fetch, make_replayer, running_replay
-from tests.replay.conftest import GALLERY_URL, HOST
 
+HOST = host_name(WEB, 0)  # the crawled host of the `replay_data` fixture
+GALLERY_URL = f"http://{HOST}{GALLERY}"
 CDXJ_INDEXER = str(Path(sys.executable).parent / "cdxj-indexer")
 EVERYTHING = f"url={HOST}/*"
 

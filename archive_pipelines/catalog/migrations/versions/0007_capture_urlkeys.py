@@ -3,9 +3,11 @@
 `page_fetch.urlkey` holds `surt.urlkey(url)`: the SURT key CDX servers sort by (long keys cut
 and suffixed with their hash). The captures already there are keyed here, in batches of rows
 by id (so a large catalog is never read whole), then the column becomes NOT NULL and is
-indexed with the capture time: `ix_page_fetch_urlkey (urlkey, fetched_ms)`. On PostgreSQL the
-column compares bytewise (collation "C", as SQLite always does), so a key prefix is one index
-range whatever the database's locale.
+indexed in SURT then time order: `ix_page_fetch_urlkey (urlkey, fetched_ms, id)` (the order
+lookups read in, so PostgreSQL walks it for any key range whatever it estimates the range
+holds: with `(urlkey, fetched_ms)` alone it sorted whole hosts it had guessed small). On
+PostgreSQL the column compares bytewise (collation "C", as SQLite always does), so a key prefix
+is one index range whatever the database's locale.
 
 Revision ID: 0007_capture_urlkeys
 Revises: 0006_capture_sources
@@ -32,7 +34,8 @@ def upgrade() -> None:
     _key_existing_captures(op.get_bind())
     with op.batch_alter_table('page_fetch', schema=None) as batch_op:
         batch_op.alter_column('urlkey', existing_type=URLKEY, nullable=False)
-        batch_op.create_index('ix_page_fetch_urlkey', ['urlkey', 'fetched_ms'], unique=False)
+        batch_op.create_index('ix_page_fetch_urlkey', ['urlkey', 'fetched_ms', 'id'],
+                                 unique=False)
 
 
 def _key_existing_captures(bind: sa.Connection) -> None:
