@@ -49,6 +49,8 @@ BREAKOUT = frozenset({
 HEAD_TAGS = frozenset({"html", "head", "title", "meta", "link", "style", "script", "base",
                        "noscript", "template", "basefont", "bgsound", "noframes"})
 MARKUP_PREFIXES = ("<!--", "<![CDATA[")
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                  "source", "track", "wbr"})
 
 # Start tags the rewriter must look at: URL attributes, raw text, foreign content, templates,
 # where the body begins.
@@ -57,14 +59,15 @@ _COUNTED = sorted({*FOREIGN, *INTEGRATION_POINTS["svg"], *INTEGRATION_POINTS["ma
 _NOTABLE_TAGS = sorted({*NOTICED, *RAWTEXT, *_COUNTED, "script", "style", "plaintext", "body",
                         "frameset"}, key=lambda name: (-len(name), name))
 _PLAIN_NAME = r"(?:(?!style|background)[^\t\n\f\r />=])"
-_VALUE = r"""(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+'|[^\t\n\f\r >"'][^\t\n\f\r >]*+)?+)?+"""
+# (a quote opens a value to its closing quote or the buffer's end: never an attribute name)
+_VALUE = r"""(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"?+|'[^']*+'?+|[^\t\n\f\r >"'][^\t\n\f\r >]*+)?+)?+"""
 _PLAIN_ATTRIBUTES = (r"(?:[\t\n\f\r /]++|(?!style|background)[^\t\n\f\r />]" + _PLAIN_NAME
                      + "*+" + _VALUE + ")*+")
 _END_ATTRIBUTES = r"(?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r />=]*+" + _VALUE + ")*+"
 # Text, and the tags nothing is done to, in one match: start tags of other elements whose
 # attribute names hold no `style` or `background`, end tags but those of elements whose
-# nesting is followed (svg, math, their integration points, template). Outside SVG and
-# MathML only (where an HTML tag ends them). A tag cut by the buffer's end is not matched.
+# nesting is followed (svg, math, their integration points, template). Used outside SVG
+# and MathML only. A tag cut by the buffer's end is not matched.
 PLAIN_RUN = re.compile(
     r"(?:[^<]++"
     r"|<(?!(?:" + "|".join(_NOTABLE_TAGS) + ")" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"

@@ -74,6 +74,7 @@ def assert_same_at_every_boundary(page: bytes, *, banner: str | None = None,
     (b"<meta http-equiv=REFRESH content=\"0;URL='n'\">",
      f"<meta http-equiv=REFRESH content=\"0;URL='{W}/{D}/n'\">"),
     (b'<meta name="x" content="y.html">', '<meta name="x" content="y.html">'),
+    (b'<meta http-equiv=refresh content="next.html">', '<meta http-equiv=refresh content="next.html">'),
     (b'<script src="s.js" integrity="sha384-x">', f'<script src="{W}js_/{D}/s.js" _integrity="sha384-x">'),
     (b'<svg><image href="i.svg"/></svg>', f'<svg><image href="{W}im_/http://example.com/dir/i.svg"/></svg>'),
     (b'<svg><use xlink:href="s.svg#i"/><use href="#local"/></svg>',
@@ -145,6 +146,9 @@ def test_hostile_attributes(html: bytes, expected: str) -> None:
     (b'<!DOCTYPE html><a href=y>', f'<!DOCTYPE html><a href={W}/http://example.com/dir/y>'),
     (b'a < b and c<1 <a href=y>', f'a < b and c<1 <a href={W}/http://example.com/dir/y>'),
     (b'</><a href=y>', f'</><a href={W}/http://example.com/dir/y>'),
+    # a quote left open runs to the end of the page: no tag follows it
+    (b'<g t="><base href=<>', '<g t="><base href=<>'),
+    (b"<div t='><a href=x>", "<div t='><a href=x>"),
 ])
 def test_comments_cdata_and_bogus_markup(html: bytes, expected: str) -> None:
     assert rewrite(html) == expected.encode()
@@ -184,9 +188,23 @@ def test_raw_text_elements(html: bytes, expected: str) -> None:
     # ... but in an integration point, HTML rules again
     (b'<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>',
      '<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>'),
-    # (there CDATA is a bogus comment, up to the first `>`)
-    (b'<svg><foreignObject><![CDATA[x]]><a href=y></foreignObject><![CDATA[<a href=no>]]></svg>',
-     f'<svg><foreignObject><![CDATA[x]]><a href={W}/{D}/y></foreignObject><![CDATA[<a href=no>]]></svg>'),
+    # (there CDATA is CDATA while the current element is the SVG one, a bogus comment
+    # up to the first `>` once an HTML element is open)
+    (b'<svg><foreignObject><![CDATA[<a href=no>]]><a href=y></svg>',
+     f'<svg><foreignObject><![CDATA[<a href=no>]]><a href={W}/{D}/y></svg>'),
+    (b'<svg><foreignObject><p><![CDATA[x]]><a href=y></foreignObject><![CDATA[<a href=no>]]></svg>',
+     f'<svg><foreignObject><p><![CDATA[x]]><a href={W}/{D}/y></foreignObject><![CDATA[<a href=no>]]></svg>'),
+    # an <svg> in MathML is MathML: its <mtext> holds HTML
+    (b'<math><svg><mtext><script>"<a href=no>"</script>', '<math><svg><mtext><script>"<a href=no>"</script>'),
+    # </p> and </br> end foreign content too
+    (b'<math></p><title><a href=no></title>', '<math></p><title><a href=no></title>'),
+    # an end tag closes the nearest open element of its name; </template> all inside it
+    (b'<svg><math></svg><title><a href=no>', '<svg><math></svg><title><a href=no>'),
+    (b'<template><svg></template><xmp><a href=no>', '<template><svg></template><xmp><a href=no>'),
+    # an integration point's end tag is ignored while an HTML element is open in it
+    (b'<svg><title><h></title><xmp><a href=no>', '<svg><title><h></title><xmp><a href=no>'),
+    (b'<math><mtext><style></style><![CDATA[><a href=no>',
+     '<math><mtext><style></style><![CDATA[><a href=no>'),
     (b'<math><mtext><script>"<a href=no>"</script></mtext></math>',
      '<math><mtext><script>"<a href=no>"</script></mtext></math>'),
     # an HTML element ends the SVG: a script after it is raw text again
