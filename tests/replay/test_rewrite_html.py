@@ -383,3 +383,17 @@ def test_a_long_tag_fed_byte_by_byte_is_not_scanned_again_for_each_byte() -> Non
     out = rewrite(html, cuts=list(range(1, len(html))))
     assert out == html[:-2] + f"{W}/{D}/x>".encode()
     assert time.perf_counter() - started < 10  # rescanning it each time takes minutes
+
+
+@pytest.mark.parametrize(("tag", "plain"), [
+    ("<abbr>", True), ("<ab>", True), ("<scripts>", True), ("<imgx src=x>", True), ("<d>", True),
+    ("<bodyx>", True), ("<mtextual>", True), ("<div class=a>", True), ("</a>", True),
+    ("<a>", False), ("<A href=x>", False), ("<img/>", False), ("<IMG\n>", False),
+    ("<script>", False), ("<area>", False), ("<audio>", False), ("<mtext>", False),
+    ("<frameset>", False), ("<frame>", False), ("<div style=x>", False), ("</svg>", False),
+    ("</foreignObject>", False), ("<p data-BACKGROUND=1>", False),
+])
+def test_the_fast_path_skips_plain_tags_only(tag: str, plain: bool) -> None:
+    match = html_syntax.PLAIN_RUN.match(tag)
+    assert match is not None
+    assert (match.end() == len(tag)) is plain
