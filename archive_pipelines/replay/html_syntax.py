@@ -11,7 +11,6 @@ import re
 
 from archive_pipelines.replay.html_attributes import NOTICED
 
-_SPACE = r"[\t\n\f\r ]"
 _DELIMITER = r"[\t\n\f\r />]"  # what ends a tag name
 
 # A tag from `<` or `</`: its name, its attributes, and `>` when it is whole.
@@ -55,9 +54,9 @@ VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "l
 # Start tags the rewriter must look at: URL attributes, raw text, foreign content, templates,
 # where the body begins.
 _COUNTED = sorted({*FOREIGN, *INTEGRATION_POINTS["svg"], *INTEGRATION_POINTS["math"],
-                   "template"}, key=lambda name: (-len(name), name))
+                   "template"})
 _NOTABLE_TAGS = sorted({*NOTICED, *RAWTEXT, *_COUNTED, "script", "style", "plaintext", "body",
-                        "frameset"}, key=lambda name: (-len(name), name))
+                        "frameset"})
 _PLAIN_NAME = r"(?:(?!style|background)[^\t\n\f\r />=])"
 
 _Trie = dict[str, "_Trie"]

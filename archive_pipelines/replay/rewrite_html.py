@@ -5,7 +5,10 @@ It follows the HTML tokenizer where that decides what is a tag: comments (`<!-->
 `--!>` too), bogus comments, raw text (`<script>` with its escaped states, `<style>`,
 `<xmp>`, `<iframe>`, `<noembed>`, `<noframes>`, `<noscript>`), RCDATA (`<title>`,
 `<textarea>`), `<plaintext>`, attributes quoted or not, and SVG and MathML content as the
-parser enters and leaves it (CDATA there; no raw text but in its HTML integration points). Rewritten: the URL
+tree builder enters and leaves it (CDATA there; raw text only in its HTML integration
+points). `<noscript>` is raw text, as in a browser that runs scripts.
+
+Rewritten: the URL
 attributes of `html_attributes.URL_ATTRIBUTES`, `srcset`, `background`, `style` attributes
 and `<style>` bodies (as CSS), `<meta http-equiv=refresh>`, `<base href>` (which also
 becomes the base of the URLs after it), `<iframe srcdoc>`. Two more changes keep the page
