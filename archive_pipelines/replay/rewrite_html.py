@@ -50,12 +50,15 @@ class HtmlRewriter:
         urls: the page's archive URLs.
         banner: HTML inserted where the body begins (non-ASCII is written as character
             references); None for no banner.
+        xhtml: the page is XHTML (`application/xhtml+xml`): `<x/>` closes any element and
+            `<![CDATA[` opens CDATA everywhere, as the XML parser reads them.
         max_pending: the longest tag or markup held across chunk boundaries, in bytes.
     """
 
-    def __init__(self, urls: ArchiveUrls, *, banner: str | None,
+    def __init__(self, urls: ArchiveUrls, *, banner: str | None, xhtml: bool = False,
                  max_pending: int = DEFAULT_MAX_PENDING) -> None:
         self._urls = urls
+        self._xhtml = xhtml
         self._banner = (banner.encode("ascii", "xmlcharrefreplace").decode("ascii")
                         if banner is not None else None)
         self._max_pending = max_pending
@@ -246,7 +249,7 @@ class HtmlRewriter:
                     return lt + 6
                 self._state = _COMMENT
                 return lt + 4
-            if head == "<![CDATA[" and self._cdata_allowed():
+            if head == "<![CDATA[" and (self._xhtml or self._cdata_allowed()):
                 out.append(head)
                 self._state = _CDATA
                 return lt + 9
@@ -328,6 +331,8 @@ class HtmlRewriter:
     def _after_start_tag(self, name: str, tag: str) -> None:
         """The tokenizer state the start tag `name` leaves."""
         closed = tag.endswith("/>")
+        if closed and self._xhtml:
+            return  # `<script src="a.js"/>` is whole in XML: no raw text follows
         if self._in_foreign():
             if name not in syntax.BREAKOUT:
                 namespace = self._namespaces[-1][1]

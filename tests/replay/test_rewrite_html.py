@@ -397,3 +397,17 @@ def test_the_fast_path_skips_plain_tags_only(tag: str, plain: bool) -> None:
     match = html_syntax.PLAIN_RUN.match(tag)
     assert match is not None
     assert (match.end() == len(tag)) is plain
+
+
+def test_xhtml_closes_a_script_with_its_own_tag_and_reads_cdata_everywhere() -> None:
+    page = (b'<html xmlns="http://www.w3.org/1999/xhtml"><head><script src="a.js"/>'
+            b'<link rel="stylesheet" href="s.css"/></head><body><![CDATA[<a href="no">]]>'
+            b'<a href="y">y</a></body></html>')
+    rewriter = HtmlRewriter(URLS, banner="<div>B</div>", xhtml=True)
+    out = b"".join(rewriter.feed(page[n:n + 7]) for n in range(0, len(page), 7)) + rewriter.close()
+    assert out == (
+        f'<html xmlns="http://www.w3.org/1999/xhtml"><head><script src="{W}js_/{D}/a.js"/>'
+        f'<link rel="stylesheet" href="{W}cs_/{D}/s.css"/></head><body><div>B</div>'
+        f'<![CDATA[<a href="no">]]><a href="{W}/{D}/y">y</a></body></html>').encode()
+    # read as HTML, the same page is one long script
+    assert b"cs_" not in rewrite(page)
