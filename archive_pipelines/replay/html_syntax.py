@@ -11,7 +11,6 @@ import re
 
 from archive_pipelines.replay.html_attributes import NOTICED
 
-_SPACE = r"[\t\n\f\r ]"
 _DELIMITER = r"[\t\n\f\r />]"  # what ends a tag name
 
 # A tag from `<` or `</`: its name, its attributes, and `>` when it is whole.
@@ -49,27 +48,56 @@ BREAKOUT = frozenset({
 HEAD_TAGS = frozenset({"html", "head", "title", "meta", "link", "style", "script", "base",
                        "noscript", "template", "basefont", "bgsound", "noframes"})
 MARKUP_PREFIXES = ("<!--", "<![CDATA[")
+VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+                  "source", "track", "wbr"})
 
 # Start tags the rewriter must look at: URL attributes, raw text, foreign content, templates,
 # where the body begins.
 _COUNTED = sorted({*FOREIGN, *INTEGRATION_POINTS["svg"], *INTEGRATION_POINTS["math"],
-                   "template"}, key=lambda name: (-len(name), name))
+                   "template"})
 _NOTABLE_TAGS = sorted({*NOTICED, *RAWTEXT, *_COUNTED, "script", "style", "plaintext", "body",
-                        "frameset"}, key=lambda name: (-len(name), name))
+                        "frameset"})
 _PLAIN_NAME = r"(?:(?!style|background)[^\t\n\f\r />=])"
-_VALUE = r"""(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"|'[^']*+'|[^\t\n\f\r >"'][^\t\n\f\r >]*+)?+)?+"""
+
+_Trie = dict[str, "_Trie"]
+
+
+def _one_of(words: list[str]) -> str:
+    """A pattern matching any of `words`, their common starts shared (`a(?:rea|udio)?`):
+    tried at every tag, a trie is a third faster than a plain alternation."""
+    tree: _Trie = {}
+    for word in words:
+        node = tree
+        for char in word:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: _Trie) -> str:
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        group = "(?:" + "|".join(branches) + ")"
+        if "" in node:
+            return group + "?"
+        return branches[0] if len(branches) == 1 else group
+
+    return "(?:" + pattern(tree) + ")"
+
+
+# (a quote opens a value to its closing quote or the buffer's end: never an attribute name)
+_VALUE = r"""(?:[\t\n\f\r ]*+=[\t\n\f\r ]*+(?:"[^"]*+"?+|'[^']*+'?+|[^\t\n\f\r >"'][^\t\n\f\r >]*+)?+)?+"""
 _PLAIN_ATTRIBUTES = (r"(?:[\t\n\f\r /]++|(?!style|background)[^\t\n\f\r />]" + _PLAIN_NAME
                      + "*+" + _VALUE + ")*+")
 _END_ATTRIBUTES = r"(?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r />=]*+" + _VALUE + ")*+"
 # Text, and the tags nothing is done to, in one match: start tags of other elements whose
 # attribute names hold no `style` or `background`, end tags but those of elements whose
-# nesting is followed (svg, math, their integration points, template). Outside SVG and
-# MathML only (where an HTML tag ends them). A tag cut by the buffer's end is not matched.
+# nesting is followed (svg, math, their integration points, template). Used outside SVG
+# and MathML only. A tag cut by the buffer's end is not matched.
 PLAIN_RUN = re.compile(
     r"(?:[^<]++"
-    r"|<(?!(?:" + "|".join(_NOTABLE_TAGS) + ")" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
+    r"|<(?!" + _one_of(_NOTABLE_TAGS) + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
     + _PLAIN_ATTRIBUTES + ">"
-    r"|</(?!(?:" + "|".join(_COUNTED) + ")" + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
+    r"|</(?!" + _one_of(_COUNTED) + _DELIMITER + r")[A-Za-z][^\t\n\f\r />]*+"
     + _END_ATTRIBUTES + ">)*+",
     re.IGNORECASE)
 

@@ -21,8 +21,9 @@ InlineDocument = Callable[[str, ArchiveUrls], str]
 
 _HINT = re.compile(r"style|background", re.IGNORECASE)
 # What comes before the URL of a refresh: `5; url=` (the `url=` may be left out).
+# (no number, no refresh: browsers ignore `content="next.html"`)
 _REFRESH_HEAD = re.compile(
-    r"[\t\n\f\r ]*+[0-9.]*+[\t\n\f\r ]*+[;,]?+[\t\n\f\r ]*+(?:url[\t\n\f\r ]*+=[\t\n\f\r ]*+)?+",
+    r"[\t\n\f\r ]*+[0-9.]++[\t\n\f\r ]*+[;,]?+[\t\n\f\r ]*+(?:url[\t\n\f\r ]*+=[\t\n\f\r ]*+)?+",
     re.IGNORECASE)
 _READS_OTHERS = frozenset({"link", "meta"})  # rel / as / http-equiv decide what a URL is
 _QUOTES = {"dq": '"', "sq": "'", "uq": ""}
@@ -138,7 +139,8 @@ def _is_refresh(values: dict[str, re.Match[str]]) -> bool:
 def _rewrite_refresh(value: str, urls: ArchiveUrls) -> str:
     """`5; url=next.html` with its URL rewritten (quotes and spacing kept)."""
     head = _REFRESH_HEAD.match(value)
-    assert head is not None
+    if head is None:
+        return value
     start = head.end()
     stop = len(value.rstrip("\t\n\f\r "))
     quote = value[start:start + 1]

@@ -5,7 +5,10 @@ It follows the HTML tokenizer where that decides what is a tag: comments (`<!-->
 `--!>` too), bogus comments, raw text (`<script>` with its escaped states, `<style>`,
 `<xmp>`, `<iframe>`, `<noembed>`, `<noframes>`, `<noscript>`), RCDATA (`<title>`,
 `<textarea>`), `<plaintext>`, attributes quoted or not, and SVG and MathML content as the
-parser enters and leaves it (CDATA there; no raw text but in its HTML integration points). Rewritten: the URL
+tree builder enters and leaves it (CDATA there; raw text only in its HTML integration
+points). `<noscript>` is raw text, as in a browser that runs scripts.
+
+Rewritten: the URL
 attributes of `html_attributes.URL_ATTRIBUTES`, `srcset`, `background`, `style` attributes
 and `<style>` bodies (as CSS), `<meta http-equiv=refresh>`, `<base href>` (which also
 becomes the base of the URLs after it), `<iframe srcdoc>`. Two more changes keep the page
@@ -36,6 +39,7 @@ DEFAULT_MAX_PENDING = 1 << 20
 
 _DATA, _COMMENT, _BOGUS, _CDATA, _SCRIPT, _STYLE, _RAW, _PLAINTEXT, _PASS, _OVERLONG = range(10)
 _SCRIPT_DATA, _SCRIPT_ESCAPED, _SCRIPT_DOUBLE = range(3)
+_POINT = "integration point"  # where HTML is parsed again inside SVG or MathML
 
 
 class HtmlRewriter:
@@ -46,12 +50,15 @@ class HtmlRewriter:
         urls: the page's archive URLs.
         banner: HTML inserted where the body begins (non-ASCII is written as character
             references); None for no banner.
+        xhtml: the page is XHTML (`application/xhtml+xml`): `<x/>` closes any element and
+            `<![CDATA[` opens CDATA everywhere, as the XML parser reads them.
         max_pending: the longest tag or markup held across chunk boundaries, in bytes.
     """
 
-    def __init__(self, urls: ArchiveUrls, *, banner: str | None,
+    def __init__(self, urls: ArchiveUrls, *, banner: str | None, xhtml: bool = False,
                  max_pending: int = DEFAULT_MAX_PENDING) -> None:
         self._urls = urls
+        self._xhtml = xhtml
         self._banner = (banner.encode("ascii", "xmlcharrefreplace").decode("ascii")
                         if banner is not None else None)
         self._max_pending = max_pending
@@ -61,9 +68,10 @@ class HtmlRewriter:
         self._raw_end: re.Pattern[str] | None = None  # the end tag of the raw text we are in
         self._script = _SCRIPT_DATA
         self._css: CssTextRewriter | None = None
-        # open <svg> / <math> elements and their HTML integration points, innermost last
-        self._namespaces: list[str] = []
-        self._template = 0
+        # open <svg> / <math> elements and integration points: (name, namespace or _POINT)
+        self._namespaces: list[tuple[str, str]] = []
+        self._html_in_point = 0  # HTML elements open in the innermost integration point
+        self._templates: list[int] = []  # open <template>s: the depth of _namespaces at each
         self._base_seen = False
         self._resume = ""  # the synthetic start of an overlong tag being passed through
         self._waiting_tag = False  # the buffer starts with a tag cut before its `>`
@@ -123,7 +131,7 @@ class HtmlRewriter:
         while position < end:
             state = self._state
             if state == _DATA:
-                if self._banner is None and not self._in_foreign():
+                if self._banner is None and not self._namespaces:  # (there, tags are counted)
                     plain = syntax.PLAIN_RUN.match(text, position)
                     assert plain is not None
                     if plain.end() > position:
@@ -241,7 +249,7 @@ class HtmlRewriter:
                     return lt + 6
                 self._state = _COMMENT
                 return lt + 4
-            if head == "<![CDATA[" and self._in_foreign():
+            if head == "<![CDATA[" and (self._xhtml or self._cdata_allowed()):
                 out.append(head)
                 self._state = _CDATA
                 return lt + 9
@@ -257,7 +265,7 @@ class HtmlRewriter:
 
     def _text(self, chunk: str, out: list[str]) -> None:
         """Character data: where it is not all white space, the body has begun."""
-        if self._banner is not None and not self._template:
+        if self._banner is not None and not self._templates:
             match = syntax.NOT_SPACE.search(chunk)
             if match is not None:
                 out.append(chunk[:match.start()])
@@ -287,7 +295,7 @@ class HtmlRewriter:
             out.append(match.group())
             return match.end()
         tag = match.group()
-        if self._banner is not None and not self._template:
+        if self._banner is not None and not self._templates:
             self._banner_before(name, tag, out)
         else:
             out.append(self._rewrite_tag(name, tag))
@@ -312,22 +320,36 @@ class HtmlRewriter:
 
     def _in_foreign(self) -> bool:
         """Whether the parser is in SVG or MathML content (not in an integration point)."""
-        return bool(self._namespaces) and self._namespaces[-1] in syntax.FOREIGN
+        return bool(self._namespaces) and self._namespaces[-1][1] != _POINT
+
+    def _cdata_allowed(self) -> bool:
+        """Whether `<![CDATA[` opens CDATA: the current element is SVG or MathML (an
+        integration point too, until an HTML element opens in it)."""
+        return bool(self._namespaces) and (self._namespaces[-1][1] != _POINT
+                                           or self._html_in_point == 0)
 
     def _after_start_tag(self, name: str, tag: str) -> None:
         """The tokenizer state the start tag `name` leaves."""
+        closed = tag.endswith("/>")
+        if closed and self._xhtml:
+            return  # `<script src="a.js"/>` is whole in XML: no raw text follows
         if self._in_foreign():
             if name not in syntax.BREAKOUT:
-                if not tag.endswith("/>") and (
-                        name in syntax.FOREIGN
-                        or name in syntax.INTEGRATION_POINTS[self._namespaces[-1]]):
-                    self._namespaces.append(name)
+                namespace = self._namespaces[-1][1]
+                if closed:
+                    return
+                if name in syntax.INTEGRATION_POINTS[namespace]:
+                    self._namespaces.append((name, _POINT))
+                    self._html_in_point = 0
+                elif name in syntax.FOREIGN:  # an <svg> in MathML is MathML, and so on
+                    self._namespaces.append((name, namespace))
                 return
-            while self._in_foreign():  # an HTML element ends the foreign content
-                self._namespaces.pop()
+            self._leave_foreign()
+        if self._namespaces and not closed and name not in syntax.VOID:
+            self._html_in_point += 1
         if name in syntax.FOREIGN:
-            if not tag.endswith("/>"):
-                self._namespaces.append(name)
+            if not closed:
+                self._namespaces.append((name, name))
         elif name == "script":
             self._state, self._script = _SCRIPT, _SCRIPT_DATA
             self._raw_end = None
@@ -341,7 +363,7 @@ class HtmlRewriter:
         elif name == "plaintext":
             self._state = _PLAINTEXT
         elif name == "template":
-            self._template += 1
+            self._templates.append(len(self._namespaces))
 
     def _rewrite_tag(self, name: str, tag: str) -> str:
         """A whole start tag with its URLs rewritten; the first `<base href>` sets the base
@@ -354,11 +376,29 @@ class HtmlRewriter:
                 self._urls = urls.with_base(href)
         return rewrite_start_tag(name, tag, urls, inline_document=rewrite_html_text)
 
-    def _end_tag(self, name: str) -> None:
-        if self._namespaces and self._namespaces[-1] == name:
+    def _leave_foreign(self) -> None:
+        """An HTML tag in SVG or MathML content ends it (back to HTML or an integration point)."""
+        while self._in_foreign():
             self._namespaces.pop()
-        elif name == "template" and self._template:
-            self._template -= 1
+
+    def _end_tag(self, name: str) -> None:
+        """The nesting an end tag closes (what the tree builder does, as far as it matters)."""
+        stack = self._namespaces
+        if name == "template" and self._templates:
+            del stack[self._templates.pop():]  # whatever opened inside the template ends
+        elif name in ("p", "br") and self._in_foreign():
+            self._leave_foreign()
+        elif stack and stack[-1][1] == _POINT and self._html_in_point:
+            self._html_in_point -= 1  # an HTML element in the integration point (its own
+            # end tag is ignored while one is open: the tree builder stops at it)
+        else:
+            for depth in range(len(stack) - 1, -1, -1):  # the nearest open one of that name
+                if stack[depth][0] == name:
+                    del stack[depth:]
+                    self._html_in_point = 0
+                    return
+                if stack[depth][1] == _POINT:
+                    return
 
     def _script_text(self, text: str, position: int, out: list[str], *, final: bool) -> int:
         """Script data up to its `</script>` (the tokenizer's escaped states followed)."""

@@ -74,6 +74,7 @@ def assert_same_at_every_boundary(page: bytes, *, banner: str | None = None,
     (b"<meta http-equiv=REFRESH content=\"0;URL='n'\">",
      f"<meta http-equiv=REFRESH content=\"0;URL='{W}/{D}/n'\">"),
     (b'<meta name="x" content="y.html">', '<meta name="x" content="y.html">'),
+    (b'<meta http-equiv=refresh content="next.html">', '<meta http-equiv=refresh content="next.html">'),
     (b'<script src="s.js" integrity="sha384-x">', f'<script src="{W}js_/{D}/s.js" _integrity="sha384-x">'),
     (b'<svg><image href="i.svg"/></svg>', f'<svg><image href="{W}im_/http://example.com/dir/i.svg"/></svg>'),
     (b'<svg><use xlink:href="s.svg#i"/><use href="#local"/></svg>',
@@ -145,6 +146,9 @@ def test_hostile_attributes(html: bytes, expected: str) -> None:
     (b'<!DOCTYPE html><a href=y>', f'<!DOCTYPE html><a href={W}/http://example.com/dir/y>'),
     (b'a < b and c<1 <a href=y>', f'a < b and c<1 <a href={W}/http://example.com/dir/y>'),
     (b'</><a href=y>', f'</><a href={W}/http://example.com/dir/y>'),
+    # a quote left open runs to the end of the page: no tag follows it
+    (b'<g t="><base href=<>', '<g t="><base href=<>'),
+    (b"<div t='><a href=x>", "<div t='><a href=x>"),
 ])
 def test_comments_cdata_and_bogus_markup(html: bytes, expected: str) -> None:
     assert rewrite(html) == expected.encode()
@@ -184,9 +188,23 @@ def test_raw_text_elements(html: bytes, expected: str) -> None:
     # ... but in an integration point, HTML rules again
     (b'<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>',
      '<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>'),
-    # (there CDATA is a bogus comment, up to the first `>`)
-    (b'<svg><foreignObject><![CDATA[x]]><a href=y></foreignObject><![CDATA[<a href=no>]]></svg>',
-     f'<svg><foreignObject><![CDATA[x]]><a href={W}/{D}/y></foreignObject><![CDATA[<a href=no>]]></svg>'),
+    # (there CDATA is CDATA while the current element is the SVG one, a bogus comment
+    # up to the first `>` once an HTML element is open)
+    (b'<svg><foreignObject><![CDATA[<a href=no>]]><a href=y></svg>',
+     f'<svg><foreignObject><![CDATA[<a href=no>]]><a href={W}/{D}/y></svg>'),
+    (b'<svg><foreignObject><p><![CDATA[x]]><a href=y></foreignObject><![CDATA[<a href=no>]]></svg>',
+     f'<svg><foreignObject><p><![CDATA[x]]><a href={W}/{D}/y></foreignObject><![CDATA[<a href=no>]]></svg>'),
+    # an <svg> in MathML is MathML: its <mtext> holds HTML
+    (b'<math><svg><mtext><script>"<a href=no>"</script>', '<math><svg><mtext><script>"<a href=no>"</script>'),
+    # </p> and </br> end foreign content too
+    (b'<math></p><title><a href=no></title>', '<math></p><title><a href=no></title>'),
+    # an end tag closes the nearest open element of its name; </template> all inside it
+    (b'<svg><math></svg><title><a href=no>', '<svg><math></svg><title><a href=no>'),
+    (b'<template><svg></template><xmp><a href=no>', '<template><svg></template><xmp><a href=no>'),
+    # an integration point's end tag is ignored while an HTML element is open in it
+    (b'<svg><title><h></title><xmp><a href=no>', '<svg><title><h></title><xmp><a href=no>'),
+    (b'<math><mtext><style></style><![CDATA[><a href=no>',
+     '<math><mtext><style></style><![CDATA[><a href=no>'),
     (b'<math><mtext><script>"<a href=no>"</script></mtext></math>',
      '<math><mtext><script>"<a href=no>"</script></mtext></math>'),
     # an HTML element ends the SVG: a script after it is raw text again
@@ -365,3 +383,31 @@ def test_a_long_tag_fed_byte_by_byte_is_not_scanned_again_for_each_byte() -> Non
     out = rewrite(html, cuts=list(range(1, len(html))))
     assert out == html[:-2] + f"{W}/{D}/x>".encode()
     assert time.perf_counter() - started < 10  # rescanning it each time takes minutes
+
+
+@pytest.mark.parametrize(("tag", "plain"), [
+    ("<abbr>", True), ("<ab>", True), ("<scripts>", True), ("<imgx src=x>", True), ("<d>", True),
+    ("<bodyx>", True), ("<mtextual>", True), ("<div class=a>", True), ("</a>", True),
+    ("<a>", False), ("<A href=x>", False), ("<img/>", False), ("<IMG\n>", False),
+    ("<script>", False), ("<area>", False), ("<audio>", False), ("<mtext>", False),
+    ("<frameset>", False), ("<frame>", False), ("<div style=x>", False), ("</svg>", False),
+    ("</foreignObject>", False), ("<p data-BACKGROUND=1>", False),
+])
+def test_the_fast_path_skips_plain_tags_only(tag: str, plain: bool) -> None:
+    match = html_syntax.PLAIN_RUN.match(tag)
+    assert match is not None
+    assert (match.end() == len(tag)) is plain
+
+
+def test_xhtml_closes_a_script_with_its_own_tag_and_reads_cdata_everywhere() -> None:
+    page = (b'<html xmlns="http://www.w3.org/1999/xhtml"><head><script src="a.js"/>'
+            b'<link rel="stylesheet" href="s.css"/></head><body><![CDATA[<a href="no">]]>'
+            b'<a href="y">y</a></body></html>')
+    rewriter = HtmlRewriter(URLS, banner="<div>B</div>", xhtml=True)
+    out = b"".join(rewriter.feed(page[n:n + 7]) for n in range(0, len(page), 7)) + rewriter.close()
+    assert out == (
+        f'<html xmlns="http://www.w3.org/1999/xhtml"><head><script src="{W}js_/{D}/a.js"/>'
+        f'<link rel="stylesheet" href="{W}cs_/{D}/s.css"/></head><body><div>B</div>'
+        f'<![CDATA[<a href="no">]]><a href="{W}/{D}/y">y</a></body></html>').encode()
+    # read as HTML, the same page is one long script
+    assert b"cs_" not in rewrite(page)
