@@ -180,7 +180,11 @@ class Replayer:
         for name, value in replay_headers(recorded.headers if recorded else ()):
             out.headers.add(name, value)
         out.headers.update(headers)
-        content_type = capture.content_type or "application/octet-stream"
+        # The recorded Content-Type keeps the charset the catalog's media type lacks.
+        content_type = next((value for name, value in (recorded.headers if recorded else ())
+                             if name.lower() == "content-type" and value.isascii()
+                             and value.strip()), None) or capture.content_type \
+            or "application/octet-stream"
         out.headers["Content-Type"] = content_type
         still_encoded = recorded is not None and recorded.still_encoded
         if recorded is not None and still_encoded:  # the bytes are as the server encoded them
