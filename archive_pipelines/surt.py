@@ -35,12 +35,14 @@ stays as written here, and there too wherever the resolver does not know that na
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import re
 from urllib.parse import SplitResultBytes, quote_from_bytes, unquote_to_bytes
 
 # Everything printable in ASCII but `%` and `#` (and space) stays as it is when re-escaping.
 _SAFE = b"!\"$&'()*+,-./:;<=>?@[\\]^_`{|}~"
+_ESCAPED = re.compile(rb"[^!-~]|[%#]")  # what `_escape` encodes: all but printable ASCII, % and #
 _HAS_SCHEME = re.compile(rb"^[a-zA-Z][a-zA-Z0-9+\-.]*:")
 _REPEATED_HTTP = re.compile(rb"^(?:https?://)*(https?://)")
 _REMOVED_WHITESPACE = re.compile(rb"[\t\n\r]")
@@ -86,6 +88,7 @@ def surt(url: str) -> str:
         return url
 
 
+@functools.lru_cache(maxsize=32_768)  # a crawl's assets repeat on every page that uses them
 def urlkey(url: str) -> str:
     """The key the catalog files a capture of `url` under (`page_fetch.urlkey`): its SURT key,
     or for a key longer than URLKEY_MAX_BYTES (in UTF-8) its first bytes then `#` and the
@@ -147,6 +150,7 @@ def _surt_of(raw: bytes) -> bytes:
     return _written(scheme, host=host, port=port, path=path, query=query)
 
 
+@functools.lru_cache(maxsize=16_384)  # a crawl's hosts repeat: keyed once each
 def _canonical_host(host: bytes) -> bytes:
     host = _unescape(host)
     if not host.isascii():
@@ -253,6 +257,8 @@ def _written(scheme: bytes, *, host: bytes | None, port: int | None, path: bytes
 
 def _unescape(text: bytes) -> bytes:
     """Percent-decode until nothing changes (`%2541` -> `%41` -> `A`)."""
+    if b"%" not in text:
+        return text
     while True:
         decoded = unquote_to_bytes(text)
         if decoded == text:
@@ -262,4 +268,6 @@ def _unescape(text: bytes) -> bytes:
 
 def _escape(text: bytes) -> bytes:
     """Percent-encode what is not printable ASCII, and `%`, `#` and space."""
-    return quote_from_bytes(text, safe=_SAFE).encode("ascii") if text else text
+    if not _ESCAPED.search(text):  # nothing to encode (most URLs): as quote would leave it
+        return text
+    return quote_from_bytes(text, safe=_SAFE).encode("ascii")

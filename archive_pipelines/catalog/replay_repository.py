@@ -18,7 +18,20 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, or_, select, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    CompoundSelect,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    func,
+    literal_column,
+    or_,
+    select,
+    tuple_,
+    union_all,
+)
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.capture_repository import Capture, select_captures
@@ -116,6 +129,21 @@ def _statement(*, exact: bool = True, since: bool = False, until: bool = False,
     return query
 
 
+# part -> (since, until, newest first, rows): what `nearest` reads of a URL's timeline.
+_NEAREST_PARTS = {"before": (False, True, True, 2), "after": (True, False, False, 2),
+                  "first": (False, False, False, 1), "last": (False, False, True, 1)}
+
+
+@functools.cache
+def _nearest_statement() -> CompoundSelect[Any]:
+    """The four reads of `nearest` as one UNION ALL (one round trip), each tagged by `part`."""
+    return union_all(*(
+        select(literal_column(f"'{part}'").label("part"),
+               *_statement(since=since, until=until, reverse=reverse, limited=False)
+               .limit(rows).subquery(part).c)
+        for part, (since, until, reverse, rows) in _NEAREST_PARTS.items()))
+
+
 def _captures(session: Session, query: Select[Any], values: dict[str, Any]) -> list[Capture]:
     return [Capture(*row) for row in session.connection().execute(query, values)]
 
@@ -150,26 +178,26 @@ class ReplayRepository(Repository):
     @_reads
     def nearest(self, session: Session, urlkey: str, *, at_ms: int) -> Nearest | None:
         """The capture of `urlkey` nearest `at_ms` by |fetched_ms - at_ms| (a tie: the
-        earlier) with its neighbours; None when the URL has no capture. Five index seeks."""
-        values = {"start": urlkey, "to_ms": at_ms, "from_ms": at_ms + 1}
-        before = _one(session, _statement(until=True, reverse=True), values)
-        after = _one(session, _statement(since=True), values)
-        if before is None and after is None:
+        earlier) with its neighbours; None when the URL has no capture. One statement, four
+        index seeks: the two captures at or before `at_ms`, the two after, the first and the
+        last."""
+        found: dict[str, list[Capture]] = {part: [] for part in _NEAREST_PARTS}
+        for part, *row in session.connection().execute(
+                _nearest_statement(), {"start": urlkey, "to_ms": at_ms, "from_ms": at_ms + 1}):
+            found[part].append(Capture(*row))
+        for part, (_since, _until, reverse, _limit) in _NEAREST_PARTS.items():
+            found[part].sort(key=lambda c: (c.fetched_ms, c.id), reverse=reverse)
+        before, after = found["before"], found["after"]
+        if not before and not after:
             return None
-        if before is not None and (after is None
-                                   or at_ms - before.fetched_ms <= after.fetched_ms - at_ms):
-            capture, next_ = before, after
-            prev = _one(session, _statement(resume=True, reverse=True), {
-                "start": urlkey, "after_ms": capture.fetched_ms, "after_id": capture.id})
+        if before and (not after or at_ms - before[0].fetched_ms <= after[0].fetched_ms - at_ms):
+            capture, prev = before[0], before[1] if len(before) > 1 else None
+            next_ = after[0] if after else None
         else:
-            assert after is not None
-            capture, prev = after, before
-            next_ = _one(session, _statement(resume=True), {
-                "start": urlkey, "after_ms": capture.fetched_ms, "after_id": capture.id})
-        first = capture if prev is None else _one(session, _statement(), values)
-        last = capture if next_ is None else _one(session, _statement(reverse=True), values)
-        assert first is not None and last is not None
-        return Nearest(capture=capture, first=first, prev=prev, next=next_, last=last)
+            capture, next_ = after[0], after[1] if len(after) > 1 else None
+            prev = before[0] if before else None
+        return Nearest(capture=capture, first=found["first"][0], prev=prev, next=next_,
+                       last=found["last"][0])
 
     @_reads
     def page(self, session: Session, keys: KeyRange, *, limit: int,

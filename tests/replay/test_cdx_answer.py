@@ -223,3 +223,17 @@ def test_bad_requests_are_400_with_the_reason(cdx: Catalog, query: str, reason: 
         answer = _ask(cdx, query, dialect=dialect)
         assert (answer.status, answer.content_type) == (400, "text/plain; charset=utf-8")
         assert reason in answer.body
+
+
+def test_prefixes_longer_than_a_stored_key_still_match_exactly(catalog: Catalog) -> None:
+    stem = "http://example.com/" + "p" * 1500
+    urls = [stem + "/first", stem + "/second", stem + "/firstborn", "http://example.com/short"]
+    record_fetches(catalog, [Fetch(url, start_ms("2026") + n) for n, url in enumerate(urls)])
+
+    def found(query: str) -> list[str]:
+        return sorted(_column(_ask(catalog, query + "&fl=original"), 0))
+
+    assert found(f"url={stem}/first*") == sorted([stem + "/first", stem + "/firstborn"])
+    assert found(f"url={stem}/second*") == [stem + "/second"]
+    assert found(f"url={stem}*") == sorted(urls[:3])
+    assert found(f"url={stem}/first") == [stem + "/first"]  # exact: the cut key and its hash
