@@ -17,8 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from archive_pipelines.catalog import Capture, Catalog
-from archive_pipelines.catalog.replay_repository import KeyRange, Nearest
+from archive_pipelines.catalog import Capture, Catalog, KeyRange, Nearest
 from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.replay.lru import SizedLru
 from archive_pipelines.replay.memento import Memento, Neighbours

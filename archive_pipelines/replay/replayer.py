@@ -126,7 +126,7 @@ class Replayer:
         if 300 <= status < 400:
             return await self._redirect(capture, path, headers)
         recorded = await self._recorded(capture)
-        return await self._body(request, found, path, recorded, headers)
+        return await self._body(request, found, path=path, recorded=recorded, headers=headers)
 
     async def _recorded(self, capture: Capture) -> RecordedResponse | None:
         try:
@@ -169,7 +169,7 @@ class Replayer:
             previous_href=None if near.prev is None else PATHS.memento(near.prev),
             next_href=None if near.next is None else PATHS.memento(near.next))
 
-    async def _body(self, request: web.Request, found: Found, path: WaybackPath,
+    async def _body(self, request: web.Request, found: Found, *, path: WaybackPath,
                     recorded: RecordedResponse | None,
                     headers: dict[str, str]) -> web.StreamResponse:
         capture = found.capture
@@ -199,7 +199,8 @@ class Replayer:
         if rewriter is not None:
             await self._read_or_fail(capture, sha256, size, probe=True)
             whole = ByteRange(0, size - 1, size) if size else None
-            return await self._stream(request, out, capture, sha256, whole, rewriter=rewriter)
+            return await self._stream(request, out, capture=capture, sha256=sha256, span=whole,
+                                      rewriter=rewriter)
         out.headers["Accept-Ranges"] = "bytes"
         try:
             wanted = parse_range(request.headers.get("Range"), size)
@@ -211,10 +212,11 @@ class Replayer:
         span = wanted or (ByteRange(0, size - 1, size) if size else None)
         out.content_length = span.length if span else 0
         await self._read_or_fail(capture, sha256, size, probe=True)
-        return await self._stream(request, out, capture, sha256, span, rewriter=None)
+        return await self._stream(request, out, capture=capture, sha256=sha256, span=span,
+                                  rewriter=None)
 
-    async def _stream(self, request: web.Request, out: web.StreamResponse, capture: Capture,
-                      sha256: str, span: ByteRange | None, *,
+    async def _stream(self, request: web.Request, out: web.StreamResponse, *, capture: Capture,
+                      sha256: str, span: ByteRange | None,
                       rewriter: BodyRewriter | None) -> web.StreamResponse:
         """Headers, then the body. When it cannot be finished (the client left or stopped
         reading, the store's bytes ran out), the connection is dropped, so the client sees
@@ -222,7 +224,8 @@ class Replayer:
         await out.prepare(request)
         try:
             if request.method != "HEAD":
-                await self._send(out, capture, sha256, span, rewriter=rewriter)
+                await self._send(out, capture=capture, sha256=sha256, span=span,
+                                 rewriter=rewriter)
             await out.write_eof()
         except ConnectionError:
             if request.transport is not None:
@@ -256,8 +259,8 @@ class Replayer:
                                 f"The body of {describe(capture)} (sha256:{sha256}) cannot be "
                                 f"read from the store: {exc}") from None
 
-    async def _send(self, out: web.StreamResponse, capture: Capture, sha256: str,
-                    span: ByteRange | None, *, rewriter: BodyRewriter | None) -> None:
+    async def _send(self, out: web.StreamResponse, *, capture: Capture, sha256: str,
+                    span: ByteRange | None, rewriter: BodyRewriter | None) -> None:
         if span is None:
             if rewriter is not None:
                 await self._write(out, rewriter.close())

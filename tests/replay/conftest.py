@@ -11,15 +11,16 @@ import pytest
 
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.settings import Settings
-from archive_testkit.testweb import TestWeb, host_name
-from archive_testkit.testweb.asset_pages import GALLERY, SCRIPTED
-from tests.frontier_service.service.web import WEB
-from tests.helpers.replay import RunningReplay, crawled_data_dir, make_replayer, running_replay
-
-HOST = host_name(WEB, 0)
-GALLERY_URL = f"http://{HOST}{GALLERY}"
-HOME_URL = f"http://{HOST}/"
-SCRIPTED_URL = f"http://{HOST}{SCRIPTED}"
+from archive_testkit.testweb import TestWeb
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOME_URL,
+    SCRIPTED_URL,
+    RunningReplay,
+    crawled_data_dir,
+    make_replayer,
+    running_replay,
+)
 
 
 @pytest.fixture(scope="package")

@@ -19,6 +19,7 @@ from archive_pipelines.replay.memento import (
     timemap_link,
 )
 from archive_pipelines.replay.wayback_paths import timestamp_ms
+from tests.helpers.memento_links import parse_links
 
 pytestmark = pytest.mark.unit
 
@@ -28,15 +29,6 @@ PATHS = Paths("http://arxiv.example.net")
 RFC_MEMENTOS = [("20000620180259", "Tue, 20 Jun 2000 18:02:59 GMT"),
                 ("20000621011731", "Wed, 21 Jun 2000 01:17:31 GMT"),
                 ("20091027204954", "Tue, 27 Oct 2009 20:49:54 GMT")]
-_LINK = re.compile(r'<([^>]*)>((?:\s*;\s*[a-z]+="[^"]*")*)')
-
-
-def parse_links(text: str) -> list[tuple[str, dict[str, str]]]:
-    """(URI, params) of each link of a link-format text or a Link header."""
-    return [(uri, dict(re.findall(r'([a-z]+)="([^"]*)"', params)))
-            for uri, params in _LINK.findall(text)]
-
-
 def mementos() -> list[Memento]:
     return [Memento(ORIGINAL, timestamp_ms(ts)) for ts, _date in RFC_MEMENTOS]
 

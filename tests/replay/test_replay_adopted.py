@@ -13,8 +13,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
 from archive_testkit.archivebox import Aged07, generate_collection
 from tests.helpers.cli import run_cli
-from tests.helpers.replay import fetch, make_replayer, running_replay
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.replay import captures_of, fetch, make_replayer, memento_path, running_replay
 
 
 def warc_responses(data: Path) -> set[tuple[str, str]]:

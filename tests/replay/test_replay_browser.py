@@ -14,9 +14,7 @@ from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from archive_pipelines.catalog import Catalog
 from archive_testkit.testweb.asset_pages import SCRIPTED_IMAGES
-from tests.helpers.replay import RunningReplay
-from tests.replay.conftest import GALLERY_URL, HOST, SCRIPTED_URL
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.replay import GALLERY_URL, HOST, SCRIPTED_URL, RunningReplay, captures_of, memento_path
 
 SCREENSHOTS_ENV = "UI_SCREENSHOTS_DIR"  # as tests/ui: `make screenshots` sets docs/img
 

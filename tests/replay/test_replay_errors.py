@@ -15,9 +15,15 @@ from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import Capture, Catalog
 from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.settings import ReplaySettings, Settings
-from tests.helpers.replay import fetch, make_replayer, running_replay
-from tests.replay.conftest import GALLERY_URL, HOST
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOST,
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    running_replay,
+)
 
 SMALL_ITEMS = ReplaySettings(body_cache_item_bytes=40)  # bodies over 40 bytes are streamed
 

@@ -18,18 +18,18 @@ from archive_pipelines.replay.wayback_paths import ms_timestamp
 from archive_pipelines.settings import ReplaySettings
 from archive_pipelines.surt import urlkey
 from archive_testkit.testweb.asset_pages import GALLERY_ASSETS, GALLERY_REDIRECTS
-from tests.helpers.replay import Answer, RunningReplay, fetch, make_replayer, running_replay
-from tests.replay.conftest import GALLERY_URL, HOST
-from tests.replay.test_memento import parse_links
-
-
-def captures_of(catalog: Catalog, url: str) -> list[Capture]:
-    with catalog.reading() as tx:
-        return tx.replay.timeline(urlkey(url))
-
-
-def memento_path(capture: Capture, modifier: str = "") -> str:
-    return f"/web/{ms_timestamp(capture.fetched_ms)}{modifier}/{capture.url}"
+from tests.helpers.memento_links import parse_links
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOST,
+    Answer,
+    RunningReplay,
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    running_replay,
+)
 
 
 def test_the_gallery_replays_at_each_of_its_times_with_memento_headers(

@@ -8,9 +8,16 @@ from pathlib import Path
 
 from archive_pipelines.catalog import Catalog
 from tests.helpers.captures import ingest_all, parts_of
-from tests.helpers.replay import fetch, make_replayer, running_replay
-from tests.replay.conftest import GALLERY_URL, HOST, SCRIPTED_URL
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOST,
+    SCRIPTED_URL,
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    running_replay,
+)
 
 
 def test_postgresql_answers_as_sqlite(replay_data: Path, replay_catalog: Catalog,
