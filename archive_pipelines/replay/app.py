@@ -25,7 +25,7 @@ from aiohttp import web
 
 from archive_pipelines.replay.archive import mementos
 from archive_pipelines.replay.cdx_answer import CdxAnswer, answer_cdx
-from archive_pipelines.replay.memento import LINK_FORMAT, timemap_json, timemap_link
+from archive_pipelines.replay.memento import LINK_FORMAT, header_uri, timemap_json, timemap_link
 from archive_pipelines.replay.metrics import render_prometheus
 from archive_pipelines.replay.pages import (
     calendar_json,
@@ -192,7 +192,8 @@ async def _elsewhere(request: web.Request) -> web.StreamResponse:
             check_text(request.raw_path)
             target = urljoin(page_path.url, request.raw_path)
             return web.Response(status=302, headers={
-                "Location": f"/web/{page_path.timestamp}/{target}", "Content-Length": "0"})
+                "Location": header_uri(f"/web/{page_path.timestamp}/{target}"),
+                "Content-Length": "0"})
     raise ReplayProblem(404, "Not found", f"{request.path[:200]} is not a page of this server: "
                         "archived pages are at /web/<timestamp>/<url>.",
                         links=(("/", "Home"),))
@@ -219,7 +220,12 @@ async def _healthz(request: web.Request) -> web.StreamResponse:
 
 async def _metrics(request: web.Request) -> web.StreamResponse:
     replayer = request.app[REPLAYER]
-    replayer.metrics.body_cache_bytes = replayer.bodies.cache.size
-    replayer.metrics.header_cache_records = len(replayer.headers.cache)
+    metrics = replayer.metrics
+    for name, cache in (("body", replayer.bodies.cache), ("header", replayer.headers.cache),
+                        ("lookup", replayer.archive.cache)):
+        setattr(metrics, f"{name}_cache_hits", cache.hits)
+        setattr(metrics, f"{name}_cache_misses", cache.misses)
+    metrics.body_cache_bytes = replayer.bodies.cache.size
+    metrics.header_cache_records = len(replayer.headers.cache)
     return web.Response(text=render_prometheus(replayer.metrics), content_type="text/plain",
                         charset="utf-8", headers={"X-Content-Format": "prometheus-0.0.4"})

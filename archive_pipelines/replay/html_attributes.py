@@ -13,7 +13,7 @@ from html.entities import html5
 
 # element -> attribute -> modifier (pywb's choices; see archive_urls for what they mean)
 URL_ATTRIBUTES: dict[str, dict[str, str]] = {
-    "a": {"href": ""},
+    "a": {"href": "", "xlink:href": ""},
     "area": {"href": ""},
     "audio": {"src": "oe_"},
     "base": {"href": ""},
@@ -34,6 +34,7 @@ URL_ATTRIBUTES: dict[str, dict[str, str]] = {
     "script": {"src": "js_", "xlink:href": "js_"},
     "source": {"src": "oe_", "srcset": "im_"},
     "track": {"src": "oe_"},
+    "use": {"href": "", "xlink:href": ""},
     "video": {"src": "oe_", "poster": "im_"},
 }
 SRCSET_ATTRIBUTES = frozenset({"srcset", "imagesrcset"})
@@ -59,6 +60,8 @@ def decode_value(raw: str) -> str:
     """An attribute value as the page means it (references decoded or marked)."""
     if "&" not in raw:
         return raw
+    if "&" not in raw.replace("&amp;", ""):  # the usual case: `&amp;` alone
+        return raw.replace("&amp;", "&")
     return _REFERENCE.sub(_decode_reference, raw)
 
 
@@ -105,3 +108,14 @@ def encode_value(value: str, *, quote: str) -> str:
 def needs_quotes(value: str) -> bool:
     """Whether a value written without quotes would end early or change meaning."""
     return not value or _NEEDS_QUOTES.search(value) is not None
+
+
+# The attributes the rewriter looks at, by element: its URL attributes, those that decide
+# what its URL is, and those of every element (ANY_ELEMENT).
+ANY_ELEMENT = frozenset({"style", "background"})
+NOTICED: dict[str, frozenset[str]] = {
+    element: ANY_ELEMENT | set(rules) for element, rules in URL_ATTRIBUTES.items()}
+for _element, _names in (("link", {"integrity", "imagesrcset", "srcset"}),
+                         ("script", {"integrity"}), ("img", {"srcset"}), ("source", {"srcset"}),
+                         ("meta", {"content", "http-equiv"}), ("iframe", {"srcdoc"})):
+    NOTICED[_element] = NOTICED.get(_element, ANY_ELEMENT) | _names

@@ -13,10 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from urllib.parse import quote
 
 from archive_pipelines.replay.wayback_paths import ms_timestamp
 
 LINK_FORMAT = "application/link-format"
+_URI_SAFE = "!#$%&'()*+,-./:;=?@[]^_`{|}~"  # printable ASCII but space, ", <, >, backslash
+
+
+def header_uri(uri: str) -> str:
+    """`uri` as it may stand in a header or a link: non-ASCII, spaces, double quotes, `<`,
+    `>` and backslashes percent-encoded (what is already percent-encoded stays so)."""
+    return quote(uri, safe=_URI_SAFE)
 
 
 @dataclass(frozen=True)
@@ -67,18 +75,18 @@ class Paths:
     base: str = ""
 
     def memento(self, memento: Memento, modifier: str = "") -> str:
-        return f"{self.base}/web/{memento.timestamp}{modifier}/{memento.url}"
+        return header_uri(f"{self.base}/web/{memento.timestamp}{modifier}/{memento.url}")
 
     def timegate(self, url: str) -> str:
-        return f"{self.base}/web/{url}"
+        return header_uri(f"{self.base}/web/{url}")
 
     def timemap(self, url: str, form: str = "link") -> str:
-        return f"{self.base}/timemap/{form}/{url}"
+        return header_uri(f"{self.base}/timemap/{form}/{url}")
 
 
 def _link(uri: str, rel: str, **params: str) -> str:
     extra = "".join(f'; {name}="{value}"' for name, value in params.items())
-    return f'<{uri}>; rel="{rel}"{extra}'
+    return f'<{header_uri(uri)}>; rel="{rel}"{extra}'
 
 
 def link_header(url: str, paths: Paths, *, memento: Memento | None,

@@ -23,6 +23,8 @@ class ReplayMetrics:
     body_cache_misses: int = 0
     header_cache_hits: int = 0
     header_cache_misses: int = 0
+    lookup_cache_hits: int = 0
+    lookup_cache_misses: int = 0
     missing_bodies: int = 0
     corrupt_bodies: int = 0
     slow_clients_cut: int = 0  # responses abandoned: the client read too slowly

@@ -21,9 +21,16 @@ from aiohttp import web
 from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
 from archive_pipelines.catalog import Capture
 from archive_pipelines.replay.archive import Found, ReplayArchive
+from archive_pipelines.replay.banner import render_banner
 from archive_pipelines.replay.body_cache import BodyCache, CorruptBody, read_chunk
 from archive_pipelines.replay.capture_headers import CaptureHeaders, RecordedResponse
-from archive_pipelines.replay.memento import Paths, http_date, link_header, parse_http_date
+from archive_pipelines.replay.memento import (
+    Paths,
+    header_uri,
+    http_date,
+    link_header,
+    parse_http_date,
+)
 from archive_pipelines.replay.metrics import ReplayMetrics
 from archive_pipelines.replay.pages import describe, error_page
 from archive_pipelines.replay.responses import (
@@ -119,10 +126,9 @@ class Replayer:
         if 300 <= status < 400:
             return await self._redirect(capture, path, headers)
         recorded = await self._recorded(capture)
-        return await self._body(request, found, path, recorded, headers)
+        return await self._body(request, found, path=path, recorded=recorded, headers=headers)
 
     async def _recorded(self, capture: Capture) -> RecordedResponse | None:
-        before = self.headers.cache.hits
         try:
             recorded: RecordedResponse | None = await self.blocking(
                 self.headers.response, index_path=capture.index_path,
@@ -130,10 +136,6 @@ class Replayer:
                 request_index=capture.request_index)
         except (OSError, ValueError):
             return None  # the body still replays, with the catalog's status and type only
-        if self.headers.cache.hits > before:
-            self.metrics.header_cache_hits += 1
-        else:
-            self.metrics.header_cache_misses += 1
         return recorded
 
     async def _redirect(self, capture: Capture, path: WaybackPath,
@@ -153,16 +155,21 @@ class Replayer:
                                 f"{describe(capture)} redirects to {target[:200]}, "
                                 "which is not an http(s) URL.")
         self.metrics.mementos += 1
-        headers["Location"] = f"/web/{ms_timestamp(capture.fetched_ms)}{path.modifier}/{target}"
+        headers["Location"] = header_uri(
+            f"/web/{ms_timestamp(capture.fetched_ms)}{path.modifier}/{target}")
         headers["Content-Length"] = "0"
         return web.Response(status=capture.status_code or 302, headers=headers)
 
-    def banner_html(self, found: Found) -> str | None:
-        """The banner over a replayed page; None when switched off."""
-        del found
-        return None  # until the banner's HTML is written (replay/banner.py)
+    def banner_html(self, found: Found) -> str:
+        """The banner over a replayed page: its time and URL, its neighbours, its calendar."""
+        capture, near = found.capture, found.neighbours
+        return render_banner(
+            timestamp=ms_timestamp(capture.fetched_ms), original_url=capture.url,
+            calendar_href=f"/web/*/{capture.url}",
+            previous_href=None if near.prev is None else PATHS.memento(near.prev),
+            next_href=None if near.next is None else PATHS.memento(near.next))
 
-    async def _body(self, request: web.Request, found: Found, path: WaybackPath,
+    async def _body(self, request: web.Request, found: Found, *, path: WaybackPath,
                     recorded: RecordedResponse | None,
                     headers: dict[str, str]) -> web.StreamResponse:
         capture = found.capture
@@ -173,7 +180,11 @@ class Replayer:
         for name, value in replay_headers(recorded.headers if recorded else ()):
             out.headers.add(name, value)
         out.headers.update(headers)
-        content_type = capture.content_type or "application/octet-stream"
+        # The recorded Content-Type keeps the charset the catalog's media type lacks.
+        content_type = next((value for name, value in (recorded.headers if recorded else ())
+                             if name.lower() == "content-type" and value.isascii()
+                             and value.strip()), None) or capture.content_type \
+            or "application/octet-stream"
         out.headers["Content-Type"] = content_type
         still_encoded = recorded is not None and recorded.still_encoded
         if recorded is not None and still_encoded:  # the bytes are as the server encoded them
@@ -187,12 +198,9 @@ class Replayer:
             page_url=capture.url, banner=self.banner_html(found) if self.banner else None)
         if rewriter is not None:
             await self._read_or_fail(capture, sha256, size, probe=True)
-            await out.prepare(request)
-            if request.method != "HEAD":
-                await self._send(out, capture, sha256, ByteRange(0, size - 1, size) if size else
-                                 None, rewriter=rewriter)
-            await out.write_eof()
-            return out
+            whole = ByteRange(0, size - 1, size) if size else None
+            return await self._stream(request, out, capture=capture, sha256=sha256, span=whole,
+                                      rewriter=rewriter)
         out.headers["Accept-Ranges"] = "bytes"
         try:
             wanted = parse_range(request.headers.get("Range"), size)
@@ -204,10 +212,24 @@ class Replayer:
         span = wanted or (ByteRange(0, size - 1, size) if size else None)
         out.content_length = span.length if span else 0
         await self._read_or_fail(capture, sha256, size, probe=True)
+        return await self._stream(request, out, capture=capture, sha256=sha256, span=span,
+                                  rewriter=None)
+
+    async def _stream(self, request: web.Request, out: web.StreamResponse, *, capture: Capture,
+                      sha256: str, span: ByteRange | None,
+                      rewriter: BodyRewriter | None) -> web.StreamResponse:
+        """Headers, then the body. When it cannot be finished (the client left or stopped
+        reading, the store's bytes ran out), the connection is dropped, so the client sees
+        an incomplete body rather than a short one that looks whole; no error is logged."""
         await out.prepare(request)
-        if request.method != "HEAD" and span is not None:
-            await self._send(out, capture, sha256, span, rewriter=None)
-        await out.write_eof()
+        try:
+            if request.method != "HEAD":
+                await self._send(out, capture=capture, sha256=sha256, span=span,
+                                 rewriter=rewriter)
+            await out.write_eof()
+        except ConnectionError:
+            if request.transport is not None:
+                request.transport.abort()
         return out
 
     async def _read_or_fail(self, capture: Capture, sha256: str, size: int, *,
@@ -218,11 +240,8 @@ class Replayer:
             if size <= self.bodies.max_item:
                 hit = self.bodies.cache.get(sha256)
                 if hit is not None:
-                    self.metrics.body_cache_hits += 1
                     return hit
-                self.metrics.body_cache_misses += 1
                 data: bytes = await self.blocking(self.bodies.whole, sha256, size=size)
-                self.metrics.body_cache_bytes = self.bodies.cache.size
                 return data
             if probe:
                 exists = await self.blocking(self.bodies.store.exists, sha256)
@@ -240,8 +259,8 @@ class Replayer:
                                 f"The body of {describe(capture)} (sha256:{sha256}) cannot be "
                                 f"read from the store: {exc}") from None
 
-    async def _send(self, out: web.StreamResponse, capture: Capture, sha256: str,
-                    span: ByteRange | None, *, rewriter: BodyRewriter | None) -> None:
+    async def _send(self, out: web.StreamResponse, *, capture: Capture, sha256: str,
+                    span: ByteRange | None, rewriter: BodyRewriter | None) -> None:
         if span is None:
             if rewriter is not None:
                 await self._write(out, rewriter.close())
@@ -251,7 +270,11 @@ class Replayer:
             chunk = small[span.start:span.end + 1]
             await self._write(out, rewriter.feed(chunk) + rewriter.close() if rewriter else chunk)
             return
-        reader = await self.blocking(self.bodies.open, sha256, start=span.start)
+        try:
+            reader = await self.blocking(self.bodies.open, sha256, start=span.start)
+        except BlobStoreError as exc:  # gone since it was looked at: the headers are sent
+            self.metrics.missing_bodies += 1
+            raise ConnectionResetError(f"{describe(capture)}: {exc}") from None
         try:
             left = span.length
             while left > 0:

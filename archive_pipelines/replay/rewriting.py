@@ -41,7 +41,8 @@ def body_rewriter(*, content_type: str | None, modifier: str, timestamp: str, pa
     kind = media_type(content_type)
     if kind in _HTML_TYPES:
         urls = ArchiveUrls(timestamp=timestamp, page_url=page_url)
-        return HtmlRewriter(urls, banner=None if modifier in _FRAMES else banner)
+        return HtmlRewriter(urls, banner=None if modifier in _FRAMES else banner,
+                            xhtml=kind == "application/xhtml+xml")
     if kind == "text/css" or (modifier == "cs_" and kind.startswith("text/")):
         return CssRewriter(ArchiveUrls(timestamp=timestamp, page_url=page_url))
     return None

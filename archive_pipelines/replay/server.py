@@ -3,7 +3,8 @@ SIGTERM/SIGINT (in-flight answers finish, up to a grace period).
 
 Per-connection resources are bounded: a request line or header over 16 KB is answered 400
 by the HTTP parser before any handler runs, a request body is refused past 64 KB (replay
-takes none), a keep-alive connection idles `keepalive_seconds` at most, a response whose
+takes none), a connection that sends no whole request within `keepalive_seconds` (idle, or
+trickling its headers) is closed, a response whose
 client accepts no chunk within `send_timeout_seconds` is abandoned, and the worker threads
 that read the catalog and the store are a fixed pool, so many connections queue for them
 rather than multiply them. The open-files limit is raised to its hard limit at start, so
@@ -37,7 +38,9 @@ def build_replayer(settings: ReplaySettings, *, catalog: Catalog, store: BlobSto
                    data_dir: Path, withdrawn: Exclusions) -> Replayer:
     """The replay's parts from its settings (the caller closes `replayer.pool`)."""
     return Replayer(
-        archive=ReplayArchive(catalog, withdrawn=withdrawn),
+        archive=ReplayArchive(catalog, withdrawn=withdrawn,
+                              cache_seconds=settings.lookup_cache_seconds,
+                              cache_entries=settings.lookup_cache_entries),
         headers=CaptureHeaders(data_dir, store, capacity=settings.header_cache_records),
         bodies=BodyCache(store, capacity=settings.body_cache_bytes,
                          max_item=settings.body_cache_item_bytes),

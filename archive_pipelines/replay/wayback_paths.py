@@ -40,7 +40,11 @@ class WaybackPath:
 
     @property
     def at_ms(self) -> int | None:
-        return timestamp_ms(self.timestamp) if self.timestamp else None
+        """The moment asked for: the start of a partial timestamp's period, the middle of a
+        full one's second (so each of two captures a second apart is nearest its own)."""
+        if not self.timestamp:
+            return None
+        return timestamp_ms(self.timestamp) + (500 if len(self.timestamp) == 14 else 0)
 
 
 def parse_wayback_path(rest: str) -> WaybackPath:

@@ -213,6 +213,9 @@ class ReplaySettings(_Section):
     body_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)  # hot bodies kept in memory
     body_cache_item_bytes: int = Field(default=1024 * 1024, ge=0)  # larger bodies: streamed
     header_cache_records: int = Field(default=10_000, ge=1)  # capture records whose headers are kept
+    # Lookups (a URL at a time -> its nearest capture and neighbours) kept this long (0: off).
+    lookup_cache_seconds: float = Field(default=5.0, ge=0)
+    lookup_cache_entries: int = Field(default=10_000, ge=1)
     worker_threads: int = Field(default=8, ge=1, le=256)  # catalog and store reads
     # A response whose client takes longer than this to accept one chunk is abandoned.
     send_timeout_seconds: float = Field(default=60.0, gt=0)

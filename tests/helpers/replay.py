@@ -14,17 +14,36 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from archive_pipelines.blobstore import open_store
-from archive_pipelines.catalog import Catalog
+from archive_pipelines.catalog import Capture, Catalog
 from archive_pipelines.datadir import initialize
 from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.replay.replayer import Replayer
 from archive_pipelines.replay.server import ReplayServer, build_replayer
+from archive_pipelines.replay.wayback_paths import ms_timestamp
 from archive_pipelines.settings import ReplaySettings, Settings
-from archive_testkit.testweb import TestWeb
+from archive_pipelines.surt import urlkey
+from archive_testkit.testweb import TestWeb, host_name
+from archive_testkit.testweb.asset_pages import GALLERY, SCRIPTED
 from frontier_service.service.service import CrawlerService
-from tests.frontier_service.service.web import crawler_settings
+from tests.frontier_service.service.web import WEB, crawler_settings
 from tests.helpers.captures import ingest_all, parts_of
 from tests.helpers.crawls import delete_keys
+
+HOST = host_name(WEB, 0)  # the test web's host the replay tests crawl
+GALLERY_URL = f"http://{HOST}{GALLERY}"
+HOME_URL = f"http://{HOST}/"
+SCRIPTED_URL = f"http://{HOST}{SCRIPTED}"
+
+
+def captures_of(catalog: Catalog, url: str) -> list[Capture]:
+    """The replayable captures of `url`, oldest first."""
+    with catalog.reading() as tx:
+        return tx.replay.timeline(urlkey(url))
+
+
+def memento_path(capture: Capture, modifier: str = "") -> str:
+    """`/web/<its 14-digit timestamp><modifier>/<its URL>`."""
+    return f"/web/{ms_timestamp(capture.fetched_ms)}{modifier}/{capture.url}"
 
 
 def crawl_into(data_dir: Path, *, web: TestWeb, redis_url: str, name: str,

@@ -11,23 +11,26 @@ import pytest
 
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.settings import Settings
-from archive_testkit.testweb import TestWeb, host_name
-from archive_testkit.testweb.asset_pages import GALLERY
-from tests.frontier_service.service.web import WEB
-from tests.helpers.replay import RunningReplay, crawled_data_dir, make_replayer, running_replay
-
-HOST = host_name(WEB, 0)
-GALLERY_URL = f"http://{HOST}{GALLERY}"
-HOME_URL = f"http://{HOST}/"
+from archive_testkit.testweb import TestWeb
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOME_URL,
+    SCRIPTED_URL,
+    RunningReplay,
+    crawled_data_dir,
+    make_replayer,
+    running_replay,
+)
 
 
 @pytest.fixture(scope="package")
 def replay_data(captures_web: TestWeb, redis_url: str,
                 tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two crawls (a second apart) of the gallery, its assets and the host's home page."""
+    """Two crawls (a second apart) of the gallery, its assets, the host's home page and a
+    page its script builds."""
     return crawled_data_dir(tmp_path_factory.mktemp("replay") / "data", web=captures_web,
                             redis_url=redis_url, name=f"replay-{uuid.uuid4().hex[:8]}",
-                            seeds=(GALLERY_URL, HOME_URL), times=2)
+                            seeds=(GALLERY_URL, HOME_URL, SCRIPTED_URL), times=2)
 
 
 @pytest.fixture(scope="package")

@@ -7,9 +7,7 @@ import json
 
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.replay.wayback_paths import ms_timestamp
-from tests.helpers.replay import RunningReplay, fetch
-from tests.replay.conftest import GALLERY_URL, HOST
-from tests.replay.test_replay_http import captures_of
+from tests.helpers.replay import GALLERY_URL, HOST, RunningReplay, captures_of, fetch
 
 
 def test_both_dialects_list_a_urls_captures(replay: RunningReplay,

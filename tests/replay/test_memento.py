@@ -19,6 +19,7 @@ from archive_pipelines.replay.memento import (
     timemap_link,
 )
 from archive_pipelines.replay.wayback_paths import timestamp_ms
+from tests.helpers.memento_links import parse_links
 
 pytestmark = pytest.mark.unit
 
@@ -28,15 +29,6 @@ PATHS = Paths("http://arxiv.example.net")
 RFC_MEMENTOS = [("20000620180259", "Tue, 20 Jun 2000 18:02:59 GMT"),
                 ("20000621011731", "Wed, 21 Jun 2000 01:17:31 GMT"),
                 ("20091027204954", "Tue, 27 Oct 2009 20:49:54 GMT")]
-_LINK = re.compile(r'<([^>]*)>((?:\s*;\s*[a-z]+="[^"]*")*)')
-
-
-def parse_links(text: str) -> list[tuple[str, dict[str, str]]]:
-    """(URI, params) of each link of a link-format text or a Link header."""
-    return [(uri, dict(re.findall(r'([a-z]+)="([^"]*)"', params)))
-            for uri, params in _LINK.findall(text)]
-
-
 def mementos() -> list[Memento]:
     return [Memento(ORIGINAL, timestamp_ms(ts)) for ts, _date in RFC_MEMENTOS]
 
@@ -95,3 +87,11 @@ def test_the_only_memento_is_its_own_first_and_last() -> None:
     header = link_header(ORIGINAL, PATHS, memento=only, neighbours=Neighbours(first=only, last=only))
     assert [link[1]["rel"] for link in parse_links(header)] == [
         "original", "timegate", "timemap", "first last memento"]
+
+
+def test_uris_in_headers_are_ascii_and_keep_their_escapes() -> None:
+    odd = Memento("http://a.example.org/caf\u00e9 menu?q=\"x\"&r=%20", timestamp_ms("2000"))
+    header = link_header(odd.url, Paths(), memento=odd, neighbours=Neighbours())
+    assert header.isascii()
+    assert all(" " not in uri and '"' not in uri for uri in re.findall(r"<([^>]*)>", header))
+    assert "/caf%C3%A9%20menu?q=%22x%22&r=%20" in header

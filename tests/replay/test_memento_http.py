@@ -8,10 +8,8 @@ import json
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.replay.memento import http_date
 from archive_pipelines.replay.wayback_paths import ms_timestamp
-from tests.helpers.replay import RunningReplay, fetch
-from tests.replay.conftest import GALLERY_URL, HOST
-from tests.replay.test_memento import parse_links
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.memento_links import parse_links
+from tests.helpers.replay import GALLERY_URL, HOST, RunningReplay, captures_of, fetch, memento_path
 
 
 def test_the_timegate_sends_to_the_memento_nearest_accept_datetime(

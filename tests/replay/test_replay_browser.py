@@ -13,9 +13,8 @@ import pytest
 from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from archive_pipelines.catalog import Catalog
-from tests.helpers.replay import RunningReplay
-from tests.replay.conftest import GALLERY_URL, HOST
-from tests.replay.test_replay_http import captures_of, memento_path
+from archive_testkit.testweb.asset_pages import SCRIPTED_IMAGES
+from tests.helpers.replay import GALLERY_URL, HOST, SCRIPTED_URL, RunningReplay, captures_of, memento_path
 
 SCREENSHOTS_ENV = "UI_SCREENSHOTS_DIR"  # as tests/ui: `make screenshots` sets docs/img
 
@@ -115,5 +114,26 @@ def test_a_followed_link_lands_on_the_nearest_capture(
         assert page.url == f"{traffic.origin}{memento_path(nearest)}"
         assert traffic.statuses[page.url] == 200
         assert traffic.elsewhere == []
+        shots = os.environ.get(SCREENSHOTS_ENV)
+        if shots:
+            page.screenshot(path=str(Path(shots) / "replay-page.png"))
+    finally:
+        page.context.close()
+
+
+def test_a_page_its_script_builds_shows_the_json_and_images_it_fetched(
+        browser: Browser, replay: RunningReplay, replay_catalog: Catalog) -> None:
+    """The script fetches `/assets/data/items.json` (root-relative: the Referer fallback sends
+    it into the archive at the page's time) and inserts the images it lists."""
+    first = captures_of(replay_catalog, SCRIPTED_URL)[0]
+    page, traffic = open_replayed(browser, replay, memento_path(first))
+    try:
+        page.wait_for_function("() => document.body.dataset.items === '3'")
+        page.wait_for_function("""() => [...document.querySelectorAll('img.item')]
+            .every(i => i.complete && i.naturalWidth > 0)""")
+        assert traffic.elsewhere == []
+        for path in ("/assets/data/items.json", *SCRIPTED_IMAGES):
+            assert f"{traffic.origin}{path}" in traffic.replayed, path  # as the script asked
+            assert traffic.statuses[f"{traffic.origin}{path}"] == 302  # sent into the archive
     finally:
         page.context.close()

@@ -18,9 +18,7 @@ import pytest
 
 from archive_pipelines.catalog import Catalog
 from tests.helpers.cli import CLI, run_cli
-from tests.helpers.replay import fetch
-from tests.replay.conftest import GALLERY_URL
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.replay import GALLERY_URL, captures_of, fetch, memento_path
 
 
 @pytest.fixture(scope="module")

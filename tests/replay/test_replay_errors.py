@@ -15,9 +15,15 @@ from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import Capture, Catalog
 from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.settings import ReplaySettings, Settings
-from tests.helpers.replay import fetch, make_replayer, running_replay
-from tests.replay.conftest import GALLERY_URL, HOST
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOST,
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    running_replay,
+)
 
 SMALL_ITEMS = ReplaySettings(body_cache_item_bytes=40)  # bodies over 40 bytes are streamed
 
@@ -123,6 +129,18 @@ def test_large_bodies_stream_whole_and_in_ranges(damaged: Path, damaged_catalog:
         assert len(replayer.bodies.cache) == 0  # nothing that large is kept
 
 
+def test_a_streamed_page_is_rewritten_as_a_cached_one(damaged: Path,
+                                                      damaged_catalog: Catalog) -> None:
+    page = latest(damaged_catalog, "/assets/gallery.html")
+    with running_replay(make_replayer(damaged, damaged_catalog)) as replay:
+        cached = fetch(replay.port, memento_path(page))
+    with running_replay(make_replayer(damaged, damaged_catalog, SMALL_ITEMS)) as replay:
+        streamed = fetch(replay.port, memento_path(page))
+    assert cached.status == streamed.status == 200
+    assert streamed.body == cached.body and b"/web/" in streamed.body
+    assert streamed.header("Content-Length") is None  # rewritten: sent chunked
+
+
 def test_withdrawn_urls_are_not_replayed_listed_or_timemapped(
         damaged: Path, damaged_catalog: Catalog) -> None:
     withdrawn = Exclusions([f"{HOST}/assets/img/"])  # any scheme, as an operator writes it
@@ -135,3 +153,35 @@ def test_withdrawn_urls_are_not_replayed_listed_or_timemapped(
         listed = fetch(replay.port, f"/web/*/http://{HOST}/assets/*?output=json").text
         assert "/assets/img/" not in listed and "/assets/css/main.css" in listed
         assert fetch(replay.port, f"/web/2/{GALLERY_URL}").status == 302
+
+
+def test_an_idle_connection_is_closed_after_the_keepalive(damaged: Path,
+                                                          damaged_catalog: Catalog) -> None:
+    import socket
+    import time
+
+    with running_replay(make_replayer(damaged, damaged_catalog), keepalive_s=1.0) as replay:
+        silent = socket.create_connection(("127.0.0.1", replay.port), timeout=10)
+        started = time.monotonic()
+        assert silent.recv(1) == b""  # closed by the server, nothing sent
+        assert 0.5 < time.monotonic() - started < 5
+        silent.close()
+        # Headers sent a byte at a time (slowloris) are cut off the same way.
+        trickle = socket.create_connection(("127.0.0.1", replay.port), timeout=10)
+        trickle.setblocking(False)
+        started = time.monotonic()
+        closed = False
+        for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100:
+            time.sleep(0.1)
+            try:
+                trickle.send(bytes([byte]))
+                closed = trickle.recv(1) == b""
+            except BlockingIOError:
+                continue
+            except OSError:
+                closed = True
+            if closed:
+                break
+        assert closed and time.monotonic() - started < 5
+        trickle.close()
+        assert fetch(replay.port, "/healthz").status == 200

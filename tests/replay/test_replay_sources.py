@@ -15,9 +15,15 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
 from tests.helpers.captures import capture_primary, parts_of
 from tests.helpers.cli import run_cli
-from tests.helpers.replay import fetch, make_replayer, running_replay
-from tests.replay.conftest import GALLERY_URL, HOST
-from tests.replay.test_replay_http import captures_of, memento_path
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOST,
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    running_replay,
+)
 
 IMAGE = f"http://{HOST}/assets/img/photo-400.png"
 

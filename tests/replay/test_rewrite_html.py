@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from archive_pipelines.replay import html_syntax
 from archive_pipelines.replay.archive_urls import ArchiveUrls
 from archive_pipelines.replay.rewrite_html import HtmlRewriter
 
@@ -73,8 +74,14 @@ def assert_same_at_every_boundary(page: bytes, *, banner: str | None = None,
     (b"<meta http-equiv=REFRESH content=\"0;URL='n'\">",
      f"<meta http-equiv=REFRESH content=\"0;URL='{W}/{D}/n'\">"),
     (b'<meta name="x" content="y.html">', '<meta name="x" content="y.html">'),
+    (b'<meta http-equiv=refresh content="next.html">', '<meta http-equiv=refresh content="next.html">'),
     (b'<script src="s.js" integrity="sha384-x">', f'<script src="{W}js_/{D}/s.js" _integrity="sha384-x">'),
     (b'<svg><image href="i.svg"/></svg>', f'<svg><image href="{W}im_/http://example.com/dir/i.svg"/></svg>'),
+    (b'<svg><use xlink:href="s.svg#i"/><use href="#local"/></svg>',
+     f'<svg><use xlink:href="{W}/{D}/s.svg#i"/><use href="#local"/></svg>'),
+    (b'<meta http-equiv="Content-Security-Policy" content="img-src https://cdn.example">',
+     b'<meta http-equiv="x-archive-orig-content-security-policy" content="img-src https://cdn.example">'.decode()),
+    (b'<meta http-equiv=content-language content=en>', '<meta http-equiv=content-language content=en>'),
     (b'<a href="mailto:a@b">', '<a href="mailto:a@b">'),
     (b'<a href="#frag">', '<a href="#frag">'),
     (b'<a href="">', '<a href="">'),
@@ -139,6 +146,9 @@ def test_hostile_attributes(html: bytes, expected: str) -> None:
     (b'<!DOCTYPE html><a href=y>', f'<!DOCTYPE html><a href={W}/http://example.com/dir/y>'),
     (b'a < b and c<1 <a href=y>', f'a < b and c<1 <a href={W}/http://example.com/dir/y>'),
     (b'</><a href=y>', f'</><a href={W}/http://example.com/dir/y>'),
+    # a quote left open runs to the end of the page: no tag follows it
+    (b'<g t="><base href=<>', '<g t="><base href=<>'),
+    (b"<div t='><a href=x>", "<div t='><a href=x>"),
 ])
 def test_comments_cdata_and_bogus_markup(html: bytes, expected: str) -> None:
     assert rewrite(html) == expected.encode()
@@ -171,6 +181,42 @@ def test_raw_text_elements(html: bytes, expected: str) -> None:
     assert rewrite(html) == expected.encode()
 
 
+@pytest.mark.parametrize(("html", "expected"), [
+    # in SVG, <script> and <style> are no raw text and CDATA is CDATA ...
+    (b'<svg><script>"<a href=x>"</script></svg>', f'<svg><script>"<a href={W}/{D}/x>"</script></svg>'),
+    (b'<svg><![CDATA[<a href=no>]]></svg>', '<svg><![CDATA[<a href=no>]]></svg>'),
+    # ... but in an integration point, HTML rules again
+    (b'<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>',
+     '<svg><foreignObject><script>"<a href=no>"</script></foreignObject></svg>'),
+    # (there CDATA is CDATA while the current element is the SVG one, a bogus comment
+    # up to the first `>` once an HTML element is open)
+    (b'<svg><foreignObject><![CDATA[<a href=no>]]><a href=y></svg>',
+     f'<svg><foreignObject><![CDATA[<a href=no>]]><a href={W}/{D}/y></svg>'),
+    (b'<svg><foreignObject><p><![CDATA[x]]><a href=y></foreignObject><![CDATA[<a href=no>]]></svg>',
+     f'<svg><foreignObject><p><![CDATA[x]]><a href={W}/{D}/y></foreignObject><![CDATA[<a href=no>]]></svg>'),
+    # an <svg> in MathML is MathML: its <mtext> holds HTML
+    (b'<math><svg><mtext><script>"<a href=no>"</script>', '<math><svg><mtext><script>"<a href=no>"</script>'),
+    # </p> and </br> end foreign content too
+    (b'<math></p><title><a href=no></title>', '<math></p><title><a href=no></title>'),
+    # an end tag closes the nearest open element of its name; </template> all inside it
+    (b'<svg><math></svg><title><a href=no>', '<svg><math></svg><title><a href=no>'),
+    (b'<template><svg></template><xmp><a href=no>', '<template><svg></template><xmp><a href=no>'),
+    # an integration point's end tag is ignored while an HTML element is open in it
+    (b'<svg><title><h></title><xmp><a href=no>', '<svg><title><h></title><xmp><a href=no>'),
+    (b'<math><mtext><style></style><![CDATA[><a href=no>',
+     '<math><mtext><style></style><![CDATA[><a href=no>'),
+    (b'<math><mtext><script>"<a href=no>"</script></mtext></math>',
+     '<math><mtext><script>"<a href=no>"</script></mtext></math>'),
+    # an HTML element ends the SVG: a script after it is raw text again
+    (b'<svg><p><script>"<a href=no>"</script>', '<svg><p><script>"<a href=no>"</script>'),
+    (b'<svg/><script>"<a href=no>"</script>', '<svg/><script>"<a href=no>"</script>'),
+    (b'<svg><svg></svg><script>"<a href=x>"</script>',
+     f'<svg><svg></svg><script>"<a href={W}/{D}/x>"</script>'),
+])
+def test_svg_and_mathml_content(html: bytes, expected: str) -> None:
+    assert assert_same_at_every_boundary(html) == expected.encode()
+
+
 def test_base_changes_the_urls_after_it_and_is_rewritten_itself() -> None:
     html = b'<a href=a><base href="http://other.org/sub/"><a href=b><base href="/ignored/"><a href=/c>'
     assert rewrite(html) == (
@@ -184,6 +230,12 @@ def test_iframe_srcdoc_is_rewritten_as_a_page() -> None:
     assert rewrite(html) == (
         f'<iframe srcdoc="<img src=&quot;{W}im_/http://example.com/dir/s.png&quot;>"></iframe>'
     ).encode()
+
+
+def test_iframe_srcdoc_keeps_its_references_and_bytes() -> None:
+    html = '<iframe srcdoc="caf&eacute; é &lt;a href=x&amp;amp;y&gt;"></iframe>'.encode("latin-1")
+    assert rewrite(html) == (
+        f'<iframe srcdoc="caf&eacute; é <a href={W}/{D}/x&amp;amp;y>"></iframe>').encode("latin-1")
 
 
 @pytest.mark.parametrize(("html", "expected"), [
@@ -302,6 +354,25 @@ def test_random_hostile_soup_is_the_same_at_every_boundary_and_keeps_its_text() 
         assert _loosely(undone) == _loosely(page)
 
 
+def test_the_fast_path_agrees_with_the_tag_by_tag_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain text and tags are skipped in one regex match when no banner waits: the result
+    is the same as looking at every tag."""
+    pieces = [b"<div", b"<p", b"<span", b"<a", b"<img", b" class=x", b' style="background:url(s)"',
+              b" data-style=1", b" href=h", b" src=i", b">", b"</div>", b"</svg>", b"<svg>",
+              b"<template>", b"</template>", b"<script>", b"</script>", b"text", b"<", b'"', b"'",
+              b"=", b" ", b"<!--", b"-->", b"<![CDATA[", b"]]>", b"<style>", b"</style>",
+              b" BACKGROUND=b", b"<TD", b"<metax", b"<meta http-equiv=refresh content=1;u", b"/",
+              b"<foreignObject>", b"</foreignObject>", b"<math>", b"<mtext>", b"</mtext>"]
+    generator = random.Random(7)
+    pages = [b"".join(generator.choice(pieces) for _ in range(generator.randint(1, 40)))
+             for _ in range(300)]
+    fast = [rewrite(page) for page in pages]
+    monkeypatch.setattr(html_syntax, "PLAIN_RUN", re.compile(""))
+    for page, expected in zip(pages, fast, strict=True):
+        assert rewrite(page) == expected, page
+        assert rewrite(page, cuts=list(range(1, len(page)))) == expected, page
+
+
 def _loosely(page: bytes) -> bytes:
     return re.sub(rb'["\']|&amp;|_integrity|integrity', b"", page)
 
@@ -312,3 +383,31 @@ def test_a_long_tag_fed_byte_by_byte_is_not_scanned_again_for_each_byte() -> Non
     out = rewrite(html, cuts=list(range(1, len(html))))
     assert out == html[:-2] + f"{W}/{D}/x>".encode()
     assert time.perf_counter() - started < 10  # rescanning it each time takes minutes
+
+
+@pytest.mark.parametrize(("tag", "plain"), [
+    ("<abbr>", True), ("<ab>", True), ("<scripts>", True), ("<imgx src=x>", True), ("<d>", True),
+    ("<bodyx>", True), ("<mtextual>", True), ("<div class=a>", True), ("</a>", True),
+    ("<a>", False), ("<A href=x>", False), ("<img/>", False), ("<IMG\n>", False),
+    ("<script>", False), ("<area>", False), ("<audio>", False), ("<mtext>", False),
+    ("<frameset>", False), ("<frame>", False), ("<div style=x>", False), ("</svg>", False),
+    ("</foreignObject>", False), ("<p data-BACKGROUND=1>", False),
+])
+def test_the_fast_path_skips_plain_tags_only(tag: str, plain: bool) -> None:
+    match = html_syntax.PLAIN_RUN.match(tag)
+    assert match is not None
+    assert (match.end() == len(tag)) is plain
+
+
+def test_xhtml_closes_a_script_with_its_own_tag_and_reads_cdata_everywhere() -> None:
+    page = (b'<html xmlns="http://www.w3.org/1999/xhtml"><head><script src="a.js"/>'
+            b'<link rel="stylesheet" href="s.css"/></head><body><![CDATA[<a href="no">]]>'
+            b'<a href="y">y</a></body></html>')
+    rewriter = HtmlRewriter(URLS, banner="<div>B</div>", xhtml=True)
+    out = b"".join(rewriter.feed(page[n:n + 7]) for n in range(0, len(page), 7)) + rewriter.close()
+    assert out == (
+        f'<html xmlns="http://www.w3.org/1999/xhtml"><head><script src="{W}js_/{D}/a.js"/>'
+        f'<link rel="stylesheet" href="{W}cs_/{D}/s.css"/></head><body><div>B</div>'
+        f'<![CDATA[<a href="no">]]><a href="{W}/{D}/y">y</a></body></html>').encode()
+    # read as HTML, the same page is one long script
+    assert b"cs_" not in rewrite(page)

@@ -63,3 +63,10 @@ def test_timestamps_pad_to_the_start_of_their_period(timestamp: str, expected: s
 def test_timestamps_round_trip_to_the_second() -> None:
     ms = 1_790_000_000_123
     assert timestamp_ms(ms_timestamp(ms)) == ms - 123
+
+
+def test_a_full_timestamp_means_the_middle_of_its_second() -> None:
+    assert parse_wayback_path("20261125103001/x.test/").at_ms == \
+        timestamp_ms("20261125103001") + 500
+    assert parse_wayback_path("2026/x.test/").at_ms == timestamp_ms("2026")
+    assert parse_wayback_path("x.test/").at_ms is None
