@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +154,29 @@ def crawl(data: Path, env: dict[str, str]) -> None:
         events = instance.fetch_materializations(AssetKey("crawl_segments"), limit=100).records
     print(f"crawl_segments materializations on the Dagster instance: {len(events)} "
           f"(partitions {sorted({e.partition_key for e in events})})")
+
+
+def replay_url(cli: list[str], env: dict[str, str], url: str) -> str:
+    """Start `replay` on a free port, ask its TimeGate for `url`, print what came back and
+    return the memento's path (`/web/<timestamp>/<url>`); the server is stopped after."""
+    process = subprocess.Popen([*cli, "replay", "--port", "0"], cwd=ROOT, env=env,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        found = re.search(r"(http://[^/\s]+)/web/", process.stdout.readline())
+        if found is None:
+            raise SystemExit("demo step failed: `replay` did not say where it listens")
+        with urllib.request.urlopen(f"{found.group(1)}/web/{url}", timeout=30) as response:
+            path = response.url[len(found.group(1)):]
+            print(f"GET /web/{url} -> {path}: {response.status}, "
+                  f"{response.headers['Content-Type']}, Memento-Datetime "
+                  f"{response.headers['Memento-Datetime']}")
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stdout is not None:
+            process.stdout.close()
+    return path
 
 
 def plain(markdown: str) -> str:
@@ -335,6 +360,11 @@ def main() -> None:
     package.unlink(missing_ok=True)
     run([*cli, "export-warc", "--wacz", str(package)], env)
     print(f"the crawl as a WACZ: {package} (open it in ReplayWeb.page, or `wacz validate -f` it)")
+
+    step("replay: the crawl as it was, Wayback-style (`archive-pipelines replay`)")
+    path = replay_url(cli, env, "http://site0000.test/")
+    print(f"replay it in a browser: `archive-pipelines --data-dir {shlex.quote(str(data))} "
+          f"replay`, then open http://127.0.0.1:8080{path}")
 
     print(f"\ndemo finished in {time.monotonic() - started:.1f}s; "
           f"open Dagit on this data dir with `{dev_command(data)}`")

@@ -22,6 +22,7 @@ from archive_pipelines.catalog.ref_counts import (
 from archive_pipelines.catalog.repository_base import Repository, _reads, _writes
 from archive_pipelines.catalog.row_sets import BOOL, INT, TEXT, row_set
 from archive_pipelines.catalog.statements import insert_ignore
+from archive_pipelines.surt import urlkey
 
 
 class CaptureRow(NamedTuple):
@@ -52,7 +53,7 @@ _CAPTURE_COLUMNS = [
     ("canonical_url", TEXT), ("fetched_ms", INT), ("status_code", INT), ("final_url", TEXT),
     ("redirects", TEXT), ("content_type", TEXT), ("body_sha256", TEXT), ("body_size", INT),
     ("truncated", BOOL), ("error", TEXT), ("depth", INT), ("request_index", INT), ("title", TEXT),
-    ("record_offset", INT), ("body_blob_id", INT),
+    ("record_offset", INT), ("body_blob_id", INT), ("urlkey", TEXT),
 ]
 
 
@@ -145,15 +146,19 @@ class Capture:
     index_path: str
     record_offset: int
     title: str | None  # a page's HTML title; None for other captures and untitled pages
+    urlkey: str  # its URL's SURT key (`surt.urlkey`)
+    request_index: int  # its fetch in the record's `requests` (0: the page's own)
 
 
-def _captures() -> Select[Any]:
+def select_captures() -> Select[Any]:
+    """The columns of `Capture`, in its order (add the conditions)."""
     query: Select[Any] = select(PageFetch.id, PageFetch.kind, PageFetch.url, PageFetch.fetched_ms,
                   PageFetch.status_code, PageFetch.body_sha256, PageFetch.body_size,
                   PageFetch.body_blob_id.is_not(None), PageFetch.truncated, PageFetch.error,
                   PageFetch.session_id, PageFetch.final_url, PageFetch.content_type,
                   PageFetch.index_path, PageFetch.record_offset,
-                  PageFetch.title)  # type: ignore[assignment]
+                  PageFetch.title, PageFetch.urlkey,
+                  PageFetch.request_index)  # type: ignore[assignment]
     return query
 
 
@@ -167,7 +172,8 @@ def _window(query: Select[Any], *, from_ms: int | None = None, to_ms: int | None
     return query if limit is None else query.limit(limit)
 
 
-def _rows(session: Session, query: Select[Any]) -> list[Capture]:
+def read_captures(session: Session, query: Select[Any]) -> list[Capture]:
+    """The rows of a `select_captures()` query."""
     return [Capture(*row) for row in session.connection().execute(query)]
 
 
@@ -218,8 +224,9 @@ class CaptureRepository(Repository):
                        now: datetime) -> RecordedSegment:
         """Record a segment in the caller's transaction: the session (made or widened), the
         ledger entry, blob rows (present on the primary) and one reference per stored body and
-        for the segment file, and the captures. When the ledger already has the path (ingested
-        before, or by a concurrent ingest that won the insert), nothing but the blob rows."""
+        for the segment file, and the captures (each filed under `surt.urlkey` of its URL).
+        When the ledger already has the path (ingested before, or by a concurrent ingest that
+        won the insert), nothing but the blob rows."""
         _ensure_session(session, rows)  # the ledger row refers to it
         blobs = [rows.segment_blob, *rows.bodies.values()]
         report = ApplyReport()
@@ -251,7 +258,7 @@ class CaptureRepository(Repository):
                     done.new_body_bytes += size
                 else:
                     done.duplicate_body_bytes += size
-            values.append((*capture, offset, body_id))
+            values.append((*capture, offset, body_id, urlkey(capture.url)))
         if values:
             src = row_set(session, _CAPTURE_COLUMNS, values)
             names = [name for name, _kind in _CAPTURE_COLUMNS]
@@ -268,8 +275,8 @@ class CaptureRepository(Repository):
     def captures_by_url(self, session: Session, url_hash: str, *, from_ms: int | None = None,
                         to_ms: int | None = None, limit: int | None = None) -> list[Capture]:
         """A URL's captures (by the sha256 of its canonical form), newest first."""
-        return _rows(session, _window(_captures().where(PageFetch.url_hash == url_hash),
-                                      from_ms=from_ms, to_ms=to_ms, limit=limit))
+        query = select_captures().where(PageFetch.url_hash == url_hash)
+        return read_captures(session, _window(query, from_ms=from_ms, to_ms=to_ms, limit=limit))
 
     @_reads
     def captures_by_prefix(self, session: Session, site: str, canonical_prefix: str, *,
@@ -277,26 +284,26 @@ class CaptureRepository(Repository):
                            limit: int | None = None) -> list[Capture]:
         """Captures of a site (`scheme://host[:port]`) whose canonical URL starts with
         `canonical_prefix`, newest first."""
-        query = _captures().where(PageFetch.site == site)
+        query = select_captures().where(PageFetch.site == site)
         if canonical_prefix != site:
             query = query.where(func.substr(PageFetch.canonical_url, 1, len(canonical_prefix))
                                 == canonical_prefix)
-        return _rows(session, _window(query, from_ms=from_ms, to_ms=to_ms, limit=limit))
+        return read_captures(session, _window(query, from_ms=from_ms, to_ms=to_ms, limit=limit))
 
     @_reads
     def captures_of_session(self, session: Session, session_id: str, *, pages_only: bool = True,
                             limit: int | None = None) -> list[Capture]:
         """A session's pages (or every capture), newest first."""
-        query = _captures().where(PageFetch.session_id == session_id)
+        query = select_captures().where(PageFetch.session_id == session_id)
         if pages_only:
             query = query.where(PageFetch.kind == "page")
-        return _rows(session, _window(query, limit=limit))
+        return read_captures(session, _window(query, limit=limit))
 
     @_reads
     def captures_of_body(self, session: Session, sha256: str, *, limit: int | None = None) -> list[Capture]:
         """The captures whose body has this sha256, newest first."""
-        return _rows(session, _window(_captures().where(PageFetch.body_sha256 == sha256),
-                                      limit=limit))
+        query = select_captures().where(PageFetch.body_sha256 == sha256)
+        return read_captures(session, _window(query, limit=limit))
 
     @_reads
     def crawl_session(self, session: Session, session_id: str) -> SessionRow | None:

@@ -36,6 +36,7 @@ from archive_pipelines.catalog.models import (
     Store,
     Tag,
 )
+from archive_pipelines.catalog.replay_repository import ReplayRepository
 from archive_pipelines.catalog.repository_base import BoundSession, SessionSource
 from archive_pipelines.catalog.snapshot_repository import SnapshotRepository
 
@@ -71,6 +72,7 @@ class Repositories:
         self.days = DayRepository(sessions)
         self.exports = ExportRepository(sessions)
         self.imports = ImportRepository(sessions)
+        self.replay = ReplayRepository(sessions)
 
 
 class CatalogTransaction(Repositories):

@@ -59,6 +59,9 @@ class Base(DeclarativeBase):
 
 # Blob ids are 64-bit on PostgreSQL; SQLite needs INTEGER for rowid autoincrement.
 BlobId = BigInteger().with_variant(Integer(), "sqlite")
+# SURT keys compare byte by byte (SQLite's default; PostgreSQL's "C" collation), so the
+# captures under a key prefix are one index range whatever the database's locale.
+URLKEY = Text().with_variant(Text(collation="C"), "postgresql")
 
 
 class Tag(Base):
@@ -313,9 +316,10 @@ class PageFetch(Base):
     """A capture: one HTTP exchange of a crawl. `kind` is `page` (the page's own response),
     `request` (a sub-request of the page: an asset) or `redirect` (a hop of a redirect
     chain, `final_url` its Location). Found by `url_hash`, the sha256 of the crawler's
-    canonical form of `url` (`canonical_urls`); `site` (scheme://host[:port]) serves
-    prefix listings. A stored body is one reference to its blob (`body_blob_id`); a body
-    the store lacked keeps its hash in `body_sha256` with no blob. `index_path` and
+    canonical form of `url` (`canonical_urls`), or by `urlkey`, its SURT key as CDX servers
+    order captures (`surt.urlkey`); `site` (scheme://host[:port]) serves prefix listings.
+    A stored body is one reference to its blob (`body_blob_id`); a body the store lacked
+    keeps its hash in `body_sha256` with no blob. `index_path` and
     `record_offset` locate the record (segment file, or compacted session file). `title` is
     the HTML title the crawler read from a `page` capture's body (NULL for the rest, for
     untitled pages, and for captures ingested before titles were kept)."""
@@ -347,10 +351,15 @@ class PageFetch(Base):
     record_offset: Mapped[int] = mapped_column(BigInteger)
     request_index: Mapped[int] = mapped_column(Integer, default=0)
     title: Mapped[str | None] = mapped_column(Text, default=None)  # a page's HTML <title>
+    # `surt.urlkey(url)`; bytewise order on both databases, so a key prefix is a range.
+    urlkey: Mapped[str] = mapped_column(URLKEY)
 
     __table_args__ = (
         CheckConstraint("kind IN ('page', 'request', 'redirect')", name="ck_page_fetch_kind"),
         Index("ix_page_fetch_url_hash", "url_hash", "fetched_ms"),
+        # Replay and CDX: a URL's captures in time, and SURT-ordered range scans, in the order
+        # they are read (with `id`: PostgreSQL then never sorts a key range it misjudged).
+        Index("ix_page_fetch_urlkey", "urlkey", "fetched_ms", "id"),
         Index("ix_page_fetch_session", "session_id", "fetched_ms"),
         Index("ix_page_fetch_site", "site", "fetched_ms"),
         Index("ix_page_fetch_body", "body_sha256"),

@@ -70,4 +70,7 @@ COMMANDS = {
         "archive_pipelines.cli.index_warcs_command", "index_warcs_command",
         "Index the WARCs inside snapshots (warc/*.warc, warc/*.warc.gz) so `captures URL` "
         "finds what they hold."),
+    "replay": LazyCommand(
+        "archive_pipelines.cli.replay_command", "replay_command",
+        "Serve archived pages as they were, at /web/<timestamp>/<url>, until interrupted."),
 }

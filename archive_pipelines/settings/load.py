@@ -171,4 +171,18 @@ processes = "auto"           # worker processes of a large export ("auto": one p
 inbox = "inbox"              # the folder warc_inbox_sensor watches (inside the data dir); files stay
 inbox_settle_seconds = 60.0  # a file is imported once unchanged this long (not while copied in)
 processes = "auto"           # workers reading a WARC of 64 MB or more in parallel ("auto": 1 per CPU)
+
+[replay]
+host = "127.0.0.1"           # `archive-pipelines replay` listens here (loopback unless told otherwise)
+port = 8080
+banner = true                # the bar over replayed pages: capture time, URL, neighbouring captures
+exclusions = []              # URL prefixes withdrawn from replay, CDX and TimeMaps
+body_cache_bytes = 67108864  # hot bodies kept in memory (64 MiB)
+body_cache_item_bytes = 1048576  # bodies up to this size are cached; larger ones are streamed
+header_cache_records = 10000 # capture records whose response headers are kept in memory
+lookup_cache_seconds = 5.0   # a URL's nearest capture is looked up again after this (0: always)
+lookup_cache_entries = 10000
+worker_threads = 8           # threads reading the catalog and the store
+send_timeout_seconds = 60.0  # a client that accepts no chunk for this long is cut off
+keepalive_seconds = 15.0
 """

@@ -210,6 +210,28 @@ class ImportSettings(_Section):
         return self.processes
 
 
+class ReplaySettings(_Section):
+    """The replay server (`archive-pipelines replay`): where it listens, what it shows, what
+    it withdraws, and its memory caches."""
+
+    host: str = "127.0.0.1"  # loopback unless told otherwise
+    port: int = Field(default=8080, ge=0, le=65535)
+    banner: bool = True  # the small bar over replayed pages (time, URL, neighbouring captures)
+    # URL prefixes an operator withdraws: not replayed, not listed by the CDX server,
+    # calendars or TimeMaps (e.g. ["http://example.com/private/"]).
+    exclusions: list[str] = Field(default_factory=list)
+    body_cache_bytes: int = Field(default=64 * 1024 * 1024, ge=0)  # hot bodies kept in memory
+    body_cache_item_bytes: int = Field(default=1024 * 1024, ge=0)  # larger bodies: streamed
+    header_cache_records: int = Field(default=10_000, ge=1)  # capture records whose headers are kept
+    # Lookups (a URL at a time -> its nearest capture and neighbours) kept this long (0: off).
+    lookup_cache_seconds: float = Field(default=5.0, ge=0)
+    lookup_cache_entries: int = Field(default=10_000, ge=1)
+    worker_threads: int = Field(default=8, ge=1, le=256)  # catalog and store reads
+    # A response whose client takes longer than this to accept one chunk is abandoned.
+    send_timeout_seconds: float = Field(default=60.0, gt=0)
+    keepalive_seconds: float = Field(default=15.0, ge=0)
+
+
 class Settings(_Section):
     """All settings. `data_dir` is absolute once loaded."""
 
@@ -227,6 +249,7 @@ class Settings(_Section):
     crawl: CrawlSettings = Field(default_factory=CrawlSettings)
     export: ExportSettings = Field(default_factory=ExportSettings)
     imports: ImportSettings = Field(default_factory=ImportSettings, validation_alias="import")
+    replay: ReplaySettings = Field(default_factory=ReplaySettings)
 
     @model_validator(mode="after")
     def _stores_consistent(self) -> Settings:

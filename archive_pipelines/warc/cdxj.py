@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from archive_pipelines.warc.surt import surt
+from archive_pipelines.surt import surt
 
 _INDEXED_TYPES = frozenset({"response", "revisit", "resource", "metadata"})
 _FIELDS_TYPE = "application/warc-fields"

@@ -8,6 +8,10 @@ images relative to itself (not to the page). `GALLERY_ASSETS` is every URL path 
 would request for the gallery, with what for, as the crawler's resource types name it
 (`GALLERY_REDIRECTS`: those that redirect, and where to).
 `/assets/many.html` names `MANY_IMAGES` images, for per-page asset budgets.
+`/assets/scripted.html` builds its content at run time: its script fetches
+`/assets/data/items.json` (a root-relative URL, as scripts write them) and inserts the
+`SCRIPTED_IMAGES` it lists; `<link rel=preload>`s name them too, so a crawler that runs no
+script still fetches them.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from archive_testkit.testweb.seeding import stable_rng
 
 GALLERY = "/assets/gallery.html"
 MANY = "/assets/many.html"
+SCRIPTED = "/assets/scripted.html"
+SCRIPTED_IMAGES = ("/assets/img/hero.png", "/assets/img/poster.png", "/assets/img/submit.png")
 MANY_IMAGES = 40
 CSS = "text/css; charset=utf-8"
 
@@ -115,8 +121,31 @@ GALLERY_ASSETS: dict[str, str] = {
 # Assets that redirect: path -> Location; the target is fetched as what the source was for.
 GALLERY_REDIRECTS: dict[str, str] = {"/assets/img/moved.png": "/assets/img/moved-here.png"}
 
+_SCRIPTED_HTML = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>Scripted</title>
+<link rel="preload" href="/assets/data/items.json" as="fetch" crossorigin>
+""" + "".join(f'<link rel="preload" href="{src}" as="image">\n' for src in SCRIPTED_IMAGES) + """\
+</head>
+<body><div id="items"></div>
+<script>
+fetch("/assets/data/items.json").then(r => r.json()).then(items => {
+  for (const src of items.images) {
+    const img = document.createElement("img");
+    img.src = src;
+    img.className = "item";
+    document.getElementById("items").append(img);
+  }
+  document.body.dataset.items = String(items.images.length);
+});
+</script>
+</body></html>
+"""
+_ITEMS_JSON = '{"images": [' + ", ".join(f'"{src}"' for src in SCRIPTED_IMAGES) + ']}\n'
+
 _TEXT_FILES: dict[str, tuple[str, str]] = {
     GALLERY: (_GALLERY_HTML, "text/html; charset=utf-8"),
+    SCRIPTED: (_SCRIPTED_HTML, "text/html; charset=utf-8"),
+    "/assets/data/items.json": (_ITEMS_JSON, "application/json"),
     "/assets/css/main.css": (_MAIN_CSS, CSS),
     "/assets/css/nested/theme.css": (_THEME_CSS, CSS),
     "/assets/css/print.css": (_PRINT_CSS, "text/plain; charset=utf-8"),

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 import surt as reference_surt
 
-from archive_pipelines.warc.surt import surt
+from archive_pipelines.surt import surt
 
 SCHEMES = ["http://", "https://", "HTTP://", "Https://", "", "ftp://", "ws://", "metadata://",
            "http://https://", "dns://", "http:////"]
@@ -208,3 +208,35 @@ def test_hostile_inputs_never_raise_and_stay_fast() -> None:
                 "x" * 100_000, "http://example.com/?" + "a&" * 50_000]:
         assert isinstance(surt(url), str)
     assert time.monotonic() - started < 10
+
+
+PLAIN_HOSTS = ["example.com", "EXAMPLE.com", "www.example.com", "WWW2.Example.COM", "www", "www.com",
+               "a-b.example.org", "1.2.3.a", "x1.2", "-.com", "sub.www.example.com", "127.0.0.1",
+               "0x7f.1", "10.1", "123"]
+PLAIN_PORTS = ["", ":80", ":443", ":0", ":8080", ":00080", ":65535", ":65536", ":99999"]
+PLAIN_PATHS = ["", "/", "/a", "/A/B/", "/a//b", "/./a", "/a/.", "/a/..", "/a/../b", "/a.b/c..d",
+               "/~user/x_y-z.html", "/p;x=1/q:r@s", "/sid=1/", "/index.ASPX", "/a/b/c/"]
+PLAIN_QUERIES = ["", "?", "?a=1", "?b=2&a=1", "?B=2&A=1&a=0", "?a&&b", "?a=1=2&a", "??x", "?x?y=1",
+                 "?sid=" + "a" * 32, "?phpsessid=" + "b" * 32, "?jsessionid=" + "c" * 32,
+                 "?cfid=1&cftoken=2", "?ASPSESSIONIDABCDEFGH=" + "d" * 24, "?q=/x:y@z"]
+
+
+def test_plain_urls_take_a_short_way_to_the_same_key() -> None:
+    """`_plain_key` (no general parse) gives what the general way gives, for every URL it
+    accepts; URLs near its edges (ports, dot segments, IPv4 forms, session ids) included."""
+    from archive_pipelines.surt import _general_key, _plain_key
+
+    urls = [scheme + host + port + path + query for scheme in ("http://", "https://")
+            for host in PLAIN_HOSTS for port in PLAIN_PORTS for path in PLAIN_PATHS
+            for query in PLAIN_QUERIES]
+    plain = [(url, key) for url in urls if (key := _plain_key(url.encode())) is not None]
+    assert len(plain) > len(urls) // 5  # the short way is taken often, even among edge cases
+    assert [(url, key) for url, key in plain if key != _general_key(url.encode())] == []
+
+
+def test_plain_urls_key_as_the_surt_package_does(literal_only_resolver: None) -> None:
+    chooser = random.Random(30)
+    urls = [chooser.choice(("http://", "https://")) + chooser.choice(PLAIN_HOSTS)
+            + chooser.choice(PLAIN_PORTS) + chooser.choice(PLAIN_PATHS) + chooser.choice(PLAIN_QUERIES)
+            for _ in range(1500)]
+    assert _mismatches(urls) == []

@@ -1,0 +1,48 @@
+"""A data dir holding two crawls of the test web's asset gallery and a home page (ingested),
+made once for the package, and a replay server over it."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from archive_pipelines.catalog import Catalog
+from archive_pipelines.settings import Settings
+from archive_testkit.testweb import TestWeb
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOME_URL,
+    SCRIPTED_URL,
+    RunningReplay,
+    crawled_data_dir,
+    make_replayer,
+    running_replay,
+)
+
+
+@pytest.fixture(scope="package")
+def replay_data(captures_web: TestWeb, redis_url: str,
+                tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two crawls (a second apart) of the gallery, its assets, the host's home page and a
+    page its script builds."""
+    return crawled_data_dir(tmp_path_factory.mktemp("replay") / "data", web=captures_web,
+                            redis_url=redis_url, name=f"replay-{uuid.uuid4().hex[:8]}",
+                            seeds=(GALLERY_URL, HOME_URL, SCRIPTED_URL), times=2)
+
+
+@pytest.fixture(scope="package")
+def replay_catalog(replay_data: Path) -> Iterator[Catalog]:
+    catalog = Catalog.open(Settings(data_dir=replay_data).catalog_url)
+    try:
+        yield catalog
+    finally:
+        catalog.close()
+
+
+@pytest.fixture(scope="module")
+def replay(replay_data: Path, replay_catalog: Catalog) -> Iterator[RunningReplay]:
+    with running_replay(make_replayer(replay_data, replay_catalog)) as running:
+        yield running
