@@ -48,7 +48,7 @@ def rewrite_start_tag(name: str, tag: str, urls: ArchiveUrls, *,
     pieces: list[str] = []
     last = 0
     for key, attribute in found:
-        replacement = _attribute(name, key, attribute, values, urls,
+        replacement = _attribute(name, key, attribute, values=values, urls=urls,
                                  inline_document=inline_document)
         if replacement is None:
             continue
@@ -70,8 +70,8 @@ def attribute_value(name: str, tag: str, key: str) -> str | None:
     return None
 
 
-def _attribute(element: str, key: str, attribute: re.Match[str],
-               values: dict[str, re.Match[str]], urls: ArchiveUrls, *,
+def _attribute(element: str, key: str, attribute: re.Match[str], *,
+               values: dict[str, re.Match[str]], urls: ArchiveUrls,
                inline_document: InlineDocument) -> tuple[int, int, str] | None:
     """(start, end, new text) of the part of the tag to replace, or None."""
     if key == "integrity" and element in ("link", "script"):
