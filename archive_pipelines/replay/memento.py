@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from urllib.parse import quote
 
-from archive_pipelines.replay.wayback_paths import ms_timestamp
+from archive_pipelines.replay.timestamps import timestamp_of
 
 LINK_FORMAT = "application/link-format"
 _URI_SAFE = "!#$%&'()*+,-./:;=?@[]^_`{|}~"  # printable ASCII but space, ", <, >, backslash
@@ -36,7 +36,7 @@ class Memento:
 
     @property
     def timestamp(self) -> str:
-        return ms_timestamp(self.fetched_ms)
+        return timestamp_of(self.fetched_ms)
 
 
 @dataclass(frozen=True)

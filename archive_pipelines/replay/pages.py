@@ -11,7 +11,7 @@ from html import escape
 from itertools import groupby
 
 from archive_pipelines.catalog import Capture
-from archive_pipelines.replay.wayback_paths import ms_timestamp
+from archive_pipelines.replay.timestamps import timestamp_of
 
 _STYLE = ("body{font:15px/1.4 system-ui,sans-serif;margin:2em;max-width:60em}"
           "h1{font-size:1.3em}code{word-break:break-all}li{margin:.15em 0}"
@@ -55,7 +55,7 @@ def calendar_page(url: str, captures: Sequence[Capture], *, more: bool) -> str:
             listed = list(in_month)
             parts.append(f"<h3>{month} ({len(listed)})</h3><ul>")
             for capture in listed:
-                parts.append(f'<li><a href="/web/{ms_timestamp(capture.fetched_ms)}/'
+                parts.append(f'<li><a href="/web/{timestamp_of(capture.fetched_ms)}/'
                              f'{escape(capture.url)}">{when(capture.fetched_ms)}</a> '
                              f"{capture.status_code} {escape(capture.content_type or '')}</li>")
             parts.append("</ul>")
@@ -70,7 +70,7 @@ def calendar_json(url: str, captures: Sequence[Capture], *, more: bool) -> str:
 
 
 def _item(capture: Capture) -> dict[str, object]:
-    return {"timestamp": ms_timestamp(capture.fetched_ms), "url": capture.url,
+    return {"timestamp": timestamp_of(capture.fetched_ms), "url": capture.url,
             "status": capture.status_code, "mime": capture.content_type,
             "length": capture.body_size, "digest": capture.body_sha256}
 

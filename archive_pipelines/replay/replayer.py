@@ -41,7 +41,8 @@ from archive_pipelines.replay.responses import (
     replay_headers,
 )
 from archive_pipelines.replay.rewriting import BodyRewriter, body_rewriter
-from archive_pipelines.replay.wayback_paths import WaybackPath, ms_timestamp
+from archive_pipelines.replay.timestamps import timestamp_of
+from archive_pipelines.replay.wayback_paths import WaybackPath
 
 PATHS = Paths()  # root-relative: the replay works under whatever host name it is reached by
 _HTML = "text/html"
@@ -113,7 +114,7 @@ class Replayer:
     async def memento(self, request: web.Request, path: WaybackPath) -> web.StreamResponse:
         found = await self.find(path.url, at_ms=path.at_ms)
         capture = found.capture
-        timestamp = ms_timestamp(capture.fetched_ms)
+        timestamp = timestamp_of(capture.fetched_ms)
         link = link_header(capture.url, PATHS, memento=found.memento,
                            neighbours=found.neighbours)
         if timestamp != path.timestamp:
@@ -156,7 +157,7 @@ class Replayer:
                                 "which is not an http(s) URL.")
         self.metrics.mementos += 1
         headers["Location"] = header_uri(
-            f"/web/{ms_timestamp(capture.fetched_ms)}{path.modifier}/{target}")
+            f"/web/{timestamp_of(capture.fetched_ms)}{path.modifier}/{target}")
         headers["Content-Length"] = "0"
         return web.Response(status=capture.status_code or 302, headers=headers)
 
@@ -164,7 +165,7 @@ class Replayer:
         """The banner over a replayed page: its time and URL, its neighbours, its calendar."""
         capture, near = found.capture, found.neighbours
         return render_banner(
-            timestamp=ms_timestamp(capture.fetched_ms), original_url=capture.url,
+            timestamp=timestamp_of(capture.fetched_ms), original_url=capture.url,
             calendar_href=f"/web/*/{capture.url}",
             previous_href=None if near.prev is None else PATHS.memento(near.prev),
             next_href=None if near.next is None else PATHS.memento(near.next))

@@ -11,13 +11,12 @@ replay. Anything else is a `BadReplayPath` (HTTP 400) with a clear message.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
 from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.replay.timestamps import BadTimestamp, start_ms
 
 MAX_URL_CHARS = 8192  # as the crawler: a longer URL was never captured
 _TIMESTAMP = re.compile(r"([0-9]{1,14})([a-z]{2}_)?")
@@ -91,23 +90,9 @@ def check_text(text: str) -> None:
 
 
 def timestamp_ms(timestamp: str) -> int:
-    """Epoch milliseconds of a 1-14 digit timestamp (the start of its period, parts clamped)."""
-    if not _TIMESTAMP.fullmatch(timestamp) or not timestamp.isdigit():
-        raise BadReplayPath(f"bad timestamp {timestamp[:40]!r}: give 1 to 14 digits")
-    digits = timestamp.ljust(4, "0") if len(timestamp) < 4 else timestamp
-
-    def part(start: int, low: int, high: int) -> int:
-        text = digits[start:start + 2]
-        return low if len(text) < 2 else min(max(int(text), low), high)
-
-    year = min(max(int(digits[:4]), 1000), 9999)
-    month = part(4, 1, 12)
-    day = part(6, 1, calendar.monthrange(year, month)[1])
-    moment = datetime(year, month, day, part(8, 0, 23), part(10, 0, 59), part(12, 0, 59),
-                      tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
-
-
-def ms_timestamp(ms: int) -> str:
-    """The 14-digit timestamp (UTC, to the second) of epoch milliseconds."""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y%m%d%H%M%S")
+    """Epoch milliseconds of a 1-14 digit timestamp (the start of its period, parts clamped:
+    `timestamps.start_ms`); BadReplayPath for anything else."""
+    try:
+        return start_ms(timestamp)
+    except BadTimestamp:
+        raise BadReplayPath(f"bad timestamp {timestamp[:40]!r}: give 1 to 14 digits") from None

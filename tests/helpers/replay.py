@@ -19,7 +19,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.replay.replayer import Replayer
 from archive_pipelines.replay.server import ReplayServer, build_replayer
-from archive_pipelines.replay.wayback_paths import ms_timestamp
+from archive_pipelines.replay.timestamps import timestamp_of
 from archive_pipelines.settings import ReplaySettings, Settings
 from archive_pipelines.surt import urlkey
 from archive_testkit.testweb import TestWeb, host_name
@@ -43,7 +43,7 @@ def captures_of(catalog: Catalog, url: str) -> list[Capture]:
 
 def memento_path(capture: Capture, modifier: str = "") -> str:
     """`/web/<its 14-digit timestamp><modifier>/<its URL>`."""
-    return f"/web/{ms_timestamp(capture.fetched_ms)}{modifier}/{capture.url}"
+    return f"/web/{timestamp_of(capture.fetched_ms)}{modifier}/{capture.url}"
 
 
 def crawl_into(data_dir: Path, *, web: TestWeb, redis_url: str, name: str,

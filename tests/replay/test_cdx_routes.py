@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 from archive_pipelines.catalog import Catalog
-from archive_pipelines.replay.wayback_paths import ms_timestamp
+from archive_pipelines.replay.timestamps import timestamp_of
 from tests.helpers.replay import GALLERY_URL, HOST, RunningReplay, captures_of, fetch
 
 
 def test_both_dialects_list_a_urls_captures(replay: RunningReplay,
                                             replay_catalog: Catalog) -> None:
-    stamps = [ms_timestamp(c.fetched_ms) for c in captures_of(replay_catalog, GALLERY_URL)]
+    stamps = [timestamp_of(c.fetched_ms) for c in captures_of(replay_catalog, GALLERY_URL)]
     ia = fetch(replay.port, f"/cdx/search/cdx?url={GALLERY_URL}&output=json")
     assert ia.status == 200
     rows = json.loads(ia.body)

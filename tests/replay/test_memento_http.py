@@ -7,7 +7,7 @@ import json
 
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.replay.memento import http_date
-from archive_pipelines.replay.wayback_paths import ms_timestamp
+from archive_pipelines.replay.timestamps import timestamp_of
 from tests.helpers.memento_links import parse_links
 from tests.helpers.replay import GALLERY_URL, HOST, RunningReplay, captures_of, fetch, memento_path
 
@@ -60,11 +60,11 @@ def test_the_calendar_lists_every_capture_by_year_and_month(replay: RunningRepla
     assert page.status == 200
     for capture in captures:
         assert f'href="{memento_path(capture)}"' in page.text
-    month = ms_timestamp(captures[0].fetched_ms)
+    month = timestamp_of(captures[0].fetched_ms)
     assert f"<h2>{month[:4]}</h2>" in page.text and f"{month[:4]}-{month[4:6]}" in page.text
     listed = json.loads(fetch(replay.port, f"/web/*/{GALLERY_URL}?output=json").body)
     assert [c["timestamp"] for c in listed["captures"]] == [
-        ms_timestamp(c.fetched_ms) for c in captures]
+        timestamp_of(c.fetched_ms) for c in captures]
     assert listed["captures"][0]["digest"] == captures[0].body_sha256
 
 
@@ -80,7 +80,7 @@ def test_a_prefix_lists_the_urls_under_it(replay: RunningReplay) -> None:
 def test_a_root_relative_request_from_a_replayed_page_goes_to_its_capture(
         replay: RunningReplay, replay_catalog: Catalog) -> None:
     first = captures_of(replay_catalog, GALLERY_URL)[0]
-    timestamp = ms_timestamp(first.fetched_ms)
+    timestamp = timestamp_of(first.fetched_ms)
     referer = f"http://127.0.0.1:{replay.port}{memento_path(first)}"
     answer = fetch(replay.port, "/static/site.css?v=2", headers={"Referer": referer})
     assert answer.status == 302

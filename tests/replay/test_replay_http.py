@@ -14,7 +14,7 @@ import pytest
 
 from archive_pipelines.catalog import Capture, Catalog
 from archive_pipelines.replay.memento import http_date
-from archive_pipelines.replay.wayback_paths import ms_timestamp
+from archive_pipelines.replay.timestamps import timestamp_of
 from archive_pipelines.settings import ReplaySettings
 from archive_pipelines.surt import urlkey
 from archive_testkit.testweb.asset_pages import GALLERY_ASSETS, GALLERY_REDIRECTS
@@ -35,7 +35,7 @@ from tests.helpers.replay import (
 def test_the_gallery_replays_at_each_of_its_times_with_memento_headers(
         replay: RunningReplay, replay_catalog: Catalog) -> None:
     first, second = captures_of(replay_catalog, GALLERY_URL)
-    assert ms_timestamp(first.fetched_ms) != ms_timestamp(second.fetched_ms)
+    assert timestamp_of(first.fetched_ms) != timestamp_of(second.fetched_ms)
     for capture, rels in ((first, ["first memento", "next last memento"]),
                           (second, ["first prev memento", "last memento"])):
         answer = fetch(replay.port, memento_path(capture))
@@ -66,7 +66,7 @@ def test_a_partial_or_inexact_timestamp_redirects_to_the_nearest_capture(
 def test_a_url_is_found_however_it_is_typed(replay: RunningReplay,
                                             replay_catalog: Catalog) -> None:
     first = captures_of(replay_catalog, GALLERY_URL)[0]
-    timestamp = ms_timestamp(first.fetched_ms)
+    timestamp = timestamp_of(first.fetched_ms)
     for spelled in (f"https://{HOST}/assets/gallery.html", f"{HOST}/assets/gallery.html",
                     f"http://www.{HOST.upper()}:80/assets/gallery.html",
                     f"http:/{HOST}/assets/gallery.html"):
@@ -147,7 +147,7 @@ def test_a_recorded_redirect_replays_into_the_archive(replay: RunningReplay,
                if c.kind == "redirect")
     answer = fetch(replay.port, memento_path(hop))
     assert 300 <= answer.status < 400 and answer.status == hop.status_code
-    assert answer.header("Location") == f"/web/{ms_timestamp(hop.fetched_ms)}/http://{HOST}{target}"
+    assert answer.header("Location") == f"/web/{timestamp_of(hop.fetched_ms)}/http://{HOST}{target}"
     assert answer.header("Memento-Datetime") == http_date(hop.fetched_ms)
     followed = fetch(replay.port, answer.header("Location") or "")
     assert followed.status in (200, 302)
@@ -211,7 +211,7 @@ def test_the_gallery_and_its_css_are_rewritten_and_everything_they_name_replays(
     or in its stylesheets) is named inside the archive at the page's time and answers 200
     (after redirects). URLs a browser would not load (`<input type=text src>`) may be 404."""
     first = captures_of(replay_catalog, GALLERY_URL)[0]
-    timestamp = ms_timestamp(first.fetched_ms)
+    timestamp = timestamp_of(first.fetched_ms)
     page = fetch(replay.port, memento_path(first))
     assert f'src="/web/{timestamp}im_/http://{HOST}/assets/img/photo-400.png"' in page.text
     assert 'href="css/main.css"' not in page.text

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from archive_pipelines.replay.timestamps import timestamp_of
 from archive_pipelines.replay.wayback_paths import (
     BadReplayPath,
     WaybackPath,
-    ms_timestamp,
     parse_wayback_path,
     timestamp_ms,
 )
@@ -57,12 +57,12 @@ def test_bad_paths_are_refused_with_a_reason(rest: str, message: str) -> None:
     ("2", "20000101000000"),  # a short year is padded with zeros
 ])
 def test_timestamps_pad_to_the_start_of_their_period(timestamp: str, expected: str) -> None:
-    assert ms_timestamp(timestamp_ms(timestamp)) == expected
+    assert timestamp_of(timestamp_ms(timestamp)) == expected
 
 
 def test_timestamps_round_trip_to_the_second() -> None:
     ms = 1_790_000_000_123
-    assert timestamp_ms(ms_timestamp(ms)) == ms - 123
+    assert timestamp_ms(timestamp_of(ms)) == ms - 123
 
 
 def test_a_full_timestamp_means_the_middle_of_its_second() -> None:
