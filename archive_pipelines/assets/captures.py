@@ -23,6 +23,7 @@ from archive_pipelines.captures.segment_ingest import (
     ingest_crawl,
 )
 from archive_pipelines.catalog import SiteCaptures
+from archive_pipelines.replay.links import capture_link, replay_base
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.run_labels import BLOB_STORE_POOL, OWNERS
 from archive_pipelines.sizes import human_bytes
@@ -44,7 +45,9 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
 
     Materializing a day records the day's crawl segments (sessions/<day>/<session>/*.jsonl) that
     the catalog does not hold yet; segments already ingested are skipped, so a rerun is safe.
-    Metadata: the day's figures as the catalog holds them (`day_`: segments, sites, pages,
+    Metadata: links to replay the first page of a few of the day's sites (`replay`,
+    `replay_first_page`: the `archive-pipelines replay` server's address from the settings);
+    the day's figures as the catalog holds them (`day_`: segments, sites, pages,
     captures, body bytes, and `day_pages_per_site`) and what this run ingested (`run_`:
     segments, pages, captures, new vs duplicate body bytes, pages per status class). When a
     record is refused, a body is missing, or a segment is cut or unreadable, what could be
@@ -73,7 +76,12 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
                                       "segments_unreadable_or_changed": len(report.failed)}
     day = day_captures(parts.catalog, context.partition_key)
     figures = day.as_metadata()
+    replay = replay_base(parts.settings.replay.host, parts.settings.replay.port)
+    links = [(page.site, capture_link(replay, url=page.url, fetched_ms=page.fetched_ms))
+             for page in day.first_pages]
     return dg.MaterializeResult(metadata={
+        **({"replay_first_page": dg.MetadataValue.url(links[0][1])} if links else {}),
+        "replay": dg.MetadataValue.md(_replay_links(links)),
         **counts(figures),
         **counts({f"run_{name}": value for name, value in totals.items()}),
         "day_pages_per_site": table(_sites_frame(day.sites)),
@@ -85,6 +93,14 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
             f"{human_bytes(totals['new_body_bytes'])} new, "
             f"{human_bytes(totals['duplicate_body_bytes'])} already stored"),
         "problems": problem_list(problems, MAX_LISTED)})
+
+
+def _replay_links(links: list[tuple[str, str]]) -> str:
+    if not links:
+        return "No page of the day has a stored body to replay."
+    listed = "\n".join(f"- [{site}]({link})" for site, link in links)
+    return ("The day's first page of each site (a few), as it was; start the replay server "
+            f"first: `archive-pipelines replay`.\n\n{listed}")
 
 
 def _sites_frame(sites: list[SiteCaptures]) -> pd.DataFrame:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.captures.record_parser import url_key
-from archive_pipelines.catalog import Capture, Catalog, SiteCaptures
+from archive_pipelines.catalog import Capture, Catalog, FirstPage, SiteCaptures
 
 _WAYBACK = re.compile(r"[0-9]{4}(?:[0-9]{2}){0,5}")  # YYYY[MM[DD[hh[mm[ss]]]]]
 _ISO_DAY = re.compile(r"([0-9]{4})-([0-9]{2})(?:-([0-9]{2}))?")  # YYYY-MM, YYYY-MM-DD
@@ -136,6 +136,7 @@ class DayCaptures:
 
     segments: int
     sites: list[SiteCaptures]
+    first_pages: list[FirstPage]  # a few sites' first page, to open in replay
 
     def as_metadata(self) -> dict[str, int]:
         """The day's figures, whichever runs ingested its segments."""
@@ -145,7 +146,9 @@ class DayCaptures:
                 "day_body_bytes": sum(site.body_bytes for site in self.sites)}
 
 
-def day_captures(catalog: Catalog, day: str) -> DayCaptures:
-    """The day's ingested segments and their captures per site (one read transaction)."""
+def day_captures(catalog: Catalog, day: str, *, sample_sites: int = 10) -> DayCaptures:
+    """The day's ingested segments, their captures per site and the first page of up to
+    `sample_sites` sites (one read transaction)."""
     with catalog.reading() as tx:
-        return DayCaptures(tx.days.crawl_segments_of_day(day), tx.days.captures_per_site(day))
+        return DayCaptures(tx.days.crawl_segments_of_day(day), tx.days.captures_per_site(day),
+                           tx.days.first_pages(day, limit=sample_sites))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         status_class,
     )
     from archive_pipelines.catalog.copy_repository import CopyState, NeedyPage
-    from archive_pipelines.catalog.day_repository import DayStats, Saving, SiteCaptures
+    from archive_pipelines.catalog.day_repository import DayStats, FirstPage, Saving, SiteCaptures
     from archive_pipelines.catalog.engine import (
         POSTGRES_CONNECT_ARGS,
         connection_lost,
@@ -109,6 +109,7 @@ _LAZY: dict[str, str] = {
     "CopyState": "copy_repository",
     "NeedyPage": "copy_repository",
     "DayStats": "day_repository",
+    "FirstPage": "day_repository",
     "Saving": "day_repository",
     "SiteCaptures": "day_repository",
     "POSTGRES_CONNECT_ARGS": "engine",
@@ -192,6 +193,7 @@ __all__ = [
     "ExportCapture",
     "FileEntry",
     "FileRecord",
+    "FirstPage",
     "IngestState",
     "KeyRange",
     "MergedRows",

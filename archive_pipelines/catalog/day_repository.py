@@ -42,6 +42,15 @@ class SiteCaptures:
 
 
 @dataclass(frozen=True)
+class FirstPage:
+    """A site's first page captured among a day's crawl segments (what Dagit links to replay)."""
+
+    site: str
+    url: str
+    fetched_ms: int
+
+
+@dataclass(frozen=True)
 class Saving:
     """A blob the day's files share: stored once for the day's `references` files to it."""
 
@@ -119,6 +128,20 @@ class DayRepository(Repository):
         found = [SiteCaptures(site, int(n_pages or 0), int(n), int(size))
                  for site, n_pages, n, size in rows]
         return sorted(found, key=lambda s: (-s.pages, -s.captures, s.site))
+
+    @_reads
+    def first_pages(self, session: Session, day: str, *, limit: int) -> list[FirstPage]:
+        """Of up to `limit` sites (by name), the first page each captured with a body in the
+        segments under sessions/<day>/."""
+        first = (select(PageFetch.site, func.min(PageFetch.id).label("first_id"))
+                 .join(CrawlSegment, CrawlSegment.id == PageFetch.segment_id)
+                 .where(CrawlSegment.path.like(f"sessions/{day}/%"), PageFetch.kind == "page",
+                        PageFetch.body_blob_id.is_not(None))
+                 .group_by(PageFetch.site).order_by(PageFetch.site).limit(limit).subquery())
+        rows = session.execute(select(PageFetch.site, PageFetch.url, PageFetch.fetched_ms)
+                               .join(first, first.c.first_id == PageFetch.id)
+                               .order_by(PageFetch.site))
+        return [FirstPage(site, url, int(ms)) for site, url, ms in rows]
 
     @_reads
     def crawl_segments_of_day(self, session: Session, day: str) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,11 @@ from archive_pipelines.assets.captures import (
 )
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.captures.lookup import find_session
+from archive_pipelines.captures.record_parser import url_key
 from archive_pipelines.captures.segment_files import SegmentPath
 from archive_pipelines.captures.segment_ingest import ingest_crawl, pending_segments
 from archive_pipelines.captures.sensor_logic import outside_data_dir
+from archive_pipelines.replay.timestamps import timestamp_of
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.sensors.captures import captures_sensor, reported_paths
 from tests.helpers.captures import capture_primary, open_parts
@@ -105,6 +108,7 @@ def test_the_job_from_definitions_ingests_a_day_and_reports_the_domain_numbers(
         assert len(sites) == meta["day_sites"]
         assert [s["pages"] for s in sites] == sorted((s["pages"] for s in sites), reverse=True)
         assert all(site["site"].startswith("http") for site in sites)
+        _check_replay_links(meta, reference, sites=min(len(sites), 10))
         for status_class, count in expected["status_classes"].items():
             assert meta[f"run_status_{status_class}"] == count
         assert meta["run_status_2xx"] > 0
@@ -277,3 +281,17 @@ def test_the_assets_form_one_lineage_graph() -> None:
                 linked.add(key)
                 changed = True
     assert linked == keys
+
+
+def _check_replay_links(meta: dict[str, Any], data_dir: Path, *, sites: int) -> None:
+    """Dagit links the day's first page of each site to the replay server (settings: its
+    default address): each names a page capture of the day at its own time."""
+    link = meta["replay_first_page"]
+    listed = re.findall(r"\]\((http://127\.0\.0\.1:8080/web/[^)]+)\)", meta["replay"])
+    assert listed[0] == link and len(listed) == len(set(listed)) == sites
+    with open_parts(data_dir) as parts, parts.catalog.reading() as tx:
+        for each in listed:
+            timestamp, url = each.split("/web/", 1)[1].split("/", 1)
+            found = tx.captures.captures_by_url(url_key(url)[1])
+            assert any(c.kind == "page" and timestamp_of(c.fetched_ms) == timestamp
+                       for c in found), each
