@@ -12,6 +12,12 @@ timed whole (`answer_cdx`: parse, catalog reads, lines rendered):
 - context (no target): the most-captured URL's `nearest` (what replay asks),
   `limit=-100` of it and its `showNumPages`.
 p50 and p99 per case and catalog; target p50 <= 10 ms for each (the exit status).
+
+`replay`: our replay server beside pywb 2.10 (in its own virtualenv) serving the same
+captures, under the requests a browser makes for `--pages` pages (each page rewritten, then
+the resources it names), on a real crawl of the test web and on a generated WARC of
+`--records` records; alternated runs, requests/s and latency; verdict ours / pywb
+requests/s >= 1 at both sizes (`replay_load.py` says how).
 """
 
 from __future__ import annotations
