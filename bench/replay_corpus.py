@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -28,6 +27,9 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(BENCH_DIR))
+
+from settle import remove_tree  # noqa: E402
 
 from archive_testkit.testweb import (  # noqa: E402
     TestWebConfig,
@@ -125,8 +127,7 @@ def ensure_crawl_corpus(work: Path, pages: int) -> Corpus:
     done = root / "done.json"
     info = _cached(done)
     if info is None:
-        if root.exists():
-            shutil.rmtree(root)
+        remove_tree(root)  # an older or unfinished one
         root.mkdir(parents=True)
         log = root / "prepare.log"
         data_dir, warc = root / "data", root / "export.warc.gz"
@@ -273,8 +274,7 @@ def ensure_generated_corpus(work: Path, records: int, pages: int) -> Corpus:
     done = root / "done.json"
     info = _cached(done)
     if info is None:
-        if root.exists():
-            shutil.rmtree(root)
+        remove_tree(root)  # an older or unfinished one
         root.mkdir(parents=True)
         log = root / "prepare.log"
         data_dir, warc = root / "data", root / "generated.warc.gz"

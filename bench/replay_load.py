@@ -338,6 +338,7 @@ class Run:
     requests: int
     seconds: float
     cpu_s: float
+    client_cpu_s: float
     latencies_ms: list[float]
     wrong: list[str]
 
@@ -363,12 +364,12 @@ async def timed_run(server: Server, plans: list[PagePlan], concurrency: int) -> 
                     if answer.status != hop.status or (hop.status == 200 and not body):
                         wrong.append(f"{hop.path}: {answer.status} ({len(body)} bytes), "
                                      f"expected {hop.status}")
-        cpu = server.cpu_seconds()
+        cpu, client = server.cpu_seconds(), time.process_time()
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         seconds = time.perf_counter() - started
-        cpu = server.cpu_seconds() - cpu
-    return Run(server.name, len(latencies), seconds, cpu, latencies, wrong)
+        cpu, client = server.cpu_seconds() - cpu, time.process_time() - client
+    return Run(server.name, len(latencies), seconds, cpu, client, latencies, wrong)
 
 
 def _loop_runner() -> Any:
@@ -437,7 +438,8 @@ def _measure(corpus: Corpus, ours: Server, peer: Server, *, runs: int, concurren
         results[server.name].append(result)
         print(f"  run {number:>2} {server.name:<5} {result.requests:>8,} requests in "
               f"{result.seconds:6.2f} s = {result.rate:8.1f}/s, server CPU "
-              f"{result.cpu_s:6.2f} s, wrong {len(result.wrong)}; {load()}")
+              f"{result.cpu_s:6.2f} s, client CPU {result.client_cpu_s:6.2f} s, "
+              f"wrong {len(result.wrong)}; {load()}")
     alone = {server.name: run_async(timed_run(server, plans[server.name][:warm], 1))
              for server in servers}  # one request at a time: latency without queueing
     print(f"  {'server':<6} {'runs':>4} {'requests/s':>11} {'p50 ms':>7} {'p99 ms':>7} "
