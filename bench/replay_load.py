@@ -357,9 +357,13 @@ async def timed_run(server: Server, plans: list[PagePlan], concurrency: int) -> 
             while todo:
                 for hop in plans[todo.pop()].requests:
                     started = clock()
-                    async with session.get(server.base + hop.path,
-                                           allow_redirects=False) as answer:
-                        body = await answer.read()
+                    try:
+                        async with session.get(server.base + hop.path,
+                                               allow_redirects=False) as answer:
+                            body = await answer.read()
+                    except (aiohttp.ClientError, TimeoutError) as exc:
+                        wrong.append(f"{hop.path}: {exc!r}")
+                        continue
                     latencies.append((clock() - started) * 1000)
                     if answer.status != hop.status or (hop.status == 200 and not body):
                         wrong.append(f"{hop.path}: {answer.status} ({len(body)} bytes), "
@@ -369,7 +373,8 @@ async def timed_run(server: Server, plans: list[PagePlan], concurrency: int) -> 
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         seconds = time.perf_counter() - started
         cpu, client = server.cpu_seconds() - cpu, time.process_time() - client
-    return Run(server.name, len(latencies), seconds, cpu, client, latencies, wrong)
+    requests = sum(len(plan.requests) for plan in plans)  # every one made, answered or not
+    return Run(server.name, requests, seconds, cpu, client, latencies, wrong)
 
 
 def _loop_runner() -> Any:
