@@ -12,6 +12,12 @@ timed whole (`answer_cdx`: parse, catalog reads, lines rendered):
 - context (no target): the most-captured URL's `nearest` (what replay asks),
   `limit=-100` of it and its `showNumPages`.
 p50 and p99 per case and catalog; target p50 <= 10 ms for each (the exit status).
+
+`replay`: our replay server beside pywb 2.10 (in its own virtualenv) serving the same
+captures, under the requests a browser makes for `--pages` pages (each page rewritten, then
+the resources it names), on a real crawl of the test web and on a generated WARC of
+`--records` records; alternated runs, requests/s and latency; verdict ours / pywb
+requests/s >= 1 at both sizes (`replay_load.py` says how).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from cdx_catalog import CdxCatalog, ensure_cdx_catalog  # noqa: E402
 
 TARGET_P50_MS = 10.0
 WORK = BENCH_DIR / ".work" / "replay"
-PARTS = ("cdx",)
+PARTS = ("cdx", "replay")
 
 
 def _postgres_copy(cdx: CdxCatalog, pg_url: str) -> float:
@@ -170,15 +176,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="captures in the CDX catalogs (10,000,000)")
     parser.add_argument("--lookups", type=int, default=500,
                         help="exact lookups and prefix pages per catalog (500)")
+    parser.add_argument("--pages", type=int, default=1_000,
+                        help="replay: pages requested from each corpus, with their resources "
+                        "(1,000)")
+    parser.add_argument("--records", type=int, default=1_000_000,
+                        help="replay: records in the generated WARC (1,000,000)")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="replay: timed runs per server and corpus, alternated (3)")
+    parser.add_argument("--concurrency", type=int, default=16,
+                        help="replay: pages in flight in the client (16)")
     args = parser.parse_args(argv)
     parts = args.only or list(PARTS)
-    postgres = Postgres().start()
     ok = True
-    try:
-        if "cdx" in parts:
+    if "cdx" in parts:
+        postgres = Postgres().start()
+        try:
             ok = bench_cdx(args.cdx_rows, args.lookups, postgres) and ok
-    finally:
-        postgres.stop()
+        finally:
+            postgres.stop()
+    if "replay" in parts:
+        from replay_load import bench_replay
+
+        ok = bench_replay(pages=args.pages, records=args.records, runs=args.runs,
+                          concurrency=args.concurrency, work=WORK) and ok
     return 0 if ok else 1
 
 
