@@ -22,6 +22,7 @@ from aiohttp import web
 
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.catalog import Catalog
+from archive_pipelines.http_site import listen
 from archive_pipelines.replay.app import make_app
 from archive_pipelines.replay.archive import ReplayArchive
 from archive_pipelines.replay.body_cache import BodyCache
@@ -71,15 +72,8 @@ class ReplayServer:
         runner = web.AppRunner(make_app(self.replayer), access_log=None,
                                keepalive_timeout=self.keepalive_s, max_line_size=MAX_LINE,
                                max_field_size=MAX_LINE, shutdown_timeout=10.0)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.requested_port, backlog=1024)
-        try:
-            await site.start()
-        except OSError:
-            await runner.cleanup()
-            raise
+        self.port = await listen(runner, self.host, self.requested_port, backlog=1024)
         self._runner = runner
-        self.port = int(runner.addresses[0][1])
         return self.port
 
     async def stop(self) -> None:

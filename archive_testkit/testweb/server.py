@@ -11,6 +11,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from archive_pipelines.http_site import listen
 from archive_testkit.testweb.config import TestWebConfig, host_name, normalize_host
 from archive_testkit.testweb.render import render_page
 from archive_testkit.testweb.requestlog import RequestLog, RequestRecord
@@ -62,15 +63,8 @@ class TestWeb:
             max_field_size=_MAX_REQUEST_LINE,
         )
         runner = web.ServerRunner(server, shutdown_timeout=1.0)
-        await runner.setup()
-        site = web.TCPSite(runner, host, port, reuse_address=True, backlog=1024)
-        try:
-            await site.start()
-        except OSError:
-            await runner.cleanup()
-            raise
+        self._port = await listen(runner, host, port, backlog=1024, reuse_address=True)
         self._runner = runner
-        self._port = int(runner.addresses[0][1])
         self._flusher = asyncio.create_task(self._flush_periodically())
         return self._port
 

@@ -6,6 +6,7 @@ import json
 
 from aiohttp import web
 
+from archive_pipelines.http_site import listen
 from frontier_service.metrics import CrawlMetrics, render_prometheus
 
 
@@ -28,15 +29,8 @@ class HealthServer:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/metrics", self._metrics)
         runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.requested_port)
-        try:
-            await site.start()
-        except OSError:
-            await runner.cleanup()
-            raise
+        self.port = await listen(runner, self.host, self.requested_port)
         self._runner = runner
-        self.port = int(runner.addresses[0][1])
         return self.port
 
     async def stop(self) -> None:
