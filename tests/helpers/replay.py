@@ -71,6 +71,16 @@ def crawled_data_dir(data_dir: Path, *, web: TestWeb, redis_url: str, name: str,
     return data_dir
 
 
+@contextmanager
+def opened_catalog(data_dir: Path) -> Iterator[Catalog]:
+    """The catalog of `data_dir`, closed afterwards."""
+    catalog = Catalog.open(Settings(data_dir=data_dir).catalog_url)
+    try:
+        yield catalog
+    finally:
+        catalog.close()
+
+
 def make_replayer(data_dir: Path, catalog: Catalog, settings: ReplaySettings | None = None,
                   withdrawn: Exclusions | None = None) -> Replayer:
     store_settings = Settings(data_dir=data_dir).primary_store

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.catalog import Catalog
-from archive_pipelines.settings import Settings
 from archive_testkit.testweb import TestWeb
 from tests.helpers.replay import (
     GALLERY_URL,
@@ -19,6 +18,7 @@ from tests.helpers.replay import (
     RunningReplay,
     crawled_data_dir,
     make_replayer,
+    opened_catalog,
     running_replay,
 )
 
@@ -35,11 +35,8 @@ def replay_data(captures_web: TestWeb, redis_url: str,
 
 @pytest.fixture(scope="package")
 def replay_catalog(replay_data: Path) -> Iterator[Catalog]:
-    catalog = Catalog.open(Settings(data_dir=replay_data).catalog_url)
-    try:
+    with opened_catalog(replay_data) as catalog:
         yield catalog
-    finally:
-        catalog.close()
 
 
 @pytest.fixture(scope="module")

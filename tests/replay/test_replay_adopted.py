@@ -8,12 +8,18 @@ from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
-from archive_pipelines.catalog import Catalog
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings
 from archive_testkit.archivebox import Aged07, generate_collection
 from tests.helpers.cli import run_cli
-from tests.helpers.replay import captures_of, fetch, make_replayer, memento_path, running_replay
+from tests.helpers.replay import (
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    opened_catalog,
+    running_replay,
+)
 
 
 def warc_responses(data: Path) -> set[tuple[str, str]]:
@@ -36,15 +42,11 @@ def test_an_adopted_snapshots_warc_replays(tmp_path: Path) -> None:
     assert len(responses) >= 4, "the collection has WARCs"
     adopted = run_cli("--data-dir", str(data), "update", "--import-orphans", "--migrate-fs")
     assert adopted.returncode == 0, adopted.stdout + adopted.stderr
-    catalog = Catalog.open(Settings(data_dir=data).catalog_url)
-    try:
-        with running_replay(make_replayer(data, catalog)) as replay:
-            for url, sha256 in sorted(responses):
-                served = set()
-                for capture in captures_of(catalog, url):
-                    answer = fetch(replay.port, memento_path(capture, "id_"))
-                    assert answer.status == capture.status_code, (url, answer.text)
-                    served.add(hashlib.sha256(answer.body).hexdigest())
-                assert sha256 in served, url
-    finally:
-        catalog.close()
+    with opened_catalog(data) as catalog, running_replay(make_replayer(data, catalog)) as replay:
+        for url, sha256 in sorted(responses):
+            served = set()
+            for capture in captures_of(catalog, url):
+                answer = fetch(replay.port, memento_path(capture, "id_"))
+                assert answer.status == capture.status_code, (url, answer.text)
+                served.add(hashlib.sha256(answer.body).hexdigest())
+            assert sha256 in served, url

@@ -22,6 +22,7 @@ from tests.helpers.replay import (
     fetch,
     make_replayer,
     memento_path,
+    opened_catalog,
     running_replay,
 )
 
@@ -37,11 +38,8 @@ def damaged(replay_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 @pytest.fixture(scope="module")
 def damaged_catalog(damaged: Path) -> Iterator[Catalog]:
-    catalog = Catalog.open(Settings(data_dir=damaged).catalog_url)
-    try:
+    with opened_catalog(damaged) as catalog:
         yield catalog
-    finally:
-        catalog.close()
 
 
 def blob_path(data_dir: Path, capture: Capture) -> Path:

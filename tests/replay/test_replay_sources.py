@@ -22,6 +22,7 @@ from tests.helpers.replay import (
     fetch,
     make_replayer,
     memento_path,
+    opened_catalog,
     running_replay,
 )
 
@@ -51,12 +52,9 @@ def test_a_compacted_session_replays(replay_data: Path, replay_catalog: Catalog,
         report = compact_sessions(parts.catalog, capture_primary(parts), data_dir,
                                   older_than=timedelta(0), now=utcnow() + timedelta(days=1))
         assert [s.outcome for s in report.sessions] == ["compacted", "compacted"]
-    catalog = Catalog.open(Settings(data_dir=data_dir).catalog_url)
-    try:
+    with opened_catalog(data_dir) as catalog:
         assert all(c.index_path.endswith(".jsonl.zst") for c in captures_of(catalog, IMAGE))
         replayed_the_same(data_dir, catalog, replay_catalog)
-    finally:
-        catalog.close()
 
 
 def test_an_imported_warc_replays(replay_data: Path, replay_catalog: Catalog,
@@ -70,9 +68,6 @@ def test_an_imported_warc_replays(replay_data: Path, replay_catalog: Catalog,
     initialize(Settings(data_dir=target))
     imported = run_cli("--data-dir", str(target), "import-warc", str(warc))
     assert imported.returncode == 0, imported.stderr
-    catalog = Catalog.open(Settings(data_dir=target).catalog_url)
-    try:
+    with opened_catalog(target) as catalog:
         assert all(c.index_path.startswith("imports/") for c in captures_of(catalog, IMAGE))
         replayed_the_same(target, catalog, replay_catalog)
-    finally:
-        catalog.close()
