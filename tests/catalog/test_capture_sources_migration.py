@@ -15,13 +15,12 @@ from pathlib import Path
 
 from alembic import command
 
-from archive_pipelines.catalog import make_engine
 from archive_pipelines.catalog.migrate import alembic_config
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CatalogSettings, Settings
 from archive_testkit.revisit_warcs import write_revisit_warc
 from tests.helpers.captures import assert_storage_clean, ingest_all, parts_of
-from tests.helpers.catalog_tables import raw_tables
+from tests.helpers.catalog_tables import raw_tables, upgrade_to
 from tests.helpers.cli import CLI
 
 BEFORE, AFTER = "0005_page_titles", "0006_capture_sources"
@@ -36,11 +35,7 @@ def test_a_data_dir_from_before_capture_sources_upgrades_intact(
     old = raw_tables(catalog_url)
     assert old["page_fetch"] and old["crawl_segment"] and "kind" not in old["crawl_session"][0]
 
-    engine = make_engine(catalog_url)
-    try:  # to 0006 exactly: later migrations have tests of their own
-        command.upgrade(alembic_config(engine), AFTER)
-    finally:
-        engine.dispose()
+    upgrade_to(catalog_url, AFTER)
 
     upgraded = raw_tables(catalog_url)
     assert {name: rows for name, rows in upgraded.items() if name != "crawl_session"} == {

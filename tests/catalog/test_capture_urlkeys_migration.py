@@ -13,45 +13,26 @@ import shutil
 from pathlib import Path
 
 import pytest
-from alembic import command
 from sqlalchemy import inspect
 
 from archive_pipelines.catalog import make_engine
-from archive_pipelines.catalog.migrate import alembic_config
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CatalogSettings, Settings
 from archive_pipelines.surt import surt, urlkey
 from tests.helpers.captures import assert_storage_clean, capture_rows, ingest_all, parts_of
-from tests.helpers.catalog_tables import raw_tables
+from tests.helpers.catalog_tables import ingested_but_the_last_segment, raw_tables, upgrade_to
 
 BEFORE, AFTER = "0006_capture_sources", "0007_capture_urlkeys"
 
 
-def _upgrade_to_after_in_batches_of(catalog_url: str, rows: int) -> None:
-    engine = make_engine(catalog_url)
-    try:  # to 0007 exactly: later migrations have tests of their own
-        config = alembic_config(engine)
-        config.attributes["urlkey_batch_rows"] = rows
-        command.upgrade(config, AFTER)
-    finally:
-        engine.dispose()
-
-
 def test_a_data_dir_from_before_urlkeys_upgrades_keyed_and_intact(
         crawl_data: Path, catalog_url: str, tmp_path: Path) -> None:
-    segments = sorted(crawl_data.glob("sessions/*/*/*.jsonl"), key=lambda p: p.name)
-    assert len(segments) >= 2
-    held = segments[-1]  # crawled before the upgrade, ingested after it
-    aside = tmp_path / "held" / held.name
-    aside.parent.mkdir()
-    shutil.move(held, aside)
-    with parts_of(crawl_data, catalog_url) as parts:
-        ingest_all(parts, crawl_data)
-        command.downgrade(alembic_config(parts.catalog.engine), BEFORE)
+    held, aside = ingested_but_the_last_segment(crawl_data, catalog_url, tmp_path / "held",
+                                                back_to=BEFORE)
     old = raw_tables(catalog_url)
     assert len(old["page_fetch"]) > 7 and "urlkey" not in old["page_fetch"][0]  # the 0006 schema
 
-    _upgrade_to_after_in_batches_of(catalog_url, 7)  # several batches, the last one short
+    upgrade_to(catalog_url, AFTER, urlkey_batch_rows=7)  # several batches, the last one short
 
     upgraded = raw_tables(catalog_url)
     assert {name: rows for name, rows in upgraded.items() if name != "page_fetch"} == {
@@ -92,10 +73,6 @@ def test_a_data_dir_from_before_urlkeys_upgrades_keyed_and_intact(
 
 @pytest.mark.parametrize("catalog_url", ["sqlite"], indirect=True)
 def test_an_empty_catalog_upgrades_through_urlkeys(catalog_url: str) -> None:
-    engine = make_engine(catalog_url)
-    try:
-        command.upgrade(alembic_config(engine), BEFORE)
-    finally:
-        engine.dispose()
-    _upgrade_to_after_in_batches_of(catalog_url, 1)
+    upgrade_to(catalog_url, BEFORE)
+    upgrade_to(catalog_url, AFTER, urlkey_batch_rows=1)
     assert raw_tables(catalog_url)["page_fetch"] == []

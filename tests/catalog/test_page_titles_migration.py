@@ -11,39 +11,24 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from alembic import command
-
 from archive_pipelines.captures.lookup import find_url
 from archive_pipelines.captures.record_files import read_record
-from archive_pipelines.catalog import make_engine
-from archive_pipelines.catalog.migrate import alembic_config
 from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import CatalogSettings, Settings
 from tests.helpers.captures import assert_storage_clean, capture_rows, ingest_all, parts_of
-from tests.helpers.catalog_tables import raw_tables
+from tests.helpers.catalog_tables import ingested_but_the_last_segment, raw_tables, upgrade_to
 
 BEFORE, AFTER = "0004_snapshot_completion", "0005_page_titles"
 
 
 def test_a_data_dir_from_before_titles_upgrades_intact_and_then_keeps_titles(
         crawl_data: Path, catalog_url: str, tmp_path: Path) -> None:
-    segments = sorted(crawl_data.glob("sessions/*/*/*.jsonl"), key=lambda p: p.name)
-    assert len(segments) >= 2
-    held = segments[-1]  # crawled before the upgrade, ingested after it
-    aside = tmp_path / "held" / held.name
-    aside.parent.mkdir()
-    shutil.move(held, aside)
-    with parts_of(crawl_data, catalog_url) as parts:
-        ingest_all(parts, crawl_data)
-        command.downgrade(alembic_config(parts.catalog.engine), BEFORE)
+    held, aside = ingested_but_the_last_segment(crawl_data, catalog_url, tmp_path / "held",
+                                                back_to=BEFORE)
     old = raw_tables(catalog_url)
     assert old["page_fetch"] and "title" not in old["page_fetch"][0]  # the 0004 schema
 
-    engine = make_engine(catalog_url)
-    try:  # to 0005 exactly: later migrations have tests of their own
-        command.upgrade(alembic_config(engine), AFTER)
-    finally:
-        engine.dispose()
+    upgrade_to(catalog_url, AFTER)
     upgraded = raw_tables(catalog_url)
     assert {name: rows for name, rows in upgraded.items() if name != "page_fetch"} == {
         name: rows for name, rows in old.items() if name != "page_fetch"}

@@ -1,13 +1,19 @@
-"""Catalog tables read by reflection, without the models: what a data dir made by older code
-holds, for the migration tests."""
+"""For the migration tests: catalog tables read by reflection, without the models (what a
+data dir made by older code holds), a real crawl's data dir taken back to an older schema,
+and the catalog upgraded to exactly one revision."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
+from alembic import command
 from sqlalchemy import MetaData, select
 
 from archive_pipelines.catalog import make_engine
+from archive_pipelines.catalog.migrate import alembic_config
+from tests.helpers.captures import ingest_all, parts_of
 
 Tables = dict[str, list[dict[str, Any]]]
 
@@ -24,3 +30,33 @@ def raw_tables(url: str) -> Tables:
                     for name, table in sorted(meta.tables.items()) if name != "alembic_version"}
     finally:
         engine.dispose()
+
+
+def upgrade_to(url: str, revision: str, **attributes: object) -> None:
+    """The catalog at `url` upgraded to exactly `revision` (later ones have tests of their own);
+    `attributes` go to the migrations (`config.attributes`)."""
+    engine = make_engine(url)
+    try:
+        config = alembic_config(engine)
+        config.attributes.update(attributes)
+        command.upgrade(config, revision)
+    finally:
+        engine.dispose()
+
+
+def ingested_but_the_last_segment(crawl_data: Path, catalog_url: str, aside_dir: Path, *,
+                                  back_to: str) -> tuple[Path, Path]:
+    """A real crawl's data dir ingested, its last segment set aside in `aside_dir` first (crawled
+    before the upgrade, to ingest after it), then its catalog taken back to `back_to` by Alembic.
+
+    Returns: where the segment belongs, and where it is set aside."""
+    segments = sorted(crawl_data.glob("sessions/*/*/*.jsonl"), key=lambda p: p.name)
+    assert len(segments) >= 2
+    held = segments[-1]
+    aside = aside_dir / held.name
+    aside.parent.mkdir()
+    shutil.move(held, aside)
+    with parts_of(crawl_data, catalog_url) as parts:
+        ingest_all(parts, crawl_data)
+        command.downgrade(alembic_config(parts.catalog.engine), back_to)
+    return held, aside
