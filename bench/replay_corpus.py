@@ -99,12 +99,21 @@ def html_pages(warc: Path) -> tuple[list[tuple[str, str]], int]:
     return sorted(set(pages)), records
 
 
-def _cached(done: Path) -> dict[str, object] | None:
+def _finished_or_cleared(root: Path) -> dict[str, object] | None:
+    """The info of the corpus finished in `root` by this VERSION; else None, `root` made anew
+    (an older or unfinished one removed)."""
+    done = root / "done.json"
     if done.exists():
         info: dict[str, object] = json.loads(done.read_text())
         if info.get("version") == VERSION:
             return info
+    remove_tree(root)
+    root.mkdir(parents=True)
     return None
+
+
+def _mark_finished(root: Path, info: dict[str, object]) -> None:
+    (root / "done.json").write_text(json.dumps(info))
 
 
 # ---- the crawl of the test web ---------------------------------------------------------
@@ -124,11 +133,8 @@ def ensure_crawl_corpus(work: Path, pages: int) -> Corpus:
     """A real crawl of the test web with at least `pages` HTML pages, ingested and exported."""
     config = _web_config(pages)
     root = work / f"crawl-v{VERSION}-p{pages}"
-    done = root / "done.json"
-    info = _cached(done)
+    info = _finished_or_cleared(root)
     if info is None:
-        remove_tree(root)  # an older or unfinished one
-        root.mkdir(parents=True)
         log = root / "prepare.log"
         data_dir, warc = root / "data", root / "export.warc.gz"
         started = time.perf_counter()
@@ -157,7 +163,7 @@ def ensure_crawl_corpus(work: Path, pages: int) -> Corpus:
                 "export_s": export_s, "seconds": time.perf_counter() - started,
                 "warc_bytes": warc.stat().st_size}
         (root / "pages.json").write_text(json.dumps(found))
-        done.write_text(json.dumps(info))
+        _mark_finished(root, info)
     found = [(url, ts) for url, ts in json.loads((root / "pages.json").read_text())]
     chosen = sorted(random.Random(pages).sample(found, pages))
     return Corpus(f"{pages:,} crawled pages", root / "data", root / "export.warc.gz", chosen,
@@ -271,11 +277,8 @@ def ensure_generated_corpus(work: Path, records: int, pages: int) -> Corpus:
     hosts = max(1, -(-records // RECORDS_PER_HOST))
     total = hosts * RECORDS_PER_HOST
     root = work / f"gen-v{VERSION}-r{total}"
-    done = root / "done.json"
-    info = _cached(done)
+    info = _finished_or_cleared(root)
     if info is None:
-        remove_tree(root)  # an older or unfinished one
-        root.mkdir(parents=True)
         log = root / "prepare.log"
         data_dir, warc = root / "data", root / "generated.warc.gz"
         started = time.perf_counter()
@@ -287,7 +290,7 @@ def ensure_generated_corpus(work: Path, records: int, pages: int) -> Corpus:
         info = {"version": VERSION, "hosts": hosts, "records": total, "write_s": write_s,
                 "import_s": import_s, "seconds": time.perf_counter() - started,
                 "warc_bytes": warc.stat().st_size}
-        done.write_text(json.dumps(info))
+        _mark_finished(root, info)
     rng = random.Random(total)
     drawn = rng.sample(range(hosts * PAGES_PER_GEN_HOST), min(pages, hosts * PAGES_PER_GEN_HOST))
     chosen = []
