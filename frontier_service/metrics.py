@@ -6,6 +6,8 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from archive_pipelines.prometheus_text import field_samples, uptime_samples
+
 
 @dataclass
 class CrawlMetrics:
@@ -78,24 +80,14 @@ _HELP = {
 
 def render_prometheus(metrics: CrawlMetrics, prefix: str = "frontier") -> str:
     """Prometheus text format 0.0.4: `{prefix}_{name}_total` counters and gauges."""
-    lines: list[str] = []
-    for item in dataclasses.fields(metrics):
-        if item.name in ("started_at", "urls_dropped"):
-            continue
-        value = getattr(metrics, item.name)
-        gauge = item.name in _GAUGES
-        name = f"{prefix}_{item.name}" if gauge else f"{prefix}_{item.name}_total"
-        if item.name in _HELP:
-            lines.append(f"# HELP {name} {_HELP[item.name]}")
-        lines.append(f"# TYPE {name} {'gauge' if gauge else 'counter'}")
-        lines.append(f"{name} {int(value)}")
+    lines = field_samples(metrics, prefix, gauges=_GAUGES, help_texts=_HELP,
+                          skip=("started_at", "urls_dropped"))
     name = f"{prefix}_urls_dropped_total"
     lines.append(f"# HELP {name} URLs not fetched, by reason.")
     lines.append(f"# TYPE {name} counter")
     lines += [f'{name}{{reason="{reason}"}} {count}'
               for reason, count in sorted(metrics.urls_dropped.items())]
-    lines.append(f"# TYPE {prefix}_uptime_seconds gauge")
-    lines.append(f"{prefix}_uptime_seconds {metrics.uptime_s():.3f}")
+    lines += uptime_samples(prefix, metrics.uptime_s())
     return "\n".join(lines) + "\n"
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
+
+from archive_pipelines.prometheus_text import field_samples, uptime_samples
 
 
 @dataclass
@@ -59,16 +60,6 @@ _HELP = {
 
 def render_prometheus(metrics: ReplayMetrics, prefix: str = "replay") -> str:
     """Prometheus text format 0.0.4: `{prefix}_{name}_total` counters and gauges."""
-    lines: list[str] = []
-    for item in dataclasses.fields(metrics):
-        if item.name == "started_at":
-            continue
-        gauge = item.name in _GAUGES
-        name = f"{prefix}_{item.name}" if gauge else f"{prefix}_{item.name}_total"
-        if item.name in _HELP:
-            lines.append(f"# HELP {name} {_HELP[item.name]}")
-        lines.append(f"# TYPE {name} {'gauge' if gauge else 'counter'}")
-        lines.append(f"{name} {int(getattr(metrics, item.name))}")
-    lines.append(f"# TYPE {prefix}_uptime_seconds gauge")
-    lines.append(f"{prefix}_uptime_seconds {metrics.uptime_s():.3f}")
+    lines = [*field_samples(metrics, prefix, gauges=_GAUGES, help_texts=_HELP, skip=("started_at",)),
+             *uptime_samples(prefix, metrics.uptime_s())]
     return "\n".join(lines) + "\n"
