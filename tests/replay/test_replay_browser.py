@@ -5,15 +5,15 @@ replay server (any other is counted and refused)."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route
 
 from archive_pipelines.catalog import Catalog
 from archive_testkit.testweb.asset_pages import SCRIPTED_IMAGES
+from tests.helpers.chromium import headless_chromium
 from tests.helpers.replay import GALLERY_URL, HOST, SCRIPTED_URL, RunningReplay, captures_of, memento_path
 
 SCREENSHOTS_ENV = "UI_SCREENSHOTS_DIR"  # as tests/ui: `make screenshots` sets docs/img
@@ -21,18 +21,8 @@ SCREENSHOTS_ENV = "UI_SCREENSHOTS_DIR"  # as tests/ui: `make screenshots` sets d
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    executable = os.environ.get("CHROMIUM") or shutil.which("chromium")
-    if not executable:
-        pytest.fail("the replay browser tests need Debian's chromium (or $CHROMIUM)",
-                    pytrace=False)
-    args = ["--disable-dev-shm-usage"] + (["--no-sandbox"] if os.geteuid() == 0 else [])
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True,
-                                              args=args)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with headless_chromium("the replay browser tests") as chromium:
+        yield chromium
 
 
 class Traffic:

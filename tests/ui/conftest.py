@@ -9,34 +9,22 @@ the README's.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from archive_testkit.dagit import Dagit, tune_test_instance
+from tests.helpers.chromium import headless_chromium
 from tests.ui.dagit_pages import UI_TIMEOUT_MS, Screenshots
 from tests.ui.demo_data import DemoData, build_demo_data, clean_environ
 
 SCREENSHOTS_ENV = "UI_SCREENSHOTS_DIR"
-CHROMIUM_ENV = "CHROMIUM"
 VIEWPORT = {"width": 1400, "height": 900}
 
 # Assertions on the page wait as long as a page may take to render on a busy machine.
 expect.set_options(timeout=UI_TIMEOUT_MS)
-
-
-def chromium_executable() -> str:
-    """$CHROMIUM, else Debian's `chromium` on the PATH; a test failure naming the fix."""
-    found = os.environ.get(CHROMIUM_ENV) or shutil.which("chromium") or shutil.which(
-        "chromium-browser")
-    if not found or not os.access(found, os.X_OK):
-        pytest.fail("the Dagit UI tests need Chromium: install Debian's package "
-                    "(`apt-get install chromium`; `make test` does it when it can) or set "
-                    f"{CHROMIUM_ENV}=/path/to/chromium", pytrace=False)
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -60,17 +48,8 @@ def dagit(demo: DemoData) -> Iterator[Dagit]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    executable = chromium_executable()
-    args = ["--disable-dev-shm-usage"]
-    if os.geteuid() == 0:
-        args.append("--no-sandbox")  # Chromium refuses to sandbox as root
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=executable, headless=True,
-                                              args=args)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with headless_chromium("the Dagit UI tests") as chromium:
+        yield chromium
 
 
 @pytest.fixture
