@@ -9,6 +9,7 @@ import pytest
 
 from archive_pipelines.replay.archive_urls import ArchiveUrls
 from archive_pipelines.replay.rewrite_css import CssRewriter, rewrite_css_text
+from tests.helpers.rewriting import fed_in_pieces, same_at_every_boundary
 
 pytestmark = pytest.mark.unit
 
@@ -19,22 +20,11 @@ CS = f"/web/{TS}cs_/http://example.com/css"
 
 
 def rewrite(css: bytes, *, cuts: list[int] | None = None, max_pending: int = 1 << 20) -> bytes:
-    rewriter = CssRewriter(URLS, max_pending=max_pending)
-    out, start = [], 0
-    for cut in cuts or []:
-        out.append(rewriter.feed(css[start:cut]))
-        start = cut
-    out.append(rewriter.feed(css[start:]))
-    out.append(rewriter.close())
-    return b"".join(out)
+    return fed_in_pieces(CssRewriter(URLS, max_pending=max_pending), css, cuts)
 
 
 def assert_same_at_every_boundary(css: bytes, *, max_pending: int = 1 << 20) -> bytes:
-    whole = rewrite(css, max_pending=max_pending)
-    for cut in range(len(css) + 1):
-        assert rewrite(css, cuts=[cut], max_pending=max_pending) == whole, cut
-    assert rewrite(css, cuts=list(range(1, len(css))), max_pending=max_pending) == whole
-    return whole
+    return same_at_every_boundary(lambda: CssRewriter(URLS, max_pending=max_pending), css)
 
 
 @pytest.mark.parametrize(("css", "expected"), [

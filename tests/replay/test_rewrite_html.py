@@ -12,6 +12,7 @@ import pytest
 from archive_pipelines.replay import html_syntax
 from archive_pipelines.replay.archive_urls import ArchiveUrls
 from archive_pipelines.replay.rewrite_html import HtmlRewriter
+from tests.helpers.rewriting import fed_in_pieces, same_at_every_boundary
 
 pytestmark = pytest.mark.unit
 
@@ -26,25 +27,14 @@ BANNER = "<div id=banner>archived</div>"
 def rewrite(page: bytes, *, banner: str | None = None, cuts: list[int] | None = None,
             max_pending: int = 1 << 20) -> bytes:
     """The page rewritten, fed in pieces cut at `cuts` (one piece if None)."""
-    rewriter = HtmlRewriter(URLS, banner=banner, max_pending=max_pending)
-    out, start = [], 0
-    for cut in cuts or []:
-        out.append(rewriter.feed(page[start:cut]))
-        start = cut
-    out.append(rewriter.feed(page[start:]))
-    out.append(rewriter.close())
-    return b"".join(out)
+    return fed_in_pieces(HtmlRewriter(URLS, banner=banner, max_pending=max_pending), page, cuts)
 
 
 def assert_same_at_every_boundary(page: bytes, *, banner: str | None = None,
                                   max_pending: int = 1 << 20) -> bytes:
     """The output fed whole; the same cut at every single position, and byte by byte."""
-    whole = rewrite(page, banner=banner, max_pending=max_pending)
-    for cut in range(len(page) + 1):
-        assert rewrite(page, banner=banner, cuts=[cut], max_pending=max_pending) == whole, cut
-    every_byte = list(range(1, len(page)))
-    assert rewrite(page, banner=banner, cuts=every_byte, max_pending=max_pending) == whole
-    return whole
+    return same_at_every_boundary(
+        lambda: HtmlRewriter(URLS, banner=banner, max_pending=max_pending), page)
 
 
 @pytest.mark.parametrize(("html", "expected"), [
