@@ -10,6 +10,7 @@ from pathlib import Path
 
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.models import Blob, CrawlSegment, CrawlSession, PageFetch
+from archive_pipelines.surt import urlkey
 
 SESSION = "00000000-0000-4000-8000-00000000beef"
 FETCHED_MS = 1_716_000_000_123
@@ -44,7 +45,7 @@ def add_capture(catalog: Catalog, data_dir: Path, *, url: str, body: tuple[str, 
             canonical_url=url, fetched_ms=FETCHED_MS, status_code=200, final_url=url,
             content_type="text/plain", body_sha256=body and body[0],
             body_size=body and body[1], body_blob_id=blob_id, index_path=index_path,
-            record_offset=0, request_index=0)
+            record_offset=0, request_index=0, urlkey=urlkey(url))
         session.add(capture)
         session.flush()
         return int(capture.id)
