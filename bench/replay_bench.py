@@ -185,6 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="replay: timed runs per server and corpus, alternated (3)")
     parser.add_argument("--concurrency", type=int, default=16,
                         help="replay: pages in flight in the client (16)")
+    parser.add_argument("--prepare", action="store_true",
+                        help="replay: only make (or find cached) the corpora and pywb's indexes, "
+                        "measure nothing (the 1,000,000-record corpus takes a while)")
     args = parser.parse_args(argv)
     parts = args.only or list(PARTS)
     ok = True
@@ -198,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         from replay_load import bench_replay
 
         ok = bench_replay(pages=args.pages, records=args.records, runs=args.runs,
-                          concurrency=args.concurrency, work=WORK) and ok
+                          concurrency=args.concurrency, work=WORK,
+                          prepare_only=args.prepare) and ok
     return 0 if ok else 1
 
 

@@ -478,8 +478,10 @@ def _measure(corpus: Corpus, ours: Server, peer: Server, *, runs: int, concurren
     return passed
 
 
-def bench_replay(*, pages: int, records: int, runs: int, concurrency: int, work: Path) -> bool:
-    """Both corpora, one after the other; True when both verdicts pass."""
+def bench_replay(*, pages: int, records: int, runs: int, concurrency: int, work: Path,
+                 prepare_only: bool = False) -> bool:
+    """Both corpora, one after the other; True when both verdicts pass. `prepare_only`:
+    make (or find cached) the corpora and pywb's indexes, measure nothing."""
     version = check_venv()
     work.mkdir(parents=True, exist_ok=True)
     print(f"\nreplay: ours beside pywb {version} ({load()} before)")
@@ -488,6 +490,11 @@ def bench_replay(*, pages: int, records: int, runs: int, concurrency: int, work:
                  lambda: ensure_generated_corpus(work, records, pages)):
         started = time.perf_counter()
         corpus = make()
+        if prepare_only:
+            _root, index_s = ensure_collection(corpus.warc)
+            print(f"replay: {corpus.label} ready in {time.perf_counter() - started:.0f} s "
+                  f"(pywb's index {'cached' if index_s is None else f'made in {index_s:.0f} s'})")
+            continue
         ok = bench_corpus(corpus, runs=runs, concurrency=concurrency, work=work,
                           ready_s=time.perf_counter() - started) and ok
     print(f"replay: {load()} after")

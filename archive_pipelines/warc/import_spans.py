@@ -63,7 +63,7 @@ def read_items(path: Path, layout: Layout, *, start: int, spool: Path,
     """Each record from `start` on, read for import (or refused), and each broken stretch,
     until the first item at or after `end`; its offset is appended to `stopped` (nothing
     when the file ends first)."""
-    records = iter_records(path, layout, start=start)
+    records = iter_records(path, layout, start=start, http_requests=False)
     try:
         item = next(records, None)
         while item is not None:

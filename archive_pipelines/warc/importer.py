@@ -177,7 +177,7 @@ class WarcImport:
         from the top would have seen them: a later revisit that names its body by payload
         digest alone (as wget writes them) then resolves as it would have."""
         bodies = self._target.catalog.imports.bodies_by_offset(ledger_prefix(self._sha256))
-        records = iter_records(path, layout)
+        records = iter_records(path, layout, http_requests=False)
         try:
             for item in records:
                 if isinstance(item, BrokenSpan):
