@@ -8,7 +8,8 @@ import asyncio
 import http.client
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,18 +54,22 @@ def crawl_into(data_dir: Path, *, web: TestWeb, redis_url: str, name: str,
                                 per_host_concurrency=8, min_delay_s=0.0,
                                 response_time_factor=0.0)
     try:
-        asyncio.run(CrawlerService(settings, seeds=seeds).run())
+        # In a thread of its own: the caller may run inside an event loop (Playwright's).
+        with ThreadPoolExecutor(1, thread_name_prefix="crawl") as pool:
+            pool.submit(asyncio.run, CrawlerService(settings, seeds=seeds).run()).result()
     finally:
         delete_keys(redis_url, name)
     with parts_of(data_dir) as parts:
         ingest_all(parts, data_dir)
 
 
-def crawled_data_dir(data_dir: Path, *, web: TestWeb, redis_url: str, name: str,
-                     seeds: tuple[str, ...], times: int) -> Path:
-    """`data_dir` initialized, then `times` crawls of `seeds`, each at a later second."""
+def crawled_data_dir(data_dir: Path, *, webs: Sequence[TestWeb], redis_url: str, name: str,
+                     seeds: tuple[str, ...]) -> Path:
+    """`data_dir` initialized, then one crawl of `seeds` from each of `webs` in turn, each at a
+    later second. The webs answer for the same host names: a web of another seed is the
+    same site whose pages changed between the crawls."""
     initialize(Settings(data_dir=data_dir))
-    for number in range(times):
+    for number, web in enumerate(webs):
         if number:
             time.sleep(1.1)  # a later 14-digit timestamp
         crawl_into(data_dir, web=web, redis_url=redis_url, name=f"{name}-{number}", seeds=seeds)

@@ -1,20 +1,40 @@
 """Replay in a real browser (Debian's Chromium through Playwright): the gallery renders with
-its images, stylesheets and fonts from the archive, and every request it makes goes to the
-replay server (any other is counted and refused)."""
+its images, stylesheets and fonts from the archive, a page crawled twice shows each version at
+its own time, a page of an adopted ArchiveBox snapshot renders from its WARC, and every request
+a page makes goes to the replay server (any other is counted and refused)."""
 
 from __future__ import annotations
 
+import html
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, Route
+from playwright.sync_api import Browser, Page, Request, Response, Route
 
 from archive_pipelines.catalog import Catalog
+from archive_pipelines.replay.banner import BANNER_ID, capture_time_text
+from archive_pipelines.replay.memento import http_date
+from archive_pipelines.replay.timestamps import timestamp_of
+from archive_testkit.testweb import TestWeb, resolve
 from archive_testkit.testweb.asset_pages import SCRIPTED_IMAGES
+from tests.helpers.adopted import adopted_collection
 from tests.helpers.chromium import headless_chromium
-from tests.helpers.replay import GALLERY_URL, HOST, SCRIPTED_URL, RunningReplay, captures_of, memento_path
+from tests.helpers.replay import (
+    GALLERY_URL,
+    HOME_URL,
+    HOST,
+    SCRIPTED_URL,
+    RunningReplay,
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    opened_catalog,
+    running_replay,
+)
 
 SCREENSHOTS_ENV = "UI_SCREENSHOTS_DIR"  # as tests/ui: `make screenshots` sets docs/img
 
@@ -26,24 +46,41 @@ def browser() -> Iterator[Browser]:
 
 
 class Traffic:
-    """Every request the page made: to the replay server, and elsewhere (refused)."""
+    """Every request the page made: to the replay server, and elsewhere (refused). A route
+    sees only the first URL of a redirect chain: the requests that follow a redirect are
+    seen as requests, and counted elsewhere too when they leave the replay server."""
 
     def __init__(self, origin: str) -> None:
         self.origin = origin
         self.replayed: list[str] = []
         self.elsewhere: list[str] = []
         self.statuses: dict[str, int] = {}
+        self.headers: dict[str, dict[str, str]] = {}
 
     def route(self, route: Route) -> None:
         url = route.request.url
-        if url.startswith(self.origin + "/"):
-            self.replayed.append(url)
-            route.continue_()
-        elif url.startswith(("data:", "blob:")):
+        if self.stays(url):
+            if not url.startswith(("data:", "blob:")):
+                self.replayed.append(url)
             route.continue_()
         else:
-            self.elsewhere.append(url)
+            self._left(url)
             route.abort()
+
+    def request(self, request: Request) -> None:
+        if not self.stays(request.url):
+            self._left(request.url)
+
+    def response(self, response: Response) -> None:
+        self.statuses[response.url] = response.status
+        self.headers[response.url] = response.headers
+
+    def stays(self, url: str) -> bool:
+        return url.startswith((self.origin + "/", "data:", "blob:"))
+
+    def _left(self, url: str) -> None:
+        if url not in self.elsewhere:
+            self.elsewhere.append(url)
 
 
 def open_replayed(browser: Browser, replay: RunningReplay, path: str) -> tuple[Page, Traffic]:
@@ -51,9 +88,9 @@ def open_replayed(browser: Browser, replay: RunningReplay, path: str) -> tuple[P
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     traffic = Traffic(origin)
     context.route("**/*", traffic.route)
+    context.on("request", traffic.request)
     page = context.new_page()
-    page.on("response", lambda response: traffic.statuses.__setitem__(response.url,
-                                                                       response.status))
+    page.on("response", traffic.response)
     page.goto(origin + path, wait_until="networkidle")
     return page, traffic
 
@@ -127,3 +164,88 @@ def test_a_page_its_script_builds_shows_the_json_and_images_it_fetched(
             assert traffic.statuses[f"{traffic.origin}{path}"] == 302  # sent into the archive
     finally:
         page.context.close()
+
+
+def _headline(web: TestWeb) -> str:
+    """The `<h1>` of the home page `web` serves."""
+    served = resolve(web.config, HOST, "/").body.decode()
+    found = re.search(r"<h1>(.*?)</h1>", served, re.S)
+    assert found, served[:300]
+    return html.unescape(found.group(1))
+
+
+def _shows_its_time(page: Page, traffic: Traffic, fetched_ms: int) -> None:
+    """The banner and `Memento-Datetime` of the page `page` shows name the capture's time."""
+    assert traffic.headers[page.url]["memento-datetime"] == http_date(fetched_ms)
+    banner = page.locator(f"#{BANNER_ID}").inner_text()
+    assert capture_time_text(timestamp_of(fetched_ms)) in banner, banner
+
+
+def test_a_page_crawled_twice_shows_each_version_at_its_own_time(
+        browser: Browser, captures_web: TestWeb, changed_web: TestWeb,
+        changed_data: Path) -> None:
+    """The home page changed between its two crawls (the second from the test web under
+    another seed): each capture renders the text its crawl saw, at its own time."""
+    headlines = [_headline(web) for web in (captures_web, changed_web)]
+    assert headlines[0] != headlines[1], "the changed web serves another home page"
+    with opened_catalog(changed_data) as catalog, running_replay(
+            make_replayer(changed_data, catalog)) as replay:
+        captures = captures_of(catalog, HOME_URL)
+        assert len(captures) == 2
+        assert timestamp_of(captures[0].fetched_ms) < timestamp_of(captures[1].fetched_ms)
+        for capture, headline, other in zip(captures, headlines, reversed(headlines),
+                                            strict=True):
+            page, traffic = open_replayed(browser, replay, memento_path(capture))
+            try:
+                assert page.url == f"{traffic.origin}{memento_path(capture)}"  # not redirected
+                assert page.locator("h1").inner_text() == headline
+                assert page.title() == headline
+                assert other not in page.locator("body").inner_text()
+                _shows_its_time(page, traffic, capture.fetched_ms)
+                assert traffic.elsewhere == []
+            finally:
+                page.context.close()
+
+
+_LOADED = """() => [...document.images].filter(i => !i.src.startsWith('data:'))
+    .map(i => [i.currentSrc || i.src, i.complete && i.naturalWidth > 0])"""
+_ARCHIVED_IMAGE = re.compile(r"/web/[0-9]{14}im_/(https?://.+)")
+
+
+def test_a_page_of_an_adopted_snapshots_warc_renders_with_its_images(
+        browser: Browser, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    responses = adopted_collection(data, snapshots=4, seed=31)
+    start = next(n for n, r in enumerate(responses) if r.first and r.content_type == "text/html")
+    end = next((n for n, r in enumerate(responses) if r.first and n > start), len(responses))
+    page_url = responses[start].url
+    recorded_images = {r.url for r in responses[start:end] if r.content_type == "image/png"}
+    assert len(recorded_images) >= 2, "the page's WARC holds its images"
+    with opened_catalog(data) as catalog, running_replay(make_replayer(data, catalog)) as replay:
+        capture = captures_of(catalog, page_url)[0]
+        archived = fetch(replay.port, memento_path(capture, "id_")).text
+        title = re.search(r"<title>(.*?)</title>", archived, re.S)
+        assert title, archived[:300]
+        page, traffic = open_replayed(browser, replay, memento_path(capture))
+        try:
+            assert page.title() == html.unescape(title.group(1))
+            _shows_its_time(page, traffic, capture.fetched_ms)
+            page.wait_for_function(f"() => ({_LOADED})().every(([, loaded]) => loaded)",
+                                   timeout=10_000)
+            shown = page.evaluate(_LOADED)
+            originals = set()
+            for src, _loaded in shown:
+                found = _ARCHIVED_IMAGE.search(src)
+                assert found and src.startswith(traffic.origin + "/"), src
+                originals.add(found.group(1))
+            assert originals == recorded_images
+            frames = page.frames[1:]  # its embedded part, replayed in an iframe
+            assert frames and all(frame.evaluate(_LOADED) and all(
+                loaded for _, loaded in frame.evaluate(_LOADED)) for frame in frames)
+            failed = {url: status for url, status in traffic.statuses.items()
+                      if status >= 400 and not url.endswith("favicon.ico")}
+            assert failed == {}
+            assert traffic.elsewhere == []
+            assert len(traffic.replayed) >= 6  # the page, stylesheets, script, images, iframe
+        finally:
+            page.context.close()
