@@ -331,6 +331,7 @@ class WarcImport:
                 self._report.new_bodies += 1
                 self._report.new_body_bytes += size
         if self._parallel:  # a worker syncs what it stored (and its aliases) before it answers
+            store.sync_pending()  # the stored WARC itself, written without its own fsync
             self._target.ensure_aliases([self._sha256])
         else:
             store.sync()
@@ -388,7 +389,8 @@ def import_warc_file(path: Path, *, target: ImportTarget, report: ImportReport,
         report.files += 1
         _not_a_warc(report, name)
         return None
-    put = target.store.put_file(path)
+    with target.store.deferred_sync():  # synced before the first batch refers to it
+        put = target.store.put_file(path)
     report.file_bytes += put.size
     import_stored_warc(put.sha256, put.size, target=target, report=report, source=name,
                        snapshot_id=snapshot_id, pages=pages, on_record=on_record)
