@@ -92,7 +92,7 @@ _farm: ViewFarm | None = None
 def _start_worker(parent: int, store_root: str, codec: str, *, zstd_level: int,
                   archive_root: str) -> None:
     global _store, _farm
-    _die_with_parent(parent)
+    die_with_parent(parent)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles ^C and stops us
     # No fsyncs here: the parent syncs the filesystem once per batch, before its commit.
     _store = LocalBlobStore(Path(store_root), codec=codec, zstd_level=zstd_level,
@@ -100,7 +100,7 @@ def _start_worker(parent: int, store_root: str, codec: str, *, zstd_level: int,
     _farm = ViewFarm(Path(archive_root), Path(store_root))
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Exit (within half a second) once the parent is gone, so a killed ingest leaves no
     writer behind. A watchdog thread, not prctl(PR_SET_PDEATHSIG): that fires when the
     parent *thread* that started us exits, and pools outlive the threads that start workers.

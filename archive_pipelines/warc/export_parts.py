@@ -22,7 +22,7 @@ from pathlib import Path
 from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import CaptureScope, Catalog
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage.file_workers import main_module_hidden
+from archive_pipelines.storage.file_workers import die_with_parent, main_module_hidden
 from archive_pipelines.warc.exporter import (
     ExportedPage,
     ExportReport,
@@ -123,7 +123,9 @@ def export_parallel(path: Path, *, settings: Settings, catalog: Catalog, scope: 
             _write_warcinfo(handle, run=run, info=info, filename=path.name, level=gzip_level)
             report.records += 1
             context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+            with ProcessPoolExecutor(max_workers=processes, mp_context=context,
+                                     initializer=die_with_parent,
+                                     initargs=(os.getpid(),)) as pool:
                 with main_module_hidden():
                     futures: list[Future[PartResult]] = [pool.submit(export_part, PartTask(
                         settings=settings, scope=scope, run=run, from_id=start, to_id=end,

@@ -15,12 +15,14 @@ one after the other found it): the next span must have begun exactly there. One 
 is thrown away and read again from that offset, in the calling process. Bodies a thrown-away
 span stored are referenced by nothing: `gc` collects them, as after a crash.
 
-Workers start with `spawn` and open the primary store from the settings.
+Workers start with `spawn`, open the primary store from the settings, and exit when the
+process that started them is gone (a killed import leaves no worker behind).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,7 +31,7 @@ from pathlib import Path
 
 from archive_pipelines.blobstore import LocalBlobStore, open_store
 from archive_pipelines.settings import Settings
-from archive_pipelines.storage.file_workers import main_module_hidden
+from archive_pipelines.storage.file_workers import die_with_parent, main_module_hidden
 from archive_pipelines.views.aliases import AliasIndex
 from archive_pipelines.warc.import_record import Body, ReadRecord, RecordRefused, read_record
 from archive_pipelines.warc.warc_files import (
@@ -192,7 +194,8 @@ class SpanReader:
                           exact=number == 0, end=min(begin + span, self._size), spool=self._spool,
                           pages=self._pages) for number, begin in enumerate(bounds)]
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=self._processes, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=self._processes, mp_context=context,
+                                 initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
             pending: deque[tuple[SpanTask, Future[SpanResult]]] = deque()
             queued = iter(tasks)
             expected: int | None = start

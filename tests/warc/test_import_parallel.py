@@ -6,9 +6,14 @@ Spans are made tiny here so that a small file is cut many times; a WARC whose pa
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
+import time
 from io import BytesIO
 from pathlib import Path
 
+import psutil
 import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -21,7 +26,7 @@ from archive_pipelines.warc import import_spans
 from archive_pipelines.warc.import_run import run_import
 from archive_pipelines.warc.importer import ImportReport, ImportTarget
 from tests.helpers.import_crashes import import_state, write_crash_warc
-from tests.helpers.ingest_crashes import store_files
+from tests.helpers.ingest_crashes import ROOT, store_files
 
 SPAN = 2048  # bytes: the crash WARC's ~80 records fall into dozens of spans
 
@@ -114,3 +119,37 @@ def test_a_broken_member_between_spans_is_reported_as_when_read_alone(
     broken.write_bytes(bytes(data))
     serial, _parallel = _same_import(tmp_path, broken)
     assert serial.broken_spans >= 1
+
+
+def test_the_workers_of_a_killed_import_exit_with_it(tmp_path: Path) -> None:
+    """kill -9 of an import reading in parallel leaves no worker behind: each exits once its
+    parent is gone (a watchdog), instead of waiting forever on the pool's queue."""
+    one = tmp_path / "one.warc.gz"
+    write_crash_warc(one)
+    warc = tmp_path / "many.warc.gz"
+    warc.write_bytes(one.read_bytes() * 30)  # members concatenated: a longer import
+    data_dir = tmp_path / "data"
+    initialize(Settings(data_dir=data_dir))
+    toml = data_dir / "archive.toml"
+    head, tail = toml.read_text().split("\n[import]\n", 1)
+    toml.write_text(head + "\n[import]\n" + tail.replace('processes = "auto"', "processes = 2", 1))
+    env = {**os.environ, "CRASH_IMPORT_SPAN_BYTES": "2048"}
+    command = [sys.executable, "-m", "tests.warc.crash_import", "6", "none", "0",
+               "--data-dir", str(data_dir), "import-warc", str(warc)]
+    importer = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    try:
+        parent = psutil.Process(importer.pid)
+        workers: list[psutil.Process] = []
+        deadline = time.monotonic() + 60
+        while not workers and importer.poll() is None and time.monotonic() < deadline:
+            workers = [child for child in parent.children(recursive=True)
+                       if "spawn_main" in " ".join(child.cmdline())]
+            time.sleep(0.05)
+        assert workers, "the import started no worker (or ended first)"
+        importer.kill()
+        importer.wait(10)
+        _gone, alive = psutil.wait_procs(workers, timeout=5)
+        assert not alive, [worker.pid for worker in alive]
+    finally:
+        importer.kill()
