@@ -145,6 +145,19 @@ def read_span(task: SpanTask, store: LocalBlobStore | None = None) -> SpanResult
     return SpanResult(began, stopped[0] if stopped else None, items)
 
 
+def put_body(store: LocalBlobStore, body: Body) -> bool:
+    """A read body (in memory or spooled) into the store, checked against its sha256; whether
+    this wrote it. The spool file is removed either way."""
+    try:
+        if body.data is not None:
+            return store.put_verified_bytes(body.sha256, body.data).created
+        assert body.path is not None
+        with open(body.path, "rb") as handle:
+            return store.put_verified(body.sha256, handle, size=body.size).created
+    finally:
+        body.close()
+
+
 def _stored(store: LocalBlobStore, aliases: AliasIndex, item: Item) -> StoredBody | None:
     """The item's body in the store, with its alias (every blob has one)."""
     if isinstance(item, BrokenSpan) or isinstance(item[1], RecordRefused):
@@ -153,17 +166,8 @@ def _stored(store: LocalBlobStore, aliases: AliasIndex, item: Item) -> StoredBod
     body = read.body
     if body is None:
         return None
-    try:
-        if store.exists(body.sha256):
-            created = False
-        elif body.data is not None:
-            created = store.put_verified_bytes(body.sha256, body.data).created
-        else:
-            assert body.path is not None
-            with open(body.path, "rb") as handle:
-                created = store.put_verified(body.sha256, handle, size=body.size).created
-    finally:
-        body.close()
+    created = not store.exists(body.sha256) and put_body(store, body)
+    body.close()
     blob_path = store.local_path(body.sha256)
     if blob_path is not None:
         aliases.ensure(body.sha256, blob_path)

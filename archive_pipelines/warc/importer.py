@@ -35,7 +35,7 @@ from archive_pipelines.warc import import_spans
 from archive_pipelines.warc.digests import parse_digest
 from archive_pipelines.warc.import_record import Body as ReadBody
 from archive_pipelines.warc.import_record import ReadRecord, RecordRefused, Revisit, warc_date_ms
-from archive_pipelines.warc.import_spans import Item, SpanReader, StoredBody, read_items
+from archive_pipelines.warc.import_spans import Item, SpanReader, StoredBody, put_body, read_items
 from archive_pipelines.warc.warc_files import BrokenSpan, Layout, detect_layout, iter_records
 
 IMPORT_NAMESPACE = uuid.UUID("5b0c8f4e-2f1e-4c36-9a55-1d7a4f0e9c21")
@@ -278,17 +278,7 @@ class WarcImport:
 
     def _put(self, body: ReadBody) -> tuple[bool, int]:
         """In a writer thread: the body into the store; (whether this wrote it, its size)."""
-        store = self._target.store
-        try:
-            if body.data is not None:
-                put = store.put_verified_bytes(body.sha256, body.data)
-            else:
-                assert body.path is not None
-                with open(body.path, "rb") as handle:
-                    put = store.put_verified(body.sha256, handle, size=body.size)
-            return put.created, body.size
-        finally:
-            body.close()
+        return put_body(self._target.store, body), body.size
 
     def _resolve(self, row: CaptureRow, revisit: Revisit, *, offset: int) -> CaptureRow:
         found = self._seen.get(revisit.payload_digest or "")
