@@ -1,2 +1,4 @@
-"""Crawls defined in the settings, queued from Dagster or the command line and taken by the
-long-running crawler (`frontier-service serve`)."""
+"""Crawls defined, queued and followed: crawl definitions (`definitions`) and the request
+protocol between whoever queues a crawl (Dagster, a schedule, the command line) and the
+long-running crawler that runs it (`requests`). The crawler imports this package; nothing
+here imports the crawler."""
