@@ -347,6 +347,13 @@ class Settings(_Section):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"crawls: two [[crawls]] tables are named {', '.join(dupes)}")
+        # Dagster names are words: "a-b" and "a_b" would share one schedule.
+        words: dict[str, str] = {}
+        for name in names:
+            other = words.setdefault(name.replace("-", "_"), name)
+            if other != name:
+                raise ValueError(f"crawls: {other!r} and {name!r} differ only in '-' and '_', "
+                                 "which their Dagster schedule names cannot tell apart")
         return self
 
     @property

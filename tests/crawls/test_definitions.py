@@ -112,6 +112,13 @@ def test_two_definitions_may_not_share_a_name(tmp_path: Path) -> None:
         load_settings(tmp_path, environ={})
 
 
+def test_names_differing_only_in_dash_and_underscore_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "archive.toml").write_text(DOCS.replace('"docs"', '"a-b"')
+                                           + DOCS.replace('"docs"', '"a_b"'))
+    with pytest.raises(SettingsError, match="'a-b' and 'a_b' differ only in"):
+        load_settings(tmp_path, environ={})
+
+
 def test_the_snapshot_is_json_and_reads_back(tmp_path: Path) -> None:
     settings = _load(tmp_path, '[[crawls]]\nname = "d"\nseeds = ["http://a.test/"]\n'
                                'host_map = { "b.test" = "127.0.0.1:1", "a.test" = "127.0.0.1:2" }\n'
