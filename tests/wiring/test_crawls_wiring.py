@@ -240,3 +240,15 @@ def test_the_check_fails_for_a_crawl_waiting_too_long_and_passes_otherwise(
     taken = _tick(data, dagster_instance, again.cursor)
     [check] = [e for e in taken.asset_events if isinstance(e, dg.AssetCheckEvaluation)]
     assert check.passed
+
+
+def test_the_code_location_reads_the_schedules_from_the_data_dir(
+    data: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    from archive_pipelines.sensors.crawl_schedules import configured_crawl_schedules
+
+    monkeypatch.setenv("ARCHIVE_DATA_DIR", str(data))
+    assert [s.name for s in configured_crawl_schedules()] == ["crawl_docs_weekly_schedule"]
+    (data / "archive.toml").write_text('[[crawls]]\nname = "x"\nseeds = []\n')
+    assert configured_crawl_schedules() == []  # the code location still loads
+    assert "no crawl schedules: " in caplog.text and "`crawls.'x'.seeds`" in caplog.text
