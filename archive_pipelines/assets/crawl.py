@@ -5,6 +5,7 @@ from datetime import timedelta
 import dagster as dg
 
 from archive_pipelines import crawl_segments as meeting_point
+from archive_pipelines.assets.crawl_requests import crawls
 from archive_pipelines.assets.partitions import crawl_days
 from archive_pipelines.crawl_segments import ASSET_NAME
 from archive_pipelines.run_labels import OWNERS
@@ -12,6 +13,8 @@ from archive_pipelines.run_labels import OWNERS
 crawl_segments = dg.AssetSpec(
     ASSET_NAME,
     partitions_def=crawl_days,
+    # Lineage only: any crawl's pages may close segments on any day.
+    deps=[dg.AssetDep(crawls, partition_mapping=dg.AllPartitionMapping())],
     group_name="crawler",
     kinds={"python", "filesystem"},
     owners=OWNERS,

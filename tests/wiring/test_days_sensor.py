@@ -74,7 +74,7 @@ def test_which_automation_is_on_by_default() -> None:
     assert sensors == {"days_sensor": True, "captures_sensor": True,
                        "archival_director_sensor": True, "run_failure_sensor": True,
                        "lazy_migration_sensor": False, "orphan_import_sensor": False,
-                       "warc_inbox_sensor": False}
+                       "warc_inbox_sensor": False, "crawls_sensor": True}
     schedules = {s.name: s.default_status == dg.DefaultScheduleStatus.RUNNING
                  for s in repo.schedule_defs}
     assert schedules == {"verify_storage_schedule": True, "scrub_schedule": False}
