@@ -130,13 +130,20 @@ def crawl_name_option(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--redis-url", default=None, metavar="URL",
               help="Redis URL, or 'embedded' (default: archive.toml [redis] url, or $REDIS_URL).")
 @click.option("--crawl-name", default=None, metavar="NAME", help=_CRAWL_NAME_HELP)
+@click.option("--frontier-root", default=None, metavar="DIR",
+              help="The folder (inside the data dir; relative to it) whose frontiers/ holds the "
+                   "crawl's frontier files, checkpoints and link journals (default: the data "
+                   "dir). Crawls with their own roots never see each other's files.")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.pass_context
 def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, crawl_name: str | None,
-        verbose: bool) -> None:
+        frontier_root: str | None, verbose: bool) -> None:
     """A fast, polite crawler: Redis + per-domain frontier files, archiving into the blob store."""
+    from pathlib import Path
+
     configure_logging(logging.DEBUG if verbose else logging.INFO)
-    ctx.obj = Context(data_dir, {"redis_url": redis_url, "crawl_name": crawl_name})
+    ctx.obj = Context(data_dir, {"redis_url": redis_url, "crawl_name": crawl_name,
+                                 "frontier_root": Path(frontier_root) if frontier_root else None})
 
 
 @cli.command("run")
@@ -282,21 +289,22 @@ def rebuild_redis_command(obj: Context, *, as_json: bool, yes: bool) -> None:
     settings = obj.crawler_settings()
     data_dir, name = settings.data_dir, settings.crawl_name
     require_data_dir(data_dir)
-    for directory in (checkpoint_dir(data_dir, name), link_journal_dir(data_dir),
-                      journal_dir(data_dir)):
+    home = settings.frontier_home
+    for directory in (checkpoint_dir(home, name), link_journal_dir(home), journal_dir(data_dir)):
         running = live_sessions(directory) if directory.is_dir() else []
         if running:
             raise RebuildRefused(f"a crawler is running on data dir {data_dir} (session "
                                  f"{running[0]}): stop the crawl first")
-    if not has_disk_state(data_dir, name):
-        raise DataDirError(f"data dir {data_dir} holds no frontier files or checkpoints of "
+    if not has_disk_state(home, name):
+        where = f"data dir {data_dir}" if home == data_dir else f"frontier root {home}"
+        raise DataDirError(f"{where} holds no frontier files or checkpoints of "
                            f"crawl {name!r}: nothing to rebuild Redis from")
     allow = tuple(EpochState) if yes else (EpochState.EMPTY, EpochState.MISSING)
 
     async def rebuild() -> tuple[str, EpochState, RebuildReport]:
         async with open_frontier(settings) as (frontier, url):
             held, report = await rebuild_from_disk(
-                frontier, data_dir, allow=allow, progress=lambda line: click.echo(line, err=True))
+                frontier, home, allow=allow, progress=lambda line: click.echo(line, err=True))
             return url, held, report
 
     try:
