@@ -224,6 +224,43 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
                           "archive stay queued: free space, then run it again")
 
 
+@cli.command("serve")
+@click.option("--max-crawls", type=int, default=2, show_default=True,
+              help="Crawls run at once (one process each).")
+@click.option("--poll-seconds", type=float, default=2.0, show_default=True,
+              help="Look for queued crawls this often.")
+@click.option("--stale-after", type=float, default=60.0, show_default=True, metavar="SECONDS",
+              help="Take over a running crawl whose crawler has not said it is alive this long "
+                   "(it died): resumed where it was.")
+@click.option("--heartbeat-seconds", type=float, default=2.0, show_default=True,
+              help="Write each crawl's progress into its request this often.")
+@click.option("--exit-when-idle", type=float, default=SEEDED_EXIT_WHEN_IDLE_S, show_default=True,
+              metavar="SECONDS", help="A crawl ends once nothing was due or in flight this long.")
+@click.pass_obj
+def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_after: float,
+                  heartbeat_seconds: float, exit_when_idle: float) -> None:
+    """Take queued crawls (`archive-pipelines crawls queue`, the Dagster crawl job and its
+    schedules) and run them, until SIGTERM/SIGINT.
+
+    Each crawl runs in a process of its own under its crawl id, with its definition's seeds,
+    scope and politeness, and ends once nothing is left to fetch; its progress and outcome go
+    into the request. On SIGTERM the running crawls drain and go back to the queue; after a
+    kill -9, a crawler started again resumes them once they are --stale-after old."""
+    from archive_pipelines.catalog import Catalog
+    from archive_pipelines.datadir import require_initialized
+    from frontier_service.service.serve import ServeOptions, run_server
+
+    project = require_initialized(obj.project_settings())
+    options = ServeOptions(max_crawls=max_crawls, poll_s=poll_seconds, stale_after_s=stale_after,
+                           heartbeat_s=heartbeat_seconds, exit_when_idle_s=exit_when_idle)
+    options.validate()
+    catalog = Catalog.open(project.catalog_url)
+    try:
+        run_server(obj.crawler_settings(), catalog, options, store_settings=project.primary_store)
+    finally:
+        catalog.close()
+
+
 @cli.command("seed")
 @click.argument("urls", nargs=-1, required=True)
 @scope_options
