@@ -133,6 +133,27 @@ def test_a_crawler_killed_mid_crawl_is_taken_over_and_the_crawl_finishes_exactly
     assert set(fetched) == pages
 
 
+def test_a_crawl_whose_process_dies_is_recovered_and_run_again_by_the_same_crawler(
+        slow_site: TreeSite, tmp_path: Path, redis_url: str) -> None:
+    data = tmp_path / "data"
+    with initialized(data) as catalog:
+        request = queue(catalog, slow_site, min_delay_s=0.02, per_host=1)
+        serve = start_serve(data, redis_url)
+        try:
+            running = wait_for(catalog, request.crawl_id, states=("running",), pages=30,
+                               process=serve)
+            os.kill(int(running.progress["pid"]), signal.SIGKILL)
+            done = wait_for(catalog, request.crawl_id, process=serve)
+        finally:
+            log = stop_serve(serve)
+    pages = every_page(slow_site, 3)
+    assert "died (exit code -9)" in log and done.attempts == 2, log[-3000:]
+    assert done.outcome is not None and done.outcome["stopped_because"] == "frontier exhausted"
+    fetched = collections.Counter(fetched_pages(data))
+    assert set(fetched) == pages  # the dead process's page records came back from its journal
+    assert sum(n - 1 for n in fetched.values()) <= 1  # at most its fetch in flight, again
+
+
 def test_a_stopped_crawler_puts_its_crawls_back_in_the_queue_and_the_next_one_ends_them(
         slow_site: TreeSite, tmp_path: Path, redis_url: str) -> None:
     data = tmp_path / "data"
