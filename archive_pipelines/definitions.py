@@ -4,7 +4,9 @@ On by default (they start no surprise work): `days_sensor` (adds partitions, lau
 nothing), `captures_sensor` (records what a crawl just wrote in the catalog: additive),
 `archival_director_sensor` (copies blobs up to the configured retention; nothing with one
 store), `verify_storage_schedule` (reads the catalog and the primary store, changes
-nothing) and `run_failure_sensor` (appends each failed run to logs/run-failures.jsonl). Off
+nothing), `run_failure_sensor` (appends each failed run to logs/run-failures.jsonl),
+`crawls_sensor` (records crawl requests in the `crawls` asset) and each
+`crawl_<name>_schedule` (a `[[crawls]]` definition's cadence: the operator wrote it). Off
 until an operator turns them on: `lazy_migration_sensor` and `orphan_import_sensor` (they
 move and adopt ArchiveBox folders), `warc_inbox_sensor` (imports the WARC/WACZ files put in
 the inbox folder) and `scrub_schedule` (reads every object of every store: S3 GETs cost
@@ -15,6 +17,8 @@ import dagster as dg
 
 from archive_pipelines.assets.captures import captures, captures_complete, captures_job
 from archive_pipelines.assets.crawl import crawl_segments
+from archive_pipelines.assets.crawl_job import crawl_job
+from archive_pipelines.assets.crawl_requests import crawl_taken, crawls
 from archive_pipelines.assets.replication import replica_copies, replication_policy_met
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
@@ -40,6 +44,8 @@ from archive_pipelines.ops.storage_jobs import (
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.resources.replication import ReplicationResource
 from archive_pipelines.sensors.captures import captures_sensor
+from archive_pipelines.sensors.crawl_schedules import configured_crawl_schedules
+from archive_pipelines.sensors.crawls import crawls_sensor
 from archive_pipelines.sensors.days import days_sensor
 from archive_pipelines.sensors.director import archival_director_sensor
 from archive_pipelines.sensors.migration import lazy_migration_sensor, orphan_import_sensor
@@ -54,14 +60,17 @@ _storage = StorageResource(catalog=_catalog)
 defs = dg.Definitions(
     # Code references: each asset's own function (added here) and its domain functions.
     assets=dg.with_source_code_references(
-        [snapshots, blobs, views, replica_copies, crawl_segments, captures]),
-    asset_checks=[storage_health, replication_policy_met, captures_complete],
+        [snapshots, blobs, views, replica_copies, crawl_segments, captures, crawls]),
+    asset_checks=[storage_health, replication_policy_met, captures_complete, crawl_taken],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
-          migrate_fs_job, merge_duplicates_job, captures_job, export_warc_job, import_warc_job],
-    schedules=[verify_storage_schedule, scrub_schedule],
+          migrate_fs_job, merge_duplicates_job, captures_job, export_warc_job, import_warc_job,
+          crawl_job],
+    # One schedule per [[crawls]] definition with a cadence: read from archive.toml when the
+    # code location loads (reload it in Dagit after editing the definitions).
+    schedules=[verify_storage_schedule, scrub_schedule, *configured_crawl_schedules()],
     sensors=[days_sensor, archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
-             captures_sensor, run_failure_sensor, warc_inbox_sensor],
+             captures_sensor, run_failure_sensor, warc_inbox_sensor, crawls_sensor],
     resources={
         "settings": _settings,
         "catalog": _catalog,

@@ -35,3 +35,9 @@ def day_window(key: str) -> tuple[datetime, datetime]:
     if start.strftime("%Y-%m-%d") != key:
         raise dg.Failure(f"partition {key!r} is not a day (YYYY-MM-DD)")
     return start, start + timedelta(days=1)
+
+
+# crawls, by crawl_id (`{definition}-{YYYYmmddTHHMMSS}-{id}`): the crawls sensor adds each
+# queued crawl's key as it records it
+CRAWL_IDS = "crawl_ids"
+crawl_ids = dg.DynamicPartitionsDefinition(name=CRAWL_IDS)

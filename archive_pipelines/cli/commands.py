@@ -70,6 +70,10 @@ COMMANDS = {
         "archive_pipelines.cli.index_warcs_command", "index_warcs_command",
         "Index the WARCs inside snapshots (warc/*.warc, warc/*.warc.gz) so `captures URL` "
         "finds what they hold."),
+    "crawls": LazyCommand(
+        "archive_pipelines.cli.crawls_command", "crawls_command",
+        "List the crawl definitions ([[crawls]] in archive.toml) and their crawls, queue one, "
+        "or show one."),
     "replay": LazyCommand(
         "archive_pipelines.cli.replay_command", "replay_command",
         "Serve archived pages as they were, at /web/<timestamp>/<url>, until interrupted."),

@@ -54,7 +54,7 @@ def load_settings(data_dir: str | os.PathLike[str] | None = None,
     try:
         return Settings.model_validate(raw)
     except ValidationError as exc:
-        raise SettingsError(f"{path}: {_first_error(exc)}") from None
+        raise SettingsError(f"{path}: {_first_error(exc, raw)}") from None
 
 
 def _apply_environment(raw: dict[str, Any], env: Mapping[str, str]) -> None:
@@ -69,15 +69,27 @@ def _apply_environment(raw: dict[str, Any], env: Mapping[str, str]) -> None:
                 store["endpoint_url"] = endpoint
 
 
-def _first_error(exc: ValidationError) -> str:
-    """One line: the dotted setting name and what is wrong with it."""
+def _first_error(exc: ValidationError, raw: Mapping[str, Any]) -> str:
+    """One line: the dotted setting name and what is wrong with it (a `[[crawls]]` table's
+    by its name: `crawls.docs.seeds.0`)."""
     err = exc.errors()[0]
-    where = ".".join(str(part) for part in err["loc"]) or "settings"
+    loc = list(err["loc"])
+    if len(loc) > 1 and loc[0] == "crawls" and isinstance(loc[1], int):
+        loc[1] = _crawl_name(raw, loc[1])
+    where = ".".join(str(part) for part in loc) or "settings"
     if err["type"] == "extra_forbidden":
         return f"unknown setting `{where}`"
     message = err["msg"].removeprefix("Value error, ")
     more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
     return f"`{where}`: {message}{more}"
+
+
+def _crawl_name(raw: Mapping[str, Any], index: int) -> str:
+    """The name of the index-th `[[crawls]]` table, quoted, or `#N` (1-based) without one."""
+    tables = raw.get("crawls")
+    table = tables[index] if isinstance(tables, list) and index < len(tables) else None
+    name = table.get("name") if isinstance(table, dict) else None
+    return repr(name) if isinstance(name, str) and name else f"#{index + 1}"
 
 
 def render_default_toml() -> str:
@@ -160,6 +172,25 @@ segment_idle_seconds = 30.0  # ... or once no page was archived this long (captu
 checkpoint_seconds = 2.0     # on-disk frontier checkpoint: a lost Redis repeats at most this long
 compact_after_days = 7.0     # compact-crawls: sessions older than this -> one zstd file each
 views = []                   # views crawled pages appear in, e.g. ["by_domain"] (one link per page)
+queued_alert_minutes = 10.0  # a queued crawl no crawler takes this long turns crawl_taken red
+
+# Crawl definitions: each [[crawls]] table is a named crawl, queued by the crawl_job in Dagit,
+# by its schedule (with a cadence) or by `archive-pipelines crawls queue NAME`, and taken by
+# `frontier-service serve`. Every crawl of a definition fetches its pages again: new captures.
+# Keys left out take the [crawl] value (allowed_domains: the seeds' hosts).
+# [[crawls]]
+# name = "docs-weekly"         # 1-40 characters of A-Z a-z 0-9 _ -
+# seeds = ["https://docs.example.org/"]
+# allowed_domains = ["docs.example.org"]
+# allowed_networks = []        # as [crawl] allow_networks
+# host_map = {}                # e.g. { "docs.test" = "127.0.0.1:8080" }
+# max_depth = 3
+# page_budget = 10000          # pages per domain
+# max_pages = 0                # pages in all (0: no limit)
+# per_host_concurrency = 1
+# min_delay_seconds = 1.0
+# cadence = "0 3 * * 1"        # cron in UTC (Mondays 03:00) or @hourly, @daily, @weekly, @monthly
+# conditional = true           # revisit with If-None-Match / If-Modified-Since (304: unchanged)
 
 [export]
 operator = ""                # who made the archive: the warcinfo record's operator

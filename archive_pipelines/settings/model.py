@@ -16,6 +16,17 @@ from pydantic import (
     model_validator,
 )
 
+from archive_pipelines.crawls.definitions import (
+    CrawlDefinition,
+    check_cadence,
+    check_host_map_target,
+    check_name,
+    check_network,
+    check_seed,
+    seed_hosts,
+)
+from archive_pipelines.crawls.networks import LOOPBACK_NETWORKS
+
 ALL_VIEWS = ("by_domain", "by_date", "by_user", "by_timestamp")
 ViewName = Literal["by_domain", "by_date", "by_user", "by_timestamp"]
 _STORE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -161,6 +172,83 @@ class CrawlSettings(_Section):
     views: list[ViewName] = Field(default_factory=list)
     # Sessions whose last fetch is older than this are compacted (`compact-crawls`).
     compact_after_days: float = Field(default=7.0, ge=0)
+    # A queued crawl (`crawl_job`, `crawls queue`) that no crawler takes for this long turns
+    # the `crawl_taken` check red: no `frontier-service serve` is running.
+    queued_alert_minutes: float = Field(default=10.0, gt=0)
+
+
+class CrawlDefinitionSettings(_Section):
+    """One `[[crawls]]` table: a named crawl (`crawl_job`, its schedule, `crawls queue`).
+
+    What a table leaves out comes from `[crawl]` when the settings load (allowed_domains: the
+    seeds' hosts; per_host_concurrency and min_delay_seconds: when the crawl runs).
+    """
+
+    name: str
+    seeds: list[str] = Field(min_length=1)
+    allowed_domains: list[str] | None = None
+    allowed_networks: list[str] | None = None
+    host_map: dict[str, str] | None = None
+    max_depth: int | None = Field(default=None, ge=0)
+    page_budget: int | None = Field(default=None, ge=1)
+    max_pages: int = Field(default=0, ge=0)
+    per_host_concurrency: int | None = Field(default=None, ge=1, le=64)
+    min_delay_seconds: float | None = Field(default=None, ge=0)
+    cadence: str | None = None
+    conditional: bool = True
+
+    # The checks are the definition's own (crawls.definitions); here they name the field.
+    @field_validator("name")
+    @classmethod
+    def _name_is_a_word(cls, value: str) -> str:
+        return check_name(value)
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds_are_urls(cls, value: list[str]) -> list[str]:
+        return [check_seed(seed) for seed in value]
+
+    @field_validator("allowed_networks")
+    @classmethod
+    def _networks_parse(cls, value: list[str] | None) -> list[str] | None:
+        return None if value is None else [check_network(entry) for entry in value]
+
+    @field_validator("host_map")
+    @classmethod
+    def _targets_are_addresses(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for target in (value or {}).values():
+            check_host_map_target(target)
+        return value
+
+    @field_validator("cadence")
+    @classmethod
+    def _cadence_runs(cls, value: str | None) -> str | None:
+        return None if value is None else check_cadence(value)
+
+    def definition(self, crawl: CrawlSettings) -> CrawlDefinition:
+        """The definition, with `[crawl]`'s values where this table has none."""
+        networks = (self.allowed_networks if self.allowed_networks is not None
+                    else _crawl_networks(crawl))
+        host_map = self.host_map if self.host_map is not None else crawl.host_map
+        return CrawlDefinition(
+            name=self.name, seeds=tuple(self.seeds),
+            allowed_domains=tuple(self.allowed_domains if self.allowed_domains is not None
+                                  else seed_hosts(self.seeds)),
+            allowed_networks=tuple(networks), host_map=tuple(sorted(host_map.items())),
+            max_depth=crawl.max_depth if self.max_depth is None else self.max_depth,
+            page_budget=(crawl.domain_page_budget if self.page_budget is None
+                         else self.page_budget),
+            max_pages=self.max_pages, per_host_concurrency=self.per_host_concurrency,
+            min_delay_seconds=self.min_delay_seconds, cadence=self.cadence,
+            conditional=self.conditional)
+
+
+def _crawl_networks(crawl: CrawlSettings) -> list[str]:
+    """[crawl] allow_networks, plus loopback for the legacy `allow_private_addresses`."""
+    networks = list(crawl.allow_networks)
+    if crawl.allow_private_addresses:
+        networks += [n for n in LOOPBACK_NETWORKS if n not in networks]
+    return networks
 
 
 class ExportSettings(_Section):
@@ -250,6 +338,35 @@ class Settings(_Section):
     export: ExportSettings = Field(default_factory=ExportSettings)
     imports: ImportSettings = Field(default_factory=ImportSettings, validation_alias="import")
     replay: ReplaySettings = Field(default_factory=ReplaySettings)
+    # `[[crawls]]` tables: the crawl definitions (`crawl_definitions` resolves them).
+    crawls: list[CrawlDefinitionSettings] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _crawl_names_unique(self) -> Settings:
+        names = [c.name for c in self.crawls]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"crawls: two [[crawls]] tables are named {', '.join(dupes)}")
+        # Dagster names are words: "a-b" and "a_b" would share one schedule.
+        words: dict[str, str] = {}
+        for name in names:
+            other = words.setdefault(name.replace("-", "_"), name)
+            if other != name:
+                raise ValueError(f"crawls: {other!r} and {name!r} differ only in '-' and '_', "
+                                 "which their Dagster schedule names cannot tell apart")
+        return self
+
+    @property
+    def crawl_definitions(self) -> tuple[CrawlDefinition, ...]:
+        """The `[[crawls]]` definitions, in file order, `[crawl]` filling what they omit."""
+        return tuple(table.definition(self.crawl) for table in self.crawls)
+
+    def crawl_definition(self, name: str) -> CrawlDefinition:
+        """The definition named `name`; KeyError if archive.toml defines none by that name."""
+        for table in self.crawls:
+            if table.name == name:
+                return table.definition(self.crawl)
+        raise KeyError(name)
 
     @model_validator(mode="after")
     def _stores_consistent(self) -> Settings:

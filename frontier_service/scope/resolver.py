@@ -10,32 +10,15 @@ from collections.abc import Sequence
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 
+from archive_pipelines.crawls.networks import ip_literal, parse_target
 from frontier_service.fetch.failures import AddressRefused
-from frontier_service.scope.address_policy import AddressPolicy, ip_literal
+from frontier_service.scope.address_policy import AddressPolicy
 
 log = logging.getLogger(__name__)
 
 _PUBLIC_ONLY = AddressPolicy()
 
-
-def parse_target(target: str) -> tuple[str, int | None]:
-    """`ip` or `ip:port` (IPv6 as `[ip]:port`) as (ip, port or None); ValueError if malformed."""
-    text = target.strip()
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port_text = rest.removeprefix(":") if rest else ""
-    elif text.count(":") == 1:
-        host, port_text = text.split(":")
-    else:
-        host, port_text = text, ""
-    if not host:
-        raise ValueError(f"host_map target {target!r} has no address")
-    if ip_literal(host) is None:  # a name would be looked up again when connecting, unchecked
-        raise ValueError(f"host_map target {target!r} is not an IP address")
-    port = int(port_text) if port_text else None
-    if port is not None and not 0 < port < 65536:
-        raise ValueError(f"host_map target {target!r}: port out of range")
-    return host, port
+__all__ = ["CrawlResolver", "parse_target"]
 
 
 class CrawlResolver(AbstractResolver):

@@ -23,6 +23,8 @@ def test_defs_expose_the_expected_names() -> None:
     keys = {key.to_user_string() for key in repo.asset_graph.get_all_asset_keys()}
     assert {"blobs", "views", "crawl_segments", "replica_copies"} <= keys
     assert {"verify_storage_schedule", "scrub_schedule"} <= {s.name for s in repo.schedule_defs}
+    assert "crawls" in keys and "crawl_job" in {job.name for job in repo.get_all_jobs()}
+    assert "crawls_sensor" in {s.name for s in repo.sensor_defs}
     assert "archival_director_sensor" in {s.name for s in repo.sensor_defs}
     assert {"archive_batch_job", "archive_director_job", "scrub_job"} <= {
         job.name for job in repo.get_all_jobs()}
