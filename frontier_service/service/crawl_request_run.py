@@ -7,7 +7,8 @@ shared sessions and blob store like any crawl's.
 
 Progress keys (heartbeats and the outcome): `pages` (fetches finished, every attempt of the
 crawl: the crawl's Redis counters), `pages_ok`, `errors`, `new_bodies`, `body_bytes` (bodies
-this crawl stored first: the attempts' sum), `urls_queued`, `attempt`, `pid`. The outcome
+this crawl stored first) and `unchanged` (pages answered 304), each the attempts' sum,
+`urls_queued`, `attempt` and `pid` (of the crawl's process). The outcome
 adds `stopped_because` (the run's stop summary), `failure` (empty unless it could not go on)
 and `run` (the last attempt's summary as `frontier-service run` prints it).
 """
@@ -19,10 +20,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from archive_pipelines.archive_error import ArchiveError, SettingsError
 from archive_pipelines.catalog import CrawlRequest
+from archive_pipelines.crawls.definitions import CrawlDefinition, seed_hosts
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.service import RunReport
@@ -30,7 +31,7 @@ from frontier_service.service.service import RunReport
 CRAWLS_FOLDER = "crawls"  # data_dir/crawls/{crawl_id}: each request's frontier root
 _CRAWL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,120}", re.ASCII)
 # Summed over a crawl's attempts (an attempt's process counts from zero).
-_ADDED_UP = ("new_bodies", "body_bytes")
+_ADDED_UP = ("new_bodies", "body_bytes", "unchanged")
 
 
 class BadCrawlRequest(ArchiveError):
@@ -48,40 +49,31 @@ def request_settings(base: CrawlerSettings, request: CrawlRequest,
                      ) -> tuple[CrawlerSettings, tuple[str, ...]]:
     """(settings, seeds) of the request's crawl: `base` ([crawl] and the command line) with
     the definition's scope, limits and politeness; BadCrawlRequest saying what is wrong."""
-    definition = request.definition
+    root = frontier_root_of(request.crawl_id)
     try:
-        seeds = tuple(str(seed) for seed in definition["seeds"])
+        definition = CrawlDefinition.from_dict(request.definition)
         changes: dict[str, Any] = {
             "crawl_name": request.crawl_id,
-            "frontier_root": frontier_root_of(request.crawl_id),
-            "allowed_domains": tuple(definition.get("allowed_domains") or seed_hosts(seeds)),
-            "allowed_networks": tuple(definition.get("allowed_networks") or ()),
-            "host_map": tuple(sorted(dict(definition.get("host_map") or {}).items())),
-            "max_depth": definition.get("max_depth"),
-            "domain_page_budget": definition.get("page_budget"),
-            "max_pages": definition.get("max_pages"),
-            "per_host_concurrency": definition.get("per_host_concurrency"),
-            "min_delay_s": definition.get("min_delay_seconds"),
+            "frontier_root": root,
+            "allowed_domains": definition.allowed_domains or seed_hosts(definition.seeds),
+            "allowed_networks": definition.allowed_networks,
+            "host_map": definition.host_map,
+            "max_depth": definition.max_depth,
+            "domain_page_budget": definition.page_budget,
+            "max_pages": definition.max_pages,
+            "per_host_concurrency": definition.per_host_concurrency,  # None: [crawl]'s
+            "min_delay_s": definition.min_delay_seconds,
         }
-        # Conditional requests (issue 31, helper D): the previous crawl of the definition's
-        # validators, kept under the definition's name. Set only once CrawlerSettings has
-        # the field, so this runs before and after that lands.
+        # Conditional requests (helper D's CrawlerSettings.validators_key): the validators
+        # of the definition's earlier crawls. Set only once CrawlerSettings has the field,
+        # so this runs before and after that lands on main.
         if "validators_key" in {f.name for f in dataclasses.fields(CrawlerSettings)}:
-            changes["validators_key"] = (str(definition.get("name") or request.definition_name)
-                                         if definition.get("conditional", True) else "")
+            changes["validators_key"] = definition.name if definition.conditional else ""
         settings = base.with_changes(**changes)
-    except (KeyError, TypeError, ValueError, SettingsError) as exc:
+    except (TypeError, ValueError, SettingsError) as exc:
         raise BadCrawlRequest(f"crawl {request.crawl_id}: its definition cannot be run: "
-                              f"{type(exc).__name__}: {exc}") from None
-    if not seeds:
-        raise BadCrawlRequest(f"crawl {request.crawl_id}: its definition has no seeds")
-    return settings, seeds
-
-
-def seed_hosts(seeds: tuple[str, ...]) -> tuple[str, ...]:
-    """The seeds' host names, once each (a definition that names no allowed domains)."""
-    hosts = (urlsplit(seed).hostname or "" for seed in seeds)
-    return tuple(dict.fromkeys(host for host in hosts if host))
+                              f"{exc}") from None
+    return settings, definition.seeds
 
 
 def progress_of(*, counters: Mapping[str, int], metrics: CrawlMetrics | None,
@@ -90,7 +82,9 @@ def progress_of(*, counters: Mapping[str, int], metrics: CrawlMetrics | None,
     running attempt's `metrics`, and what earlier attempts reported (`before`)."""
     m = metrics or CrawlMetrics()
     ok, errors = counters.get("pages_fetched", 0), counters.get("fetch_errors", 0)
-    attempt_counts = {"new_bodies": m.new_blobs, "body_bytes": m.body_bytes}
+    # `unchanged` (304s archived as the earlier body) is helper D's metric: 0 until it lands.
+    attempt_counts = {"new_bodies": m.new_blobs, "body_bytes": m.body_bytes,
+                      "unchanged": int(getattr(m, "unchanged", 0))}
     progress: dict[str, Any] = {"pages": ok + errors, "pages_ok": ok, "errors": errors,
                                 "urls_queued": counters.get("urls_added", m.urls_added)}
     for key in _ADDED_UP:

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from archive_pipelines.catalog import Catalog, CrawlRequest
+from archive_pipelines.crawls.definitions import CrawlDefinition
 from archive_pipelines.crawls.requests import get_crawl, queue_crawl
 from archive_pipelines.datadir import initialize
-from archive_pipelines.settings import Settings
+from archive_pipelines.settings import load_settings
 from frontier_service.archiving import iter_records
 from tests.frontier_service.service.cli_runs import REPO, child_env
 from tests.frontier_service.service.tree_site import HOST, TreeSite
@@ -27,19 +28,29 @@ FAST = ("--poll-seconds", "0.2", "--heartbeat-seconds", "0.3", "--stale-after", 
 
 
 def definition(site: TreeSite, *, name: str = "tree", depth: int = 3,
-               min_delay_s: float = 0.0, per_host: int = 4) -> dict[str, Any]:
-    """A definition of the tree site, as `CrawlDefinition.as_dict()` stores it."""
-    return {"name": name, "seeds": [f"http://{HOST}/"], "allowed_domains": [HOST],
-            "allowed_networks": [f"127.0.0.1:{site.port}"],
-            "host_map": {HOST: f"127.0.0.1:{site.port}"}, "max_depth": depth,
-            "page_budget": 10_000, "max_pages": 0, "per_host_concurrency": per_host,
-            "min_delay_seconds": min_delay_s, "cadence": None, "conditional": True}
+               min_delay_s: float = 0.0, per_host: int = 4) -> CrawlDefinition:
+    """A definition of the tree site."""
+    return CrawlDefinition(name=name, seeds=(f"http://{HOST}/",), allowed_domains=(HOST,),
+                           allowed_networks=(f"127.0.0.1:{site.port}",),
+                           host_map=((HOST, f"127.0.0.1:{site.port}"),), max_depth=depth,
+                           per_host_concurrency=per_host, min_delay_seconds=min_delay_s)
+
+
+def definition_toml(site: TreeSite, name: str) -> str:
+    """The same definition as a `[[crawls]]` table of archive.toml."""
+    return (f'[[crawls]]\nname = "{name}"\nseeds = ["http://{HOST}/"]\n'
+            f'allowed_domains = ["{HOST}"]\nallowed_networks = ["127.0.0.1:{site.port}"]\n'
+            f'host_map = {{ "{HOST}" = "127.0.0.1:{site.port}" }}\nmax_depth = 3\n'
+            f'per_host_concurrency = 4\nmin_delay_seconds = 0.0\n')
 
 
 @contextmanager
-def initialized(data: Path) -> Iterator[Catalog]:
-    """An initialized data dir and its catalog (closed afterwards)."""
-    settings = Settings(data_dir=data)
+def initialized(data: Path, archive_toml: str = "") -> Iterator[Catalog]:
+    """An initialized data dir (with this archive.toml) and its catalog (closed afterwards)."""
+    if archive_toml:
+        data.mkdir(parents=True)
+        (data / "archive.toml").write_text(archive_toml)
+    settings = load_settings(data, environ={})
     initialize(settings)
     catalog = Catalog.open(settings.catalog_url)
     try:
@@ -50,7 +61,7 @@ def initialized(data: Path) -> Iterator[Catalog]:
 
 def queue(catalog: Catalog, site: TreeSite, **changes: Any) -> CrawlRequest:
     body = definition(site, **changes)
-    return queue_crawl(catalog, body, name=body["name"], requested_by="test")
+    return queue_crawl(catalog, body.as_dict(), name=body.name, requested_by="test")
 
 
 def start_serve(data: Path, redis_url: str, *extra: str) -> subprocess.Popen[str]:

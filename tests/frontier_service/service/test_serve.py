@@ -16,6 +16,7 @@ import redis
 
 from archive_pipelines.crawls.requests import crawler_presence, get_crawl, list_crawls
 from tests.frontier_service.service.serve_runs import (
+    definition_toml,
     every_page,
     fetched_pages,
     gone,
@@ -54,20 +55,26 @@ def _captured(data: Path) -> collections.Counter[str]:
 def test_a_queued_crawl_is_taken_finished_and_its_pages_become_captures(
         site: TreeSite, tmp_path: Path, redis_url: str) -> None:
     data = tmp_path / "data"
-    with initialized(data) as catalog:
-        request = queue(catalog, site)
+    with initialized(data, definition_toml(site, "tree")) as catalog:
+        queued = run_cli("--data-dir", str(data), "crawls", "queue", "tree")
+        assert queued.returncode == 0, queued.stderr
+        request = get_crawl(catalog, queued.stdout.splitlines()[0].removeprefix("queued crawl "))
+        assert request is not None and request.state == "queued"
         serve = start_serve(data, redis_url)
         try:
             done = wait_for(catalog, request.crawl_id, process=serve)
         finally:
             log = stop_serve(serve)
         assert get_crawl(catalog, request.crawl_id) == done  # nothing changed it since
+        shown = run_cli("--data-dir", str(data), "crawls", "show", request.crawl_id)
+        assert shown.returncode == 0, shown.stderr
     pages = every_page(site, 3)
     assert done.attempts == 1 and done.outcome is not None
     assert done.outcome["pages"] == done.outcome["pages_ok"] == len(pages)
     assert done.outcome["errors"] == 0 and done.outcome["new_bodies"] > 0
     assert done.outcome["stopped_because"] == "frontier exhausted"
     assert done.outcome["run"]["pages"] == len(pages)
+    assert "finished: frontier exhausted" in shown.stdout, shown.stdout
     assert done.progress["pages"] == len(pages)
     assert f"took crawl {request.crawl_id}" in log
     # Under its crawl id: its own frontier folder, its Redis keys gone once it ended.

@@ -54,17 +54,18 @@ def test_a_request_runs_under_its_crawl_id_with_its_definition(tmp_path: Path) -
 
 @pytest.mark.unit
 @pytest.mark.parametrize(("change", "message"), [
-    ({"seeds": []}, "has no seeds"),
-    ({"seeds": None}, "its definition cannot be run: TypeError"),
-    ({"max_depth": -1}, "`max_depth` must not be negative"),
-    ({"allowed_networks": ["not a network"]}, "allow_networks"),
+    ({"seeds": []}, "seeds: at least one seed URL is needed"),
+    ({"seeds": ["ftp://x.test/"]}, "seeds: 'ftp://x.test/' is not an http"),
+    ({"max_depth": -1}, "max_depth: must be at least 0"),
+    ({"allowed_networks": ["not a network"]}, "allowed_networks"),
+    ({"depth": 3}, "unknown key.s. depth"),
 ])
 def test_a_request_whose_definition_cannot_run_says_why(
         tmp_path: Path, change: dict[str, Any], message: str) -> None:
     with pytest.raises(BadCrawlRequest, match=message):
         request_settings(CrawlerSettings(data_dir=tmp_path), _request({**DEFINITION, **change}))
     without_seeds = {k: v for k, v in DEFINITION.items() if k != "seeds"}
-    with pytest.raises(BadCrawlRequest, match="KeyError: 'seeds'"):
+    with pytest.raises(BadCrawlRequest, match="missing seeds"):
         request_settings(CrawlerSettings(data_dir=tmp_path), _request(without_seeds))
 
 
@@ -80,12 +81,13 @@ def test_progress_adds_the_attempts_up() -> None:
     resumed = _request(DEFINITION, attempts=2, progress={"new_bodies": 10, "body_bytes": 900,
                                                         "pages": 12})
     before = earlier_attempts(resumed)
-    assert before == {"new_bodies": 10, "body_bytes": 900}
+    assert before == {"new_bodies": 10, "body_bytes": 900, "unchanged": 0}
     progress = progress_of(counters={"pages_fetched": 30, "fetch_errors": 2, "urls_added": 40},
                            metrics=CrawlMetrics(new_blobs=5, body_bytes=100), before=before,
                            attempt=2, pid=123)
     assert progress == {"pages": 32, "pages_ok": 30, "errors": 2, "urls_queued": 40,
-                        "new_bodies": 15, "body_bytes": 1000, "attempt": 2, "pid": 123}
+                        "new_bodies": 15, "body_bytes": 1000, "unchanged": 0, "attempt": 2,
+                        "pid": 123}
     assert earlier_attempts(_request(DEFINITION, progress={"new_bodies": 3})) == {}
 
 
