@@ -130,13 +130,20 @@ def crawl_name_option(command: Callable[..., None]) -> Callable[..., None]:
 @click.option("--redis-url", default=None, metavar="URL",
               help="Redis URL, or 'embedded' (default: archive.toml [redis] url, or $REDIS_URL).")
 @click.option("--crawl-name", default=None, metavar="NAME", help=_CRAWL_NAME_HELP)
+@click.option("--frontier-root", default=None, metavar="DIR",
+              help="The folder (inside the data dir; relative to it) whose frontiers/ holds the "
+                   "crawl's frontier files, checkpoints and link journals (default: the data "
+                   "dir). Crawls with their own roots never see each other's files.")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging.")
 @click.pass_context
 def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, crawl_name: str | None,
-        verbose: bool) -> None:
+        frontier_root: str | None, verbose: bool) -> None:
     """A fast, polite crawler: Redis + per-domain frontier files, archiving into the blob store."""
+    from pathlib import Path
+
     configure_logging(logging.DEBUG if verbose else logging.INFO)
-    ctx.obj = Context(data_dir, {"redis_url": redis_url, "crawl_name": crawl_name})
+    ctx.obj = Context(data_dir, {"redis_url": redis_url, "crawl_name": crawl_name,
+                                 "frontier_root": Path(frontier_root) if frontier_root else None})
 
 
 @cli.command("run")
@@ -217,6 +224,43 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
                           "archive stay queued: free space, then run it again")
 
 
+@cli.command("serve")
+@click.option("--max-crawls", type=int, default=2, show_default=True,
+              help="Crawls run at once (one process each).")
+@click.option("--poll-seconds", type=float, default=2.0, show_default=True,
+              help="Look for queued crawls this often.")
+@click.option("--stale-after", type=float, default=60.0, show_default=True, metavar="SECONDS",
+              help="Take over a running crawl whose crawler has not said it is alive this long "
+                   "(it died): resumed where it was.")
+@click.option("--heartbeat-seconds", type=float, default=2.0, show_default=True,
+              help="Write each crawl's progress into its request this often.")
+@click.option("--exit-when-idle", type=float, default=SEEDED_EXIT_WHEN_IDLE_S, show_default=True,
+              metavar="SECONDS", help="A crawl ends once nothing was due or in flight this long.")
+@click.pass_obj
+def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_after: float,
+                  heartbeat_seconds: float, exit_when_idle: float) -> None:
+    """Take queued crawls (`archive-pipelines crawls queue`, the Dagster crawl job and its
+    schedules) and run them, until SIGTERM/SIGINT.
+
+    Each crawl runs in a process of its own under its crawl id, with its definition's seeds,
+    scope and politeness, and ends once nothing is left to fetch; its progress and outcome go
+    into the request. On SIGTERM the running crawls drain and go back to the queue; after a
+    kill -9, a crawler started again resumes them once they are --stale-after old."""
+    from archive_pipelines.catalog import Catalog
+    from archive_pipelines.datadir import require_initialized
+    from frontier_service.service.serve import ServeOptions, run_server
+
+    project = require_initialized(obj.project_settings())
+    options = ServeOptions(max_crawls=max_crawls, poll_s=poll_seconds, stale_after_s=stale_after,
+                           heartbeat_s=heartbeat_seconds, exit_when_idle_s=exit_when_idle)
+    options.validate()
+    catalog = Catalog.open(project.catalog_url)
+    try:
+        run_server(obj.crawler_settings(), catalog, options, store_settings=project.primary_store)
+    finally:
+        catalog.close()
+
+
 @cli.command("seed")
 @click.argument("urls", nargs=-1, required=True)
 @scope_options
@@ -282,21 +326,22 @@ def rebuild_redis_command(obj: Context, *, as_json: bool, yes: bool) -> None:
     settings = obj.crawler_settings()
     data_dir, name = settings.data_dir, settings.crawl_name
     require_data_dir(data_dir)
-    for directory in (checkpoint_dir(data_dir, name), link_journal_dir(data_dir),
-                      journal_dir(data_dir)):
+    home = settings.frontier_home
+    for directory in (checkpoint_dir(home, name), link_journal_dir(home), journal_dir(data_dir)):
         running = live_sessions(directory) if directory.is_dir() else []
         if running:
             raise RebuildRefused(f"a crawler is running on data dir {data_dir} (session "
                                  f"{running[0]}): stop the crawl first")
-    if not has_disk_state(data_dir, name):
-        raise DataDirError(f"data dir {data_dir} holds no frontier files or checkpoints of "
+    if not has_disk_state(home, name):
+        where = f"data dir {data_dir}" if home == data_dir else f"frontier root {home}"
+        raise DataDirError(f"{where} holds no frontier files or checkpoints of "
                            f"crawl {name!r}: nothing to rebuild Redis from")
     allow = tuple(EpochState) if yes else (EpochState.EMPTY, EpochState.MISSING)
 
     async def rebuild() -> tuple[str, EpochState, RebuildReport]:
         async with open_frontier(settings) as (frontier, url):
             held, report = await rebuild_from_disk(
-                frontier, data_dir, allow=allow, progress=lambda line: click.echo(line, err=True))
+                frontier, home, allow=allow, progress=lambda line: click.echo(line, err=True))
             return url, held, report
 
     try:

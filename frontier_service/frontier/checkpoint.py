@@ -54,12 +54,13 @@ class DomainCheckpoint:
     excluded_reason: str = ""  # non-empty: the domain was excluded (host unreachable, budget)
 
 
-def checkpoint_dir(data_dir: Path, crawl_name: str) -> Path:
-    """`data_dir/frontiers/checkpoints/{crawl_name}` (the name made safe for a folder)."""
+def checkpoint_dir(root: Path, crawl_name: str) -> Path:
+    """`root/frontiers/checkpoints/{crawl_name}` (the name made safe for a folder); `root` is
+    the crawl's frontier root (CrawlerSettings.frontier_home: the data dir by default)."""
     name = _UNSAFE_NAME.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), crawl_name)
     if name.startswith("."):
         name = "%2E" + name[1:]
-    return Path(data_dir) / "frontiers" / "checkpoints" / name
+    return Path(root) / "frontiers" / "checkpoints" / name
 
 
 class OffsetCheckpoint:

@@ -26,15 +26,17 @@ log = logging.getLogger(__name__)
 Entry = Queued  # ((canonical URL, domain, fingerprint), depth[, kind])
 
 
-def link_journal_dir(data_dir: Path) -> Path:
-    return Path(data_dir) / "frontiers" / ".journals"
+def link_journal_dir(root: Path) -> Path:
+    """`root/frontiers/.journals`: `root` is the crawl's frontier root (the data dir by
+    default), so a crawl replays only the links its own dead sessions found."""
+    return Path(root) / "frontiers" / ".journals"
 
 
 class LinkJournal(JournalFiles):
     """Generations of append-only files `{session}.{n}.links`; use from the event loop."""
 
-    def __init__(self, data_dir: Path, session_id: str) -> None:
-        super().__init__(link_journal_dir(data_dir), session_id, ".links")
+    def __init__(self, root: Path, session_id: str) -> None:
+        super().__init__(link_journal_dir(root), session_id, ".links")
 
     def append(self, entries: Sequence[Entry]) -> None:
         if entries:
@@ -61,9 +63,10 @@ class LinkJournal(JournalFiles):
         self.unlock()
 
 
-async def replay_link_journals(frontier: Frontier, data_dir: Path) -> int:
-    """Add the links journaled by dead sessions to the frontier; returns how many were new."""
-    directory = link_journal_dir(data_dir)
+async def replay_link_journals(frontier: Frontier, root: Path) -> int:
+    """Add the links journaled by dead sessions under the frontier root `root` to the
+    frontier; returns how many were new."""
+    directory = link_journal_dir(root)
     if not directory.is_dir():
         return 0
     added = 0

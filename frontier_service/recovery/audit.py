@@ -62,13 +62,13 @@ class AuditReport(Counts):
                 + self.excluded_repaired + self.requeued)
 
 
-async def audit(frontier: Frontier, data_dir: Path, checkpoints: Mapping[str, DomainCheckpoint],
+async def audit(frontier: Frontier, root: Path, checkpoints: Mapping[str, DomainCheckpoint],
                 *, crawl_id: str | None = None) -> AuditReport:
     """Check every domain's Redis state against its file and checkpoint, and repair what
     was lost. With `crawl_id`, stop (EpochChanged) if Redis stops holding that crawl."""
     started = time.monotonic()
     report = AuditReport()
-    files, report.unknown_files = await asyncio.to_thread(domain_files, data_dir, checkpoints)
+    files, report.unknown_files = await asyncio.to_thread(domain_files, root, checkpoints)
     seen_lost = not await _seen_intact(frontier)
     if seen_lost:
         await frontier.seen.open()  # recreates what was lost of it, with the same layout

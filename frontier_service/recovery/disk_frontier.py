@@ -44,14 +44,14 @@ class FileScan:
     fingerprints: list[bytes] = field(default_factory=list)
 
 
-def domain_files(data_dir: Path, known: Iterable[str] = ()) -> tuple[list[DomainFile], int]:
+def domain_files(root: Path, known: Iterable[str] = ()) -> tuple[list[DomainFile], int]:
     """Every frontier file with its domain key, and how many files had none that could be
     told. A long (hashed) file name is matched against the `known` domain keys (e.g. the
     checkpoints'), else its first URL line names the domain."""
     found: list[DomainFile] = []
     unknown = 0
     by_name: dict[str, str] | None = None
-    for domain, path, size in walk(data_dir):
+    for domain, path, size in walk(root):
         if domain is None:
             if by_name is None:
                 by_name = {frontier_file_name(d): d for d in known}

@@ -31,13 +31,13 @@ class EpochState(enum.Enum):
     FOREIGN = "foreign"  # another crawl's id under this name
 
 
-def crawl_id_path(data_dir: Path, crawl_name: str) -> Path:
-    return checkpoint_dir(data_dir, crawl_name) / CRAWL_ID_FILE
+def crawl_id_path(root: Path, crawl_name: str) -> Path:
+    return checkpoint_dir(root, crawl_name) / CRAWL_ID_FILE
 
 
-def read_crawl_id(data_dir: Path, crawl_name: str) -> str | None:
+def read_crawl_id(root: Path, crawl_name: str) -> str | None:
     """The crawl's id on disk, or None if it has none yet; DataDirError if the file is damaged."""
-    path = crawl_id_path(data_dir, crawl_name)
+    path = crawl_id_path(root, crawl_name)
     try:
         text = path.read_text().strip()
     except FileNotFoundError:
@@ -49,12 +49,12 @@ def read_crawl_id(data_dir: Path, crawl_name: str) -> str | None:
                            "delete it to treat Redis as another crawl's") from None
 
 
-def ensure_crawl_id(data_dir: Path, crawl_name: str) -> str:
+def ensure_crawl_id(root: Path, crawl_name: str) -> str:
     """The crawl's id, created (atomically, once, even with racing processes) if it has none."""
-    existing = read_crawl_id(data_dir, crawl_name)
+    existing = read_crawl_id(root, crawl_name)
     if existing is not None:
         return existing
-    path = crawl_id_path(data_dir, crawl_name)
+    path = crawl_id_path(root, crawl_name)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{CRAWL_ID_FILE}.{uuid.uuid4().hex}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
@@ -70,7 +70,7 @@ def ensure_crawl_id(data_dir: Path, crawl_name: str) -> str:
     finally:
         temp.unlink()
     fsync_dir(path.parent)
-    created = read_crawl_id(data_dir, crawl_name)
+    created = read_crawl_id(root, crawl_name)
     assert created is not None
     return created
 
@@ -101,9 +101,10 @@ async def set_epoch(redis: Redis, keys: FrontierKeys, crawl_id: str) -> None:
     await redis.set(keys.epoch, crawl_id)
 
 
-def has_disk_state(data_dir: Path, crawl_name: str) -> bool:
-    """True if any frontier file or checkpoint exists: an empty Redis then needs a rebuild."""
-    base = Path(data_dir) / "frontiers"
+def has_disk_state(root: Path, crawl_name: str) -> bool:
+    """True if any frontier file or checkpoint exists under the frontier root `root`: an
+    empty Redis then needs a rebuild."""
+    base = Path(root) / "frontiers"
     try:
         shards = [e.path for e in os.scandir(base) if e.is_dir() and len(e.name) == 2
                   and not e.name.strip("0123456789abcdef")]
@@ -113,7 +114,7 @@ def has_disk_state(data_dir: Path, crawl_name: str) -> bool:
         with os.scandir(shard) as entries:
             if any(e.name.endswith(".frontier") for e in entries):
                 return True
-    return any(checkpoint_dir(data_dir, crawl_name).glob("*.ckpt"))
+    return any(checkpoint_dir(root, crawl_name).glob("*.ckpt"))
 
 
 def glob_escape(text: str) -> str:

@@ -64,13 +64,14 @@ FAILED_REBUILDS = 2  # in a row, Redis answering: it cannot hold the crawl
 
 
 class FrontierRecovery:
-    """Checks and repairs one crawl's Redis against its data dir."""
+    """Checks and repairs one crawl's Redis against the files under its frontier root `root`
+    (CrawlerSettings.frontier_home: the data dir unless the crawl has a root of its own)."""
 
-    def __init__(self, frontier: Frontier, data_dir: Path,
+    def __init__(self, frontier: Frontier, root: Path,
                  offsets: OffsetCheckpoint | None = None,
                  *, metrics: CrawlMetrics | None = None) -> None:
         self.frontier = frontier
-        self.data_dir = data_dir
+        self.root = root
         self.offsets = offsets  # this process's checkpoint: written before a rebuild
         self.metrics = metrics or CrawlMetrics()  # redis_rebuilds, frontier_repairs
         self.last_rebuild: RebuildReport | None = None
@@ -88,13 +89,13 @@ class FrontierRecovery:
 
     @property
     def checkpoints_dir(self) -> Path:
-        return checkpoint_dir(self.data_dir, self.name)
+        return checkpoint_dir(self.root, self.name)
 
     async def on_start(self, *, audit_whole: bool = True) -> EpochState:
         """Before the first claim: adopt, start, rebuild or refuse this Redis; then every
         frontier script refuses once the crawl's state is gone."""
         await self.memory.start()
-        self.crawl_id = await asyncio.to_thread(ensure_crawl_id, self.data_dir, self.name)
+        self.crawl_id = await asyncio.to_thread(ensure_crawl_id, self.root, self.name)
         await asyncio.to_thread(merge_dead_sessions, self.checkpoints_dir)
         state = await check_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
         if state is EpochState.FOREIGN:
@@ -103,7 +104,7 @@ class FrontierRecovery:
                 f"in {self.checkpoints_dir}): use another --crawl-name, another Redis, or "
                 "`frontier-service rebuild-redis --yes` to replace it with this data dir's crawl")
         if state is EpochState.EMPTY and not await asyncio.to_thread(
-                has_disk_state, self.data_dir, self.name):
+                has_disk_state, self.root, self.name):
             await set_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
         elif state is not EpochState.MATCH:
             log.warning("Redis holds %s of crawl %r that its data dir has: rebuilding it from "
@@ -224,14 +225,14 @@ class FrontierRecovery:
             await asyncio.to_thread(merge_dead_sessions, self.checkpoints_dir)
             checkpoints = await asyncio.to_thread(load_checkpoints, self.checkpoints_dir)
             if state is EpochState.EMPTY:
-                report = await rebuild_redis(self.frontier, self.data_dir, checkpoints,
+                report = await rebuild_redis(self.frontier, self.root, checkpoints,
                                              crawl_id=self.crawl_id)
                 self.last_rebuild = report
                 log.warning("Redis rebuilt from disk in %.1f s: %d domains (%d with URLs to "
                             "fetch), %d URLs", report.seconds, report.domains, report.ready,
                             report.urls)
             else:
-                repaired = await audit(self.frontier, self.data_dir, checkpoints)
+                repaired = await audit(self.frontier, self.root, checkpoints)
                 await set_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
                 self.metrics.frontier_repairs += repaired.repaired
                 log.warning("Redis had part of the crawl's state: %d domains repaired from "
@@ -246,7 +247,7 @@ class FrontierRecovery:
         """Check every domain against its file and checkpoint; repair what Redis lost."""
         checkpoints = await asyncio.to_thread(load_checkpoints, self.checkpoints_dir)
         try:
-            report = await audit(self.frontier, self.data_dir, checkpoints,
+            report = await audit(self.frontier, self.root, checkpoints,
                                  crawl_id=self.crawl_id or None)
         except EpochChanged:
             await self.rebuild_lost()

@@ -80,7 +80,7 @@ class RebuildReport(Counts):
     pages: int = 0
 
 
-async def rebuild_redis(frontier: Frontier, data_dir: Path,
+async def rebuild_redis(frontier: Frontier, root: Path,
                         checkpoints: Mapping[str, DomainCheckpoint], *, crawl_id: str,
                         progress: Progress | None = None) -> RebuildReport:
     """Replace the crawl's Redis state with what the frontier files and checkpoints hold.
@@ -92,7 +92,7 @@ async def rebuild_redis(frontier: Frontier, data_dir: Path,
     keys = frontier.state.keys
     report.keys_deleted = await delete_crawl_state(frontier.redis, keys)
     await _recreate_seen(frontier)
-    files, report.unknown_files = await asyncio.to_thread(domain_files, data_dir, checkpoints)
+    files, report.unknown_files = await asyncio.to_thread(domain_files, root, checkpoints)
     reported_at = started
     async with DomainWriter(frontier, report) as writer:
         async for domain_file, scan in read_ahead(files):
@@ -235,7 +235,7 @@ class RebuildRefused(ArchiveError):
     """Redis holds state that a rebuild would replace, and the caller did not allow that."""
 
 
-async def rebuild_from_disk(frontier: Frontier, data_dir: Path, *,
+async def rebuild_from_disk(frontier: Frontier, root: Path, *,
                             allow: Collection[EpochState] = (EpochState.EMPTY, EpochState.MISSING),
                             progress: Progress | None = None) -> tuple[EpochState, RebuildReport]:
     """Under the crawl's rebuild lock: check what Redis holds, fold dead sessions'
@@ -245,19 +245,19 @@ async def rebuild_from_disk(frontier: Frontier, data_dir: Path, *,
     partly lost Redis is rebuilt, never a whole one or another crawl's).
     """
     name = frontier.config.name
-    directory = checkpoint_dir(data_dir, name)
+    directory = checkpoint_dir(root, name)
     lock = await asyncio.to_thread(lock_rebuild, directory)
     try:
-        crawl_id = await asyncio.to_thread(ensure_crawl_id, data_dir, name)
+        crawl_id = await asyncio.to_thread(ensure_crawl_id, root, name)
         state = await check_epoch(frontier.redis, frontier.state.keys, crawl_id)
         if state not in allow:
             raise RebuildRefused(
                 f"Redis already holds crawl {name!r} whole (rebuilding moves its read offsets "
                 "back to the last checkpoint)" if state is EpochState.MATCH else
-                f"Redis holds another crawl named {name!r} (not the one in {data_dir})")
+                f"Redis holds another crawl named {name!r} (not the one in {root})")
         await asyncio.to_thread(merge_dead_sessions, directory)
         checkpoints = await asyncio.to_thread(load_checkpoints, directory)
-        return state, await rebuild_redis(frontier, data_dir, checkpoints, crawl_id=crawl_id,
+        return state, await rebuild_redis(frontier, root, checkpoints, crawl_id=crawl_id,
                                           progress=progress)
     finally:
         lock.close()

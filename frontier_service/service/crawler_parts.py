@@ -65,11 +65,12 @@ class CrawlerParts:
     recovery: FrontierRecovery
 
 
-def check_data_dir(data_dir: Path) -> Path:
-    """The data dir, created if missing; DataDirError (one line) if it is not writable."""
+def check_data_dir(data_dir: Path, frontier_home: Path | None = None) -> Path:
+    """The data dir (and `frontiers/` in the crawl's frontier home, by default the data dir),
+    created if missing; DataDirError (one line) if it is not writable."""
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
-        (data_dir / "frontiers").mkdir(exist_ok=True)
+        (frontier_home or data_dir).joinpath("frontiers").mkdir(parents=True, exist_ok=True)
         probe = data_dir / f".write-probe-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -120,15 +121,15 @@ async def open_frontier(settings: CrawlerSettings, *, create: bool = True,
     A command that writes is refused on a Redis that would evict the crawl
     (recovery/redis_memory.py)."""
     if create:
-        check_data_dir(settings.data_dir)
+        check_data_dir(settings.data_dir, settings.frontier_home)
     else:
         require_crawl_data(settings)
     async with (open_redis(settings.redis_url, settings.data_dir) as (redis, url),
                 memory_guard(redis, url, settings.crawl_name, writing=create)):
-        frontier = await Frontier(redis, settings.data_dir, frontier_config(settings)).open()
+        frontier = await Frontier(redis, settings.frontier_home, frontier_config(settings)).open()
         try:
             if recover:
-                await FrontierRecovery(frontier, settings.data_dir).on_start()
+                await FrontierRecovery(frontier, settings.frontier_home).on_start()
             yield frontier, url
         finally:
             try:  # the urls_offered count of the last all-duplicate batches
@@ -138,10 +139,11 @@ async def open_frontier(settings: CrawlerSettings, *, create: bool = True,
             frontier.close()
 
 
-async def recover_crashed_runs(frontier: Frontier, data_dir: Path) -> None:
-    """Queue the links and write the page records that dead sessions journaled."""
-    await replay_link_journals(frontier, data_dir)
-    for segment in await asyncio.to_thread(recover_journals, data_dir):
+async def recover_crashed_runs(frontier: Frontier, settings: CrawlerSettings) -> None:
+    """Queue the links that dead sessions of this crawl journaled (under its frontier root),
+    and write the page records that any dead session of the data dir journaled."""
+    await replay_link_journals(frontier, settings.frontier_home)
+    for segment in await asyncio.to_thread(recover_journals, settings.data_dir):
         log.warning("recovered %d page-index records of a crashed run into %s",
                     segment.records, segment.path)
 
@@ -177,16 +179,16 @@ async def open_parts(settings: CrawlerSettings,
             stack.enter_context(store.deferred_sync())
         executor = stack.enter_context(ThreadPoolExecutor(16, thread_name_prefix="archive"))
         session_id = str(uuid.uuid4())
-        offsets = OffsetCheckpoint(checkpoint_dir(settings.data_dir, settings.crawl_name),
+        offsets = OffsetCheckpoint(checkpoint_dir(settings.frontier_home, settings.crawl_name),
                                    session_id)
         stack.callback(_close_offsets, offsets)
-        recovery = FrontierRecovery(frontier, settings.data_dir, offsets, metrics=metrics)
+        recovery = FrontierRecovery(frontier, settings.frontier_home, offsets, metrics=metrics)
         # Before anything is queued or claimed: a supervisor did the whole audit already.
         await recovery.on_start(audit_whole=settings.recover_on_start)
         if settings.recover_on_start:
-            await recover_crashed_runs(frontier, settings.data_dir)
+            await recover_crashed_runs(frontier, settings)
         index_writer = JournaledIndexWriter(settings.data_dir, session_id)
-        link_journal = LinkJournal(settings.data_dir, session_id)
+        link_journal = LinkJournal(settings.frontier_home, session_id)
         archiver = Archiver(store, index_writer,
                             segment_pages=settings.segment_pages,
                             segment_seconds=settings.segment_seconds, executor=executor)

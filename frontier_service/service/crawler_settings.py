@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archive_pipelines.archive_error import SettingsError
+from archive_pipelines.archive_error import DataDirError, SettingsError
+from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import CrawlSettings, Settings
 from frontier_service.scope.address_policy import LOOPBACK_NETWORKS, AddressPolicy, parse_entry
 from frontier_service.scope.crawl_scope import Scope
@@ -29,6 +30,11 @@ class CrawlerSettings:
     data_dir: Path
     redis_url: str = EMBEDDED_REDIS
     crawl_name: str = "crawl"  # Redis key prefix: processes with one name share a frontier
+    # The folder that holds this crawl's `frontiers/` (frontier files, offset checkpoints,
+    # link journals); relative to the data dir, and inside it. None: the data dir itself.
+    # Two crawl names with their own roots never see each other's files. Page journals,
+    # segments and blobs are the data dir's, whatever the root.
+    frontier_root: Path | None = None
     # Politeness and scope (archive.toml [crawl]).
     concurrency: int = 64  # concurrent fetches = worker tasks
     per_host_concurrency: int = 1  # requests in flight to one host (Crawl-delay: 1)
@@ -87,6 +93,13 @@ class CrawlerSettings:
     def embedded_redis(self) -> bool:
         return self.redis_url == EMBEDDED_REDIS
 
+    @property
+    def frontier_home(self) -> Path:
+        """The folder whose `frontiers/` this crawl uses: `frontier_root`, or the data dir."""
+        if self.frontier_root is None:
+            return self.data_dir
+        return self.data_dir / self.frontier_root
+
     def with_changes(self, **changes: Any) -> CrawlerSettings:
         """A copy with some fields replaced (None values are ignored), validated."""
         known = {f.name for f in dataclasses.fields(self)}
@@ -125,6 +138,12 @@ class CrawlerSettings:
             raise SettingsError(f"`event_loop` must be auto, asyncio or uvloop, got {self.event_loop!r}")
         if not self.crawl_name or any(c.isspace() for c in self.crawl_name):
             raise SettingsError(f"`crawl_name` must be a non-empty word, got {self.crawl_name!r}")
+        if self.frontier_root is not None:
+            try:
+                DataDir(self.data_dir).inside(self.frontier_home)
+            except DataDirError:
+                raise SettingsError(f"`frontier_root` must lie inside the data dir "
+                                    f"{self.data_dir}, got {self.frontier_root}") from None
         for entry in self.allowed_networks:
             try:
                 parse_entry(entry)

@@ -369,7 +369,7 @@ class CrawlerService:
                     journal.abandon()
         log.warning("the next run writes this run's last page records from %s and queues "
                     "the links it found from %s", journal_dir(self.settings.data_dir),
-                    link_journal_dir(self.settings.data_dir))
+                    link_journal_dir(self.settings.frontier_home))
 
     async def _audit_loop(self, recovery: FrontierRecovery) -> None:
         """Every audit_seconds: repair what Redis lost of the crawl (evicted keys, a Redis

@@ -21,7 +21,7 @@ async def crawl_stats(settings: CrawlerSettings) -> dict[str, Any]:
         stats = await frontier.stats(now=time.time())
         visited = await frontier.visited.count()
         seen_backend = frontier.seen.backend
-        crawl_id = read_crawl_id(settings.data_dir, settings.crawl_name)
+        crawl_id = read_crawl_id(settings.frontier_home, settings.crawl_name)
         held = (await check_epoch(frontier.redis, frontier.state.keys, crawl_id)
                 if crawl_id else None)
         stopped = [left for left in await leftovers(frontier) if left.excluded_reason]

@@ -144,15 +144,15 @@ class CrawlerSupervisor:
     async def run(self) -> RunReport:
         began = time.monotonic()
         s = self.settings
-        check_data_dir(s.data_dir)
+        check_data_dir(s.data_dir, s.frontier_home)
         async with (open_redis(s.redis_url, s.data_dir) as (redis, url),
                     memory_guard(redis, url, s.crawl_name, writing=True)):
-            frontier = await Frontier(redis, s.data_dir, frontier_config(s)).open()
+            frontier = await Frontier(redis, s.frontier_home, frontier_config(s)).open()
             try:
-                await FrontierRecovery(frontier, s.data_dir).on_start()
+                await FrontierRecovery(frontier, s.frontier_home).on_start()
                 if self.seeds:
                     self.seed_result = await add_seeds(frontier, s, self.seeds)
-                await recover_crashed_runs(frontier, s.data_dir)
+                await recover_crashed_runs(frontier, s)
                 # The children count pages themselves; --max-pages is a total, watched here.
                 shared = s.with_changes(redis_url=url, metrics_port=-1, recover_on_start=False)
                 # Each child prefers its shard of the domains: a domain keeps going to one
@@ -272,7 +272,7 @@ class CrawlerSupervisor:
                 ended = await frontier.state.expire_leases_of(child.owner)
                 log.info("crawler-%d held %d leases; its domains are claimable again",
                          child.slot, ended)
-            await recover_crashed_runs(frontier, self.settings.data_dir)
+            await recover_crashed_runs(frontier, self.settings)
         except (RedisError, OSError) as exc:  # its leases still expire on their own
             log.warning("recovering crawler-%d failed (%s); its leases expire in %g s",
                         child.slot, exc, self.settings.lease_seconds)
