@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from frontier_service.scope.crawl_scope import Scope
 log = logging.getLogger(__name__)
 
 EMBEDDED_REDIS = "embedded"
+_VALIDATORS_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,10 @@ class CrawlerSettings:
     data_dir: Path
     redis_url: str = EMBEDDED_REDIS
     crawl_name: str = "crawl"  # Redis key prefix: processes with one name share a frontier
+    # Conditional requests: the validators (ETag, Last-Modified) of what crawls with this key
+    # archived are kept in Redis, and a later crawl with the same key asks with them; a 304
+    # becomes an unchanged capture of the earlier body. "" (default): off.
+    validators_key: str = ""
     # Politeness and scope (archive.toml [crawl]).
     concurrency: int = 64  # concurrent fetches = worker tasks
     per_host_concurrency: int = 1  # requests in flight to one host (Crawl-delay: 1)
@@ -125,6 +131,9 @@ class CrawlerSettings:
             raise SettingsError(f"`event_loop` must be auto, asyncio or uvloop, got {self.event_loop!r}")
         if not self.crawl_name or any(c.isspace() for c in self.crawl_name):
             raise SettingsError(f"`crawl_name` must be a non-empty word, got {self.crawl_name!r}")
+        if self.validators_key and not _VALIDATORS_KEY.fullmatch(self.validators_key):
+            raise SettingsError("--revisit-of / `validators_key` must be 1-100 letters, digits, "
+                                f"`_`, `-` or `.`, got {self.validators_key[:120]!r}")
         for entry in self.allowed_networks:
             try:
                 parse_entry(entry)
