@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         status_class,
     )
     from archive_pipelines.catalog.copy_repository import CopyState, NeedyPage
+    from archive_pipelines.catalog.crawl_request_repository import Crawler, CrawlRequest
     from archive_pipelines.catalog.day_repository import DayStats, FirstPage, Saving, SiteCaptures
     from archive_pipelines.catalog.engine import (
         POSTGRES_CONNECT_ARGS,
@@ -107,6 +108,8 @@ _LAZY: dict[str, str] = {
     "SessionRow": "capture_repository",
     "status_class": "capture_repository",
     "CopyState": "copy_repository",
+    "CrawlRequest": "crawl_request_repository",
+    "Crawler": "crawl_request_repository",
     "NeedyPage": "copy_repository",
     "DayStats": "day_repository",
     "FirstPage": "day_repository",
@@ -187,6 +190,8 @@ __all__ = [
     "CatalogStatus",
     "CatalogTransaction",
     "CopyState",
+    "CrawlRequest",
+    "Crawler",
     "DayStats",
     "DuplicateKey",
     "EntryRow",

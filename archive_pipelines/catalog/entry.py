@@ -18,6 +18,7 @@ from archive_pipelines.catalog.adoption_repository import AdoptionRepository
 from archive_pipelines.catalog.blob_repository import BlobRepository
 from archive_pipelines.catalog.capture_repository import CaptureRepository
 from archive_pipelines.catalog.copy_repository import CopyRepository
+from archive_pipelines.catalog.crawl_request_repository import CrawlRequestRepository
 from archive_pipelines.catalog.day_repository import DayRepository
 from archive_pipelines.catalog.engine import make_engine, reader, shared_engine
 from archive_pipelines.catalog.errors import clear_catalog_errors
@@ -73,6 +74,7 @@ class Repositories:
         self.exports = ExportRepository(sessions)
         self.imports = ImportRepository(sessions)
         self.replay = ReplayRepository(sessions)
+        self.crawl_requests = CrawlRequestRepository(sessions)
 
 
 class CatalogTransaction(Repositories):

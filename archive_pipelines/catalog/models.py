@@ -365,3 +365,51 @@ class PageFetch(Base):
         Index("ix_page_fetch_body", "body_sha256"),
         Index("ix_page_fetch_segment", "segment_id", "record_offset"),  # compaction repoints by both
     )
+
+
+CRAWL_REQUEST_STATES = ("queued", "running", "finished", "failed", "cancelled")
+
+
+class CrawlRequestRow(Base):
+    """One crawl of a definition, queued (by Dagster, a schedule or the command line) for the
+    long-running crawler: the definition as it was when queued, who took it and when it last
+    said it was alive (`heartbeat_at`), its progress while it runs and its outcome. `crawl_id`
+    is the crawl's identity (its Redis keys, its frontier folder)."""
+
+    __tablename__ = "crawl_request"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    crawl_id: Mapped[str | None] = mapped_column(String(128), unique=True, default=None)
+    definition_name: Mapped[str] = mapped_column(String(64))
+    definition: Mapped[dict[str, object]] = mapped_column(JSON)
+    state: Mapped[str] = mapped_column(String(16), default="queued")
+    requested_by: Mapped[str] = mapped_column(Text, default="")
+    queued_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    claimed_by: Mapped[str | None] = mapped_column(Text, default=None)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    progress: Mapped[dict[str, object]] = mapped_column(JSON, default=dict)
+    outcome: Mapped[dict[str, object] | None] = mapped_column(JSON, default=None)
+
+    __table_args__ = (
+        Index("ix_crawl_request_state", "state", "queued_at"),
+        Index("ix_crawl_request_definition", "definition_name", "queued_at"),
+        CheckConstraint(
+            "state IN ('queued', 'running', 'finished', 'failed', 'cancelled')",
+            name="ck_crawl_request_state"),
+    )
+
+
+class CrawlerRow(Base):
+    """A long-running crawler that takes crawl requests, and when it last said it was alive
+    (it does every few seconds, busy or idle): whether anything will consume a queued crawl."""
+
+    __tablename__ = "crawler"
+
+    worker: Mapped[str] = mapped_column(String(255), primary_key=True)  # host:pid
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    running: Mapped[int] = mapped_column(Integer, default=0)  # crawls it runs now
+    stopped_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
