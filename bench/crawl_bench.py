@@ -4,6 +4,7 @@
     .venv/bin/python bench/crawl_bench.py --seconds 20 --hosts 500 --warmup 5
     .venv/bin/python bench/crawl_bench.py --case single-host   # one website, us vs Scrapy
     .venv/bin/python bench/crawl_bench.py --case bomb          # bomb hosts beside a site
+    .venv/bin/python bench/crawl_bench.py --case revisit       # a site again, 304s vs bodies
     .venv/bin/python bench/crawl_bench.py --case all           # every case
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
@@ -41,6 +42,12 @@ serving compression bombs (three each, every encoding, 10 GiB of zeros each), al
 `--bomb-repeat` pairs. The site's pages/s with / without the bomb hosts (medians) is the
 figure (target >= 0.9), with the largest gap between two requests to the site; the case exits
 1 when the ratio misses the target.
+
+Revisit case (`--case revisit`; bench/crawl_baselines/revisit_case.py): the documentation
+site (`--revisit-pages`) crawled once with `--revisit-of`, then, `--revisit-changed` of its
+pages changed, crawled again from two copies of that data dir: with conditional requests and
+without. Pages/s, pages answered 200 / 304, body bytes received and bodies stored for each, and
+the ratios. No target (`--case all` leaves it out).
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
-from bench.crawl_baselines import bomb_case, single_host  # noqa: E402
+from bench.crawl_baselines import bomb_case, revisit_case, single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
 TARGETS = {"pages_per_s": 600.0, "vs_ceiling": 0.6, "vs_scrapy": 3.0, "adds_per_s": 200_000.0,
@@ -318,10 +325,12 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "all"],
+    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "all"],
                         default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
-                             "crawled to the end; bomb: a website with and without a bomb host")
+                             "crawled to the end; bomb: a website with and without a bomb host; "
+                             "revisit: a website crawled again with and without conditional "
+                             "requests")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
     parser.add_argument("--warmup", type=float, default=15.0)
@@ -339,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-micro", action="store_true", help="skip the frontier microbenchmarks")
     single_host.add_arguments(parser)
     bomb_case.add_arguments(parser)
+    revisit_case.add_arguments(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     passed = True
@@ -349,6 +359,8 @@ def main(argv: list[str] | None = None) -> int:
             passed = single_host.run_case(args, work / "single-host")
         if args.case in ("bomb", "all"):
             passed = bomb_case.run_case(args, work / "bomb") and passed
+        if args.case == "revisit":
+            passed = revisit_case.run_case(args, work / "revisit") and passed
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if passed else 1

@@ -187,6 +187,14 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
                    "stylesheet at most (default 200); the rest are counted as over budget.")
 @click.option("--loop", "event_loop", type=click.Choice(["auto", "asyncio", "uvloop"]), default=None,
               help="Event loop (auto: uvloop if installed).")
+@click.option("--revisit-of", "validators_key", default=None, metavar="NAME",
+              help="Ask conditionally (If-None-Match, If-Modified-Since) with the validators "
+                   "that earlier runs with the same NAME kept, and keep this run's for the next: "
+                   "a page answered 304 Not Modified is captured as unchanged, pointing at the "
+                   "earlier body (nothing downloaded, nothing stored). Give each crawl of a "
+                   "site the same NAME (and its own --crawl-name, so it fetches every page "
+                   "again). The validators live in Redis; if they are lost, requests go out "
+                   "unconditional.")
 @scope_options
 @crawl_name_option
 @click.pass_obj

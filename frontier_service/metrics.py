@@ -24,6 +24,8 @@ class CrawlMetrics:
     robots_disallowed: int = 0
     body_bytes: int = 0
     new_blobs: int = 0
+    conditional_requests: int = 0  # sent with the validators of an earlier crawl
+    unchanged: int = 0  # of those, answered 304: archived as the earlier body, none received
     links_found: int = 0
     links_invalid: int = 0
     links_out_of_scope: int = 0
@@ -74,6 +76,8 @@ _HELP = {
     "frontier_pending_bytes": "Bytes of frontier files not yet read.",
     "frontier_ready_domains": "Domains waiting in the ready queue.",
     "segments_closed_idle": "Page-index segments closed because the crawl went idle.",
+    "conditional_requests": "Requests sent with validators (If-None-Match, If-Modified-Since).",
+    "unchanged": "Conditional requests answered 304 Not Modified: captured as the earlier body.",
     "bombs": "Bodies cut by their decode ratio (decompression bombs); three in a row retire a host.",
 }
 

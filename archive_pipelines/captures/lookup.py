@@ -116,10 +116,13 @@ def find_body(catalog: Catalog, sha256: str, *, limit: int | None = None) -> lis
 
 
 def note(capture: Capture) -> str:
-    """What a listing says beside a capture: failed, truncated, body not stored, redirect."""
+    """What a listing says beside a capture: failed, unchanged, truncated, body not stored,
+    redirect."""
     if capture.status_code is None:
         return f"failed: {capture.error or 'no response'}"
     notes = []
+    if capture.unchanged:
+        notes.append("unchanged: not modified since an earlier capture, whose body it keeps")
     if capture.kind == "redirect":
         notes.append(f"-> {capture.final_url or '?'}")
     if capture.truncated:

@@ -149,6 +149,18 @@ class Capture:
     urlkey: str  # its URL's SURT key (`surt.urlkey`)
     request_index: int  # its fetch in the record's `requests` (0: the page's own)
 
+    @property
+    def unchanged(self) -> bool:
+        """A 304 Not Modified to a conditional request, kept with the earlier body it
+        stands for (a crawl of a site again, or an imported server-not-modified revisit)."""
+        return self.status_code == 304 and self.body_sha256 is not None
+
+    @property
+    def replay_status(self) -> int:
+        """The status a replay answers with: an unchanged capture's is that of the 200
+        whose body it kept."""
+        return 200 if self.unchanged else self.status_code or 200
+
 
 def select_captures() -> Select[Any]:
     """The columns of `Capture`, in its order (add the conditions)."""

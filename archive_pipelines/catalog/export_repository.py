@@ -68,7 +68,13 @@ def _scoped(query: Select[Any], scope: CaptureScope) -> Select[Any]:
 
 def _full_body(query: Select[Any]) -> Select[Any]:
     """Captures whose body an export writes (in full the first time, then as revisits): a
-    response with a stored, non-empty body."""
+    response with a stored, non-empty body. An unchanged capture (a 304 kept with an earlier
+    body) is never the first: it is a revisit even when the export holds no other."""
+    return _with_body(query).where(PageFetch.status_code != 304)
+
+
+def _with_body(query: Select[Any]) -> Select[Any]:
+    """Responses with a stored, non-empty body (unchanged captures too)."""
     return query.where(PageFetch.status_code.is_not(None), PageFetch.body_blob_id.is_not(None),
                        PageFetch.body_size > 0)
 
@@ -96,7 +102,7 @@ class ExportRepository(Repository):
         """{body sha256: (id, url, fetched_ms)} of the first capture of the scope (by id) with
         each body that captures with ids in [from_id, to_id) write: the response the later
         ones are revisits of."""
-        mine = _full_body(_scoped(select(PageFetch.body_sha256), scope)).where(
+        mine = _with_body(_scoped(select(PageFetch.body_sha256), scope)).where(
             PageFetch.id >= from_id)
         if to_id is not None:
             mine = mine.where(PageFetch.id < to_id)

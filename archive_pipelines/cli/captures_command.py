@@ -127,4 +127,5 @@ def _as_dict(capture: Capture) -> dict[str, object]:
     data = asdict(capture)
     data["timestamp"] = _when(capture.fetched_ms)
     data["note"] = note(capture)
+    data["unchanged"] = capture.unchanged
     return data

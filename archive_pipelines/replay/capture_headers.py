@@ -79,9 +79,24 @@ def _responses(record: dict[str, Any]) -> tuple[RecordedResponse, ...]:
         if not isinstance(response, dict):
             out.append(RecordedResponse(str(url), (), still_encoded=False))
             continue
-        out.append(RecordedResponse(str(url), _pairs(response.get("headers")),
+        out.append(RecordedResponse(str(url), _pairs(response.get("headers"))
+                                    + _revisited_type(response),
                                     still_encoded=bool(response.get("body_encoding"))))
     return tuple(out)
+
+
+def _revisited_type(response: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """An unchanged capture (a 304, which sends no Content-Type): the Content-Type of the
+    earlier response whose body it keeps, as the crawler recorded it in `revisit_of`."""
+    earlier = response.get("revisit_of")
+    if not isinstance(earlier, dict) or not isinstance(earlier.get("content_type"), str):
+        return ()
+    headers = response.get("headers")
+    if isinstance(headers, list) and any(
+            isinstance(pair, list | tuple) and len(pair) == 2 and isinstance(pair[0], str)
+            and pair[0].lower() == "content-type" for pair in headers):
+        return ()
+    return (("Content-Type", earlier["content_type"]),)
 
 
 def _pairs(headers: object) -> tuple[tuple[str, str], ...]:

@@ -123,7 +123,7 @@ class Replayer:
                 "Content-Length": "0"})
         headers = {"Memento-Datetime": http_date(capture.fetched_ms), "Link": link,
                    "Content-Security-Policy": REPLAY_CSP}
-        status = capture.status_code or 200
+        status = capture.replay_status  # an unchanged capture (304) replays as its 200
         if 300 <= status < 400:
             return await self._redirect(capture, path, headers)
         recorded = await self._recorded(capture)
@@ -177,7 +177,7 @@ class Replayer:
         sha256, size = capture.body_sha256, capture.body_size or 0
         if sha256 is None:
             raise ReplayProblem(404, "Body not stored", f"{describe(capture)} has no stored body.")
-        out = web.StreamResponse(status=capture.status_code or 200)
+        out = web.StreamResponse(status=capture.replay_status)
         for name, value in replay_headers(recorded.headers if recorded else ()):
             out.headers.add(name, value)
         out.headers.update(headers)

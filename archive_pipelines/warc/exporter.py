@@ -1,15 +1,19 @@
 """Captures out as WARC 1.1 records, written with `warcio`.
 
-Per HTTP exchange a `request` and a `response` record (`WARC-Concurrent-To` linking them);
-a redirect hop is an exchange too, its response a status line and `Location` (the crawler did
+Per HTTP exchange a `request` and a `response` record (`WARC-Concurrent-To` linking them); a
+redirect hop is an exchange too, its response a status line and `Location` (the crawler did
 not keep a hop's other headers). A body already written in the same file becomes a `revisit`
 record (identical-payload-digest profile, `WARC-Refers-To-Target-URI` / `-Date`) unless
-`self_contained`. A page adds a `metadata` record (application/warc-fields): its navigation
-id, depth, title, redirect chain and sub-requests. A fetch that got no response (a network
-error) and a page robots.txt kept us from fetching are no `response`: they become `metadata`
-records with a `fetch-error` field, so the attempt is on record and no reader mistakes it for
-a capture. A capture whose body the store cannot give is reported and left out (the export
-then ends with problems); the rest is written.
+`self_contained`. An unchanged capture (a 304 to a conditional request, kept with the
+earlier body) is a `revisit` of the server-not-modified profile, its 304 headers as the HTTP
+block and the earlier capture (as the crawler recorded it, else the first of that body in
+the export) as `WARC-Refers-To-Target-URI` / `-Date`; `self_contained`, it is a `response`
+with the body in full, as the 200 it stands for. A page adds a `metadata` record
+(application/warc-fields): its navigation id, depth, title, redirect chain and sub-requests.
+A fetch that got no response (a network error) and a page robots.txt kept us from fetching
+are no `response`: they become `metadata` records with a `fetch-error` field, so the attempt
+is on record and no reader mistakes it for a capture. A capture whose body the store cannot
+give is reported and left out (the export then ends with problems); the rest is written.
 
 Digests: `WARC-Payload-Digest` is the catalog's sha256 in base32 (`sha256:...`, which warcio
 verifies); `WARC-Block-Digest` is sha1 over the HTTP headers and the payload, computed while
@@ -46,6 +50,7 @@ from archive_pipelines.warc.payloads import (
 from archive_pipelines.warc.record_writer import DEFAULT_GZIP_LEVEL, RecordWriter
 from archive_pipelines.warc.warc_info import WarcInfo, warc_date
 
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 _BATCH = 2_000
 _FILE_BUFFER = 1024 * 1024
 _RECORD_CACHE = 64
@@ -270,6 +275,10 @@ class WarcExport:
         if sha256 is not None and not capture.stored:
             raise PayloadProblem(f"body sha256:{sha256} was not in the store when the crawl "
                                  "was ingested")
+        if capture.status_code == 304 and sha256 is not None:
+            response_id = self._unchanged(capture, response, sha256=sha256, size=size)
+            self._request(capture, entry, response_id)
+            return response_id
         block = response_block(capture.status_code, response.get("headers"),
                                payload_size=size if sha256 is not None else 0,
                                still_encoded=bool(response.get("body_encoding")))
@@ -311,6 +320,48 @@ class WarcExport:
             payload.stream.close()
         self.report.responses += 1
         self.report.payload_bytes += payload.size
+
+    def _unchanged(self, capture: ExportCapture, response: dict[str, Any], *, sha256: str,
+                   size: int) -> str:
+        """An unchanged capture's response record: a server-not-modified revisit (or, self
+        contained, the body in full as the 200 it stands for); its record id."""
+        if not self._store.exists(sha256):
+            raise PayloadProblem(f"body sha256:{sha256} is not in the store")
+        earlier = response.get("revisit_of")
+        earlier = earlier if isinstance(earlier, dict) else {}
+        headers = list(response.get("headers") or [])
+        record_id = _record_id()
+        if self._run.self_contained:
+            content_type = earlier.get("content_type") or capture.content_type
+            if content_type and not any(isinstance(pair, list | tuple) and len(pair) == 2
+                                        and str(pair[0]).lower() == "content-type"
+                                        for pair in headers):
+                headers.append(["Content-Type", content_type])
+            block = response_block(_status(earlier.get("status")), headers, payload_size=size)
+            payload = read_payload(self._store, sha256, size=size, headers=block.to_ascii_bytes(),
+                                   clock=self._clock)
+            self._response(capture, block, payload, record_id=record_id)
+            return record_id
+        block = response_block(304, headers, payload_size=0)
+        first = self._firsts.get(sha256)
+        uri, at = earlier.get("url"), earlier.get("timestamp")
+        refers_id = None
+        if isinstance(uri, str) and isinstance(at, int | float) and not isinstance(at, bool):
+            ms = round(at * 1000)
+            if first is not None and (first[1], first[2]) == (uri, ms):
+                refers_id = self._run.response_id(first[0])
+        elif first is not None:
+            uri, ms, refers_id = first[1], first[2], self._run.response_id(first[0])
+        else:
+            uri, ms = capture.url, capture.fetched_ms  # nothing known of the earlier one
+        more = {"WARC-Refers-To": refers_id} if refers_id else {}
+        record = self._builder.create_revisit_record(
+            capture.url, sha256_digest(sha256), uri, warc_date(ms), http_headers=block,
+            warc_headers_dict=self._headers(capture, record_id=record_id, **more))
+        record.rec_headers.replace_header("WARC-Profile", NOT_MODIFIED_PROFILE)
+        self._write(record, capture)
+        self.report.revisits += 1
+        return record_id
 
     def _revisit(self, capture: ExportCapture, block: StatusAndHeaders, *, sha256: str,
                  earlier: tuple[str, str, str], record_id: str) -> None:
@@ -392,6 +443,12 @@ class WarcExport:
         """Wait for the last record to reach the file."""
         self._writer.close()
         self.report.warc_bytes = self._writer.position
+
+
+def _status(value: object) -> int:
+    """The earlier capture's status as recorded (200 when the record does not say)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) \
+        and 200 <= value <= 299 else 200
 
 
 _EMPTY_SHA256 = sha256_digest("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")

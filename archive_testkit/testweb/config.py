@@ -50,6 +50,12 @@ class TestWebConfig:
     )
     docs_links: int = _setting(300, "<a href> links per page of the documentation site")
     docs_host: str = _setting("docs.test", "host name of the documentation site")
+    validators_fraction: float = _setting(
+        1.0, "share of pages (200s) that send ETag/Last-Modified and answer 304 to a "
+        "conditional request that matches")
+    revision: int = _setting(0, "the site's edits so far: each changes changed_fraction of the "
+                             "200 answers (the same seed and revision: the same pages)")
+    changed_fraction: float = _setting(0.0, "share of the 200 answers each revision changes")
 
     def with_changes(self, **changes: Any) -> TestWebConfig:
         """A copy with some fields replaced."""

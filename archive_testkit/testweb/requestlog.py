@@ -14,6 +14,7 @@ class RequestRecord(NamedTuple):
     host: str  # Host header, lowercased, port removed
     path_qs: str  # path and query exactly as sent on the request line
     status: int  # 0 when the connection was closed without a response
+    conditional: bool = False  # sent If-None-Match or If-Modified-Since
 
 
 class RequestLog:

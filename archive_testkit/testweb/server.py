@@ -15,6 +15,7 @@ from archive_pipelines.http_site import listen
 from archive_testkit.testweb.config import TestWebConfig, host_name, normalize_host
 from archive_testkit.testweb.render import render_page
 from archive_testkit.testweb.requestlog import RequestLog, RequestRecord
+from archive_testkit.testweb.revisions import not_modified, not_modified_reply, revised
 from archive_testkit.testweb.routes import Action, Reply, resolve
 
 _STREAM_CHUNK = (b"<p>" + b"all work and no play makes a huge page " * 1600 + b"</p>\n")[:65536]
@@ -103,8 +104,14 @@ class TestWeb:
     async def _handle(self, request: web.BaseRequest) -> web.StreamResponse:
         arrived = time.monotonic()
         host = normalize_host(request.headers.get("Host", ""))
-        reply = resolve(self.config, host, request.path, render=self._render)
-        self.log.record(RequestRecord(arrived, host, request.raw_path, reply.status))
+        reply = revised(self.config, host, request.path,
+                        resolve(self.config, host, request.path, render=self._render))
+        if_none_match = request.headers.get("If-None-Match")
+        if_modified_since = request.headers.get("If-Modified-Since")
+        conditional = if_none_match is not None or if_modified_since is not None
+        if conditional and not_modified(reply, if_none_match, if_modified_since):
+            reply = not_modified_reply(reply)
+        self.log.record(RequestRecord(arrived, host, request.raw_path, reply.status, conditional))
         if reply.action is Action.CLOSE:
             if request.transport is not None:
                 request.transport.close()
@@ -114,6 +121,8 @@ class TestWeb:
             return web.Response(status=503, text="test web stopping\n")
         if reply.action is Action.STREAM:
             return await self._stream(request, reply)
+        if reply.status == 304:
+            return web.Response(status=304, headers=dict(reply.headers))
         headers = {"Content-Type": reply.content_type, **dict(reply.headers)}
         return web.Response(status=reply.status, body=reply.body, headers=headers)
 

@@ -14,6 +14,7 @@ from typing import TypeVar
 from archive_pipelines.blobstore import BlobStore, PutResult
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile
 from frontier_service.archiving.page_record import StoredFetch, page_record
+from frontier_service.archiving.validators import Validators
 from frontier_service.fetch.result import FetchResult
 from frontier_service.frontier.frontier_record import ResourceType
 
@@ -110,12 +111,16 @@ class Archiver:
         assets: Sequence[FetchResult] = (),
         resource_type: ResourceType = ResourceType.DOCUMENT,
         title: str | None = None,
+        revisit_of: Validators | None = None,
     ) -> ArchivedPage:
         """Store the page's body (and its assets' bodies) and buffer its page-fetch record;
         `resource_type`: what the page's own fetch was for (an asset queued by its page
-        is fetched, and archived, on its own); `title`: the page's HTML title, if read."""
+        is fetched, and archived, on its own); `title`: the page's HTML title, if read;
+        `revisit_of`: for a 304 (unchanged), the earlier capture whose body it stands for
+        (nothing is stored: the record refers to that body)."""
         fetches = [fetch_result, *assets]
-        puts = await asyncio.gather(*(self._put(result.body) for result in fetches))
+        puts = await asyncio.gather(*(self._put(None if revisit_of and n == 0 else result.body)
+                                      for n, result in enumerate(fetches)))
         stored: list[StoredFetch] = list(zip(fetches, puts, strict=True))
         record = page_record(
             session_id=self.session_id,
@@ -125,6 +130,7 @@ class Archiver:
             assets=stored[1:],
             resource_type=resource_type,
             title=title,
+            revisit_of=revisit_of,
         )
         # No await from here on: the record and its counts land in the same segment.
         self.index_writer.add(record)
@@ -141,7 +147,8 @@ class Archiver:
             final_url=fetch_result.final_url,
             status=fetch_result.status,
             depth=depth,
-            body_sha256=None if page_put is None else page_put.sha256,
+            body_sha256=(revisit_of.sha256 if revisit_of is not None
+                         else None if page_put is None else page_put.sha256),
             bytes=sum(put.size for put in done),
             new_blobs=sum(put.created for put in done),
             error=fetch_result.error,
@@ -182,6 +189,15 @@ class Archiver:
             partition_date=date,
         )
 
+    async def has_body(self, sha256: str) -> bool:
+        """Whether the store holds this body (an unchanged capture may refer to it)."""
+        return await self._blocking(self.blob_store.exists, sha256)
+
+    async def read_body(self, sha256: str, *, max_size: int) -> bytes:
+        """A stored body (an unchanged page's, to find its links again); BlobStoreError
+        or OSError if it cannot be read."""
+        return await self._blocking(_read_blob, self.blob_store, sha256, max_size)
+
     async def _put(self, body: bytes | None) -> PutResult | None:
         if body is None:
             return None
@@ -198,3 +214,8 @@ def _put_deduplicated(store: BlobStore, body: bytes) -> PutResult:
     if store.exists(sha256):
         return PutResult(sha256, len(body), stored_bytes=0, created=False)
     return store.put_bytes(body)
+
+
+def _read_blob(store: BlobStore, sha256: str, max_size: int) -> bytes:
+    with store.open(sha256, max_size=max_size) as handle:
+        return handle.read()

@@ -95,11 +95,14 @@ class Fetcher:
         max_redirects: int | None = None,
         max_attempts: int | None = None,
         follow_redirects: bool = True,
+        conditional: list[tuple[str, str]] | None = None,
     ) -> FetchResult:
         """GET `url`, following redirects one hop at a time; never raises for web trouble.
 
         With follow_redirects=False a redirect is the final response (its hop recorded in
         `redirects`): a crawler queues the target itself, so politeness and dedup apply to it.
+        `conditional`: headers sent with the first hop only (If-None-Match, If-Modified-Since:
+        they validate what `url` answered before, not what a redirect leads to).
         """
         s = self.settings
         trace = FetchTrace(url, self._default_request_headers())
@@ -110,18 +113,20 @@ class Fetcher:
                     s.max_body_bytes if max_body_bytes is None else max_body_bytes,
                     s.max_redirects if max_redirects is None else max_redirects,
                     attempts=max(1, s.max_attempts if max_attempts is None else max_attempts),
-                    follow=follow_redirects,
+                    follow=follow_redirects, conditional=conditional or None,
                 )
         except TimeoutError:
             message = f"fetch deadline of {s.fetch_deadline_s:g} s exceeded"
             return trace.failed(FetchErrorKind.TIMEOUT, message)
 
     async def _follow(
-        self, trace: FetchTrace, cap: int, max_redirects: int, *, attempts: int, follow: bool = True
+        self, trace: FetchTrace, cap: int, max_redirects: int, *, attempts: int, follow: bool = True,
+        conditional: list[tuple[str, str]] | None = None,
     ) -> FetchResult:
         seen = {_loop_key(trace.url)}
-        for _ in range(max_redirects + 1):
-            outcome, tries = await self._request_with_retries(trace.current, cap, attempts)
+        for hop in range(max_redirects + 1):
+            outcome, tries = await self._request_with_retries(
+                trace.current, cap, attempts, extra=conditional if hop == 0 else None)
             if isinstance(outcome, Failure):
                 return trace.failed(outcome.kind, outcome.message, attempts=tries)
             if outcome.status not in REDIRECT_STATUSES or outcome.location is None:
@@ -142,13 +147,13 @@ class Fetcher:
         return trace.failed(FetchErrorKind.TOO_MANY_REDIRECTS, message)
 
     async def _request_with_retries(
-        self, url: str, cap: int, attempts: int
+        self, url: str, cap: int, attempts: int, *, extra: list[tuple[str, str]] | None = None
     ) -> tuple[HopResponse | Failure, int]:
         """One hop: retry connection trouble, timeouts and 429/5xx-unavailable with backoff."""
         s = self.settings
         for attempt in range(1, attempts + 1):
             try:
-                response = await self._request_once(url, cap)
+                response = await self._request_once(url, cap, extra=extra)
             except _REQUEST_ERRORS as exc:
                 failure = classify(exc)
                 if not failure.retryable or attempt == attempts:
@@ -164,14 +169,15 @@ class Fetcher:
             return response, attempt
         raise AssertionError("unreachable: the last attempt always returns")
 
-    async def _request_once(self, url: str, cap: int) -> HopResponse:
+    async def _request_once(self, url: str, cap: int, *,
+                            extra: list[tuple[str, str]] | None = None) -> HopResponse:
         session = self._require_session()
         if "@" in url and (URL(url).raw_user is not None or URL(url).raw_password is not None):
             raise ValueError("the URL carries credentials (user:password@), which are never sent")
         if self._resolver is not None:
             await _check_literal_host(self._resolver, url)
         began = time.monotonic()
-        async with session.get(url, allow_redirects=False) as response:
+        async with session.get(url, allow_redirects=False, headers=extra) as response:
             location = response.headers.get("Location")
             is_redirect = response.status in REDIRECT_STATUSES and location is not None
             body = await read_body(

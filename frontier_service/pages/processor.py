@@ -9,18 +9,25 @@ Politeness rules carried out here:
   the third failure in a row retires the host. A timeout costs the URL, not the host.
 - a decompression bomb (a body cut by its decode ratio) is recorded as cut and costs the
   host a strike the same way: three in a row retire it.
+
+With a validator store (a crawl definition crawled again), a URL whose earlier body has an
+ETag or Last-Modified is asked conditionally; a 304 is archived as an unchanged capture of
+that body, whose links are read again from the store (this crawl has its own frontier).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass
 
+from archive_pipelines.blobstore import BlobStoreError
 from archive_pipelines.canonical_urls import InvalidURL
 from archive_pipelines.content_coding import CutKind
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_record import page_record
+from frontier_service.archiving.validators import Validators, ValidatorStore, validators_of
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.link_extraction import links_off_loop
 from frontier_service.fetch.links import PageLinks
@@ -62,7 +69,8 @@ class PageProcessor:
                  archiver: Archiver, links: LinkBuffer, visits: VisitBuffer,
                  metrics: CrawlMetrics, politeness: Politeness, max_depth: int,
                  fetch_assets: bool = True, max_assets_per_page: int = 200,
-                 failure_backoff_s: tuple[float, ...] = (5.0, 30.0)) -> None:
+                 failure_backoff_s: tuple[float, ...] = (5.0, 30.0),
+                 validators: ValidatorStore | None = None) -> None:
         self.frontier = frontier
         self.fetcher = fetcher
         self.robots = robots
@@ -75,6 +83,7 @@ class PageProcessor:
         self.max_depth = max_depth
         self.fetch_assets = fetch_assets
         self.max_assets_per_page = max_assets_per_page
+        self.validators = validators  # None: every request unconditional
         self.health = HostHealth(failure_backoff_s)
         # Bombs in a row per host: a short back-off (nothing to recover from), retired at the third.
         self.bombs = HostHealth(_BOMB_BACKOFF_S)
@@ -100,12 +109,30 @@ class PageProcessor:
             # Nothing was sent: no delay owed.
             return Outcome(time.time(), item.end_offset, solo=rules.crawl_delay() is not None,
                            requested=False)
+        previous = await self._previous(url)
         self.metrics.in_flight += 1
         try:
-            result = await self.fetcher.fetch(url, follow_redirects=False, max_attempts=1)
+            result = await self.fetcher.fetch(
+                url, follow_redirects=False, max_attempts=1,
+                conditional=None if previous is None else previous.request_headers())
         finally:
             self.metrics.in_flight -= 1
-        return await self._handle(item, rules, result)
+        if previous is not None:
+            self.metrics.conditional_requests += 1
+        return await self._handle(item, rules, result,
+                                  unchanged=previous if result.status == 304 else None)
+
+    async def _previous(self, url: str) -> Validators | None:
+        """The validators an earlier crawl kept for `url`, if its body is still stored."""
+        if self.validators is None:
+            return None
+        found = await self.validators.get(url)
+        if found is None or not found.request_headers():
+            return None
+        try:
+            return found if await self.archiver.has_body(found.sha256) else None
+        except (BlobStoreError, OSError):
+            return None
 
     async def _load_robots(self, item: Claimed) -> Outcome:
         """Fetch (or load from Redis) the domain's robots.txt; the page waits one delay."""
@@ -123,7 +150,8 @@ class PageProcessor:
         delay = self.politeness.delay(rules, 0.0)
         return Outcome(now + delay, item.start_offset, solo=True, delay_s=delay)
 
-    async def _handle(self, item: Claimed, rules: RobotsRules, result: FetchResult) -> Outcome:
+    async def _handle(self, item: Claimed, rules: RobotsRules, result: FetchResult, *,
+                      unchanged: Validators | None = None) -> Outcome:
         now = time.time()
         if result.error_kind is FetchErrorKind.REFUSED:
             return await self._refused(item, result)
@@ -134,7 +162,7 @@ class PageProcessor:
         self.health.record_success(item.domain)
         self.bombs.record_success(item.domain)
         delay = self.politeness.delay(rules, result.response_time_s or result.elapsed_s)
-        await self._archive(item, result)
+        await self._archive(item, result, unchanged=unchanged)
         return Outcome(now + delay, item.end_offset, solo=rules.crawl_delay() is not None,
                        delay_s=delay)
 
@@ -193,16 +221,22 @@ class PageProcessor:
         await self.frontier.state.exclude(item.domain, _BOMB_HOST)
         return Outcome(now + delay, item.end_offset, solo=True, retired=_BOMB_HOST, delay_s=delay)
 
-    async def _archive(self, item: Claimed, result: FetchResult) -> None:
+    async def _archive(self, item: Claimed, result: FetchResult, *,
+                       unchanged: Validators | None = None) -> None:
         """Store the body and page record, queue its links, record the visit."""
         depth, kind = item.record.depth, item.record.kind
         budget = self.max_assets_per_page if self.fetch_assets else 0
         # Before archiving: from the page record on, no await until the visit is recorded.
-        links = (await links_off_loop(result, kind=kind, max_assets=budget)
-                 if result.ok else None)
+        read = result if unchanged is None else await self._earlier_body(result, unchanged)
+        links = (await links_off_loop(read, kind=kind, max_assets=budget)
+                 if read.ok else None)
+        title = None if links is None else links.title
+        if unchanged is not None and title is None:
+            title = unchanged.title
         archived = await self.archiver.archive(result, item.record.url, depth, resource_type=kind,
-                                               title=None if links is None else links.title)
+                                               title=title, revisit_of=unchanged)
         metrics = self.metrics
+        metrics.unchanged += unchanged is not None
         metrics.pages += 1
         metrics.pages_ok += result.ok
         metrics.fetch_errors += result.error is not None
@@ -223,6 +257,37 @@ class PageProcessor:
         self.visits.record(
             VisitedRecord(item.record.url, status, int(time.time()), body_hash), item.domain,
             ok=result.error is None, response_ms=result.response_time_s * 1000)
+        await self._remember(item.record.url, result, archived.body_sha256, title=title,
+                             unchanged=unchanged)
+
+    async def _earlier_body(self, result: FetchResult, unchanged: Validators) -> FetchResult:
+        """The 304 as the earlier 200 it stands for (its body read from the store), for
+        link extraction; the 304 itself when that body cannot be read (no links then)."""
+        try:
+            body = await self.archiver.read_body(unchanged.sha256,
+                                                 max_size=self.fetcher.settings.max_body_bytes)
+        except (BlobStoreError, OSError) as exc:
+            log.warning("the earlier body of %s is unreadable (%s): its links are not followed",
+                        result.url[:200], exc)
+            return result
+        charset = None
+        if unchanged.content_type and "charset=" in unchanged.content_type.lower():
+            charset = unchanged.content_type.lower().split("charset=", 1)[1].split(";")[0]
+            charset = charset.strip().strip('"') or None
+        return dataclasses.replace(result, status=unchanged.status, body=body,
+                                   content_type=unchanged.body_type, charset=charset)
+
+    async def _remember(self, url: str, result: FetchResult, sha256: str | None, *,
+                        title: str | None, unchanged: Validators | None) -> None:
+        """Keep the validators of what was archived, for the next crawl of the definition."""
+        if self.validators is None or sha256 is None:
+            return
+        if unchanged is not None:
+            kept: Validators | None = unchanged.revisited(result)
+        else:
+            kept = validators_of(result, sha256=sha256, title=title)
+        if kept is not None:
+            await self.validators.put(url, kept)
 
     def _queue_assets(self, links: PageLinks, depth: int, *, found_on: str) -> None:
         """Queue a page's (or stylesheet's) assets at its depth, each with its kind; those

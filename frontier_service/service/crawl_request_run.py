@@ -15,7 +15,6 @@ and `run` (the last attempt's summary as `frontier-service run` prints it).
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -63,12 +62,9 @@ def request_settings(base: CrawlerSettings, request: CrawlRequest,
             "max_pages": definition.max_pages,
             "per_host_concurrency": definition.per_host_concurrency,  # None: [crawl]'s
             "min_delay_s": definition.min_delay_seconds,
+            # Conditional requests with the validators of the definition's earlier crawls.
+            "validators_key": definition.name if definition.conditional else "",
         }
-        # Conditional requests (helper D's CrawlerSettings.validators_key): the validators
-        # of the definition's earlier crawls. Set only once CrawlerSettings has the field,
-        # so this runs before and after that lands on main.
-        if "validators_key" in {f.name for f in dataclasses.fields(CrawlerSettings)}:
-            changes["validators_key"] = definition.name if definition.conditional else ""
         settings = base.with_changes(**changes)
     except (TypeError, ValueError, SettingsError) as exc:
         raise BadCrawlRequest(f"crawl {request.crawl_id}: its definition cannot be run: "

@@ -27,6 +27,7 @@ from archive_pipelines.datadir import require_data_dir
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
+from frontier_service.archiving.validators import ValidatorStore
 from frontier_service.fetch.fetch_settings import FetchSettings
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.redis_robots_store import RedisRobotsStore
@@ -63,6 +64,7 @@ class CrawlerParts:
     session_id: str
     offsets: OffsetCheckpoint  # this session's read offsets on disk
     recovery: FrontierRecovery
+    validators: ValidatorStore | None = None  # conditional requests (`validators_key`)
 
 
 def check_data_dir(data_dir: Path, frontier_home: Path | None = None) -> Path:
@@ -193,6 +195,8 @@ async def open_parts(settings: CrawlerSettings,
                             segment_pages=settings.segment_pages,
                             segment_seconds=settings.segment_seconds, executor=executor)
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        validators = (ValidatorStore(frontier.redis, settings.validators_key)
+                      if settings.validators_key else None)
         yield CrawlerParts(settings, frontier.redis, url, frontier, fetcher, robots, store,
                          archiver, index_writer, link_journal, owner, session_id, offsets,
-                         recovery)
+                         recovery, validators)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from frontier_service.scope.crawl_scope import Scope
 log = logging.getLogger(__name__)
 
 EMBEDDED_REDIS = "embedded"
+_VALIDATORS_KEY = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class CrawlerSettings:
     # Two crawl names with their own roots never see each other's files. Page journals,
     # segments and blobs are the data dir's, whatever the root.
     frontier_root: Path | None = None
+    # Conditional requests: the validators (ETag, Last-Modified) of what crawls with this key
+    # archived are kept in Redis, and a later crawl with the same key asks with them; a 304
+    # becomes an unchanged capture of the earlier body. "" (default): off.
+    validators_key: str = ""
     # Politeness and scope (archive.toml [crawl]).
     concurrency: int = 64  # concurrent fetches = worker tasks
     per_host_concurrency: int = 1  # requests in flight to one host (Crawl-delay: 1)
@@ -144,6 +150,9 @@ class CrawlerSettings:
             except DataDirError:
                 raise SettingsError(f"`frontier_root` must lie inside the data dir "
                                     f"{self.data_dir}, got {self.frontier_root}") from None
+        if self.validators_key and not _VALIDATORS_KEY.fullmatch(self.validators_key):
+            raise SettingsError("--revisit-of / `validators_key` must be 1-100 letters, digits, "
+                                f"`_`, `-` or `.`, got {self.validators_key[:120]!r}")
         for entry in self.allowed_networks:
             try:
                 parse_entry(entry)

@@ -92,6 +92,8 @@ class RunReport(Counts):
                 "seconds": round(self.seconds, 1),
                 "pages_per_second": round(self.pages_per_second, 1),
                 "segments": self.segments, **self.stop.as_metadata(),
+                "body_bytes": m.body_bytes, "new_blobs": m.new_blobs,
+                "conditional_requests": m.conditional_requests, "unchanged": m.unchanged,
                 "urls_dropped": dict(sorted(m.urls_dropped.items())),
                 "redis_rebuilds": m.redis_rebuilds, "frontier_repairs": m.frontier_repairs,
                 "processes": self.processes, "failed": bool(self.failure)}
@@ -203,7 +205,7 @@ class CrawlerService:
             politeness=Politeness(s.min_delay_s, s.max_crawl_delay_s, s.response_time_factor),
             max_depth=s.max_depth, fetch_assets=s.fetch_assets,
             max_assets_per_page=s.max_assets_per_page,
-            failure_backoff_s=s.host_failure_backoff_s)
+            failure_backoff_s=s.host_failure_backoff_s, validators=parts.validators)
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
         closer = SegmentCloser(parts.archiver, parts.store, m, reporter=reporter,
                                idle_s=s.segment_idle_seconds)
