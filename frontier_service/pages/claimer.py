@@ -178,7 +178,7 @@ class DomainClaimer:
         while self._durable:
             releases, self._durable = self._durable, []
             try:
-                codes = await self.frontier.done_many(self.owner, releases)
+                codes = await self.frontier.done_many(self.owner, releases, now=self.clock())
             except BaseException:
                 self._durable = releases + self._durable
                 raise

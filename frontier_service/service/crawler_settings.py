@@ -82,6 +82,9 @@ class CrawlerSettings:
     # Domain affinity of several processes: this one prefers the domains of `shard`.
     shard: int = 0
     shards: int = 1
+    # Key prefix of the host gates in Redis: every crawl with the same one (on one Redis)
+    # shares its politeness towards a host ('' = none: a crawl minds only its own requests).
+    host_gates: str = "hostgate:"
 
     @property
     def embedded_redis(self) -> bool:
@@ -125,6 +128,8 @@ class CrawlerSettings:
             raise SettingsError(f"`event_loop` must be auto, asyncio or uvloop, got {self.event_loop!r}")
         if not self.crawl_name or any(c.isspace() for c in self.crawl_name):
             raise SettingsError(f"`crawl_name` must be a non-empty word, got {self.crawl_name!r}")
+        if any(c.isspace() for c in self.host_gates):
+            raise SettingsError(f"`host_gates` must hold no whitespace, got {self.host_gates!r}")
         for entry in self.allowed_networks:
             try:
                 parse_entry(entry)
