@@ -48,19 +48,22 @@ local function later(a, b)
   return a
 end
 
--- Hold d's gate until `lease_until`; false if another holds it and its lease is running.
+-- Hold d's gate until `lease_until`: 0 if another holds it and its lease is running, else
+-- 1, or 2 when other crawls wait for the host.
 local function gate_hold(d, me, now, lease_until)
   local key = gate .. d
-  local g = redis.call('HMGET', key, 'owner', 'until')
-  if g[1] and g[1] ~= '' and g[1] ~= me and (tonumber(g[2]) or 0) > now then return false end
+  local g = redis.call('HMGET', key, 'owner', 'until', 'waiting')
+  if g[1] and g[1] ~= '' and g[1] ~= me and (tonumber(g[2]) or 0) > now then return 0 end
   redis.call('HSET', key, 'owner', me, 'until', lease_until)
   gate_ttl(key, lease_until, now)
-  return true
+  if g[3] and g[3] ~= '' then return 2 end
+  return 1
 end
 
 -- Free d's gate if `me` holds it: no request before next_at (nil: keep the gate's own);
--- the crawls waiting for it find d due at next_at. A gate nobody holds (it expired) only
--- learns next_at. `now` nil: leave the key's expiry (and an unheld gate) as it is.
+-- the crawls waiting for it find d due at next_at (true if there were any). A gate nobody
+-- holds (it expired) only learns next_at. `now` nil: leave the key's expiry (and an
+-- unheld gate) as it is.
 local function gate_free(d, me, next_at, now)
   local key = gate .. d
   local g = redis.call('HMGET', key, 'owner', 'until', 'next_at', 'waiting')
@@ -70,7 +73,7 @@ local function gate_free(d, me, next_at, now)
       redis.call('HSET', key, 'next_at', at)
       gate_ttl(key, at, now)
     end
-    return
+    return false
   end
   redis.call('HSET', key, 'owner', '', 'until', '0', 'next_at', at, 'waiting', '')
   if g[4] and g[4] ~= '' then
@@ -79,6 +82,7 @@ local function gate_free(d, me, next_at, now)
     end
   end
   if now then gate_ttl(key, at, now) end
+  return g[4] ~= nil and g[4] ~= false and g[4] ~= ''
 end
 """
 
@@ -86,6 +90,8 @@ end
 # 0 lease lost (nothing changed), 1 back in ready, 2 retired (exhausted or excluded).
 # The host's gate, if ours, is freed with its next request allowed at next_fetch_at.
 _RELEASE = """
+local TURN_GRACE_S = 0.5  -- how long crawls woken by a release have to take the host first
+
 local function release_all(worker, blob, now_text)
   local now, me = tonumber(now_text), gate_owner(worker)
   local codes, unleased, requeued = {}, {}, {}
@@ -100,19 +106,21 @@ local function release_all(worker, blob, now_text)
       local ro_text = h[3] or '0'
       local ro, new = tonumber(ro_text), tonumber(new_offset)
       if new > ro then consumed = consumed + new - ro; ro = new; ro_text = new_offset end
+      local woke = gate ~= '' and gate_free(d, me, next_fetch, now)
       local state = 'r'
       if h[4] == '1' or (tonumber(h[2]) or 0) <= ro then
         state = ''
         retired = retired + 1
         codes[#codes + 1] = 2
       else
-        requeued[#requeued + 1] = next_fetch
+        -- other crawls waited for the host: their turn first (claimed in this very script,
+        -- the domain would go straight back to us)
+        requeued[#requeued + 1] = woke and tostring(tonumber(next_fetch) + TURN_GRACE_S) or next_fetch
         requeued[#requeued + 1] = d
         codes[#codes + 1] = 1
       end
       redis.call('HSET', key, 'read_offset', ro_text, 'next_fetch_at', next_fetch,
                  'lease_owner', '', 'lease_until', '0', 'state', state)
-      if gate ~= '' then gate_free(d, me, next_fetch, now) end
     end
   end
   each_chunk('ZREM', leases, unleased)
@@ -315,7 +323,7 @@ local key = prefix .. d
 local h = redis.call('HMGET', key, 'lease_owner', 'read_offset')
 if h[1] ~= worker then return 0 end
 local lease_until = now + tonumber(ARGV[6])
-if gate ~= '' and not gate_hold(d, gate_owner(worker), now, lease_until) then
+if gate ~= '' and gate_hold(d, gate_owner(worker), now, lease_until) == 0 then
   redis.call('ZADD', leases, now, d)
   redis.call('HSET', key, 'lease_until', now)
   return 0
@@ -332,7 +340,8 @@ return 1
 
 # ARGV: prefix, gate prefix, worker, now, lease_seconds, blob of `domain read_offset` lines.
 # Extends the leases the worker still holds (and their hosts' gates) and raises their read
-# offsets; per domain 1 renewed, 0 lost (as RENEW).
+# offsets; per domain 1 renewed, 2 renewed while other crawls wait for the host (give it
+# up soon), 0 lost (as RENEW).
 RENEW_MANY = _HEADER + """
 local worker, now, lease_seconds = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local lease_until = now + lease_seconds
@@ -343,21 +352,19 @@ for d, new_offset in string.gmatch(ARGV[6], '(%S+) (%S+)\\n') do
   local h = redis.call('HMGET', key, 'lease_owner', 'read_offset')
   if h[1] ~= worker then
     codes[#codes + 1] = 0
-  elseif gate ~= '' and not gate_hold(d, me, now, lease_until) then
-    codes[#codes + 1] = 0
-    renewed[#renewed + 1] = now  -- another crawl's process holds the host: our lease ends
-    renewed[#renewed + 1] = d
-    redis.call('HSET', key, 'lease_until', now)
   else
-    codes[#codes + 1] = 1
-    renewed[#renewed + 1] = lease_until
+    local code, ends = 1, lease_until
+    if gate ~= '' then code = gate_hold(d, me, now, lease_until) end
+    if code == 0 then ends = now end  -- another crawl's process holds the host: ours ends
+    codes[#codes + 1] = code
+    renewed[#renewed + 1] = ends
     renewed[#renewed + 1] = d
     local ro, new = tonumber(h[2]) or 0, tonumber(new_offset)
     if new > ro then
       consumed = consumed + new - ro
-      redis.call('HSET', key, 'lease_until', lease_until, 'read_offset', new_offset)
+      redis.call('HSET', key, 'lease_until', ends, 'read_offset', new_offset)
     else
-      redis.call('HSET', key, 'lease_until', lease_until)
+      redis.call('HSET', key, 'lease_until', ends)
     end
   end
 end

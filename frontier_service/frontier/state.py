@@ -32,6 +32,14 @@ class Release(IntEnum):
     RETIRED = 2
 
 
+class Renewal(IntEnum):
+    """What renewing a held domain's lease found."""
+
+    LOST = 0  # not ours any more (or its host is held by another crawl's process)
+    RENEWED = 1
+    WANTED = 2  # renewed; other crawls wait for the host: give it up soon
+
+
 @dataclass(frozen=True, slots=True)
 class Reschedule:
     """Release a leased domain: fetch again no sooner than next_fetch_at, from new_read_offset."""
@@ -150,16 +158,17 @@ class FrontierState:
         return int(code) == 1
 
     async def renew_many(self, worker_id: str, offsets: Sequence[tuple[str, int]], now: float,
-                         *, lease_seconds: float) -> list[bool]:
-        """renew for many (domain, read_offset) in one atomic call; False where the lease is
-        no longer ours. Read offsets only move forward."""
+                         *, lease_seconds: float) -> list[Renewal]:
+        """renew for many (domain, read_offset) in one atomic call; LOST where the lease is
+        no longer ours, WANTED where other crawls wait for the host. Read offsets only move
+        forward."""
         if not offsets:
             return []
         codes = await self._renew_many(
             keys=self._keys,
             args=[*self._prefixes, worker_id, repr(now), repr(lease_seconds),
                   "".join(f"{_checked(domain)} {int(offset)}\n" for domain, offset in offsets)])
-        return [int(code) == 1 for code in codes]
+        return [Renewal(int(code)) for code in codes]
 
     async def record_append(self, domain: str, end_offset: int, now: float, *, urls: int = 1) -> bool:
         """Note bytes appended to a domain's file; True if that made an idle domain ready."""

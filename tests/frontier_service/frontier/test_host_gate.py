@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 import pytest
 from redis.asyncio import Redis
 
-from frontier_service.frontier.state import FrontierState, Release, Reschedule
+from frontier_service.frontier.state import FrontierState, Release, Renewal, Reschedule
 from tests.frontier_service.frontier.helpers import connect
 from tests.helpers.crawls import delete_keys
 
@@ -71,6 +71,9 @@ def test_a_host_held_by_one_crawl_waits_in_the_other_until_its_release(
             released = await a.reschedule_many("wa", [Reschedule(HOST, NOW + 5, 50)], now=NOW + 3)
             assert released == [Release.READY]
             assert await redis.zscore(b.keys.ready, HOST) == NOW + 5
+            # ... and A, whose next claim in the same script would take the host straight
+            # back, comes after B: B waited
+            assert await redis.zscore(a.keys.ready, HOST) == NOW + 5.5
             assert await b.claim("wb", NOW + 4.9, 60, max_domains=10) == []
             assert await b.claim("wb", NOW + 5, 60, max_domains=10) == [HOST]
             # now A waits for B, its other host untouched
@@ -114,7 +117,8 @@ def test_the_gate_of_a_dead_holder_frees_when_its_lease_runs_out(
             # The holder comes back to life: its lease in its own crawl was never taken
             # over, but the host was: it has lost the domain, which waits in its crawl.
             assert not await a.renew(HOST, "crashed", NOW + 11, lease_seconds=10)
-            assert await a.renew_many("crashed", [(HOST, 0)], NOW + 11, lease_seconds=10) == [False]
+            assert await a.renew_many("crashed", [(HOST, 0)], NOW + 11, lease_seconds=10) == [
+                Renewal.LOST]
             assert await a.claim("wa", NOW + 11, 10, max_domains=10) == ["own.example"]
             assert await redis.zscore(a.keys.ready, HOST) == NOW + 20.5  # B's lease end
             assert not await a.reschedule(HOST, "crashed", NOW + 12, new_read_offset=100)
@@ -128,12 +132,17 @@ def test_renewals_extend_the_gate_and_expired_leases_free_it_at_once(
         async with two_crawls(redis_url, names, gates) as (redis, a, b):
             assert HOST in await a.claim("wa", NOW, 10, max_domains=10)
             assert await a.renew(HOST, "wa", NOW + 8, lease_seconds=10, read_offset=20)
-            assert await a.renew_many("wa", [(HOST, 30)], NOW + 12, lease_seconds=10) == [True]
+            assert await a.renew_many("wa", [(HOST, 30)], NOW + 12, lease_seconds=10) == [
+                Renewal.RENEWED]
             assert await b.claim("wb", NOW + 19, 10, max_domains=10) == []  # until NOW + 22
+            assert await redis.zscore(b.keys.ready, HOST) == NOW + 22
+            # the holder's renewals now say B waits: its dispatcher gives the host up soon
+            assert await a.renew_many("wa", [(HOST, 30), ("own.example", 0)], NOW + 12.5,
+                                      lease_seconds=10) == [Renewal.WANTED, Renewal.RENEWED]
             assert await redis.zscore(b.keys.ready, HOST) == NOW + 22
             # The supervisor learns the holder died: its leases end now, the gate with them
             # (B, waiting, is due at once: the gate had no next request time yet).
-            assert await a.expire_leases_of("wa") == 2
+            assert await a.expire_leases_of("wa") == 2  # (own.example's too)
             assert await redis.zscore(b.keys.ready, HOST) == 0
             assert await b.claim("wb", NOW + 19.5, 10, max_domains=10) == [HOST]
 
