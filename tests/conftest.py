@@ -39,6 +39,26 @@ for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):
     os.environ.pop(_var, None)
 
 
+@pytest.fixture(autouse=True)
+def _forget_host_gates(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test that used the session redis-server, drop the host gates its crawls left
+    (every crawl on one Redis shares them): a test's gate, often on a made-up clock, would
+    hold up the next test's crawl of the same host."""
+    yield
+    if "redis_url" not in request.fixturenames:
+        return
+    import redis
+
+    from frontier_service.frontier.state import HOST_GATES
+
+    client = redis.Redis.from_url(request.getfixturevalue("redis_url"))
+    try:
+        for key in client.scan_iter(match=f"{HOST_GATES}*", count=1000):
+            client.unlink(key)
+    finally:
+        client.close()
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     if os.environ.get("REDIS_URL"):

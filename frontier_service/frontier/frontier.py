@@ -27,7 +27,7 @@ from frontier_service.frontier.domain_meta import DomainMeta
 from frontier_service.frontier.frontier_files import FrontierFiles
 from frontier_service.frontier.frontier_record import FrontierRecord, Queued, kind_suffix
 from frontier_service.frontier.seen import Backend, SeenFilter
-from frontier_service.frontier.state import FrontierState, Release, Reschedule
+from frontier_service.frontier.state import HOST_GATES, FrontierState, Release, Reschedule
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore
 
 _OFFERED_EVERY_S = 1.0
@@ -39,6 +39,7 @@ class FrontierConfig:
 
     name: str = "crawl"
     lease_seconds: float = 120.0
+    host_gates: str = HOST_GATES  # the host gates' key prefix, shared by all crawls ('' = none)
     seen_capacity: int = 10_000_000
     seen_error_rate: float = 0.001
     seen_backend: Backend = "auto"
@@ -84,7 +85,8 @@ class Frontier:
         self.files = FrontierFiles(root, max_open_files=self.config.max_open_files)
         self.state = FrontierState(redis, self.config.name, shard=self.config.shard,
                                    shards=self.config.shards,
-                                   steal_after_s=self.config.steal_after_s)
+                                   steal_after_s=self.config.steal_after_s,
+                                   host_gates=self.config.host_gates)
         self.meta = DomainMeta(redis, self.config.name)
         keys = self.state.keys
         self.seen = SeenFilter(redis, keys.seen, self.config.seen_capacity,
@@ -178,8 +180,9 @@ class Frontier:
         """Release a leased domain; False if the lease had expired and was taken over."""
         return await self.state.reschedule(domain, worker_id, next_fetch_at, new_read_offset=new_offset)
 
-    async def done_many(self, worker_id: str, items: Sequence[Reschedule]) -> list[Release]:
-        return await self.state.reschedule_many(worker_id, items)
+    async def done_many(self, worker_id: str, items: Sequence[Reschedule], *,
+                        now: float | None = None) -> list[Release]:
+        return await self.state.reschedule_many(worker_id, items, now=now)
 
     async def release_and_claim(self, worker_id: str, done: Sequence[Reschedule], n: int, *,
                                 now: float | None = None) -> tuple[list[Release], list[str]]:

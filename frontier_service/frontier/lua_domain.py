@@ -1,18 +1,28 @@
 """Lua for every domain state change two workers could race on; each script runs atomically.
 
 KEYS = [ready ZSET, leases ZSET, counters HASH, and optionally the epoch key];
-ARGV[1] = the `{name}:domain:` prefix.
+ARGV[1] = the `{name}:domain:` prefix, ARGV[2] = the host gates' prefix ('' = no gates).
 A domain hash's `state` is 'r' (in ready), 'l' (in leases) or '' (idle); a domain is in at
 most one ZSET. `size` and `read_offset` are bytes of the domain's frontier file. Batches
 travel as one newline-separated blob (domain keys hold no whitespace), which is far cheaper
 to send than thousands of arguments.
+
+Host gates make politeness towards a host shared by every crawl on this Redis: the hash
+`{gate prefix}{domain}`, outside any crawl's prefix, holds `owner` (`worker@{domain
+prefix}` of the process whose lease holds the host), `until` (that lease's expiry),
+`next_at` (the host's next allowed request, set by the last holder's release) and
+`waiting` (the ready ZSETs of crawls that found the host held, space-separated). A crawl
+leases a due domain only if its gate is not held by another (or that lease ran out) and
+its `next_at` has passed; otherwise the domain goes back to its ready ZSET, due when the
+gate frees: `next_at`, or `until`, lowered to `next_at` by the holder's release. A gate
+lives until its lease ends or, once released, its `next_at` (its key then expires).
 """
 
 from __future__ import annotations
 
 _HEADER = """
 local ready, leases, counters = KEYS[1], KEYS[2], KEYS[3]
-local prefix = ARGV[1]
+local prefix, gate = ARGV[1], ARGV[2]
 -- KEYS[4], when given, is the crawl's epoch key: without it the state was lost (a wiped,
 -- restarted or replaced Redis) and nothing may change until it is rebuilt from disk.
 if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 0 then
@@ -24,12 +34,66 @@ local function each_chunk(command, key, items)
     redis.call(command, key, unpack(items, i, math.min(i + 3999, #items)))
   end
 end
+
+-- host gates (see the module docstring): who holds a gate is the worker within its crawl.
+-- Times are kept as the strings they came as (Lua's tostring keeps 14 digits only).
+local function gate_owner(worker) return worker .. '@' .. prefix end
+
+local function gate_ttl(key, at, now)
+  redis.call('EXPIRE', key, math.max(1, math.ceil(tonumber(at) - now) + 1))
+end
+
+local function later(a, b)
+  if (tonumber(b) or 0) > (tonumber(a) or 0) then return b end
+  return a
+end
+
+-- Hold d's gate until `lease_until`: 0 if another holds it and its lease is running, else
+-- 1, or 2 when other crawls wait for the host.
+local function gate_hold(d, me, now, lease_until)
+  local key = gate .. d
+  local g = redis.call('HMGET', key, 'owner', 'until', 'waiting')
+  if g[1] and g[1] ~= '' and g[1] ~= me and (tonumber(g[2]) or 0) > now then return 0 end
+  redis.call('HSET', key, 'owner', me, 'until', lease_until)
+  gate_ttl(key, lease_until, now)
+  if g[3] and g[3] ~= '' then return 2 end
+  return 1
+end
+
+-- Free d's gate if `me` holds it: no request before next_at (nil: keep the gate's own);
+-- the crawls waiting for it find d due at next_at (true if there were any). A gate nobody
+-- holds (it expired) only learns next_at. `now` nil: leave the key's expiry (and an
+-- unheld gate) as it is.
+local function gate_free(d, me, next_at, now)
+  local key = gate .. d
+  local g = redis.call('HMGET', key, 'owner', 'until', 'next_at', 'waiting')
+  local at = later(g[3] or '0', next_at)
+  if g[1] ~= me then
+    if now and (not g[1] or g[1] == '' or (tonumber(g[2]) or 0) <= now) and tonumber(at) > now then
+      redis.call('HSET', key, 'next_at', at)
+      gate_ttl(key, at, now)
+    end
+    return false
+  end
+  redis.call('HSET', key, 'owner', '', 'until', '0', 'next_at', at, 'waiting', '')
+  if g[4] and g[4] ~= '' then
+    for waiting in string.gmatch(g[4], '%S+') do
+      redis.call('ZADD', waiting, 'XX', 'LT', at, d)
+    end
+  end
+  if now then gate_ttl(key, at, now) end
+  return g[4] ~= nil and g[4] ~= false and g[4] ~= ''
+end
 """
 
-# release_all(worker, blob of `domain next_fetch_at new_read_offset` lines) -> codes:
+# release_all(worker, blob of `domain next_fetch_at new_read_offset` lines, now) -> codes:
 # 0 lease lost (nothing changed), 1 back in ready, 2 retired (exhausted or excluded).
+# The host's gate, if ours, is freed with its next request allowed at next_fetch_at.
 _RELEASE = """
-local function release_all(worker, blob)
+local TURN_GRACE_S = 0.5  -- how long crawls woken by a release have to take the host first
+
+local function release_all(worker, blob, now_text)
+  local now, me = tonumber(now_text), gate_owner(worker)
   local codes, unleased, requeued = {}, {}, {}
   local consumed, retired = 0, 0
   for d, next_fetch, new_offset in string.gmatch(blob, '(%S+) (%S+) (%S+)\\n') do
@@ -42,13 +106,16 @@ local function release_all(worker, blob)
       local ro_text = h[3] or '0'
       local ro, new = tonumber(ro_text), tonumber(new_offset)
       if new > ro then consumed = consumed + new - ro; ro = new; ro_text = new_offset end
+      local woke = gate ~= '' and gate_free(d, me, next_fetch, now)
       local state = 'r'
       if h[4] == '1' or (tonumber(h[2]) or 0) <= ro then
         state = ''
         retired = retired + 1
         codes[#codes + 1] = 2
       else
-        requeued[#requeued + 1] = next_fetch
+        -- other crawls waited for the host: their turn first (claimed in this very script,
+        -- the domain would go straight back to us)
+        requeued[#requeued + 1] = woke and tostring(tonumber(next_fetch) + TURN_GRACE_S) or next_fetch
         requeued[#requeued + 1] = d
         codes[#codes + 1] = 1
       end
@@ -69,6 +136,8 @@ end
 # retired. With shards > 1 a worker takes the due domains of its shard (a hash of the name)
 # and others' only once they have been due for steal_after seconds: a domain keeps going to
 # the same process (and its open connection) unless that process falls behind or died.
+# A due domain whose host gate is held by another crawl's process, or whose next request
+# is not allowed yet, goes back to ready, due when the gate frees (counter `gate_waits`).
 _CLAIM = """
 local function in_shard(d, shard, shards)
   local h = 0
@@ -76,8 +145,26 @@ local function in_shard(d, shard, shards)
   return h % shards == shard
 end
 
+-- nil if d's gate lets `me` lease it now, else when to try again (its gate is then marked
+-- as waited for by this crawl when held: the holder's release makes d due here)
+local function gate_blocks(d, me, now)
+  local key = gate .. d
+  local g = redis.call('HMGET', key, 'owner', 'until', 'next_at', 'waiting')
+  local at = g[3] or '0'
+  if g[1] and g[1] ~= '' and g[1] ~= me and (tonumber(g[2]) or 0) > now then
+    local waiting = g[4] or ''
+    if not string.find(' ' .. waiting, ' ' .. ready .. ' ', 1, true) then
+      redis.call('HSET', key, 'waiting', waiting .. ready .. ' ')
+    end
+    return later(at, g[2])
+  end
+  if tonumber(at) > now then return at end
+  return nil
+end
+
 local function claim(worker, now_text, lease_seconds, want, max_expired, shard, shards, steal_after)
   local now = tonumber(now_text)
+  local me = gate_owner(worker)
   shard, shards = tonumber(shard) or 0, tonumber(shards) or 1
   local steal_before = now - (tonumber(steal_after) or 0)
   want = tonumber(want)
@@ -98,9 +185,9 @@ local function claim(worker, now_text, lease_seconds, want, max_expired, shard, 
   each_chunk('ZREM', leases, expired)
   each_chunk('ZADD', ready, requeued)
   if #expired > 0 then redis.call('HINCRBY', counters, 'leases_expired', #expired) end
-  local out, dropped = {}, 0
+  local out, dropped, waits = {}, 0, 0
   local skipped, scan_limit = 0, 4 * want + 100
-  while #out < want and skipped < scan_limit do
+  while #out < want and skipped + waits < scan_limit do
     local due = redis.call('ZRANGEBYSCORE', ready, '-inf', now_text, 'WITHSCORES',
                            'LIMIT', skipped, want - #out)
     if #due == 0 then break end
@@ -114,57 +201,72 @@ local function claim(worker, now_text, lease_seconds, want, max_expired, shard, 
     end
     due = taken
     each_chunk('ZREM', ready, due)
-    local leased = {}
+    local leased, deferred = {}, {}
     for _, d in ipairs(due) do
       local key = prefix .. d
       local h = redis.call('HMGET', key, 'size', 'read_offset', 'excluded')
+      local blocked = nil
       if h[3] == '1' or (tonumber(h[1]) or 0) <= (tonumber(h[2]) or 0) then
         redis.call('HSET', key, 'state', '')
         dropped = dropped + 1
       else
-        redis.call('HSET', key, 'lease_owner', worker, 'lease_until', lease_until, 'state', 'l')
-        leased[#leased + 1] = lease_until
-        leased[#leased + 1] = d
-        out[#out + 1] = d
+        if gate ~= '' then blocked = gate_blocks(d, me, now) end
+        if blocked then  -- stays ready (its state is 'r'), due once the gate frees
+          deferred[#deferred + 1] = blocked
+          deferred[#deferred + 1] = d
+          waits = waits + 1
+        else
+          redis.call('HSET', key, 'lease_owner', worker, 'lease_until', lease_until, 'state', 'l')
+          if gate ~= '' then
+            local gkey = gate .. d
+            redis.call('HSET', gkey, 'owner', me, 'until', lease_until)
+            gate_ttl(gkey, lease_until, now)
+          end
+          leased[#leased + 1] = lease_until
+          leased[#leased + 1] = d
+          out[#out + 1] = d
+        end
       end
     end
     each_chunk('ZADD', leases, leased)
+    each_chunk('ZADD', ready, deferred)
   end
   if dropped > 0 then redis.call('HINCRBY', counters, 'domains_retired', dropped) end
+  if waits > 0 then redis.call('HINCRBY', counters, 'gate_waits', waits) end
   if #out > 0 then redis.call('HINCRBY', counters, 'claims', #out) end
   return out
 end
 """
 
-# ARGV: prefix, worker, now, lease_seconds, max_domains, max_expired, shard, shards,
-# steal_after. Returns leased domains.
+# ARGV: prefix, gate prefix, worker, now, lease_seconds, max_domains, max_expired, shard,
+# shards, steal_after. Returns leased domains.
 CLAIM = _HEADER + _CLAIM + """
-return claim(ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9])
+return claim(ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
 """
 
-# ARGV: prefix, worker, blob of `domain next_fetch_at new_read_offset` lines.
-# Per domain: 0 = the lease is no longer ours (nothing changed), 1 = ready, 2 = retired.
+# ARGV: prefix, gate prefix, worker, blob of `domain next_fetch_at new_read_offset` lines,
+# now. Per domain: 0 = the lease is no longer ours (nothing changed), 1 = ready, 2 = retired.
 RESCHEDULE = _HEADER + _RELEASE + """
-return release_all(ARGV[2], ARGV[3])
+return release_all(ARGV[3], ARGV[4], ARGV[5])
 """
 
-# ARGV: prefix, worker, blob (as RESCHEDULE), now, lease_seconds, max_domains, max_expired,
-# shard, shards, steal_after. Releases, then claims, in one round trip.
+# ARGV: prefix, gate prefix, worker, blob (as RESCHEDULE), now, lease_seconds, max_domains,
+# max_expired, shard, shards, steal_after. Releases, then claims, in one round trip.
 # Returns {release codes, leased domains}.
 RELEASE_AND_CLAIM = _HEADER + _RELEASE + _CLAIM + """
-local codes = release_all(ARGV[2], ARGV[3])
-return {codes, claim(ARGV[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])}
+local codes = release_all(ARGV[3], ARGV[4], ARGV[5])
+return {codes, claim(ARGV[3], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])}
 """
 
-# ARGV: prefix, now, blob of `domain end_offset urls` lines, and URLs offered (new or not)
-# or ''. Returns how many became ready.
+# ARGV: prefix, gate prefix, now, blob of `domain end_offset urls` lines, and URLs offered
+# (new or not) or ''. Returns how many became ready.
 # size = max(size, end_offset); an idle, not excluded domain with unread bytes becomes ready.
 RECORD_APPENDS = _HEADER + """
-local now = ARGV[2]
-local offered = tonumber(ARGV[4])
+local now = ARGV[3]
+local offered = tonumber(ARGV[5])
 if offered and offered > 0 then redis.call('HINCRBY', counters, 'urls_offered', offered) end
 local grown, added, readied = 0, 0, 0
-for d, end_offset, urls in string.gmatch(ARGV[3], '(%S+) (%S+) (%S+)\\n') do
+for d, end_offset, urls in string.gmatch(ARGV[4], '(%S+) (%S+) (%S+)\\n') do
   local key = prefix .. d
   local e = tonumber(end_offset)
   added = added + tonumber(urls)
@@ -189,14 +291,16 @@ if grown > 0 then redis.call('HINCRBY', counters, 'bytes_appended', grown) end
 return readied
 """
 
-# ARGV: prefix, worker, domain, read_offset or ''. Returns -1 not ours, 0 refused, 1 retired.
+# ARGV: prefix, gate prefix, worker, domain, read_offset or '', now, next_fetch_at or ''.
+# Returns -1 not ours, 0 refused, 1 retired (its gate freed: next request at next_fetch_at,
+# or as the gate had it).
 RETIRE_IF_EXHAUSTED = _HEADER + """
-local d = ARGV[3]
+local d = ARGV[4]
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'lease_owner', 'size', 'read_offset')
-if h[1] ~= ARGV[2] then return -1 end
+if h[1] ~= ARGV[3] then return -1 end
 local ro = tonumber(h[3]) or 0
-local new = tonumber(ARGV[4])
+local new = tonumber(ARGV[5])
 if new and new > ro then
   redis.call('HINCRBY', counters, 'bytes_consumed', new - ro)
   ro = new
@@ -206,19 +310,27 @@ if (tonumber(h[2]) or 0) > ro then return 0 end
 redis.call('ZREM', leases, d)
 redis.call('HSET', key, 'lease_owner', '', 'lease_until', '0', 'state', '')
 redis.call('HINCRBY', counters, 'domains_retired', 1)
+if gate ~= '' then gate_free(d, gate_owner(ARGV[3]), ARGV[7] ~= '' and ARGV[7] or nil, tonumber(ARGV[6])) end
 return 1
 """
 
-# ARGV: prefix, worker, domain, now, lease_seconds, read_offset or ''. Returns 1 if renewed.
+# ARGV: prefix, gate prefix, worker, domain, now, lease_seconds, read_offset or ''.
+# Returns 1 if renewed (the host's gate too), 0 if the lease is not ours, or the gate is
+# held by another crawl's process (our lease then ends: the domain waits in ready).
 RENEW = _HEADER + """
-local d = ARGV[3]
+local worker, d, now = ARGV[3], ARGV[4], tonumber(ARGV[5])
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'lease_owner', 'read_offset')
-if h[1] ~= ARGV[2] then return 0 end
-local lease_until = tonumber(ARGV[4]) + tonumber(ARGV[5])
+if h[1] ~= worker then return 0 end
+local lease_until = now + tonumber(ARGV[6])
+if gate ~= '' and gate_hold(d, gate_owner(worker), now, lease_until) == 0 then
+  redis.call('ZADD', leases, now, d)
+  redis.call('HSET', key, 'lease_until', now)
+  return 0
+end
 redis.call('ZADD', leases, lease_until, d)
 redis.call('HSET', key, 'lease_until', lease_until)
-local ro, new = tonumber(h[2]) or 0, tonumber(ARGV[6])
+local ro, new = tonumber(h[2]) or 0, tonumber(ARGV[7])
 if new and new > ro then
   redis.call('HINCRBY', counters, 'bytes_consumed', new - ro)
   redis.call('HSET', key, 'read_offset', new)
@@ -226,27 +338,33 @@ end
 return 1
 """
 
-# ARGV: prefix, worker, now, lease_seconds, blob of `domain read_offset` lines. Extends the
-# leases the worker still holds and raises their read offsets; per domain 1 renewed, 0 lost.
+# ARGV: prefix, gate prefix, worker, now, lease_seconds, blob of `domain read_offset` lines.
+# Extends the leases the worker still holds (and their hosts' gates) and raises their read
+# offsets; per domain 1 renewed, 2 renewed while other crawls wait for the host (give it
+# up soon), 0 lost (as RENEW).
 RENEW_MANY = _HEADER + """
-local worker, now, lease_seconds = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local worker, now, lease_seconds = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local lease_until = now + lease_seconds
+local me = gate_owner(worker)
 local codes, renewed, consumed = {}, {}, 0
-for d, new_offset in string.gmatch(ARGV[5], '(%S+) (%S+)\\n') do
+for d, new_offset in string.gmatch(ARGV[6], '(%S+) (%S+)\\n') do
   local key = prefix .. d
   local h = redis.call('HMGET', key, 'lease_owner', 'read_offset')
   if h[1] ~= worker then
     codes[#codes + 1] = 0
   else
-    codes[#codes + 1] = 1
-    renewed[#renewed + 1] = lease_until
+    local code, ends = 1, lease_until
+    if gate ~= '' then code = gate_hold(d, me, now, lease_until) end
+    if code == 0 then ends = now end  -- another crawl's process holds the host: ours ends
+    codes[#codes + 1] = code
+    renewed[#renewed + 1] = ends
     renewed[#renewed + 1] = d
     local ro, new = tonumber(h[2]) or 0, tonumber(new_offset)
     if new > ro then
       consumed = consumed + new - ro
-      redis.call('HSET', key, 'lease_until', lease_until, 'read_offset', new_offset)
+      redis.call('HSET', key, 'lease_until', ends, 'read_offset', new_offset)
     else
-      redis.call('HSET', key, 'lease_until', lease_until)
+      redis.call('HSET', key, 'lease_until', ends)
     end
   end
 end
@@ -255,12 +373,13 @@ if consumed > 0 then redis.call('HINCRBY', counters, 'bytes_consumed', consumed)
 return codes
 """
 
-# ARGV: prefix, domain, reason. A leased domain stays leased; its release will not re-add it.
+# ARGV: prefix, gate prefix, domain, reason. A leased domain stays leased; its release
+# will not re-add it.
 EXCLUDE = _HEADER + """
-local d = ARGV[2]
+local d = ARGV[3]
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'state', 'excluded')
-redis.call('HSET', key, 'excluded', '1', 'excluded_reason', ARGV[3])
+redis.call('HSET', key, 'excluded', '1', 'excluded_reason', ARGV[4])
 if h[1] == 'r' then
   redis.call('ZREM', ready, d)
   redis.call('HSET', key, 'state', '')
@@ -269,28 +388,32 @@ if h[2] ~= '1' then redis.call('HINCRBY', counters, 'domains_excluded', 1) end
 return 1
 """
 
-# ARGV: prefix, domain, now. Lifts an exclusion; the domain is ready again if it has URLs.
+# ARGV: prefix, gate prefix, domain, now. Lifts an exclusion; the domain is ready again if
+# it has URLs.
 INCLUDE = _HEADER + """
-local d = ARGV[2]
+local d = ARGV[3]
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'state', 'size', 'read_offset', 'next_fetch_at')
 redis.call('HSET', key, 'excluded', '0', 'excluded_reason', '')
 if (not h[1] or h[1] == '') and (tonumber(h[2]) or 0) > (tonumber(h[3]) or 0) then
-  redis.call('ZADD', ready, h[4] or ARGV[3], d)
+  redis.call('ZADD', ready, h[4] or ARGV[4], d)
   redis.call('HSET', key, 'state', 'r')
   return 1
 end
 return 0
 """
 
-# ARGV: prefix, worker. Ends every lease `worker` holds now (its process is known dead):
-# the next claim re-queues those domains instead of waiting for the leases to run out.
+# ARGV: prefix, gate prefix, worker. Ends every lease `worker` holds now (its process is
+# known dead): the next claim re-queues those domains instead of waiting for the leases to
+# run out, and other crawls may take their hosts (no sooner than the gates' next_at).
 EXPIRE_LEASES_OF = _HEADER + """
+local me = gate_owner(ARGV[3])
 local expired = {}
 for _, d in ipairs(redis.call('ZRANGE', leases, 0, -1)) do
-  if redis.call('HGET', prefix .. d, 'lease_owner') == ARGV[2] then
+  if redis.call('HGET', prefix .. d, 'lease_owner') == ARGV[3] then
     expired[#expired + 1] = '0'
     expired[#expired + 1] = d
+    if gate ~= '' then gate_free(d, me, nil, nil) end
   end
 end
 each_chunk('ZADD', leases, expired)

@@ -16,3 +16,6 @@ class ClaimSettings:
     per_host: int = 1  # requests in flight to one host at most
     hold_s: float = 0.25  # a host stays leased while its next request is at most this far off
     renew_every_s: float = 1.0  # held hosts' leases are renewed this often (a quarter lease at most)
+    # A host other crawls wait for (its gate says so at a renewal) is given up once held
+    # this long, as soon as nothing is in flight: crawls of one host take turns.
+    share_after_s: float = 1.0

@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.script_guard import FrontierLost
-from frontier_service.frontier.state import Release, Reschedule
+from frontier_service.frontier.state import Release, Renewal, Reschedule
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.claim_settings import ClaimSettings
 from frontier_service.pages.held_host import HeldHost
@@ -131,8 +131,13 @@ class DomainClaimer:
         renewed = await self.frontier.state.renew_many(
             self.owner, [(host.domain, max(host.durable, 0)) for host in hosts],
             self.clock(), lease_seconds=self.frontier.config.lease_seconds)
-        for host, ok in zip(hosts, renewed, strict=True):
-            if not ok and self.hosts.held.get(host.domain) is host:  # (a released one is gone)
+        for host, renewal in zip(hosts, renewed, strict=True):
+            if self.hosts.held.get(host.domain) is not host:  # released meanwhile
+                continue
+            if renewal is Renewal.WANTED and not host.wanted:
+                host.wanted = True  # another crawl waits: give it up after a turn
+                self.hosts.pump(host)
+            elif renewal is Renewal.LOST:
                 self.metrics.leases_lost += 1
                 host.lost = True
                 log.warning("lease on %s was taken over; its URLs in flight may be fetched "
@@ -178,7 +183,7 @@ class DomainClaimer:
         while self._durable:
             releases, self._durable = self._durable, []
             try:
-                codes = await self.frontier.done_many(self.owner, releases)
+                codes = await self.frontier.done_many(self.owner, releases, now=self.clock())
             except BaseException:
                 self._durable = releases + self._durable
                 raise

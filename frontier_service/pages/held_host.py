@@ -72,6 +72,8 @@ class HeldHost:
     drained: bool = False  # the file had no complete line left at the last read
     lost: bool = False  # the lease was taken over: dispatch nothing more
     stopped: bool = False  # excluded (page budget, unreachable): dispatch nothing more
+    held_since: float = 0.0  # when this process leased it
+    wanted: bool = False  # other crawls wait for the host: give it up after a turn
     timer: asyncio.TimerHandle | None = None
 
     def __post_init__(self) -> None:

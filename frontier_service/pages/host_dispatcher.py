@@ -4,8 +4,9 @@ A leased domain is a HeldHost (held_host.py): up to `per_host` of its URLs in fl
 (1 until robots.txt is known, and with a Crawl-delay), request starts its delay apart, the
 next URL read from its frontier file here. It is released once it has no complete URL
 left, or when its next request is more than `hold_s` away (other processes may take it by
-then). Nothing here talks to Redis: releases and page-budget exclusions wait in
-`releases` and `exclusions` until the DomainClaimer (claimer.py) sends them.
+then), or, once held `share_after_s`, when other crawls wait for its host (their turn).
+Nothing here talks to Redis: releases and page-budget exclusions wait in `releases` and
+`exclusions` until the DomainClaimer (claimer.py) sends them.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ class HostDispatcher:
         stale = self.held.pop(domain, None)
         if stale is not None:  # a lost lease of ours, claimed again: forget the old one
             stale.lost = True
-        host = HeldHost(domain, read_offset, stored_pages=stored_pages, next_start_at=now)
+        host = HeldHost(domain, read_offset, stored_pages=stored_pages, next_start_at=now,
+                        held_since=now)
         self.held[domain] = host
         self.pump(host)
 
@@ -105,10 +107,12 @@ class HostDispatcher:
                 self._forget(host)
             return
         now = self.clock()
+        turn_over = host.wanted and now - host.held_since >= self.settings.share_after_s
         # One URL at a time goes to the queue: the next waits until a worker has begun it
         # (its request is out) and the host's delay has passed since.
-        while not self.closing and not host.stopped and len(host.in_flight) < host.limit \
-                and not host.queued and now >= host.next_start_at:
+        while not self.closing and not host.stopped and not turn_over \
+                and len(host.in_flight) < host.limit and not host.queued \
+                and now >= host.next_start_at:
             if self._budget_spent(host):
                 break
             item = self._next_item(host)
@@ -118,11 +122,12 @@ class HostDispatcher:
             self.queue.put_nowait(item)
         more = host.returned or not host.drained
         if host.in_flight:
-            if len(host.in_flight) < host.limit and more and not host.queued and not self.closing:
+            if len(host.in_flight) < host.limit and more and not host.queued \
+                    and not self.closing and not turn_over:
                 self._wake_at(host, host.next_start_at - now)
             return
         wait = host.next_start_at - now
-        if self.closing or host.stopped or not more or wait > self.settings.hold_s:
+        if self.closing or host.stopped or turn_over or not more or wait > self.settings.hold_s:
             self._release(host, max(host.next_start_at, now))
         else:
             self._wake_at(host, wait)

@@ -86,7 +86,8 @@ def frontier_config(settings: CrawlerSettings) -> FrontierConfig:
     return FrontierConfig(name=settings.crawl_name, lease_seconds=settings.lease_seconds,
                           seen_capacity=settings.seen_capacity,
                           visited_expected=settings.visited_expected,
-                          shard=settings.shard, shards=settings.shards)
+                          shard=settings.shard, shards=settings.shards,
+                          host_gates=settings.host_gates)
 
 
 def fetch_settings(settings: CrawlerSettings) -> FetchSettings:

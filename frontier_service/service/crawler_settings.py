@@ -94,6 +94,9 @@ class CrawlerSettings:
     # Domain affinity of several processes: this one prefers the domains of `shard`.
     shard: int = 0
     shards: int = 1
+    # Key prefix of the host gates in Redis: every crawl with the same one (on one Redis)
+    # shares its politeness towards a host ('' = none: a crawl minds only its own requests).
+    host_gates: str = "hostgate:"
 
     @property
     def embedded_redis(self) -> bool:
@@ -153,6 +156,8 @@ class CrawlerSettings:
         if self.validators_key and not _VALIDATORS_KEY.fullmatch(self.validators_key):
             raise SettingsError("--revisit-of / `validators_key` must be 1-100 letters, digits, "
                                 f"`_`, `-` or `.`, got {self.validators_key[:120]!r}")
+        if any(c.isspace() for c in self.host_gates):
+            raise SettingsError(f"`host_gates` must hold no whitespace, got {self.host_gates!r}")
         for entry in self.allowed_networks:
             try:
                 parse_entry(entry)

@@ -40,3 +40,14 @@ def crawler_starts(data_dir: Path, hosts: Collection[str]) -> dict[str, list[flo
             if host in hosts:
                 starts[host].append(request["timestamp"])
     return {host: sorted(times) for host, times in starts.items()}
+
+
+def most_in_any_window(times: list[float], window_s: float) -> int:
+    """The most arrivals within any half-open window of `window_s`."""
+    times = sorted(times)
+    most, first = 0, 0
+    for last, at in enumerate(times):
+        while at - times[first] >= window_s:
+            first += 1
+        most = max(most, last - first + 1)
+    return most

@@ -20,6 +20,7 @@ from archive_testkit.testweb import (
     serve_in_background,
 )
 from frontier_service.service.service import CrawlerService, RunReport
+from tests.frontier_service.service.request_times import most_in_any_window
 from tests.frontier_service.service.web import crawler_settings
 from tests.helpers.crawls import delete_keys
 
@@ -51,17 +52,6 @@ def crawl(web: TestWebConfig, redis_url: str, data_dir: Path, per_host: int
             yield report, running.log.records()
         finally:
             delete_keys(redis_url, name)
-
-
-def most_in_any_window(times: list[float], window_s: float) -> int:
-    """The most arrivals within any half-open window of `window_s`."""
-    times = sorted(times)
-    most, first = 0, 0
-    for last, at in enumerate(times):
-        while at - times[first] >= window_s:
-            first += 1
-        most = max(most, last - first + 1)
-    return most
 
 
 @pytest.fixture(scope="module")
