@@ -73,6 +73,14 @@ def run_ids(dagit: Dagit) -> set[str]:
     return {r["id"] for r in data["runsOrError"]["results"]}
 
 
+def runs_of_job(dagit: Dagit, job: str) -> list[dict[str, Any]]:
+    """The job's runs (newest first): id, status and tags."""
+    data = dagit.graphql("""query($job: String!) { runsOrError(
+        filter: { pipelineName: $job }, limit: 50) { ... on Runs { results { id status
+        tags { key value } } } } }""", {"job": job})
+    return list(data["runsOrError"]["results"])
+
+
 def finished_run(dagit: Dagit, run_id: str) -> dict[str, Any] | None:
     data = dagit.graphql("""query($id: ID!) { runOrError(runId: $id) { ... on Run { id status
         assetSelection { path } assetCheckSelection { name } } } }""", {"id": run_id})

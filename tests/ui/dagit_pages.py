@@ -112,6 +112,16 @@ def show_metadata_plots(page: Page, asset: str) -> Locator:
 def sensor_switch(page: Page, name: str) -> tuple[Locator, Locator]:
     """The sensor's page: its Running switch (the checkbox, and the label one clicks)."""
     page.goto(f"/locations/{LOCATION}/sensors/{name}")
+    return _running_switch(page)
+
+
+def schedule_switch(page: Page, name: str) -> tuple[Locator, Locator]:
+    """The schedule's page: its Running switch (the checkbox, and the label one clicks)."""
+    page.goto(f"/locations/{LOCATION}/schedules/{name}")
+    return _running_switch(page)
+
+
+def _running_switch(page: Page) -> tuple[Locator, Locator]:
     row = page.get_by_role("row").filter(has=page.get_by_role("cell", name="Running", exact=True))
     checkbox = row.get_by_role("checkbox")
     expect(checkbox).to_be_attached(timeout=UI_TIMEOUT_MS)
@@ -197,6 +207,37 @@ def check_blocking_note(page: Page, asset: str, check: str) -> Locator:
     note = page.get_by_text(re.compile(r"^This is a (non-)?blocking asset check\.$")).first
     expect(note).to_be_visible(timeout=UI_TIMEOUT_MS)
     return note
+
+
+def schedule_details(page: Page, name: str) -> Locator:
+    """A schedule's page: the table of its details (description, target, cron, timezone)."""
+    page.goto(f"/locations/{LOCATION}/schedules/{name}")
+    title = page.get_by_text(re.compile(rf"/\s*{re.escape(name)}$"))  # "Automation / name"
+    expect(title.first).to_be_visible(timeout=UI_TIMEOUT_MS)
+    table = page.get_by_role("table").filter(has=page.get_by_role("cell", name="Target"))
+    expect(table).to_be_visible(timeout=UI_TIMEOUT_MS)
+    return table
+
+
+def launch_from_launchpad(page: Page, job: str, config_yaml: str) -> str:
+    """The job's Launchpad: its config editor emptied and `config_yaml` pasted in (as a user
+    pastes a config from the docs), then "Launch Run"; the run's id, from the run page it
+    opens."""
+    page.goto(f"/locations/{LOCATION}/jobs/{job}/playground")
+    editor = page.locator(".CodeMirror").first
+    expect(editor).to_be_visible(timeout=UI_TIMEOUT_MS)
+    editor.click()
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.press("Delete")
+    page.keyboard.insert_text(config_yaml)
+    expect(page.get_by_text("No errors", exact=True)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    launch = page.get_by_role("button", name=re.compile(r"Launch Run"))
+    expect(launch).to_be_enabled(timeout=UI_TIMEOUT_MS)
+    launch.click()
+    page.wait_for_url(re.compile(r"/runs/[0-9a-f-]{36}"), timeout=UI_TIMEOUT_MS)
+    found = re.search(r"/runs/([0-9a-f-]{36})", page.url)
+    assert found, page.url
+    return found.group(1)
 
 
 class Screenshots:
