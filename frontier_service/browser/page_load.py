@@ -185,7 +185,8 @@ class _Recorder:
         refusal = None if main else self._allowance_refusal()
         result = (refused_result(request.url, refusal) if refusal is not None
                   else await self.fetch(browser_request))
-        recorded = self._record(browser_request, result, started, time.monotonic() - began)
+        recorded = self._record(browser_request, result, started=started,
+                                elapsed=time.monotonic() - began)
         if main:
             self.document = recorded
         if recorded.refused is not None or result.status is None:
@@ -204,7 +205,7 @@ class _Recorder:
                                  navigation_id=self.navigation_id, request_id=str(uuid.uuid4()),
                                  is_navigation=False, follow_redirects=False)
         reason = "WebSockets are not archived: refused without connecting"
-        self._record(request, refused_result(socket.url, reason), time.time(), 0.0)
+        self._record(request, refused_result(socket.url, reason), started=time.time(), elapsed=0.0)
         await socket.close(code=1008, reason="refused by the crawl")
 
     def _allowance_refusal(self) -> str | None:
@@ -214,7 +215,7 @@ class _Recorder:
         self.over_allowance += 1
         return f"over the page's allowance of {self.settings.max_requests_per_page} requests"
 
-    def _record(self, request: BrowserRequest, result: FetchResult, started: float,
+    def _record(self, request: BrowserRequest, result: FetchResult, *, started: float,
                 elapsed: float) -> RecordedRequest:
         hashed = replace(result, request_headers=self.hasher.headers(result.request_headers),
                          response_headers=self.hasher.headers(result.response_headers))
@@ -257,7 +258,7 @@ async def load_page(context: BrowserContext, url: str, *, fetch: Fetch,
     await context.route_web_socket("**", recorder.websocket)
     deadline = time.monotonic() + settings.page_timeout_s
     try:
-        error, timed_out = await _navigate(page, url, recorder, deadline)
+        error, timed_out = await _navigate(page, url, recorder, deadline=deadline)
         if error is None and not timed_out:
             timed_out = not await _scroll_and_settle(page, recorder, deadline)
         dom, screenshot = None, None
@@ -276,7 +277,7 @@ async def load_page(context: BrowserContext, url: str, *, fetch: Fetch,
         await context.unroute_all(behavior="ignoreErrors")
 
 
-async def _navigate(page: Page, url: str, recorder: _Recorder,
+async def _navigate(page: Page, url: str, recorder: _Recorder, *,
                     deadline: float) -> tuple[str | None, bool]:
     """(error, timed out) of going to `url`, main-document redirects followed."""
     target = url

@@ -75,7 +75,9 @@ def test_lazy_images_load_when_scrolled_to_and_main_document_redirects_are_follo
 <img id="lazy" data-src="late.png" width="16" height="16" alt="">
 <script>
 new IntersectionObserver((entries, observer) => {
-  for (const e of entries) if (e.isIntersecting) { e.target.src = e.target.dataset.src; observer.disconnect(); }
+  for (const e of entries) {
+    if (e.isIntersecting) { e.target.src = e.target.dataset.src; observer.disconnect(); }
+  }
 }).observe(document.getElementById("lazy"));
 </script></body></html>""")
     pages = {"/old": (301, {"Location": "/lazy/page.html"}, b""), "/lazy/page.html": lazy,
