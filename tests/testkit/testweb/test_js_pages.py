@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -51,6 +51,27 @@ def browser() -> Iterator[Browser]:
 
 def url(path: str, host: str = HOST) -> str:
     return f"http://{host}{path}"
+
+
+# --- the truth ----------------------------------------------------------------------------
+
+@pytest.mark.unit
+def test_truth_constants_agree() -> None:
+    assert js.NEEDS_BROWSER | js.FINE_OVER_HTTP == js.JS_PAGES == set(js.BROWSER_RESOURCES)
+    assert not js.NEEDS_BROWSER & js.FINE_OVER_HTTP
+    assert set(js.SCRIPT_ONLY) == js.NEEDS_BROWSER  # a page needs a browser: script finds more
+    assert js.SCRIPT_ONLY_LINKS <= js.JS_PAGES
+    linked_by_script = {link for found in js.SCRIPT_ONLY.values() for link in found
+                        if link in js.JS_PAGES}
+    assert linked_by_script - set(js.INDEX_LINKS) == js.SCRIPT_ONLY_LINKS
+    for page, found in js.SCRIPT_ONLY.items():
+        assert found & set(js.BROWSER_RESOURCES[page]) or found & js.JS_PAGES, page
+    for page in (*js.JS_PAGES, js.ESCAPE, js.escape_path(8080)):
+        assert resolve(SMALL, HOST, page).status == 200, page
+    assert set(js.escapes(8080).addresses()) == {
+        "http://169.254.169.254/latest/user-data.js", "http://10.0.0.1/admin/",
+        js.METADATA_URL, "http://10.0.0.1/api/", "http://127.0.0.1:8080/",
+        "ws://10.0.0.1/socket", "ws://127.0.0.1:8080/socket"}
 
 
 # --- the server ---------------------------------------------------------------------------
@@ -147,8 +168,8 @@ def test_http_crawl_of_the_site_misses_the_script_only_pages(web: TestWeb) -> No
     assert seen == js.JS_PAGES - js.SCRIPT_ONLY_LINKS
 
 
-def crawl(start: str, links_of: object) -> set[str]:
-    assert callable(links_of)
+def crawl(start: str, links_of: Callable[[str], set[str]]) -> set[str]:
+    """Every /js/ page reachable from `start` by the links `links_of` finds."""
     seen, queue = {start}, [start]
     while queue:
         for link in links_of(queue.pop()):
@@ -352,6 +373,7 @@ def test_escape_page_tries_every_target_and_reaches_none(
 
 # --- the mixed web ------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_script_built_pages_are_about_the_fraction_and_off_by_default() -> None:
     pages = [(f"site{n:04d}.test", page_path(index)) for n in range(10)
              for index in range(SMALL.pages_per_host)]
