@@ -6,6 +6,11 @@ serves them; `background` runs it in a thread or as a separate process;
 single-host documentation site (on the host `docs_host` when `docs_pages` > 0);
 `archive_testkit.testweb.static_server` writes it as files and serves them with Python's
 threaded `http.server` (not imported here: it is also run with `python -m`).
+`js_pages` is a JavaScript test site under `/js/` on every live host (pages a browser archives
+fully and a crawler without one does not, with their truth: `NEEDS_BROWSER`, `FINE_OVER_HTTP`,
+`BROWSER_RESOURCES`, `SCRIPT_ONLY`), and `script_built` the "mixed" web
+(`script_built_fraction` of the ordinary pages built by script; default none). A browser
+reaches the *.test hosts by using the test web as its HTTP proxy.
 """
 
 from archive_testkit.testweb.background import (
@@ -29,6 +34,7 @@ from archive_testkit.testweb.render import render_page
 from archive_testkit.testweb.requestlog import RequestLog, RequestRecord, read_jsonl
 from archive_testkit.testweb.resolver import TestWebResolver
 from archive_testkit.testweb.routes import Reply, resolve
+from archive_testkit.testweb.script_built import is_script_built
 from archive_testkit.testweb.server import TestWeb
 
 __all__ = [
@@ -51,6 +57,7 @@ __all__ = [
     "host_traits",
     "hosts_where",
     "is_page_path",
+    "is_script_built",
     "page_links",
     "page_path",
     "read_jsonl",

@@ -56,6 +56,9 @@ class TestWebConfig:
     revision: int = _setting(0, "the site's edits so far: each changes changed_fraction of the "
                              "200 answers (the same seed and revision: the same pages)")
     changed_fraction: float = _setting(0.0, "share of the 200 answers each revision changes")
+    script_built_fraction: float = _setting(
+        0.0, "share of ordinary pages (home pages never) built by script: a shell whose script "
+        "fetches the page's body as JSON (the 'mixed' web; see testweb.script_built)")
 
     def with_changes(self, **changes: Any) -> TestWebConfig:
         """A copy with some fields replaced."""

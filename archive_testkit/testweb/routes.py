@@ -12,7 +12,14 @@ from archive_testkit.testweb.config import TestWebConfig, host_name, normalize_h
 from archive_testkit.testweb.docs_site import docs_robots_txt, is_docs_path, render_docs_page
 from archive_testkit.testweb.graph import IDN_HOST, is_page_path
 from archive_testkit.testweb.hosts import DeadMode, HostTraits, host_traits
+from archive_testkit.testweb.js_pages import js_file
 from archive_testkit.testweb.render import render_page
+from archive_testkit.testweb.script_built import (
+    is_script_built,
+    page_data,
+    page_of_data_path,
+    shell_page,
+)
 from archive_testkit.testweb.seeding import stable_rng
 from archive_testkit.testweb.special import (
     idn_page,
@@ -75,8 +82,15 @@ def resolve(
         return Reply(200, *found)
     if location := GALLERY_REDIRECTS.get(path):
         return _redirect(301, location)
+    if path.startswith("/js/") and (js := js_file(path)):
+        status, body, content_type, headers = js
+        return Reply(status, body, content_type, headers)
     if is_page_path(config, path):
+        if is_script_built(config, traits.host, path):
+            return Reply(200, shell_page(config, traits.host, path, render=render))
         return Reply(200, render(config, traits.host, path))
+    if (page := page_of_data_path(path)) and is_script_built(config, traits.host, page):
+        return Reply(200, page_data(config, traits.host, page, render=render), "application/json")
     if traits.special and (reply := _special(config, traits, path)):
         return reply
     if traits.traps and (reply := _trap(config, traits, path, render=render)):

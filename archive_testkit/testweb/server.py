@@ -111,7 +111,10 @@ class TestWeb:
         conditional = if_none_match is not None or if_modified_since is not None
         if conditional and not_modified(reply, if_none_match, if_modified_since):
             reply = not_modified_reply(reply)
-        self.log.record(RequestRecord(arrived, host, request.raw_path, reply.status, conditional))
+        raw_path = request.raw_path
+        if not raw_path.startswith("/"):  # absolute form: a browser using the web as its proxy
+            raw_path = request.rel_url.raw_path_qs
+        self.log.record(RequestRecord(arrived, host, raw_path, reply.status, conditional))
         if reply.action is Action.CLOSE:
             if request.transport is not None:
                 request.transport.close()
