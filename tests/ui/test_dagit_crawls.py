@@ -8,7 +8,8 @@ its launchpad with the definition pasted into the config editor, the crawler tak
 and finishes it, the crawls sensor turned on in the UI records both crawls in the `crawls`
 asset (a partition per crawl_id, its metadata on the partition's page), and the captures
 sensor turned on in the UI ingests their pages: every page of the site has two captures, one
-per crawl, each with its own time (`archive-pipelines captures`).
+per crawl, each with its own time (`archive-pipelines captures`), both in the page's replay
+calendar and each replayed at its own time.
 """
 
 from __future__ import annotations
@@ -27,12 +28,21 @@ from playwright.sync_api import Page, expect
 
 from archive_pipelines.catalog import Catalog, CrawlRequest
 from archive_pipelines.crawls.requests import get_crawl, list_crawls
+from archive_pipelines.replay.memento import http_date
 from archive_pipelines.settings import load_settings
 from archive_testkit.dagit import TERMINAL_RUN, Dagit, tune_test_instance
 from tests.frontier_service.service.cli_runs import REPO, child_env
 from tests.frontier_service.service.serve_runs import FAST, definition_toml, every_page
 from tests.frontier_service.service.tree_site import HOST, TreeSite, serve_tree
 from tests.helpers.cli import run_cli
+from tests.helpers.replay import (
+    captures_of,
+    fetch,
+    make_replayer,
+    memento_path,
+    opened_catalog,
+    running_replay,
+)
 from tests.ui import dagit_api as api
 from tests.ui.dagit_pages import (
     Screenshots,
@@ -260,6 +270,24 @@ def test_the_pages_are_captured_once_per_crawl(page: Page, dagit: Dagit, site: T
     lines = one.stdout.splitlines()
     assert lines[-1].startswith("2 capture(s)"), one.stdout
     assert lines[0].split()[0] != lines[1].split()[0], one.stdout
+    _replayed_once_per_crawl(page, crawl_data, f"http://{HOST}/a1/b1/c2")
+
+
+def _replayed_once_per_crawl(page: Page, crawl_data: Path, url: str) -> None:
+    """The page's replay calendar, as a person opens it, lists both crawls' captures, and
+    each memento is that capture at its own time."""
+    with opened_catalog(crawl_data) as catalog, \
+            running_replay(make_replayer(crawl_data, catalog)) as replay:
+        captures = captures_of(catalog, url)
+        assert len(captures) == 2 and captures[0].fetched_ms != captures[1].fetched_ms
+        page.goto(f"http://127.0.0.1:{replay.port}/web/*/{url}")
+        listed = page.locator("a[href*='/web/']").evaluate_all(
+            "links => links.map(a => a.getAttribute('href'))")
+        for capture in captures:
+            assert memento_path(capture) in listed, (memento_path(capture), listed)
+            answer = fetch(replay.port, memento_path(capture))
+            assert answer.status == 200, (capture, answer.status)
+            assert answer.header("Memento-Datetime") == http_date(capture.fetched_ms)
 
 
 def _schedule(dagit: Dagit) -> dict[str, Any]:
