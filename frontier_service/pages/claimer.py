@@ -51,6 +51,9 @@ class DomainClaimer:
         self.known_offset = known_offset  # the checkpoints' offset of a domain
         self.idle_rounds = 0  # consecutive claims that found nothing due
         self._durable: list[Reschedule] = []  # checkpointed: sent with the next claim round
+        # One checkpoint at a time: the releases one has taken are in `_durable` before
+        # another looks (the shutdown's flush must not miss those the periodic one holds).
+        self._checkpointing = asyncio.Lock()
         self._renewed_at = 0.0
         self._renew_ok_at = clock()
 
@@ -95,6 +98,10 @@ class DomainClaimer:
 
     async def _checkpoint(self) -> list[HeldHost]:
         """Make handled URLs durable; returns the held hosts whose durable watermark moved."""
+        async with self._checkpointing:
+            return await self._checkpoint_now()
+
+    async def _checkpoint_now(self) -> list[HeldHost]:
         marks = [(host, host.watermark) for host in self.hosts.held.values()
                  if host.watermark != host.durable]
         if not self.hosts.releases and not marks:
@@ -175,11 +182,12 @@ class DomainClaimer:
         self.hosts.release_idle()
         await self._send_exclusions()
         if keep_offsets:  # a release never lowers Redis's read offset: 0 leaves it as it is
-            undurable, self.hosts.releases = self.hosts.releases, []
-            self._durable += [Reschedule(release.domain, release.next_fetch_at, 0)
-                              for release, _pages in undurable]
+            async with self._checkpointing:  # (after the releases a checkpoint holds)
+                undurable, self.hosts.releases = self.hosts.releases, []
+                self._durable += [Reschedule(release.domain, release.next_fetch_at, 0)
+                                  for release, _pages in undurable]
         else:
-            await self._checkpoint()
+            await self._checkpoint()  # waits for a running one: its releases are sent too
         while self._durable:
             releases, self._durable = self._durable, []
             try:
