@@ -309,13 +309,14 @@ class CrawlSegment(Base):
     ingested_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-CAPTURE_KINDS = ("page", "request", "redirect")
+CAPTURE_KINDS = ("page", "request", "redirect", "screenshot", "dom")
 
 
 class PageFetch(Base):
     """A capture: one HTTP exchange of a crawl. `kind` is `page` (the page's own response),
-    `request` (a sub-request of the page: an asset) or `redirect` (a hop of a redirect
-    chain, `final_url` its Location). Found by `url_hash`, the sha256 of the crawler's
+    `request` (a sub-request of the page: an asset), `redirect` (a hop of a redirect
+    chain, `final_url` its Location), or, of a browser page load, `screenshot` (its full-page
+    PNG) or `dom` (its rendered DOM). Found by `url_hash`, the sha256 of the crawler's
     canonical form of `url` (`canonical_urls`), or by `urlkey`, its SURT key as CDX servers
     order captures (`surt.urlkey`); `site` (scheme://host[:port]) serves prefix listings.
     A stored body is one reference to its blob (`body_blob_id`); a body the store lacked
@@ -329,7 +330,7 @@ class PageFetch(Base):
     id: Mapped[int] = mapped_column(BlobId, primary_key=True, autoincrement=True)
     session_id: Mapped[str] = mapped_column(ForeignKey("crawl_session.id", ondelete="CASCADE"))
     segment_id: Mapped[int] = mapped_column(ForeignKey("crawl_segment.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(8))
+    kind: Mapped[str] = mapped_column(String(16))
     navigation_id: Mapped[str | None] = mapped_column(String(64), default=None)
     url: Mapped[str] = mapped_column(Text)
     url_hash: Mapped[str] = mapped_column(String(64))
@@ -355,7 +356,8 @@ class PageFetch(Base):
     urlkey: Mapped[str] = mapped_column(URLKEY)
 
     __table_args__ = (
-        CheckConstraint("kind IN ('page', 'request', 'redirect')", name="ck_page_fetch_kind"),
+        CheckConstraint("kind IN ('page', 'request', 'redirect', 'screenshot', 'dom')",
+                        name="ck_page_fetch_kind"),
         Index("ix_page_fetch_url_hash", "url_hash", "fetched_ms"),
         # Replay and CDX: a URL's captures in time, and SURT-ordered range scans, in the order
         # they are read (with `id`: PostgreSQL then never sorts a key range it misjudged).
