@@ -4,7 +4,8 @@
 `page_load.load_page` answers every request a page makes from a `fetch` callable (the crawl's
 Fetcher, scope and robots: `crawl_fetch.CrawlFetch`), records each one, scrolls, waits for
 the network to settle and returns the rendered DOM and a screenshot; `header_hashing` keeps
-Cookie and Authorization values out of the records (a keyed hash).
+Cookie and Authorization values out of the records (a keyed hash); `pool.BrowserPool` runs
+N contexts of one Chromium, relaunched (and its pages loaded again) when it dies.
 """
 
 from frontier_service.browser.chromium import (
@@ -24,8 +25,10 @@ from frontier_service.browser.page_load import (
     RecordedRequest,
     load_page,
 )
+from frontier_service.browser.pool import BrowserPool, PoolClosed, PoolStats
 
 __all__ = [
+    "BrowserPool",
     "BrowserRequest",
     "BrowserSettings",
     "ChromiumMissing",
@@ -33,6 +36,8 @@ __all__ = [
     "Fetch",
     "HeaderHasher",
     "PageLoad",
+    "PoolClosed",
+    "PoolStats",
     "RecordedRequest",
     "chromium_args",
     "find_chromium",
