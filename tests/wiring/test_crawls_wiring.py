@@ -215,12 +215,14 @@ def _check(data: Path) -> dg.AssetCheckResult:
 def test_the_check_fails_for_a_crawl_waiting_too_long_and_passes_otherwise(
     data: Path, dagster_instance: dg.DagsterInstance,
 ) -> None:
-    (data / "archive.toml").write_text("[crawl]\nqueued_alert_minutes = 0.005\n" + DEFINITIONS)
+    (data / "archive.toml").write_text("[crawl]\nqueued_alert_minutes = 10\n" + DEFINITIONS)
     assert _check(data).passed  # nothing queued
 
     crawl_id = _queue(data, dagster_instance).output_for_node("queue_crawl_op")
-    assert _check(data).passed  # queued just now
-    time.sleep(0.5)  # 0.005 min = 0.3 s
+    assert _check(data).passed  # queued less than 10 minutes ago
+    # The alert after 0.005 min (0.3 s): the same crawl has now waited too long.
+    (data / "archive.toml").write_text("[crawl]\nqueued_alert_minutes = 0.005\n" + DEFINITIONS)
+    time.sleep(0.5)
     red = _check(data)
     assert not red.passed and red.severity == dg.AssetCheckSeverity.ERROR
     assert red.metadata["waiting"].value == 1
