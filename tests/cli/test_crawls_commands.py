@@ -9,9 +9,9 @@ import pytest
 
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.crawls.requests import claim_crawl, finish_crawl
-from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import load_settings
 from tests.helpers.cli import run_cli
+from tests.helpers.crawl_definitions import data_dir_defining
 
 DEFINITIONS = """
 [[crawls]]
@@ -27,11 +27,7 @@ seeds = ["http://hand.test/"]
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    path = tmp_path / "data"
-    path.mkdir()
-    (path / "archive.toml").write_text(DEFINITIONS)
-    initialize(load_settings(path, environ={}))
-    return path
+    return data_dir_defining(tmp_path / "data", DEFINITIONS)
 
 
 def test_queue_list_and_show_a_crawl(data: Path) -> None:

@@ -24,11 +24,11 @@ from archive_pipelines.crawls.requests import (
     heartbeat,
     list_crawls,
 )
-from archive_pipelines.datadir import initialize
 from archive_pipelines.resources import CatalogResource, SettingsResource
 from archive_pipelines.sensors.crawl_schedules import crawl_schedules, schedule_name
 from archive_pipelines.sensors.crawls import crawls_sensor
 from archive_pipelines.settings import Settings, load_settings
+from tests.helpers.crawl_definitions import data_dir_defining
 
 DEFINITIONS = """
 [[crawls]]
@@ -44,11 +44,7 @@ seeds = ["http://hand.test/"]
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    path = tmp_path / "data"
-    path.mkdir()
-    (path / "archive.toml").write_text(DEFINITIONS)
-    initialize(load_settings(path, environ={}))
-    return path
+    return data_dir_defining(tmp_path / "data", DEFINITIONS)
 
 
 def _settings(data: Path) -> Settings:
