@@ -1,5 +1,6 @@
 """`frontier-service serve`: queued crawls taken, run under their crawl ids and finished with
-their outcome; every crawl of a definition captures the site again; a crawler killed mid-crawl
+their outcome; every crawl of a definition (queued by its schedule's tick, by crawl_job, by
+hand) captures the site again; a crawler killed mid-crawl
 is taken over by the next one, which finishes the crawl exactly once."""
 
 from __future__ import annotations
@@ -9,12 +10,18 @@ import json
 import os
 import signal
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
+import dagster as dg
 import pytest
 import redis
 
+from archive_pipelines.assets.crawl_job import crawl_job
 from archive_pipelines.crawls.requests import crawler_presence, get_crawl, list_crawls
+from archive_pipelines.resources import CatalogResource, SettingsResource
+from archive_pipelines.sensors.crawl_schedules import crawl_schedules
+from archive_pipelines.settings import load_settings
 from tests.frontier_service.service.serve_runs import (
     definition_toml,
     every_page,
@@ -92,11 +99,29 @@ def test_a_queued_crawl_is_taken_finished_and_its_pages_become_captures(
     assert len(json.loads(shown.stdout)["captures"]) == 1
 
 
-def test_two_crawls_of_one_definition_capture_every_page_twice(
-        site: TreeSite, tmp_path: Path, redis_url: str) -> None:
+def test_a_definition_launched_by_its_schedule_and_by_hand_captures_every_page_twice(
+        site: TreeSite, tmp_path: Path, redis_url: str,
+        dagster_instance: dg.DagsterInstance) -> None:
     data = tmp_path / "data"
-    with initialized(data) as catalog:
-        first, second = queue(catalog, site), queue(catalog, site)
+    toml = definition_toml(site, "tree") + 'cadence = "@weekly"\n'
+    with initialized(data, toml) as catalog:
+        resources = {"catalog": CatalogResource(settings=SettingsResource(data_dir=str(data)))}
+        [schedule] = crawl_schedules(load_settings(data, environ={}))
+        # A tick, launched as the daemon launches it; then crawl_job by hand; both at once.
+        with dg.build_schedule_context(instance=dagster_instance, resources=resources,
+                                       scheduled_execution_time=datetime.now(UTC)) as context:
+            tick = schedule(context)
+        assert isinstance(tick, dg.RunRequest)
+        runs = [crawl_job.execute_in_process(
+                    run_config=tick.run_config, resources=resources, instance=dagster_instance,
+                    tags={**tick.tags, "dagster/schedule_name": schedule.name}),
+                crawl_job.execute_in_process(
+                    run_config={"ops": {"queue_crawl_op": {"config": {"definition": "tree"}}}},
+                    resources=resources, instance=dagster_instance)]
+        assert all(run.success for run in runs)
+        second, first = list_crawls(catalog)  # newest first
+        assert first.requested_by == "schedule crawl_tree_schedule"
+        assert second.requested_by.startswith("dagster run ")
         serve = start_serve(data, redis_url, "--max-crawls", "2")
         try:
             done = [wait_for(catalog, r.crawl_id, process=serve) for r in (first, second)]
@@ -107,6 +132,11 @@ def test_two_crawls_of_one_definition_capture_every_page_twice(
     assert [d.outcome["pages"] for d in done if d.outcome] == [len(pages)] * 2
     assert collections.Counter(fetched_pages(data)) == dict.fromkeys(pages, 2)
     assert _captured(data) == dict.fromkeys(pages, 2)
+    with parts_of(data) as parts:  # each page's two captures at two times
+        times: dict[str, set[int]] = collections.defaultdict(set)
+        for row in capture_rows(parts.catalog):
+            times[row["url"]].add(row["fetched_ms"])
+    assert all(len(times[page]) == 2 for page in pages)
 
 
 def test_a_crawler_killed_mid_crawl_is_taken_over_and_the_crawl_finishes_exactly_once(
