@@ -58,6 +58,10 @@ class StoredBody:
     size: int
     created: bool
 
+    def __reduce__(self) -> tuple[type[StoredBody], tuple[object, ...]]:
+        # Pickled as its fields: see `import_record.Body.__reduce__`.
+        return StoredBody, (self.sha256, self.size, self.created)
+
 
 def read_items(path: Path, layout: Layout, *, start: int, spool: Path,
                pages: dict[str, str | None], end: int | None = None,
