@@ -292,9 +292,10 @@ class WarcImport:
             if key is not None:
                 found = catalog.imports.body_at(key[1], from_ms=at - at % 1000,
                                                 to_ms=at - at % 1000 + 999)
-        sha = digest_sha256(revisit.payload_digest)
-        if found is None and sha is not None:
-            found = catalog.imports.body_with_digest(sha)
+        if found is None:  # (the digest is decoded only here: most revisits resolve above)
+            sha = digest_sha256(revisit.payload_digest)
+            if sha is not None:
+                found = catalog.imports.body_with_digest(sha)
         if found is None:
             self._report.unresolved_revisits += 1
             refers = f"{revisit.refers_to_uri or '?'} at {revisit.refers_to_date or '?'}"
