@@ -233,7 +233,10 @@ def _read_body(record: ArcWarcRecord, headers: list[tuple[str, str]], *,
     if codings and all(coding in SUPPORTED for coding in codings):
         decoder = BodyDecoder(codings, max_bytes=MAX_BODY)
     spool = _Spool(spool_dir)
-    digest = hashlib.sha256()
+    # A payload stored as it is read, whose declared digest is a sha256: the check's hash is
+    # the body's (not computed twice).
+    shared = check.sha256 if decoder is None and stream is counted else None
+    digest = shared if shared is not None else hashlib.sha256()
     size = 0
     try:
         while chunk := stream.read(_CHUNK):
@@ -242,7 +245,8 @@ def _read_body(record: ArcWarcRecord, headers: list[tuple[str, str]], *,
                 decoder.feed(chunk)
                 pieces = _drain(decoder)
             for piece in pieces:
-                digest.update(piece)
+                if shared is None:
+                    digest.update(piece)
                 spool.write(piece)
                 size += len(piece)
             if decoder is not None and decoder.done:
