@@ -32,6 +32,7 @@ from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, ut
 from archive_pipelines.counts import Counts, add_line
 from archive_pipelines.settings import Settings
 from archive_pipelines.warc import import_spans
+from archive_pipelines.warc.collector import fewer_collections
 from archive_pipelines.warc.digests import parse_digest
 from archive_pipelines.warc.import_record import Body as ReadBody
 from archive_pipelines.warc.import_record import ReadRecord, RecordRefused, Revisit, warc_date_ms
@@ -168,7 +169,7 @@ class WarcImport:
         self._spool.mkdir(parents=True, exist_ok=True)
         # Bodies are written by a few threads (file creation lets go of the GIL) while this
         # one reads on, synced once per batch, not each.
-        with self._target.store.deferred_sync(), \
+        with self._target.store.deferred_sync(), fewer_collections(), \
                 ThreadPoolExecutor(_WRITERS, thread_name_prefix="warc-put") as self._writers:
             self._read(path, layout, start)
 
