@@ -98,6 +98,32 @@ class RecordedSegment:
     status_classes: Counter[str] = field(default_factory=Counter)
 
 
+_CAPTURE_NAMES = ["session_id", "segment_id", "index_path",
+                  *(name for name, _kind in _CAPTURE_COLUMNS)]
+
+
+def _insert_captures(session: Session, rows: SegmentRows, segment_id: int,
+                     values: list[tuple[object, ...]]) -> None:
+    """The segment's captures into `page_fetch` (`values`: `_CAPTURE_COLUMNS` rows)."""
+    table = table_of(PageFetch)
+    dialect = session.get_bind().dialect
+    if dialect.name == "sqlite":
+        # One prepared INSERT run per row by the driver, in C: the row set's JSON had to be
+        # encoded here, then parsed by SQLite once per column of each row (json_extract).
+        quote = dialect.identifier_preparer.quote
+        statement = (f"INSERT INTO {quote(table.name)} "
+                     f"({', '.join(quote(table.c[name].name) for name in _CAPTURE_NAMES)}) "
+                     f"VALUES ({', '.join('?' * len(_CAPTURE_NAMES))})")
+        head = (rows.session_id, segment_id, rows.path)
+        session.connection().exec_driver_sql(statement, [head + row for row in values])
+        return
+    src = row_set(session, _CAPTURE_COLUMNS, values)
+    session.execute(insert(table).from_select(
+        _CAPTURE_NAMES,
+        select(literal(rows.session_id), literal(segment_id), literal(rows.path),
+               *(src.c[name] for name, _kind in _CAPTURE_COLUMNS)).where(true())))
+
+
 def _ensure_session(session: Session, rows: SegmentRows) -> None:
     first = datetime.fromtimestamp(rows.first_ms / 1000, UTC)
     last = datetime.fromtimestamp(rows.last_ms / 1000, UTC)
@@ -256,7 +282,7 @@ class CaptureRepository(Repository):
                                new_blobs=report.new_blobs)
         deltas: Counter[int] = Counter({blob_ids[rows.segment_blob.sha256]: 1})
         counted_new: set[str] = set()
-        values = []
+        values: list[tuple[object, ...]] = []
         for offset, capture in rows.captures:
             done.status_classes[status_class(capture)] += 1
             body_id = None
@@ -272,12 +298,7 @@ class CaptureRepository(Repository):
                     done.duplicate_body_bytes += size
             values.append((*capture, offset, body_id, urlkey(capture.url)))
         if values:
-            src = row_set(session, _CAPTURE_COLUMNS, values)
-            names = [name for name, _kind in _CAPTURE_COLUMNS]
-            session.execute(insert(table_of(PageFetch)).from_select(
-                ["session_id", "segment_id", "index_path", *names],
-                select(literal(rows.session_id), literal(segment_id), literal(rows.path),
-                       *(src.c[name] for name in names)).where(true())))
+            _insert_captures(session, rows, segment_id, values)
         apply_ref_deltas(session, dict(deltas), now)
         mark_primary_present(session, blobs, blob_ids, store_id=primary_store_id, now=now,
                              report=report)

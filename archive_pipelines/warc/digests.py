@@ -70,6 +70,11 @@ class PayloadCheck:
         name, self._expected = parsed
         self._hash = hashlib.new(name)
 
+    @property
+    def sha256(self) -> Any:
+        """The running hash when the declared digest is a readable sha256 (else None)."""
+        return self._hash if self._hash is not None and self._hash.name == "sha256" else None
+
     def update(self, data: bytes) -> None:
         if self._hash is not None:
             self._hash.update(data)

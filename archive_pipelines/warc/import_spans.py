@@ -33,6 +33,7 @@ from archive_pipelines.blobstore import LocalBlobStore, open_store
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.file_workers import die_with_parent, main_module_hidden
 from archive_pipelines.views.aliases import AliasIndex
+from archive_pipelines.warc.collector import fewer_collections
 from archive_pipelines.warc.import_record import Body, ReadRecord, RecordRefused, read_record
 from archive_pipelines.warc.warc_files import (
     READ_ERRORS,
@@ -57,6 +58,10 @@ class StoredBody:
     sha256: str
     size: int
     created: bool
+
+    def __reduce__(self) -> tuple[type[StoredBody], tuple[object, ...]]:
+        # Pickled as its fields: see `import_record.Body.__reduce__`.
+        return StoredBody, (self.sha256, self.size, self.created)
 
 
 def read_items(path: Path, layout: Layout, *, start: int, spool: Path,
@@ -137,7 +142,7 @@ def read_span(task: SpanTask, store: LocalBlobStore | None = None) -> SpanResult
     stopped: list[int] = []
     items: list[tuple[Item, StoredBody | None]] = []
     aliases = AliasIndex(store.root)
-    with store.deferred_sync():
+    with store.deferred_sync(), fewer_collections():
         for item in read_items(path, task.layout, start=began, spool=task.spool,
                                pages=task.pages, end=task.end, stopped=stopped):
             items.append((item, _stored(store, aliases, item)))

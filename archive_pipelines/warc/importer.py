@@ -32,6 +32,7 @@ from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, ut
 from archive_pipelines.counts import Counts, add_line
 from archive_pipelines.settings import Settings
 from archive_pipelines.warc import import_spans
+from archive_pipelines.warc.collector import fewer_collections
 from archive_pipelines.warc.digests import parse_digest
 from archive_pipelines.warc.import_record import Body as ReadBody
 from archive_pipelines.warc.import_record import ReadRecord, RecordRefused, Revisit, warc_date_ms
@@ -168,7 +169,7 @@ class WarcImport:
         self._spool.mkdir(parents=True, exist_ok=True)
         # Bodies are written by a few threads (file creation lets go of the GIL) while this
         # one reads on, synced once per batch, not each.
-        with self._target.store.deferred_sync(), \
+        with self._target.store.deferred_sync(), fewer_collections(), \
                 ThreadPoolExecutor(_WRITERS, thread_name_prefix="warc-put") as self._writers:
             self._read(path, layout, start)
 
@@ -292,9 +293,10 @@ class WarcImport:
             if key is not None:
                 found = catalog.imports.body_at(key[1], from_ms=at - at % 1000,
                                                 to_ms=at - at % 1000 + 999)
-        sha = digest_sha256(revisit.payload_digest)
-        if found is None and sha is not None:
-            found = catalog.imports.body_with_digest(sha)
+        if found is None:  # (the digest is decoded only here: most revisits resolve above)
+            sha = digest_sha256(revisit.payload_digest)
+            if sha is not None:
+                found = catalog.imports.body_with_digest(sha)
         if found is None:
             self._report.unresolved_revisits += 1
             refers = f"{revisit.refers_to_uri or '?'} at {revisit.refers_to_date or '?'}"

@@ -28,6 +28,8 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 from warcio.recordloader import ArcWarcRecord
 
+from archive_pipelines.warc.header_blocks import parse_block
+
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN = 1024 * 1024
 _HEAD = 256 * 1024  # the first record's header is in its first 256 KiB, or it is no WARC
@@ -46,9 +48,11 @@ class Layout(StrEnum):
 
 class _Iterator(ArchiveIterator):
     """warcio's iterator, without its warning on stderr when a record is not followed by
-    blank lines (counted in `err_count`, which the reader turns into a report), and with the
+    blank lines (counted in `err_count`, which the reader turns into a report), with the
     WARC header lines kept as they were read (`header_lines`): warcio's parser joins a folded
-    line, ends a field at a bare line feed and rewrites spaces in the target URI, silently."""
+    line, ends a field at a bare line feed and rewrites spaces in the target URI, silently;
+    and its WARC and HTTP response header blocks parsed from the reader's buffer
+    (`header_blocks`: the same result, without a Python read per line)."""
 
     INC_RECORD = ""
 
@@ -63,30 +67,20 @@ class _Iterator(ArchiveIterator):
                 return None if rec_type == "request" else load(rec_type, *args)
 
             loader.load_http_headers = load_but_requests
-        parser = self.loader.warc_parser
-        parse = parser.parse
+        loader = self.loader
+        warc_parser, http_parser = loader.warc_parser, loader.http_parser
 
-        def recording_parse(stream: Any, full_statusline: Any = None) -> Any:
-            self.header_lines = [] if full_statusline is None else [full_statusline]
-            return parse(_Recording(stream, self.header_lines), full_statusline)
+        def keep_lines(lines: list[bytes]) -> None:
+            self.header_lines = lines
 
-        parser.parse = recording_parse
+        def parse_warc(stream: Any, full_statusline: Any = None) -> Any:
+            return parse_block(warc_parser, stream, full_statusline, sink=keep_lines)
 
+        def parse_http(stream: Any, full_statusline: Any = None) -> Any:
+            return parse_block(http_parser, stream, full_statusline)
 
-class _Recording:
-    """A stream whose lines read are kept (the parser reads the header block by readline)."""
-
-    def __init__(self, stream: Any, lines: list[bytes]) -> None:
-        self._stream = stream
-        self._lines = lines
-
-    def readline(self, *args: Any) -> bytes:
-        line: bytes = self._stream.readline(*args)
-        self._lines.append(line)
-        return line
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
+        warc_parser.parse = parse_warc
+        http_parser.parse = parse_http
 
 
 @dataclass
