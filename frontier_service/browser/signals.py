@@ -3,8 +3,9 @@
 `browser_signals(html, url=)` decides from the page's HTML alone: external scripts are not
 fetched (that would cost a request per bundle on every page, and what a bundle does is not
 readable without running it), so an external bundle counts only as "there is a bundle". It
-parses with lexbor (selectolax, the parser link extraction uses) and skips the parse when
-the bytes hold none of the markup any rule looks at, so a plain page costs one scan.
+parses with lexbor (selectolax, the parser link extraction uses): ~0.15 ms for a 54 KB
+test-web page, of which the parse is ~0.12 ms (a byte pre-scan for the markup the rules read
+saved nothing: four substring scans cost as much as the parse).
 
 The signals (each named in `BrowserVerdict.signals` when it fires; any one means "needed"):
 - "script-fetch": inline script text that fetches (`fetch(`, `XMLHttpRequest`, `$.ajax`/
@@ -50,8 +51,6 @@ LAZY_DATA_SRC = "lazy-data-src"
 SIGNALS = (SCRIPT_FETCH, SCRIPT_INSERTED_CONTENT, SCRIPT_INSERTED_STYLESHEET,
            EMPTY_BODY_WITH_BUNDLE, NOSCRIPT_FALLBACK, CLIENT_ROUTING, LAZY_DATA_SRC)
 
-# Markup at least one rule needs; a page with none of it is decided without parsing.
-_WORTH_PARSING = re.compile(rb"<script|<noscript|data-(?:lazy-)?src", re.IGNORECASE)
 _FETCHES = re.compile(r"\bfetch\s*\(|XMLHttpRequest|\$\.(?:ajax|get|getJSON|post)\s*\(|"
                       r"\baxios\b")
 _INSERTS = re.compile(r"\.(?:innerHTML|outerHTML)\s*=|\.(?:insertAdjacentHTML|appendChild|append|"
@@ -87,8 +86,6 @@ def browser_signals(html: bytes | str, *, url: str) -> BrowserVerdict:
     fired: list[str] = []
     if "#!" in url:
         fired.append(CLIENT_ROUTING)
-    if not _WORTH_PARSING.search(raw):
-        return _verdict(fired)
     tree = LexborHTMLParser(raw)
     inline, bundle = _scripts(tree)
     if _FETCHES.search(inline) and _INSERTS.search(inline):
