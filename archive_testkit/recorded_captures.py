@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from archive_pipelines.captures.record_parser import url_key
-from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
+from archive_pipelines.catalog import Body, CaptureRow, Catalog, CatalogTransaction, SegmentRows, utcnow
 from archive_pipelines.catalog.models import Store
 
 
@@ -29,16 +29,22 @@ class Fetch:
     stored: bool = True  # False: the body's hash is recorded but the store lacks it
 
 
+def primary_store_id(tx: CatalogTransaction) -> int:
+    """The id of the catalog's `primary` store row, made (a local raw store) if there is none."""
+    store_id: int | None = tx.session.query(Store.id).filter(Store.name == "primary").scalar()
+    if store_id is None:
+        store = Store(name="primary", kind="local", location="cas", codec="raw")
+        tx.session.add(store)
+        tx.session.flush()
+        store_id = store.id
+    return store_id
+
+
 def record_fetches(catalog: Catalog, fetches: Sequence[Fetch]) -> None:
     """Record `fetches` as one segment of a new session (a primary store row is made if the
     catalog has none)."""
     with catalog.transaction() as tx:
-        store_id = tx.session.query(Store.id).filter(Store.name == "primary").scalar()
-        if store_id is None:
-            store = Store(name="primary", kind="local", location="cas", codec="raw")
-            tx.session.add(store)
-            tx.session.flush()
-            store_id = store.id
+        store_id = primary_store_id(tx)
         session_id = str(uuid.uuid4())
         segment = f"sessions/20261127/{session_id}/{uuid.uuid4().hex}.jsonl"
         captures: list[tuple[int, CaptureRow]] = []

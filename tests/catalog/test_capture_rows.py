@@ -19,7 +19,8 @@ from archive_pipelines.catalog import (
     upgrade_catalog,
     utcnow,
 )
-from archive_pipelines.catalog.models import PageFetch, Store
+from archive_pipelines.catalog.models import PageFetch
+from archive_testkit.recorded_captures import primary_store_id
 
 _SHA = "ab" * 32
 
@@ -41,12 +42,7 @@ def _captures() -> list[tuple[int, CaptureRow]]:
 
 def _record(catalog: Catalog, *, path: str) -> None:
     with catalog.transaction() as tx:
-        store_id = tx.session.query(Store.id).filter(Store.name == "primary").scalar()
-        if store_id is None:
-            store = Store(name="primary", kind="local", location="cas", codec="raw")
-            tx.session.add(store)
-            tx.session.flush()
-            store_id = store.id
+        store_id = primary_store_id(tx)
         blob = Body("ef" * 32, 5, "application/warc")
         tx.captures.record_segment(SegmentRows(
             path=path, sha256=blob.sha256, session_id="s-1", index_dir="imports/x",
