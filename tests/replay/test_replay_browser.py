@@ -128,8 +128,11 @@ def test_the_gallery_renders_from_the_archive_and_nothing_leaves_it(
         assert page.evaluate("() => document.styleSheets.length") >= 2
         assert page.evaluate("() => getComputedStyle(document.body).fontFamily").startswith("Body")
         for font in ("/assets/fonts/body.woff2",):  # (Head: no element of the page uses it)
-            asked = [url for url in traffic.statuses if url.endswith(font)]
-            assert asked and all(traffic.statuses[url] == 200 for url in asked), font
+            # Asked at the stylesheet's time: answered, or redirected to the font's own
+            # second when the crawl fetched it a second later, and answered there.
+            asked = {url: traffic.statuses[url] for url in traffic.statuses if url.endswith(font)}
+            assert 200 in asked.values(), (font, asked)
+            assert all(status in (200, 302) for status in asked.values()), (font, asked)
         failed = {url: status for url, status in traffic.statuses.items()
                   if status >= 400 and "not-an-image" not in url}
         assert failed == {}
