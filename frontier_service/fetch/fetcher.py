@@ -96,6 +96,7 @@ class Fetcher:
         max_attempts: int | None = None,
         follow_redirects: bool = True,
         conditional: list[tuple[str, str]] | None = None,
+        started_at: float | None = None,
     ) -> FetchResult:
         """GET `url`, following redirects one hop at a time; never raises for web trouble.
 
@@ -103,9 +104,12 @@ class Fetcher:
         `redirects`): a crawler queues the target itself, so politeness and dedup apply to it.
         `conditional`: headers sent with the first hop only (If-None-Match, If-Modified-Since:
         they validate what `url` answered before, not what a redirect leads to).
+        `started_at`: the wall-clock time the request counts as begun (left out: now).
         """
         s = self.settings
         trace = FetchTrace(url, self._default_request_headers())
+        if started_at is not None:
+            trace.started_at = started_at
         try:
             async with asyncio.timeout(s.fetch_deadline_s):
                 return await self._follow(

@@ -72,13 +72,17 @@ class HostDispatcher:
 
     # -- the workers' side -------------------------------------------------------------
 
-    def starting(self, item: Claimed) -> None:
-        """A worker took the URL from the queue (its request goes out now)."""
+    def starting(self, item: Claimed) -> float:
+        """A worker took the URL from the queue (its request goes out now): the time its
+        start is counted from, for the page record to carry (the host's delay runs from
+        it, so records show the spacing the crawler kept, whatever the scheduler adds)."""
         host = item.host
         assert host is not None, "a Claimed from this dispatcher carries its host"
-        host.begun(item, self.clock())
+        now = self.clock()
+        host.begun(item, now)
         if len(host.in_flight) < host.limit:
             self.pump(host)
+        return now
 
     def finished(self, item: Claimed, outcome: Outcome) -> None:
         """One URL is done (outcome.offset past it) or handed back (at its start)."""

@@ -88,7 +88,9 @@ class PageProcessor:
         # Bombs in a row per host: a short back-off (nothing to recover from), retired at the third.
         self.bombs = HostHealth(_BOMB_BACKOFF_S)
 
-    async def process(self, item: Claimed) -> Outcome:
+    async def process(self, item: Claimed, *, begun_at: float | None = None) -> Outcome:
+        """Fetch and handle one URL; `begun_at`: when its start was granted (the record's
+        request time; left out, when the fetch begins)."""
         url = item.record.url
         try:
             rules = self.robots.cached_rules(url)
@@ -114,7 +116,8 @@ class PageProcessor:
         try:
             result = await self.fetcher.fetch(
                 url, follow_redirects=False, max_attempts=1,
-                conditional=None if previous is None else previous.request_headers())
+                conditional=None if previous is None else previous.request_headers(),
+                started_at=begun_at)
         finally:
             self.metrics.in_flight -= 1
         if previous is not None:

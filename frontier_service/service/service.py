@@ -273,9 +273,9 @@ class CrawlerService:
             item = await hosts.queue.get()
             if item is None:
                 return
-            hosts.starting(item)
+            begun_at = hosts.starting(item)
             try:
-                outcome = await processor.process(item)
+                outcome = await processor.process(item, begun_at=begun_at)
             except asyncio.CancelledError:  # drain timed out: the URL goes back unfetched
                 hosts.finished(item, Outcome(time.time(), item.start_offset, solo=True))
                 raise

@@ -12,11 +12,6 @@ from frontier_service.archiving import iter_records
 
 # The crawler's page records round request times to 1 ms.
 RECORD_ROUNDING_S = 0.001
-# A record's start time is stamped when the fetch task runs, a loop turn or two after the
-# claimer granted the start the delay governs; on a loaded 2-core machine (the suite runs on
-# two workers) one stamp can lag its grant by several ms, shortening the next gap by as much.
-# A crawler that ignored the delay would show gaps near 0, far below delay - this.
-START_STAMP_LAG_S = 0.008
 
 
 def server_arrivals(records: Iterable[RequestRecord], hosts: Collection[str]
@@ -31,8 +26,10 @@ def server_arrivals(records: Iterable[RequestRecord], hosts: Collection[str]
 
 def crawler_starts(data_dir: Path, hosts: Collection[str]) -> dict[str, list[float]]:
     """Request start times per host from the crawl's page records, sorted. With several
-    requests in flight per host these are what the delay governs: the test web runs in
-    the test's process, so its arrival times jitter by a few ms under load."""
+    requests in flight per host these are what the delay governs: a record's time is the
+    start the crawler granted, the instant its delay counts from (the test web runs in the
+    test's process, so its arrival times jitter by a few ms under load, and so would a
+    stamp taken when the request is sent, a scheduler's pause after the grant)."""
     starts: dict[str, list[float]] = defaultdict(list)
     for page in iter_records(data_dir / "sessions"):
         for request in page["requests"]:

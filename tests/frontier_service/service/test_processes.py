@@ -26,7 +26,6 @@ from tests.frontier_service.service.cli_runs import (
 )
 from tests.frontier_service.service.request_times import (
     RECORD_ROUNDING_S,
-    START_STAMP_LAG_S,
     crawler_starts,
     server_arrivals,
 )
@@ -82,7 +81,7 @@ def test_two_processes_fetch_each_url_once_and_keep_every_host_delay(
         times, slack = server_arrivals(requests, ALIVE), _CLOCK_SLACK_S
     else:  # see request_times.crawler_starts
         times = crawler_starts(tmp_path / "data", ALIVE)
-        slack = _CLOCK_SLACK_S + RECORD_ROUNDING_S + START_STAMP_LAG_S
+        slack = _CLOCK_SLACK_S + RECORD_ROUNDING_S
     for host, starts in times.items():
         gaps = [b - a for a, b in itertools.pairwise(starts)]
         assert not gaps or min(gaps) >= expected_delay(host) - slack, (host, min(gaps))
