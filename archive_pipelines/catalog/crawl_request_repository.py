@@ -86,12 +86,16 @@ class CrawlRequestRepository(Repository):
         """The oldest running request whose heartbeat is older than `stale_after_s` (its
         crawler is gone: resumed before anything new starts), else the oldest queued one,
         now running under `worker`; None if there is none. Two crawlers never take the same
-        one (the UPDATE checks the state again; PostgreSQL skips rows others hold)."""
+        one (the UPDATE checks the state again; PostgreSQL skips rows others hold), and a
+        crawler never takes over one it runs itself, however late its own heartbeat (a busy
+        crawler would otherwise start the crawl a second time beside the first)."""
         now = utcnow()
         stale_before = now - timedelta(seconds=stale_after_s)
         takeable = or_(CrawlRequestRow.state == "queued",
                        (CrawlRequestRow.state == "running")
-                       & (CrawlRequestRow.heartbeat_at < stale_before))
+                       & (CrawlRequestRow.heartbeat_at < stale_before)
+                       & or_(CrawlRequestRow.claimed_by.is_(None),
+                             CrawlRequestRow.claimed_by != worker))
         for _ in range(5):  # another crawler may take the one we saw: look again
             row = session.scalars(
                 select(CrawlRequestRow).where(takeable)

@@ -262,12 +262,13 @@ class CrawlServer:
         try:
             while True:
                 message = crawl.conn.recv()
-                loop.call_soon_threadsafe(self._events.put_nowait, (crawl, message))
+                if not _post(loop, self._events.put_nowait, (crawl, message)):
+                    break
         except (EOFError, OSError):
             pass
         crawl.process.join()
         crawl.conn.close()
-        loop.call_soon_threadsafe(self._events.put_nowait, (crawl, None))
+        _post(loop, self._events.put_nowait, (crawl, None))
 
     async def _on_message(self, crawl: _Crawl, message: Any) -> None:
         if isinstance(message, Snapshot):
@@ -395,3 +396,13 @@ def run_server(base: CrawlerSettings, catalog: Catalog, options: ServeOptions, *
         await server.run()
 
     run_async(main(), "asyncio")
+
+
+def _post(loop: asyncio.AbstractEventLoop, put: Any, item: object) -> bool:
+    """Hand `item` to the serving loop from a reader thread; False once the loop is closed
+    (serve has ended: nothing is left to hear the child)."""
+    try:
+        loop.call_soon_threadsafe(put, item)
+    except RuntimeError:  # "Event loop is closed"
+        return False
+    return True

@@ -71,6 +71,17 @@ def test_a_crawl_whose_crawler_went_quiet_is_taken_again_first(catalog: Catalog)
     assert not heartbeat(catalog, running.id, worker="dead:1", progress={})  # not its own now
 
 
+def test_a_crawler_late_with_its_own_heartbeat_never_takes_its_crawl_a_second_time(
+        catalog: Catalog) -> None:
+    request = queue_crawl(catalog, DEFINITION, name="daily", requested_by="test")
+    assert claim_crawl(catalog, worker="busy:1") is not None
+    # Its heartbeat is stale (a loaded machine), but it still runs the crawl: not again.
+    assert claim_crawl(catalog, worker="busy:1", stale_after_s=0) is None
+    assert heartbeat(catalog, request.id, worker="busy:1", progress={})
+    taken = claim_crawl(catalog, worker="other:2", stale_after_s=0)  # another crawler may
+    assert taken is not None and (taken.id, taken.attempts) == (request.id, 2)
+
+
 def test_released_crawls_are_queued_again_and_cancelled_ones_never_run(catalog: Catalog) -> None:
     request = queue_crawl(catalog, DEFINITION, name="n", requested_by="test")
     taken = claim_crawl(catalog, worker="a:1")
