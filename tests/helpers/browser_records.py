@@ -25,7 +25,7 @@ DATA_URL = f"{SITE}/api/items.json"
 IMAGE_URL = f"{SITE}/img/item-1.png"
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
 SOCKET_URL = "ws://js.example.test/live"
-AT_S = 1_795_000_000.25  # 2026-11-18T08:26:40.25Z
+AT_S = 1_795_000_000.25  # 2026-11-18T11:06:40.250Z
 
 Record = dict[str, Any]
 
@@ -149,7 +149,7 @@ def write_browser_crawl(data_dir: Path, store: BlobStore, records: list[Record],
     session_id = records[0]["session_id"]
     folder = data_dir / "sessions" / "2026-11-18" / session_id
     folder.mkdir(parents=True)
-    segment = folder / "20261118T082640000000Z_000001.jsonl"
+    segment = folder / "20261118T110640000000Z_000001.jsonl"
     segment.write_bytes(b"".join(record_line(record) + b"\n" for record in records))
     return segment
 
