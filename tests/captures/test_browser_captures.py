@@ -5,13 +5,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from archive_pipelines.captures.lookup import find_body, find_session, find_url
 from archive_pipelines.captures.renderings import newest_rendering, renderings_of
 from archive_pipelines.catalog import Catalog
-from tests.helpers.browser_records import PAGE_URL, SITE, BrowserCrawl, ingested_browser_crawl
+from archive_pipelines.surt import urlkey
+from tests.helpers.browser_records import (
+    AT_S,
+    PAGE_URL,
+    SITE,
+    BrowserCrawl,
+    ingested_browser_crawl,
+)
 from tests.helpers.replay import opened_catalog
 
 
@@ -66,6 +74,25 @@ def test_a_session_listing_and_a_hash_lookup_show_renderings_as_such(
     assert {c.kind for c in pages} == {"page"}
     by_hash = find_body(browser_catalog, hashlib.sha256(browser_crawl.bodies.screenshot).hexdigest())
     assert [c.kind for c in by_hash] == ["screenshot", "screenshot"]
+
+
+def test_both_databases_keep_renderings_out_of_url_lookups(tmp_path: Path,
+                                                          catalog_url: str) -> None:
+    crawl = ingested_browser_crawl(tmp_path / "data", records=2, catalog_url=catalog_url)
+    catalog = Catalog.open(catalog_url)
+    try:
+        _canonical, pages = find_url(catalog, PAGE_URL)
+        assert [c.kind for c in pages] == ["page", "page"]
+        found = renderings_of(catalog, pages)
+        assert [[c.kind for c in found[page.id]] for page in pages] == [["screenshot", "dom"]] * 2
+        with catalog.reading() as tx:
+            timeline = tx.replay.timeline(urlkey(PAGE_URL))
+            nearest = tx.replay.nearest(urlkey(PAGE_URL), at_ms=round((AT_S + 1) * 1000))
+        assert [c.kind for c in timeline] == ["page", "page"]
+        assert nearest is not None and nearest.capture.kind == "page"
+        assert nearest.capture.body_sha256 == hashlib.sha256(crawl.bodies.html).hexdigest()
+    finally:
+        catalog.close()
 
 
 def test_renderings_of_pages_without_a_browser_load_are_none(browser_catalog: Catalog) -> None:

@@ -164,12 +164,12 @@ class BrowserCrawl:
     report: dict[str, Any]  # the ingest's report (`CrawlIngestReport.to_dict`)
 
 
-def ingested_browser_crawl(data_dir: Path, *, records: int = 1) -> BrowserCrawl:
+def ingested_browser_crawl(data_dir: Path, *, records: int = 1, catalog_url: str = "") -> BrowserCrawl:
     """A fresh data dir at `data_dir` with `records` browser page loads of PAGE_URL (a second
-    apart) in one segment, ingested into its SQLite catalog."""
+    apart) in one segment, ingested into its SQLite catalog (or the one at `catalog_url`)."""
     session_id = str(uuid.uuid4())
     bodies = BrowserBodies()
-    with parts_of(data_dir) as parts:
+    with parts_of(data_dir, catalog_url) as parts:
         write_browser_crawl(data_dir, parts.primary.store,
                             [browser_record(session_id, bodies, at=AT_S + n) for n in range(records)],
                             bodies)
