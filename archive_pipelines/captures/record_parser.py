@@ -141,7 +141,7 @@ def _browser_captures(value: object, *, url: str, navigation_id: str | None,
     if not isinstance(value.get("timed_out", False), bool):
         raise RecordRefused("browser.timed_out is not true/false")
     over = value.get("over_allowance", 0)
-    if not _is_int(over, 0, MAX_REQUESTS * 100):
+    if not _is_int(over, 0, 1 << 40):
         raise RecordRefused(f"browser.over_allowance {_show(over)} is not a count")
     _text(value.get("error"), "browser.error", limit=MAX_TEXT)
     rows = []

@@ -109,3 +109,10 @@ def test_the_pages_metadata_names_the_requests_the_crawl_refused(browser_crawl: 
         "http://169.254.169.254/latest/meta-data/", "ws://js.example.test/live",
         "http://js.example.test/api/track"]
     assert "WebSockets are not archived" in refused[1]
+
+
+def test_the_summary_counts_the_resource_records(browser_crawl: BrowserCrawl, tmp_path: Path) -> None:
+    done = run_cli("--data-dir", str(browser_crawl.data_dir), "export-warc",
+                   str(tmp_path / "browser.warc.gz"))
+    assert done.returncode == 0, done.stderr
+    assert "4 resources (screenshots and DOMs)" in done.stdout
