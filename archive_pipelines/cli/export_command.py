@@ -94,8 +94,10 @@ def _echo(outcome: ExportOutcome) -> None:
         click.echo("no captures in that scope: the file holds its warcinfo record only")
     click.echo(f"{report.captures:,} captures -> {report.records:,} records: "
                f"{report.responses:,} responses, {report.revisits:,} revisits, "
-               f"{report.requests:,} requests, {report.metadata:,} metadata "
-               f"({report.pages:,} pages, {report.failed_fetches:,} failed fetches)")
+               f"{report.requests:,} requests, {report.metadata:,} metadata"
+               + (f", {report.renderings:,} resources (screenshots and DOMs)"
+                  if report.renderings else "")
+               + f" ({report.pages:,} pages, {report.failed_fetches:,} failed fetches)")
     click.echo(f"{human_bytes(report.payload_bytes)} of bodies written in full; "
                f"digests {report.digest_seconds:.2f} s over {human_bytes(report.digest_bytes)}")
     size = outcome.wacz.bytes if outcome.wacz is not None else outcome.path.stat().st_size
