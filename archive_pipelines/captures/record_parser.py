@@ -8,6 +8,14 @@ page capture only. Records come from files on disk, so every field is checked; a
 that breaks a rule is refused whole with the reason (`RecordRefused`), never guessed at.
 Userinfo in a URL (`user:password@`, which crawlers before this one could write) is
 dropped, never stored.
+
+A browser page load's record adds a top-level `browser` object: its full-page `screenshot`
+and rendered `dom` (each {body_hash, body_size, body_type} or null) become captures of kind
+`screenshot` and `dom` of the page's URL (its final URL), at the record's time, with no HTTP
+status; the rest of the object is checked, not stored. A sub-request the crawl refused
+(`refused`: the reason; scope, robots, address policy, the page's allowance, WebSockets) was
+never fetched: it is no capture (the record keeps it), while a page whose own document was
+refused is a failed `page` capture, as one robots.txt kept out.
 """
 
 from __future__ import annotations
@@ -32,6 +40,10 @@ EARLIEST_S = 631_152_000  # 1990-01-01: no crawl record is older
 LATEST_S = 4_102_444_800  # 2100-01-01
 _BODY_HASH = re.compile(r"sha256:([0-9a-f]{64})")
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # neither PostgreSQL text nor UTF-8 holds them
+BROWSER_MODES = ("always", "auto")
+_SIGNAL = re.compile(r"[a-z][a-z0-9_-]{0,63}")  # `script-fetch`, as the crawler names them
+# (key of `browser`, capture kind, what its body_type must start with)
+_RENDERINGS = (("screenshot", "screenshot", "image/"), ("dom", "dom", "text/html"))
 
 
 class RecordRefused(ValueError):
@@ -84,6 +96,8 @@ def parse_record(line: bytes, *, session_id: str) -> PageRecord:
         raise RecordRefused("requests is not a list")
     error = _text(record.get("error"), "error", limit=MAX_TEXT)
     title = _title(record.get("title"))
+    renderings = _browser_captures(record.get("browser"), url=final_url or page_url,
+                                   navigation_id=navigation_id, fetched_ms=fetched_ms)
     if not requests:  # nothing fetched (robots.txt said no): a failed capture of the page
         return PageRecord(session_id, fetched_ms, [_row(
             "page", page_url, navigation_id=navigation_id, fetched_ms=fetched_ms, status=None,
@@ -95,13 +109,62 @@ def parse_record(line: bytes, *, session_id: str) -> PageRecord:
         where = f"requests[{index}]"
         if not isinstance(request, dict):
             raise RecordRefused(f"{where} is not an object")
+        refused = _text(request.get("refused"), f"{where}.refused", limit=MAX_TEXT)
+        if refused is not None and index > 0:
+            if not isinstance(request.get("url"), str):
+                raise RecordRefused(f"{where}.url {_show(request.get('url'))} is not a string")
+            continue  # never fetched (a WebSocket's ws:// too): no capture
         captures.extend(_fetch_captures(
             request, where=where, index=index, navigation_id=navigation_id,
             default_ms=fetched_ms,
             depth=depth if index == 0 else None,
             final_url=final_url if index == 0 else None,
             title=title if index == 0 else None))
+    captures.extend(renderings)
     return PageRecord(session_id, fetched_ms, captures)
+
+
+def _browser_captures(value: object, *, url: str, navigation_id: str | None,
+                      fetched_ms: int) -> list[CaptureRow]:
+    """The `screenshot` and `dom` captures of a record's `browser` object (none without one)."""
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        raise RecordRefused("browser is not an object")
+    mode = value.get("mode")
+    if mode not in BROWSER_MODES:
+        raise RecordRefused(f"browser.mode {_show(mode)} is not one of {', '.join(BROWSER_MODES)}")
+    signals = value.get("signals", [])
+    if not isinstance(signals, list) or len(signals) > 100 or not all(
+            isinstance(name, str) and _SIGNAL.fullmatch(name) for name in signals):
+        raise RecordRefused("browser.signals is not a list of signal names")
+    if not isinstance(value.get("timed_out", False), bool):
+        raise RecordRefused("browser.timed_out is not true/false")
+    over = value.get("over_allowance", 0)
+    if not _is_int(over, 0, MAX_REQUESTS * 100):
+        raise RecordRefused(f"browser.over_allowance {_show(over)} is not a count")
+    _text(value.get("error"), "browser.error", limit=MAX_TEXT)
+    rows = []
+    for key, kind, media in _RENDERINGS:
+        body = value.get(key)
+        if body is None:
+            continue
+        where = f"browser.{key}"
+        if not isinstance(body, dict):
+            raise RecordRefused(f"{where} is not an object")
+        sha256 = _body_hash(body.get("body_hash"), f"{where}.body_hash")
+        if sha256 is None:
+            raise RecordRefused(f"{where}.body_hash is missing")
+        size = body.get("body_size")
+        if not _is_int(size, 0, 1 << 50):
+            raise RecordRefused(f"{where}.body_size {_show(size)} is not a size")
+        content_type = _text(body.get("body_type"), f"{where}.body_type", limit=255)
+        if content_type is None or not content_type.lower().startswith(media):
+            raise RecordRefused(f"{where}.body_type {_show(content_type)} is not {media}...")
+        rows.append(_row(kind, url, navigation_id=navigation_id, fetched_ms=fetched_ms,
+                         status=None, final_url=None, index=0, content_type=content_type,
+                         body_sha256=sha256, body_size=size))
+    return rows
 
 
 def _fetch_captures(request: dict[str, Any], *, where: str, index: int,

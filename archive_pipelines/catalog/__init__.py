@@ -62,7 +62,13 @@ if TYPE_CHECKING:
     )
     from archive_pipelines.catalog.import_repository import SnapshotWarc
     from archive_pipelines.catalog.migrate import upgrade_catalog
-    from archive_pipelines.catalog.models import COPY_STATUSES, new_id, utcnow
+    from archive_pipelines.catalog.models import (
+        COPY_STATUSES,
+        EXCHANGE_KINDS,
+        RENDERING_KINDS,
+        new_id,
+        utcnow,
+    )
     from archive_pipelines.catalog.ref_counts import ApplyReport, BlobEntry
     from archive_pipelines.catalog.replay_repository import (
         CaptureKey,
@@ -84,6 +90,8 @@ if TYPE_CHECKING:
 # Public name -> the catalog module that defines it.
 _LAZY: dict[str, str] = {
     "COPY_STATUSES": "models",
+    "EXCHANGE_KINDS": "models",
+    "RENDERING_KINDS": "models",
     "new_id": "models",
     "utcnow": "models",
     "DuplicateKey": "adoption_repository",
@@ -165,11 +173,13 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "CAS",
     "COPY_STATUSES",
+    "EXCHANGE_KINDS",
     "FS_VERSIONS",
     "LEGACY_VERSIONS",
     "NO_FOLDER",
     "ORGANIZED",
     "POSTGRES_CONNECT_ARGS",
+    "RENDERING_KINDS",
     "V0_4",
     "V0_6",
     "V0_8",

@@ -11,7 +11,15 @@ from typing import Any, NamedTuple
 from sqlalchemy import Select, case, func, insert, literal, select, true, update
 from sqlalchemy.orm import Session
 
-from archive_pipelines.catalog.models import Blob, CrawlSegment, CrawlSession, PageFetch, UtcDateTime
+from archive_pipelines.catalog.models import (
+    EXCHANGE_KINDS,
+    RENDERING_KINDS,
+    Blob,
+    CrawlSegment,
+    CrawlSession,
+    PageFetch,
+    UtcDateTime,
+)
 from archive_pipelines.catalog.ref_counts import (
     ApplyReport,
     apply_ref_deltas,
@@ -28,7 +36,7 @@ from archive_pipelines.surt import urlkey
 class CaptureRow(NamedTuple):
     """One capture as the catalog stores it (see `models.PageFetch`)."""
 
-    kind: str  # page | request | redirect
+    kind: str  # page | request | redirect | screenshot | dom
     navigation_id: str | None
     url: str
     url_hash: str
@@ -284,7 +292,8 @@ class CaptureRepository(Repository):
         counted_new: set[str] = set()
         values: list[tuple[object, ...]] = []
         for offset, capture in rows.captures:
-            done.status_classes[status_class(capture)] += 1
+            if capture.kind not in RENDERING_KINDS:  # no HTTP exchange: no status class
+                done.status_classes[status_class(capture)] += 1
             body_id = None
             if capture.body_sha256 is not None and capture.body_sha256 in rows.bodies:
                 body_id = blob_ids[capture.body_sha256]
@@ -307,8 +316,10 @@ class CaptureRepository(Repository):
     @_reads
     def captures_by_url(self, session: Session, url_hash: str, *, from_ms: int | None = None,
                         to_ms: int | None = None, limit: int | None = None) -> list[Capture]:
-        """A URL's captures (by the sha256 of its canonical form), newest first."""
-        query = select_captures().where(PageFetch.url_hash == url_hash)
+        """A URL's captures (by the sha256 of its canonical form), newest first: its HTTP
+        exchanges, never a page's screenshot or DOM (`renderings_of` finds those)."""
+        query = select_captures().where(PageFetch.url_hash == url_hash,
+                                        PageFetch.kind.in_(EXCHANGE_KINDS))
         return read_captures(session, _window(query, from_ms=from_ms, to_ms=to_ms, limit=limit))
 
     @_reads
@@ -316,8 +327,8 @@ class CaptureRepository(Repository):
                            from_ms: int | None = None, to_ms: int | None = None,
                            limit: int | None = None) -> list[Capture]:
         """Captures of a site (`scheme://host[:port]`) whose canonical URL starts with
-        `canonical_prefix`, newest first."""
-        query = select_captures().where(PageFetch.site == site)
+        `canonical_prefix`, newest first (HTTP exchanges, as `captures_by_url`)."""
+        query = select_captures().where(PageFetch.site == site, PageFetch.kind.in_(EXCHANGE_KINDS))
         if canonical_prefix != site:
             query = query.where(func.substr(PageFetch.canonical_url, 1, len(canonical_prefix))
                                 == canonical_prefix)
@@ -331,6 +342,26 @@ class CaptureRepository(Repository):
         if pages_only:
             query = query.where(PageFetch.kind == "page")
         return read_captures(session, _window(query, limit=limit))
+
+    @_reads
+    def renderings_of(self, session: Session, page_ids: Sequence[int]) -> dict[int, list[Capture]]:
+        """{page capture id: its browser page load's `screenshot` and `dom` captures} of the
+        pages among `page_ids` that have any: the captures of the same record (segment and
+        offset)."""
+        found: dict[int, list[Capture]] = {}
+        if not page_ids:
+            return found
+        page = table_of(PageFetch).alias("page")
+        for start in range(0, len(page_ids), 500):
+            query = (select_captures().add_columns(page.c.id)
+                     .join(page, (page.c.segment_id == PageFetch.segment_id)
+                           & (page.c.record_offset == PageFetch.record_offset))
+                     .where(page.c.id.in_(page_ids[start:start + 500]), page.c.kind == "page",
+                            PageFetch.kind.in_(RENDERING_KINDS))
+                     .order_by(page.c.id, PageFetch.id))
+            for *row, page_id in session.connection().execute(query):
+                found.setdefault(int(page_id), []).append(Capture(*row))
+        return found
 
     @_reads
     def captures_of_body(self, session: Session, sha256: str, *, limit: int | None = None) -> list[Capture]:

@@ -11,6 +11,7 @@ from sqlalchemy import Select, select, update
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.models import (
+    EXCHANGE_KINDS,
     Blob,
     CrawlSegment,
     CrawlSession,
@@ -90,7 +91,8 @@ class ImportRepository(Repository):
         the earliest: what a revisit record's Refers-To-Target-URI and -Date name."""
         row = session.execute(
             select(PageFetch.body_sha256, PageFetch.body_size, PageFetch.content_type)
-            .where(PageFetch.url_hash == url_hash, PageFetch.fetched_ms >= from_ms,
+            .where(PageFetch.url_hash == url_hash, PageFetch.kind.in_(EXCHANGE_KINDS),
+                   PageFetch.fetched_ms >= from_ms,
                    PageFetch.fetched_ms <= to_ms, PageFetch.body_blob_id.is_not(None))
             .order_by(PageFetch.fetched_ms, PageFetch.id).limit(1)).first()
         if row is None:

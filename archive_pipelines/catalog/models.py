@@ -310,16 +310,20 @@ class CrawlSegment(Base):
     ingested_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
 
 
-CAPTURE_KINDS = ("page", "request", "redirect", "screenshot", "dom")
+EXCHANGE_KINDS = ("page", "request", "redirect")  # HTTP exchanges: what a URL's lookups answer
+RENDERING_KINDS = ("screenshot", "dom")  # a browser page load's own: shown with its page only
+CAPTURE_KINDS = (*EXCHANGE_KINDS, *RENDERING_KINDS)
 
 
 class PageFetch(Base):
     """A capture: one HTTP exchange of a crawl. `kind` is `page` (the page's own response),
     `request` (a sub-request of the page: an asset), `redirect` (a hop of a redirect
     chain, `final_url` its Location), or, of a browser page load, `screenshot` (its full-page
-    PNG) or `dom` (its rendered DOM). Found by `url_hash`, the sha256 of the crawler's
-    canonical form of `url` (`canonical_urls`), or by `urlkey`, its SURT key as CDX servers
-    order captures (`surt.urlkey`); `site` (scheme://host[:port]) serves prefix listings.
+    PNG) or `dom` (its rendered DOM), which share the page's URL and time but are no answer
+    for that URL (lookups by URL keep to `EXCHANGE_KINDS`). Found by `url_hash`, the sha256
+    of the crawler's canonical form of `url` (`canonical_urls`), or by `urlkey`, its SURT key
+    as CDX servers order captures (`surt.urlkey`); `site` (scheme://host[:port]) serves
+    prefix listings.
     A stored body is one reference to its blob (`body_blob_id`); a body the store lacked
     keeps its hash in `body_sha256` with no blob. `index_path` and
     `record_offset` locate the record (segment file, or compacted session file). `title` is

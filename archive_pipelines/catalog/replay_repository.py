@@ -9,7 +9,9 @@ Which captures count (`REPLAYABLE`): a `page`, `request` or `redirect` capture t
 response (a status) and either references its stored body (`body_blob_id`, whatever the status:
 a recorded 404 page replays as a 404) or has a 3xx status (a redirect, replayed from its
 Location, with or without a body). Left out: fetches that failed (no status: network errors,
-robots.txt refusals, pages never fetched) and responses whose body the store lacks.
+robots.txt refusals, pages never fetched), responses whose body the store lacks, and a browser
+page load's `screenshot` and `dom` captures (they bear the page's URL and time, and are no
+answer for it).
 """
 
 from __future__ import annotations
@@ -35,10 +37,11 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from archive_pipelines.catalog.capture_repository import Capture, select_captures
-from archive_pipelines.catalog.models import PageFetch
+from archive_pipelines.catalog.models import EXCHANGE_KINDS, PageFetch
 from archive_pipelines.catalog.repository_base import Repository, _reads
 
 REPLAYABLE: ColumnElement[bool] = and_(
+    PageFetch.kind.in_(EXCHANGE_KINDS),
     PageFetch.status_code.is_not(None),
     or_(PageFetch.body_blob_id.is_not(None), PageFetch.status_code.between(300, 399)))
 

@@ -15,6 +15,12 @@ from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.captures.compaction import CompactionError
 from archive_pipelines.captures.lookup import find_body, find_session, find_url, note, when_ms
 from archive_pipelines.captures.record_files import read_record
+from archive_pipelines.captures.renderings import (
+    RENDERING_NAMES,
+    newest_rendering,
+    renderings_of,
+    save_rendering,
+)
 from archive_pipelines.captures.short_ids import resolve_body_hash, resolve_session_id
 from archive_pipelines.catalog import Capture
 from archive_pipelines.cli.context import CliContext
@@ -44,21 +50,38 @@ _UNSHOWN = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 @click.option("--records", "with_records", is_flag=True,
               help="With --json: each capture's whole crawl record too (headers, redirects), "
                    "read from its segment or compacted session file.")
+@click.option("--screenshot", "screenshot_out", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With URL: write the full-page screenshot (PNG) of its newest page capture "
+                   "loaded in a browser (within --from/--to) to FILE, instead of listing.")
+@click.option("--dom", "dom_out", metavar="FILE", type=click.Path(dir_okay=False),
+              help="With URL: write the rendered DOM (HTML) of that capture to FILE.")
 @click.pass_obj
 def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: str | None,
                      to: str | None, session_id: str | None, every_request: bool,
                      body: str | None, limit: int | None, as_json: bool,
-                     with_records: bool) -> None:
+                     with_records: bool, screenshot_out: str | None,
+                     dom_out: str | None) -> None:
     """List the captures of URL, newest first: when, status, body sha256 and size, session,
     and a page's title.
 
     URL matches on the crawler's canonical form (`HTTP://Example.com:80/a?b=1&a=2#x` finds
     `http://example.com/a?a=2&b=1`); http and https are different URLs. Redirect hops,
     sub-requests, failed fetches and truncated bodies are captures too, marked as such.
+    A page the crawler loaded in a browser lists its full-page screenshot and rendered DOM
+    beneath it (indented, with their sizes; in --json as `screenshot` and `dom`); they are
+    never a capture of the URL themselves. `--screenshot FILE` (or `--dom FILE`) writes the
+    newest one out: `captures https://example.com/ --screenshot page.png`.
     An id or hash may be cut short where it names only one (a prefix that names several
     lists them, exit 2). Exit 1 when nothing matches."""
     if sum(x is not None for x in (url, session_id, body)) != 1:
         raise ArchiveError("give one of: URL, --session ID, --sha256 HASH")
+    if screenshot_out is not None or dom_out is not None:
+        if url is None or prefix:
+            raise ArchiveError("--screenshot and --dom take one URL (not --prefix, --session "
+                               "or --sha256)")
+        _save_renderings(obj, url, from_=from_, to=to,
+                         outs={"screenshot": screenshot_out, "dom": dom_out})
+        return
     catalog = obj.catalog  # lookups need neither the store nor its workers
     started = time.perf_counter()
     heading = ""
@@ -77,9 +100,13 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
         body = resolve_body_hash(catalog, body)
         found = find_body(catalog, body, limit=limit)
         heading = f"with body sha256 {body}"
+    renderings = {} if every_request or body is not None else renderings_of(catalog, found)
     lookup_ms = (time.perf_counter() - started) * 1000
     if as_json:
         rows = [_as_dict(c) for c in found]
+        for row, capture in zip(rows, found, strict=True):
+            for rendering in renderings.get(capture.id, []):
+                row[rendering.kind] = _rendering_dict(rendering)
         if with_records:
             for row, capture in zip(rows, found, strict=True):
                 row["record"] = _record(obj.settings.data_dir, capture)
@@ -88,6 +115,8 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
     else:
         for capture in found:
             click.echo(_line(capture))
+            for rendering in renderings.get(capture.id, []):
+                click.echo(_rendering_line(rendering))
         click.echo(f"{len(found):,} capture(s) {heading} ({lookup_ms:.1f} ms)")
     if not found:
         raise click.exceptions.Exit(1)
@@ -105,6 +134,37 @@ def _line(capture: Capture) -> str:
     title = "" if capture.title is None else f"  {listing_title(capture.title)}"
     return (f"{_when(capture.fetched_ms)}  {status:>3}  {capture.kind:<8} {sha}  {size:>9}  "
             f"{capture.session_id}  {capture.url}{title}" + (f"  ({extra})" if extra else ""))
+
+
+def _rendering_line(rendering: Capture) -> str:
+    """A page's screenshot or DOM, beneath its page's line."""
+    size = "-" if rendering.body_size is None else human_bytes(rendering.body_size)
+    stored = "" if rendering.stored else "  (not in the store)"
+    return (f"{'':26}{RENDERING_NAMES.get(rendering.kind, rendering.kind):<14} "
+            f"{rendering.body_sha256 or '-' * 64}  {size:>9}  {rendering.content_type or '-'}"
+            f"{stored}")
+
+
+def _rendering_dict(rendering: Capture) -> dict[str, object]:
+    return {"id": rendering.id, "sha256": rendering.body_sha256, "size": rendering.body_size,
+            "content_type": rendering.content_type, "stored": rendering.stored}
+
+
+def _save_renderings(obj: CliContext, url: str, *, from_: str | None, to: str | None,
+                     outs: dict[str, str | None]) -> None:
+    from archive_pipelines.blobstore import open_store
+
+    settings = obj.settings
+    store = open_store(settings.primary_store, settings.data_dir)
+    for kind, out in outs.items():
+        if out is None:
+            continue
+        page, rendering = newest_rendering(
+            obj.catalog, url, kind=kind, from_ms=None if from_ is None else when_ms(from_),
+            to_ms=None if to is None else when_ms(to, end=True))
+        size = save_rendering(store, rendering, Path(out))
+        click.echo(f"{RENDERING_NAMES[kind]} of {page.url} at {_when(page.fetched_ms)} "
+                   f"({human_bytes(size)}, {rendering.content_type}) written to {out}")
 
 
 def listing_title(title: str) -> str:
