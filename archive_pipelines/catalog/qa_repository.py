@@ -168,7 +168,7 @@ def _newest(session: Session, condition: object, *, order_by_score: bool = False
                 pixel_score=row.pixel_score, resources_expected=row.resources_expected,
                 resources_replayed=row.resources_replayed, missing=tuple(json.loads(row.missing)),
                 leaks=row.leaks, score=row.score, error=row.error))
-            for row, url, fetched_ms in session.execute(query).tuples()]
+            for row, url, fetched_ms in session.execute(query)]
 
 
 def _missing_json(missing: Sequence[str]) -> str:
