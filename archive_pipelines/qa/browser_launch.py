@@ -1,12 +1,14 @@
 """Headless Chromium for the capture check, started as the crawler starts it: it resolves and
-connects nothing by itself, except the replay server's host.
+connects nothing but the replay server.
 
 The crawler's switches (frontier_service/browser/chromium.py; a test keeps the two lists
 equal, since the domain does not import the crawler) close the ways around the request route:
 background networking, component updates, sync, safe browsing, metrics, prefetching, WebRTC's
-own UDP. Its host resolver answers NOTFOUND for every name and IP literal but the replay
-server's host, so the page's requests reach the replay server (the route lets only those go
-on) and nothing else.
+own UDP. Its host resolver maps one made-up name, `REPLAY_NAME`, to the replay server's
+address and port, and answers NOTFOUND for every other name and every IP literal (the replay
+server's own address included): the replayed page is loaded from `http://REPLAY_NAME/...`,
+and whatever it asks for elsewhere (a request the route would not stop, a WebSocket) cannot
+connect.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from playwright.async_api import Browser, Playwright
 
 CHROMIUM_ENV = "CHROMIUM"
+REPLAY_NAME = "replay.qa.invalid"  # `.invalid`: a name no resolver answers (RFC 6761)
 _CANDIDATES = ("chromium", "chromium-browser")
 
 # As the crawler's NO_NETWORK_ARGS, the host resolver rule aside (see `chromium_args`).
@@ -60,17 +63,21 @@ def find_chromium(executable: str | Path | None = None) -> str:
     return found
 
 
-def chromium_args(replay_host: str) -> list[str]:
-    """The launch switches: nothing resolves but `replay_host`; no sandbox as root."""
-    host = replay_host.strip("[]")
-    args = [f"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE {host}", *NO_NETWORK_SWITCHES]
+def chromium_args(replay_host: str, replay_port: int) -> list[str]:
+    """The launch switches: REPLAY_NAME reaches `replay_host:replay_port`, nothing else
+    resolves; no sandbox as root."""
+    host = f"[{replay_host.strip('[]')}]" if ":" in replay_host else replay_host
+    args = [f"--host-resolver-rules=MAP {REPLAY_NAME} {host}:{replay_port}, MAP * ~NOTFOUND",
+            *NO_NETWORK_SWITCHES]
     if os.geteuid() == 0:
         args.append("--no-sandbox")  # Chromium refuses to sandbox as root
     return args
 
 
-async def launch_for_replay(playwright: Playwright, *, replay_host: str,
+async def launch_for_replay(playwright: Playwright, *, replay_host: str, replay_port: int,
                             executable: str | Path | None = None) -> Browser:
-    """Headless Chromium that can reach `replay_host` only."""
+    """Headless Chromium that reaches the replay server at `replay_host:replay_port` (as
+    `http://REPLAY_NAME`) and nothing else."""
     return await playwright.chromium.launch(
-        executable_path=find_chromium(executable), headless=True, args=chromium_args(replay_host))
+        executable_path=find_chromium(executable), headless=True,
+        args=chromium_args(replay_host, replay_port))

@@ -6,7 +6,8 @@ the browser, compares its full-page screenshot with the capture-time one (read f
 store) and its requests with the page's recorded ones (`resources`), and returns the figures.
 `check_pages` checks several with one browser and one replay server (the given one, or one
 started in-process on a free loopback port for the check) and records each check in the
-catalog.
+catalog. The browser reaches that server, and nothing else, as `http://REPLAY_NAME`
+(`browser_launch`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.catalog.qa_repository import BrowserPage, QaCheck
-from archive_pipelines.qa.browser_launch import launch_for_replay
+from archive_pipelines.qa.browser_launch import REPLAY_NAME, launch_for_replay
 from archive_pipelines.qa.pixel_diff import NotAScreenshot, pixel_score
 from archive_pipelines.qa.replay_view import ReplayLoad, view_replay
 from archive_pipelines.qa.resources import ExpectedResource, resource_score
@@ -101,10 +102,11 @@ async def _check_all(page_ids: Sequence[int], *, catalog: Catalog, store: BlobSt
                      replay_url: str | None, in_process: InProcessReplay | None,
                      chromium: str | None, load: ReplayLoad) -> list[CheckedPage]:
     checked: list[CheckedPage] = []
-    async with _replay_origin(replay_url, in_process, catalog=catalog, store=store) as origin, \
+    origin = f"http://{REPLAY_NAME}"
+    async with _replay_server(replay_url, in_process, catalog=catalog, store=store) as address, \
             async_playwright() as playwright:
-        browser = await launch_for_replay(playwright, replay_host=urlsplit(origin).hostname or "",
-                                          executable=chromium)
+        browser = await launch_for_replay(playwright, replay_host=address[0],
+                                          replay_port=address[1], executable=chromium)
         try:
             for page_id in page_ids:
                 page = await asyncio.to_thread(catalog.qa.browser_page, page_id)
@@ -120,13 +122,14 @@ async def _check_all(page_ids: Sequence[int], *, catalog: Catalog, store: BlobSt
 
 
 @asynccontextmanager
-async def _replay_origin(replay_url: str | None, in_process: InProcessReplay | None, *,
-                         catalog: Catalog, store: BlobStore) -> AsyncIterator[str]:
+async def _replay_server(replay_url: str | None, in_process: InProcessReplay | None, *,
+                         catalog: Catalog, store: BlobStore) -> AsyncIterator[tuple[str, int]]:
+    """(host, port) of the replay server: the one at `replay_url`, or one started here."""
     if replay_url is not None:
         parts = urlsplit(replay_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"the replay server's URL must be http(s)://host:port, not {replay_url!r}")
-        yield f"{parts.scheme}://{parts.netloc}"
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError(f"the replay server's URL must be http://host:port, not {replay_url!r}")
+        yield parts.hostname, parts.port or 80
         return
     assert in_process is not None
     from archive_pipelines.replay.exclusions import Exclusions
@@ -138,7 +141,7 @@ async def _replay_origin(replay_url: str | None, in_process: InProcessReplay | N
     server = ReplayServer(replayer, host="127.0.0.1", port=0, keepalive_s=settings.keepalive_seconds)
     await server.start()
     try:
-        yield server.url
+        yield "127.0.0.1", server.port
     finally:
         await server.stop()
 

@@ -2,10 +2,11 @@
 headless Chromium at the capture's viewport, scrolled to the bottom as the crawler scrolls
 (lazy content), the network settled, then a full-page screenshot.
 
-Chromium is started as the crawler starts it (no name resolves, no background networking:
-`browser_launch`), and every request of the context is routed: those for the replay server go
-on, any other (and every WebSocket) is aborted and listed as a leak. Service workers are
-blocked (their fetches would bypass the route).
+Chromium is started so that it can connect to the replay server only (`browser_launch`), and
+every request of the context is routed: those for the replay server go on, any other is
+aborted and listed as a leak, as is a WebSocket the page opens to anywhere else (it cannot
+connect). What the replay's own Content-Security-Policy stops inside the page never becomes
+a request, and is no leak. Service workers are blocked (their fetches would bypass the route).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import asyncio
 import time
 from dataclasses import dataclass, field
 
-from playwright.async_api import Browser, Page, Request, Response, Route, WebSocketRoute
+from playwright.async_api import Browser, Page, Request, Response, Route, WebSocket
 from playwright.async_api import Error as PlaywrightError
 
 from archive_pipelines.qa.resources import ReplayAnswer, is_local, stays_on
@@ -75,9 +76,9 @@ class _Traffic:
         except PlaywrightError:
             pass  # the page went away first
 
-    async def websocket(self, socket: WebSocketRoute) -> None:
-        self.leaks.append(socket.url)  # replay archives no WebSocket: any is a leak
-        await socket.close(code=1008, reason="refused by the capture check")
+    def on_websocket(self, socket: WebSocket) -> None:
+        if not stays_on(socket.url, self.origin):
+            self.leaks.append(socket.url)  # it cannot connect: nothing else resolves
 
     def on_request(self, request: Request) -> None:
         if not is_local(request.url):
@@ -125,19 +126,20 @@ class _Traffic:
 
 async def view_replay(browser: Browser, replay_url: str, *, origin: str,
                       load: ReplayLoad = DEFAULT_LOAD) -> ReplayView:
-    """Load `replay_url` (on the replay server at `origin`) in a new context of `browser`."""
+    """Load `replay_url` (on the replay server at `origin`) in a new context of `browser`
+    (one `launch_for_replay` started, for `origin`'s server)."""
     context = await browser.new_context(
         service_workers="block", accept_downloads=False,
         viewport={"width": CAPTURE_VIEWPORT[0], "height": CAPTURE_VIEWPORT[1]})
     traffic = _Traffic(origin)
     try:
         await context.route("**/*", traffic.route)
-        await context.route_web_socket("**", traffic.websocket)
         context.on("request", traffic.on_request)
         context.on("response", traffic.on_response)
         context.on("requestfinished", traffic.on_done)
         context.on("requestfailed", traffic.on_done)
         page = await context.new_page()
+        page.on("websocket", traffic.on_websocket)
         deadline = time.monotonic() + load.timeout_s
         error, screenshot, timed_out = None, None, False
         try:

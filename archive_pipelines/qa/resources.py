@@ -71,7 +71,10 @@ def is_local(url: str) -> bool:
 
 
 def stays_on(url: str, origin: str) -> bool:
-    """Whether `url` is on the replay server at `origin` (`http://host:port`) or local."""
+    """Whether `url` is on the replay server at `origin` (`http://host[:port]`; its WebSocket
+    URLs `ws://host[:port]/...` too) or local."""
+    if url.startswith(("ws:", "wss:")):
+        url = "http" + url[2:]
     return is_local(url) or url == origin or url.startswith(origin + "/")
 
 

@@ -333,8 +333,8 @@ class QaSettings(_Section):
     @field_validator("replay_url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if value and not re.match(r"^https?://[^/\s]+/?$", value):
-            raise ValueError(f"replay_url must be http(s)://host:port (or empty), not {value!r}")
+        if value and not re.match(r"^http://[^/\s]+/?$", value):
+            raise ValueError(f"replay_url must be http://host:port (or empty), not {value!r}")
         return value
 
 
