@@ -6,7 +6,7 @@ import hashlib
 
 import click
 
-from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.archive_error import ArchiveError, NotFound
 from archive_pipelines.cli.context import CliContext
 
 
@@ -41,7 +41,7 @@ def captures_qa_command(obj: CliContext, url: str, *, at: str | None,
         raise ArchiveError(f"{url[:200]!r} is not an http(s) URL")
     pages = catalog.qa.browser_pages_of_url(hashlib.sha256(parsed[0].encode()).hexdigest())
     if not pages:
-        raise ArchiveError(f"{parsed[0]} has no browser capture (a page loaded in the browser "
+        raise NotFound(f"{parsed[0]} has no browser capture (a page loaded in the browser "
                            "with its screenshot): nothing to check; crawl it with --browser")
     if at is None:
         page = pages[-1]

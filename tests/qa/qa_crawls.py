@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import shutil
 import uuid
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from tests.helpers.crawls import delete_keys
 
 def crawled_with_browser(web: TestWeb, redis_url: str, data_dir: Path) -> Path:
     """`data_dir` initialized, the JavaScript site crawled into it with `--browser always`
-    (the escape page seeded too), every segment ingested."""
+    (the escape page seeded too); nothing ingested yet."""
     initialize(Settings(data_dir=data_dir))
     name = f"qa-{uuid.uuid4().hex[:10]}"
     settings = js_crawl_settings(data_dir, redis_url, name, web.port, browser="always")
@@ -31,9 +32,15 @@ def crawled_with_browser(web: TestWeb, redis_url: str, data_dir: Path) -> Path:
         asyncio.run(CrawlerService(settings, seeds=(page_url(INDEX), page_url(ESCAPE))).run())
     finally:
         delete_keys(redis_url, name)
-    with parts_of(data_dir) as parts:
-        ingest_all(parts, data_dir)
     return data_dir
+
+
+def ingested_copy(source: Path, target: Path) -> Path:
+    """A copy of the crawled data dir `source` at `target`, every segment ingested."""
+    shutil.copytree(source, target, symlinks=True)
+    with parts_of(target) as parts:
+        ingest_all(parts, target)
+    return target
 
 
 def page_url(path: str) -> str:

@@ -6,8 +6,6 @@ replayed page, the escape page included, sends a request beyond the replay serve
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,6 @@ from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.qa.sampling import check_with_settings
 from archive_pipelines.settings import Settings
-from archive_testkit.testweb import serve_in_background
 from archive_testkit.testweb.js_pages import (
     BROWSER_RESOURCES,
     ESCAPE,
@@ -27,17 +24,10 @@ from archive_testkit.testweb.js_pages import (
     NOSCRIPT,
     PLAIN,
 )
-from tests.frontier_service.pages.browser_crawls import WEB
-from tests.qa.qa_crawls import browser_page, crawled_with_browser, page_url
+from tests.qa.qa_crawls import browser_page, page_url
 
 THRESHOLD = Settings(data_dir=Path("/")).qa.threshold  # the default, 0.9
 GOOD = (FETCHED, LAZY, NOSCRIPT, PLAIN)
-
-
-@pytest.fixture(scope="module")
-def crawled(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with serve_in_background(WEB) as web:
-        yield crawled_with_browser(web, redis_url, tmp_path_factory.mktemp("qa") / "data")
 
 
 def _check(data_dir: Path, paths: tuple[str, ...]) -> dict[str, object]:
@@ -56,8 +46,8 @@ def _check(data_dir: Path, paths: tuple[str, ...]) -> dict[str, object]:
         catalog.close()
 
 
-def test_good_captures_of_script_built_pages_score_high(crawled: Path) -> None:
-    checks = _check(crawled, GOOD)
+def test_good_captures_of_script_built_pages_score_high(qa_data: Path) -> None:
+    checks = _check(qa_data, GOOD)
     for path, check in checks.items():
         expected = 1 + len(BROWSER_RESOURCES[path])  # the page and every resource it loaded
         assert check.resources_expected == expected, (path, check)
@@ -67,12 +57,11 @@ def test_good_captures_of_script_built_pages_score_high(crawled: Path) -> None:
         assert check.score >= THRESHOLD, (path, check)
 
 
-def test_a_capture_whose_fetched_json_the_store_lost_scores_low(crawled: Path, tmp_path: Path) -> None:
+def test_a_capture_whose_fetched_json_the_store_lost_scores_low(qa_data: Path) -> None:
     """Built honestly: the crawl captured the JSON and its images; then the store lost the
-    JSON's body (its blob file deleted from a copy of the data dir). The replay answers the
-    JSON with 404, its script inserts nothing, the images are never asked for."""
-    broken = tmp_path / "data"
-    shutil.copytree(crawled, broken, symlinks=True)
+    JSON's body (its blob file deleted from this test's copy of the data dir). The replay
+    answers the JSON with 404, its script inserts nothing, the images are never asked for."""
+    broken = qa_data
     settings = Settings(data_dir=broken)
     catalog = Catalog.open(settings.catalog_url)
     try:
@@ -93,11 +82,11 @@ def test_a_capture_whose_fetched_json_the_store_lost_scores_low(crawled: Path, t
     assert check.score == pytest.approx(1 / (1 + len(lost)))
 
 
-def test_replayed_pages_send_nothing_beyond_the_replay_server(crawled: Path) -> None:
+def test_replayed_pages_send_nothing_beyond_the_replay_server(qa_data: Path) -> None:
     """The escape page tries 169.254.169.254, 10.0.0.1 and a loopback port by script, iframe,
     fetch(), redirect and WebSocket; its replay, like every other, stays on the replay server
     (any other request would be refused and counted: test_replay_view.py shows it is)."""
-    checks = _check(crawled, (ESCAPE, FETCHED))
+    checks = _check(qa_data, (ESCAPE, FETCHED))
     assert {path: check.leaks for path, check in checks.items()} == {ESCAPE: 0, FETCHED: 0}
     assert checks[ESCAPE].error is None and checks[ESCAPE].pixel_score is not None
 
