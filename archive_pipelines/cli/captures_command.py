@@ -22,8 +22,7 @@ from archive_pipelines.captures.renderings import (
     save_rendering,
 )
 from archive_pipelines.captures.short_ids import resolve_body_hash, resolve_session_id
-from archive_pipelines.catalog import Capture
-from archive_pipelines.catalog.qa_repository import RecordedCheck
+from archive_pipelines.catalog import Capture, RecordedCheck
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.sizes import human_bytes

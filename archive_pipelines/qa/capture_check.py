@@ -23,8 +23,7 @@ from playwright.async_api import Browser, async_playwright
 
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
-from archive_pipelines.catalog import Catalog
-from archive_pipelines.catalog.qa_repository import BrowserPage, QaCheck
+from archive_pipelines.catalog import BrowserPage, Catalog, QaCheck
 from archive_pipelines.qa.browser_launch import REPLAY_NAME, launch_for_replay
 from archive_pipelines.qa.pixel_diff import NotAScreenshot, pixel_score
 from archive_pipelines.qa.replay_view import ReplayLoad, view_replay

@@ -144,7 +144,7 @@ async def view_replay(browser: Browser, replay_url: str, *, origin: str,
         error, screenshot, timed_out = None, None, False
         try:
             await page.goto(replay_url, wait_until="load", timeout=load.timeout_s * 1000)
-            timed_out = not await _scroll_and_settle(page, traffic, load, deadline)
+            timed_out = not await _scroll_and_settle(page, traffic, load=load, deadline=deadline)
             screenshot = await page.screenshot(full_page=True, type="png",
                                                timeout=load.timeout_s * 1000)
         except PlaywrightError as exc:
@@ -155,7 +155,7 @@ async def view_replay(browser: Browser, replay_url: str, *, origin: str,
         await context.close()
 
 
-async def _scroll_and_settle(page: Page, traffic: _Traffic, load: ReplayLoad,
+async def _scroll_and_settle(page: Page, traffic: _Traffic, *, load: ReplayLoad,
                              deadline: float) -> bool:
     """Scroll down a viewport at a time to the bottom, then wait for the network; False if
     the deadline came first."""

@@ -9,7 +9,7 @@ the replay gave no screenshot (nothing to compare) or when any request left the 
 
 from __future__ import annotations
 
-from archive_pipelines.catalog.qa_repository import QaCheck
+from archive_pipelines.catalog import QaCheck
 from archive_pipelines.qa.resources import ResourceScore
 
 
