@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Select, and_, func, select
 from sqlalchemy.orm import Session, aliased
@@ -68,14 +69,14 @@ class QaRepository(Repository):
     def browser_page(self, session: Session, page_fetch_id: int) -> BrowserPage | None:
         """The browser capture whose page capture is `page_fetch_id` (None: no such one)."""
         row = session.execute(_browser_pages().where(PageFetch.id == page_fetch_id)).first()
-        return None if row is None else BrowserPage(*row)
+        return None if row is None else _page(row)
 
     @_reads
     def browser_pages_of_url(self, session: Session, url_hash: str) -> list[BrowserPage]:
         """The browser captures of the URL with this canonical hash, oldest first."""
         rows = session.execute(_browser_pages().where(PageFetch.url_hash == url_hash)
                                .order_by(PageFetch.fetched_ms, PageFetch.id))
-        return [BrowserPage(*row) for row in rows]
+        return [_page(row) for row in rows]
 
     @_reads
     def unchecked_browser_pages(self, session: Session, day: str, *,
@@ -99,7 +100,7 @@ class QaRepository(Repository):
                    PageFetch.navigation_id == page.navigation_id,
                    PageFetch.kind.in_(("page", "request")), PageFetch.status_code.is_not(None))
             .order_by(PageFetch.request_index, PageFetch.id))
-        return [(url, int(status)) for url, status in rows]
+        return [(url, status) for url, status in rows if status is not None]
 
     @_writes
     def record(self, session: Session, page_fetch_id: int, check: QaCheck, *,
@@ -136,17 +137,28 @@ class QaRepository(Repository):
         return count, _newest(session, under, order_by_score=True, limit=limit)
 
 
-def _browser_pages() -> Select[tuple[int, str, int, str, str, str | None, bool]]:
+_PageColumns = Select[int, str, int, str, str | None, str | None, bool]
+
+
+def _browser_pages() -> _PageColumns:
     shot = aliased(PageFetch)
-    return (select(PageFetch.id, PageFetch.url, PageFetch.fetched_ms, PageFetch.session_id,
+    query: _PageColumns = (select(PageFetch.id, PageFetch.url, PageFetch.fetched_ms, PageFetch.session_id,
                    PageFetch.navigation_id, shot.body_sha256, shot.body_blob_id.is_not(None))
             .join(shot, and_(shot.session_id == PageFetch.session_id,
                              shot.navigation_id == PageFetch.navigation_id,
                              shot.kind == "screenshot"))
             .where(PageFetch.kind == "page", PageFetch.navigation_id.is_not(None)))
+    return query
 
 
-def _newest_ids() -> Select[tuple[int]]:
+def _page(row: Any) -> BrowserPage:
+    page_id, url, fetched_ms, session_id, navigation_id, sha256, stored = row
+    return BrowserPage(id=page_id, url=url, fetched_ms=fetched_ms, session_id=session_id,
+                       navigation_id=navigation_id, screenshot_sha256=sha256,
+                       screenshot_stored=bool(stored))
+
+
+def _newest_ids() -> Select[Any]:
     """The id of each page's newest check."""
     later = aliased(CaptureQaRow)
     newer = select(later.id).where(
