@@ -182,16 +182,16 @@ class BrowserPages:
                      ": archived as fetched over HTTP" if mode == AUTO else "")
             if mode == AUTO:
                 return None
-            return await self._failed_load(item, result, load, why)
-        return await self._rendered(item, result, load, mode=mode, why=why)
+            return await self._failed_load(item, result, load=load, why=why)
+        return await self._rendered(item, result, load=load, mode=mode, why=why)
 
-    async def _rendered(self, item: Claimed, result: FetchResult, load: PageLoad, *, mode: str,
+    async def _rendered(self, item: Claimed, result: FetchResult, *, load: PageLoad, mode: str,
                         why: tuple[str, ...]) -> Rendered:
         depth = item.record.depth
         document, others = split_document(load)
         dom_links = await links_off_loop(_dom_result(result, load), max_assets=self._budget())
         if SAMPLE in why:
-            await self._learn(item, result, load, dom_links)
+            await self._learn(item, result, load=load, dom_links=dom_links)
         title = None if dom_links is None else dom_links.title
         archived = await self.archiver.archive_browser(
             result, item.record.url, depth, load=load, document_request=document,
@@ -206,7 +206,7 @@ class BrowserPages:
                     self.links.add(rest, depth, found_on=item.domain, kind=kind)
         return Rendered(archived, title)
 
-    async def _failed_load(self, item: Claimed, result: FetchResult, load: PageLoad,
+    async def _failed_load(self, item: Claimed, result: FetchResult, *, load: PageLoad,
                            why: tuple[str, ...]) -> Rendered:
         """`always`: the document and the failure recorded; the HTTP page's links queued."""
         depth = item.record.depth
@@ -224,7 +224,7 @@ class BrowserPages:
                     self.links.add(urls, depth, found_on=item.domain, kind=kind)
         return Rendered(archived, title)
 
-    async def _learn(self, item: Claimed, result: FetchResult, load: PageLoad,
+    async def _learn(self, item: Claimed, result: FetchResult, *, load: PageLoad,
                      dom_links: PageLinks | None) -> None:
         """A sample render that found links or images its HTTP page had not: the host needs
         the browser (this process renders its HTML pages from now on)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ def js_crawl_settings(data_dir: Path, redis_url: str, name: str, port: int,
 
 
 def run_js_crawl(web: TestWeb, redis_url: str, data_dir: Path, *,
-                 during: Callable[[CrawlerService], Awaitable[None]] | None = None,
+                 during: Callable[[CrawlerService], Coroutine[Any, Any, None]] | None = None,
                  **changes: Any) -> BrowserCrawl:
     """Crawl HOST's JavaScript site from its index to the end; `during(service)` runs beside
     the crawl (a fault to inject)."""

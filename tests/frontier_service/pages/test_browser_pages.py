@@ -149,3 +149,7 @@ def test_chromium_killed_mid_crawl_is_restarted_and_every_page_captured_once(
     rendered = [path for path in JS_PAGES if pages[path][0]["browser"]["dom"] is not None]
     assert len(rendered) + m.browser_failures == len(JS_PAGES)
     assert m.browser_failures <= 1  # at most a page whose retry the same kill also cut
+    # A page loaded again on the relaunched browser is answered its document from the HTTP
+    # fetch in hand again: no document was asked for twice.
+    asked = [path_of(r.path_qs) for r in crawl.requests]
+    assert all(asked.count(path) == 1 for path in JS_PAGES), asked
