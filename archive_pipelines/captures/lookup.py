@@ -117,7 +117,10 @@ def find_body(catalog: Catalog, sha256: str, *, limit: int | None = None) -> lis
 
 def note(capture: Capture) -> str:
     """What a listing says beside a capture: failed, unchanged, truncated, body not stored,
-    redirect."""
+    redirect; a browser page load's screenshot or DOM."""
+    if capture.kind == "screenshot" or capture.kind == "dom":
+        what = "screenshot" if capture.kind == "screenshot" else "rendered DOM"
+        return f"the page's {what}" + ("" if capture.stored else ", body not in the store")
     if capture.status_code is None:
         return f"failed: {capture.error or 'no response'}"
     notes = []

@@ -42,8 +42,8 @@ _BODY_HASH = re.compile(r"sha256:([0-9a-f]{64})")
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")  # neither PostgreSQL text nor UTF-8 holds them
 BROWSER_MODES = ("always", "auto")
 _SIGNAL = re.compile(r"[a-z][a-z0-9_-]{0,63}")  # `script-fetch`, as the crawler names them
-# (key of `browser`, capture kind, what its body_type must start with)
-_RENDERINGS = (("screenshot", "screenshot", "image/"), ("dom", "dom", "text/html"))
+# `browser` key (and capture kind) -> what its body_type starts with
+_RENDERINGS = {"screenshot": "image/", "dom": "text/html"}
 
 
 class RecordRefused(ValueError):
@@ -145,11 +145,11 @@ def _browser_captures(value: object, *, url: str, navigation_id: str | None,
         raise RecordRefused(f"browser.over_allowance {_show(over)} is not a count")
     _text(value.get("error"), "browser.error", limit=MAX_TEXT)
     rows = []
-    for key, kind, media in _RENDERINGS:
-        body = value.get(key)
+    for kind, media in _RENDERINGS.items():
+        body = value.get(kind)
         if body is None:
             continue
-        where = f"browser.{key}"
+        where = f"browser.{kind}"
         if not isinstance(body, dict):
             raise RecordRefused(f"{where} is not an object")
         sha256 = _body_hash(body.get("body_hash"), f"{where}.body_hash")

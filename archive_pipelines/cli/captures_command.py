@@ -137,7 +137,7 @@ def _line(capture: Capture) -> str:
     sha = capture.body_sha256 or "-" * 64
     extra = note(capture)
     title = "" if capture.title is None else f"  {listing_title(capture.title)}"
-    return (f"{_when(capture.fetched_ms)}  {status:>3}  {capture.kind:<8} {sha}  {size:>9}  "
+    return (f"{_when(capture.fetched_ms)}  {status:>3}  {capture.kind:<10} {sha}  {size:>9}  "
             f"{capture.session_id}  {capture.url}{title}" + (f"  ({extra})" if extra else ""))
 
 
@@ -145,7 +145,7 @@ def _rendering_line(rendering: Capture) -> str:
     """A page's screenshot or DOM, beneath its page's line."""
     size = "-" if rendering.body_size is None else human_bytes(rendering.body_size)
     stored = "" if rendering.stored else "  (not in the store)"
-    return (f"{'':26}{RENDERING_NAMES.get(rendering.kind, rendering.kind):<14} "
+    return (f"{'':28}{RENDERING_NAMES.get(rendering.kind, rendering.kind):<13} "
             f"{rendering.body_sha256 or '-' * 64}  {size:>9}  {rendering.content_type or '-'}"
             f"{stored}")
 

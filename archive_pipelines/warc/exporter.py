@@ -9,10 +9,13 @@ earlier body) is a `revisit` of the server-not-modified profile, its 304 headers
 block and the earlier capture (as the crawler recorded it, else the first of that body in
 the export) as `WARC-Refers-To-Target-URI` / `-Date`; `self_contained`, it is a `response`
 with the body in full, as the 200 it stands for. A page adds a `metadata` record
-(application/warc-fields): its navigation id, depth, title, redirect chain and sub-requests.
+(application/warc-fields): its navigation id, depth, title, redirect chain and sub-requests
+(`refused-request: <url> <reason>` for a browser's request the crawl did not make).
 A fetch that got no response (a network error) and a page robots.txt kept us from fetching
 are no `response`: they become `metadata` records with a `fetch-error` field, so the attempt
-is on record and no reader mistakes it for a capture. A capture whose body the store cannot
+is on record and no reader mistakes it for a capture. A browser page load's full-page
+screenshot and rendered DOM are `resource` records, `urn:fullPage:<url>` and `urn:dom:<url>`
+(`rendering_records`), always with their bytes in full. A capture whose body the store cannot
 give is reported and left out (the export then ends with problems); the rest is written.
 
 Digests: `WARC-Payload-Digest` is the catalog's sha256 in base32 (`sha256:...`, which warcio
@@ -48,6 +51,7 @@ from archive_pipelines.warc.payloads import (
     sha256_digest,
 )
 from archive_pipelines.warc.record_writer import DEFAULT_GZIP_LEVEL, RecordWriter
+from archive_pipelines.warc.rendering_records import RENDERING_URNS, rendering_uri
 from archive_pipelines.warc.warc_info import WarcInfo, warc_date
 
 NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
@@ -60,7 +64,7 @@ _RECORD_CACHE = 64
 class WrittenRecord:
     """A record as an index sees it: where it lies in the file and what it holds."""
 
-    record_type: str  # response | revisit | request | metadata
+    record_type: str  # response | revisit | request | metadata | resource
     uri: str
     fetched_ms: int
     content_type: str | None  # the HTTP Content-Type (the WARC one for a metadata record)
@@ -91,6 +95,7 @@ class ExportReport(Counts):
     metadata: int = 0
     redirects: int = 0  # hop responses
     failed_fetches: int = 0  # metadata records of fetches without a response
+    renderings: int = 0  # resource records of a page's screenshot or rendered DOM
     pages: int = 0
     skipped: int = 0  # captures left out (their body or record could not be read)
     payload_bytes: int = 0  # body bytes written in full
@@ -222,6 +227,12 @@ class WarcExport:
 
     def _capture(self, capture: ExportCapture) -> None:
         where = f"capture {capture.id} ({capture.url[:200]} at {warc_date(capture.fetched_ms)})"
+        if capture.kind in RENDERING_URNS:  # no exchange: its record is not needed
+            try:
+                self._rendering(capture)
+            except PayloadProblem as exc:
+                self.report.problem(f"{where}: {exc}")
+            return
         try:
             record = self._records.get(capture.index_path, capture.record_offset)
         except (OSError, ValueError) as exc:
@@ -373,6 +384,28 @@ class WarcExport:
         self._write(record, capture)
         self.report.revisits += 1
 
+    def _rendering(self, capture: ExportCapture) -> None:
+        """A page's screenshot or rendered DOM as a `resource` record."""
+        sha256 = capture.body_sha256
+        if sha256 is None or not capture.stored:
+            raise PayloadProblem(f"body sha256:{sha256} was not in the store when the crawl "
+                                 "was ingested")
+        payload = read_payload(self._store, sha256, size=capture.body_size or 0, headers=b"",
+                               clock=self._clock)
+        content_type = capture.content_type or "application/octet-stream"
+        more = {"WARC-Block-Digest": payload.block_digest,
+                "WARC-Payload-Digest": sha256_digest(sha256), "Content-Type": content_type}
+        try:
+            record = self._builder.create_warc_record(
+                rendering_uri(capture.kind, capture.url), "resource", payload=payload.stream,
+                length=payload.size, warc_content_type=content_type,
+                warc_headers_dict=self._headers(capture, **more))
+            self._write(record, capture)
+        finally:
+            payload.stream.close()
+        self.report.renderings += 1
+        self.report.payload_bytes += payload.size
+
     def _navigation(self, capture: ExportCapture, record: dict[str, Any], response_id: str) -> None:
         """The page's metadata record, and the page for a page list."""
         title = record.get("title") if isinstance(record.get("title"), str) else None
@@ -390,7 +423,9 @@ class WarcExport:
         assert isinstance(requests, list)
         for sub in requests[1:]:
             if isinstance(sub, dict) and isinstance(sub.get("url"), str):
-                pairs.append(("request", sub["url"]))
+                refused = sub.get("refused")  # a browser's request the crawl did not fetch
+                pairs.append(("refused-request", f"{sub['url']} {refused}") if isinstance(
+                    refused, str) else ("request", sub["url"]))
         self._metadata(capture, pairs, concurrent_to=response_id)
         self.report.pages += 1
         if self._sinks.on_page is not None:
@@ -430,7 +465,8 @@ class WarcExport:
             content_type = http.get_header("Content-Type") if http is not None else None
         else:
             content_type = record.rec_headers.get_header("Content-Type")
-        kind, uri, fetched_ms = record.rec_type, capture.url, capture.fetched_ms
+        kind, fetched_ms = record.rec_type, capture.fetched_ms
+        uri = record.rec_headers.get_header("WARC-Target-URI") or capture.url
         digest = record.rec_headers.get_header("WARC-Payload-Digest")
 
         def placed(offset: int, length: int) -> None:  # on the compressing thread
