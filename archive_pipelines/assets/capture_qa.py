@@ -5,11 +5,10 @@ while any browser capture's newest check scored under `qa.threshold`."""
 from __future__ import annotations
 
 import dagster as dg
-from playwright.async_api import Error as PlaywrightError
 
 from archive_pipelines.assets.metadata import count, problem_list, rate
 from archive_pipelines.qa.browser_launch import ChromiumMissing
-from archive_pipelines.qa.sampling import check_with_settings, describe, sample_unchecked, summarize
+from archive_pipelines.qa.summary import describe, summarize
 from archive_pipelines.resources import StorageResource
 from archive_pipelines.storage.assembly import StorageParts
 
@@ -21,6 +20,11 @@ def sample_qa_metadata(context: dg.AssetExecutionContext, parts: StorageParts,
                        day: str) -> dict[str, dg.MetadataValue]:
     """Check up to `qa.sample_pages` of the day's browser captures never checked; the figures
     as metadata (`qa_checked`, `qa_median_score`, `qa_below_threshold`, the pages under it)."""
+    # Playwright loads only when a run checks captures (Dagster loads this module at start).
+    from playwright.async_api import Error as PlaywrightError
+
+    from archive_pipelines.qa.sampling import check_with_settings, sample_unchecked
+
     qa = parts.settings.qa
     sample = sample_unchecked(parts.catalog, day, count=qa.sample_pages)
     if not sample:

@@ -16,8 +16,10 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from playwright.async_api import Browser, Playwright
+if TYPE_CHECKING:
+    from playwright.async_api import Browser, Playwright
 
 CHROMIUM_ENV = "CHROMIUM"
 REPLAY_NAME = "replay.qa.invalid"  # `.invalid`: a name no resolver answers (RFC 6761)

@@ -1,12 +1,9 @@
-"""Which browser captures to check, how settings make a check, and what a batch of checks
-comes to (for the `captures` asset's metadata and the `capture_qa` check)."""
+"""Which browser captures to check, and how settings make a check."""
 
 from __future__ import annotations
 
 import random
-import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.catalog import Catalog
@@ -36,41 +33,3 @@ def check_with_settings(page_ids: Sequence[int], *, catalog: Catalog, store: Blo
         in_process=None if url else InProcessReplay(settings.replay, settings.data_dir),
         chromium=settings.qa.chromium or None,
         load=ReplayLoad(timeout_s=settings.qa.page_timeout_seconds))
-
-
-@dataclass(frozen=True)
-class QaSummary:
-    """A batch of checks: how many, their median score, and those under the threshold."""
-
-    checked: int
-    median: float | None
-    threshold: float
-    below: tuple[CheckedPage, ...]
-
-    def as_metadata(self) -> dict[str, int | float]:
-        figures: dict[str, int | float] = {"qa_checked": self.checked,
-                                           "qa_below_threshold": len(self.below),
-                                           "qa_threshold": self.threshold}
-        if self.median is not None:
-            figures["qa_median_score"] = round(self.median, 4)
-        return figures
-
-
-def summarize(checked: Sequence[CheckedPage], *, threshold: float) -> QaSummary:
-    scores = [c.check.score for c in checked]
-    return QaSummary(checked=len(checked), median=statistics.median(scores) if scores else None,
-                     threshold=threshold,
-                     below=tuple(c for c in checked if c.check.score < threshold))
-
-
-def describe(page_url: str, check_score: float, *, missing: Sequence[str], leaks: int,
-             error: str | None) -> str:
-    """One line for a capture under the threshold."""
-    parts = [f"{page_url}: score {check_score:.3f}"]
-    if missing:
-        parts.append(f"{len(missing)} missing (e.g. {missing[0]})")
-    if leaks:
-        parts.append(f"{leaks} request(s) left the replay server")
-    if error:
-        parts.append(error)
-    return ", ".join(parts)
