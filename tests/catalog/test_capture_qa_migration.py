@@ -53,6 +53,11 @@ def test_a_data_dir_from_before_capture_qa_upgrades_intact(crawl_data: Path, cat
         latest = catalog.qa.latest([page["id"]])[page["id"]]
         assert latest.check.score == 0.25 and len(latest.check.missing) == 50  # bounded
         assert catalog.qa.below(0.9)[0] == 1 and catalog.qa.below(0.2)[0] == 0
+        # Checked again: the newest check is the capture's score; the older one is kept.
+        catalog.qa.record(page["id"], QaCheck(1.0, 4, 4, (), 0, score=1.0))
+        assert catalog.qa.latest([page["id"]])[page["id"]].check.score == 1.0
+        assert catalog.qa.below(0.9) == (0, [])
+        assert len(raw_tables(catalog_url)["capture_qa"]) == 2
         with pytest.raises(CatalogError, match="ck_capture_qa_score"):
             catalog.qa.record(page["id"], QaCheck(None, 0, 0, (), 0, score=1.5))
         assert raw_tables(catalog_url)["page_fetch"] == old["page_fetch"]
