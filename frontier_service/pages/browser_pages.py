@@ -41,6 +41,7 @@ from frontier_service.archiving.archiver import ArchivedPage, Archiver
 from frontier_service.browser.crawl_fetch import UrlCheck
 from frontier_service.browser.header_hashing import HeaderHasher
 from frontier_service.browser.page_load import (
+    OVER_ALLOWANCE,
     BrowserRequest,
     BrowserSettings,
     Fetch,
@@ -64,6 +65,7 @@ from frontier_service.scope.drops import BEYOND_MAX_DEPTH
 
 log = logging.getLogger(__name__)
 
+RECORDED_OVER_ALLOWANCE = 100  # refusals past a page's allowance that its record lists
 SAMPLE = "sample"
 LEARNT = "learnt"
 _DOM_TYPE = "text/html"
@@ -258,7 +260,8 @@ class BrowserPages:
         m = self.metrics
         m.browser_pages += 1
         m.browser_failures += load.dom is None
-        m.browser_requests += len(split_document(load)[1])
+        document, _ = split_document(load)
+        m.browser_requests += len(load.requests) - (document is not None)
         m.browser_refused += sum(r.refused is not None for r in load.requests)
         restarts = self.pool.stats().restarts
         self.visits.count("browser_pages")
@@ -278,11 +281,23 @@ class BrowserPages:
 
 
 def split_document(load: PageLoad) -> tuple[RecordedRequest | None, list[RecordedRequest]]:
-    """(the load's first main-document request, every other request in the order they began)."""
+    """(the load's first main-document request, every other request in the order they began).
+
+    Of the requests refused for going over the page's allowance, only the first
+    `RECORDED_OVER_ALLOWANCE` are kept (the record's `browser.over_allowance` counts them all):
+    a page that asks without end must not make a record without end."""
     document = next((r for r in load.requests
                      if r.is_navigation and r.resource_type == "document"), None)
     others = sorted((r for r in load.requests if r is not document), key=lambda r: r.started_at)
-    return document, others
+    over = 0
+    kept = []
+    for request in others:
+        if request.refused is not None and request.refused.startswith(OVER_ALLOWANCE):
+            over += 1
+            if over > RECORDED_OVER_ALLOWANCE:
+                continue
+        kept.append(request)
+    return document, kept
 
 
 def _dom_result(result: FetchResult, load: PageLoad) -> FetchResult:
