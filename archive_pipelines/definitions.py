@@ -15,6 +15,7 @@ money).
 
 import dagster as dg
 
+from archive_pipelines.assets.capture_qa import capture_qa
 from archive_pipelines.assets.captures import captures, captures_complete, captures_job
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.crawl_job import crawl_job
@@ -61,7 +62,8 @@ defs = dg.Definitions(
     # Code references: each asset's own function (added here) and its domain functions.
     assets=dg.with_source_code_references(
         [snapshots, blobs, views, replica_copies, crawl_segments, captures, crawls]),
-    asset_checks=[storage_health, replication_policy_met, captures_complete, crawl_taken],
+    asset_checks=[storage_health, replication_policy_met, captures_complete, capture_qa,
+                  crawl_taken],
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
           migrate_fs_job, merge_duplicates_job, captures_job, export_warc_job, import_warc_job,

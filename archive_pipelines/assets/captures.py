@@ -13,6 +13,7 @@ from datetime import timedelta
 import dagster as dg
 import pandas as pd
 
+from archive_pipelines.assets.capture_qa import sample_qa_metadata
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.metadata import code_references, counts, problem_list, table
 from archive_pipelines.assets.partitions import crawl_days
@@ -52,7 +53,10 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
     segments, pages, captures, new vs duplicate body bytes, pages per status class). When a
     record is refused, a body is missing, or a segment is cut or unreadable, what could be
     ingested is kept, the `captures_complete` check fails with the list of problems and the
-    run fails.
+    run fails. Then up to `qa.sample_pages` of the day's new browser captures are checked
+    against their replay (`qa_checked`, `qa_median_score`, `qa_below_threshold` under
+    `qa.threshold`, and `qa_below`, those pages); the `capture_qa` check lists every browser
+    capture whose newest check scored under the threshold.
     """
     parts = storage.open()
     primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm,
@@ -74,6 +78,7 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
         context.log.warning(f"skipped {line}")
     totals = report.as_metadata() | {"skipped_entries": len(skipped),
                                       "segments_unreadable_or_changed": len(report.failed)}
+    qa = sample_qa_metadata(context, parts, context.partition_key)
     day = day_captures(parts.catalog, context.partition_key)
     figures = day.as_metadata()
     replay = replay_base(parts.settings.replay.host, parts.settings.replay.port)
@@ -92,7 +97,7 @@ def captures(context: dg.AssetExecutionContext, storage: StorageResource) -> dg.
             f"{totals['segments_ingested']:,} new segment(s); bodies "
             f"{human_bytes(totals['new_body_bytes'])} new, "
             f"{human_bytes(totals['duplicate_body_bytes'])} already stored"),
-        "problems": problem_list(problems, MAX_LISTED)})
+        "problems": problem_list(problems, MAX_LISTED), **qa})
 
 
 def _replay_links(links: list[tuple[str, str]]) -> str:

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         new_id,
         utcnow,
     )
+    from archive_pipelines.catalog.qa_repository import BrowserPage, QaCheck, RecordedCheck
     from archive_pipelines.catalog.ref_counts import ApplyReport, BlobEntry
     from archive_pipelines.catalog.replay_repository import (
         CaptureKey,
@@ -102,6 +103,9 @@ _LAZY: dict[str, str] = {
     "ResultRow": "adoption_repository",
     "SnapshotRow": "adoption_repository",
     "folder_claimant": "adoption_repository",
+    "BrowserPage": "qa_repository",
+    "QaCheck": "qa_repository",
+    "RecordedCheck": "qa_repository",
     "BlobCounts": "blob_repository",
     "BlobRow": "blob_repository",
     "WaitingBlob": "blob_repository",
@@ -192,6 +196,7 @@ __all__ = [
     "BlobEntry",
     "BlobRow",
     "Body",
+    "BrowserPage",
     "Capture",
     "CaptureKey",
     "CaptureRow",
@@ -215,6 +220,8 @@ __all__ = [
     "Nearest",
     "NeedyPage",
     "PlaceRow",
+    "QaCheck",
+    "RecordedCheck",
     "RecordedSegment",
     "RecordedSnapshot",
     "ReplayRepository",

@@ -37,6 +37,7 @@ from archive_pipelines.catalog.models import (
     Store,
     Tag,
 )
+from archive_pipelines.catalog.qa_repository import QaRepository
 from archive_pipelines.catalog.replay_repository import ReplayRepository
 from archive_pipelines.catalog.repository_base import BoundSession, SessionSource
 from archive_pipelines.catalog.snapshot_repository import SnapshotRepository
@@ -75,6 +76,7 @@ class Repositories:
         self.imports = ImportRepository(sessions)
         self.replay = ReplayRepository(sessions)
         self.crawl_requests = CrawlRequestRepository(sessions)
+        self.qa = QaRepository(sessions)
 
 
 class CatalogTransaction(Repositories):

@@ -10,6 +10,7 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -419,3 +420,33 @@ class CrawlerRow(Base):
     seen_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
     running: Mapped[int] = mapped_column(Integer, default=0)  # crawls it runs now
     stopped_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), default=None)
+
+
+class CaptureQaRow(Base):
+    """One check of a browser capture against its replay (`archive_pipelines.qa`): the page
+    capture checked (`page_fetch_id`, kind `page`), when, the screenshots' pixel score (NULL when
+    the replay gave no screenshot), the page's resources answered at capture time
+    (`resources_expected`) and by the replay from the archive (`resources_replayed`), the
+    missing ones (`missing`: a JSON list of URLs, at most 50), requests that left the replay
+    server (`leaks`), the overall `score` in [0, 1], and why the replay failed (`error`).
+    A capture checked again gets another row: the newest is its score."""
+
+    __tablename__ = "capture_qa"
+
+    id: Mapped[int] = mapped_column(BlobId, primary_key=True, autoincrement=True)
+    page_fetch_id: Mapped[int] = mapped_column(
+        BlobId, ForeignKey("page_fetch.id", ondelete="CASCADE"))
+    checked_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow)
+    pixel_score: Mapped[float | None] = mapped_column(Float, default=None)
+    resources_expected: Mapped[int] = mapped_column(Integer)
+    resources_replayed: Mapped[int] = mapped_column(Integer)
+    missing: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of URLs
+    leaks: Mapped[int] = mapped_column(Integer, default=0)
+    score: Mapped[float] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+
+    __table_args__ = (
+        Index("ix_capture_qa_page", "page_fetch_id", "checked_at"),
+        Index("ix_capture_qa_checked", "checked_at"),
+        CheckConstraint("score >= 0 AND score <= 1", name="ck_capture_qa_score"),
+    )

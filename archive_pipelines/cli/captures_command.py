@@ -22,7 +22,7 @@ from archive_pipelines.captures.renderings import (
     save_rendering,
 )
 from archive_pipelines.captures.short_ids import resolve_body_hash, resolve_session_id
-from archive_pipelines.catalog import Capture
+from archive_pipelines.catalog import Capture, RecordedCheck
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.sizes import human_bytes
@@ -101,12 +101,15 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
         found = find_body(catalog, body, limit=limit)
         heading = f"with body sha256 {body}"
     renderings = {} if every_request or body is not None else renderings_of(catalog, found)
+    checks = catalog.qa.latest(renderings) if renderings else {}  # browser pages' QA scores
     lookup_ms = (time.perf_counter() - started) * 1000
     if as_json:
         rows = [_as_dict(c) for c in found]
         for row, capture in zip(rows, found, strict=True):
             for rendering in renderings.get(capture.id, []):
                 row[rendering.kind] = _rendering_dict(rendering)
+            if capture.id in checks:
+                row["qa"] = _qa_dict(checks[capture.id])
         if with_records:
             for row, capture in zip(rows, found, strict=True):
                 row["record"] = _record(obj.settings.data_dir, capture)
@@ -117,6 +120,8 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
             click.echo(_line(capture))
             for rendering in renderings.get(capture.id, []):
                 click.echo(_rendering_line(rendering))
+            if capture.id in checks:
+                click.echo(_qa_line(checks[capture.id]))
         click.echo(f"{len(found):,} capture(s) {heading} ({lookup_ms:.1f} ms)")
     if not found:
         raise click.exceptions.Exit(1)
@@ -143,6 +148,24 @@ def _rendering_line(rendering: Capture) -> str:
     return (f"{'':28}{RENDERING_NAMES.get(rendering.kind, rendering.kind):<13} "
             f"{rendering.body_sha256 or '-' * 64}  {size:>9}  {rendering.content_type or '-'}"
             f"{stored}")
+
+
+def _qa_line(recorded: RecordedCheck) -> str:
+    """A browser page's newest check against its replay, beneath its page's line."""
+    check = recorded.check
+    pixel = "-" if check.pixel_score is None else f"{check.pixel_score:.3f}"
+    return (f"{'':26}{'QA score':<14} {check.score:.3f}  (pixels {pixel}, resources "
+            f"{check.resources_replayed}/{check.resources_expected}, leaks {check.leaks}; "
+            f"checked {_when(int(recorded.checked_at.timestamp() * 1000))})")
+
+
+def _qa_dict(recorded: RecordedCheck) -> dict[str, object]:
+    check = recorded.check
+    return {"score": check.score, "pixel_score": check.pixel_score,
+            "resources_expected": check.resources_expected,
+            "resources_replayed": check.resources_replayed, "missing": list(check.missing),
+            "leaks": check.leaks, "error": check.error,
+            "checked_at": _when(int(recorded.checked_at.timestamp() * 1000))}
 
 
 def _rendering_dict(rendering: Capture) -> dict[str, object]:

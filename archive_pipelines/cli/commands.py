@@ -54,6 +54,9 @@ COMMANDS = {
         "archive_pipelines.cli.captures_command", "captures_command",
         "List the captures of URL, newest first: when, status, body sha256 and size, session, "
         "and a page's title."),
+    "captures qa": LazyCommand(
+        "archive_pipelines.cli.captures_qa_command", "captures_qa_command",
+        "Check a browser capture of URL against its replay: screenshots and resources."),
     "compact-crawls": LazyCommand(
         "archive_pipelines.cli.compact_command", "compact_crawls_command",
         "Rewrite old crawl sessions into one zstd JSON-lines file each, plus an offset index "

@@ -42,6 +42,10 @@ class LazyGroup(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]
                         ) -> tuple[str | None, click.Command | None, list[str]]:
+        # A two-word command (`captures qa URL`) before the one-word one (`captures URL`).
+        pair = " ".join(args[:2])
+        if len(args) >= 2 and pair in self.lazy_commands:
+            return pair, self.get_command(ctx, pair), args[2:]
         try:
             return super().resolve_command(ctx, args)
         except click.exceptions.NoSuchCommand as exc:

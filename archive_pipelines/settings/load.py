@@ -218,4 +218,11 @@ lookup_cache_entries = 10000
 worker_threads = 8           # threads reading the catalog and the store
 send_timeout_seconds = 60.0  # a client that accepts no chunk for this long is cut off
 keepalive_seconds = 15.0
+
+[qa]
+sample_pages = 5             # new browser captures checked against their replay per `captures` run (0: none)
+threshold = 0.9              # a capture scoring under this fails the `capture_qa` check
+chromium = ""                # the browser for the checks ("": $CHROMIUM, else `chromium` on the PATH)
+page_timeout_seconds = 30.0  # one replayed page's load, scrolling and settling
+replay_url = ""              # check against this running replay server ("": one started for the check)
 """

@@ -331,6 +331,24 @@ class ReplaySettings(_Section):
     keepalive_seconds: float = Field(default=15.0, ge=0)
 
 
+class QaSettings(_Section):
+    """Checks of browser captures against their replay (`archive-pipelines captures qa`, and a
+    sample of each `captures` materialization's new browser captures)."""
+
+    sample_pages: int = Field(default=5, ge=0, le=1000)  # per materialization; 0: no sampling
+    threshold: float = Field(default=0.9, ge=0, le=1)  # a capture scoring under it fails the check
+    chromium: str = ""  # the browser; "" = $CHROMIUM, else `chromium` on the PATH
+    page_timeout_seconds: float = Field(default=30.0, gt=0, le=600)  # one replay's load and settle
+    replay_url: str = ""  # check against this running replay server; "" = one started for the check
+
+    @field_validator("replay_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if value and not re.match(r"^http://[^/\s]+/?$", value):
+            raise ValueError(f"replay_url must be http://host:port (or empty), not {value!r}")
+        return value
+
+
 class Settings(_Section):
     """All settings. `data_dir` is absolute once loaded."""
 
@@ -349,6 +367,7 @@ class Settings(_Section):
     export: ExportSettings = Field(default_factory=ExportSettings)
     imports: ImportSettings = Field(default_factory=ImportSettings, validation_alias="import")
     replay: ReplaySettings = Field(default_factory=ReplaySettings)
+    qa: QaSettings = Field(default_factory=QaSettings)
     # `[[crawls]]` tables: the crawl definitions (`crawl_definitions` resolves them).
     crawls: list[CrawlDefinitionSettings] = Field(default_factory=list)
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from playwright.async_api import Browser, BrowserContext, Playwright
 
+from archive_pipelines.qa.viewport import CAPTURE_VIEWPORT
+
 CHROMIUM_ENV = "CHROMIUM"
 _CANDIDATES = ("chromium", "chromium-browser")
 
@@ -74,9 +76,10 @@ async def launch_chromium(playwright: Playwright, *, executable: str | Path | No
 
 
 async def new_context(browser: Browser, *, storage_state: str | Path | None = None,
-                      viewport: tuple[int, int] = (1280, 800)) -> BrowserContext:
+                      viewport: tuple[int, int] = CAPTURE_VIEWPORT) -> BrowserContext:
     """A context whose service workers are blocked; `storage_state`: a login profile (its
-    cookies are sent, and recorded only as keyed hashes)."""
+    cookies are sent, and recorded only as keyed hashes). `viewport`: the capture's window,
+    which QA replays the capture in (archive_pipelines.qa)."""
     return await browser.new_context(
         service_workers="block", storage_state=storage_state, accept_downloads=False,
         viewport={"width": viewport[0], "height": viewport[1]})

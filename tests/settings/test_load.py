@@ -62,6 +62,9 @@ def test_data_dir_from_environment(tmp_path: Path) -> None:
         ("[crawl]\nprocesses = 0\n", "`crawl.processes"),
         ("[import]\ninbox_settle_seconds = -1\n", "`import.inbox_settle_seconds`"),
         ("[import]\ninboxx = 'x'\n", "unknown setting `import.inboxx`"),
+        ("[qa]\nthreshold = 1.5\n", "`qa.threshold`"),
+        ("[qa]\nsample_pages = -1\n", "`qa.sample_pages`"),
+        ("[qa]\nreplay_url = 'ftp://x'\n", "`qa.replay_url`"),
     ],
 )
 def test_bad_settings_give_one_clear_line(tmp_path: Path, text: str, expected: str) -> None:
