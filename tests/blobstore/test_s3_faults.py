@@ -171,7 +171,11 @@ def moto_with_iam(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def test_credentials_moto_rejects_are_refused_at_once_without_retries(
         moto_with_iam: str) -> None:
     with FaultyProxy(moto_with_iam) as counting:
-        store = _store("any-bucket", counting.url)
+        # Patient reads: a moto_server just started with IAM on can take over FAST's 0.5 s
+        # for its first answer on a loaded machine, and a retried timeout is not what this
+        # test is about (a 403 is never retried).
+        store = _store("any-bucket", counting.url, S3Network(connect_timeout=5, read_timeout=20,
+                                                             attempts=3))
         with pytest.raises(S3Refused) as raised:
             store.probe()
         assert "access denied to bucket 'any-bucket'" in str(raised.value)
