@@ -10,7 +10,7 @@ images), stored in a bucket on a throwaway moto_server (S3_ENDPOINT_URL reuses a
 endpoint) by `S3BlobStore`, for each codec (raw, zstd) and each put strategy: HEAD first
 (the default: a HeadObject, then a PutObject if the blob is new) and conditional
 (`look_before_put=False`: one PutObject with `If-None-Match: *`, refused with 412 when the
-object exists). The crawler's own path today (`exists`, then `put_bytes`) is measured too.
+object exists). The crawler's own path (the archiver's `_put_deduplicated`) is measured too.
 Requests are counted by the store itself (`S3BlobStore.request_counts`, a botocore
 `before-send` hook: every HTTP request sent, retries included); the counts do not depend on
 machine load. Prices: S3 Standard list prices, us-east-1, see PRICES_SOURCE.
@@ -187,7 +187,7 @@ def main() -> int:
                 print(f"\n{codec}, {strategy}"
                       + {"head-first": " (default: HeadObject, then PutObject if new)",
                          "conditional": " (look_before_put=False: PutObject If-None-Match: *)",
-                         "crawler": " (frontier archiver today: exists, then put_bytes)"}
+                         "crawler": " (the crawler's archiver: _put_deduplicated)"}
                       [strategy] + f"; mean stored object {mean_stored / 1000:.1f} KB")
                 for case, counts in cases.items():
                     print(f"  {case:<22} requests/blob {fmt(counts):<52} "

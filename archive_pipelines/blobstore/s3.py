@@ -6,6 +6,7 @@ import base64
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +159,7 @@ class S3BlobStore(BlobStore):
                                                        self.network)
         self._tries = 0 if client is not None else self.network.attempts  # for messages
         self._bucket_seen = False
+        self._bucket_lock = threading.Lock()
         self._requests = S3RequestCounter()  # a given client's other requests count too
         self._requests.attach(self._client)
 
@@ -301,14 +303,17 @@ class S3BlobStore(BlobStore):
     def _require_bucket(self) -> None:
         if self._bucket_seen:
             return
-        try:
-            self._client.head_bucket(Bucket=self.bucket)
-        except ClientError as exc:
-            if http_status(exc) == 404 or error_code(exc) in ("NoSuchBucket", "404"):
-                raise S3Refused(f"store {self.name!r}: bucket {self.bucket!r} does not exist",
-                                store=self.name) from exc
-            raise
-        self._bucket_seen = True
+        with self._bucket_lock:  # threads missing at once ask once
+            if self._bucket_seen:
+                return
+            try:
+                self._client.head_bucket(Bucket=self.bucket)
+            except ClientError as exc:
+                if http_status(exc) == 404 or error_code(exc) in ("NoSuchBucket", "404"):
+                    raise S3Refused(f"store {self.name!r}: bucket {self.bucket!r} does not "
+                                    "exist", store=self.name) from exc
+                raise
+            self._bucket_seen = True
 
     def open(self, sha256: str, *, max_size: int | None = None) -> BinaryIO:
         key = self.object_key(sha256)
