@@ -6,6 +6,7 @@ import base64
 import contextlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,7 @@ from archive_pipelines.blobstore.hashing import FileState, sha256_file
 from archive_pipelines.blobstore.keys import check_hex_prefix, hash_from_key, key_prefix
 from archive_pipelines.blobstore.local_files import describe_os_error
 from archive_pipelines.blobstore.s3_errors import S3Refused, error_code, http_status, s3_errors
+from archive_pipelines.blobstore.s3_requests import S3RequestCounter
 from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
 
 if TYPE_CHECKING:
@@ -128,13 +130,22 @@ class _S3Body:
 
 
 class S3BlobStore(BlobStore):
-    """Blobs as objects `<prefix>/sha256/ab/cd/<hash>[.zst]`; credentials from the AWS chain."""
+    """Blobs as objects `<prefix>/sha256/ab/cd/<hash>[.zst]`; credentials from the AWS chain.
+
+    Requests per blob (see `request_counts`): a put of a blob already present is one
+    HeadObject; a new small blob is a HeadObject and a PutObject; a read is one GetObject.
+    With `look_before_put=False` a small blob's put is one conditional PutObject
+    (`If-None-Match: *`) whether it is new or not: S3 refuses it (412) when the object exists,
+    so nothing is overwritten, but a present blob's bytes are sent and the refused PUT is
+    billed at the PUT price (12.5 HEADs). Meant for callers that know the blob is most likely
+    new (the catalog has no copy of it); blobs above the multipart threshold are looked up first.
+    """
 
     def __init__(self, *, bucket: str, prefix: str = "", name: str, codec: str = "zstd",
                  zstd_level: int = 3, endpoint_url: str | None = None, region: str | None = None,
                  writable: bool = True, client: S3Client | None = None,
-                 multipart_threshold: int = 64 * MIB, network: S3Network | None = None
-                 ) -> None:
+                 multipart_threshold: int = 64 * MIB, network: S3Network | None = None,
+                 look_before_put: bool = True) -> None:
         super().__init__(name=name, codec=codec, zstd_level=zstd_level, writable=writable)
         if not bucket:
             raise ValueError(f"store {name!r}: an S3 store needs a bucket")
@@ -143,14 +154,27 @@ class S3BlobStore(BlobStore):
         self.endpoint_url = endpoint_url or None
         self.multipart_threshold = max(5 * MIB, multipart_threshold)  # S3's minimum part size
         self.network = network or S3Network.from_environ()
+        self.look_before_put = look_before_put
         self._client: S3Client = client or _new_client(self.endpoint_url, region or None,
                                                        self.network)
         self._tries = 0 if client is not None else self.network.attempts  # for messages
         self._bucket_seen = False
+        self._bucket_lock = threading.Lock()
+        self._requests = S3RequestCounter()  # a given client's other requests count too
+        self._requests.attach(self._client)
 
     def __repr__(self) -> str:
         return (f"S3BlobStore(name={self.name!r}, codec={self.codec!r}, "
                 f"bucket={self.bucket!r}, prefix={self.prefix!r})")
+
+    def request_counts(self) -> dict[str, int]:
+        """HTTP requests this store has sent, by S3 operation (`PutObject`, `HeadObject`,
+        ...): each retry counts as the extra request it is. Thread-safe."""
+        return self._requests.counts()
+
+    def take_request_counts(self) -> dict[str, int]:
+        """`request_counts()`, then start counting again from zero."""
+        return self._requests.take()
 
     def object_key(self, sha256: str) -> str:
         """The full S3 key of a blob: the store prefix, then the common layout."""
@@ -175,7 +199,7 @@ class S3BlobStore(BlobStore):
         sha256, size = sha256_file(path)
         if FileState.of(path) != before:
             raise self._changed_during_ingest(path, sha256)
-        if self.exists(sha256):
+        if self.look_before_put and self.exists(sha256):
             return PutResult(sha256, size, 0, False)
         with open(path, "rb") as source:
             if FileState.of(source.fileno()) != before:
@@ -213,13 +237,16 @@ class S3BlobStore(BlobStore):
                     f"{tempfile.gettempdir()}: {describe_os_error(exc)}") from exc
             if check is not None:
                 check(encoded)
-            if look_first and self.exists(encoded.sha256):
+            large = encoded.stored_bytes > self.multipart_threshold
+            if (look_first if self.look_before_put else large) and self.exists(encoded.sha256):
                 return PutResult(encoded.sha256, encoded.size, 0, False)
             spool.seek(0)
-            self._upload(encoded, cast(BinaryIO, spool))
+            if not self._upload(encoded, cast(BinaryIO, spool)):
+                return PutResult(encoded.sha256, encoded.size, 0, False)
         return PutResult(encoded.sha256, encoded.size, encoded.stored_bytes, True)
 
-    def _upload(self, encoded: Encoded, body: BinaryIO) -> None:
+    def _upload(self, encoded: Encoded, body: BinaryIO) -> bool:
+        """Upload with a checksum S3 verifies; False if a conditional put found the object."""
         key = self.object_key(encoded.sha256)
         metadata = {"sha256": encoded.sha256, "raw-size": str(encoded.size),
                     "codec": self.codec}
@@ -233,12 +260,22 @@ class S3BlobStore(BlobStore):
                     body, self.bucket, key, Config=config,
                     ExtraArgs={"ChecksumAlgorithm": "SHA256", "Metadata": metadata})
             else:
-                self._client.put_object(
-                    Bucket=self.bucket, Key=key, Body=body, ContentLength=encoded.stored_bytes,
-                    ChecksumAlgorithm="SHA256",
-                    ChecksumSHA256=base64.b64encode(encoded.stored_digest).decode("ascii"),
-                    Metadata=metadata)
+                put: dict[str, Any] = {
+                    "Bucket": self.bucket, "Key": key, "Body": body,
+                    "ContentLength": encoded.stored_bytes, "ChecksumAlgorithm": "SHA256",
+                    "ChecksumSHA256": base64.b64encode(encoded.stored_digest).decode("ascii"),
+                    "Metadata": metadata}
+                if not self.look_before_put:
+                    put["IfNoneMatch"] = "*"
+                try:
+                    self._client.put_object(**put)
+                except ClientError as exc:
+                    if self.look_before_put or http_status(exc) != 412:
+                        raise
+                    self._bucket_seen = True
+                    return False  # present already: content addressed, so the same bytes
         self._bucket_seen = True
+        return True
 
     # Reading and maintenance.
 
@@ -266,14 +303,17 @@ class S3BlobStore(BlobStore):
     def _require_bucket(self) -> None:
         if self._bucket_seen:
             return
-        try:
-            self._client.head_bucket(Bucket=self.bucket)
-        except ClientError as exc:
-            if http_status(exc) == 404 or error_code(exc) in ("NoSuchBucket", "404"):
-                raise S3Refused(f"store {self.name!r}: bucket {self.bucket!r} does not exist",
-                                store=self.name) from exc
-            raise
-        self._bucket_seen = True
+        with self._bucket_lock:  # threads missing at once ask once
+            if self._bucket_seen:
+                return
+            try:
+                self._client.head_bucket(Bucket=self.bucket)
+            except ClientError as exc:
+                if http_status(exc) == 404 or error_code(exc) in ("NoSuchBucket", "404"):
+                    raise S3Refused(f"store {self.name!r}: bucket {self.bucket!r} does not "
+                                    "exist", store=self.name) from exc
+                raise
+            self._bucket_seen = True
 
     def open(self, sha256: str, *, max_size: int | None = None) -> BinaryIO:
         key = self.object_key(sha256)

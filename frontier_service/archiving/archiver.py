@@ -262,9 +262,11 @@ class Archiver:
 
 
 def _put_deduplicated(store: BlobStore, body: bytes) -> PutResult:
-    """Store a body unless an identical one is already there (skips writing a temp copy)."""
+    """Store a body unless an identical one is already there. A local store is asked first
+    (a stat, and a present body skips writing a temp copy); a remote store looks before it
+    puts by itself, so asking it first would cost a second request per new body."""
     sha256 = hashlib.sha256(body).hexdigest()
-    if store.exists(sha256):
+    if store.local_path(sha256) is not None and store.exists(sha256):
         return PutResult(sha256, len(body), stored_bytes=0, created=False)
     return store.put_bytes(body)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from archive_pipelines.blobstore import LocalBlobStore
+from archive_pipelines.blobstore import LocalBlobStore, S3BlobStore
 from archive_testkit.testweb import TestWeb
 from frontier_service.archiving import ArchivedPage, Archiver, PageIndexWriter, SegmentSummary, iter_records
 from frontier_service.fetch import FetchResult, links_from_fetch
@@ -164,3 +164,21 @@ def test_segments_close_on_age_and_restart_counting(tmp_path: Path) -> None:
     assert first.pages_per_second == 2 / 60
     assert (second.pages, second.new_blobs, second.started) == (1, 0, first.ended)
     assert second.segment_path is not None and second.segment_path != first.segment_path
+
+
+def test_an_s3_store_gets_one_lookup_per_body_and_one_put_per_new_body(
+        web: TestWeb, tmp_path: Path, s3_bucket: str, s3_endpoint_url: str) -> None:
+    store = S3BlobStore(bucket=s3_bucket, name="crawl", codec="zstd", endpoint_url=s3_endpoint_url)
+    archiver = Archiver(store, PageIndexWriter(tmp_path / "data", SESSION), clock=FakeClock())
+
+    async def archive(host: str) -> ArchivedPage:
+        page, assets = await fetch_page_with_assets(web.port, f"http://{host}/")
+        return await archiver.archive(page, f"http://{host}/", 0, assets=assets)
+
+    first = asyncio.run(archive(PLAIN[0]))
+    assert first.new_blobs == 5
+    # The first miss of a store also asks whether the bucket exists, once.
+    assert store.take_request_counts() == {"HeadObject": 5, "HeadBucket": 1, "PutObject": 5}
+    second = asyncio.run(archive(PLAIN[1]))
+    assert second.new_blobs == 1  # its four assets are the first page's
+    assert store.take_request_counts() == {"HeadObject": 5, "PutObject": 1}
