@@ -15,6 +15,7 @@ import click
 from archive_pipelines.archive_error import ArchiveError, SettingsError
 from archive_pipelines.cli.group_runner import run_group
 from archive_pipelines.settings import Settings, load_settings
+from frontier_service.pages.browser_modes import MODES as BROWSER_MODES
 from frontier_service.recovery.redis_memory import FAILURE_PREFIX as REDIS_FAILURE
 from frontier_service.service.crawler_settings import (
     CrawlerSettings,
@@ -61,6 +62,29 @@ def _host_map(values: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
                 f"--host-map {value!r}: expected NAME=IP[:PORT], e.g. '*.test=127.0.0.1:8080'")
         pairs.append((name, target))
     return tuple(pairs)
+
+
+def _browser_domains(values: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
+    if not values:
+        return None
+    pairs = []
+    for value in values:
+        name, sep, mode = value.rpartition("=")
+        if not sep or not name or mode not in BROWSER_MODES:
+            raise SettingsError(f"--browser-domain {value!r}: expected NAME=MODE with MODE one "
+                                f"of {', '.join(BROWSER_MODES)}, e.g. 'app.example.org=always'")
+        pairs.append((name, mode))
+    return tuple(pairs)
+
+
+def require_chromium() -> None:
+    """SettingsError (one line: what to install) unless a Chromium can be started."""
+    from frontier_service.browser import ChromiumMissing, find_chromium
+
+    try:
+        find_chromium()
+    except ChromiumMissing as exc:
+        raise SettingsError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -195,11 +219,30 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
                    "site the same NAME (and its own --crawl-name, so it fetches every page "
                    "again). The validators live in Redis; if they are lost, requests go out "
                    "unconditional.")
+@click.option("--browser", type=click.Choice(BROWSER_MODES), default=None,
+              help="Load pages in headless Chromium too (Debian's `chromium`, or $CHROMIUM): "
+                   "never (default); auto: the HTML pages whose HTTP fetch shows they need it "
+                   "(script-built content or links, lazy images, single-page apps, <noscript> "
+                   "fallbacks) and a few samples per host; always: every HTML page. A loaded "
+                   "page's record holds every request it made, its screenshot and its DOM.")
+@click.option("--browser-domain", "browser_domains", multiple=True, metavar="NAME=MODE",
+              help="The --browser mode for one host (and its subdomains) or glob, e.g. "
+                   "'app.example.org=always' (repeatable).")
+@click.option("--browser-contexts", type=int,
+              help="Pages loaded in the browser at once (default 2; each takes memory).")
+@click.option("--browser-samples", type=int,
+              help="With --browser auto: HTML pages per host loaded in the browser to check "
+                   "that HTTP misses nothing (default 2; 0: none); a host whose sample shows "
+                   "links or images HTTP missed has all its HTML pages loaded from then on.")
+@click.option("--browser-page-timeout", "browser_page_timeout_s", type=float,
+              help="Seconds one page load may take (default 30), scrolling and waiting for "
+                   "the network to settle included.")
 @scope_options
 @crawl_name_option
 @click.pass_obj
 def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no_assets: bool,
-                dagster_home: str | None, processes: str | None, **options: Any) -> None:
+                dagster_home: str | None, processes: str | None,
+                browser_domains: tuple[str, ...], **options: Any) -> None:
     """Crawl until SIGTERM/SIGINT (drains cleanly, exit 0) or a --max-* / --exit-when-idle limit.
 
     Given --seed, the run ends once nothing is left to fetch (--exit-when-idle 0 keeps it
@@ -217,7 +260,10 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
         overrides["exit_when_idle_s"] = SEEDED_EXIT_WHEN_IDLE_S
     overrides["fetch_assets"] = False if no_assets else None
     overrides["dagster_home"] = Path(dagster_home).resolve() if dagster_home else None
+    overrides["browser_by_domain"] = _browser_domains(browser_domains)
     settings = scope.settings(obj, **overrides)
+    if settings.uses_browser:
+        require_chromium()
     project = obj.project_settings()
     count = resolve_processes(processes if processes is not None else project.crawl.processes)
     if count == 1:

@@ -43,6 +43,15 @@ class CrawlMetrics:
     segments_reported: int = 0
     report_errors: int = 0
     segments_closed_idle: int = 0  # of segments_closed: closed because the crawl went idle
+    # Browser capture (`--browser auto|always`): page loads in Chromium (each also counted in
+    # `pages`), those that failed (no rendered DOM), Chromium relaunches after a crash, the
+    # requests the loads made besides their documents, and of those the ones refused.
+    browser_pages: int = 0
+    browser_failures: int = 0
+    browser_restarts: int = 0
+    browser_requests: int = 0
+    browser_refused: int = 0
+    browser_hosts_learnt: int = 0  # auto: hosts whose sample render found what HTTP did not
     # URLs not fetched, by reason (scope/drops.py): too long, invalid, out of scope, beyond max depth ...
     urls_dropped: dict[str, int] = field(default_factory=dict)
     # Gauges.
@@ -78,6 +87,12 @@ _HELP = {
     "segments_closed_idle": "Page-index segments closed because the crawl went idle.",
     "conditional_requests": "Requests sent with validators (If-None-Match, If-Modified-Since).",
     "unchanged": "Conditional requests answered 304 Not Modified: captured as the earlier body.",
+    "browser_pages": "Pages loaded in the browser (Chromium).",
+    "browser_failures": "Browser page loads that failed (no rendered page).",
+    "browser_restarts": "Chromium relaunched after it crashed or was killed.",
+    "browser_requests": "Requests browser page loads made besides their documents.",
+    "browser_refused": "Browser requests refused (scope, robots, allowance, WebSocket).",
+    "browser_hosts_learnt": "Hosts found to need the browser by a sample render (auto).",
     "bombs": "Bodies cut by their decode ratio (decompression bombs); three in a row retire a host.",
 }
 

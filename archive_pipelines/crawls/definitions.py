@@ -17,6 +17,9 @@ from archive_pipelines.crawls.cadence import cadence_problem
 from archive_pipelines.crawls.networks import parse_entry, parse_target
 
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,40}", re.ASCII)
+# The crawler's browser modes (frontier_service.pages.browser_modes; a copy: the crawler is
+# never imported here).
+BROWSER_MODES = ("never", "auto", "always")
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,8 @@ class CrawlDefinition:
         cadence: cron ("0 3 * * 1") or @hourly/@daily/@weekly/@monthly; None: by hand only.
         conditional: revisit with If-None-Match / If-Modified-Since (the previous crawl's
             validators), so an unchanged page costs a 304.
+        browser: load pages in headless Chromium too: never, auto (the pages that need it)
+            or always; browser_by_domain: (name or glob, mode) pairs overriding it per domain.
     """
 
     name: str
@@ -47,6 +52,8 @@ class CrawlDefinition:
     min_delay_seconds: float | None = None
     cadence: str | None = None
     conditional: bool = True
+    browser: str = "never"
+    browser_by_domain: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         problem = definition_problem(self)
@@ -59,6 +66,7 @@ class CrawlDefinition:
         for key in ("seeds", "allowed_domains", "allowed_networks"):
             data[key] = list(data[key])
         data["host_map"] = dict(self.host_map)
+        data["browser_by_domain"] = dict(self.browser_by_domain)
         return data
 
     @classmethod
@@ -75,8 +83,9 @@ class CrawlDefinition:
         for key in ("seeds", "allowed_domains", "allowed_networks"):
             if key in values:
                 values[key] = tuple(values[key])
-        if "host_map" in values:
-            values["host_map"] = tuple(sorted(dict(values["host_map"]).items()))
+        for key in ("host_map", "browser_by_domain"):
+            if key in values:
+                values[key] = tuple(sorted(dict(values[key]).items()))
         return cls(**values)
 
 
@@ -113,6 +122,18 @@ def check_cadence(cadence: str) -> str:
     return cadence.strip()
 
 
+def check_browser_mode(mode: str) -> str:
+    if mode not in BROWSER_MODES:
+        raise ValueError(f"{mode!r} is not one of {', '.join(BROWSER_MODES)}")
+    return mode
+
+
+def check_browser_domain(name: str) -> str:
+    if not name.strip() or any(c.isspace() for c in name.strip()):
+        raise ValueError(f"{name!r} is not a host name or glob")
+    return name
+
+
 def seed_hosts(seeds: Iterable[str]) -> tuple[str, ...]:
     """The seeds' host names, lower case, once each, in order."""
     hosts = (urlsplit(seed).hostname or "" for seed in seeds)
@@ -127,6 +148,11 @@ def definition_problem(definition: CrawlDefinition) -> str | None:
         ("allowed_networks", definition.allowed_networks, check_network),
         ("host_map", [target for _, target in definition.host_map], check_host_map_target),
         ("cadence", [] if definition.cadence is None else [definition.cadence], check_cadence),
+        ("browser", [definition.browser], check_browser_mode),
+        ("browser_by_domain", [name for name, _ in definition.browser_by_domain],
+         check_browser_domain),
+        ("browser_by_domain", [mode for _, mode in definition.browser_by_domain],
+         check_browser_mode),
     ]
     for field, values, check in checks:
         for value in values:

@@ -191,6 +191,8 @@ queued_alert_minutes = 10.0  # a queued crawl no crawler takes this long turns c
 # min_delay_seconds = 1.0
 # cadence = "0 3 * * 1"        # cron in UTC (Mondays 03:00) or @hourly, @daily, @weekly, @monthly
 # conditional = true           # revisit with If-None-Match / If-Modified-Since (304: unchanged)
+# browser = "never"            # load pages in headless Chromium too: never, auto (those that need it), always
+# browser_by_domain = {}       # per host (and its subdomains) or glob, e.g. { "app.example.org" = "always" }
 
 [export]
 operator = ""                # who made the archive: the warcinfo record's operator

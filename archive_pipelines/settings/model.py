@@ -18,6 +18,7 @@ from pydantic import (
 
 from archive_pipelines.crawls.definitions import (
     CrawlDefinition,
+    check_browser_domain,
     check_cadence,
     check_host_map_target,
     check_name,
@@ -196,6 +197,8 @@ class CrawlDefinitionSettings(_Section):
     min_delay_seconds: float | None = Field(default=None, ge=0)
     cadence: str | None = None
     conditional: bool = True
+    browser: Literal["never", "auto", "always"] = "never"
+    browser_by_domain: dict[str, Literal["never", "auto", "always"]] = Field(default_factory=dict)
 
     # The checks are the definition's own (crawls.definitions); here they name the field.
     @field_validator("name")
@@ -220,6 +223,13 @@ class CrawlDefinitionSettings(_Section):
             check_host_map_target(target)
         return value
 
+    @field_validator("browser_by_domain")
+    @classmethod
+    def _browser_domains_are_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            check_browser_domain(name)
+        return value
+
     @field_validator("cadence")
     @classmethod
     def _cadence_runs(cls, value: str | None) -> str | None:
@@ -240,7 +250,8 @@ class CrawlDefinitionSettings(_Section):
                          else self.page_budget),
             max_pages=self.max_pages, per_host_concurrency=self.per_host_concurrency,
             min_delay_seconds=self.min_delay_seconds, cadence=self.cadence,
-            conditional=self.conditional)
+            conditional=self.conditional, browser=self.browser,
+            browser_by_domain=tuple(sorted(self.browser_by_domain.items())))
 
 
 def _crawl_networks(crawl: CrawlSettings) -> list[str]:

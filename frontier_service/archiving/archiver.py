@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from archive_pipelines.blobstore import BlobStore, PutResult
+from frontier_service.archiving.browser_record import BrowserView, browser_page_record
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile
 from frontier_service.archiving.page_record import StoredFetch, page_record
 from frontier_service.archiving.validators import Validators
+from frontier_service.browser.page_load import PageLoad, RecordedRequest
 from frontier_service.fetch.result import FetchResult
 from frontier_service.frontier.frontier_record import ResourceType
 
@@ -153,6 +155,53 @@ class Archiver:
             new_blobs=sum(put.created for put in done),
             error=fetch_result.error,
         )
+
+    async def archive_browser(
+        self,
+        document: FetchResult,
+        page_url: str,
+        depth: int,
+        *,
+        load: PageLoad,
+        document_request: RecordedRequest | None,
+        requests: Sequence[RecordedRequest],
+        mode: str,
+        signals: Sequence[str] = (),
+        title: str | None = None,
+    ) -> ArchivedPage:
+        """Store the bodies of a browser page load (its document, every answered request,
+        the screenshot and the DOM) and buffer its record (browser_record.py); `requests`:
+        the load's requests besides its document, in the order they began."""
+        bodies = [document.body, *(r.result.body if r.refused is None else None for r in requests),
+                  load.screenshot, None if load.dom is None else load.dom.encode("utf-8")]
+        puts = await asyncio.gather(*(self._put(body) for body in bodies))
+        document_put, request_puts = puts[0], puts[1:-2]
+        view = BrowserView(mode=mode, signals=tuple(signals), load=load, screenshot=puts[-2],
+                           dom=puts[-1])
+        record = browser_page_record(
+            session_id=self.session_id, page_url=page_url, depth=depth,
+            document=(document if document_request is None else document_request.result,
+                      document_put),
+            document_request=document_request,
+            requests=list(zip(requests, request_puts, strict=True)), view=view, title=title)
+        # No await from here on: the record and its counts land in the same segment.
+        self.index_writer.add(record)
+        return self._count(puts, document, document_put, page_url=page_url, depth=depth)
+
+    def _count(self, puts: Sequence[PutResult | None], document: FetchResult,
+               document_put: PutResult | None, *, page_url: str, depth: int) -> ArchivedPage:
+        done = [put for put in puts if put is not None]
+        counts = self._counts
+        counts.pages += 1
+        counts.bytes += sum(put.size for put in done)
+        counts.stored_bytes += sum(put.stored_bytes for put in done)
+        counts.new_blobs += sum(put.created for put in done)
+        counts.errors += document.error is not None
+        return ArchivedPage(
+            page_url=page_url, final_url=document.final_url, status=document.status,
+            depth=depth, body_sha256=None if document_put is None else document_put.sha256,
+            bytes=sum(put.size for put in done), new_blobs=sum(put.created for put in done),
+            error=document.error)
 
     def should_close(self, now: float | None = None) -> bool:
         """Whether the current segment is full (pages) or old enough (seconds) to close."""

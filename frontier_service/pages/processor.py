@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from archive_pipelines.blobstore import BlobStoreError
 from archive_pipelines.canonical_urls import InvalidURL
 from archive_pipelines.content_coding import CutKind
-from frontier_service.archiving.archiver import Archiver
+from frontier_service.archiving.archiver import ArchivedPage, Archiver
 from frontier_service.archiving.page_record import page_record
 from frontier_service.archiving.validators import Validators, ValidatorStore, validators_of
 from frontier_service.fetch.fetcher import Fetcher
@@ -38,6 +38,7 @@ from frontier_service.fetch.robots_rules import RobotsRules, RobotsSource
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.visited import VisitedRecord
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.pages.browser_pages import BrowserPages
 from frontier_service.pages.held_host import Claimed, Outcome
 from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.pages.visit_buffer import STATUS_NO_RESPONSE, STATUS_ROBOTS_DISALLOWED, VisitBuffer
@@ -70,7 +71,8 @@ class PageProcessor:
                  metrics: CrawlMetrics, politeness: Politeness, max_depth: int,
                  fetch_assets: bool = True, max_assets_per_page: int = 200,
                  failure_backoff_s: tuple[float, ...] = (5.0, 30.0),
-                 validators: ValidatorStore | None = None) -> None:
+                 validators: ValidatorStore | None = None,
+                 browser: BrowserPages | None = None) -> None:
         self.frontier = frontier
         self.fetcher = fetcher
         self.robots = robots
@@ -84,6 +86,7 @@ class PageProcessor:
         self.fetch_assets = fetch_assets
         self.max_assets_per_page = max_assets_per_page
         self.validators = validators  # None: every request unconditional
+        self.browser = browser  # None: no page is loaded in a browser (browser_pages.py)
         self.health = HostHealth(failure_backoff_s)
         # Bombs in a row per host: a short back-off (nothing to recover from), retired at the third.
         self.bombs = HostHealth(_BOMB_BACKOFF_S)
@@ -165,6 +168,12 @@ class PageProcessor:
         self.health.record_success(item.domain)
         self.bombs.record_success(item.domain)
         delay = self.politeness.delay(rules, result.response_time_s or result.elapsed_s)
+        rendered = (await self.browser.capture(item, result)
+                    if self.browser is not None and unchanged is None else None)
+        if rendered is not None:  # the host's delay counts from the end of the page load
+            await self._visited(item, result, rendered.archived, title=rendered.title)
+            return Outcome(time.time() + delay, item.end_offset,
+                           solo=rules.crawl_delay() is not None, delay_s=delay)
         await self._archive(item, result, unchanged=unchanged)
         return Outcome(now + delay, item.end_offset, solo=rules.crawl_delay() is not None,
                        delay_s=delay)
@@ -255,6 +264,11 @@ class PageProcessor:
         if result.redirects and result.error is None:  # the target is fetched as what we asked
             self.links.add([result.redirects[-1].location], depth, found_on=item.domain,
                            kind=kind)
+        await self._visited(item, result, archived, title=title, unchanged=unchanged)
+
+    async def _visited(self, item: Claimed, result: FetchResult, archived: ArchivedPage, *,
+                       title: str | None, unchanged: Validators | None = None) -> None:
+        """Record the visit of an archived URL and keep its validators."""
         body_hash = bytes.fromhex(archived.body_sha256[:16]) if archived.body_sha256 else b""
         status = result.status if result.status is not None else STATUS_NO_RESPONSE
         self.visits.record(

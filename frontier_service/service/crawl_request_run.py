@@ -64,6 +64,8 @@ def request_settings(base: CrawlerSettings, request: CrawlRequest,
             "min_delay_s": definition.min_delay_seconds,
             # Conditional requests with the validators of the definition's earlier crawls.
             "validators_key": definition.name if definition.conditional else "",
+            "browser": definition.browser,
+            "browser_by_domain": definition.browser_by_domain,
         }
         settings = base.with_changes(**changes)
     except (TypeError, ValueError, SettingsError) as exc:

@@ -1,4 +1,5 @@
-"""Startup and shutdown of the crawler's parts: Redis, frontier, fetcher, robots, archive.
+"""Startup and shutdown of the crawler's parts: Redis, frontier, fetcher, robots, archive,
+and the browser pool when a domain of the crawl may be loaded in Chromium.
 
 `open_parts(settings)` is the startup hook (arq's `on_startup`): it checks the data
 dir, connects (or starts the embedded Redis), opens the frontier and the fetcher, and
@@ -18,16 +19,23 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from playwright.async_api import async_playwright
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from archive_pipelines.archive_error import DataDirError, disk_full_message, is_disk_full
+from archive_pipelines.archive_error import (
+    DataDirError,
+    SettingsError,
+    disk_full_message,
+    is_disk_full,
+)
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
 from archive_pipelines.datadir import require_data_dir
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
 from frontier_service.archiving.page_journal import JournaledIndexWriter, recover_journals
 from frontier_service.archiving.validators import ValidatorStore
+from frontier_service.browser import BrowserPool, ChromiumMissing, HeaderHasher, header_secret
 from frontier_service.fetch.fetch_settings import FetchSettings
 from frontier_service.fetch.fetcher import Fetcher
 from frontier_service.fetch.redis_robots_store import RedisRobotsStore
@@ -65,6 +73,8 @@ class CrawlerParts:
     offsets: OffsetCheckpoint  # this session's read offsets on disk
     recovery: FrontierRecovery
     validators: ValidatorStore | None = None  # conditional requests (`validators_key`)
+    browser_pool: BrowserPool | None = None  # started when some domain may use the browser
+    header_hasher: HeaderHasher | None = None  # keys the browser records' Cookie hashes
 
 
 def check_data_dir(data_dir: Path, frontier_home: Path | None = None) -> Path:
@@ -198,6 +208,28 @@ async def open_parts(settings: CrawlerSettings,
         owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         validators = (ValidatorStore(frontier.redis, settings.validators_key)
                       if settings.validators_key else None)
+        pool = (await stack.enter_async_context(open_browser_pool(settings))
+                if settings.uses_browser else None)
+        hasher = HeaderHasher(header_secret(settings.data_dir)) if pool is not None else None
         yield CrawlerParts(settings, frontier.redis, url, frontier, fetcher, robots, store,
-                         archiver, index_writer, link_journal, owner, session_id, offsets,
-                         recovery, validators)
+                           archiver, index_writer, link_journal, owner, session_id, offsets,
+                           recovery, validators, browser_pool=pool, header_hasher=hasher)
+
+
+@contextlib.asynccontextmanager
+async def open_browser_pool(settings: CrawlerSettings) -> AsyncIterator[BrowserPool]:
+    """Playwright and a started BrowserPool of `browser_contexts` contexts; closed (its loads
+    drained, at most `drain_timeout_s`) on exit. SettingsError (one line) without Chromium."""
+    async with async_playwright() as playwright:
+        pool = BrowserPool(playwright, contexts=settings.browser_contexts,
+                           drain_timeout_s=settings.drain_timeout_s)
+        try:
+            await pool.start()
+        except ChromiumMissing as exc:
+            raise SettingsError(str(exc)) from None
+        try:
+            yield pool
+        finally:
+            if not await pool.close():
+                log.warning("browser page loads still running after %g s were cut off",
+                            settings.drain_timeout_s)

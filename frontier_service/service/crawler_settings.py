@@ -13,6 +13,8 @@ from typing import Any
 from archive_pipelines.archive_error import DataDirError, SettingsError
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import CrawlSettings, Settings
+from frontier_service.pages.browser_modes import MODES as BROWSER_MODES
+from frontier_service.pages.browser_modes import BrowserModes
 from frontier_service.scope.address_policy import LOOPBACK_NETWORKS, AddressPolicy, parse_entry
 from frontier_service.scope.crawl_scope import Scope
 
@@ -97,10 +99,23 @@ class CrawlerSettings:
     # Key prefix of the host gates in Redis: every crawl with the same one (on one Redis)
     # shares its politeness towards a host ('' = none: a crawl minds only its own requests).
     host_gates: str = "hostgate:"
+    # Browser capture: never | auto (render the HTML pages whose HTTP fetch shows they need
+    # it) | always (render every HTML page); `browser_by_domain` ((name or glob, mode) pairs,
+    # a name matching its subdomains too) overrides it per domain.
+    browser: str = "never"
+    browser_by_domain: tuple[tuple[str, str], ...] = ()
+    browser_contexts: int = 2  # page loads at once (Chromium contexts of one browser)
+    browser_samples: int = 2  # auto: HTML pages per host rendered to check the signals (0: none)
+    browser_page_timeout_s: float = 30.0  # navigation, scrolling and settling of one page
 
     @property
     def embedded_redis(self) -> bool:
         return self.redis_url == EMBEDDED_REDIS
+
+    @property
+    def uses_browser(self) -> bool:
+        """Whether any domain of the crawl may be loaded in the browser."""
+        return BrowserModes(self.browser, self.browser_by_domain).any_browser
 
     @property
     def frontier_home(self) -> Path:
@@ -163,6 +178,28 @@ class CrawlerSettings:
                 parse_entry(entry)
             except ValueError as exc:
                 raise SettingsError(f"--allow-network / [crawl] allow_networks: {exc}") from None
+        self._validate_browser()
+
+    def _validate_browser(self) -> None:
+        modes = ", ".join(BROWSER_MODES)
+        if self.browser not in BROWSER_MODES:
+            raise SettingsError(f"--browser / `browser` must be one of {modes}, got {self.browser!r}")
+        for name, mode in self.browser_by_domain:
+            if not name.strip() or any(c.isspace() for c in name.strip()):
+                raise SettingsError(f"--browser-domain / `browser_by_domain`: {name!r} is not "
+                                    "a host name or glob")
+            if mode not in BROWSER_MODES:
+                raise SettingsError(f"--browser-domain / `browser_by_domain` {name}: the mode "
+                                    f"must be one of {modes}, got {mode!r}")
+        if self.browser_contexts < 1:
+            raise SettingsError(f"--browser-contexts / `browser_contexts` must be at least 1, "
+                                f"got {self.browser_contexts}")
+        if self.browser_samples < 0:
+            raise SettingsError(f"--browser-samples / `browser_samples` must not be negative, "
+                                f"got {self.browser_samples}")
+        if self.browser_page_timeout_s <= 0:
+            raise SettingsError(f"--browser-page-timeout / `browser_page_timeout_s` must be "
+                                f"positive, got {self.browser_page_timeout_s}")
 
 
 def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:

@@ -41,7 +41,9 @@ class HealthServer:
     async def _healthz(self, request: web.Request) -> web.Response:
         m = self.metrics
         body = {"status": "draining" if m.stopping else "ok", "uptime_s": round(m.uptime_s(), 1),
-                "pages": m.pages, "in_flight": m.in_flight, "errors": m.fetch_errors}
+                "pages": m.pages, "in_flight": m.in_flight, "errors": m.fetch_errors,
+                "browser": {"pages": m.browser_pages, "failures": m.browser_failures,
+                            "restarts": m.browser_restarts}}
         return web.Response(text=json.dumps(body) + "\n", content_type="application/json",
                             status=503 if m.stopping else 200)
 

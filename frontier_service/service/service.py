@@ -46,6 +46,7 @@ from frontier_service.pages.visit_buffer import VisitBuffer
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
 from frontier_service.scope.drops import UrlDrops
+from frontier_service.service.browser_wiring import browser_pages
 from frontier_service.service.crawler_parts import CrawlerParts, open_parts
 from frontier_service.service.crawler_settings import CrawlerSettings, scope_for
 from frontier_service.service.health import HealthServer
@@ -205,7 +206,8 @@ class CrawlerService:
             politeness=Politeness(s.min_delay_s, s.max_crawl_delay_s, s.response_time_factor),
             max_depth=s.max_depth, fetch_assets=s.fetch_assets,
             max_assets_per_page=s.max_assets_per_page,
-            failure_backoff_s=s.host_failure_backoff_s, validators=parts.validators)
+            failure_backoff_s=s.host_failure_backoff_s, validators=parts.validators,
+            browser=browser_pages(parts, links=links, visits=visits, metrics=m))
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
         closer = SegmentCloser(parts.archiver, parts.store, m, reporter=reporter,
                                idle_s=s.segment_idle_seconds)

@@ -95,6 +95,12 @@ def test_no_crawls_table_means_no_definitions(tmp_path: Path) -> None:
      "`crawls.'docs'.min_delay_seconds`"),
     ('name = "docs"\nseeds = ["http://a.test/"]\nseed = "http://b.test/"\n',
      "unknown setting `crawls.'docs'.seed`"),
+    ('name = "docs"\nseeds = ["http://a.test/"]\nbrowser = "sometimes"\n',
+     "`crawls.'docs'.browser`: Input should be 'never', 'auto' or 'always'"),
+    ('name = "docs"\nseeds = ["http://a.test/"]\nbrowser_by_domain = { "a.test" = "yes" }\n',
+     "`crawls.'docs'.browser_by_domain"),
+    ('name = "docs"\nseeds = ["http://a.test/"]\nbrowser_by_domain = { "a b" = "auto" }\n',
+     "`crawls.'docs'.browser_by_domain`: 'a b' is not a host name or glob"),
 ])
 def test_a_bad_definition_names_itself_and_the_key(tmp_path: Path, table: str,
                                                     expected: str) -> None:
@@ -130,6 +136,20 @@ def test_the_snapshot_is_json_and_reads_back(tmp_path: Path) -> None:
     assert CrawlDefinition.from_dict(stored) == definition
 
 
+def test_the_browser_keys_go_into_the_snapshot(tmp_path: Path) -> None:
+    settings = _load(tmp_path, DOCS + 'browser = "auto"\n'
+                     'browser_by_domain = { "app.docs.test" = "always", "*.cdn.test" = "never" }\n')
+    (docs,) = settings.crawl_definitions
+    assert docs.browser == "auto"
+    assert docs.browser_by_domain == (("*.cdn.test", "never"), ("app.docs.test", "always"))
+    stored = json.loads(json.dumps(docs.as_dict()))
+    assert stored["browser_by_domain"] == {"app.docs.test": "always", "*.cdn.test": "never"}
+    assert CrawlDefinition.from_dict(stored) == docs
+    # A snapshot queued before browser capture existed reads back as never.
+    older = {k: v for k, v in stored.items() if not k.startswith("browser")}
+    assert CrawlDefinition.from_dict(older).browser == "never"
+
+
 @pytest.mark.parametrize(("data", "expected"), [
     ({"name": "d", "seeds": ["http://a.test/"], "colour": 1}, "unknown key(s) colour"),
     ({"name": "d"}, "missing seeds"),
@@ -138,6 +158,10 @@ def test_the_snapshot_is_json_and_reads_back(tmp_path: Path) -> None:
     ({"name": "d d", "seeds": ["http://a.test/"]}, "name: 'd d' must be"),
     ({"name": "d", "seeds": ["http://a.test/"], "cadence": "@never"}, "cadence: '@never'"),
     ({"name": "d", "seeds": ["http://a.test/"], "max_pages": -1}, "max_pages: must be at least 0"),
+    ({"name": "d", "seeds": ["http://a.test/"], "browser": "on"},
+     "crawl definition 'd': browser: 'on' is not one of never, auto, always"),
+    ({"name": "d", "seeds": ["http://a.test/"], "browser_by_domain": {"a.test": "maybe"}},
+     "browser_by_domain: 'maybe' is not one of never, auto, always"),
 ])
 def test_a_bad_snapshot_is_refused_with_the_reason(data: dict[str, object], expected: str) -> None:
     with pytest.raises(ValueError) as info:

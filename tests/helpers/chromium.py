@@ -8,6 +8,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 from playwright.sync_api import Browser, sync_playwright
 
@@ -39,3 +40,17 @@ def headless_chromium(needed_by: str) -> Iterator[Browser]:
             yield chromium
         finally:
             chromium.close()
+
+
+def chromium_browsers(parent: psutil.Process | None = None) -> list[psutil.Process]:
+    """Chromium's browser processes under `parent` (default: this process), not its zygotes,
+    renderers or GPU process."""
+    found = []
+    for child in (parent or psutil.Process()).children(recursive=True):
+        try:
+            if child.exe().endswith("/chromium") and not any(
+                    arg.startswith("--type=") for arg in child.cmdline()):
+                found.append(child)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+            continue
+    return found

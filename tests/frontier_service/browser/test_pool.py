@@ -44,6 +44,7 @@ from frontier_service.scope.address_policy import AddressPolicy
 from frontier_service.scope.crawl_scope import Scope
 from frontier_service.scope.resolver import CrawlResolver
 from tests.frontier_service.browser.pages import FAST, WEB
+from tests.helpers.chromium import chromium_browsers
 
 SETTINGS = BrowserSettings(page_timeout_s=20.0, idle_s=0.3, scroll_pause_s=0.1)
 HASHER = HeaderHasher(b"p" * 32)
@@ -69,19 +70,6 @@ async def crawl_pool(web_port: int, *, contexts: int = 2) -> AsyncIterator[tuple
                 BrowserPool(playwright, contexts=contexts) as pool,
                 Fetcher(FAST, resolver=resolver) as fetcher):
         yield pool, CrawlFetch(fetcher, Scope(addresses=policy))
-
-
-def chromium_browsers() -> list[psutil.Process]:
-    """Chromium's browser processes under this test (not its zygotes, renderers, GPU)."""
-    found = []
-    for child in psutil.Process().children(recursive=True):
-        try:
-            if child.exe().endswith("/chromium") and not any(
-                    arg.startswith("--type=") for arg in child.cmdline()):
-                found.append(child)
-        except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
-            continue
-    return found
 
 
 def on_request(fetch: CrawlFetch, hook: Callable[[BrowserRequest], None]) -> Fetch:

@@ -38,6 +38,12 @@ def test_overrides_win_and_none_means_unchanged(data_dir: Path) -> None:
     ({"event_loop": "trio"}, "event_loop"),
     ({"crawl_name": "two words"}, "crawl_name"),
     ({"no_such_setting": 1}, "no_such_setting"),
+    ({"browser": "sometimes"}, "--browser / `browser` must be one of never, auto, always"),
+    ({"browser_by_domain": (("a.test", "yes"),)}, "browser_by_domain` a.test: the mode"),
+    ({"browser_by_domain": (("a b", "auto"),)}, "'a b' is not a host name or glob"),
+    ({"browser_contexts": 0}, "browser_contexts` must be at least 1"),
+    ({"browser_samples": -1}, "browser_samples` must not be negative"),
+    ({"browser_page_timeout_s": 0.0}, "browser_page_timeout_s` must be positive"),
 ])
 def test_bad_values_are_one_line_errors(data_dir: Path, change: dict[str, object],
                                         message: str) -> None:
@@ -51,3 +57,13 @@ def test_the_asset_budget_from_archive_toml_and_the_command_line(data_dir: Path)
     settings = load_settings(data_dir, environ={})
     assert from_settings(settings).max_assets_per_page == 25
     assert from_settings(settings, max_assets_per_page=0).max_assets_per_page == 0
+
+
+def test_the_browser_is_off_unless_some_domain_asks_for_it(data_dir: Path) -> None:
+    settings = from_settings(load_settings(data_dir, environ={}))
+    assert settings.browser == "never" and not settings.uses_browser
+    assert settings.browser_contexts == 2 and settings.browser_samples == 2
+    assert from_settings(load_settings(data_dir, environ={}), browser="auto").uses_browser
+    only_one = from_settings(load_settings(data_dir, environ={}),
+                             browser_by_domain=(("app.test", "always"),))
+    assert only_one.browser == "never" and only_one.uses_browser

@@ -53,10 +53,23 @@ def test_a_request_runs_under_its_crawl_id_with_its_definition(tmp_path: Path) -
 
 
 @pytest.mark.unit
+def test_a_request_carries_its_definitions_browser_modes(tmp_path: Path) -> None:
+    base = CrawlerSettings(data_dir=tmp_path)
+    definition = {**DEFINITION, "browser": "auto", "browser_by_domain": {"www.docs.test": "always"}}
+    settings, _ = request_settings(base, _request(definition))
+    assert settings.browser == "auto"
+    assert settings.browser_by_domain == (("www.docs.test", "always"),)
+    assert settings.uses_browser
+    settings, _ = request_settings(base, _request(DEFINITION))  # queued before: never
+    assert settings.browser == "never" and not settings.uses_browser
+
+
+@pytest.mark.unit
 @pytest.mark.parametrize(("change", "message"), [
     ({"seeds": []}, "seeds: at least one seed URL is needed"),
     ({"seeds": ["ftp://x.test/"]}, "seeds: 'ftp://x.test/' is not an http"),
     ({"max_depth": -1}, "max_depth: must be at least 0"),
+    ({"browser": "sometimes"}, "browser: 'sometimes' is not one of never, auto, always"),
     ({"allowed_networks": ["not a network"]}, "allowed_networks"),
     ({"depth": 3}, "unknown key.s. depth"),
 ])
