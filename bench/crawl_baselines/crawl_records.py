@@ -5,8 +5,12 @@
   got an answer (a response, any status);
 - rendered: records with a top-level `browser` object (a browser page load); failed: those
   whose `browser.error` is set; timed out: `browser.timed_out`;
-- window: first request start to last request end over every request entry of every record
-  (start-up, the idle wait at the end and shut-down are outside it);
+- window: the first request's start (over every request entry of every record) to the last
+  blob written to the store (the newest file's mtime under the data dir's `cas/`: a page's
+  body, or a browser page's screenshot and DOM, stored when its page is archived). A browser
+  page's record keeps its HTTP fetch's time as requests[0] and is archived once the page
+  load, the DOM and the screenshot are done, so the requests alone would end the window
+  early. Start-up, the idle wait at the end and shut-down are outside it;
 - resources: every distinct URL any record's request entries asked for and got an answer
   for (a response, any status), redirect hops included, in canonical form
   (`archive_pipelines.canonical_urls.canonicalize`: the frontier's, so the browser's spelling
@@ -16,6 +20,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,13 +61,26 @@ class CrawlRecords:
         return self.pages / self.window_s if self.window_s > 0 else None
 
 
-def read_crawl(sessions: Path, *, normalize: Callable[[str], str] = lambda url: url) -> CrawlRecords:
-    """The figures of every record under `sessions`; `normalize` maps a URL before it is
-    canonicalized (e.g. a per-run port to a fixed one)."""
+def read_crawl(data_dir: Path, *, normalize: Callable[[str], str] = lambda url: url) -> CrawlRecords:
+    """The figures of every record under the data dir's `sessions/`; `normalize` maps a URL
+    before it is canonicalized (e.g. a per-run port to a fixed one)."""
     found = CrawlRecords()
+    sessions = data_dir / "sessions"
     for record in iter_records(sessions) if sessions.exists() else ():
         add_record(found, record, normalize=normalize)
+    found.last_end = _last_write(data_dir / "cas", found.last_end)
     return found
+
+
+def _last_write(store: Path, fallback: float | None) -> float | None:
+    """The newest file's mtime under `store` (epoch seconds), else `fallback`."""
+    newest = None
+    for directory, _, files in os.walk(store):
+        for name in files:
+            with contextlib.suppress(OSError):
+                mtime = os.stat(os.path.join(directory, name)).st_mtime
+                newest = mtime if newest is None else max(newest, mtime)
+    return newest if newest is not None else fallback
 
 
 def add_record(found: CrawlRecords, record: dict[str, Any], *,
