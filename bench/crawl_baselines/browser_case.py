@@ -4,9 +4,11 @@ mixed test web and on the documentation site, in one run.
 Sites (each crawled to the end from the same seeds with the same limits by every mode, each
 crawl with a freshly started server, a fresh data dir and its own embedded Redis):
 - mixed: the aiohttp test web, `--browser-hosts` hosts of `--browser-pages-per-host`
-  ordinary pages, `script_built_fraction` 0.1 (a tenth of the ordinary pages, home pages
-  never, are a shell whose script fetches the page's body as JSON:
-  `archive_testkit.testweb.script_built`), special pages on a tenth of the hosts (redirects,
+  ordinary pages of 8 links, `script_built_fraction` 0.25 (a quarter of the ordinary pages,
+  home pages never, are a shell whose script fetches the page's body as JSON:
+  `archive_testkit.testweb.script_built`; with the home and /private/ pages, the pages'
+  query-string spellings and the junk links' pages, about a tenth of the pages crawled,
+  printed per run), special pages on a tenth of the hosts (redirects,
   404/500s, PDF/PNG/JSON, bad encodings), no traps, dead hosts, Crawl-delay or huge
   robots.txt; seeds: every host's home page (`--browser-js-site` adds the JavaScript test
   site `/js/` of the first host);
@@ -278,6 +280,10 @@ def site_lines(site: str, runs: dict[str, ModeRun], config: TestWebConfig | None
     for result in runs.values():
         for page, error in result.records.failed[:10]:
             lines.append(f"  {result.mode} page load failed: {page}: {error}")
+    if always.records.html_not_rendered:
+        shown_pages = ", ".join(always.records.html_not_rendered[:5])
+        lines.append(f"  always left {len(always.records.html_not_rendered)} HTML pages (200, "
+                     f"text/html) unrendered, e.g. {shown_pages}")
     return lines, met and resources_met and speed_met
 
 
@@ -287,14 +293,14 @@ def _script_built_lines(config: TestWebConfig, runs: dict[str, ModeRun]) -> list
         if result.run is None:
             continue
         built = {p for p in result.records.page_urls if _script_built(config, p)}
+        pages = result.records.pages
+        line = (f"  {mode}: {len(built)} of {pages} pages crawled are script-built "
+                f"({len(built) / max(pages, 1):.0%})")
         if mode == "auto":
             rendered = result.records.rendered_pages
-            lines.append(f"  auto: {len(built)} of {result.records.pages} pages crawled are "
-                         f"script-built, {len(built & rendered)} of them rendered; "
-                         f"{len(rendered - built)} rendered pages are not script-built")
-        else:
-            lines.append(f"  {mode}: {len(built)} of {result.records.pages} pages crawled are "
-                         f"script-built")
+            line += (f", {len(built & rendered)} of them rendered; {len(rendered - built)} "
+                     f"rendered pages are not script-built (samples, other signals)")
+        lines.append(line)
     return lines
 
 
@@ -317,8 +323,10 @@ def run_case(args: argparse.Namespace, work: Path) -> bool:
           f"{args.browser_contexts if args.browser_contexts is not None else 'the default'}; "
           f"each crawl to the end with a fresh server, data dir and embedded Redis", flush=True)
     print(f"  mixed: test web, {sizes.hosts} hosts x {sizes.pages_per_host} ordinary pages, "
-          f"{SCRIPT_BUILT_FRACTION:.0%} script-built, special pages on 10% of hosts, seeds "
-          f"every home page{' and /js/ of the first host' if args.browser_js_site else ''}",
+          f"{MIXED_LINKS} links a page, {SCRIPT_BUILT_FRACTION:.0%} of the ordinary pages "
+          f"script-built (the share of the pages crawled is printed below), special pages on "
+          f"10% of hosts, seeds every home page"
+          f"{' and /js/ of the first host' if args.browser_js_site else ''}",
           flush=True)
     print(f"  docs: documentation site, {sizes.docs_pages} pages x {sizes.docs_links} links, "
           f"static files behind http.server, seed its home page", flush=True)

@@ -48,6 +48,7 @@ class CrawlRecords:
     # canonical URL -> (the page that requested it first, its resource type)
     resources: dict[str, tuple[str, str]] = field(default_factory=dict)
     rendered_pages: set[str] = field(default_factory=set)  # canonical page URLs
+    html_not_rendered: list[str] = field(default_factory=list)  # 200 text/html, no `browser`
     page_urls: set[str] = field(default_factory=set)  # canonical page URLs
 
     @property
@@ -92,6 +93,8 @@ def add_record(found: CrawlRecords, record: dict[str, Any], *,
         found.pages += 1
         found.page_urls.add(page_url)
     browser = record.get("browser")
+    if not isinstance(browser, dict) and requests and _html_200(requests[0]):
+        found.html_not_rendered.append(page_url)
     if isinstance(browser, dict):
         found.rendered += 1
         found.rendered_pages.add(page_url)
@@ -106,6 +109,12 @@ def add_record(found: CrawlRecords, record: dict[str, Any], *,
                 _resource(found, normalize(str(hop.get("url"))), page_url, kind)
         if request.get("response") is not None:
             _resource(found, normalize(str(request.get("url"))), page_url, kind)
+
+
+def _html_200(request: dict[str, Any]) -> bool:
+    response = request.get("response") or {}
+    return (request.get("resource_type") == "document" and response.get("status_code") == 200
+            and str(response.get("body_type") or "").startswith("text/html"))
 
 
 def canonical(url: str) -> str:
