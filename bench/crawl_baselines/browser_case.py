@@ -77,7 +77,7 @@ class Sizes:
     docs_links: int
 
 
-FULL = Sizes(hosts=3, pages_per_host=20, docs_pages=60, docs_links=100)
+FULL = Sizes(hosts=3, pages_per_host=20, docs_pages=40, docs_links=100)
 QUICK = Sizes(hosts=2, pages_per_host=6, docs_pages=12, docs_links=30)
 
 
