@@ -12,11 +12,15 @@ from pathlib import Path
 from typing import TypeVar
 
 from archive_pipelines.blobstore import BlobStore, PutResult
-from frontier_service.archiving.browser_record import BrowserView, browser_page_record
+from frontier_service.archiving.browser_record import (
+    BrowserView,
+    PageLoad,
+    RecordedRequest,
+    browser_page_record,
+)
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile
 from frontier_service.archiving.page_record import StoredFetch, page_record
 from frontier_service.archiving.validators import Validators
-from frontier_service.browser.page_load import PageLoad, RecordedRequest
 from frontier_service.fetch.result import FetchResult
 from frontier_service.frontier.frontier_record import ResourceType
 

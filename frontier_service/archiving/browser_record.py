@@ -19,12 +19,52 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from archive_pipelines.blobstore import PutResult
 from frontier_service.archiving.page_record import StoredFetch, page_record, request_entry
-from frontier_service.browser.page_load import PageLoad, RecordedRequest
+from frontier_service.fetch.result import FetchResult
 from frontier_service.frontier.frontier_record import ResourceType
+
+
+class RecordedRequest(Protocol):
+    """What the record reads of one request of a page load (browser.RecordedRequest; the
+    archive layer sits below the browser's and names only what it reads)."""
+
+    @property
+    def request_id(self) -> str: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def resource_type(self) -> str: ...
+    @property
+    def request_headers(self) -> tuple[tuple[str, str], ...]: ...
+    @property
+    def result(self) -> FetchResult: ...
+    @property
+    def started_at(self) -> float: ...
+    @property
+    def elapsed_s(self) -> float: ...
+    @property
+    def refused(self) -> str | None: ...
+
+
+class PageLoad(Protocol):
+    """What the record reads of a page load (browser.PageLoad)."""
+
+    @property
+    def navigation_id(self) -> str: ...
+    @property
+    def dom(self) -> str | None: ...
+    @property
+    def screenshot(self) -> bytes | None: ...
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def over_allowance(self) -> int: ...
+    @property
+    def error(self) -> str | None: ...
+
 
 SCREENSHOT_TYPE = "image/png"
 DOM_TYPE = "text/html; charset=utf-8"

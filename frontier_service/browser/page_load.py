@@ -24,6 +24,7 @@ from frontier_service.browser.header_hashing import HeaderHasher
 from frontier_service.fetch.result import FetchErrorKind, FetchResult
 
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
+OVER_ALLOWANCE = "over the page's allowance"  # how the reason of such a refusal begins
 # Not passed on to Chromium: the body handed over is whole and decoded (unless body_encoding).
 _DROPPED_RESPONSE_HEADERS = frozenset({"content-length", "transfer-encoding", "connection",
                                        "keep-alive", "content-encoding"})
@@ -213,7 +214,7 @@ class _Recorder:
         if self.counted <= self.settings.max_requests_per_page:
             return None
         self.over_allowance += 1
-        return f"over the page's allowance of {self.settings.max_requests_per_page} requests"
+        return f"{OVER_ALLOWANCE} of {self.settings.max_requests_per_page} requests"
 
     def _record(self, request: BrowserRequest, result: FetchResult, *, started: float,
                 elapsed: float) -> RecordedRequest:

@@ -179,6 +179,10 @@ class BrowserPool:
         dying = asyncio.create_task(generation.dead.wait())
         try:
             await asyncio.wait({loading, dying}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the caller gave up (a drain's timeout): so does the load
+            loading.cancel()
+            await asyncio.wait({loading}, timeout=_CANCEL_WAIT_S)
+            raise
         finally:
             dying.cancel()
         if not loading.done():  # the browser died first: this load is lost with it

@@ -41,6 +41,7 @@ from frontier_service.archiving.archiver import ArchivedPage, Archiver
 from frontier_service.browser.crawl_fetch import UrlCheck
 from frontier_service.browser.header_hashing import HeaderHasher
 from frontier_service.browser.page_load import (
+    OVER_ALLOWANCE,
     BrowserRequest,
     BrowserSettings,
     Fetch,
@@ -64,6 +65,7 @@ from frontier_service.scope.drops import BEYOND_MAX_DEPTH
 
 log = logging.getLogger(__name__)
 
+RECORDED_OVER_ALLOWANCE = 100  # refusals past a page's allowance that its record lists
 SAMPLE = "sample"
 LEARNT = "learnt"
 _DOM_TYPE = "text/html"
@@ -182,16 +184,16 @@ class BrowserPages:
                      ": archived as fetched over HTTP" if mode == AUTO else "")
             if mode == AUTO:
                 return None
-            return await self._failed_load(item, result, load, why)
-        return await self._rendered(item, result, load, mode=mode, why=why)
+            return await self._failed_load(item, result, load=load, why=why)
+        return await self._rendered(item, result, load=load, mode=mode, why=why)
 
-    async def _rendered(self, item: Claimed, result: FetchResult, load: PageLoad, *, mode: str,
+    async def _rendered(self, item: Claimed, result: FetchResult, *, load: PageLoad, mode: str,
                         why: tuple[str, ...]) -> Rendered:
         depth = item.record.depth
         document, others = split_document(load)
         dom_links = await links_off_loop(_dom_result(result, load), max_assets=self._budget())
         if SAMPLE in why:
-            await self._learn(item, result, load, dom_links)
+            await self._learn(item, result, load=load, dom_links=dom_links)
         title = None if dom_links is None else dom_links.title
         archived = await self.archiver.archive_browser(
             result, item.record.url, depth, load=load, document_request=document,
@@ -206,7 +208,7 @@ class BrowserPages:
                     self.links.add(rest, depth, found_on=item.domain, kind=kind)
         return Rendered(archived, title)
 
-    async def _failed_load(self, item: Claimed, result: FetchResult, load: PageLoad,
+    async def _failed_load(self, item: Claimed, result: FetchResult, *, load: PageLoad,
                            why: tuple[str, ...]) -> Rendered:
         """`always`: the document and the failure recorded; the HTTP page's links queued."""
         depth = item.record.depth
@@ -224,7 +226,7 @@ class BrowserPages:
                     self.links.add(urls, depth, found_on=item.domain, kind=kind)
         return Rendered(archived, title)
 
-    async def _learn(self, item: Claimed, result: FetchResult, load: PageLoad,
+    async def _learn(self, item: Claimed, result: FetchResult, *, load: PageLoad,
                      dom_links: PageLinks | None) -> None:
         """A sample render that found links or images its HTTP page had not: the host needs
         the browser (this process renders its HTML pages from now on)."""
@@ -258,7 +260,8 @@ class BrowserPages:
         m = self.metrics
         m.browser_pages += 1
         m.browser_failures += load.dom is None
-        m.browser_requests += len(split_document(load)[1])
+        document, _ = split_document(load)
+        m.browser_requests += len(load.requests) - (document is not None)
         m.browser_refused += sum(r.refused is not None for r in load.requests)
         restarts = self.pool.stats().restarts
         self.visits.count("browser_pages")
@@ -278,11 +281,23 @@ class BrowserPages:
 
 
 def split_document(load: PageLoad) -> tuple[RecordedRequest | None, list[RecordedRequest]]:
-    """(the load's first main-document request, every other request in the order they began)."""
+    """(the load's first main-document request, every other request in the order they began).
+
+    Of the requests refused for going over the page's allowance, only the first
+    `RECORDED_OVER_ALLOWANCE` are kept (the record's `browser.over_allowance` counts them all):
+    a page that asks without end must not make a record without end."""
     document = next((r for r in load.requests
                      if r.is_navigation and r.resource_type == "document"), None)
     others = sorted((r for r in load.requests if r is not document), key=lambda r: r.started_at)
-    return document, others
+    over = 0
+    kept = []
+    for request in others:
+        if request.refused is not None and request.refused.startswith(OVER_ALLOWANCE):
+            over += 1
+            if over > RECORDED_OVER_ALLOWANCE:
+                continue
+        kept.append(request)
+    return document, kept
 
 
 def _dom_result(result: FetchResult, load: PageLoad) -> FetchResult:

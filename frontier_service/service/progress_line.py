@@ -23,7 +23,9 @@ def format_progress(metrics: CrawlMetrics, pages_per_s: float) -> str:
             f"queued {m.queued_domains}, releasing {m.releases_pending} "
             f"(checkpoint {m.checkpoint_ms} ms, claim {m.claim_round_ms} ms) | "
             f"errors {m.fetch_errors:,} disallowed {m.robots_disallowed:,} "
-            f"retired hosts {m.hosts_retired:,} | new URLs {m.urls_added:,}")
+            f"retired hosts {m.hosts_retired:,} | new URLs {m.urls_added:,}"
+            + (f" | browser {m.browser_pages:,} pages, {m.browser_failures:,} failed, "
+               f"{m.browser_restarts:,} restarts" if m.browser_pages else ""))
 
 
 IDLE_LINE_EVERY_S = 60.0  # while idle, a line a minute says so (not "0.0 pages/s" each time)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,11 +46,11 @@ def js_crawl_settings(data_dir: Path, redis_url: str, name: str, port: int,
     return crawler_settings(data_dir, redis_url, name, port, allowed_domains=(HOST,),
                             max_depth=3, min_delay_s=0.0, response_time_factor=0.0,
                             per_host_concurrency=2, browser_contexts=2, exit_when_idle_s=1.0,
-                            max_seconds=120.0, **changes)
+                            max_seconds=240.0, **changes)
 
 
 def run_js_crawl(web: TestWeb, redis_url: str, data_dir: Path, *,
-                 during: Callable[[CrawlerService], Awaitable[None]] | None = None,
+                 during: Callable[[CrawlerService], Coroutine[Any, Any, None]] | None = None,
                  **changes: Any) -> BrowserCrawl:
     """Crawl HOST's JavaScript site from its index to the end; `during(service)` runs beside
     the crawl (a fault to inject)."""

@@ -22,7 +22,15 @@ from archive_testkit.testweb.js_pages import (
     NEEDS_BROWSER,
     SCRIPT_ONLY_LINKS,
 )
+from frontier_service.browser.page_load import (
+    OVER_ALLOWANCE,
+    PageLoad,
+    RecordedRequest,
+    refused_result,
+)
 from frontier_service.browser.signals import SIGNALS
+from frontier_service.fetch.result import FetchResult
+from frontier_service.pages.browser_pages import RECORDED_OVER_ALLOWANCE, split_document
 from frontier_service.service.crawler_parts import DEFAULT_STORE
 from frontier_service.service.service import CrawlerService
 from tests.frontier_service.pages.browser_crawls import WEB, BrowserCrawl, run_js_crawl
@@ -149,3 +157,29 @@ def test_chromium_killed_mid_crawl_is_restarted_and_every_page_captured_once(
     rendered = [path for path in JS_PAGES if pages[path][0]["browser"]["dom"] is not None]
     assert len(rendered) + m.browser_failures == len(JS_PAGES)
     assert m.browser_failures <= 1  # at most a page whose retry the same kill also cut
+    # A page loaded again on the relaunched browser is answered its document from the HTTP
+    # fetch in hand again: no document was asked for twice.
+    asked = [path_of(r.path_qs) for r in crawl.requests]
+    assert all(asked.count(path) == 1 for path in JS_PAGES), asked
+
+
+@pytest.mark.unit
+def test_a_record_lists_only_the_first_refusals_past_the_allowance() -> None:
+    def request(n: int, refused: str | None) -> RecordedRequest:
+        url = f"http://h.test/{n}"
+        result = (refused_result(url, refused) if refused else
+                  FetchResult(url=url, final_url=url, status=200, body=b"x"))
+        return RecordedRequest(request_id=str(n), navigation_id="nav", method="GET", url=url,
+                               resource_type="document" if n == 0 else "fetch",
+                               is_navigation=n == 0, request_headers=(), result=result,
+                               started_at=float(n), elapsed_s=0.0, refused=refused)
+
+    over = f"{OVER_ALLOWANCE} of 2 requests"
+    requests = [request(0, None), request(1, None), request(2, "out of scope: domain not allowed"),
+                *(request(n, over) for n in range(3, 3 + RECORDED_OVER_ALLOWANCE + 50))]
+    load = PageLoad(url="http://h.test/0", final_url="http://h.test/0", navigation_id="nav",
+                    requests=tuple(reversed(requests)), dom="", screenshot=None, timed_out=False,
+                    over_allowance=RECORDED_OVER_ALLOWANCE + 50)
+    document, others = split_document(load)
+    assert document is requests[0]
+    assert others == requests[1:3 + RECORDED_OVER_ALLOWANCE]  # in the order they began

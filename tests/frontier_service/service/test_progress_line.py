@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from frontier_service.metrics import CrawlMetrics
-from frontier_service.service.progress_line import IdleLines, format_idle
+from frontier_service.service.progress_line import IdleLines, format_idle, format_progress
 
 pytestmark = pytest.mark.unit  # pure: no server, no process
 
@@ -33,3 +33,10 @@ def test_the_idle_line_names_what_the_crawl_waits_for() -> None:
     assert line.split(" | ")[0].endswith("exits after 10 s idle")
     assert "waiting for new URLs" in format_idle(CrawlMetrics(), idle_s=5)
     assert "2 domains leased" in format_idle(CrawlMetrics(frontier_leased_domains=2), idle_s=5)
+
+
+def test_the_progress_line_counts_browser_pages_only_when_there_are_some() -> None:
+    assert "browser" not in format_progress(CrawlMetrics(pages=5), 1.0)
+    line = format_progress(CrawlMetrics(pages=5, browser_pages=3, browser_failures=1,
+                                        browser_restarts=2), 1.0)
+    assert line.endswith("| browser 3 pages, 1 failed, 2 restarts")
