@@ -217,7 +217,7 @@ def _summary(stdout: str) -> dict[str, object]:
 
 HEADER = (f"{'site':<6} {'mode':<7} {'pages':>6} {'wall s':>7} {'window s':>8} {'pages/s':>8} "
           f"{'CPU s':>7} {'CPU ms/page':>11} {'Chromium CPU s':>14} {'rendered':>8} "
-          f"{'failed':>6} {'resources':>9}")
+          f"{'failed':>6} {'timed out':>9} {'resources':>9}")
 
 
 def row(result: ModeRun) -> str:
@@ -232,7 +232,7 @@ def row(result: ModeRun) -> str:
             f"{records.window_s:>8.2f} {(f'{rate:.1f}' if rate else '-'):>8} "
             f"{run.cpu_s:>7.1f} {(f'{per_page:.1f}' if per_page else '-'):>11} "
             f"{chromium:>14} {records.rendered:>8} {len(records.failed):>6} "
-            f"{len(records.resources):>9}")
+            f"{records.timed_out:>9} {len(records.resources):>9}")
     return line + (f"  [{result.note}]" if result.note else "")
 
 
