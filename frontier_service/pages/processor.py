@@ -13,6 +13,10 @@ Politeness rules carried out here:
 With a validator store (a crawl definition crawled again), a URL whose earlier body has an
 ETag or Last-Modified is asked conditionally; a 304 is archived as an unchanged capture of
 that body, whose links are read again from the store (this crawl has its own frontier).
+
+With the browser on (`--browser auto|always`), a document answered 2xx HTML may go on to be
+loaded in Chromium and archived from that load (browser_pages.py); the host's delay then
+counts from the load's end.
 """
 
 from __future__ import annotations
