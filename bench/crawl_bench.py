@@ -6,7 +6,7 @@
     .venv/bin/python bench/crawl_bench.py --case bomb          # bomb hosts beside a site
     .venv/bin/python bench/crawl_bench.py --case revisit       # a site again, 304s vs bodies
     .venv/bin/python bench/crawl_bench.py --case browser       # --browser always/auto/never
-    .venv/bin/python bench/crawl_bench.py --case browser --quick   # its smoke run (~1 min)
+    .venv/bin/python bench/crawl_bench.py --case browser --quick   # its smoke run (~2 min)
     .venv/bin/python bench/crawl_bench.py --case all           # every case (browser aside)
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
@@ -57,7 +57,7 @@ documentation site, each crawled to the end with the same seeds and limits: page
 pages/s, CPU per page of the crawler's whole process tree (Chromium included), browser pages
 rendered, resources captured (distinct answered URLs in the page records). Targets per site:
 auto captures >= 99% of always's resources and is >= 5x faster (pages/s); the case exits 1
-when one is missed. `--quick` for a smoke run. `--case all` leaves it out.
+when one is missed. `--quick` for a smoke run (exit 1 only when a crawl fails). `--case all` leaves it out.
 """
 
 from __future__ import annotations

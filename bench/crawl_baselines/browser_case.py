@@ -28,7 +28,9 @@ process_tree_cpu.py) with Chromium's share sampled.
 Per site: auto's coverage of always's resources (target >= 99%), never's too (no target),
 auto / always pages/s (target >= 5x), and the URLs always captured and auto did not (first
 20, with the page that asked and what for). The case exits 1 when a target is missed or a
-crawl fails.
+crawl fails (`--quick`, a smoke run of about 2 minutes: only when a crawl fails). A full run
+took 7.8 min on this 2-core VM with the load average at 4-6 (always: ~3.5 min of it on the
+mixed web, ~2 min on the docs site, whose 13,000-pixel full-page screenshots dominate).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class Sizes:
 
 
 FULL = Sizes(hosts=3, pages_per_host=20, docs_pages=40, docs_links=100)
-QUICK = Sizes(hosts=2, pages_per_host=6, docs_pages=12, docs_links=30)
+QUICK = Sizes(hosts=1, pages_per_host=5, docs_pages=6, docs_links=10)
 
 
 @dataclass(frozen=True)
@@ -352,4 +354,9 @@ def run_case(args: argparse.Namespace, work: Path) -> bool:
         passed = passed and met
         print("\n".join(lines), flush=True)
     print(f"browser case: {'all targets met' if passed else 'NOT all targets met'}", flush=True)
+    if args.quick:  # too small for the speed target (start-up and samples dominate)
+        crawled = all(r.ok for runs in results.values() for r in runs.values())
+        print(f"--quick: a smoke run, its sizes too small for the targets; exit status: every "
+              f"crawl {'succeeded' if crawled else 'did NOT succeed'}", flush=True)
+        return crawled
     return passed
