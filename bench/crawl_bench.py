@@ -5,7 +5,9 @@
     .venv/bin/python bench/crawl_bench.py --case single-host   # one website, us vs Scrapy
     .venv/bin/python bench/crawl_bench.py --case bomb          # bomb hosts beside a site
     .venv/bin/python bench/crawl_bench.py --case revisit       # a site again, 304s vs bodies
-    .venv/bin/python bench/crawl_bench.py --case all           # every case
+    .venv/bin/python bench/crawl_bench.py --case browser       # --browser always/auto/never
+    .venv/bin/python bench/crawl_bench.py --case browser --quick   # its smoke run (~2 min)
+    .venv/bin/python bench/crawl_bench.py --case all           # every case (browser aside)
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
 test web (its own process: the crawlers' CPU is measured apart from it) serves every
@@ -48,6 +50,14 @@ site (`--revisit-pages`) crawled once with `--revisit-of`, then, `--revisit-chan
 pages changed, crawled again from two copies of that data dir: with conditional requests and
 without. Pages/s, pages answered 200 / 304, body bytes received and bodies stored for each, and
 the ratios. No target (`--case all` leaves it out).
+
+Browser case (`--case browser`; bench/crawl_baselines/browser_case.py): `frontier-service run
+--browser always`, `auto` and `never` on a mixed test web (10% script-built pages) and on the
+documentation site, each crawled to the end with the same seeds and limits: pages, wall s,
+pages/s, CPU per page of the crawler's whole process tree (Chromium included), browser pages
+rendered, resources captured (distinct answered URLs in the page records). Targets per site:
+auto captures >= 99% of always's resources and is >= 5x faster (pages/s); the case exits 1
+when one is missed. `--quick` for a smoke run (exit 1 only when a crawl fails). `--case all` leaves it out.
 """
 
 from __future__ import annotations
@@ -74,7 +84,7 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
-from bench.crawl_baselines import bomb_case, revisit_case, single_host  # noqa: E402
+from bench.crawl_baselines import bomb_case, browser_case, revisit_case, single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
 TARGETS = {"pages_per_s": 600.0, "vs_ceiling": 0.6, "vs_scrapy": 3.0, "adds_per_s": 200_000.0,
@@ -325,12 +335,13 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "all"],
+    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser", "all"],
                         default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
                              "crawled to the end; bomb: a website with and without a bomb host; "
                              "revisit: a website crawled again with and without conditional "
-                             "requests")
+                             "requests; browser: --browser always, auto and never on a mixed "
+                             "web and the docs site")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
     parser.add_argument("--warmup", type=float, default=15.0)
@@ -349,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     single_host.add_arguments(parser)
     bomb_case.add_arguments(parser)
     revisit_case.add_arguments(parser)
+    browser_case.add_arguments(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     passed = True
@@ -361,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
             passed = bomb_case.run_case(args, work / "bomb") and passed
         if args.case == "revisit":
             passed = revisit_case.run_case(args, work / "revisit") and passed
+        if args.case == "browser":
+            passed = browser_case.run_case(args, work / "browser") and passed
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if passed else 1
