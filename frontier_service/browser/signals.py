@@ -77,6 +77,10 @@ class BrowserVerdict:
 
     needed: bool
     signals: tuple[str, ...]
+    # Whether the page runs any script at all (inline or a bundle): one that runs none looks
+    # the same in a browser (what its CSS loads, the HTTP crawl fetches too), so `auto`
+    # never spends a sample render on it.
+    scripted: bool = True
 
 
 def browser_signals(html: bytes | str, *, url: str) -> BrowserVerdict:
@@ -102,12 +106,12 @@ def browser_signals(html: bytes | str, *, url: str) -> BrowserVerdict:
         fired.append(LAZY_DATA_SRC)
     if bundle and _empty_body(tree):  # last: it strips the tree's invisible elements
         fired.append(EMPTY_BODY_WITH_BUNDLE)
-    return _verdict(fired)
+    return _verdict(fired, scripted=bool(inline.strip()) or bundle)
 
 
-def _verdict(fired: list[str]) -> BrowserVerdict:
+def _verdict(fired: list[str], *, scripted: bool) -> BrowserVerdict:
     signals = tuple(dict.fromkeys(fired))
-    return BrowserVerdict(needed=bool(signals), signals=signals)
+    return BrowserVerdict(needed=bool(signals), signals=signals, scripted=scripted)
 
 
 def _scripts(tree: LexborHTMLParser) -> tuple[str, bool]:

@@ -9,6 +9,8 @@ Every document URL is fetched over HTTP first, as without a browser. Its answer 
   host is still within its `samples` (pages rendered to check the signals, though none fired),
   or when a sample of its host found links or images its HTTP page did not have ("learnt":
   per host, in this process's memory only; another process, or the next run, learns anew).
+  Samples and learnt hosts apply only to pages that run a script (inline or a bundle): a page
+  with none looks the same in a browser, so it is never rendered without a signal.
   The reasons go into the record's `browser.signals` (signal names, "sample", "learnt").
 The page load is answered its main document from the HTTP fetch in hand (no second request
 for it); every other request goes through `fetch` (the crawl's scope, robots and Fetcher).
@@ -158,6 +160,8 @@ class BrowserPages:
         verdict = browser_signals(result.body, url=result.final_url)
         if verdict.needed:
             return mode, verdict.signals
+        if not verdict.scripted:  # no script runs: the browser would see what HTTP saw
+            return None
         if item.domain in self.learnt:
             return mode, (LEARNT,)
         if self.sampled[item.domain] < self.samples:

@@ -137,4 +137,17 @@ REACT_SHELL = '<!DOCTYPE html><html><body><div id="root"></div><script src="/bun
 ])
 def test_hand_written_pages(html: str | bytes, url: str, signals: tuple[str, ...]) -> None:
     verdict = browser_signals(html, url=url)
-    assert verdict == BrowserVerdict(needed=bool(signals), signals=signals)
+    assert (verdict.needed, verdict.signals) == (bool(signals), signals)
+
+
+@pytest.mark.parametrize(("html", "scripted"), [
+    ("<html><body><p>Plain text</p><a href='/a'>a</a></body></html>", False),
+    ('<html><head><script type="application/ld+json">{"@type": "Article"}</script></head>'
+     "<body><p>Data, not code</p></body></html>", False),
+    ("<html><body><script>   </script><p>An empty script runs nothing</p></body></html>", False),
+    ("<html><body><p>x</p><script>window.dataLayer = [];</script></body></html>", True),
+    ('<html><body><a href="/more">more</a><script src="/app.js"></script></body></html>', True),
+])
+def test_whether_a_page_runs_any_script(html: str, scripted: bool) -> None:
+    verdict = browser_signals(html, url="https://example.org/")
+    assert verdict.scripted is scripted and not verdict.needed
