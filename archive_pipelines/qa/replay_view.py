@@ -19,6 +19,7 @@ from playwright.async_api import Browser, Page, Request, Response, Route, WebSoc
 from playwright.async_api import Error as PlaywrightError
 
 from archive_pipelines.qa.resources import ReplayAnswer, is_local, stays_on
+from archive_pipelines.qa.screenshots import page_screenshot
 from archive_pipelines.qa.viewport import CAPTURE_VIEWPORT
 
 _SCROLL_STEP = """() => {
@@ -145,8 +146,7 @@ async def view_replay(browser: Browser, replay_url: str, *, origin: str,
         try:
             await page.goto(replay_url, wait_until="load", timeout=load.timeout_s * 1000)
             timed_out = not await _scroll_and_settle(page, traffic, load=load, deadline=deadline)
-            screenshot = await page.screenshot(full_page=True, type="png",
-                                               timeout=load.timeout_s * 1000)
+            screenshot = await page_screenshot(page, timeout_ms=load.timeout_s * 1000)
         except PlaywrightError as exc:
             error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return ReplayView(screenshot=screenshot, answers=traffic.answers(),

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from playwright.async_api import BrowserContext, Page, Route, WebSocketRoute
 from playwright.async_api import Error as PlaywrightError
 
+from archive_pipelines.qa.screenshots import page_screenshot
 from frontier_service.browser.header_hashing import HeaderHasher
 from frontier_service.fetch.result import FetchErrorKind, FetchResult
 
@@ -323,10 +324,11 @@ async def _capture(page: Page, timeout_s: float) -> tuple[str | None, bytes | No
     try:
         async with asyncio.timeout(timeout_s):
             dom = await page.content()
-            screenshot = await page.screenshot(full_page=True, type="png",
-                                               timeout=timeout_s * 1000)
+            screenshot = await page_screenshot(page, timeout_ms=timeout_s * 1000)
         return dom, screenshot, None
-    except (PlaywrightError, TimeoutError) as exc:
+    except TimeoutError:
+        return None, None, f"capture failed: the DOM and screenshot took over {timeout_s:g} s"
+    except PlaywrightError as exc:
         return None, None, f"capture failed: {_first_line(exc)}"
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from archive_pipelines.qa.screenshots import MAX_SCREENSHOT_HEIGHT
+from archive_pipelines.qa.viewport import CAPTURE_VIEWPORT
 from archive_testkit.testweb import TestWeb, serve_in_background
 from archive_testkit.testweb.asset_pages import MANY, MANY_IMAGES, SCRIPTED, SCRIPTED_IMAGES, asset_file
 from frontier_service.browser import BrowserSettings, HeaderHasher, PageLoad, header_secret, load_page
@@ -154,3 +156,19 @@ def test_cookies_reach_the_site_but_are_recorded_only_as_keyed_hashes(
         r.request_headers, r.result.request_headers, r.result.response_headers) for _, value in headers]
     assert len(stored) > 10
     assert not [value for value in stored if "s3rver-secret" in value or "clientside-secret" in value]
+
+
+def test_a_very_tall_page_is_shot_to_ten_screens_and_its_dom_kept_whole(web: TestWeb) -> None:
+    rows = "".join(f'<div style="height: 100px">row {n}</div>' for n in range(300))  # 30,000 px
+    pages = {"/tall.html": html(f"<html><body style='margin: 0'>{rows}</body></html>")}
+
+    async def main() -> PageLoad:
+        async with page_server(pages) as own, crawl_browser(web.port, own.port) as (context, fetch):
+            return await load_page(context, f"http://{OWN}:{own.port}/tall.html", fetch=fetch,
+                                   settings=BrowserSettings(max_scroll_steps=2, idle_s=0.2),
+                                   hasher=HASHER)
+
+    load = asyncio.run(main())
+    assert load.error is None and load.screenshot is not None and load.dom is not None
+    assert png_size(load.screenshot) == (CAPTURE_VIEWPORT[0], MAX_SCREENSHOT_HEIGHT)
+    assert "row 299" in load.dom
