@@ -161,7 +161,8 @@ def test_checks_block_what_they_guard_with_their_severity() -> None:
                 for key in repo.asset_graph.asset_check_keys}
     assert blocking == {"captures_complete": True, "blob_files_present": True,
                         "ref_counts_exact": False, "view_links_healthy": False,
-                        "replication_policy_met": False, "crawl_taken": False}
+                        "replication_policy_met": False, "crawl_taken": False,
+                        "capture_qa": False}
 
 
 def test_a_failed_blocking_check_stops_the_views_of_the_run(
