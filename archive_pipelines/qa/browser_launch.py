@@ -1,8 +1,8 @@
 """Headless Chromium for the capture check, started as the crawler starts it: it resolves and
 connects nothing but the replay server.
 
-The crawler's switches (frontier_service/browser/chromium.py; a test keeps the two lists
-equal, since the domain does not import the crawler) close the ways around the request route:
+`NO_NETWORK_SWITCHES` (the crawler's Chromium, frontier_service/browser/chromium.py, starts
+with the same ones and its own resolver rule) close the ways around the request route:
 background networking, component updates, sync, safe browsing, metrics, prefetching, WebRTC's
 own UDP. Its host resolver maps one made-up name, `REPLAY_NAME`, to the replay server's
 address and port, and answers NOTFOUND for every other name and every IP literal (the replay
@@ -50,18 +50,20 @@ class ChromiumMissing(RuntimeError):
     """No usable Chromium: the message says what to install or set."""
 
 
-def find_chromium(executable: str | Path | None = None) -> str:
-    """The Chromium to start: `executable` (the `qa.chromium` setting), else $CHROMIUM, else
-    `chromium` on the PATH."""
+def find_chromium(executable: str | Path | None = None, *, needed_for: str = "checking captures",
+                  setting: str = "qa.chromium in archive.toml") -> str:
+    """The Chromium to start: `executable` (a setting), else $CHROMIUM, else `chromium` on
+    the PATH; ChromiumMissing naming what needs it (`needed_for`) and where to set it."""
     found = str(executable) if executable else (
         os.environ.get(CHROMIUM_ENV) or next(filter(None, map(shutil.which, _CANDIDATES)), None))
+    also = f" or {setting}" if setting else ""
     if not found:
-        raise ChromiumMissing("checking captures needs Chromium: install Debian's package "
-                              f"(`apt-get install chromium`), set {CHROMIUM_ENV}=/path/to/chromium "
-                              "or qa.chromium in archive.toml")
+        raise ChromiumMissing(f"{needed_for} needs Chromium: install Debian's package "
+                              f"(`apt-get install chromium`), set {CHROMIUM_ENV}=/path/to/chromium"
+                              f"{also}")
     if not (os.path.isfile(found) and os.access(found, os.X_OK)):
         raise ChromiumMissing(f"{found} is not an executable Chromium: install Debian's `chromium` "
-                              f"or set {CHROMIUM_ENV} (or qa.chromium) to one")
+                              f"or set {CHROMIUM_ENV}{also} to one")
     return found
 
 

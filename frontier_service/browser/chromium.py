@@ -10,54 +10,24 @@ Service workers are blocked on every context (`new_context`): their fetches bypa
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
 from playwright.async_api import Browser, BrowserContext, Playwright
 
+from archive_pipelines.qa.browser_launch import NO_NETWORK_SWITCHES
+from archive_pipelines.qa.browser_launch import ChromiumMissing as ChromiumMissing  # re-exported
+from archive_pipelines.qa.browser_launch import find_chromium as find_qa_chromium
 from archive_pipelines.qa.viewport import CAPTURE_VIEWPORT
 
-CHROMIUM_ENV = "CHROMIUM"
-_CANDIDATES = ("chromium", "chromium-browser")
-
-# Each switch closes one way Chromium reaches the network without asking the route.
-NO_NETWORK_ARGS: tuple[str, ...] = (
-    "--host-resolver-rules=MAP * ~NOTFOUND",  # no name, no IP literal resolves by itself
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-default-apps",
-    "--disable-domain-reliability",
-    "--disable-client-side-phishing-detection",
-    "--disable-breakpad",
-    "--metrics-recording-only",
-    "--no-pings",
-    "--disable-features=OptimizationHints,Translate,MediaRouter,DialMediaRouteProvider,"
-    "AutofillServerCommunication,CertificateTransparencyComponentUpdater,NetworkPrediction",
-    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-    "--force-webrtc-ip-handling-policy",
-    "--disable-dev-shm-usage",
-)
-
-
-class ChromiumMissing(RuntimeError):
-    """No usable Chromium: the message says what to install or set."""
+# Each switch closes one way Chromium reaches the network without asking the route: no name
+# and no IP literal resolves by itself, and the switches QA's replay check starts with too.
+NO_NETWORK_ARGS: tuple[str, ...] = ("--host-resolver-rules=MAP * ~NOTFOUND", *NO_NETWORK_SWITCHES)
 
 
 def find_chromium(executable: str | Path | None = None) -> str:
     """The Chromium to start: `executable`, else $CHROMIUM, else `chromium` on the PATH."""
-    found = str(executable) if executable else (
-        os.environ.get(CHROMIUM_ENV) or next(filter(None, map(shutil.which, _CANDIDATES)), None))
-    if not found:
-        raise ChromiumMissing("browser capture needs Chromium: install Debian's package "
-                              f"(`apt-get install chromium`) or set {CHROMIUM_ENV}=/path/to/chromium")
-    if not (os.path.isfile(found) and os.access(found, os.X_OK)):
-        raise ChromiumMissing(f"{found} is not an executable Chromium: install Debian's `chromium` "
-                              f"or set {CHROMIUM_ENV} to one")
-    return found
+    return find_qa_chromium(executable, needed_for="browser capture", setting="")
 
 
 def chromium_args(extra: Sequence[str] = ()) -> list[str]:

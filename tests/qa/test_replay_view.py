@@ -89,7 +89,7 @@ def test_requests_beyond_the_server_are_refused_and_listed_as_leaks() -> None:
 
 def test_the_launch_switches_are_the_crawlers_but_the_replay_host_resolves() -> None:
     crawler = [arg for arg in NO_NETWORK_ARGS if not arg.startswith("--host-resolver-rules")]
-    assert list(NO_NETWORK_SWITCHES) == crawler
+    assert list(NO_NETWORK_SWITCHES) == crawler  # one list: the crawler's are these
     args = chromium_args("127.0.0.1", 8123)
     assert args[0] == ("--host-resolver-rules=MAP replay.qa.invalid 127.0.0.1:8123, "
                        "MAP * ~NOTFOUND")
