@@ -19,14 +19,8 @@ from playwright.async_api import Browser, Page, Request, Response, Route, WebSoc
 from playwright.async_api import Error as PlaywrightError
 
 from archive_pipelines.qa.resources import ReplayAnswer, is_local, stays_on
-from archive_pipelines.qa.screenshots import page_screenshot
+from archive_pipelines.qa.screenshots import SCROLL_STEP, page_screenshot
 from archive_pipelines.qa.viewport import CAPTURE_VIEWPORT
-
-_SCROLL_STEP = """() => {
-  window.scrollBy(0, window.innerHeight);
-  const root = document.scrollingElement || document.documentElement;
-  return window.scrollY + window.innerHeight >= root.scrollHeight - 1;
-}"""
 
 
 @dataclass(frozen=True)
@@ -165,7 +159,7 @@ async def _scroll_and_settle(page: Page, traffic: _Traffic, *, load: ReplayLoad,
         if time.monotonic() >= deadline:
             return False
         try:
-            at_bottom = await page.evaluate(_SCROLL_STEP)
+            at_bottom = await page.evaluate(SCROLL_STEP)
         except PlaywrightError:
             break
         await asyncio.sleep(load.scroll_pause_s)

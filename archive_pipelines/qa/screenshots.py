@@ -1,4 +1,7 @@
-"""The full-page screenshot of a capture, taken alike at capture time and in QA's replay.
+"""How a capture's page is scrolled and shot, alike at capture time and in QA's replay.
+
+`SCROLL_STEP` scrolls one viewport down and says whether the bottom is reached (lazy content
+loads as it comes into view).
 
 A page taller than `MAX_SCREENSHOT_HEIGHT` CSS pixels is shot from its top to that height:
 a full-page PNG of a 13,600-pixel documentation page took 3-4 s of CPU to encode (most of a
@@ -13,6 +16,12 @@ from playwright.async_api import Page
 from archive_pipelines.qa.viewport import CAPTURE_VIEWPORT
 
 MAX_SCREENSHOT_HEIGHT = 10 * CAPTURE_VIEWPORT[1]  # CSS pixels: ten screens
+
+SCROLL_STEP = """() => {
+  window.scrollBy(0, window.innerHeight);
+  const root = document.scrollingElement || document.documentElement;
+  return window.scrollY + window.innerHeight >= root.scrollHeight - 1;
+}"""
 
 _PAGE_HEIGHT = """() => Math.max(
   document.documentElement ? document.documentElement.scrollHeight : 0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Sequence
@@ -140,25 +141,10 @@ class Archiver:
         )
         # No await from here on: the record and its counts land in the same segment.
         self.index_writer.add(record)
-        done = [put for put in puts if put is not None]
-        counts = self._counts
-        counts.pages += 1
-        counts.bytes += sum(put.size for put in done)
-        counts.stored_bytes += sum(put.stored_bytes for put in done)
-        counts.new_blobs += sum(put.created for put in done)
-        counts.errors += fetch_result.error is not None
-        page_put = puts[0]
-        return ArchivedPage(
-            page_url=page_url,
-            final_url=fetch_result.final_url,
-            status=fetch_result.status,
-            depth=depth,
-            body_sha256=(revisit_of.sha256 if revisit_of is not None
-                         else None if page_put is None else page_put.sha256),
-            bytes=sum(put.size for put in done),
-            new_blobs=sum(put.created for put in done),
-            error=fetch_result.error,
-        )
+        archived = self._count(puts, fetch_result, puts[0], page_url=page_url, depth=depth)
+        if revisit_of is not None:  # nothing stored: the page stands for the earlier body
+            archived = dataclasses.replace(archived, body_sha256=revisit_of.sha256)
+        return archived
 
     async def archive_browser(
         self,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from playwright.async_api import BrowserContext, Page, Route, WebSocketRoute
 from playwright.async_api import Error as PlaywrightError
 
-from archive_pipelines.qa.screenshots import page_screenshot
+from archive_pipelines.qa.screenshots import SCROLL_STEP, page_screenshot
 from frontier_service.browser.header_hashing import HeaderHasher
 from frontier_service.fetch.result import FetchErrorKind, FetchResult
 
@@ -29,11 +29,6 @@ OVER_ALLOWANCE = "over the page's allowance"  # how the reason of such a refusal
 # Not passed on to Chromium: the body handed over is whole and decoded (unless body_encoding).
 _DROPPED_RESPONSE_HEADERS = frozenset({"content-length", "transfer-encoding", "connection",
                                        "keep-alive", "content-encoding"})
-_SCROLL_STEP = """() => {
-  window.scrollBy(0, window.innerHeight);
-  const root = document.scrollingElement || document.documentElement;
-  return window.scrollY + window.innerHeight >= root.scrollHeight - 1;
-}"""
 
 
 @dataclass(frozen=True)
@@ -310,7 +305,7 @@ async def _scroll_and_settle(page: Page, recorder: _Recorder, deadline: float) -
         if time.monotonic() >= deadline:
             return False
         try:
-            at_bottom = await page.evaluate(_SCROLL_STEP)
+            at_bottom = await page.evaluate(SCROLL_STEP)
         except PlaywrightError:
             break  # navigated away mid-step: the settle below still waits for its requests
         await asyncio.sleep(settings.scroll_pause_s)
