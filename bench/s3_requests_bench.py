@@ -21,11 +21,9 @@ from __future__ import annotations
 import argparse
 import io
 import math
-import os
 import random
 import statistics
 import sys
-import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus_content import CSS_TOKENS, JPEG, JS_TOKENS, PNG, binary, html_page, text  # noqa: E402
+from s3_endpoint import bench_bucket  # noqa: E402
 
 from archive_pipelines.blobstore import S3BlobStore  # noqa: E402
 from archive_pipelines.blobstore.s3_requests import (  # noqa: E402
@@ -42,7 +41,6 @@ from archive_pipelines.blobstore.s3_requests import (  # noqa: E402
     WRITE_TIER_PRICE,
     request_cost,
 )
-from archive_testkit.servers import LocalMotoServer  # noqa: E402
 from frontier_service.archiving.archiver import _put_deduplicated  # noqa: E402
 
 PRICES_SOURCE = ("S3 Standard, us-east-1 list prices as quoted on 2026-11-28 by c3x.dev "
@@ -161,18 +159,7 @@ def cost_per_million(counts: dict[str, float]) -> float:
 
 def main() -> int:
     args = parse_args()
-    endpoint = os.environ.get("S3_ENDPOINT_URL")
-    moto = None if endpoint else LocalMotoServer().start()
-    endpoint = endpoint or (moto.url if moto else "")
-    for var, value in (("AWS_ACCESS_KEY_ID", "bench"), ("AWS_SECRET_ACCESS_KEY", "bench"),
-                       ("AWS_DEFAULT_REGION", "us-east-1")):
-        os.environ.setdefault(var, value)
-    try:
-        import boto3
-
-        bucket = f"requests-{uuid.uuid4().hex[:8]}"
-        boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(
-            Bucket=bucket)
+    with bench_bucket("requests") as (endpoint, bucket):
         bodies = make_bodies(args.bodies, args.seed)
         print(f"s3 requests bench {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; S3 = moto_server at "
               f"{endpoint}; requests counted by S3BlobStore.request_counts (before-send)")
@@ -195,9 +182,6 @@ def main() -> int:
                 results[codec, strategy]["_mean"] = {"stored": mean_stored}
         print_costs(results)
         return 0
-    finally:
-        if moto is not None:
-            moto.stop()
 
 
 def print_costs(results: dict[tuple[str, str], dict[str, dict[str, float]]]) -> None:

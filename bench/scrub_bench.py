@@ -23,7 +23,6 @@ import random
 import statistics
 import sys
 import time
-import uuid
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from s3_endpoint import bench_bucket  # noqa: E402
 from settle import remove_tree  # noqa: E402
 from sqlalchemy import insert  # noqa: E402
 
@@ -52,7 +52,6 @@ from archive_pipelines.settings import (  # noqa: E402
     StoreSettings,
 )
 from archive_pipelines.storage.assembly import open_catalog, open_storage  # noqa: E402
-from archive_testkit.servers import LocalMotoServer  # noqa: E402
 
 WORK = ROOT / "bench" / ".work" / "scrub"
 MIB = 1 << 20
@@ -110,11 +109,11 @@ def make_blobs(settings: Settings, n_small: int, n_large: int, large_mb: int) ->
     now = datetime.now(UTC)
     store_id = parts.primary.store_id  # before the session: it writes the store's row
     with parts.catalog.transaction() as tx:
-        tx.execute(insert(Blob), [
+        tx.session.execute(insert(Blob), [
             {"id": i, "sha256": sha, "size": size, "ref_count": 1, "created_at": now,
              "mime_type": "application/octet-stream"}
             for i, (sha, size) in enumerate(rows.items(), start=1)])
-        tx.execute(insert(BlobCopy), [
+        tx.session.execute(insert(BlobCopy), [
             {"blob_id": i, "store_id": store_id, "status": "present", "mtime": now}
             for i in range(1, len(rows) + 1)])
     parts.close()
@@ -155,18 +154,7 @@ def main() -> int:
     remove_tree(WORK)
     data_dir = WORK / "data"
     data_dir.mkdir(parents=True)
-    endpoint = os.environ.get("S3_ENDPOINT_URL")
-    moto = None if endpoint else LocalMotoServer().start()
-    endpoint = endpoint or (moto.url if moto else "")
-    for var, value in (("AWS_ACCESS_KEY_ID", "bench"), ("AWS_SECRET_ACCESS_KEY", "bench"),
-                       ("AWS_DEFAULT_REGION", "us-east-1")):
-        os.environ.setdefault(var, value)
-    try:
-        import boto3
-
-        bucket = f"scrub-{uuid.uuid4().hex[:8]}"
-        boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(
-            Bucket=bucket)
+    with bench_bucket("scrub") as (endpoint, bucket):
         settings = Settings(
             data_dir=data_dir, catalog=CatalogSettings(),
             replication=ReplicationSettings(retention=4, copier_width=args.width),
@@ -227,9 +215,6 @@ def main() -> int:
                      if store == "s3" else "")
             print(f"  {store:<12} {report.checked:,} copies in {report.seconds:.2f} s "
                   f"({report.objects_per_second:,.0f} objects/s){extra}")
-    finally:
-        if moto is not None:
-            moto.stop()
         if not args.keep:
             remove_tree(WORK)
     return 0
