@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import abc
+import contextlib
 import hashlib
 import io
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -98,6 +100,64 @@ class BlobStore(abc.ABC):
     @abc.abstractmethod
     def local_path(self, sha256: str) -> Path | None:
         """Absolute path of the blob's file in a local store, whether present or not; else None."""
+
+    # Durability: a local store batches its fsyncs (`deferred_sync`, then `sync`); an object
+    # store's put is durable once acknowledged, so these are no-ops there.
+
+    def deferred_sync(self) -> contextlib.AbstractContextManager[None]:
+        """Batch mode: puts may skip per-object syncs until `sync()`."""
+        return contextlib.nullcontext()
+
+    def sync(self) -> None:
+        """Make every object written so far durable."""
+
+    def sync_pending(self) -> None:
+        """`sync()` if anything was written in deferred mode since the last sync."""
+
+    def read_range(self, sha256: str, offset: int, length: int) -> bytes:
+        """Up to `length` raw bytes of the blob from `offset` (fewer at its end); BlobNotFound
+        if absent. Unverified (a part cannot be checked against the whole blob's hash): the
+        reader of a record inside a stored WARC. Backends of the raw codec read just the
+        range; this fallback decodes from the start."""
+        if offset < 0 or length < 0:
+            raise ValueError(f"bad range: offset {offset}, length {length}")
+        with self.open(sha256) as reader:
+            left = offset
+            while left > 0:
+                skipped = reader.read(min(left, 1 << 20))
+                if not skipped:
+                    return b""
+                left -= len(skipped)
+            parts: list[bytes] = []
+            while length > 0 and (chunk := reader.read(min(length, 1 << 20))):
+                parts.append(chunk)
+                length -= len(chunk)
+        return b"".join(parts)
+
+    @contextlib.contextmanager
+    def local_copy(self, sha256: str, *, spool_dir: Path | None = None) -> Iterator[Path]:
+        """A local file holding the blob's raw bytes, for readers that need a path (a WARC
+        read record by record, an archive opened by a library): the blob's own file in a
+        local raw store, else a verified temporary copy in `spool_dir` (default: the system
+        temp dir), removed on exit. BlobNotFound if absent; BlobIntegrityError if the copy
+        does not hash to `sha256`."""
+        path = self.local_path(sha256)
+        if path is not None and self.codec == "raw":
+            if not path.is_file():
+                raise BlobNotFound(f"{self._label(sha256)} not found ({path})")
+            yield path
+            return
+        digest = hashlib.sha256()
+        with tempfile.NamedTemporaryFile(prefix=".blob-", dir=spool_dir) as spool:
+            with self.open(sha256) as reader:
+                while chunk := reader.read(1 << 20):
+                    digest.update(chunk)
+                    spool.write(chunk)
+            spool.flush()
+            if digest.hexdigest() != sha256:
+                detail = f"hash mismatch: got {digest.hexdigest()[:16]}.."
+                raise BlobIntegrityError(f"{self._label(sha256)}: {detail}", detail=detail)
+            yield Path(spool.name)
 
     def check(self, sha256: str, *, expected_size: int | None = None,
               keep_up_to: int = 0) -> CheckResult:

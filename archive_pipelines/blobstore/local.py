@@ -198,6 +198,20 @@ class LocalBlobStore(BlobStore):
     def iter_hashes(self, prefix: str = "") -> Iterator[str]:
         return self.tree.iter_hashes(prefix)
 
+    def read_range(self, sha256: str, offset: int, length: int) -> bytes:
+        if self.codec != "raw":
+            return super().read_range(sha256, offset, length)
+        if offset < 0 or length < 0:
+            raise ValueError(f"bad range: offset {offset}, length {length}")
+        try:
+            fd = os.open(self.tree.object_path(sha256), os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise BlobNotFound(f"{self._label(sha256)} not found") from None
+        try:
+            return os.pread(fd, length, offset)
+        finally:
+            os.close(fd)
+
     def remove_stale_temp_files(self, max_age_seconds: float = 24 * 3600) -> int:
         """Delete temp files left by killed writers (never visible as blobs). Returns the count."""
         self._require_writable("remove temp files")

@@ -331,6 +331,29 @@ class S3BlobStore(BlobStore):
         return open_decoded(cast(BinaryIO, body), codec=self.codec, max_size=max_size,
                             label=self._label(sha256))
 
+    def read_range(self, sha256: str, offset: int, length: int) -> bytes:
+        """One ranged GetObject for the raw codec (see `BlobStore.read_range`)."""
+        if self.codec != "raw":
+            return super().read_range(sha256, offset, length)
+        if offset < 0 or length < 0:
+            raise ValueError(f"bad range: offset {offset}, length {length}")
+        if length == 0:
+            return b""
+        key = self.object_key(sha256)
+        with self._errors(f"reading blob {sha256}"):
+            try:
+                response = self._client.get_object(Bucket=self.bucket, Key=key,
+                                                    Range=f"bytes={offset}-{offset + length - 1}")
+            except ClientError as exc:
+                if error_code(exc) in ("NoSuchKey", "404"):
+                    raise BlobNotFound(f"{self._label(sha256)} not found "
+                                       f"(s3://{self.bucket}/{key})") from None
+                if error_code(exc) == "InvalidRange":  # at or past the end
+                    return b""
+                raise
+            self._bucket_seen = True
+            return bytes(response["Body"].read())
+
     def delete(self, sha256: str) -> bool:
         self._require_writable(f"delete blob {sha256}")
         if not self.exists(sha256):

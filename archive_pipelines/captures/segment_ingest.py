@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archive_pipelines.blobstore import LocalBlobStore
+from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.captures.record_parser import RecordRefused, parse_record
 from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, find_segments, read_segment
 from archive_pipelines.captures.views import ViewCapture, capture_links
@@ -177,7 +177,7 @@ class CapturePrimary:
     """Where crawled bodies are: the primary store (`store_id` its catalog row), and the
     view farm whose aliases every blob gets."""
 
-    store: LocalBlobStore
+    store: BlobStore
     store_id: int
     farm: ViewFarm
     views: tuple[str, ...] = ()  # views the captures appear in (`[crawl] views`)

@@ -209,13 +209,7 @@ class PairGuard:
 def _ensure_store_row(catalog: Catalog, config: StoreSettings, settings: Settings) -> int:
     with catalog.transaction() as tx:
         return tx.copies.ensure_store(name=config.name, kind=config.kind,
-                            location=_location(config, settings), codec=config.codec)
-
-
-def _location(config: StoreSettings, settings: Settings) -> str:
-    if config.kind == "local":
-        return str(settings.local_path(config.path))
-    return f"s3://{config.bucket}/{config.prefix}".rstrip("/")
+                            location=settings.store_location(config), codec=config.codec)
 
 
 def _probe(replica: ReplicaStore, store: BlobStore) -> None:

@@ -409,10 +409,37 @@ class Settings(_Section):
                 f"storage.primary = {self.storage.primary!r} names no configured store"
             )
         primary = self.store(self.storage.primary)
-        if primary.kind != "local" or primary.codec != "raw":
-            raise ValueError("storage.primary must be a local store with codec raw "
-                             "(views are symlinks that must open the bytes as they are)")
+        if primary.codec != "raw":
+            raise ValueError("storage.primary must have codec raw: views open its files as "
+                             "they are, and a record inside a stored WARC is read as a byte "
+                             "range (replicas may be zstd)")
+        if primary.kind == "s3":
+            self._no_views_on_object_store()
         return self
+
+    def _no_views_on_object_store(self) -> None:
+        """An S3 primary has no files to link to: no symlink views (browse through the
+        replay server). Left unset, `[views] enabled` becomes empty; asked for, an error."""
+        if "enabled" in self.views.model_fields_set and self.views.enabled:
+            raise ValueError("[views] enabled must be empty with an S3 primary store: the "
+                             "symlink views link to files on a local disk (browse through "
+                             "`archive-pipelines replay` instead)")
+        if self.crawl.views:
+            raise ValueError("[crawl] views must be empty with an S3 primary store (no "
+                             "symlink views)")
+        if self.views.enabled:
+            object.__setattr__(self, "views", self.views.model_copy(update={"enabled": []}))
+
+    def store_location(self, config: StoreSettings) -> str:
+        """How the catalog names a store's place: its folder, or `s3://bucket[/prefix]`."""
+        if config.kind == "local":
+            return str(self.local_path(config.path))
+        return f"s3://{config.bucket}/{config.prefix}".rstrip("/")
+
+    @property
+    def primary_is_local(self) -> bool:
+        """Whether the primary is a folder on this machine (symlink views, hard links)."""
+        return self.primary_store.kind == "local"
 
     def store(self, name: str) -> StoreSettings:
         for store in self.stores:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from archive_pipelines.blobstore import LocalBlobStore, open_store
+from archive_pipelines.blobstore import open_store
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import Settings
@@ -46,20 +46,16 @@ def open_catalog(settings: Settings, *, shared: bool = False) -> Catalog:
 
 def open_primary(settings: Settings, catalog: Catalog) -> PrimaryStore:
     """The primary store of the settings, opened and registered in the catalog on first use."""
-    root = settings.local_path(settings.primary_store.path)
-
-    def open_local() -> LocalBlobStore:
-        store = open_store(settings.primary_store, settings.data_dir)
-        assert isinstance(store, LocalBlobStore)  # the settings allow only a local primary
-        return store
+    config = settings.primary_store
+    root = settings.local_path(config.path) if config.kind == "local" else None
+    location = settings.store_location(config)
 
     def find_store_id() -> int:
-        store = settings.primary_store
         with catalog.transaction() as tx:
-            return tx.copies.ensure_store(name=store.name, kind=store.kind,
-                                location=str(root), codec=store.codec)
+            return tx.copies.ensure_store(name=config.name, kind=config.kind,
+                                          location=location, codec=config.codec)
 
-    return PrimaryStore(root, open_local, find_store_id)
+    return PrimaryStore(root, lambda: open_store(config, settings.data_dir), find_store_id)
 
 
 def open_views(settings: Settings, primary: PrimaryStore,

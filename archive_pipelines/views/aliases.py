@@ -33,9 +33,11 @@ class AliasIndex:
         """Where the alias of `sha256` with extension `ext` is (whether or not it exists)."""
         return self._prefix + blob_alias(sha256, ext)
 
-    def ensure(self, sha256: str, blob_path: Path | str, *, ext: str = "") -> str:
+    def ensure(self, sha256: str, blob_path: Path | str | None, *, ext: str = "") -> str:
         """Hard-link the blob file under its alias (the one with `ext`).
         Returns created|ok|fixed|missing_blob."""
+        if blob_path is None:
+            return "missing_blob"
         alias = self.path(sha256, ext)
         for _attempt in range(2):
             try:
@@ -57,15 +59,15 @@ class AliasIndex:
         os.link(blob_path, alias)
         return "created"
 
-    def is_ok(self, sha256: str, blob_path: Path | str, *, ext: str = "") -> bool:
+    def is_ok(self, sha256: str, blob_path: Path | str | None, *, ext: str = "") -> bool:
         """Whether the alias of `sha256` (the one with `ext`) is a hard link of `blob_path`."""
-        return same_file(self.path(sha256, ext), blob_path)
+        return blob_path is not None and same_file(self.path(sha256, ext), blob_path)
 
     def extensions(self, sha256: str) -> list[str]:
         """The extensions of the aliases `sha256` has ("" for the plain one)."""
         return [ext for ext in _ALL_EXTENSIONS if os.path.lexists(self.path(sha256, ext))]
 
-    def refresh(self, sha256: str, blob_path: Path | str) -> list[str]:
+    def refresh(self, sha256: str, blob_path: Path | str | None) -> list[str]:
         """Make every alias `sha256` has, and its plain one, hard links of `blob_path` again
         (after the blob file was replaced: restored from a replica or an alias). Returns the
         extensions of the aliases that were missing or stale."""
@@ -93,6 +95,37 @@ class AliasIndex:
             if fan.is_dir(follow_symlinks=False):
                 with os.scandir(fan.path) as entries:
                     yield from (e.path for e in entries if e.is_file(follow_symlinks=False))
+
+
+class NoAliases(AliasIndex):
+    """The alias index of a primary that is not a local folder (an S3 bucket): no view links
+    into it (the settings allow none), so there is nothing to make, check or remove."""
+
+    def __init__(self) -> None:  # no folder (the view farm refuses to anchor a view)
+        self.root = Path("/nonexistent")
+        self._prefix = ""
+
+    def path(self, sha256: str, ext: str = "") -> str:
+        raise RuntimeError("the primary store is not a local folder: it has no alias index "
+                           "(and no symlink views)")
+
+    def ensure(self, sha256: str, blob_path: Path | str | None, *, ext: str = "") -> str:
+        return "ok"
+
+    def is_ok(self, sha256: str, blob_path: Path | str | None, *, ext: str = "") -> bool:
+        return True
+
+    def extensions(self, sha256: str) -> list[str]:
+        return []
+
+    def refresh(self, sha256: str, blob_path: Path | str | None) -> list[str]:
+        return []
+
+    def remove(self, sha256: str) -> list[str]:
+        return []
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:

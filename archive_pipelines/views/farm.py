@@ -19,7 +19,7 @@ from collections.abc import Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
 
-from archive_pipelines.views.aliases import AliasIndex
+from archive_pipelines.views.aliases import AliasIndex, NoAliases
 from archive_pipelines.views.paths import ANCHOR, alias_extension, link_target
 
 
@@ -38,10 +38,12 @@ class ViewFarm:
     """Symlinks from archive/<view path> into the primary store. Writes stay in archive/
     and in the store's alias index (`aliases`)."""
 
-    def __init__(self, archive_root: Path, store_root: Path) -> None:
+    def __init__(self, archive_root: Path, store_root: Path | None) -> None:
+        """`store_root` None: the primary is not a local folder (S3); the farm then has no
+        alias index (`NoAliases`) and no view may be enabled (the settings see to it)."""
         self.archive_root = Path(os.path.abspath(archive_root))
-        self.store_root = Path(os.path.abspath(store_root))
-        self.aliases = AliasIndex(self.store_root)
+        self.store_root = Path(os.path.abspath(store_root)) if store_root is not None else None
+        self.aliases = AliasIndex(self.store_root) if self.store_root is not None else NoAliases()
         self._root = str(self.archive_root) + "/"
         self._anchored: set[str] = set()
         self._made: set[str] = set()  # folders this farm made lately (`_make_parents`)
@@ -62,6 +64,9 @@ class ViewFarm:
                 self._anchored.add(view)
 
     def _make_anchor(self, view: str) -> None:
+        if self.store_root is None:
+            raise RuntimeError(f"view {view!r}: the primary store is not a local folder (an S3 "
+                               "primary has no symlink views)")
         view_root = self.archive_root / view
         view_root.mkdir(parents=True, exist_ok=True)
         anchor = view_root / ANCHOR

@@ -17,7 +17,7 @@ class ViewSet:
     `all_enabled`, whichever subset `enabled` is.
     """
 
-    def __init__(self, archive_root: Path, store_root: Path, enabled: tuple[str, ...],
+    def __init__(self, archive_root: Path, store_root: Path | None, enabled: tuple[str, ...],
                  *, all_enabled: tuple[str, ...] | None = None,
                  crawl: tuple[str, ...] = ()) -> None:
         self.archive_root, self.store_root = archive_root, store_root

@@ -217,3 +217,39 @@ def test_a_read_only_store(make_store: MakeStore, store_kind: str, tmp_path: Pat
     assert _read_all(store, stored) == b"already there"
     assert store.check(stored).status == "ok"
     assert list(store.iter_hashes()) == [stored]
+
+
+@pytest.mark.parametrize(("offset", "length"), [(0, 10), (1000, 4096), (CHUNK_SIZE - 3, 10),
+                                                 (CHUNK_SIZE + 5, 100), (0, 0)])
+def test_read_range_gives_the_raw_bytes_of_the_range(store: BlobStore, offset: int,
+                                                     length: int) -> None:
+    data = os.urandom(CHUNK_SIZE + 50)
+    sha = store.put_bytes(data).sha256
+
+    assert store.read_range(sha, offset, length) == data[offset:offset + length]
+
+
+def test_read_range_past_the_end_is_short_and_absent_blob_is_not_found(store: BlobStore) -> None:
+    sha = store.put_bytes(b"0123456789").sha256
+
+    assert store.read_range(sha, 6, 100) == b"6789"
+    assert store.read_range(sha, 50, 10) == b""
+    with pytest.raises(BlobNotFound):
+        store.read_range(_sha(b"never stored"), 0, 10)
+
+
+def test_local_copy_holds_the_raw_bytes_and_is_removed_after(store: BlobStore,
+                                                             tmp_path: Path) -> None:
+    data = os.urandom(3000) + b"text " * 1000
+    sha = store.put_bytes(data).sha256
+    spool = tmp_path / "spool"
+    spool.mkdir()
+
+    with store.local_copy(sha, spool_dir=spool) as path:
+        assert path.read_bytes() == data
+    if store.local_path(sha) is None or store.codec != "raw":
+        assert list(spool.iterdir()) == []  # a temporary copy, gone
+    else:
+        assert path == store.local_path(sha)  # the blob's own file, not a copy
+    with pytest.raises(BlobNotFound), store.local_copy(_sha(b"absent"), spool_dir=spool):
+        pass
