@@ -9,6 +9,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, cast
 
@@ -362,37 +363,90 @@ class S3BlobStore(BlobStore):
             self._client.delete_object(Bucket=self.bucket, Key=self.object_key(sha256))
         return True
 
-    def set_aside(self, sha256: str, suffix: str) -> str | None:
-        """Move a blob's object to `quarantine/<name>.<suffix>` under the store prefix: a
-        server-side copy, then the original key is deleted (the bytes are kept, the key is
-        free for a good copy). Returns the new key, or None if there was no object."""
+    def set_aside(self, sha256: str, suffix: str, *, folder: str = "quarantine") -> str | None:
+        """Move a blob's object to `<folder>/<name>.<suffix>` (no dot without a suffix) under
+        the store prefix: a server-side copy, then the original key is deleted (the bytes are
+        kept, the key is free for a good copy). Returns the new key, or None if there was no
+        object."""
         self._require_writable(f"set blob {sha256} aside")
         if not self.exists(sha256):
             return None
         key = self.object_key(sha256)
         store_prefix = f"{self.prefix}/" if self.prefix else ""
-        target = f"{store_prefix}quarantine/{key.rsplit('/', 1)[-1]}.{suffix}"
+        target = f"{store_prefix}{folder}/{key.rsplit('/', 1)[-1]}" + (f".{suffix}" if suffix else "")
         with self._errors(f"setting blob {sha256} aside", writing=True):
             self._client.copy_object(Bucket=self.bucket, Key=target,
                                      CopySource={"Bucket": self.bucket, "Key": key})
             self._client.delete_object(Bucket=self.bucket, Key=key)
         return target
 
-    def iter_hashes(self, prefix: str = "") -> Iterator[str]:
+    def put_back(self, key: str, sha256: str) -> bool:
+        """Move an object `set_aside` moved to `key` back to the blob's own key (server-side
+        copy, unless the key holds the blob again already), then delete `key`. False when
+        `key` was gone."""
+        self._require_writable(f"put blob {sha256} back")
+        if not self._has_key(key, f"looking up {key}"):
+            return False
+        with self._errors(f"putting blob {sha256} back", writing=True):
+            if not self.exists(sha256):
+                self._client.copy_object(Bucket=self.bucket, Key=self.object_key(sha256),
+                                         CopySource={"Bucket": self.bucket, "Key": key})
+            self._client.delete_object(Bucket=self.bucket, Key=key)
+        return True
+
+    def delete_aside(self, key: str) -> None:
+        """Delete an object `set_aside` or `list_aside` named (never a blob's own key)."""
+        self._require_writable(f"delete {key}")
+        if hash_from_key(self._relative(key), self.codec) is not None:
+            raise ValueError(f"store {self.name!r}: {key} is a blob's key, not one set aside")
+        with self._errors(f"deleting {key}", writing=True):
+            self._client.delete_object(Bucket=self.bucket, Key=key)
+
+    def list_aside(self, folder: str) -> Iterator[StoredObject]:
+        """The objects under `<folder>/` of the store prefix (what `set_aside` moved there):
+        full key, the name after the folder, size and last-modified time."""
+        store_prefix = f"{self.prefix}/" if self.prefix else ""
+        for item in self._list(f"{store_prefix}{folder}/", "listing set-aside objects"):
+            key = item["Key"]
+            yield StoredObject(key, key.rsplit("/", 1)[-1], item.get("Size", 0),
+                               item["LastModified"])
+
+    def iter_objects(self, prefix: str = "") -> Iterator[StoredObject]:
+        """Every stored blob in this codec (optionally those starting with a hex prefix) in
+        key order, which is hash order: `name` is the hash, with the object's size and
+        last-modified time. One ListObjectsV2 request per 1,000 objects."""
         check_hex_prefix(prefix)
         store_prefix = f"{self.prefix}/" if self.prefix else ""
+        for item in self._list(store_prefix + key_prefix(prefix), "listing blobs"):
+            sha256 = hash_from_key(self._relative(item["Key"]), self.codec)
+            if sha256 is not None and sha256.startswith(prefix):
+                yield StoredObject(item["Key"], sha256, item.get("Size", 0), item["LastModified"])
+
+    def iter_hashes(self, prefix: str = "") -> Iterator[str]:
+        return (stored.name for stored in self.iter_objects(prefix))
+
+    def _relative(self, key: str) -> str:
+        store_prefix = f"{self.prefix}/" if self.prefix else ""
+        return key[len(store_prefix):] if key.startswith(store_prefix) else ""
+
+    def _list(self, key_start: str, action: str) -> Iterator[Any]:
         paginator = self._client.get_paginator("list_objects_v2")
-        pages = iter(paginator.paginate(Bucket=self.bucket,
-                                        Prefix=store_prefix + key_prefix(prefix)))
+        pages = iter(paginator.paginate(Bucket=self.bucket, Prefix=key_start))
         while True:
-            with self._errors("listing blobs"):
+            with self._errors(action):
                 page = next(pages, None)
             if page is None:
                 return
             for item in page.get("Contents", []):
-                key = item.get("Key", "")
-                if not key.startswith(store_prefix):
-                    continue
-                sha256 = hash_from_key(key[len(store_prefix):], self.codec)
-                if sha256 is not None and sha256.startswith(prefix):
-                    yield sha256
+                if item.get("Key", "").startswith(key_start):
+                    yield item
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    """One object of an S3 store's listing."""
+
+    key: str  # the full key in the bucket
+    name: str  # a blob's hash, or the name of an object set aside
+    size: int  # stored bytes
+    last_modified: datetime

@@ -35,6 +35,10 @@ def gc_command(obj: CliContext, grace_hours: float | None, *, dry_run: bool,
     migrated legacy folders (in migrated/) older than it; with --untracked, untracked blob
     files older than it too.
 
+    On an S3 primary a blob is first moved to the bucket's gc-trash/ folder (put back if
+    an ingest references it again meanwhile); a later run deletes it from there once it has
+    waited the grace period there too.
+
     A blob whose file has another name outside the store (a legacy file it was hard-linked
     from) is unlinked from the store but frees no bytes: it is reported apart, as "unlinked
     (still held by another path)"."""
@@ -59,12 +63,22 @@ def gc_command(obj: CliContext, grace_hours: float | None, *, dry_run: bool,
         grace_hours=hours, dry_run=dry_run, untracked=untracked, on_item=show)
 
     def tally(counted: Tally) -> str:
+        if report.deferred:
+            return (f"{'would move' if dry_run else 'moved'} {counted.count:,} "
+                    f"({human_bytes(counted.bytes)}) to the trash, deleted by a gc run once "
+                    "they have waited the grace there")
         text = f"{removed} {counted.count - counted.held:,}"
         text += f" ({human_bytes(counted.bytes)} {freed})"
         if counted.held:
             text += (f", {unlinked} {counted.held:,} (still held by another path, "
                      f"{human_bytes(counted.held_bytes)} not freed)")
         return text
+
+    if report.deferred:  # an S3 primary: the bucket's trash first
+        click.echo(f"trash (gc-trash/ in the bucket): {'would delete' if dry_run else 'deleted'} "
+                   f"{report.trash.count:,} ({human_bytes(report.trash.bytes)} {freed}), "
+                   f"{'would put back' if dry_run else 'put back'} {report.trash_restored:,} "
+                   f"(referenced again), {report.trash_waiting:,} waiting out the grace there")
 
     click.echo(f"unreferenced blobs past the grace: {report.candidates:,}; "
                + tally(report.blobs))
@@ -78,10 +92,11 @@ def gc_command(obj: CliContext, grace_hours: float | None, *, dry_run: bool,
                    "ingested yet (`ingest-crawl`)")
     _echo_waiting(parts.catalog, obj.settings, hours=hours,
                   shown=None if listing else (WAITING_SHOWN if dry_run else 0))
+    untracked_kind = "untracked objects" if report.deferred else "untracked blob files"
     if report.untracked_checked:
-        click.echo("untracked blob files: " + tally(report.untracked))
+        click.echo(f"{untracked_kind}: " + tally(report.untracked))
     else:
-        click.echo("untracked blob files: not checked (--untracked)")
+        click.echo(f"{untracked_kind}: not checked (--untracked)")
     folders = report.folders
     text = f"migrated legacy folders: {removed} {folders.count:,} " \
            f"({human_bytes(folders.bytes)} {freed}"

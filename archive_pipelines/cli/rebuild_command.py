@@ -17,7 +17,19 @@ from archive_pipelines.storage.view_rebuild import rebuild_views
 @click.option("--view", "views", multiple=True, type=VIEW_CHOICE, help="Only these views.")
 @click.pass_obj
 def rebuild_views_command(obj: CliContext, *, clean: bool, views: tuple[str, ...]) -> None:
-    """Regenerate the symlink views from the catalog."""
+    """Regenerate the symlink views from the catalog.
+
+    An S3 primary has no symlink views (they link into a local store): the command says so
+    and does nothing, and fails when --view asks for one."""
+    settings = obj.settings
+    if not settings.primary_is_local:
+        where = settings.store_location(settings.primary_store)
+        message = (f"no symlink views: the primary store is in S3 ({where}); browse through "
+                   "`archive-pipelines replay`")
+        if views:
+            raise click.UsageError(f"--view {', '.join(views)}: {message}")
+        click.echo(f"{message}. Nothing to rebuild.")
+        return
     started = time.monotonic()
     with progress_bar("rebuild", "link") as bar:
         parts = obj.parts(views)  # closed (worker processes stopped) when the command ends

@@ -29,7 +29,11 @@ def show_command(obj: CliContext, ref: str, *, as_json: bool) -> None:
         rows = [asdict(d) for d in details]
         click.echo(json.dumps(rows[0] if len(rows) == 1 else rows, indent=2, default=_json_value))
         return
-    data_dir = obj.settings.data_dir
+    settings = obj.settings
+    primary = settings.primary_store
+    # On an S3 primary the blobs are objects in the bucket and there are no folder views.
+    where = (f"files under {settings.data_dir}/archive/{{timestamp}}/" if settings.primary_is_local
+             else f"blobs in {settings.store_location(primary)}; no folder views")
     for found in details:
         click.echo(f"id          {found.id}")
         click.echo(f"url         {found.url}")
@@ -38,7 +42,7 @@ def show_command(obj: CliContext, ref: str, *, as_json: bool) -> None:
         click.echo(f"added       {found.added.isoformat()}")
         click.echo(f"updated     {found.updated.isoformat() if found.updated else ''}")
         click.echo(f"tags        {', '.join(found.tags)}")
-        click.echo(f"layout      {found.fs_version}  (files under {data_dir}/archive/{found.timestamp}/)")
+        click.echo(f"layout      {found.fs_version}  ({where.format(timestamp=found.timestamp)})")
         click.echo(f"files       {found.files:,} ({human_bytes(found.bytes)})"
                    + (f", {found.symlinks:,} symlink(s)" if found.symlinks else ""))
         for result in found.results:

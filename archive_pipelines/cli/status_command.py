@@ -23,6 +23,9 @@ def status_command(obj: CliContext) -> None:
     click.echo(f"data dir        {settings.data_dir}")
     click.echo(f"catalog         {redact_url(settings.catalog_url)}  schema {revision}"
                + ("" if revision == head_revision() else "  (outdated: run init)"))
+    primary = settings.primary_store
+    click.echo(f"primary         {settings.store_location(primary)}  ({primary.kind}, "
+               f"{primary.codec})")
     for name, value in vars(status).items():
         if name == "blobs":  # what `verify`, `gc` and `replication-status` count too
             counts = obj.catalog.blobs.counts(primary=settings.storage.primary,

@@ -32,6 +32,10 @@ only after a transaction has claimed it (ref_count 0, its row locked, its primar
 marked `missing`); the file is then moved to a trash name, the ref count re-checked, and
 only then unlinked, or put back if it was referenced again meanwhile (`revived`).
 
+An S3 primary (no rename, several machines sharing the catalog and the bucket) goes through
+`storage.gc_bucket`: the same claim and re-check around a move to the bucket's trash, whose
+objects a later run deletes once they have waited the grace there.
+
 Hard links: a blob whose inode has a name outside the store (st_nlink beyond the store's
 name and its aliases; e.g. the legacy file it was hard-linked from at ingest) is removed from
 the store all the same, since nothing in the catalog references it, but counted apart as
@@ -44,118 +48,26 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from archive_pipelines.blobstore import LocalBlobStore
+from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.blobstore.store_errors import BlobIntegrityError, BlobNotFound
 from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.catalog import Catalog, utcnow
-from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
-from archive_pipelines.sizes import human_bytes
+from archive_pipelines.storage.gc_report import GcItem, GcReport, Kind, Tally
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.retired import FolderUsage, remove_retired
+from archive_pipelines.storage.unreferenced import unreferenced_blobs
 from archive_pipelines.storage.untracked import untracked_hashes
 from archive_pipelines.views import ViewFarm
 
 TRASH = ".gc-trash"
 
-Kind = Literal["blob", "untracked", "folder"]
-
-
-@dataclass(frozen=True)
-class GcItem:
-    """One thing gc removed (in a dry run: would remove)."""
-
-    kind: Kind
-    name: str  # the blob's sha256, or the folder's path
-    size: int  # bytes: freed, or, when `held`, that stay held by another path
-    held: bool = False  # a blob whose inode has another name: unlinked, nothing freed
-
-
-@dataclass
-class Tally:
-    """Items of one kind removed (in a dry run: that would be). `count` includes the `held`
-    ones; `bytes` counts only bytes freed, `held_bytes` those another path still holds.
-    For folders `held` counts files whose inode has a name outside the folder."""
-
-    count: int = 0
-    bytes: int = 0
-    held: int = 0
-    held_bytes: int = 0
-
-
-@dataclass
-class GcReport(Counts):
-    """What a collection removed (in a dry run: would remove) and kept, and its errors."""
-
-    dry_run: bool = False
-    untracked_checked: bool = False
-    candidates: int = 0  # unreferenced blobs past the grace, present on the primary
-    blobs: Tally = field(default_factory=Tally)
-    untracked: Tally = field(default_factory=Tally)
-    folders: Tally = field(default_factory=Tally)
-    already_gone: int = 0  # candidates whose file was missing: only the catalog changes
-    revived: int = 0  # referenced again while being collected: kept
-    kept_for_crawl: int = 0  # named by crawl records not yet ingested: kept
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def removed(self) -> int:
-        return self.blobs.count
-
-    @property
-    def bytes_freed(self) -> int:
-        return self.blobs.bytes
-
-    @property
-    def untracked_removed(self) -> int:
-        return self.untracked.count
-
-    @property
-    def migrated_folders_removed(self) -> int:
-        return self.folders.count
-
-    @property
-    def total_bytes_freed(self) -> int:
-        return self.blobs.bytes + self.untracked.bytes + self.folders.bytes
-
-    def as_metadata(self) -> dict[str, MetadataValue]:
-        return {"candidates": self.candidates, "removed": self.removed,
-                "bytes_freed": self.bytes_freed, "revived": self.revived,
-                "untracked_removed": self.untracked_removed,
-                "migrated_folders_removed": self.migrated_folders_removed,
-                "errors": len(self.errors), "dry_run": self.dry_run}
-
-    def log_lines(self) -> list[str]:
-        """What a run log says: what was freed (a dry run: would be), from what, and kept."""
-        removed = "would remove" if self.dry_run else "removed"
-        freed = "would free" if self.dry_run else "freed"
-        held = (f" ({self.blobs.held:,} still held by another path, "
-                f"{human_bytes(self.blobs.held_bytes)} not freed)" if self.blobs.held else "")
-        lines = [f"{'dry run, nothing changed: ' if self.dry_run else ''}{freed} "
-                 f"{human_bytes(self.total_bytes_freed)} in {self.removed:,} blob(s){held} "
-                 f"of {self.candidates:,} unreferenced past the grace period"]
-        if self.migrated_folders_removed:
-            lines.append(f"{removed} {self.migrated_folders_removed:,} migrated legacy "
-                         f"folder(s) ({human_bytes(self.folders.bytes)})")
-        if self.untracked_checked:
-            lines.append(f"{removed} {self.untracked_removed:,} untracked blob file(s) "
-                         f"({human_bytes(self.untracked.bytes)})")
-        kept = [f"{n:,} {why}" for n, why in (
-            (self.revived, "referenced again meanwhile"),
-            (self.kept_for_crawl, "named by crawl records not ingested yet"),
-            (self.already_gone, "already missing from the store"))
-            if n]
-        if kept:
-            lines.append("kept or skipped: " + "; ".join(kept))
-        if self.errors:
-            lines.append(f"{len(self.errors):,} error(s), first: {self.errors[0]}")
-        return lines
-
+__all__ = ["GcItem", "GcReport", "Kind", "Tally", "collect_garbage", "unreferenced_blobs"]
 
 def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, layout: DataDir,
                     grace_hours: float,
@@ -167,6 +79,14 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, 
     of every item removed (or, in a dry run, that would be)."""
     grace = grace_hours
     report = GcReport(dry_run=dry_run, untracked_checked=untracked)
+    if primary.root is None:  # an S3 primary: its own trash in the bucket
+        from archive_pipelines.storage.gc_bucket import collect_from_bucket  # boto3 on S3 only
+
+        collect_from_bucket(catalog, primary, report, layout=layout, grace_hours=grace,
+                            batch=batch, on_item=on_item)
+        _remove_retired(report, layout=layout, grace_hours=grace, on_item=on_item,
+                        planned=Counter())
+        return report
     trash = primary.root / TRASH
     # Names the dry run would unlink per inode: a retired folder's file then counts as the
     # real run will find it, after the blob pass took the store's name of that inode.
@@ -198,7 +118,7 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, 
             note(tally, kind, sha, fate=outcome)
 
     cutoff = utcnow() - timedelta(hours=grace)
-    for rows in _unreferenced_blobs(catalog, primary, cutoff, batch=batch):
+    for rows in unreferenced_blobs(catalog, primary, cutoff, batch=batch):
         report.candidates += len(rows)
         crawl_bodies = pending_body_hashes(catalog, layout.root)
         for blob_id, sha in rows:
@@ -225,31 +145,24 @@ def collect_garbage(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, 
             if tracked is not None:  # else an ingest recorded it meanwhile: not garbage
                 take(report.untracked, "untracked", tracked, sha=sha)
 
+    _remove_retired(report, layout=layout, grace_hours=grace, on_item=on_item, planned=planned)
+    return report
+
+
+def _remove_retired(report: GcReport, *, layout: DataDir, grace_hours: float,
+                    on_item: Callable[[GcItem], object] | None,
+                    planned: Counter[tuple[int, int]]) -> None:
+    """Migrated legacy folders past the grace (`storage.retired`), into `report`."""
+
     def folder(path: str, usage: FolderUsage) -> None:
         if on_item is not None:
             on_item(GcItem("folder", path, usage.bytes_freed))
 
-    retired = remove_retired(layout.migrated, grace_hours=grace, dry_run=dry_run,
+    retired = remove_retired(layout.migrated, grace_hours=grace_hours, dry_run=report.dry_run,
                              unlinked=planned, on_folder=folder)
     report.folders = Tally(retired.folders, retired.bytes_freed, retired.held,
                            retired.bytes_held)
     report.errors += retired.errors
-    return report
-
-
-def _unreferenced_blobs(catalog: Catalog, primary: PrimaryStore, cutoff: datetime, *, batch: int
-                        ) -> Iterator[list[tuple[int, str]]]:
-    """The decision for blobs: ref_count 0 since before `cutoff`, present on the primary."""
-    store_id = primary.store_id
-    last = 0
-    while True:
-        with catalog.reading() as tx:
-            rows = tx.blobs.unreferenced_page(store_id=store_id, cutoff=cutoff, after=last,
-                                     limit=batch)
-        if not rows:
-            return
-        last = rows[-1][0]
-        yield rows
 
 
 def _untracked_files(catalog: Catalog, primary: PrimaryStore, grace_hours: float
@@ -266,11 +179,19 @@ def _untracked_files(catalog: Catalog, primary: PrimaryStore, grace_hours: float
     horizon = time.time() - grace_hours * 3600
     for sha in untracked_hashes(catalog, primary):
         try:
-            ctime = os.lstat(primary.store.local_path(sha)).st_ctime
+            ctime = os.lstat(_blob_path(primary.store, sha)).st_ctime
         except FileNotFoundError:
             continue
         if ctime < horizon:
             yield sha, ctime
+
+
+def _blob_path(store: BlobStore, sha: str) -> Path:
+    """The blob's file in the local primary (this module's passes run on a local one)."""
+    path = store.local_path(sha)
+    if path is None:
+        raise TypeError(f"store {store.name!r} has no local files")
+    return path
 
 
 @dataclass(frozen=True)
@@ -289,7 +210,7 @@ def _fate(primary: PrimaryStore, farm: ViewFarm, sha: str) -> _Fate | None:
     """The outcome rule for a blob file, shared by the dry run and (just before it acts) the
     real run; None when the file is already gone."""
     try:
-        st = os.lstat(primary.store.local_path(sha))
+        st = os.lstat(_blob_path(primary.store, sha))
     except FileNotFoundError:
         return None
     names = 1
@@ -314,11 +235,11 @@ def _track(catalog: Catalog, primary: PrimaryStore, sha: str, *, ctime: float) -
         return tx.blobs.track_blob(sha256=sha, size=size, since=since, store_id=store_id)
 
 
-def _logical_size(store: LocalBlobStore, sha: str) -> int | None:
+def _logical_size(store: BlobStore, sha: str) -> int | None:
     """The blob's size as the catalog records it (decoded, for a compressing store); None
     when the file is gone."""
     try:
-        stored = os.lstat(store.local_path(sha)).st_size
+        stored = os.lstat(_blob_path(store, sha)).st_size
     except FileNotFoundError:
         return None
     if store.codec == "raw":
@@ -348,7 +269,7 @@ def _collect_one(catalog: Catalog, primary: PrimaryStore, farm: ViewFarm, *, blo
         claimed = tx.blobs.claim_unreferenced(blob_id=blob_id, store_id=store_id)
     if not claimed:
         return "skipped"
-    final = primary.store.local_path(sha)
+    final = _blob_path(primary.store, sha)
     fate = _fate(primary, farm, sha)
     parked: Path | None = trash / f"{sha}.{os.getpid()}"
     try:

@@ -4,10 +4,15 @@ gc may collect them)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from archive_pipelines.blobstore.hash_prefixes import HEX_PREFIXES, prefix_range
 from archive_pipelines.catalog import Catalog
+from archive_pipelines.storage.bucket import bucket_of
 from archive_pipelines.storage.primary import PrimaryStore
+
+if TYPE_CHECKING:
+    from archive_pipelines.blobstore.s3 import StoredObject
 
 
 def untracked_hashes(catalog: Catalog, primary: PrimaryStore) -> Iterator[str]:
@@ -21,3 +26,16 @@ def untracked_hashes(catalog: Catalog, primary: PrimaryStore) -> Iterator[str]:
         for sha in primary.store.iter_hashes(prefix):
             if sha not in known:
                 yield sha
+
+
+def untracked_objects(catalog: Catalog, primary: PrimaryStore) -> Iterator[StoredObject]:
+    """`untracked_hashes` of an S3 primary, as its listing gives them (with each object's
+    size and last-modified time: gc's age of an untracked object)."""
+    store = bucket_of(primary)
+    for prefix in HEX_PREFIXES:
+        low, high = prefix_range(prefix)
+        with catalog.reading() as tx:
+            known = tx.blobs.hashes_in_range(low, high)
+        for stored in store.iter_objects(prefix):
+            if stored.name not in known:
+                yield stored

@@ -1,0 +1,175 @@
+"""gc on an S3 primary: unreferenced blobs go to a trash folder in the bucket first, and
+are deleted from there by a later run, once they have waited there for the grace period.
+
+Why a trash, as locally (`storage.gc`): a blob gc removes may be referenced again meanwhile
+by an ingest on any machine sharing the catalog and the bucket. Such an ingest finds the
+object present (HEAD, or its conditional PUT refused), uploads nothing, and records the
+reference in its transaction. gc therefore, for each blob:
+
+1. claims it in a transaction (ref_count 0, row locked, primary copy marked `missing`): an
+   ingest committing after this sees `missing` and uploads the blob again (`revived`);
+2. moves the object to `<prefix>/gc-trash/<sha256>` (`S3BlobStore.set_aside`: a server-side
+   copy, then the blob's key is deleted);
+3. reads the ref count again: referenced meanwhile (an ingest committed between 1 and 2,
+   saw the object still there and uploaded nothing) -> the object is put back and the copy
+   marked `present` again; else it stays in the trash.
+
+Whoever commits last sees the other's work: an ingest after step 3 finds the copy `missing`
+and uploads the blob itself; one before step 3 is seen by it. Unlike a local rename, the
+bytes are not unlinked in step 3: they stay in the trash for the grace period, and each run
+first walks the trash (`_walk_trash`): an object whose blob is referenced or recorded present
+again (a writer that records a blob without uploading it, or a run killed between steps 1
+and 3) is put back; one unreferenced that has waited the grace is deleted, and only then are
+its bytes freed. So a blob's bytes leave the bucket after twice the grace at the earliest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Literal
+
+from archive_pipelines.captures.pending import pending_body_hashes
+from archive_pipelines.catalog import Catalog, utcnow
+from archive_pipelines.datadir import DataDir
+from archive_pipelines.storage.bucket import bucket_of
+from archive_pipelines.storage.gc_report import GcItem, GcReport, Kind, Tally
+from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.unreferenced import unreferenced_blobs
+from archive_pipelines.storage.untracked import untracked_objects
+
+if TYPE_CHECKING:
+    from archive_pipelines.blobstore.s3 import S3BlobStore
+
+TRASH_FOLDER = "gc-trash"
+_NAME = re.compile(r"[0-9a-f]{64}")
+
+
+def collect_from_bucket(catalog: Catalog, primary: PrimaryStore, report: GcReport, *,
+                        layout: DataDir, grace_hours: float, batch: int,
+                        on_item: Callable[[GcItem], object] | None) -> None:
+    """The blob passes of gc on an S3 primary, into `report`: the trash first (put back,
+    deleted after the grace), then unreferenced blobs, then (`report.untracked_checked`)
+    untracked objects. `report.dry_run` walks the same decisions and changes nothing."""
+    store = bucket_of(primary)
+    report.deferred = True
+    horizon = utcnow() - timedelta(hours=grace_hours)
+    _walk_trash(catalog, primary, store, report, horizon=horizon, on_item=on_item)
+
+    def take(tally: Tally, kind: Kind, blob_id: int, *, sha: str, size: int) -> None:
+        if report.dry_run:
+            outcome: int | str | None = size if store.exists(sha) else None
+        else:
+            outcome = _set_aside_one(catalog, primary, store, blob_id=blob_id, sha=sha,
+                                     size=size)
+        if outcome is None:
+            report.already_gone += 1
+        elif outcome == "revived":
+            report.revived += 1
+        elif isinstance(outcome, int):
+            tally.count += 1
+            tally.bytes += outcome
+            if on_item is not None:
+                on_item(GcItem(kind, sha, outcome))
+
+    for rows in unreferenced_blobs(catalog, primary, horizon, batch=batch):
+        report.candidates += len(rows)
+        crawl_bodies = pending_body_hashes(catalog, layout.root)
+        with catalog.reading() as tx:
+            sizes = {sha: row.size for sha, row in
+                     tx.blobs.blobs_by_sha256([sha for _id, sha in rows]).items()}
+        for blob_id, sha in rows:
+            if sha in crawl_bodies:
+                report.kept_for_crawl += 1
+                continue
+            take(report.blobs, "blob", blob_id, sha=sha, size=sizes.get(sha, 0))
+    if not report.untracked_checked:
+        return
+    crawl_bodies = pending_body_hashes(catalog, layout.root)
+    for seen, stored in enumerate(untracked_objects(catalog, primary), start=1):
+        if seen % batch == 0:
+            crawl_bodies = pending_body_hashes(catalog, layout.root)
+        if stored.last_modified >= horizon:
+            continue  # an upload whose ingest may not have committed yet
+        if stored.name in crawl_bodies:
+            report.kept_for_crawl += 1
+            continue
+        if report.dry_run:
+            take(report.untracked, "untracked", 0, sha=stored.name, size=stored.size)
+            continue
+        with catalog.transaction() as tx:  # a row, so an ingest now can revive it
+            tracked = tx.blobs.track_blob(sha256=stored.name, size=stored.size,
+                                          since=stored.last_modified,
+                                          store_id=primary.store_id)
+        if tracked is not None:  # else an ingest recorded it meanwhile: not garbage
+            take(report.untracked, "untracked", tracked, sha=stored.name, size=stored.size)
+
+
+def _set_aside_one(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore, *,
+                   blob_id: int, sha: str, size: int
+                   ) -> int | Literal["revived", "skipped"] | None:
+    """Steps 1-3 of the module's protocol for one blob: its size when it went to the trash,
+    "revived" when it was referenced again meanwhile (its object is back), "skipped" when
+    it could not be claimed, None when its object was already gone."""
+    store_id = primary.store_id
+    with catalog.transaction() as tx:
+        claimed = tx.blobs.claim_unreferenced(blob_id=blob_id, store_id=store_id)
+    if not claimed:
+        return "skipped"
+    aside = store.set_aside(sha, "", folder=TRASH_FOLDER)
+    with catalog.transaction() as tx:
+        if tx.blobs.ref_count(blob_id):
+            # Put back before the copy is recorded present: if this fails, the copy stays
+            # `missing` and the next run's trash walk puts it back.
+            if aside is not None:
+                store.put_back(aside, sha)
+            tx.copies.set_copy_status(blob_id=blob_id, store_id=store_id, status="present",
+                                      mtime=utcnow())
+            return "revived"
+    return None if aside is None else size
+
+
+def _walk_trash(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore,
+                report: GcReport, *, horizon: datetime,
+                on_item: Callable[[GcItem], object] | None) -> None:
+    """Objects in the trash: put back those whose blob is referenced or recorded present,
+    delete those unreferenced that went there before `horizon`, leave the others."""
+    for stored in store.list_aside(TRASH_FOLDER):
+        sha = stored.name
+        if not _NAME.fullmatch(sha):
+            continue  # not ours
+        wanted = _wanted(catalog, primary, sha)
+        if wanted is not None:
+            if not report.dry_run:
+                _put_back(catalog, primary, store, key=stored.key, sha=sha, blob_id=wanted)
+            report.trash_restored += 1
+        elif stored.last_modified < horizon:
+            if not report.dry_run:
+                store.delete_aside(stored.key)
+            report.trash.count += 1
+            report.trash.bytes += stored.size
+            if on_item is not None:
+                on_item(GcItem("trash", sha, stored.size))
+        else:
+            report.trash_waiting += 1
+
+
+def _wanted(catalog: Catalog, primary: PrimaryStore, sha: str) -> int | None:
+    """The blob's id when the catalog wants it at its key (referenced, or its copy recorded
+    present), else None."""
+    with catalog.reading() as tx:
+        row = tx.blobs.blobs_by_sha256([sha]).get(sha)
+        if row is None:
+            return None
+        copy = tx.copies.copies_of([row.id])[row.id].get(primary.store_id)
+    present = copy is not None and copy.status == "present"
+    return row.id if row.ref_count > 0 or present else None
+
+
+def _put_back(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore, *, key: str,
+              sha: str, blob_id: int) -> None:
+    store.put_back(key, sha)
+    with catalog.transaction() as tx:
+        tx.copies.set_copy_status(blob_id=blob_id, store_id=primary.store_id,
+                                  status="present", mtime=utcnow())
