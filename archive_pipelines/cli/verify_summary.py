@@ -34,8 +34,13 @@ def echo_verify_report(report: VerifyReport, counts: BlobCounts, *, deep: bool,
                        blob_path: BlobPath) -> None:
     """What was checked, the catalog's blob counts, then each kind of problem found: its
     count and the first of them by name."""
-    click.echo(f"checked {report.blobs_checked:,} referenced blobs{' (hashed)' if deep else ''}, "
-               f"{report.files_checked:,} files, {report.links_checked:,} links")
+    if report.views_checked:
+        click.echo(f"checked {report.blobs_checked:,} referenced blobs"
+                   f"{' (hashed)' if deep else ''}, {report.files_checked:,} files, "
+                   f"{report.links_checked:,} links")
+    else:
+        click.echo(f"checked {report.blobs_checked:,} referenced blobs"
+                   f"{' (hashed)' if deep else ''} against one listing of the bucket")
     click.echo(f"blobs: {counts.line()}")
     for kind in KINDS:
         if not report.found[kind] or kind in _NOT_LISTED:
@@ -79,8 +84,10 @@ def verify_verdict(report: VerifyReport, *, deep: bool, primary: str,
                      "run `archive-pipelines ingest-crawl --all`")
     else:
         contents = "hashed" if deep else "present; contents not hashed: --deep reads them"
+        views = (f"views: healthy ({report.links_checked:,} links)" if report.views_checked
+                 else "views: none to check (an S3 primary has no symlink views)")
         lines.append(f"{primary}: healthy ({report.blobs_checked:,} referenced blobs {contents}); "
-                     f"views: healthy ({report.links_checked:,} links)")
+                     + views)
     if replicas:
         lines.append(f"replicas: not checked ({', '.join(replicas)}): run `archive-pipelines "
                      "scrub`, or `archive-pipelines replication-status --verify` for a sample")

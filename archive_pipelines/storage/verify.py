@@ -19,12 +19,12 @@ not yet ingested name (`crawl_pending`: tracked once `ingest-crawl` runs).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from archive_pipelines.blobstore import sha256_file
+from archive_pipelines.blobstore import BlobStore, LocalBlobStore, sha256_file
 from archive_pipelines.captures.pending import pending_body_hashes
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog import BlobRow, Catalog, SnapshotEntries, SnapshotFiles, utcnow
@@ -60,6 +60,7 @@ class VerifyReport(Counts):
     fixed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     examples: dict[str, list[str]] = field(default_factory=dict)
     example_limit: int | None = EXAMPLES
+    views_checked: bool = True  # False on an S3 primary: it has no symlink views
 
     def note(self, kind: str, example: str) -> None:
         self.found[kind] += 1
@@ -85,7 +86,8 @@ class VerifyReport(Counts):
         """What a run log says: "healthy" only when no problem is left, else how many of
         each kind (with examples); then what was fixed and what is not a problem."""
         checked = (f"{self.blobs_checked:,} referenced blobs and {self.links_checked:,} view "
-                   "links checked")
+                   "links checked" if self.views_checked else
+                   f"{self.blobs_checked:,} referenced blobs checked; no symlink views (S3 primary)")
         left = {k: self.found[k] - self.fixed[k] for k in KINDS
                 if k not in ("orphan_blobs", "crawl_pending") and self.found[k] - self.fixed[k]}
         if not left:
@@ -111,14 +113,23 @@ class VerifyReport(Counts):
 def verify_storage(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *,
                    fix: bool = False, vacuum: bool = False, deep: bool = False, scan_store: bool = True,
                    data_dir: Path | None = None, examples: int | None = EXAMPLES,
+                   replicas: Sequence[BlobStore] = (),
                    progress: Callable[[str, int], object] | None = None) -> VerifyReport:
     """Check everything; `fix` repairs links and ref counts; `vacuum` removes orphan links.
     `data_dir`: where the crawl's segments and journals are, whose bodies are `crawl_pending`
     rather than untracked (without it every untracked file is a problem). `examples`: how
-    many problems of each kind to name (None: all)."""
+    many problems of each kind to name (None: all). `replicas`: the stores `fix` restores
+    an S3 primary's missing or corrupt blobs from (`storage.verify_bucket`)."""
     report = VerifyReport(example_limit=examples)
     _check_incomplete(catalog, report)
     _check_refcounts(catalog, report, fix=fix)
+    if primary.root is None:  # an S3 primary: one listing of the bucket, and no views
+        report.views_checked = False
+        _check_bucket(catalog, primary, report, deep=deep, fix=fix, replicas=replicas,
+                      scan_store=scan_store, data_dir=data_dir, progress=progress)
+        with catalog.reading() as tx:
+            report.found["orphan_blobs"] = tx.blobs.count_unreferenced()
+        return report
     missing = _check_blob_files(catalog, primary, views, report=report, deep=deep, fix=fix, progress=progress)
     file_links = _FileLinks(views.farm, primary, report, fix=fix, missing_blobs=missing)
     _check_links(catalog, views, report, file_links=file_links, vacuum=vacuum, progress=progress)
@@ -161,7 +172,7 @@ def _restore_from_alias(primary: PrimaryStore, views: ViewSet, sha: str) -> bool
             break
     else:
         return False
-    final = primary.store.local_path(sha)
+    final = _local_store(primary).local_path(sha)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.restore-{os.getpid()}")
     tmp.unlink(missing_ok=True)
@@ -169,6 +180,14 @@ def _restore_from_alias(primary: PrimaryStore, views: ViewSet, sha: str) -> bool
     os.replace(tmp, final)
     aliases.refresh(sha, final)
     return True
+
+
+def _local_store(primary: PrimaryStore) -> LocalBlobStore:
+    """The local primary's store (the checks of files, aliases and links run on one)."""
+    store = primary.store
+    if not isinstance(store, LocalBlobStore):
+        raise TypeError(f"store {store.name!r} is not a local folder")
+    return store
 
 
 def _iter_blobs(catalog: Catalog, batch: int = 2000) -> Iterator[BlobRow]:
@@ -187,7 +206,7 @@ def _check_blob_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet,
                       progress: Callable[[str, int], object] | None) -> set[str]:
     """Referenced blobs whose primary file is missing or corrupt (returned)."""
     bad: set[str] = set()
-    store, farm = primary.store, views.farm
+    store, farm = _local_store(primary), views.farm
     for blob in _iter_blobs(catalog):
         blob_id, sha, size = blob.id, blob.sha256, blob.size
         if blob.ref_count == 0:
@@ -227,7 +246,7 @@ class _FileLinks:
 
     def __init__(self, farm: ViewFarm, primary: PrimaryStore, report: VerifyReport, *,
                  fix: bool, missing_blobs: set[str]) -> None:
-        self.farm, self.store, self.report = farm, primary.store, report
+        self.farm, self.store, self.report = farm, _local_store(primary), report
         self.fix, self.missing_blobs = fix, missing_blobs
         self._noted: set[str] = set()  # aliases noted missing (several links share one)
 
@@ -352,6 +371,29 @@ def _snapshot_files(catalog: Catalog
                     ) -> Iterator[tuple[SnapshotPlace, SnapshotFiles, SnapshotEntries]]:
     with catalog.reading() as tx:
         yield from iter_snapshot_files(tx)
+
+
+def _check_bucket(catalog: Catalog, primary: PrimaryStore, report: VerifyReport, *,
+                  deep: bool, fix: bool, replicas: Sequence[BlobStore], scan_store: bool,
+                  data_dir: Path | None, progress: Callable[[str, int], object] | None) -> None:
+    """The blobs of an S3 primary (`storage.verify_bucket`): missing or corrupt ones (`fix`
+    restores them from a replica), and untracked objects."""
+    from archive_pipelines.storage.verify_bucket import restore_blob, walk_bucket
+
+    found = walk_bucket(catalog, primary, deep=deep,
+                        progress=None if progress is None else partial(progress, "blobs"))
+    report.blobs_checked = found.checked
+    bad = [(sha, "missing_blob_files") for sha in found.missing]
+    bad += [(sha, "corrupt_blob_files") for sha, _why in found.corrupt]
+    for sha, kind in bad:
+        report.note(kind, sha)
+        if fix and restore_blob(catalog, primary, replicas, sha=sha,
+                                corrupt=kind == "corrupt_blob_files") is not None:
+            report.fixed[kind] += 1
+    if scan_store:
+        pending = set() if data_dir is None else pending_body_hashes(catalog, data_dir)
+        for sha in found.untracked:
+            report.note("crawl_pending" if sha in pending else "untracked_blob_files", sha)
 
 
 def _check_untracked(catalog: Catalog, primary: PrimaryStore, report: VerifyReport,
