@@ -44,6 +44,9 @@ def gc_command(obj: CliContext, grace_hours: float | None, *, dry_run: bool,
     (still held by another path)"."""
     freed = "would be freed" if dry_run else "freed"
     removed, unlinked = ("would remove", "would unlink") if dry_run else ("removed", "unlinked")
+    # On an S3 primary blobs go to the bucket's trash first (`storage.gc_bucket`).
+    to_trash = "would move to the trash" if dry_run else "moved to the trash"
+    in_bucket = not obj.settings.primary_is_local
 
     def show(item: GcItem) -> None:
         if not listing:
@@ -51,6 +54,8 @@ def gc_command(obj: CliContext, grace_hours: float | None, *, dry_run: bool,
         if item.held:
             click.echo(f"  {unlinked} {item.kind} {item.name} ({human_bytes(item.size)}, "
                        "still held by another path)")
+        elif in_bucket and item.kind in ("blob", "untracked"):
+            click.echo(f"  {to_trash}: {item.kind} {item.name} ({human_bytes(item.size)})")
         else:
             click.echo(f"  {removed} {item.kind} {item.name} ({human_bytes(item.size)})")
 

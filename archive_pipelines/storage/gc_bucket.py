@@ -25,6 +25,7 @@ its bytes freed. So a blob's bytes leave the bucket after twice the grace at the
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -55,7 +56,7 @@ def collect_from_bucket(catalog: Catalog, primary: PrimaryStore, report: GcRepor
     store = bucket_of(primary)
     report.deferred = True
     horizon = utcnow() - timedelta(hours=grace_hours)
-    _walk_trash(catalog, primary, store, report, horizon=horizon, on_item=on_item)
+    _walk_trash(catalog, primary, store, report=report, horizon=horizon, on_item=on_item)
 
     def take(tally: Tally, kind: Kind, blob_id: int, *, sha: str, size: int) -> None:
         if report.dry_run:
@@ -117,7 +118,16 @@ def _set_aside_one(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore, 
         claimed = tx.blobs.claim_unreferenced(blob_id=blob_id, store_id=store_id)
     if not claimed:
         return "skipped"
-    aside = store.set_aside(sha, "", folder=TRASH_FOLDER)
+    try:
+        aside = store.set_aside(sha, "", folder=TRASH_FOLDER)
+    except Exception:
+        # Not moved (or copied without its key deleted): the object is at its key, so
+        # record it present again, or a later run would never look at it (best effort: the
+        # endpoint may be down, and the copy then stays `missing`, which is safe).
+        with contextlib.suppress(Exception):
+            if store.exists(sha):
+                _mark_present(catalog, primary, blob_id)
+        raise
     with catalog.transaction() as tx:
         if tx.blobs.ref_count(blob_id):
             # Put back before the copy is recorded present: if this fails, the copy stays
@@ -130,8 +140,8 @@ def _set_aside_one(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore, 
     return None if aside is None else size
 
 
-def _walk_trash(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore,
-                report: GcReport, *, horizon: datetime,
+def _walk_trash(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore, *,
+                report: GcReport, horizon: datetime,
                 on_item: Callable[[GcItem], object] | None) -> None:
     """Objects in the trash: put back those whose blob is referenced or recorded present,
     delete those unreferenced that went there before `horizon`, leave the others."""
@@ -170,6 +180,10 @@ def _wanted(catalog: Catalog, primary: PrimaryStore, sha: str) -> int | None:
 def _put_back(catalog: Catalog, primary: PrimaryStore, store: S3BlobStore, *, key: str,
               sha: str, blob_id: int) -> None:
     store.put_back(key, sha)
+    _mark_present(catalog, primary, blob_id)
+
+
+def _mark_present(catalog: Catalog, primary: PrimaryStore, blob_id: int) -> None:
     with catalog.transaction() as tx:
         tx.copies.set_copy_status(blob_id=blob_id, store_id=primary.store_id,
                                   status="present", mtime=utcnow())

@@ -131,13 +131,13 @@ def restore_blob(catalog: Catalog, primary: PrimaryStore, replicas: Sequence[Blo
         if corrupt:
             set_aside(store, sha)
         if copy_object(replica, store, CopyItem(sha, row.size, data=good.data)).ok:
-            _record(catalog, primary, row, "present")
+            _record(catalog, primary, row, status="present")
             return replica.name
-    _record(catalog, primary, row, "corrupted" if corrupt else "missing")
+    _record(catalog, primary, row, status="corrupted" if corrupt else "missing")
     return None
 
 
-def _record(catalog: Catalog, primary: PrimaryStore, row: BlobRow, status: str) -> None:
+def _record(catalog: Catalog, primary: PrimaryStore, row: BlobRow, *, status: str) -> None:
     with catalog.transaction() as tx:
         tx.copies.set_copy_status(blob_id=row.id, store_id=primary.store_id, status=status,
                                   mtime=utcnow())
