@@ -28,14 +28,23 @@ def untracked_hashes(catalog: Catalog, primary: PrimaryStore) -> Iterator[str]:
                 yield sha
 
 
-def untracked_objects(catalog: Catalog, primary: PrimaryStore) -> Iterator[StoredObject]:
-    """`untracked_hashes` of an S3 primary, as its listing gives them (with each object's
-    size and last-modified time: gc's age of an untracked object)."""
+def untracked_objects(catalog: Catalog, primary: PrimaryStore, *, batch: int = 1000
+                      ) -> Iterator[StoredObject]:
+    """`untracked_hashes` of an S3 primary, from one listing of the bucket (a request per
+    1,000 objects; each page's hashes looked up in the catalog at once), with each object's
+    size and last-modified time (gc's age of an untracked object)."""
     store = bucket_of(primary)
-    for prefix in HEX_PREFIXES:
-        low, high = prefix_range(prefix)
+    page: list[StoredObject] = []
+
+    def unknown() -> list[StoredObject]:
         with catalog.reading() as tx:
-            known = tx.blobs.hashes_in_range(low, high)
-        for stored in store.iter_objects(prefix):
-            if stored.name not in known:
-                yield stored
+            known = tx.blobs.known_hashes([stored.name for stored in page])
+        return [stored for stored in page if stored.name not in known]
+
+    for stored in store.iter_objects():
+        page.append(stored)
+        if len(page) >= batch:
+            yield from unknown()
+            page = []
+    if page:
+        yield from unknown()
