@@ -369,15 +369,19 @@ class S3BlobStore(BlobStore):
         kept, the key is free for a good copy). Returns the new key, or None if there was no
         object."""
         self._require_writable(f"set blob {sha256} aside")
-        if not self.exists(sha256):
-            return None
         key = self.object_key(sha256)
         store_prefix = f"{self.prefix}/" if self.prefix else ""
         target = f"{store_prefix}{folder}/{key.rsplit('/', 1)[-1]}" + (f".{suffix}" if suffix else "")
         with self._errors(f"setting blob {sha256} aside", writing=True):
-            self._client.copy_object(Bucket=self.bucket, Key=target,
-                                     CopySource={"Bucket": self.bucket, "Key": key})
+            try:  # no HEAD first: a copy of a missing key fails with NoSuchKey
+                self._client.copy_object(Bucket=self.bucket, Key=target,
+                                         CopySource={"Bucket": self.bucket, "Key": key})
+            except ClientError as exc:
+                if error_code(exc) in ("NoSuchKey", "404"):
+                    return None
+                raise
             self._client.delete_object(Bucket=self.bucket, Key=key)
+        self._bucket_seen = True
         return target
 
     def put_back(self, key: str, sha256: str) -> bool:

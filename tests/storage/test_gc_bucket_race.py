@@ -160,3 +160,18 @@ def test_the_trash_is_emptied_only_after_the_grace_and_a_dry_run_changes_nothing
                               grace_hours=0)
     assert (emptied.trash.count, emptied.total_bytes_freed) == (1, len(DATA))
     assert _keys(s3_bucket, s3_endpoint_url) == []
+
+
+def test_a_blob_whose_object_is_already_gone_changes_only_the_catalog(
+        machines: tuple[StorageParts, StorageParts], tmp_path: Path,
+        s3_endpoint_url: str, s3_bucket: str) -> None:
+    a, _b = machines
+    digest = _garbage(a, tmp_path)
+    boto3.client("s3", endpoint_url=s3_endpoint_url, region_name="us-east-1").delete_object(
+        Bucket=s3_bucket, Key=f"archive/sha256/{digest[:2]}/{digest[2:4]}/{digest}")
+    report = collect_garbage(a.catalog, a.primary, a.views.farm, layout=a.layout,
+                             grace_hours=0)
+    assert (report.candidates, report.already_gone, report.removed) == (1, 1, 0)
+    assert _keys(s3_bucket, s3_endpoint_url) == []
+    with a.catalog.reading() as tx:
+        assert _status(tx, digest) == "missing"
