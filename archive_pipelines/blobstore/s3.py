@@ -398,13 +398,25 @@ class S3BlobStore(BlobStore):
             self._client.delete_object(Bucket=self.bucket, Key=key)
         return True
 
-    def delete_aside(self, key: str) -> None:
-        """Delete an object `set_aside` or `list_aside` named (never a blob's own key)."""
-        self._require_writable(f"delete {key}")
-        if hash_from_key(self._relative(key), self.codec) is not None:
-            raise ValueError(f"store {self.name!r}: {key} is a blob's key, not one set aside")
-        with self._errors(f"deleting {key}", writing=True):
-            self._client.delete_object(Bucket=self.bucket, Key=key)
+    def delete_aside(self, keys: list[str]) -> None:
+        """Delete objects `set_aside` or `list_aside` named (never a blob's own key): one
+        DeleteObjects request per 1,000."""
+        self._require_writable(f"delete {len(keys)} object(s) set aside")
+        for key in keys:
+            if hash_from_key(self._relative(key), self.codec) is not None:
+                raise ValueError(f"store {self.name!r}: {key} is a blob's key, not one set aside")
+        for start in range(0, len(keys), 1000):
+            chunk = keys[start:start + 1000]
+            with self._errors(f"deleting {len(chunk)} object(s) set aside", writing=True):
+                response = self._client.delete_objects(
+                    Bucket=self.bucket, Delete={"Objects": [{"Key": key} for key in chunk],
+                                                "Quiet": True})
+            failed = response.get("Errors", [])
+            if failed:
+                first = failed[0]
+                raise BlobStoreError(
+                    f"store {self.name!r}: could not delete {len(failed)} object(s) set aside, "
+                    f"e.g. {first.get('Key')}: {first.get('Code')} {first.get('Message')}")
 
     def list_aside(self, folder: str) -> Iterator[StoredObject]:
         """The objects under `<folder>/` of the store prefix (what `set_aside` moved there):
