@@ -422,7 +422,7 @@ class S3BlobStore(BlobStore):
         """The objects under `<folder>/` of the store prefix (what `set_aside` moved there):
         full key, the name after the folder, size and last-modified time."""
         store_prefix = f"{self.prefix}/" if self.prefix else ""
-        for item in self._list(f"{store_prefix}{folder}/", "listing set-aside objects"):
+        for item in self._list(f"{store_prefix}{folder}/", f"listing {folder}/"):
             key = item["Key"]
             yield StoredObject(key, key.rsplit("/", 1)[-1], item.get("Size", 0),
                                item["LastModified"])
