@@ -62,6 +62,8 @@ def walk_bucket(catalog: Catalog, primary: PrimaryStore, *, deep: bool, width: i
     unknown: list[str] = []  # listed, not referenced: untracked unless the catalog has a row
 
     def judge_present() -> None:
+        if not present:
+            return
         rows = _rows(catalog, present)
         found.checked += len(present)
         if deep:
@@ -85,20 +87,36 @@ def walk_bucket(catalog: Catalog, primary: PrimaryStore, *, deep: bool, width: i
         listed_sizes.clear()
 
     def judge_unknown() -> None:
+        if not unknown:
+            return
         with catalog.reading() as tx:
             known = tx.blobs.known_hashes(unknown)
         found.untracked.extend(sha for sha in unknown if sha not in known)
         unknown.clear()
 
+    def judge_unlisted() -> None:
+        """Referenced, not listed: looked up once more (HEADs on `width` threads); one
+        stored since the listing passed its key is judged as a listed one."""
+        if not unlisted:
+            return
+        with ThreadPoolExecutor(max_workers=width) as pool:
+            there = list(pool.map(store.exists, unlisted))
+        found.missing.extend(sha for sha, now in zip(unlisted, there, strict=True) if not now)
+        late = [sha for sha, now in zip(unlisted, there, strict=True) if now]
+        found.checked += len(unlisted) - len(late)
+        unlisted.clear()
+        if late:
+            rows = _rows(catalog, late)
+            present.extend(late)
+            listed_sizes.update((sha, rows[sha].size) for sha in late)  # not listed: trusted
+            judge_present()
+
+    unlisted: list[str] = []
     for sha, size, referenced in _merge(store.iter_objects(), _referenced(catalog)):
-        if size is None:  # referenced, not listed: look once more
-            found.checked += 1
-            if not store.exists(sha):
-                found.missing.append(sha)
-            elif deep:
-                result = store.check(sha, expected_size=_rows(catalog, [sha])[sha].size)
-                if result.status != "ok":
-                    found.corrupt.append((sha, result.detail or result.status))
+        if size is None:
+            unlisted.append(sha)
+            if len(unlisted) >= BATCH:
+                judge_unlisted()
             continue
         found.listed += 1
         if referenced:
@@ -111,6 +129,7 @@ def walk_bucket(catalog: Catalog, primary: PrimaryStore, *, deep: bool, width: i
             if len(unknown) >= BATCH:
                 judge_unknown()
     judge_present()
+    judge_unlisted()
     judge_unknown()
     return found
 

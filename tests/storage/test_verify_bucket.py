@@ -93,3 +93,20 @@ def test_the_merge_pairs_the_listing_with_the_catalog_in_hash_order() -> None:
     assert merged == [(a, 1, False), (b, None, True), (c, 1, True), (d, 1, False)]
     with pytest.raises(ListingOutOfOrder):
         list(_merge(_listed(c, a), iter([])))
+
+
+def test_a_blob_stored_after_the_listing_passed_its_key_is_not_missing(
+        s3_storage: StorageParts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hashes = _ingest(s3_storage, tmp_path)
+    store = _store(s3_storage)
+    late = hashes[7]
+    real = store.iter_objects
+
+    def listing_before_the_upload(prefix: str = "") -> Iterator[StoredObject]:
+        return (stored for stored in real(prefix) if stored.name != late)
+
+    monkeypatch.setattr(store, "iter_objects", listing_before_the_upload)
+    store.take_request_counts()
+    report = verify_storage(s3_storage.catalog, s3_storage.primary, s3_storage.views)
+    assert report.problems == 0 and report.blobs_checked == BLOBS, report.examples
+    assert store.take_request_counts() == {"ListObjectsV2": 1, "HeadObject": 1}
