@@ -110,9 +110,11 @@ class BlobStore(abc.ABC):
 
     def sync(self) -> None:
         """Make every object written so far durable."""
+        return None
 
     def sync_pending(self) -> None:
         """`sync()` if anything was written in deferred mode since the last sync."""
+        return None
 
     def read_range(self, sha256: str, offset: int, length: int) -> bytes:
         """Up to `length` raw bytes of the blob from `offset` (fewer at its end); BlobNotFound
