@@ -13,14 +13,18 @@ import contextlib
 import re
 from pathlib import Path
 
-from archive_pipelines.captures.segment_files import find_journals, find_segments
+from archive_pipelines.captures.segment_files import find_journals
+from archive_pipelines.captures.segment_source import LocalSegments, SegmentSource
 from archive_pipelines.catalog import Catalog
 
 _BODY_HASH = re.compile(rb'"body_hash"\s*:\s*"sha256:([0-9a-f]{64})"')
 
 
-def pending_body_hashes(catalog: Catalog, data_dir: Path) -> set[str]:
-    """sha256 of every body a not-yet-ingested segment or a crawler journal names.
+def pending_body_hashes(catalog: Catalog, data_dir: Path, *,
+                        source: SegmentSource | None = None) -> set[str]:
+    """sha256 of every body a not-yet-ingested segment (in the data dir, or in `source`:
+    an S3 primary's bucket, besides the segments this machine has not uploaded yet) or a
+    crawler journal names.
 
     Journals are read before segments are listed: the crawler links a segment into place
     before it removes the journal that held its records, so a segment closed while this
@@ -29,14 +33,24 @@ def pending_body_hashes(catalog: Catalog, data_dir: Path) -> set[str]:
     """
     found: set[str] = set()
     _read_hashes(find_journals(data_dir), found)
-    segments, _skipped = find_segments(data_dir)
+    local = LocalSegments(data_dir)
+    sources = [local] if source is None or source.is_local else [local, source]
     with catalog.reading() as tx:
         done = tx.captures.ingested_paths()
-    _read_hashes([s.path for s in segments if s.relative not in done], found)
+    for where in sources:
+        segments, _skipped = where.find()
+        for segment in segments:
+            if segment.relative not in done:
+                with contextlib.suppress(FileNotFoundError):  # ingested and compacted meanwhile
+                    _add_hashes(where.read(segment.relative).data, found)
     return found
+
+
+def _add_hashes(data: bytes, found: set[str]) -> None:
+    found.update(match.decode() for match in _BODY_HASH.findall(data))
 
 
 def _read_hashes(paths: list[Path], found: set[str]) -> None:
     for path in paths:
         with contextlib.suppress(FileNotFoundError):  # ingested and compacted, or rotated
-            found.update(match.decode() for match in _BODY_HASH.findall(path.read_bytes()))
+            _add_hashes(path.read_bytes(), found)
