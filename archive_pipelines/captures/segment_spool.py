@@ -47,7 +47,8 @@ def upload_spooled_segments(source: SegmentSource, data_dir: Path) -> SpoolUploa
                         done.left, data_dir / "sessions")
             return done
         segment.path.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):  # the session's folder, once empty
+        with contextlib.suppress(OSError):  # the session's and the day's folders, once empty
             segment.path.parent.rmdir()
+            segment.path.parent.parent.rmdir()
         done.uploaded.append(segment.relative)
     return done
