@@ -13,8 +13,8 @@ import contextlib
 import re
 from pathlib import Path
 
-from archive_pipelines.captures.segment_files import find_journals
-from archive_pipelines.captures.segment_source import LocalSegments, SegmentSource
+from archive_pipelines.captures.segment_files import find_journals, find_segments
+from archive_pipelines.captures.segment_source import SegmentSource
 from archive_pipelines.catalog import Catalog
 
 _BODY_HASH = re.compile(rb'"body_hash"\s*:\s*"sha256:([0-9a-f]{64})"')
@@ -33,16 +33,16 @@ def pending_body_hashes(catalog: Catalog, data_dir: Path, *,
     """
     found: set[str] = set()
     _read_hashes(find_journals(data_dir), found)
-    local = LocalSegments(data_dir)
-    sources = [local] if source is None or source.is_local else [local, source]
+    segments, _skipped = find_segments(data_dir)
     with catalog.reading() as tx:
         done = tx.captures.ingested_paths()
-    for where in sources:
-        segments, _skipped = where.find()
-        for segment in segments:
+    _read_hashes([s.path for s in segments if s.relative not in done], found)
+    if source is not None and not source.is_local:
+        remote, _skipped = source.find()
+        for segment in remote:
             if segment.relative not in done:
                 with contextlib.suppress(FileNotFoundError):  # ingested and compacted meanwhile
-                    _add_hashes(where.read(segment.relative).data, found)
+                    _add_hashes(source.read(segment.relative).data, found)
     return found
 
 

@@ -25,9 +25,8 @@ from archive_testkit.servers import LocalMotoServer
 from archive_testkit.servers.faulty_http import FaultyProxy
 from archive_testkit.testweb import RequestRecord, TestWeb
 from frontier_service.service.service import STORE_FAILURE
-from tests.captures.test_ingest import refetch
 from tests.helpers.crawls import delete_keys
-from tests.helpers.s3_crawls import crawl_onto, local_segments, run_cli, segment_keys
+from tests.helpers.s3_crawls import crawl_onto, local_segments, refetch, run_cli, segment_keys
 from tests.helpers.s3_primary import s3_primary_data_dir
 
 
