@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from archive_pipelines.views import ViewFarm
 
 SEGMENT_MIME = "application/x-ndjson"
 MAX_PROBLEMS = 20  # listed per segment; the rest are counted
+LOOKUPS_AT_ONCE = 8  # HEADs in flight on a remote primary (botocore pools 10 connections)
 
 
 @dataclass
@@ -311,8 +313,10 @@ def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: Segmen
         report.problem(f"the last {content.cut_bytes} bytes (from byte {content.whole}) are not "
                        "a whole record (the segment was cut mid-write): not ingested")
     bodies: dict[str, Body] = {}
+    remote = primary.store.local_path("0" * 64) is None
+    sizes = _remote_sizes(primary.store, list(wanted)) if remote else {}
     for sha, capture in wanted.items():
-        size = _stored_size(primary, sha)
+        size = sizes[sha] if remote else _stored_size(primary, sha)
         if size is None:
             missing = sum(c.body_sha256 == sha for _, c in captures)
             report.missing_bodies += missing
@@ -329,6 +333,14 @@ def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: Segmen
         captures=captures, bodies=bodies, records=report.records, rejected=report.rejected,
         cut_bytes=content.cut_bytes, pages=report.pages,
         first_ms=now_ms if first is None else first, last_ms=now_ms if last is None else last)
+
+
+def _remote_sizes(store: BlobStore, hashes: list[str]) -> dict[str, int | None]:
+    """-1 for each body a remote store holds (one HEAD each, several at once: a request's
+    round trip, not the work, is what costs), None for those it lacks."""
+    with ThreadPoolExecutor(LOOKUPS_AT_ONCE) as pool:
+        present = list(pool.map(store.exists, hashes))
+    return {sha: -1 if there else None for sha, there in zip(hashes, present, strict=True)}
 
 
 def _stored_size(primary: CapturePrimary, sha256: str) -> int | None:
