@@ -40,6 +40,8 @@ def upload_spooled_segments(source: SegmentSource, data_dir: Path) -> SpoolUploa
     for n, segment in enumerate(local):
         try:
             source.store_file(segment.relative, segment.path)
+        except FileNotFoundError:  # another process of the crawl uploaded it meanwhile
+            continue
         except (BlobStoreError, OSError) as exc:
             done.error = f"uploading {segment.relative} failed: {exc}"
             done.left = len(local) - n
