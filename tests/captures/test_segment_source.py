@@ -107,3 +107,26 @@ def test_a_local_primary_has_no_spool(tmp_path: Path) -> None:
                          b"{}\n")
     assert upload_spooled_segments(source, tmp_path).uploaded == []
     assert path.exists()
+
+
+def test_the_captures_sensor_plans_runs_from_the_bucket(s3_endpoint_url: str, s3_bucket: str,
+                                                        tmp_path: Path) -> None:
+    from archive_pipelines.captures.segment_source import settings_segment_source
+    from archive_pipelines.captures.sensor_logic import next_capture_runs
+
+    settings = s3_primary_data_dir(tmp_path / "data", endpoint_url=s3_endpoint_url,
+                                   bucket=s3_bucket)
+    source = settings_segment_source(settings)
+    session = str(uuid.uuid4())
+    for name in ("20261128T101010000000Z_000001.jsonl", "20261128T101011000000Z_000002.jsonl"):
+        write_segment(settings.data_dir, session, name, b"{}\n")
+    assert upload_spooled_segments(source, settings.data_dir).left == 0
+    assert source.days() == [DAY]
+    plan = next_capture_runs(open_storage(settings).catalog, settings.data_dir, busy_days=set(),
+                             reported_days=set(), source=source)
+    assert [(run.day, run.segments) for run in plan.runs] == [(DAY, 2)]
+    assert len(plan.pending) == 2 and not local_files(settings.data_dir)
+
+
+def local_files(data_dir: Path) -> list[Path]:
+    return list((data_dir / "sessions").rglob("*.jsonl"))
