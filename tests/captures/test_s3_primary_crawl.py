@@ -11,13 +11,17 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import boto3
 import pytest
 from sqlalchemy import select
 
+from archive_pipelines.captures.compaction import compact_sessions
 from archive_pipelines.captures.lookup import find_url
+from archive_pipelines.captures.segment_ingest import CapturePrimary
+from archive_pipelines.captures.segment_source import segment_source
 from archive_pipelines.catalog.models import Blob, PageFetch
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
@@ -138,8 +142,33 @@ def test_a_segment_crawled_by_one_data_dir_is_ingested_by_another(
     asked = answered(captures_web.log.records())
 
     assert ingest(machines[1].data_dir)["segments_ingested"] == report.segments
-    assert_bodies_from_the_bucket(open_storage(machines[1]), captures_web, asked)
+    parts = open_storage(machines[1])
+    assert_bodies_from_the_bucket(parts, captures_web, asked)
     assert ingest(machines[0].data_dir)["segments_ingested"] == 0  # one catalog, one ledger
+
+    # B holds no lock of A's crawler: a session whose newest segment object is younger than
+    # the compaction age is left alone, even when its last ingested fetch is older.
+    sid = report.session_id
+    with parts.catalog.reading() as tx:
+        row = tx.captures.crawl_session(sid)
+    assert row is not None and row.ended_at is not None
+    time.sleep(max(0.0, row.ended_at.timestamp() + 3 - time.time()))
+    source = segment_source(parts.primary.store, machines[1].data_dir)
+    [*_, last], _skipped = source.find(sid)
+    late = last.relative.replace(".jsonl", "9.jsonl")  # a segment uploaded just now
+    spooled = tmp_path / "late.jsonl"
+    spooled.write_bytes(source.read(last.relative).data)
+    source.store_file(late, spooled)
+    primary = CapturePrimary(parts.primary.store, parts.primary.store_id, parts.views.farm)
+    left = compact_sessions(parts.catalog, primary, machines[1].data_dir, session_id=sid,
+                            older_than=timedelta(0), now=row.ended_at + timedelta(seconds=1))
+    [skipped] = left.sessions
+    assert skipped.outcome == "skipped" and "a crawler may still be writing" in skipped.problems[0]
+    assert source.remove(late)
+    done = compact_sessions(parts.catalog, primary, machines[1].data_dir, session_id=sid,
+                            older_than=timedelta(0))
+    assert [s.outcome for s in done.sessions] == ["compacted"]
+    assert segment_keys(s3_endpoint_url, s3_bucket) == []
 
 
 def _fail_after_puts(proxy: FaultyProxy, puts: int, done: threading.Event) -> None:
