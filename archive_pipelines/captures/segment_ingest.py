@@ -244,7 +244,7 @@ def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPa
             report.problem(f"ingested before with sha256 {recorded}, the file now has "
                            f"{content.sha256}: left as it is")
         return report
-    rows = _segment_rows(primary, segment, content, report=report)
+    rows = _segment_rows(primary, segment, content, report=report, catalog=catalog)
     put = primary.store.put_bytes(content.data)  # durable before the catalog refers to it
     assert put.sha256 == content.sha256
     for sha in (content.sha256, *rows.bodies):  # every blob has its alias (idempotent)
@@ -287,7 +287,7 @@ def link_captures(catalog: Catalog, primary: CapturePrimary, *, segment_id: int 
 
 
 def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: SegmentBytes,
-                  *, report: SegmentReport) -> SegmentRows:
+                  *, report: SegmentReport, catalog: Catalog) -> SegmentRows:
     """The catalog rows of a segment's whole records; refused records, missing bodies and a
     cut tail go to `report`."""
     captures: list[tuple[int, CaptureRow]] = []
@@ -314,7 +314,7 @@ def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: Segmen
                        "a whole record (the segment was cut mid-write): not ingested")
     bodies: dict[str, Body] = {}
     remote = primary.store.local_path("0" * 64) is None
-    sizes = _remote_sizes(primary.store, list(wanted)) if remote else {}
+    sizes = _remote_sizes(catalog, primary, list(wanted)) if remote else {}
     for sha, capture in wanted.items():
         size = sizes[sha] if remote else _stored_size(primary, sha)
         if size is None:
@@ -335,12 +335,24 @@ def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: Segmen
         first_ms=now_ms if first is None else first, last_ms=now_ms if last is None else last)
 
 
-def _remote_sizes(store: BlobStore, hashes: list[str]) -> dict[str, int | None]:
-    """-1 for each body a remote store holds (one HEAD each, several at once: a request's
-    round trip, not the work, is what costs), None for those it lacks."""
+def _remote_sizes(catalog: Catalog, primary: CapturePrimary, hashes: list[str]
+                  ) -> dict[str, int | None]:
+    """The size of each body a remote primary holds, None for those it lacks. A body the
+    catalog already references and records present there costs no request (gc never takes
+    a referenced blob); any other is one HEAD (several at once: a request's round trip, not
+    its work, is what costs; -1: present, its size the record's)."""
+    with catalog.reading() as tx:
+        known = tx.blobs.blobs_by_sha256(hashes)
+        copies = tx.copies.copies_of([row.id for row in known.values() if row.ref_count > 0])
+    sizes: dict[str, int | None] = {
+        sha: row.size for sha, row in known.items()
+        if (state := copies.get(row.id, {}).get(primary.store_id)) is not None
+        and state.status == "present"}
+    unknown = [sha for sha in hashes if sha not in sizes]
     with ThreadPoolExecutor(LOOKUPS_AT_ONCE) as pool:
-        present = list(pool.map(store.exists, hashes))
-    return {sha: -1 if there else None for sha, there in zip(hashes, present, strict=True)}
+        present = list(pool.map(primary.store.exists, unknown))
+    sizes.update((sha, -1 if there else None) for sha, there in zip(unknown, present, strict=True))
+    return sizes
 
 
 def _stored_size(primary: CapturePrimary, sha256: str) -> int | None:
