@@ -34,6 +34,11 @@
    (printed only). Prints "not measured" when `archive_pipelines.captures.compaction` is
    missing.
 
+   The ingest part also runs an S3-primary case (bench/captures_s3.py; `--no-s3` skips it):
+   the same crawl's bodies and segments in a bucket (S3_ENDPOINT_URL, else a throwaway
+   moto_server), `--runs` ingests through the bucket into SQLite: pages/s beside the local
+   primary's, the ratio, and S3 requests per page and per distinct body (no target).
+
 `--only ingest|lookup|compaction` (repeatable) picks parts; the default runs all three.
 The targets are the issue's absolute figures (not ratios): read them beside the load average
 and the CPU column, and rerun before believing a FAIL.
@@ -755,7 +760,7 @@ def ingest_once(crawl: Crawl, label: str, url: str, *,
         if report.total(name) != want:
             problems.append(f"{name} {report.total(name):,} (expected {want:,})")
     with parts.catalog.reading() as tx:
-        rows = tx.scalar(select(func.count()).select_from(PageFetch))
+        rows = tx.session.scalar(select(func.count()).select_from(PageFetch))
     if rows != crawl.captures:
         problems.append(f"page_fetch holds {rows:,} rows (expected {crawl.captures:,})")
     parts.close()
@@ -783,7 +788,8 @@ def crawler_rate() -> str | None:
     return f"{float(match.group(1)):,.0f} pages/s ({where.split(' — `')[0]})"
 
 
-def bench_ingest(shape: CrawlShape, runs: int, postgres: Postgres, profile: bool) -> bool:
+def bench_ingest(shape: CrawlShape, runs: int, postgres: Postgres, profile: bool,
+                 *, s3: bool = True) -> bool:
     crawl = generate_crawl(shape)
     print(f"\n1. segment ingest (`ingest_crawl`, one transaction per segment) of a generated crawl "
           f"into a fresh catalog per run, {runs} runs per catalog, alternated")
@@ -817,6 +823,11 @@ def bench_ingest(shape: CrawlShape, runs: int, postgres: Postgres, profile: bool
         ok = ok and passed
         verdicts.append(f"{'PASS' if passed else 'FAIL'}  ingest pages/s into {case}: {rate:,.0f} "
                         f"(target >= {TARGET_PAGES_PER_S:,.0f})")
+    if s3:  # the same crawl on an S3 primary, into SQLite (captures_s3.py)
+        from captures_s3 import bench_ingest_s3
+
+        local = statistics.median(run.pages_per_s for run in samples["SQLite"])
+        verdicts.extend(f"INFO  {line}" for line in bench_ingest_s3(crawl, runs, local))
     crawler = crawler_rate()
     if crawler:
         print(f"for context, the crawler's own rate, newest crawl_bench in bench/RESULTS.md: {crawler}")
@@ -1360,6 +1371,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="after the ingest runs, one more per catalog under cProfile: "
                              "where the time goes")
+    parser.add_argument("--no-s3", action="store_true",
+                        help="skip the ingest part's S3-primary case (S3_ENDPOINT_URL, else a "
+                             "throwaway moto_server)")
     parser.add_argument("--only", choices=PARTS, action="append",
                         help="run only this part (repeatable); default: all of them")
     args = parser.parse_args(argv)
@@ -1376,7 +1390,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         postgres.start()
         if "ingest" in only:
-            verdicts.append(bench_ingest(ingest_shape, args.runs, postgres, args.profile))
+            verdicts.append(bench_ingest(ingest_shape, args.runs, postgres, args.profile,
+                                         s3=not args.no_s3))
         if "lookup" in only:
             verdicts.append(bench_lookup(lookup_shape, args.lookups, args.absent, args.cli_runs,
                                          postgres))

@@ -24,6 +24,7 @@ from frontier_service.service.crawler_settings import (
     with_loopback,
 )
 from frontier_service.service.process import configure_logging, run_async, run_crawler
+from frontier_service.service.service import STORE_FAILURE
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
 
 PROG = "frontier-service"
@@ -273,6 +274,9 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
     click.echo(json.dumps(report.as_metadata()))
     if report.failure.startswith(REDIS_FAILURE):  # says what to do itself
         raise CrawlFailed(report.failure)
+    if report.failure.startswith(STORE_FAILURE):
+        raise CrawlFailed(f"{report.failure}; the crawl stopped, and the URLs it could not "
+                          "archive stay queued: run it again once the store answers")
     if report.failure:  # the summary above is still printed: how far the crawl got
         raise CrawlFailed(f"{report.failure}; the crawl stopped, and the URLs it could not "
                           "archive stay queued: free space, then run it again")

@@ -43,6 +43,11 @@ class CrawlMetrics:
     segments_reported: int = 0
     report_errors: int = 0
     segments_closed_idle: int = 0  # of segments_closed: closed because the crawl went idle
+    # An S3 primary: segments uploaded to the bucket, still spooled locally, failed uploads.
+    segments_uploaded: int = 0
+    segments_spooled: int = 0
+    segment_upload_errors: int = 0
+    store_errors: int = 0  # bodies the blob store refused or could not be reached for
     # Browser capture (`--browser auto|always`): page loads in Chromium (each also counted in
     # `pages`), those that failed (no rendered DOM), Chromium relaunches after a crash, the
     # requests the loads made besides their documents, and of those the ones refused.
@@ -73,7 +78,7 @@ class CrawlMetrics:
 _GAUGES = frozenset({"in_flight", "queued_domains", "releases_pending", "checkpoint_ms",
                      "claim_round_ms", "frontier_pending_bytes",
                      "frontier_ready_domains", "frontier_due_domains",
-                     "frontier_leased_domains", "stopping"})
+                     "frontier_leased_domains", "stopping", "segments_spooled"})
 _HELP = {
     "pages": "Page fetches finished (response or final error).",
     "pages_ok": "Page fetches answered 2xx.",
@@ -85,6 +90,10 @@ _HELP = {
     "frontier_pending_bytes": "Bytes of frontier files not yet read.",
     "frontier_ready_domains": "Domains waiting in the ready queue.",
     "segments_closed_idle": "Page-index segments closed because the crawl went idle.",
+    "segments_uploaded": "Segments uploaded to an S3 primary's bucket.",
+    "segments_spooled": "Closed segments still in the data dir, waiting for their upload.",
+    "segment_upload_errors": "Segment uploads to the S3 primary that failed (retried later).",
+    "store_errors": "Pages not archived because the blob store failed (they stay queued).",
     "conditional_requests": "Requests sent with validators (If-None-Match, If-Modified-Since).",
     "unchanged": "Conditional requests answered 304 Not Modified: captured as the earlier body.",
     "browser_pages": "Pages loaded in the browser (Chromium).",

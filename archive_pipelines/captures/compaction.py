@@ -16,6 +16,13 @@ Order of work, so that kill -9 anywhere and a rerun converge with no record lost
    blob references released (gc takes those copies after its grace);
 3. only then delete the segment files from sessions/ (a rerun finishes deleting them).
 A session still being crawled (a live crawler lock or a segment not yet ingested) is left.
+
+With an S3 primary the segments are objects in the bucket (segment_source.py): they are read
+from there, the compacted file and index are written in the local sessions/compacted/ as a
+spool, checked, stored as blobs and as objects under the same names (what
+`read_compacted_record` reads, two ranged GETs), and the local copies removed after the
+commit; the segment objects go last. A crawler on another machine holds no lock here, so
+such a session is also left until its newest segment object is older than the compaction age.
 """
 
 from __future__ import annotations
@@ -39,10 +46,9 @@ from archive_pipelines.captures.segment_files import (
     JOURNALS,
     SegmentBytes,
     find_journals,
-    find_segments,
-    read_segment,
 )
 from archive_pipelines.captures.segment_ingest import CapturePrimary
+from archive_pipelines.captures.segment_source import SegmentSource, segment_source
 from archive_pipelines.catalog import Body, Catalog, SegmentLedgerRow, utcnow
 
 FRAME_BYTES = 256 * 1024  # records per zstd frame: ~256 KiB decompressed
@@ -98,6 +104,7 @@ def compact_sessions(catalog: Catalog, store: CapturePrimary, data_dir: Path, *,
     left as they are, too young among them, are reported `skipped` with the reason.
     `dry_run` takes the same decisions and changes nothing."""
     cutoff = (now or utcnow()) - older_than
+    source = segment_source(store.store, data_dir)
     with catalog.reading() as tx:
         candidates = tx.captures.compactable_sessions(ended_before=cutoff, session_id=session_id)
         young = tx.captures.young_sessions(ended_since=cutoff, session_id=session_id)
@@ -108,9 +115,10 @@ def compact_sessions(catalog: Catalog, store: CapturePrimary, data_dir: Path, *,
             f"last fetch {last}: younger than {_days(older_than)}"]))
     for sid, compacted_path in candidates:
         if compacted_path is not None:
-            done = _finish(catalog, data_dir, sid, dry_run=dry_run)
+            done = _finish(catalog, source, sid, dry_run=dry_run)
         else:
-            done = _compact_one(catalog, store, data_dir, session_id=sid, dry_run=dry_run)
+            done = _compact_one(catalog, store, source, session_id=sid, cutoff=cutoff,
+                                dry_run=dry_run)
         if done.outcome != "skipped" or done.problems:
             report.sessions.append(done)
             if on_session is not None:
@@ -127,9 +135,10 @@ def _days(span: timedelta) -> str:
     return f"{hours:g} hour{'' if hours == 1 else 's'}"
 
 
-def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
-                 *, session_id: str, dry_run: bool = False) -> SessionCompaction:
+def _compact_one(catalog: Catalog, store: CapturePrimary, source: SegmentSource,
+                 *, session_id: str, cutoff: datetime, dry_run: bool = False) -> SessionCompaction:
     result = SessionCompaction(session_id, "skipped")
+    data_dir = source.data_dir
     if _crawler_alive(data_dir, session_id):
         result.problems.append("a crawler is still writing this session: left for later")
         return result
@@ -137,7 +146,13 @@ def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
         result.problems.append("the crawler's journal holds records not in a segment yet: "
                                "left for later (a crawler run recovers them)")
         return result
-    on_disk, _skipped = find_segments(data_dir, session_id)
+    on_disk, _skipped = source.find(session_id)
+    if not source.is_local:
+        newest = max((source.modified(s.relative) or cutoff for s in on_disk), default=cutoff)
+        if newest > cutoff:
+            result.problems.append(f"a segment was uploaded {newest:%Y-%m-%d %H:%M} UTC: a "
+                                   "crawler may still be writing this session, left for later")
+            return result
     with catalog.reading() as tx:
         ledger = tx.captures.segments_of_session(session_id)
     known = {row.path for row in ledger}
@@ -147,10 +162,10 @@ def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
     if dry_run:
         result.outcome = "would compact"
         result.segments = len(on_disk)
-        result.bytes_in = sum(_size(segment.path) for segment in on_disk)
+        result.bytes_in = sum(source.size(segment.relative) or 0 for segment in on_disk)
         return result
     try:
-        files = _write_compacted(data_dir, session_id, ledger, result=result)
+        files = _write_compacted(source, session_id, ledger, result=result)
     except CompactionError as exc:
         result.outcome = "failed"
         result.problems.append(str(exc))
@@ -159,50 +174,50 @@ def _compact_one(catalog: Catalog, store: CapturePrimary, data_dir: Path,
     puts = [store.store.put_file(path) for path in (zst_path, idx_path)]
     for put in puts:
         store.farm.aliases.ensure(put.sha256, store.store.local_path(put.sha256))
+    if not source.is_local:  # where readers find them by name, before captures point there
+        for path in (zst_path, idx_path):
+            source.store_file(_relative(data_dir, path), path)
     with catalog.transaction() as tx:
         tx.captures.record_compaction(session_id=session_id, compacted_path=_relative(data_dir, zst_path),
             compacted=Body(puts[0].sha256, puts[0].size, ZST_MIME),
             index=Body(puts[1].sha256, puts[1].size, INDEX_MIME),
             ordinals=offsets, primary_store_id=store.store_id, now=utcnow())
     result.outcome = "compacted"
-    result.removed_files = _remove_originals(data_dir, ledger)
+    if not source.is_local:  # the local spool copies: the bucket holds them now
+        for path in (zst_path, idx_path):
+            path.unlink(missing_ok=True)
+    result.removed_files = _remove_originals(source, ledger)
     return result
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:
-        return 0
-
-
-def _finish(catalog: Catalog, data_dir: Path, session_id: str, *,
+def _finish(catalog: Catalog, source: SegmentSource, session_id: str, *,
             dry_run: bool = False) -> SessionCompaction:
     """A compacted session whose originals a crash left behind: remove them now."""
     with catalog.reading() as tx:
         ledger = tx.captures.segments_of_session(session_id)
     if dry_run:
-        left = sum((data_dir / row.path).exists() for row in ledger)
+        left = sum(source.size(row.path) is not None for row in ledger)
         return SessionCompaction(session_id, "would finish" if left else "skipped",
                                  removed_files=left)
-    removed = _remove_originals(data_dir, ledger)
+    removed = _remove_originals(source, ledger)
     return SessionCompaction(session_id, "finished" if removed else "skipped",
                              removed_files=removed)
 
 
-def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedgerRow],
+def _write_compacted(source: SegmentSource, session_id: str, ledger: list[SegmentLedgerRow],
                      *, result: SessionCompaction
                      ) -> tuple[Path, Path, list[tuple[int, int, int]]]:
     """Write, check and publish the compacted file and its index; returns their paths and
     (segment id, byte offset in the segment, ordinal) of every record."""
-    folder = data_dir / "sessions" / COMPACTED
+    folder = source.data_dir / "sessions" / COMPACTED
     folder.mkdir(parents=True, exist_ok=True)
     for stale in folder.glob(f".{session_id}.*"):  # temp files of an interrupted run
         stale.unlink()
     temp_zst = folder / f".{session_id}.{os.getpid()}.zst.tmp"
     temp_idx = folder / f".{session_id}.{os.getpid()}.idx.tmp"
     try:
-        offsets, lines = _write_temp_files(data_dir, ledger, result, temp_zst=temp_zst, temp_idx=temp_idx)
+        offsets, lines = _write_temp_files(source, ledger, result, temp_zst=temp_zst,
+                                           temp_idx=temp_idx)
         mismatch = _first_mismatch(temp_zst, temp_idx, lines)
         if mismatch is not None:
             raise CompactionError(f"the compacted file does not read back: {mismatch}")
@@ -220,7 +235,8 @@ def _write_compacted(data_dir: Path, session_id: str, ledger: list[SegmentLedger
     return final_zst, final_idx, offsets
 
 
-def _write_temp_files(data_dir: Path, ledger: list[SegmentLedgerRow], result: SessionCompaction,
+def _write_temp_files(source: SegmentSource, ledger: list[SegmentLedgerRow],
+                      result: SessionCompaction,
                       *, temp_zst: Path, temp_idx: Path
                       ) -> tuple[list[tuple[int, int, int]], list[bytes]]:
     """Write the records of the session's segments to the temp files, fsynced; returns
@@ -247,7 +263,7 @@ def _write_temp_files(data_dir: Path, ledger: list[SegmentLedgerRow], result: Se
             frame, frame_bytes = [], 0
 
         for row in ledger:
-            content = _segment_bytes(data_dir, row)
+            content = _segment_bytes(source, row)
             result.segments += 1
             result.bytes_in += len(content.data)
             for offset, line in content.lines():
@@ -266,10 +282,10 @@ def _write_temp_files(data_dir: Path, ledger: list[SegmentLedgerRow], result: Se
     return offsets, lines
 
 
-def _segment_bytes(data_dir: Path, row: SegmentLedgerRow) -> SegmentBytes:
+def _segment_bytes(source: SegmentSource, row: SegmentLedgerRow) -> SegmentBytes:
     """A segment's bytes, checked against the ledger's sha256."""
     try:
-        content = read_segment(data_dir / row.path)
+        content = source.read(row.path)
     except FileNotFoundError:
         raise CompactionError(f"{row.path} is missing (ingested, not compacted)") from None
     if content.sha256 != row.sha256:
@@ -310,8 +326,12 @@ def iter_index(idx: Path) -> Iterator[tuple[int, int, int, int]]:
             yield from _ENTRY.iter_unpack(chunk)
 
 
-def read_compacted_record(data_dir: Path, compacted_path: str, ordinal: int) -> bytes:
-    """The record line (without newline) at `ordinal` of a compacted session file."""
+def read_compacted_record(data_dir: Path, compacted_path: str, ordinal: int, *,
+                          source: SegmentSource | None = None) -> bytes:
+    """The record line (without newline) at `ordinal` of a compacted session file (read
+    through `source` when given and not local: two ranged reads, the entry then its frame)."""
+    if source is not None and not source.is_local:
+        return _read_compacted_remote(source, compacted_path, ordinal)
     zst = data_dir / compacted_path
     idx = zst.with_name(zst.name.removesuffix(".jsonl.zst") + ".idx")
     with open(idx, "rb") as handle:
@@ -326,9 +346,23 @@ def read_compacted_record(data_dir: Path, compacted_path: str, ordinal: int) -> 
     return frame[inner:inner + size].rstrip(b"\n")
 
 
-def _remove_originals(data_dir: Path, ledger: list[SegmentLedgerRow]) -> int:
+def _read_compacted_remote(source: SegmentSource, compacted_path: str, ordinal: int) -> bytes:
+    idx = compacted_path.removesuffix(".jsonl.zst") + ".idx"
+    entry = source.read_range(idx, len(INDEX_MAGIC) + ordinal * _ENTRY.size, _ENTRY.size)
+    if len(entry) != _ENTRY.size:
+        raise CompactionError(f"{compacted_path} has no record {ordinal}")
+    start, length, inner, size = _ENTRY.unpack(entry)
+    frame = zstandard.ZstdDecompressor().decompress(source.read_range(compacted_path, start,
+                                                                      length))
+    return frame[inner:inner + size].rstrip(b"\n")
+
+
+def _remove_originals(source: SegmentSource, ledger: list[SegmentLedgerRow]) -> int:
     """Delete the compacted session's segment files (the crawler's, and now held by the
     verified compacted file), then the folders they leave empty."""
+    if not source.is_local:
+        return sum(source.remove(row.path) for row in ledger)
+    data_dir = source.data_dir
     removed = 0
     folders = set()
     for row in ledger:

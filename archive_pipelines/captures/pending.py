@@ -14,13 +14,17 @@ import re
 from pathlib import Path
 
 from archive_pipelines.captures.segment_files import find_journals, find_segments
+from archive_pipelines.captures.segment_source import SegmentSource
 from archive_pipelines.catalog import Catalog
 
 _BODY_HASH = re.compile(rb'"body_hash"\s*:\s*"sha256:([0-9a-f]{64})"')
 
 
-def pending_body_hashes(catalog: Catalog, data_dir: Path) -> set[str]:
-    """sha256 of every body a not-yet-ingested segment or a crawler journal names.
+def pending_body_hashes(catalog: Catalog, data_dir: Path, *,
+                        source: SegmentSource | None = None) -> set[str]:
+    """sha256 of every body a not-yet-ingested segment (in the data dir, or in `source`:
+    an S3 primary's bucket, besides the segments this machine has not uploaded yet) or a
+    crawler journal names.
 
     Journals are read before segments are listed: the crawler links a segment into place
     before it removes the journal that held its records, so a segment closed while this
@@ -33,10 +37,20 @@ def pending_body_hashes(catalog: Catalog, data_dir: Path) -> set[str]:
     with catalog.reading() as tx:
         done = tx.captures.ingested_paths()
     _read_hashes([s.path for s in segments if s.relative not in done], found)
+    if source is not None and not source.is_local:
+        remote, _skipped = source.find()
+        for segment in remote:
+            if segment.relative not in done:
+                with contextlib.suppress(FileNotFoundError):  # ingested and compacted meanwhile
+                    _add_hashes(source.read(segment.relative).data, found)
     return found
+
+
+def _add_hashes(data: bytes, found: set[str]) -> None:
+    found.update(match.decode() for match in _BODY_HASH.findall(data))
 
 
 def _read_hashes(paths: list[Path], found: set[str]) -> None:
     for path in paths:
         with contextlib.suppress(FileNotFoundError):  # ingested and compacted, or rotated
-            found.update(match.decode() for match in _BODY_HASH.findall(path.read_bytes()))
+            _add_hashes(path.read_bytes(), found)

@@ -1,4 +1,5 @@
 """Segment files on disk: where the crawler leaves them, and their records with offsets.
+(With an S3 primary the crawler uploads them to the bucket: segment_source.py.)
 
 The crawler writes `sessions/{YYYY-MM-DD}/{session uuid}/{stamp}_{n}.jsonl` (a hidden temp
 name until the file is whole, then an atomic link), and keeps the records of a segment not
@@ -80,7 +81,7 @@ def find_segments(data_dir: Path, session_id: str | None = None) -> tuple[list[S
     for day_entry in _scan(sessions):
         if day_entry.name in (JOURNALS, COMPACTED) or day_entry.name.startswith("."):
             continue
-        if not _is_date(day_entry.name) or not day_entry.is_dir(follow_symlinks=False):
+        if not is_date(day_entry.name) or not day_entry.is_dir(follow_symlinks=False):
             skipped.append(f"sessions/{day_entry.name}: not a YYYY-MM-DD folder")
             continue
         for session_entry in _scan(Path(day_entry.path)):
@@ -134,7 +135,8 @@ def _scan(directory: Path) -> list[os.DirEntry[str]]:
         return []
 
 
-def _is_date(name: str) -> bool:
+def is_date(name: str) -> bool:
+    """Whether `name` is a YYYY-MM-DD date."""
     try:
         return dt.date.fromisoformat(name).isoformat() == name
     except ValueError:

@@ -16,13 +16,15 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archive_pipelines.blobstore import BlobStore
+from archive_pipelines.blobstore import BlobStore, LocalBlobStore
 from archive_pipelines.captures.record_parser import RecordRefused, parse_record
-from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath, find_segments, read_segment
+from archive_pipelines.captures.segment_files import SegmentBytes, SegmentPath
+from archive_pipelines.captures.segment_source import LocalSegments, SegmentSource, segment_source
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
 from archive_pipelines.counts import Counts
@@ -31,6 +33,7 @@ from archive_pipelines.views import ViewFarm
 
 SEGMENT_MIME = "application/x-ndjson"
 MAX_PROBLEMS = 20  # listed per segment; the rest are counted
+LOOKUPS_AT_ONCE = 8  # HEADs in flight on a remote primary (botocore pools 10 connections)
 
 
 @dataclass
@@ -163,10 +166,11 @@ class _AlreadyIngested(Exception):
     """Rolls back a transaction whose ledger insert lost to an earlier ingest."""
 
 
-def pending_segments(catalog: Catalog, data_dir: Path, *, session_id: str | None = None
-                     ) -> tuple[list[SegmentPath], list[str]]:
-    """Segment files on disk that the ledger does not hold, and the entries skipped."""
-    found, skipped = find_segments(data_dir, session_id)
+def pending_segments(catalog: Catalog, data_dir: Path, *, session_id: str | None = None,
+                     source: SegmentSource | None = None) -> tuple[list[SegmentPath], list[str]]:
+    """Segment files (on disk, or in `source`) that the ledger does not hold, and the
+    entries skipped."""
+    found, skipped = (source or segment_source_of_dir(data_dir)).find(session_id)
     with catalog.reading() as tx:
         done = tx.captures.ingested_paths()
     return [s for s in found if s.relative not in done], skipped
@@ -185,43 +189,50 @@ class CapturePrimary:
 
 def ingest_crawl(catalog: Catalog, primary: CapturePrimary, data_dir: Path, *,
                  session_id: str | None = None, day: str | None = None,
-                 on_segment: Callable[[SegmentReport], object] | None = None) -> CrawlIngestReport:
-    """Ingest every segment not yet in the ledger (of one session, of one day, or all).
+                 on_segment: Callable[[SegmentReport], object] | None = None,
+                 source: SegmentSource | None = None) -> CrawlIngestReport:
+    """Ingest every segment not yet in the ledger (of one session, of one day, or all),
+    found in `source` (default: where the primary keeps them, segment_source.py).
 
-    A segment the ledger holds whose size on disk is no longer the size it was ingested
+    A segment the ledger holds whose size is no longer the size it was ingested
     with is looked at too, and reported as `changed` (its new bytes are not ingested: a
     segment is written once, so a change is damage or a file put back by hand)."""
-    found, skipped = find_segments(data_dir, session_id)
+    source = source or segment_source(primary.store, data_dir)
+    found, skipped = source.find(session_id)
     with catalog.reading() as tx:
         sizes = tx.captures.ledger_sizes()
     segments = [s for s in found
-                if s.relative not in sizes or _size_changed(s, sizes[s.relative])]
+                if s.relative not in sizes or _size_changed(source, s, sizes[s.relative])]
     report = CrawlIngestReport(skipped=skipped)
     for segment in segments:
         if day is not None and segment.day != day:
             continue
-        done = ingest_segment(catalog, primary, segment)
+        done = ingest_segment(catalog, primary, segment, source=source)
         report.segments.append(done)
         if on_segment is not None:
             on_segment(done)
     return report
 
 
-def _size_changed(segment: SegmentPath, recorded: int | None) -> bool:
+def _size_changed(source: SegmentSource, segment: SegmentPath, recorded: int | None) -> bool:
     if recorded is None:  # compacted: its records are in the compacted file
         return False
-    try:
-        return os.stat(segment.path, follow_symlinks=False).st_size != recorded
-    except FileNotFoundError:
-        return False
+    size = source.size(segment.relative)
+    return size is not None and size != recorded
 
 
-def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPath) -> SegmentReport:
+def segment_source_of_dir(data_dir: Path) -> SegmentSource:
+    """The segments under a data dir's sessions/ (a local primary's)."""
+    return LocalSegments(data_dir)
+
+
+def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPath, *,
+                   source: SegmentSource | None = None) -> SegmentReport:
     """Ingest one segment file (see the module docstring)."""
     report = SegmentReport(segment.relative, "failed", day=segment.day,
                            session_id=segment.session_id)
     try:
-        content = read_segment(segment.path)
+        content = (source or segment_source_of_dir(segment.root)).read(segment.relative)
     except OSError as exc:
         report.problem(f"cannot read the segment: {exc.strerror or exc}")
         return report
@@ -233,7 +244,7 @@ def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPa
             report.problem(f"ingested before with sha256 {recorded}, the file now has "
                            f"{content.sha256}: left as it is")
         return report
-    rows = _segment_rows(primary, segment, content, report=report)
+    rows = _segment_rows(primary, segment, content, report=report, catalog=catalog)
     put = primary.store.put_bytes(content.data)  # durable before the catalog refers to it
     assert put.sha256 == content.sha256
     for sha in (content.sha256, *rows.bodies):  # every blob has its alias (idempotent)
@@ -261,19 +272,22 @@ def ingest_segment(catalog: Catalog, primary: CapturePrimary, segment: SegmentPa
 def link_captures(catalog: Catalog, primary: CapturePrimary, *, segment_id: int | None = None
                   ) -> int:
     """Make (or fix) the view links of one segment's captures, or of every capture; the
-    number of links checked."""
+    number of links checked. None without a local primary (symlink views need its files)."""
+    store = primary.store
+    if not isinstance(store, LocalBlobStore):
+        return 0
     with catalog.reading() as tx:
         rows = tx.captures.view_captures(segment_id=segment_id)
     files, folders = capture_links(primary.views, (ViewCapture(*row) for row in rows))
     for link, (sha, ext) in files.items():
-        primary.farm.ensure_file_link(link, sha, primary.store.object_path(sha), ext=ext)
+        primary.farm.ensure_file_link(link, sha, store.object_path(sha), ext=ext)
     for link, target in folders.items():
         primary.farm.ensure_folder_link(link, target)
     return len(files) + len(folders)
 
 
 def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: SegmentBytes,
-                  *, report: SegmentReport) -> SegmentRows:
+                  *, report: SegmentReport, catalog: Catalog) -> SegmentRows:
     """The catalog rows of a segment's whole records; refused records, missing bodies and a
     cut tail go to `report`."""
     captures: list[tuple[int, CaptureRow]] = []
@@ -299,8 +313,10 @@ def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: Segmen
         report.problem(f"the last {content.cut_bytes} bytes (from byte {content.whole}) are not "
                        "a whole record (the segment was cut mid-write): not ingested")
     bodies: dict[str, Body] = {}
+    remote = primary.store.local_path("0" * 64) is None
+    sizes = _remote_sizes(catalog, primary, list(wanted)) if remote else {}
     for sha, capture in wanted.items():
-        size = _stored_size(primary, sha)
+        size = sizes[sha] if remote else _stored_size(primary, sha)
         if size is None:
             missing = sum(c.body_sha256 == sha for _, c in captures)
             report.missing_bodies += missing
@@ -319,10 +335,33 @@ def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: Segmen
         first_ms=now_ms if first is None else first, last_ms=now_ms if last is None else last)
 
 
+def _remote_sizes(catalog: Catalog, primary: CapturePrimary, hashes: list[str]
+                  ) -> dict[str, int | None]:
+    """The size of each body a remote primary holds, None for those it lacks. A body the
+    catalog already references and records present there costs no request (gc never takes
+    a referenced blob); any other is one HEAD (several at once: a request's round trip, not
+    its work, is what costs; -1: present, its size the record's)."""
+    with catalog.reading() as tx:
+        known = tx.blobs.blobs_by_sha256(hashes)
+        copies = tx.copies.copies_of([row.id for row in known.values() if row.ref_count > 0])
+    sizes: dict[str, int | None] = {
+        sha: row.size for sha, row in known.items()
+        if (state := copies.get(row.id, {}).get(primary.store_id)) is not None
+        and state.status == "present"}
+    unknown = [sha for sha in hashes if sha not in sizes]
+    with ThreadPoolExecutor(LOOKUPS_AT_ONCE) as pool:
+        present = list(pool.map(primary.store.exists, unknown))
+    sizes.update((sha, -1 if there else None) for sha, there in zip(unknown, present, strict=True))
+    return sizes
+
+
 def _stored_size(primary: CapturePrimary, sha256: str) -> int | None:
     """The body's size in the primary (-1: present, size not known without decoding); None
-    when the store lacks it."""
+    when the store lacks it. One HEAD on an S3 primary: nothing is recorded present that is
+    not in the bucket."""
     path = primary.store.local_path(sha256)
+    if path is None:
+        return -1 if primary.store.exists(sha256) else None
     try:
         st = os.stat(path)
     except FileNotFoundError:

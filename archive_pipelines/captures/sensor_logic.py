@@ -1,12 +1,12 @@
 """Pure decisions for the captures sensor (no Dagster here): which days get a `captures` run.
 
-Each tick lists the segment files under sessions/ and reads the ledger once
-(`pending_segments`): the disk is the truth, so segments of a crawl run without Dagster, or
-whose event was lost, are found like the others. One run per day; its run key is the hash of
-the day's pending segment paths, so a day is not requested again while nothing changes (an
-ingested day has none; a segment that keeps failing keeps its key), and a new segment, or a
-run killed halfway, gives a new key. A day whose captures run is still in flight is left
-alone until it ends.
+Each tick lists the segment files under sessions/ (the data dir's, or an S3 primary's
+bucket's) and reads the ledger once (`pending_segments`): the listing is the truth, so
+segments of a crawl run without Dagster, or whose event was lost, are found like the others.
+One run per day; its run key is the hash of the day's pending segment paths, so a day is
+not requested again while nothing changes (an ingested day has none; a segment that keeps
+failing keeps its key), and a new segment, or a run killed halfway, gives a new key. A day
+whose captures run is still in flight is left alone until it ends.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from archive_pipelines.captures.segment_files import SegmentPath
 from archive_pipelines.captures.segment_ingest import pending_segments
+from archive_pipelines.captures.segment_source import SegmentSource
 from archive_pipelines.catalog import Catalog
 from archive_pipelines.run_keys import batch_run_key
 
@@ -47,10 +48,11 @@ class CaptureRuns:
 
 
 def next_capture_runs(catalog: Catalog, data_dir: Path, *, busy_days: set[str],
-                      reported_days: set[str]) -> CaptureRuns:
-    """The segments under `data_dir`/sessions the ledger does not hold, as one run per day
-    with no run in flight (`busy_days`)."""
-    pending, _skipped = pending_segments(catalog, data_dir)
+                      reported_days: set[str], source: SegmentSource | None = None
+                      ) -> CaptureRuns:
+    """The segments under `data_dir`/sessions (or in `source`: an S3 primary's bucket) the
+    ledger does not hold, as one run per day with no run in flight (`busy_days`)."""
+    pending, _skipped = pending_segments(catalog, data_dir, source=source)
     return CaptureRuns(plan_capture_runs(pending, busy_days=busy_days,
                                          reported_days=reported_days), pending)
 

@@ -21,6 +21,7 @@ from archive_pipelines.captures.renderings import (
     renderings_of,
     save_rendering,
 )
+from archive_pipelines.captures.segment_source import SegmentSource, settings_segment_source
 from archive_pipelines.captures.short_ids import resolve_body_hash, resolve_session_id
 from archive_pipelines.catalog import Capture, RecordedCheck
 from archive_pipelines.cli.context import CliContext
@@ -111,8 +112,9 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
             if capture.id in checks:
                 row["qa"] = _qa_dict(checks[capture.id])
         if with_records:
+            source = settings_segment_source(obj.settings)  # an S3 primary: its bucket
             for row, capture in zip(rows, found, strict=True):
-                row["record"] = _record(obj.settings.data_dir, capture)
+                row["record"] = _record(obj.settings.data_dir, capture, source)
         click.echo(json.dumps({"query": heading, "lookup_ms": round(lookup_ms, 3),
                                "captures": rows}, indent=2))
     else:
@@ -199,9 +201,9 @@ def listing_title(title: str) -> str:
                         json.dumps(cut, ensure_ascii=False))
 
 
-def _record(data_dir: Path, capture: Capture) -> object:
+def _record(data_dir: Path, capture: Capture, source: SegmentSource) -> object:
     try:
-        return read_record(data_dir, capture.index_path, capture.record_offset)
+        return read_record(data_dir, capture.index_path, capture.record_offset, source=source)
     except (OSError, ValueError, CompactionError) as exc:
         return {"error": f"cannot read {capture.index_path} at {capture.record_offset}: {exc}"}
 

@@ -14,6 +14,8 @@ from archive_pipelines.captures.segment_ingest import (
     ingest_crawl,
     pending_segments,
 )
+from archive_pipelines.captures.segment_source import segment_source
+from archive_pipelines.captures.segment_spool import upload_spooled_segments
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.progress_bar import progress_bar
 from archive_pipelines.sizes import human_bytes
@@ -36,7 +38,14 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, *, every: bool
         raise ArchiveError(f"bad --session {session_id[:100]!r}: a session id is a lower-case UUID")
     parts = obj.parts()
     root = obj.settings.data_dir
-    pending, _skipped = pending_segments(parts.catalog, root, session_id=session_id)
+    source = segment_source(parts.primary.store, root)
+    # An S3 primary: segments a crawler on this machine could not upload yet go first.
+    spooled = upload_spooled_segments(source, root)
+    if spooled.error:
+        click.echo(f"  {spooled.error}: {spooled.left:,} segment(s) of this machine stay in "
+                   f"{root / 'sessions'}", err=True)
+    pending, _skipped = pending_segments(parts.catalog, root, session_id=session_id,
+                                         source=source)
     with progress_bar("ingesting segments", "segment", total=len(pending),
                       disable=as_json) as bar:
         def advance(segment: SegmentReport) -> None:
@@ -46,7 +55,7 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, *, every: bool
         primary = CapturePrimary(parts.primary.store, parts.primary.store_id,
                                  parts.views.farm, parts.views.crawl)
         report = ingest_crawl(parts.catalog, primary, root, session_id=session_id,
-                              on_segment=advance)
+                              on_segment=advance, source=source)
     totals = report.to_dict()
     if as_json:
         click.echo(json.dumps(totals, indent=2))
@@ -66,5 +75,6 @@ def ingest_crawl_command(obj: CliContext, session_id: str | None, *, every: bool
                 click.echo(f"  {segment.path}: ... and {segment.more_problems} more", err=True)
         for line in report.skipped:
             click.echo(f"  skipped {line}", err=True)
-    if (report.failed or totals["rejected"] or totals["missing_bodies"] or totals["cut_bytes"]):
+    if (spooled.error or report.failed or totals["rejected"] or totals["missing_bodies"]
+            or totals["cut_bytes"]):
         raise click.exceptions.Exit(1)

@@ -15,6 +15,7 @@ import dagster as dg
 
 from archive_pipelines.assets.captures import captures_job
 from archive_pipelines.assets.crawl import crawl_segments
+from archive_pipelines.captures.segment_source import settings_segment_source
 from archive_pipelines.captures.sensor_logic import next_capture_runs, outside_data_dir
 from archive_pipelines.resources import CatalogResource
 from archive_pipelines.run_labels import launched_by
@@ -45,7 +46,8 @@ def captures_sensor(context: dg.SensorEvaluationContext,
                             "crawler writes to another data dir, its segments are not ingested here")
 
     plan = next_capture_runs(catalog.open(settings), settings.data_dir,
-                             busy_days=_busy_days(context.instance), reported_days=reported_days)
+                             busy_days=_busy_days(context.instance), reported_days=reported_days,
+                             source=settings_segment_source(settings))
     runs = plan.runs
     # A day's partition is added with its first run (the days sensor may not have seen it yet).
     new_days = new_day_requests(context.instance, snapshot=[],

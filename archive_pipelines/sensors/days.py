@@ -10,7 +10,7 @@ materialize.
 import dagster as dg
 
 from archive_pipelines.assets.partitions import crawl_days, snapshot_days
-from archive_pipelines.captures.segment_files import segment_days
+from archive_pipelines.captures.segment_source import settings_segment_source
 from archive_pipelines.resources import CatalogResource
 from archive_pipelines.storage.day_stats import days_with_snapshots
 
@@ -34,7 +34,7 @@ def new_day_requests(instance: dg.DagsterInstance, *, snapshot: list[str],
 def days_sensor(context: dg.SensorEvaluationContext, catalog: CatalogResource) -> dg.SensorResult:
     settings = catalog.project_settings()
     snapshot = days_with_snapshots(catalog.open(settings))
-    crawl = segment_days(settings.data_dir)
+    crawl = settings_segment_source(settings).days()
     requests = new_day_requests(context.instance, snapshot=snapshot, crawl=crawl)
     added = [f"{len(r.partition_keys)} {r.partitions_def_name}" for r in requests]
     skip = None if requests else (

@@ -249,8 +249,10 @@ class Archiver:
 
 def _put_deduplicated(store: BlobStore, body: bytes) -> PutResult:
     """Store a body unless an identical one is already there. A local store is asked first
-    (a stat, and a present body skips writing a temp copy); a remote store looks before it
-    puts by itself, so asking it first would cost a second request per new body."""
+    (a stat, and a present body skips writing a temp copy); a remote store deduplicates by
+    itself (the crawler's S3 store with one conditional PUT per body, crawler_parts.py), so
+    asking it first would cost a second request per new body. A put that fails raises: the
+    page's record is never written, so no record points at a body the store lacks."""
     sha256 = hashlib.sha256(body).hexdigest()
     if store.local_path(sha256) is not None and store.exists(sha256):
         return PutResult(sha256, len(body), stored_bytes=0, created=False)

@@ -1,8 +1,11 @@
 """SegmentCloser: close the page-index segment every N pages or T seconds, or once the crawl
 has been idle a while (idle_close.py); tell Dagster once each.
 
-Before a segment file is written the blob store is synced (one syncfs), so every body a
-record points to is durable when the record becomes visible. Reporting goes through
+Before a segment file is written the blob store is synced (one syncfs; nothing to do on S3,
+where a put is durable once acknowledged), so every body a record points to is durable when
+the record becomes visible. With an S3 primary the closed segment, and any an earlier close
+could not upload, then go to the bucket (captures/segment_spool.py); a failed upload leaves
+the file for the next close. Reporting goes through
 `frontier_service.archiving.events` (imported only when a Dagster home is configured:
 importing Dagster costs seconds and memory).
 """
@@ -16,7 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from archive_pipelines.blobstore import BlobStore, LocalBlobStore
+from archive_pipelines.blobstore import BlobStore
+from archive_pipelines.captures.segment_source import SegmentSource
+from archive_pipelines.captures.segment_spool import upload_spooled_segments
 from frontier_service.archiving.archiver import Archiver, SegmentSummary
 from frontier_service.archiving.idle_close import CloseKind, IdleClose
 from frontier_service.metrics import CrawlMetrics
@@ -49,9 +54,10 @@ class SegmentCloser:
 
     def __init__(self, archiver: Archiver, store: BlobStore, metrics: CrawlMetrics,
                  *, reporter: DagsterReporter | None = None, check_s: float = 0.5,
-                 idle_s: float = 0.0) -> None:
+                 idle_s: float = 0.0, segments: SegmentSource | None = None) -> None:
         self.archiver = archiver
         self.store = store
+        self.segments = segments  # where closed segments go (a bucket: uploaded); None: stay
         self.metrics = metrics
         self.reporter = reporter
         self.check_s = check_s
@@ -63,11 +69,12 @@ class SegmentCloser:
         return await asyncio.shield(self._close())
 
     async def _close(self) -> SegmentSummary:
-        if isinstance(self.store, LocalBlobStore) and self.archiver.pending_pages:
+        if self.archiver.pending_pages:
             await asyncio.to_thread(self.store.sync)
         summary = await self.archiver.close_segment()
         if summary.pages == 0 and summary.segment_path is None:
             return summary
+        await self._upload()
         self.metrics.segments_closed += 1
         self.summaries.append(summary)
         log.info("segment closed: %d pages, %d bytes, %d new blobs, %d errors, %.1f pages/s -> %s",
@@ -81,6 +88,17 @@ class SegmentCloser:
                 self.metrics.report_errors += 1
                 log.exception("reporting segment %s to Dagster failed", summary.segment_path)
         return summary
+
+    async def _upload(self) -> None:
+        """Send the data dir's closed segments to the bucket (an S3 primary only)."""
+        if self.segments is None or self.segments.is_local:
+            return
+        done = await asyncio.to_thread(upload_spooled_segments, self.segments,
+                                       self.segments.data_dir)
+        self.metrics.segments_uploaded += len(done.uploaded)
+        self.metrics.segments_spooled = done.left
+        if done.error:
+            self.metrics.segment_upload_errors += 1
 
     async def run(self, finished: asyncio.Event) -> None:
         pages = self.metrics.pages

@@ -4,6 +4,9 @@ and the browser pool when a domain of the crawl may be loaded in Chromium.
 `open_parts(settings)` is the startup hook (arq's `on_startup`): it checks the data
 dir, connects (or starts the embedded Redis), opens the frontier and the fetcher, and
 builds the archiver on the primary blob store; leaving the block closes them in reverse.
+With an S3 primary the bodies go to the bucket (one conditional PUT each: a crawled body is
+most likely new) and so do the closed segments; segments an earlier run could not upload
+are uploaded at start (captures/segment_spool.py).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from archive_pipelines.archive_error import (
     is_disk_full,
 )
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
+from archive_pipelines.captures.segment_source import SegmentSource, segment_source
+from archive_pipelines.captures.segment_spool import upload_spooled_segments
 from archive_pipelines.datadir import require_data_dir
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.archiver import Archiver
@@ -75,6 +80,7 @@ class CrawlerParts:
     validators: ValidatorStore | None = None  # conditional requests (`validators_key`)
     browser_pool: BrowserPool | None = None  # started when some domain may use the browser
     header_hasher: HeaderHasher | None = None  # keys the browser records' Cookie hashes
+    segments: SegmentSource | None = None  # where closed segments go (an S3 primary's bucket)
 
 
 def check_data_dir(data_dir: Path, frontier_home: Path | None = None) -> Path:
@@ -185,11 +191,11 @@ async def open_parts(settings: CrawlerSettings,
         fetcher = await stack.enter_async_context(Fetcher(fetch_settings(settings), resolver=resolver))
         robots = RobotsCache(fetcher, RedisRobotsStore(frontier.redis, settings.crawl_name),
                              unreachable_retry_s=settings.robots_unreachable_retry_s)
-        store = open_store(store_settings or DEFAULT_STORE, settings.data_dir)
-        if isinstance(store, LocalBlobStore):
-            # Bodies skip their own fsyncs; the segment closer syncs them (one syncfs)
-            # before the records that point at them are written.
-            stack.enter_context(store.deferred_sync())
+        store = crawl_store(store_settings or DEFAULT_STORE, settings.data_dir)
+        # Bodies skip their own fsyncs; the segment closer syncs them (one syncfs) before the
+        # records that point at them are written (an S3 put is durable when acknowledged).
+        stack.enter_context(store.deferred_sync())
+        segments = segment_source(store, settings.data_dir)
         executor = stack.enter_context(ThreadPoolExecutor(16, thread_name_prefix="archive"))
         session_id = str(uuid.uuid4())
         offsets = OffsetCheckpoint(checkpoint_dir(settings.frontier_home, settings.crawl_name),
@@ -200,6 +206,7 @@ async def open_parts(settings: CrawlerSettings,
         await recovery.on_start(audit_whole=settings.recover_on_start)
         if settings.recover_on_start:
             await recover_crashed_runs(frontier, settings)
+        await asyncio.to_thread(upload_spooled_segments, segments, settings.data_dir)
         index_writer = JournaledIndexWriter(settings.data_dir, session_id)
         link_journal = LinkJournal(settings.frontier_home, session_id)
         archiver = Archiver(store, index_writer,
@@ -213,7 +220,18 @@ async def open_parts(settings: CrawlerSettings,
         hasher = HeaderHasher(header_secret(settings.data_dir)) if pool is not None else None
         yield CrawlerParts(settings, frontier.redis, url, frontier, fetcher, robots, store,
                            archiver, index_writer, link_journal, owner, session_id, offsets,
-                           recovery, validators, browser_pool=pool, header_hasher=hasher)
+                           recovery, validators, browser_pool=pool, header_hasher=hasher,
+                           segments=segments)
+
+
+def crawl_store(store_settings: StoreSettings, data_dir: Path) -> BlobStore:
+    """The primary store as the crawler uses it: an S3 one puts each body with one
+    conditional PUT (`look_before_put=False`), not a HEAD then a PUT: the crawler asks the
+    store only about bodies it just fetched, most of them new."""
+    store = open_store(store_settings, data_dir)
+    if not isinstance(store, LocalBlobStore) and hasattr(store, "look_before_put"):
+        store.look_before_put = False
+    return store
 
 
 @contextlib.asynccontextmanager

@@ -12,6 +12,11 @@ whose body or record could not be written stays queued; no more links go to the 
 written. Links stay in their journal, page records in theirs (the next run queues and
 segments them, as after a crash), and every domain is released at its last durable read
 offset, so the rerun fetches again exactly what was not recorded.
+
+A blob store that fails (an S3 primary unreachable or refusing, after its client's own
+retries) stops the crawl too, as a failure (`STORE_FAILURE`): the page whose body it could
+not take has no record and stays queued, the records of the pages archived before (whose
+bodies the store acknowledged) are written as usual, and the rerun archives the rest.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from archive_pipelines.archive_error import disk_full_message, is_disk_full
+from archive_pipelines.blobstore import BlobStoreError
 from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.page_journal import IndexJournal, journal_dir
 from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
@@ -100,6 +106,16 @@ class RunReport(Counts):
                 "processes": self.processes, "failed": bool(self.failure)}
 
 
+STORE_FAILURE = "the blob store failed"
+
+
+def store_is_failing(exc: BlobStoreError) -> bool:
+    """Whether a put failed for the store itself (unreachable, refusing), not for one blob."""
+    from archive_pipelines.blobstore.s3_errors import S3StoreError  # boto: S3 deployments only
+
+    return isinstance(exc, S3StoreError) or type(exc) is BlobStoreError
+
+
 class CrawlerService:
     """One crawler process. `await run()`; `request_stop()` (e.g. from SIGTERM) drains it."""
 
@@ -113,6 +129,7 @@ class CrawlerService:
         self.finished = asyncio.Event()
         self.stop_reason = ""
         self.failure = ""  # set by a fault that stops the crawl (`disk_full`)
+        self.store_failure = ""  # the blob store failed: the crawl stops, its records are kept
         self.seed_result: AddResult | None = None
         self.health: HealthServer | None = None
         self.started = asyncio.Event()  # set once the workers run
@@ -140,6 +157,16 @@ class CrawlerService:
         if self._links is not None:
             self._links.holding = True
 
+    def blob_store_failed(self, exc: BaseException) -> None:
+        """The blob store failed (every later put would most likely fail too): the crawl
+        stops; the URLs whose bodies it did not take stay queued for the next run."""
+        if self.store_failure or self.failure:
+            return
+        self.store_failure = f"{STORE_FAILURE}: {exc}"
+        log.error("%s; stopping the crawl: the URLs not archived stay queued for the next run",
+                  self.store_failure)
+        self.request_stop(self.store_failure)
+
     def _on_write_error(self, exc: BaseException) -> None:
         if is_disk_full(exc):
             self.disk_full(exc)
@@ -165,7 +192,8 @@ class CrawlerService:
         return RunReport(session_id=parts.session_id, pages=self.metrics.pages,
                          seconds=time.monotonic() - began, segments=len(closer.summaries),
                          health_url=self.health.url if self.health else "",
-                         metrics=self.metrics, failure=self.failure, stop=stop)
+                         metrics=self.metrics, failure=self.failure or self.store_failure,
+                         stop=stop)
 
     async def _crawl(self, parts: CrawlerParts) -> SegmentCloser:
         s, m = self.settings, self.metrics
@@ -210,7 +238,7 @@ class CrawlerService:
             browser=browser_pages(parts, links=links, visits=visits, metrics=m))
         reporter = DagsterReporter(s.dagster_home) if s.dagster_home else None
         closer = SegmentCloser(parts.archiver, parts.store, m, reporter=reporter,
-                               idle_s=s.segment_idle_seconds)
+                               idle_s=s.segment_idle_seconds, segments=parts.segments)
         progress = ProgressReporter(parts.frontier, m, s.progress_seconds, before=claimer.gauges,
                                     exit_when_idle_s=s.exit_when_idle_s)
         log.info("crawl %r session %s: %d workers, Redis %s, health %s", s.crawl_name,
@@ -290,6 +318,10 @@ class CrawlerService:
         fault was the URL's own."""
         if is_disk_full(exc):  # its body or record could not be written: nothing of it was
             self.disk_full(exc)
+            return Outcome(time.time(), item.start_offset, solo=True)
+        if isinstance(exc, BlobStoreError) and store_is_failing(exc):  # no record was written
+            self.metrics.store_errors += 1
+            self.blob_store_failed(exc)
             return Outcome(time.time(), item.start_offset, solo=True)
         if isinstance(exc, (RedisError, OSError)):  # our trouble, not the URL's: try it again later
             log.warning("processing %s failed (%s); it stays queued", item.record.url, exc)
