@@ -26,6 +26,7 @@ from pathlib import Path
 
 from archive_pipelines.blobstore import BlobStore, LocalBlobStore, sha256_file
 from archive_pipelines.captures.pending import pending_body_hashes
+from archive_pipelines.captures.segment_source import segment_source
 from archive_pipelines.captures.views import ViewCapture, capture_links
 from archive_pipelines.catalog import BlobRow, Catalog, SnapshotEntries, SnapshotFiles, utcnow
 from archive_pipelines.counts import Counts, MetadataValue
@@ -391,7 +392,8 @@ def _check_bucket(catalog: Catalog, primary: PrimaryStore, report: VerifyReport,
                                 corrupt=kind == "corrupt_blob_files") is not None:
             report.fixed[kind] += 1
     if scan_store:
-        pending = set() if data_dir is None else pending_body_hashes(catalog, data_dir)
+        pending = set() if data_dir is None else pending_body_hashes(
+            catalog, data_dir, source=segment_source(primary.store, data_dir))
         for sha in found.untracked:
             report.note("crawl_pending" if sha in pending else "untracked_blob_files", sha)
 

@@ -175,3 +175,24 @@ def test_a_blob_whose_object_is_already_gone_changes_only_the_catalog(
     assert _keys(s3_bucket, s3_endpoint_url) == []
     with a.catalog.reading() as tx:
         assert _status(tx, digest) == "missing"
+
+
+def test_a_body_named_by_a_segment_another_machine_left_in_the_bucket_is_kept(
+        machines: tuple[StorageParts, StorageParts], tmp_path: Path) -> None:
+    """B crawled: its segment (not yet ingested) waits in the bucket and names a body the
+    catalog holds unreferenced. A's gc reads the bucket's segments, not only its own disk."""
+    a, b = machines
+    digest = _garbage(a, tmp_path)
+    segment = tmp_path / "segment.jsonl"
+    segment.write_text('{"page_url": "https://example.com/new", "requests": [{"response": '
+                       f'{{"body_hash": "sha256:{digest}"}}}}]}}\n')
+    from archive_pipelines.captures.segment_source import segment_source
+
+    relative = ("sessions/2026-11-28/3f2b8c1e-5a4d-4e6f-9a7b-1c2d3e4f5a6b/"
+                "20261128T080000000000Z_000001.jsonl")
+    source = segment_source(b.primary.store, b.layout.root)
+    source.store_file(relative, segment)
+
+    kept = collect_garbage(a.catalog, a.primary, a.views.farm, layout=a.layout, grace_hours=0)
+    assert (kept.kept_for_crawl, kept.removed) == (1, 0)
+    assert a.primary.store.exists(digest)
