@@ -1,6 +1,7 @@
 """The record behind any capture, wherever it lies: a crawl segment or compacted session (the
 crawler's JSON record), or an imported WARC file in the store (its record at the capture's
-offset, given the same shape: `page_url`, `timestamp`, and one request whose `response` holds
+offset, read from the store's file or, in an object store, by ranged reads of the blob;
+given the same shape: `page_url`, `timestamp`, and one request whose `response` holds
 the status and the headers as the WARC has them)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.captures.record_files import read_record
+from archive_pipelines.warc.stored_records import read_stored_record
 from archive_pipelines.warc.warc_files import FoundRecord, Layout, iter_records
 
 _SHA256_HEX = frozenset("0123456789abcdef")
@@ -39,8 +41,9 @@ def read_capture_record(data_dir: Path, store: BlobStore, index_path: str, *,
         return read_record(data_dir, index_path, record_offset)
     sha256, layout = place
     path = store.local_path(sha256)
-    if path is None:
-        raise ValueError(f"stored WARC {sha256[:12]} is not in a local store")
+    if path is None:  # an object store: ranged reads of the blob
+        found = read_stored_record(store, sha256, layout, offset=record_offset)
+        return _as_page_record(found)
     for item in iter_records(path, layout, start=record_offset):
         if not isinstance(item, FoundRecord) or item.offset != record_offset:
             break
