@@ -94,13 +94,8 @@ def imported(s3_endpoint_url: str, tmp_path_factory: pytest.TempPathFactory
                        (json.loads(run.stdout), json.loads(again.stdout)))
 
 
-@pytest.fixture
-def store(imported: Imported) -> BlobStore:
-    settings = imported.settings
-    return open_store(settings.primary_store, settings.data_dir)
-
-
-def test_files_and_bodies_are_in_the_bucket(imported: Imported, store: BlobStore) -> None:
+def test_files_and_bodies_are_in_the_bucket(imported: Imported, replaying: Replaying) -> None:
+    store = replaying.store
     warc_report, wacz_report = imported.reports
     assert warc_report["captures"] == 3 and warc_report["new_bodies"] == 3
     assert wacz_report["unresolved_revisits"] == 1
@@ -134,32 +129,61 @@ def test_captures_finds_each_url_and_reads_its_record(imported: Imported) -> Non
         assert dict(recorded["headers"])["Content-Length"] == str(row["body_size"])
 
 
-def test_replay_serves_every_response_from_the_bucket(imported: Imported, store: BlobStore
-                                                      ) -> None:
+@dataclass(frozen=True)
+class Replaying:
+    port: int
+    catalog: Catalog
+    store: BlobStore
+
+
+@pytest.fixture(scope="module")
+def replaying(imported: Imported) -> Iterator[Replaying]:
+    """The replay server (in a thread, on a free port) over the catalog and the bucket."""
     settings = imported.settings
+    store = open_store(settings.primary_store, settings.data_dir)
     catalog = Catalog.open(settings.catalog_url)
     try:
         replayer = build_replayer(ReplaySettings(), catalog=catalog, store=store,
                                   data_dir=settings.data_dir, withdrawn=Exclusions())
         with running_replay(replayer) as replay:
-            for response in imported.responses:
-                [capture] = captures_of(catalog, response.url)
-                store.take_request_counts()  # type: ignore[attr-defined]
-                answer = fetch(replay.port, memento_path(capture, "id_"))
-                first = store.take_request_counts()  # type: ignore[attr-defined]
-                assert answer.status == 200, answer.text
-                assert hashlib.sha256(answer.body).hexdigest() == response.decoded_sha256
-                # The record's headers: one ranged GET of the WARC; the body: one GET (a
-                # streamed one is looked up first, so that a missing one is a 404 page).
-                big = (capture.body_size or 0) > ReplaySettings().body_cache_item_bytes
-                body = {"GetObject": 1, "HeadObject": 1} if big else {"GetObject": 1}
-                assert first == {**body, "GetObject": 2}, (response.url, first)
-                again = fetch(replay.port, memento_path(capture, "id_"))
-                assert again.body == answer.body
-                cached = store.take_request_counts()  # type: ignore[attr-defined]
-                assert cached == (body if big else {}), (response.url, cached)
+            yield Replaying(replay.port, catalog, store)
     finally:
         catalog.close()
+
+
+def test_replay_serves_every_response_from_the_bucket(imported: Imported,
+                                                      replaying: Replaying) -> None:
+    store = replaying.store
+    for response in imported.responses:
+        [capture] = captures_of(replaying.catalog, response.url)
+        store.take_request_counts()  # type: ignore[attr-defined]
+        answer = fetch(replaying.port, memento_path(capture, "id_"))
+        first = store.take_request_counts()  # type: ignore[attr-defined]
+        assert answer.status == 200, answer.text
+        assert hashlib.sha256(answer.body).hexdigest() == response.decoded_sha256
+        # The record's headers: one ranged GET of the WARC; the body: one GET (a streamed
+        # one is looked up first, so that a missing one is a 404 page).
+        big = (capture.body_size or 0) > ReplaySettings().body_cache_item_bytes
+        body = {"GetObject": 1, "HeadObject": 1} if big else {"GetObject": 1}
+        assert first == {**body, "GetObject": 2}, (response.url, first)
+        again = fetch(replaying.port, memento_path(capture, "id_"))
+        assert again.body == answer.body
+        cached = store.take_request_counts()  # type: ignore[attr-defined]
+        assert cached == (body if big else {}), (response.url, cached)
+
+
+def test_the_page_its_index_and_its_timemap_replay(replaying: Replaying) -> None:
+    [capture] = captures_of(replaying.catalog, PAGE)
+    page = fetch(replaying.port, memento_path(capture))
+    assert page.status == 200, page.text
+    assert f"/web/{memento_path(capture)[5:19]}" in page.text  # its links rewritten
+    rows = fetch(replaying.port, "/cdx/search/cdx?url=example.com/*&fl=original").text.split()
+    assert sorted(rows) == sorted(f.url for f in FETCHES)
+    timemap = fetch(replaying.port, f"/timemap/link/{PAGE}")
+    assert timemap.status == 200 and memento_path(capture) in timemap.text
+    asked = fetch(replaying.port, f"/web/{PAGE}",
+                  headers={"Accept-Datetime": "Tue, 14 Nov 2023 22:13:20 GMT"})
+    assert asked.status == 302 and memento_path(capture) in (asked.header("Location") or "")
 
 
 def test_export_writes_what_was_imported(imported: Imported, tmp_path: Path) -> None:
