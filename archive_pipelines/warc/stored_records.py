@@ -35,11 +35,11 @@ def read_stored_record(store: BlobStore, sha256: str, layout: Layout, *,
         with store.open(sha256) as reader:
             data = _streamed_head(reader, offset)
     else:
-        data = _ranged_head(store, sha256, layout, offset)
+        data = _ranged_head(store, sha256, layout, offset=offset)
     return record_in(data, offset=offset)
 
 
-def _ranged_head(store: BlobStore, sha256: str, layout: Layout, offset: int) -> bytes:
+def _ranged_head(store: BlobStore, sha256: str, layout: Layout, *, offset: int) -> bytes:
     window = WINDOW
     while True:
         raw = store.read_range(sha256, offset, window)
