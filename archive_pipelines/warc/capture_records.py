@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archive_pipelines.blobstore import BlobStore
+from archive_pipelines.blobstore import BlobStore, BlobStoreError
 from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.warc.stored_records import read_stored_record
 from archive_pipelines.warc.warc_files import FoundRecord, Layout, iter_records
@@ -42,7 +42,10 @@ def read_capture_record(data_dir: Path, store: BlobStore, index_path: str, *,
     sha256, layout = place
     path = store.local_path(sha256)
     if path is None:  # an object store: ranged reads of the blob
-        found = read_stored_record(store, sha256, layout, offset=record_offset)
+        try:
+            found = read_stored_record(store, sha256, layout, offset=record_offset)
+        except BlobStoreError as exc:  # as a local file that cannot be read
+            raise OSError(f"stored WARC {sha256[:12]}: {exc}") from exc
         return _as_page_record(found)
     for item in iter_records(path, layout, start=record_offset):
         if not isinstance(item, FoundRecord) or item.offset != record_offset:

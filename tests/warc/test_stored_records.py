@@ -15,6 +15,7 @@ from warcio.warcwriter import WARCWriter
 
 from archive_pipelines.blobstore import LocalBlobStore, S3BlobStore
 from archive_pipelines.warc import stored_records
+from archive_pipelines.warc.capture_records import read_capture_record
 from archive_pipelines.warc.stored_records import heads_complete, read_stored_record
 from archive_pipelines.warc.warc_files import FoundRecord, Layout, detect_layout, iter_records
 from archive_testkit.warc_variants import write_warc_variants
@@ -124,3 +125,14 @@ def test_on_s3_a_record_is_one_ranged_get(tmp_path: Path, s3_endpoint_url: str,
     first = read_stored_record(store, big_sha, Layout.RECORD_GZIP, offset=0)
     assert _heads(first) == _as_read(big)[0]
     assert store.take_request_counts() == {"GetObject": 3}  # windows of 16, 64 and 256 KiB
+
+
+def test_on_s3_a_missing_warc_is_an_unreadable_record(tmp_path: Path, s3_endpoint_url: str,
+                                                      s3_bucket: str) -> None:
+    """As a local file that is gone: the replay then serves the body without the recorded
+    headers, an export reports the capture."""
+    store = S3BlobStore(bucket=s3_bucket, name="primary", codec="raw",
+                        endpoint_url=s3_endpoint_url)
+    with pytest.raises(OSError, match=r"stored WARC 000000000000: .*not found"):
+        read_capture_record(tmp_path, store, f"imports/{'0' * 64}/records-gzip/0-10",
+                            record_offset=0)
