@@ -22,10 +22,12 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from archive_pipelines.blobstore import BlobStore, open_store
-from archive_pipelines.catalog import Catalog
+from archive_pipelines.catalog import CaptureScope, Catalog
 from archive_pipelines.replay.exclusions import Exclusions
 from archive_pipelines.replay.server import build_replayer
 from archive_pipelines.settings import ReplaySettings, Settings
+from archive_pipelines.warc import export_run
+from archive_pipelines.warc.export_run import ExportRequest, run_export
 from archive_testkit.hostile_waczs import valid_wacz
 from archive_testkit.warc_files import WgetFetch, WgetRun, wget_warc
 from archive_testkit.wget_warcs import FetchedPayload, read_wget_warc
@@ -186,21 +188,48 @@ def test_the_page_its_index_and_its_timemap_replay(replaying: Replaying) -> None
     assert asked.status == 302 and memento_path(capture) in (asked.header("Location") or "")
 
 
+def _payloads(warc: Path) -> dict[str, set[str]]:
+    """The sha256 of every response's payload by URI, read by warcio (digests checked)."""
+    payloads: dict[str, set[str]] = {}
+    with open(warc, "rb") as handle:
+        for record in ArchiveIterator(handle, check_digests="raise"):
+            if record.rec_type == "response":
+                uri = record.rec_headers.get_header("WARC-Target-URI")
+                payloads.setdefault(uri, set()).add(
+                    hashlib.sha256(record.content_stream().read()).hexdigest())
+    return payloads
+
+
 def test_export_writes_what_was_imported(imported: Imported, tmp_path: Path) -> None:
     data = imported.settings.data_dir
     out, package = tmp_path / "out.warc.gz", tmp_path / "out.wacz"
     for args in ([str(out)], ["--wacz", str(package)]):
         run = _cli(data, "export-warc", *args)
         assert run.returncode == 0, run.stdout + run.stderr
-    payloads: dict[str, set[str]] = {}
-    with open(out, "rb") as handle:
-        for record in ArchiveIterator(handle, check_digests="raise"):
-            if record.rec_type == "response":
-                uri = record.rec_headers.get_header("WARC-Target-URI")
-                payloads.setdefault(uri, set()).add(
-                    hashlib.sha256(record.content_stream().read()).hexdigest())
+    payloads = _payloads(out)
     for response in imported.responses:
         assert payloads[response.url] == {response.decoded_sha256}
     done = subprocess.run([str(BIN / "wacz"), "validate", "-f", str(package)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_parallel_export_reads_the_bucket_from_each_worker(
+        imported: Imported, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker processes open the S3 primary from the settings (credentials from the
+    environment they inherit) and write the same records as one process."""
+    monkeypatch.setattr(export_run, "PARALLEL_FROM", 0)
+    settings = imported.settings
+    store = open_store(settings.primary_store, settings.data_dir)
+    catalog = Catalog.open(settings.catalog_url)
+    try:
+        outs = {}
+        for processes in (1, 2):
+            out = tmp_path / f"{processes}.warc.gz"
+            run_export(ExportRequest(out=out, scope=CaptureScope(), processes=processes),
+                       catalog=catalog, store=store, data_dir=settings.data_dir,
+                       settings=settings)
+            outs[processes] = _payloads(out)
+    finally:
+        catalog.close()
+    assert outs[2] == outs[1] and len(outs[1]) >= len(imported.responses)
