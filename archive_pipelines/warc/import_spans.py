@@ -15,11 +15,10 @@ one after the other found it): the next span must have begun exactly there. One 
 is thrown away and read again from that offset, in the calling process. Bodies a thrown-away
 span stored are referenced by nothing: `gc` collects them, as after a crash.
 
-Workers start with `spawn`, open the primary store from the settings (a local folder or an
-S3 bucket: each worker has its own client), read the file at the path they are given (the
-stored blob's own file in a local store; else the file the import was given, or a verified
-local copy of the stored blob: the same bytes), and exit when the process that started them
-is gone (a killed import leaves no worker behind).
+Workers start with `spawn`, open the primary store from the settings, read the file at the
+path they are given (the stored blob's own file), and exit when the process that started them
+is gone (a killed import leaves no worker behind). An import onto an object store reads in
+the calling process instead (its puts wait on the network: threads serve them better).
 """
 
 from __future__ import annotations
