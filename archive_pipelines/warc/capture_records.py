@@ -11,7 +11,7 @@ from typing import Any
 
 from archive_pipelines.blobstore import BlobStore, BlobStoreError
 from archive_pipelines.captures.record_files import read_record
-from archive_pipelines.warc.stored_records import read_stored_record
+from archive_pipelines.warc.stored_records import ReadAhead, read_stored_record
 from archive_pipelines.warc.warc_files import FoundRecord, Layout, iter_records
 
 _SHA256_HEX = frozenset("0123456789abcdef")
@@ -33,9 +33,10 @@ def warc_place(index_path: str) -> tuple[str, Layout] | None:
 
 
 def read_capture_record(data_dir: Path, store: BlobStore, index_path: str, *,
-                        record_offset: int) -> dict[str, Any]:
+                        record_offset: int, ahead: ReadAhead | None = None) -> dict[str, Any]:
     """The record (a dict in the crawler's shape) a capture came from. OSError / ValueError
-    when it cannot be read."""
+    when it cannot be read. `ahead`: a reader going through records in file order (ranged
+    reads of an object store's WARC fetch more at once)."""
     place = warc_place(index_path)
     if place is None:
         return read_record(data_dir, index_path, record_offset)
@@ -43,7 +44,7 @@ def read_capture_record(data_dir: Path, store: BlobStore, index_path: str, *,
     path = store.local_path(sha256)
     if path is None:  # an object store: ranged reads of the blob
         try:
-            found = read_stored_record(store, sha256, layout, offset=record_offset)
+            found = read_stored_record(store, sha256, layout, offset=record_offset, ahead=ahead)
         except BlobStoreError as exc:  # as a local file that cannot be read
             raise OSError(f"stored WARC {sha256[:12]}: {exc}") from exc
         return _as_page_record(found)

@@ -7,6 +7,10 @@ gzip-per-record file the window is inflated to the end of the record's member (o
 window). A whole-file gzip WARC has no offsets in the stored bytes: it is streamed and
 inflated from its start up to the record (as a local read of such a file does). Only the
 header blocks are wanted (the capture's body is a blob of its own), so the payload may be cut.
+
+A reader that goes through a file's records in order (an export) passes a `ReadAhead`: each
+ranged GET then fetches `ReadAhead.size` bytes and the records within them are read from
+memory, so a run of small records costs one request, not one each.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from archive_pipelines.blobstore import BlobStore
@@ -25,8 +30,37 @@ _BLANK_LINE = re.compile(rb"\r?\n\r?\n")
 _HTTP_TYPES = (b"response", b"revisit", b"request")
 
 
-def read_stored_record(store: BlobStore, sha256: str, layout: Layout, *,
-                       offset: int) -> FoundRecord:
+@dataclass
+class _Window:
+    sha256: str
+    start: int
+    data: bytes
+    whole_rest: bool  # the blob ends within it
+
+
+class ReadAhead:
+    """The last `size` bytes read of a stored WARC, for readers that go through its records
+    in order (one window: records are read file by file)."""
+
+    def __init__(self, size: int = 1024 * 1024) -> None:
+        self.size = size
+        self._window: _Window | None = None
+
+    def read(self, store: BlobStore, sha256: str, offset: int, length: int) -> bytes:
+        """Up to `length` bytes of the blob from `offset`, from the window when it holds them."""
+        window = self._window
+        if window is not None and window.sha256 == sha256 and window.start <= offset and (
+                offset + length <= window.start + len(window.data) or window.whole_rest):
+            at = offset - window.start
+            return window.data[at:at + length]
+        asked = max(length, self.size)
+        data = store.read_range(sha256, offset, asked)
+        self._window = _Window(sha256, offset, data, whole_rest=len(data) < asked)
+        return data[:length]
+
+
+def read_stored_record(store: BlobStore, sha256: str, layout: Layout, *, offset: int,
+                       ahead: ReadAhead | None = None) -> FoundRecord:
     """The record at `offset` of the stored WARC `sha256`, its header blocks parsed (see the
     module docstring). ValueError when no record starts there; BlobNotFound if absent."""
     if offset < 0:
@@ -35,14 +69,16 @@ def read_stored_record(store: BlobStore, sha256: str, layout: Layout, *,
         with store.open(sha256) as reader:
             data = _streamed_head(reader, offset)
     else:
-        data = _ranged_head(store, sha256, layout, offset=offset)
+        data = _ranged_head(store, sha256, layout, offset=offset, ahead=ahead)
     return record_in(data, offset=offset)
 
 
-def _ranged_head(store: BlobStore, sha256: str, layout: Layout, *, offset: int) -> bytes:
+def _ranged_head(store: BlobStore, sha256: str, layout: Layout, *, offset: int,
+                 ahead: ReadAhead | None) -> bytes:
     window = WINDOW
     while True:
-        raw = store.read_range(sha256, offset, window)
+        raw = (store.read_range(sha256, offset, window) if ahead is None
+               else ahead.read(store, sha256, offset, window))
         if not raw:
             raise ValueError(f"stored WARC {sha256[:12]} ends before {offset}")
         data, member_ended = _inflated(raw) if layout is Layout.RECORD_GZIP else (raw, False)

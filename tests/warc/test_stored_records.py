@@ -16,7 +16,7 @@ from warcio.warcwriter import WARCWriter
 from archive_pipelines.blobstore import LocalBlobStore, S3BlobStore
 from archive_pipelines.warc import stored_records
 from archive_pipelines.warc.capture_records import read_capture_record
-from archive_pipelines.warc.stored_records import heads_complete, read_stored_record
+from archive_pipelines.warc.stored_records import ReadAhead, heads_complete, read_stored_record
 from archive_pipelines.warc.warc_files import FoundRecord, Layout, detect_layout, iter_records
 from archive_testkit.warc_variants import write_warc_variants
 
@@ -136,3 +136,25 @@ def test_on_s3_a_missing_warc_is_an_unreadable_record(tmp_path: Path, s3_endpoin
     with pytest.raises(OSError, match=r"stored WARC 000000000000: .*not found"):
         read_capture_record(tmp_path, store, f"imports/{'0' * 64}/records-gzip/0-10",
                             record_offset=0)
+
+
+@pytest.mark.parametrize("variant", ["per-record-gzip", "plain"])
+def test_on_s3_records_read_in_order_share_a_read_ahead(
+        tmp_path: Path, s3_endpoint_url: str, s3_bucket: str, variant: str) -> None:
+    path = write_warc_variants(tmp_path / "warcs")[variant]
+    big = tmp_path / "big.warc.gz"
+    _big_header_warc(big)
+    store = S3BlobStore(bucket=s3_bucket, name="primary", codec="raw",
+                        endpoint_url=s3_endpoint_url)
+    ahead = ReadAhead(size=256 * 1024)
+    for warc in (path, big, path):  # another file between: its own reads
+        sha256 = store.put_file(warc).sha256
+        layout = detect_layout(warc)
+        store.take_request_counts()
+        for heads in _as_read(warc):
+            assert isinstance(heads[0], int)
+            got = read_stored_record(store, sha256, layout, offset=heads[0], ahead=ahead)
+            assert _heads(got) == heads
+        # A small file: one GET for all its records; the ~300 KiB records: one or two each.
+        gets = store.take_request_counts().get("GetObject", 0)
+        assert gets == 1 if warc == path else 1 <= gets <= 3, (warc.name, gets)
