@@ -199,7 +199,7 @@ class Replayer:
             page_url=capture.url, banner=self.banner_html(found) if self.banner else None)
         if rewriter is not None:
             whole = ByteRange(0, size - 1, size) if size else None
-            opened = await self._open_or_fail(request, capture, sha256, size, span=whole)
+            opened = await self._open_or_fail(request, capture, sha256=sha256, size=size, span=whole)
             return await self._stream(request, out, capture=capture, sha256=sha256, span=whole,
                                       rewriter=rewriter, opened=opened)
         out.headers["Accept-Ranges"] = "bytes"
@@ -212,7 +212,7 @@ class Replayer:
             out.headers["Content-Range"] = wanted.content_range()
         span = wanted or (ByteRange(0, size - 1, size) if size else None)
         out.content_length = span.length if span else 0
-        opened = await self._open_or_fail(request, capture, sha256, size, span=span)
+        opened = await self._open_or_fail(request, capture, sha256=sha256, size=size, span=span)
         return await self._stream(request, out, capture=capture, sha256=sha256, span=span,
                                   rewriter=None, opened=opened)
 
@@ -239,8 +239,8 @@ class Replayer:
                 await self.blocking(opened.close)
         return out
 
-    async def _open_or_fail(self, request: web.Request, capture: Capture, sha256: str,
-                            size: int, *, span: ByteRange | None) -> BinaryIO | None:
+    async def _open_or_fail(self, request: web.Request, capture: Capture, *, sha256: str,
+                            size: int, span: ByteRange | None) -> BinaryIO | None:
         """Before any header is sent: a small body read (checked, cached), a large one looked
         up (a missing or corrupt one is an error page). In an object store a large body's
         lookup is its GET, the reader kept for sending (returned): a HEAD first would be a

@@ -46,7 +46,7 @@ class ReadAhead:
         self.size = size
         self._window: _Window | None = None
 
-    def read(self, store: BlobStore, sha256: str, offset: int, length: int) -> bytes:
+    def read(self, store: BlobStore, sha256: str, *, offset: int, length: int) -> bytes:
         """Up to `length` bytes of the blob from `offset`, from the window when it holds them."""
         window = self._window
         if window is not None and window.sha256 == sha256 and window.start <= offset and (
@@ -78,7 +78,7 @@ def _ranged_head(store: BlobStore, sha256: str, layout: Layout, *, offset: int,
     window = WINDOW
     while True:
         raw = (store.read_range(sha256, offset, window) if ahead is None
-               else ahead.read(store, sha256, offset, window))
+               else ahead.read(store, sha256, offset=offset, length=window))
         if not raw:
             raise ValueError(f"stored WARC {sha256[:12]} ends before {offset}")
         data, member_ended = _inflated(raw) if layout is Layout.RECORD_GZIP else (raw, False)
