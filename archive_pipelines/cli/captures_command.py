@@ -12,21 +12,21 @@ from pathlib import Path
 import click
 
 from archive_pipelines.archive_error import ArchiveError
+from archive_pipelines.blobstore import BlobStore, BlobStoreError, open_store
 from archive_pipelines.captures.compaction import CompactionError
 from archive_pipelines.captures.lookup import find_body, find_session, find_url, note, when_ms
-from archive_pipelines.captures.record_files import read_record
 from archive_pipelines.captures.renderings import (
     RENDERING_NAMES,
     newest_rendering,
     renderings_of,
     save_rendering,
 )
-from archive_pipelines.captures.segment_source import SegmentSource, settings_segment_source
 from archive_pipelines.captures.short_ids import resolve_body_hash, resolve_session_id
 from archive_pipelines.catalog import Capture, RecordedCheck
 from archive_pipelines.cli.context import CliContext
 from archive_pipelines.cli.option_types import COUNT
 from archive_pipelines.sizes import human_bytes
+from archive_pipelines.warc.capture_records import read_capture_record
 
 TITLE_SHOWN = 80  # characters of a page's title in a listing line (--json has it whole)
 # What json.dumps leaves as it is but a terminal acts on: DEL and C1 controls, line and
@@ -112,9 +112,10 @@ def captures_command(obj: CliContext, url: str | None, *, prefix: bool, from_: s
             if capture.id in checks:
                 row["qa"] = _qa_dict(checks[capture.id])
         if with_records:
-            source = settings_segment_source(obj.settings)  # an S3 primary: its bucket
+            settings = obj.settings  # an imported capture's record is in a stored WARC
+            store = open_store(settings.primary_store, settings.data_dir)
             for row, capture in zip(rows, found, strict=True):
-                row["record"] = _record(obj.settings.data_dir, capture, source)
+                row["record"] = _record(settings.data_dir, store, capture)
         click.echo(json.dumps({"query": heading, "lookup_ms": round(lookup_ms, 3),
                                "captures": rows}, indent=2))
     else:
@@ -177,8 +178,6 @@ def _rendering_dict(rendering: Capture) -> dict[str, object]:
 
 def _save_renderings(obj: CliContext, url: str, *, from_: str | None, to: str | None,
                      outs: dict[str, str | None]) -> None:
-    from archive_pipelines.blobstore import open_store
-
     settings = obj.settings
     store = open_store(settings.primary_store, settings.data_dir)
     for kind, out in outs.items():
@@ -201,10 +200,11 @@ def listing_title(title: str) -> str:
                         json.dumps(cut, ensure_ascii=False))
 
 
-def _record(data_dir: Path, capture: Capture, source: SegmentSource) -> object:
+def _record(data_dir: Path, store: BlobStore, capture: Capture) -> object:
     try:
-        return read_record(data_dir, capture.index_path, capture.record_offset, source=source)
-    except (OSError, ValueError, CompactionError) as exc:
+        return read_capture_record(data_dir, store, capture.index_path,
+                                   record_offset=capture.record_offset)
+    except (OSError, ValueError, CompactionError, BlobStoreError) as exc:
         return {"error": f"cannot read {capture.index_path} at {capture.record_offset}: {exc}"}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urljoin
 
 from aiohttp import web
@@ -198,10 +198,10 @@ class Replayer:
             content_type=content_type, modifier=path.modifier, timestamp=path.timestamp,
             page_url=capture.url, banner=self.banner_html(found) if self.banner else None)
         if rewriter is not None:
-            await self._read_or_fail(capture, sha256, size, probe=True)
             whole = ByteRange(0, size - 1, size) if size else None
+            opened = await self._open_or_fail(request, capture, sha256=sha256, size=size, span=whole)
             return await self._stream(request, out, capture=capture, sha256=sha256, span=whole,
-                                      rewriter=rewriter)
+                                      rewriter=rewriter, opened=opened)
         out.headers["Accept-Ranges"] = "bytes"
         try:
             wanted = parse_range(request.headers.get("Range"), size)
@@ -212,26 +212,56 @@ class Replayer:
             out.headers["Content-Range"] = wanted.content_range()
         span = wanted or (ByteRange(0, size - 1, size) if size else None)
         out.content_length = span.length if span else 0
-        await self._read_or_fail(capture, sha256, size, probe=True)
+        opened = await self._open_or_fail(request, capture, sha256=sha256, size=size, span=span)
         return await self._stream(request, out, capture=capture, sha256=sha256, span=span,
-                                  rewriter=None)
+                                  rewriter=None, opened=opened)
 
     async def _stream(self, request: web.Request, out: web.StreamResponse, *, capture: Capture,
-                      sha256: str, span: ByteRange | None,
-                      rewriter: BodyRewriter | None) -> web.StreamResponse:
-        """Headers, then the body. When it cannot be finished (the client left or stopped
-        reading, the store's bytes ran out), the connection is dropped, so the client sees
-        an incomplete body rather than a short one that looks whole; no error is logged."""
-        await out.prepare(request)
+                      sha256: str, span: ByteRange | None, rewriter: BodyRewriter | None,
+                      opened: BinaryIO | None = None) -> web.StreamResponse:
+        """Headers, then the body (from `opened` when the reader is open already). When it
+        cannot be finished (the client left or stopped reading, the store's bytes ran out),
+        the connection is dropped, so the client sees an incomplete body rather than a short
+        one that looks whole; no error is logged."""
         try:
-            if request.method != "HEAD":
-                await self._send(out, capture=capture, sha256=sha256, span=span,
-                                 rewriter=rewriter)
-            await out.write_eof()
-        except ConnectionError:
-            if request.transport is not None:
-                request.transport.abort()
+            await out.prepare(request)
+            try:
+                if request.method != "HEAD":
+                    reader, opened = opened, None  # _send closes it
+                    await self._send(out, capture=capture, sha256=sha256, span=span,
+                                     rewriter=rewriter, opened=reader)
+                await out.write_eof()
+            except ConnectionError:
+                if request.transport is not None:
+                    request.transport.abort()
+        finally:
+            if opened is not None:
+                await self.blocking(opened.close)
         return out
+
+    async def _open_or_fail(self, request: web.Request, capture: Capture, *, sha256: str,
+                            size: int, span: ByteRange | None) -> BinaryIO | None:
+        """Before any header is sent: a small body read (checked, cached), a large one looked
+        up (a missing or corrupt one is an error page). In an object store a large body's
+        lookup is its GET, the reader kept for sending (returned): a HEAD first would be a
+        request more."""
+        if (size <= self.bodies.max_item or span is None or request.method == "HEAD"
+                or self.bodies.store.local_path(sha256) is not None):
+            await self._read_or_fail(capture, sha256, size, probe=True)
+            return None
+        try:
+            reader: BinaryIO = await self.blocking(self.bodies.open, sha256, start=span.start)
+        except BlobNotFound:
+            self.metrics.missing_bodies += 1
+            raise ReplayProblem(404, "Body missing from the store",
+                                f"The body of {describe(capture)} (sha256:{sha256}) is missing "
+                                "from the store.") from None
+        except BlobStoreError as exc:
+            self.metrics.corrupt_bodies += 1
+            raise ReplayProblem(502, "Corrupt body",
+                                f"The body of {describe(capture)} (sha256:{sha256}) cannot be "
+                                f"read from the store: {exc}") from None
+        return reader
 
     async def _read_or_fail(self, capture: Capture, sha256: str, size: int, *,
                             probe: bool) -> bytes | None:
@@ -261,21 +291,30 @@ class Replayer:
                                 f"read from the store: {exc}") from None
 
     async def _send(self, out: web.StreamResponse, *, capture: Capture, sha256: str,
-                    span: ByteRange | None, rewriter: BodyRewriter | None) -> None:
+                    span: ByteRange | None, rewriter: BodyRewriter | None,
+                    opened: BinaryIO | None = None) -> None:
+        """The body's bytes of `span` (from `opened`, a large body's reader, when given: it is
+        closed here)."""
         if span is None:
+            if opened is not None:
+                await self.blocking(opened.close)
             if rewriter is not None:
                 await self._write(out, rewriter.close())
             return
-        small = self.bodies.cache.get(sha256) if span.size <= self.bodies.max_item else None
+        small = self.bodies.cache.get(sha256) \
+            if opened is None and span.size <= self.bodies.max_item else None
         if small is not None:
             chunk = small[span.start:span.end + 1]
             await self._write(out, rewriter.feed(chunk) + rewriter.close() if rewriter else chunk)
             return
-        try:
-            reader = await self.blocking(self.bodies.open, sha256, start=span.start)
-        except BlobStoreError as exc:  # gone since it was looked at: the headers are sent
-            self.metrics.missing_bodies += 1
-            raise ConnectionResetError(f"{describe(capture)}: {exc}") from None
+        if opened is not None:
+            reader = opened
+        else:
+            try:
+                reader = await self.blocking(self.bodies.open, sha256, start=span.start)
+            except BlobStoreError as exc:  # gone since it was looked at: the headers are sent
+                self.metrics.missing_bodies += 1
+                raise ConnectionResetError(f"{describe(capture)}: {exc}") from None
         try:
             left = span.length
             while left > 0:

@@ -1,6 +1,7 @@
 """The record behind any capture, wherever it lies: a crawl segment or compacted session (the
 crawler's JSON record), or an imported WARC file in the store (its record at the capture's
-offset, given the same shape: `page_url`, `timestamp`, and one request whose `response` holds
+offset, read from the store's file or, in an object store, by ranged reads of the blob;
+given the same shape: `page_url`, `timestamp`, and one request whose `response` holds
 the status and the headers as the WARC has them)."""
 
 from __future__ import annotations
@@ -8,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from archive_pipelines.blobstore import BlobStore
+from archive_pipelines.blobstore import BlobStore, BlobStoreError
 from archive_pipelines.captures.record_files import read_record
+from archive_pipelines.captures.segment_source import segment_source
+from archive_pipelines.warc.stored_records import ReadAhead, read_stored_record
 from archive_pipelines.warc.warc_files import FoundRecord, Layout, iter_records
 
 _SHA256_HEX = frozenset("0123456789abcdef")
@@ -31,16 +34,22 @@ def warc_place(index_path: str) -> tuple[str, Layout] | None:
 
 
 def read_capture_record(data_dir: Path, store: BlobStore, index_path: str, *,
-                        record_offset: int) -> dict[str, Any]:
+                        record_offset: int, ahead: ReadAhead | None = None) -> dict[str, Any]:
     """The record (a dict in the crawler's shape) a capture came from. OSError / ValueError
-    when it cannot be read."""
+    when it cannot be read. `ahead`: a reader going through records in file order (ranged
+    reads of an object store's WARC fetch more at once)."""
     place = warc_place(index_path)
-    if place is None:
-        return read_record(data_dir, index_path, record_offset)
+    if place is None:  # a crawl segment or compacted session: the data dir's, or the bucket's
+        return read_record(data_dir, index_path, record_offset,
+                           source=segment_source(store, data_dir))
     sha256, layout = place
     path = store.local_path(sha256)
-    if path is None:
-        raise ValueError(f"stored WARC {sha256[:12]} is not in a local store")
+    if path is None:  # an object store: ranged reads of the blob
+        try:
+            found = read_stored_record(store, sha256, layout, offset=record_offset, ahead=ahead)
+        except BlobStoreError as exc:  # as a local file that cannot be read
+            raise OSError(f"stored WARC {sha256[:12]}: {exc}") from exc
+        return _as_page_record(found)
     for item in iter_records(path, layout, start=record_offset):
         if not isinstance(item, FoundRecord) or item.offset != record_offset:
             break

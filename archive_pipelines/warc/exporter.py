@@ -52,6 +52,7 @@ from archive_pipelines.warc.payloads import (
 )
 from archive_pipelines.warc.record_writer import DEFAULT_GZIP_LEVEL, RecordWriter
 from archive_pipelines.warc.rendering_records import RENDERING_URNS, rendering_uri
+from archive_pipelines.warc.stored_records import ReadAhead
 from archive_pipelines.warc.warc_info import WarcInfo, warc_date
 
 NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
@@ -125,13 +126,14 @@ class _Records:
         self._data_dir = data_dir
         self._store = store
         self._cache: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+        self._ahead = ReadAhead()  # captures come in id order: an imported file's in file order
 
     def get(self, index_path: str, offset: int) -> dict[str, Any]:
         key = (index_path, offset)
         found = self._cache.get(key)
         if found is None:
             found = read_capture_record(self._data_dir, self._store, index_path,
-                                        record_offset=offset)
+                                        record_offset=offset, ahead=self._ahead)
             self._cache[key] = found
             if len(self._cache) > _RECORD_CACHE:
                 self._cache.popitem(last=False)

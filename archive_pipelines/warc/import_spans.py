@@ -15,8 +15,10 @@ one after the other found it): the next span must have begun exactly there. One 
 is thrown away and read again from that offset, in the calling process. Bodies a thrown-away
 span stored are referenced by nothing: `gc` collects them, as after a crash.
 
-Workers start with `spawn`, open the primary store from the settings, and exit when the
-process that started them is gone (a killed import leaves no worker behind).
+Workers start with `spawn`, open the primary store from the settings, read the file at the
+path they are given (the stored blob's own file), and exit when the process that started them
+is gone (a killed import leaves no worker behind). An import onto an object store reads in
+the calling process instead (its puts wait on the network: threads serve them better).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from archive_pipelines.blobstore import LocalBlobStore, open_store
+from archive_pipelines.blobstore import BlobStore, LocalBlobStore, open_store
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.file_workers import die_with_parent, main_module_hidden
 from archive_pipelines.views.aliases import AliasIndex
@@ -102,11 +104,13 @@ def read_items(path: Path, layout: Layout, *, start: int, spool: Path,
 
 @dataclass(frozen=True)
 class SpanTask:
-    """Read the records of the stored WARC `sha256` from `start` (exactly there, or from the
-    first record start at or after it) until the first at or after `end`."""
+    """Read the records of the stored WARC `sha256` (its bytes in the local file `path`) from
+    `start` (exactly there, or from the first record start at or after it) until the first
+    at or after `end`."""
 
     settings: Settings
     sha256: str
+    path: Path
     layout: Layout
     start: int
     exact: bool
@@ -126,22 +130,19 @@ class SpanResult:
     items: list[tuple[Item, StoredBody | None]]
 
 
-def read_span(task: SpanTask, store: LocalBlobStore | None = None) -> SpanResult:
+def read_span(task: SpanTask, store: BlobStore | None = None) -> SpanResult:
     """A span read and its bodies stored (in a worker process, or in the calling one with
     its `store`)."""
     if store is None:
-        opened = open_store(task.settings.primary_store, task.settings.data_dir)
-        assert isinstance(opened, LocalBlobStore)
-        store = opened
-    path = store.local_path(task.sha256)
-    assert path is not None
+        store = open_store(task.settings.primary_store, task.settings.data_dir)
+    path = task.path
     began = task.start if task.exact else next_record_start(path, task.layout,
                                                             at_or_after=task.start)
     if began is None:
         return SpanResult(None, None, [])
     stopped: list[int] = []
     items: list[tuple[Item, StoredBody | None]] = []
-    aliases = AliasIndex(store.root)
+    aliases = AliasIndex(store.root) if isinstance(store, LocalBlobStore) else None
     with store.deferred_sync(), fewer_collections():
         for item in read_items(path, task.layout, start=began, spool=task.spool,
                                pages=task.pages, end=task.end, stopped=stopped):
@@ -150,7 +151,7 @@ def read_span(task: SpanTask, store: LocalBlobStore | None = None) -> SpanResult
     return SpanResult(began, stopped[0] if stopped else None, items)
 
 
-def put_body(store: LocalBlobStore, body: Body) -> bool:
+def put_body(store: BlobStore, body: Body) -> bool:
     """A read body (in memory or spooled) into the store, checked against its sha256; whether
     this wrote it. The spool file is removed either way."""
     try:
@@ -163,18 +164,21 @@ def put_body(store: LocalBlobStore, body: Body) -> bool:
         body.close()
 
 
-def _stored(store: LocalBlobStore, aliases: AliasIndex, item: Item) -> StoredBody | None:
-    """The item's body in the store, with its alias (every blob has one)."""
+def _stored(store: BlobStore, aliases: AliasIndex | None, item: Item) -> StoredBody | None:
+    """The item's body in the store, with its alias (every blob of a local store has one)."""
     if isinstance(item, BrokenSpan) or isinstance(item[1], RecordRefused):
         return None
     read = item[1]
     body = read.body
     if body is None:
         return None
-    created = not store.exists(body.sha256) and put_body(store, body)
+    if aliases is None:  # an object store's put looks first itself (one request, not two)
+        created = put_body(store, body)
+    else:
+        created = not store.exists(body.sha256) and put_body(store, body)
     body.close()
     blob_path = store.local_path(body.sha256)
-    if blob_path is not None:
+    if aliases is not None and blob_path is not None:
         aliases.ensure(body.sha256, blob_path)
     read.body = Body(body.sha256, body.size, truncated=body.truncated)  # no bytes to send back
     return StoredBody(body.sha256, body.size, created)
@@ -184,11 +188,13 @@ class SpanReader:
     """The items of a stored WARC from `start` on, read by `processes` worker processes in
     spans (see the module docstring), in file order."""
 
-    def __init__(self, *, settings: Settings, store: LocalBlobStore, sha256: str, layout: Layout,
-                 size: int, spool: Path, pages: dict[str, str | None], processes: int) -> None:
+    def __init__(self, *, settings: Settings, store: BlobStore, sha256: str, path: Path,
+                 layout: Layout, size: int, spool: Path, pages: dict[str, str | None],
+                 processes: int) -> None:
         self._settings = settings
         self._store = store
         self._sha256 = sha256
+        self._path = path
         self._layout = layout
         self._size = size
         self._spool = spool
@@ -199,7 +205,7 @@ class SpanReader:
     def items(self, start: int) -> Iterator[tuple[Item, StoredBody | None]]:
         span = max(SPAN_BYTES, 1)
         bounds = list(range(start, self._size, span)) or [start]
-        tasks = [SpanTask(self._settings, self._sha256, self._layout, begin,
+        tasks = [SpanTask(self._settings, self._sha256, self._path, self._layout, begin,
                           exact=number == 0, end=min(begin + span, self._size), spool=self._spool,
                           pages=self._pages) for number, begin in enumerate(bounds)]
         context = multiprocessing.get_context("spawn")

@@ -14,6 +14,7 @@ with `WARC/`, or a `WARC/1.` line) and goes on from there.
 from __future__ import annotations
 
 import gzip
+import io
 import logging
 import os
 import zlib
@@ -204,6 +205,20 @@ def _run(stream: BinaryIO, layout: Layout, start: int, *, http_requests: bool
                                      "(a gzip member cut short?)")
             return _resync(stream, layout, offset + 1)
     return None
+
+
+def record_in(data: bytes, *, offset: int) -> FoundRecord:
+    """The record at the start of `data` (a plain record's bytes: at least its header blocks,
+    its payload may be cut short), found at `offset` of its file. A record's headers read
+    without its file (a ranged read of a stored WARC). ValueError when none starts there."""
+    iterator = _Iterator(io.BytesIO(data), check_digests=False)
+    try:
+        record = next(iter(iterator), None)
+    except READ_ERRORS as exc:
+        raise ValueError(f"no readable record at {offset}: {_reason(exc)}") from None
+    if record is None:
+        raise ValueError(f"no record at {offset}")
+    return FoundRecord(offset, record, _header_problem(iterator.header_lines))
 
 
 def _header_problem(lines: list[bytes]) -> str | None:
