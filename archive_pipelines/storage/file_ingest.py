@@ -153,7 +153,8 @@ class _Pipeline:
         self.putting: _Puts | None = None
         self.pending: _Pending | None = None
         self.linking: list[Callable[[], Counter[str]]] = []  # batches whose links are made
-        self.remote = None if parts.primary.is_local else RemotePuts(parts.primary.store)
+        self.remote = None if parts.primary.is_local else RemotePuts(
+            parts.primary.store, known=lambda sha: bool(parts.catalog.blobs.known_hashes([sha])))
 
     def take(self, index: int, batch: list[IngestItem], *, full: bool) -> None:
         """Start storing `batch`, then hand the batch before it to the commit thread."""

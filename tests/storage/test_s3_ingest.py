@@ -164,7 +164,8 @@ def test_two_data_dirs_sharing_a_postgres_catalog_and_a_bucket_deduplicate(
         distinct = len({hashlib.sha256(body).hexdigest() for body in contents.values()})
         sent_a = a.primary.store.request_counts()  # type: ignore[attr-defined]
         sent_b = b.primary.store.request_counts()  # type: ignore[attr-defined]
-        assert sent_a.get("PutObject") == distinct
+        # A new blob is one conditional PUT; a file whose blob went up before, one HEAD.
+        assert sent_a == {"PutObject": distinct, "HeadObject": len(contents) - distinct}
         assert "PutObject" not in sent_b  # every blob deduplicated: no second upload
         assert sent_b.get("HeadObject") == len(contents)  # one lookup per file, no more
         assert a.primary.store_id == b.primary.store_id  # one store row for the bucket
