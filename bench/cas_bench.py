@@ -140,10 +140,11 @@ def main() -> int:
 
     work = WORK_DIR / f"cas-run-{os.getpid()}"
     work.mkdir(parents=True)
+    runs: dict[str, IngestRun] = {}
     try:
         # The default put hard-links (raw primary, corpus on the data dir's filesystem: the
         # spec's "hardlink when raw codec and same filesystem"); --copy is measured beside it.
-        runs = {mode: ingest_corpus(work / f"data-{mode}", corpus, manifest, hardlink, all_paths)
+        runs |= {mode: ingest_corpus(work / f"data-{mode}", corpus, manifest, hardlink, all_paths)
                 for mode, hardlink in (("hardlink", True), ("copy", False))}
         main_run = runs["hardlink"]
         parts, report = main_run.parts, main_run.report
@@ -197,7 +198,7 @@ def main() -> int:
         for line in s3_lines:
             print(line)
     finally:
-        for run in locals().get("runs", {}).values():
+        for run in runs.values():
             run.parts.close()  # stop the worker processes before the interpreter exits
         if not args.keep:
             remove_tree(work)
