@@ -32,7 +32,7 @@ class FileWork:
     """An io thread pool, and a pool of worker processes on the primary store and the view
     farm for large ingests (`processes`: the setting; None means one per core, at most 8).
     A primary that is not a local folder (S3) gets no worker processes: its puts wait on
-    the network, so they run on `REMOTE_THREADS` threads (`map_remote`) instead.
+    the network, so they run on `REMOTE_THREADS` threads (`submit_remote`) instead.
 
     Whoever builds it stops the worker processes with `close()` (or `with work:`).
     """
