@@ -1,13 +1,19 @@
 """CAS benchmark: ingest, dedup, verify and view rebuild on a web-archive-like corpus,
 side by side with `restic backup` and `cp -a` on the same files in the same run.
 
-    .venv/bin/python bench/cas_bench.py [--files 20000] [--large 2] [--large-mb 120]
+    .venv/bin/python bench/cas_bench.py [--files 20000] [--large 2] [--large-mb 120] [--no-s3]
 
 Prints: small-file ingest files/s (catalog rows + 4 views each, SQLite: a link per file in
 by_timestamp, a folder link per snapshot in the other three views), large-file MB/s
 beside hashlib.sha256's MB/s on the same bytes -- both for the default put (hard-link: the
 corpus is on the data dir's filesystem) and for --copy --, dedup ratio, verify files/s,
 rebuild_views links/s, and whole-corpus wall times of our ingest, restic and cp -a.
+
+With an S3 primary (default on; `--no-s3` skips it; S3_ENDPOINT_URL or a throwaway
+moto_server, `s3_endpoint.bench_bucket`), in the same run: small-file ingest files/s (copies
+uploaded, no views) and its ratio to the local copy ingest, the S3 requests per blob stored
+and per file, and the same for a second ingest of the same files into other snapshots (all
+duplicates: one HEAD each, nothing uploaded).
 """
 
 from __future__ import annotations
@@ -29,14 +35,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from corpus import WORK_DIR, CorpusParams, ensure_corpus, load_manifest  # noqa: E402
+from s3_endpoint import bench_bucket  # noqa: E402
 from settle import remove_tree, settle  # noqa: E402
 
 from archive_pipelines.catalog import Catalog  # noqa: E402
 from archive_pipelines.datadir import initialize  # noqa: E402
-from archive_pipelines.settings import Settings  # noqa: E402
+from archive_pipelines.settings import Settings, load_settings  # noqa: E402
 from archive_pipelines.storage import IngestItem  # noqa: E402
 from archive_pipelines.storage.assembly import StorageParts, open_storage  # noqa: E402
 from archive_pipelines.storage.file_ingest import IngestReport, ingest_files  # noqa: E402
+from archive_pipelines.storage.file_work import REMOTE_THREADS  # noqa: E402
 from archive_pipelines.storage.verify import verify_storage  # noqa: E402
 from archive_pipelines.storage.view_rebuild import rebuild_views  # noqa: E402
 
@@ -50,6 +58,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--large-mb", type=int, default=120, help="MiB each (default 120)")
     parser.add_argument("--skip-peers", action="store_true", help="do not run restic / cp -a")
     parser.add_argument("--keep", action="store_true", help="keep the data dirs afterwards")
+    parser.add_argument("--s3", action=argparse.BooleanOptionalAction, default=True,
+                        help="also ingest into an S3 primary (default: yes)")
     return parser.parse_args()
 
 
@@ -130,10 +140,11 @@ def main() -> int:
 
     work = WORK_DIR / f"cas-run-{os.getpid()}"
     work.mkdir(parents=True)
+    runs: dict[str, IngestRun] = {}
     try:
         # The default put hard-links (raw primary, corpus on the data dir's filesystem: the
         # spec's "hardlink when raw codec and same filesystem"); --copy is measured beside it.
-        runs = {mode: ingest_corpus(work / f"data-{mode}", corpus, manifest, hardlink, all_paths)
+        runs |= {mode: ingest_corpus(work / f"data-{mode}", corpus, manifest, hardlink, all_paths)
                 for mode, hardlink in (("hardlink", True), ("copy", False))}
         main_run = runs["hardlink"]
         parts, report = main_run.parts, main_run.report
@@ -150,6 +161,8 @@ def main() -> int:
         rebuild_s = time.perf_counter() - started
 
         restic_s, cp_s = (None, None) if args.skip_peers else run_peers(corpus, work, all_paths)
+        s3_lines = s3_case(work / "data-s3", corpus, manifest, all_paths,
+                           local=runs["copy"]) if args.s3 else []
 
         print()
         print(f"date {datetime.now(UTC):%Y-%m-%d}, {os.cpu_count()} cores, "
@@ -182,7 +195,11 @@ def main() -> int:
             if cp_s:
                 print(f" | cp -a {cp_s:.2f} s (ours/cp {ours_s / cp_s:.2f})", end="")
             print()
+        for line in s3_lines:
+            print(line)
     finally:
+        for run in runs.values():
+            run.parts.close()  # stop the worker processes before the interpreter exits
         if not args.keep:
             remove_tree(work)
     return 0
@@ -204,18 +221,25 @@ class IngestRun:
         return total
 
 
+def add_snapshots(parts: StorageParts, manifest: dict, *, created_by: str = "bench"  # type: ignore[type-arg]
+                  ) -> dict[str, str]:
+    """A catalog snapshot per corpus snapshot: timestamp -> id."""
+    repo = Catalog(parts.catalog.engine)
+    ids = {}
+    for snap in manifest["snapshots"]:
+        ids[snap["timestamp"]] = repo.snapshots.add_snapshot(
+            url=snap["url"], timestamp=snap["timestamp"], created_by=created_by,
+            created_at=datetime.fromtimestamp(float(snap["timestamp"]), tz=UTC)).id
+    return ids
+
+
 def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # type: ignore[type-arg]
                   paths: list[Path]) -> IngestRun:
     """A fresh data dir, the corpus's snapshots in the catalog, then the timed ingests."""
     settings = Settings(data_dir=data)
     initialize(settings)
     parts = open_storage(settings)
-    repo = Catalog(parts.catalog.engine)
-    ids = {}
-    for snap in manifest["snapshots"]:
-        ids[snap["timestamp"]] = repo.snapshots.add_snapshot(
-            url=snap["url"], timestamp=snap["timestamp"], created_by="bench",
-            created_at=datetime.fromtimestamp(float(snap["timestamp"]), tz=UTC)).id
+    ids = add_snapshots(parts, manifest)
     os.sync()  # each mode starts with nothing of the other's left to write back
     warm(paths)
     started = time.perf_counter()
@@ -229,6 +253,45 @@ def ingest_corpus(data: Path, corpus: Path, manifest: dict, hardlink: bool,  # t
     large_s = time.perf_counter() - started
     assert not small.errors and not big.errors, (small.errors + big.errors)[:3]
     return IngestRun(parts, small, small_s, big, large_s)
+
+
+def s3_case(data: Path, corpus: Path, manifest: dict, paths: list[Path],  # type: ignore[type-arg]
+            *, local: IngestRun) -> list[str]:
+    """The small files ingested into an S3 primary, twice (the second time into other
+    snapshots: every file a duplicate); the report lines."""
+    with bench_bucket("cas-bench") as (endpoint, bucket):
+        data.mkdir(parents=True)
+        (data / "archive.toml").write_text(
+            f'[[stores]]\nname = "primary"\nkind = "s3"\nbucket = "{bucket}"\n'
+            f'prefix = "archive"\nendpoint_url = "{endpoint}"\ncodec = "raw"\n')
+        settings = load_settings(data, environ={})
+        initialize(settings)
+        where = "S3_ENDPOINT_URL" if os.environ.get("S3_ENDPOINT_URL") else "moto_server"
+        lines = [f"S3 primary ({where}, raw, no views, {REMOTE_THREADS} upload threads):"]
+        with open_storage(settings) as parts:
+            store = parts.primary.store
+            for label in ("first ingest", "again (dups)"):
+                ids = add_snapshots(parts, manifest, created_by=label.split()[0])
+                warm(paths)
+                store.take_request_counts()  # type: ignore[attr-defined]
+                started = time.perf_counter()
+                report = ingest_files(parts.catalog, parts.primary, parts.views, work=parts.work,
+                                      items=items_for(corpus, manifest, ids, large=False))
+                took = time.perf_counter() - started
+                sent = store.take_request_counts()  # type: ignore[attr-defined]
+                assert not report.errors, report.errors[:3]
+                total = sum(sent.values())
+                rate = report.files / took
+                lines.append(
+                    f"small-file ingest  s3 {label:<15} {report.files:>7,} files {took:7.2f} s "
+                    f"{rate:8,.0f} files/s  (local copy {local.small.files / local.small_s:,.0f} "
+                    f"files/s: s3/local {rate / (local.small.files / local.small_s):.2f})")
+                per_blob = f"{total / report.new_blobs:.2f}" if report.new_blobs else "-"
+                lines.append(
+                    f"  requests         {', '.join(f'{k} {v:,}' for k, v in sorted(sent.items()))}"
+                    f"; {report.new_blobs:,} blobs stored -> {per_blob} per blob stored, "
+                    f"{total / report.files:.2f} per file")
+    return lines
 
 
 if __name__ == "__main__":

@@ -32,7 +32,8 @@ from archive_pipelines.storage.snapshot_ingest import (
 @click.option("--copy/--hardlink", "copy", default=None,
               help="Copy files into the store, or hard-link them when the store is raw and on "
                    "the same filesystem (the source files then share the stored, read-only "
-                   "inode). Default: the storage.ingest_hardlink setting (hard-link).")
+                   "inode). Default: the storage.ingest_hardlink setting (hard-link). An S3 "
+                   "primary always copies (checksummed uploads).")
 @click.option("--resume", "resume_id", default=None, metavar="ID",
               help="Finish the interrupted ingest of snapshot ID (its folder and extractor "
                    "are recorded): the files it committed are skipped, the rest stored.")

@@ -19,7 +19,9 @@ from archive_pipelines.sizes import human_bytes
 @click.option("--cleanup-legacy", is_flag=True,
               help="Once a folder's files are verified in the store, move it to migrated/ "
                    "(gc deletes it after the grace period) and link archive/<ts> into "
-                   "by_timestamp/. Without it the folders stay where they are.")
+                   "by_timestamp/. Without it the folders stay where they are. With an S3 "
+                   "primary the folders always stay; this marks the verified snapshots "
+                   "migrated.")
 @click.option("--batch-size", type=COUNT, default=None,
               help="Snapshots per batch (default: migration.batch_size).")
 @click.option("--resume-from", default="", help="First timestamp folder to take.")
@@ -62,8 +64,12 @@ def migrate_to_cas_command(obj: CliContext, *, dry_run: bool, cleanup_legacy: bo
                f"{report.files:,} files, {report.new_blobs:,} new blobs, "
                f"{report.deduplicated:,} deduplicated")
     click.echo(f"bytes {human_bytes(report.bytes_in)}, saved {human_bytes(report.bytes_saved)}")
-    if cleanup_legacy:
+    if cleanup_legacy and parts.primary.is_local:
         click.echo(f"legacy folders replaced by links: {report.migrated:,}")
+    elif cleanup_legacy:
+        click.echo(f"snapshots verified in the bucket: {report.migrated:,} (an S3 primary keeps "
+                   "the legacy folders as they are: delete them yourself if you no longer "
+                   "need them)")
     errors = imported.errors + report.errors
     print_errors(errors)
     if errors:

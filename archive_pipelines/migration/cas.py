@@ -20,9 +20,13 @@ through `migration.steps.migrate_batch`.
    `migrated/` in one rename (gc deletes it after the grace period, see `storage.retired`)
    and leave `archive/<timestamp>` as a compatibility symlink into `by_timestamp/`, so
    `archive/<timestamp>/<path>` opens the same bytes as before.
-Steps 2 and 3 run in the ingest's worker processes. The caller commits fs_version `cas` for
-the snapshots reported done, after all of this. A snapshot with any problem keeps its
-folder untouched and is reported.
+Steps 2 and 3 run in the ingest's worker processes.
+On a primary that is not a local folder (S3) every file is uploaded (a copy), step 2 reads
+each blob back from the bucket and rehashes it (`storage.legacy_finish.verify_kept`), and
+step 3 never happens: the folder stays exactly as it was (it is the user's disk, and there
+are no views to link it into); a verified snapshot still reaches fs_version `cas`.
+The caller commits fs_version `cas` for the snapshots reported done, after all of this.
+A snapshot with any problem keeps its folder untouched and is reported.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.catalog import Catalog, SnapshotRow
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.legacy.snapshot_folder import (
@@ -46,7 +51,7 @@ from archive_pipelines.legacy.snapshot_folder import (
 from archive_pipelines.migration.folders import is_partial
 from archive_pipelines.storage.file_ingest import IngestItem, IngestReport, ingest_files
 from archive_pipelines.storage.file_work import FileWork
-from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish
+from archive_pipelines.storage.legacy_finish import FinishTask, verify_and_finish, verify_kept
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import UnsafePathError, ViewSet, validate_relative_path, view_dir
@@ -104,8 +109,9 @@ def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet
                     yield from found.items
 
     try:
-        ingest = ingest_files(catalog, primary, views, work=work, items=collected(), hardlink=True,
-                              replace=False, batch_size=ingest_batch_size)
+        ingest = ingest_files(catalog, primary, views, work=work, items=collected(),
+                              hardlink=primary.is_local, replace=False,
+                              batch_size=ingest_batch_size)
         _record_entries(catalog, views, rows, listings=listings, outcomes=outcomes)
     except OSError as exc:  # e.g. the views cannot be written: nothing is removed, all retried
         for outcome in outcomes.values():
@@ -124,18 +130,35 @@ def migrate_to_cas_batch(catalog: Catalog, primary: PrimaryStore, views: ViewSet
             tuple(e for e in ingest.errors if e.startswith(prefix)),
             links=() if listing is None else tuple(link.rel_path for link in listing.links),
             retire=retire and not outcomes[row.id].errors))
+    if not primary.is_local:
+        problems = _verify_kept(primary, work, archive=archive, tasks=tasks)
     # Stats, a hash per file, a rename and a link per snapshot: the ingest's worker
     # processes take the snapshots in parallel.
-    if work.ingest_processes > 1 and len(tasks) > 1:
+    elif work.ingest_processes > 1 and len(tasks) > 1:
         problems = work.file_workers().map(verify_and_finish, tasks)
     else:
-        problems = [verify_and_finish(primary.store, views.farm, task) for task in tasks]
+        store = primary.store
+        assert isinstance(store, LocalBlobStore)  # a local primary is a LocalBlobStore
+        problems = [verify_and_finish(store, views.farm, task) for task in tasks]
     for row, found in zip(rows, problems, strict=True):
         outcome = outcomes[row.id]
         outcome.ingested = len(listings[row.id].items) if row.id in listings else 0
         outcome.errors += found
         outcome.done = retire and not outcome.errors
     return outcomes, ingest
+
+
+def _verify_kept(primary: PrimaryStore, work: FileWork, *, archive: Path,
+                 tasks: list[FinishTask]) -> list[list[str]]:
+    """Each snapshot's problems on a primary that is not a local folder (S3): every blob its
+    files are recorded with is read back from the store and rehashed (once per batch, on the
+    remote threads), every file of its folder hashed again; the folder stays as it is."""
+    store = primary.store
+    sizes = {sha: size for task in tasks for _rel, sha, size in task.records}
+    hashes = sorted(sizes)
+    checked = work.submit_remote(lambda sha: store.check(sha, expected_size=sizes[sha]), hashes)()
+    blobs = dict(zip(hashes, checked, strict=True))
+    return work.map_io(lambda task: verify_kept(archive, task, blobs=blobs), tasks)
 
 
 def _collect(snapshot_id: str, folder: Path, url: str, *, outcome: CasOutcome) -> _Listing:

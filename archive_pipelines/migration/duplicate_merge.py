@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from archive_pipelines.blobstore import LocalBlobStore
 from archive_pipelines.catalog import Catalog, DuplicateKey, MergedRows, SnapshotRow
 from archive_pipelines.counts import Counts, MetadataValue
 from archive_pipelines.datadir import DataDir
@@ -133,13 +134,14 @@ def _merge_pair(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, layo
             tx.adoption.update_snapshot(keeper.id, title=title)
         places = places_for(tx, [keeper.id, duplicate.id])
     keeper_place, dup_place = places[keeper.id], places[duplicate.id]
-    farm, home = views.farm, views.file_view
-    if home is not None and merged.moved_files:
+    farm, home, store = views.farm, views.file_view, primary.store
+    # Views exist only on a local primary (an S3 one has none to move links in).
+    if home is not None and merged.moved_files and isinstance(store, LocalBlobStore):
         for record in merged.moved_files:
-            farm.aliases.ensure(record.sha256, primary.store.local_path(record.sha256))
+            farm.aliases.ensure(record.sha256, store.local_path(record.sha256))
             farm.remove_link(view_path(home, dup_place, record.relative_path))
             farm.ensure_file_link(view_path(home, keeper_place, record.relative_path),
-                                  record.sha256, primary.store.object_path(record.sha256))
+                                  record.sha256, store.object_path(record.sha256))
         for link, target in views.folder_links(keeper_place):
             farm.ensure_folder_link(link, target)
     delete_snapshot(catalog, views, duplicate.id)

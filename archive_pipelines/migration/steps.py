@@ -5,9 +5,10 @@ of this project organized per extractor) is one step from the CAS layout: its fi
 stored at the paths they have, so nothing on disk moves before it is verified in the store.
 
 Crash safety comes from ordering: copy (hard link) into the store, verify, then retire the
-folder in one rename; the new fs_version is committed (compare-and-set on the old one) only
-after that. So after a kill at any instant every original byte is at its path in the folder
-or in the store and referenced; fs_version is never ahead of the files; re-running resumes
+folder in one rename (on an S3 primary the folder is never retired: `migration.cas`); the
+new fs_version is committed (compare-and-set on the old one) only after that. So after a
+kill at any instant every original byte is at its path in the folder or in the store and
+referenced; fs_version is never ahead of the files; re-running resumes
 (already stored files are skipped).
 A snapshot's own WARCs (`warc/*.warc.gz`) are indexed into captures after its files are
 verified in the store and before its fs_version is committed (so a kill between leaves it to
@@ -150,7 +151,8 @@ def _run(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, work: FileW
             continue
         steps[sid] = StepReport(sid, rows[sid].fs_version, rows[sid].fs_version,
                                 timestamp=rows[sid].timestamp)
-    with _locked(catalog, layout, [rows[sid] for sid in steps], steps=steps) as locked:
+    with _locked(catalog, layout, [rows[sid] for sid in steps], steps=steps,
+                 moves_folders=primary.is_local) as locked:
         ingest = _to_cas(catalog, primary, views, work=work, layout=layout, rows=locked, steps=steps,
                          retire=retire, ingest_batch_size=ingest_batch_size,
                          report=report if index_warcs else None)
@@ -179,8 +181,10 @@ _MOVED = ("gone", "not a folder (symlink?)")
 
 @contextmanager
 def _locked(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow],
-            *, steps: dict[str, StepReport]) -> Iterator[list[SnapshotRow]]:
-    """The rows to work on, their real folders flock'ed for the duration."""
+            *, steps: dict[str, StepReport], moves_folders: bool = True
+            ) -> Iterator[list[SnapshotRow]]:
+    """The rows to work on, their real folders flock'ed for the duration. A read-only folder
+    is refused only where the migration retires folders (`moves_folders`: a local primary)."""
     archive = layout.archive
     claimants = _folder_claimants(catalog, layout, rows)
     with ExitStack() as stack:
@@ -221,7 +225,8 @@ def _locked(catalog: Catalog, layout: DataDir, rows: list[SnapshotRow],
                 if problem is not None:
                     step.errors.append(f"archive/{row.timestamp}: {problem}")
                     continue
-                if not os.access(folder, os.W_OK):  # read-only mount, immutable: nothing can move
+                if moves_folders and not os.access(folder, os.W_OK):
+                    # read-only mount, immutable: nothing can move
                     step.errors.append(f"archive/{row.timestamp} is read-only; left as is")
                     continue
             work.append(row)

@@ -22,6 +22,7 @@ from archive_pipelines.storage.file_work import FileWork
 from archive_pipelines.storage.file_workers import FileWorkers, PutRequest, put_one
 from archive_pipelines.storage.linking import ensure_links
 from archive_pipelines.storage.primary import PrimaryStore
+from archive_pipelines.storage.remote_puts import RemotePuts
 from archive_pipelines.storage.snapshot_places import places_for
 from archive_pipelines.views import SnapshotPlace, ViewSet, view_dir
 
@@ -87,7 +88,8 @@ def ingest_files(catalog: Catalog, primary: PrimaryStore, views: ViewSet, *, wor
 
     `hardlink` (the `storage.ingest_hardlink` setting's default) lets a raw primary on
     the source's filesystem hard-link the file instead of copying it (the shared inode is
-    made read-only: editing the source in place would edit the archive).
+    made read-only: editing the source in place would edit the archive). A primary that is
+    not a local folder (S3) always copies: its puts are checksummed uploads on threads.
 
     Crash-safe by ordering: a batch's blob files are durable (one syncfs) before its catalog
     commit, its views after the commit; re-running the same ingest converges (same content
@@ -151,6 +153,8 @@ class _Pipeline:
         self.putting: _Puts | None = None
         self.pending: _Pending | None = None
         self.linking: list[Callable[[], Counter[str]]] = []  # batches whose links are made
+        self.remote = None if parts.primary.is_local else RemotePuts(
+            parts.primary.store, known=lambda sha: bool(parts.catalog.blobs.known_hashes([sha])))
 
     def take(self, index: int, batch: list[IngestItem], *, full: bool) -> None:
         """Start storing `batch`, then hand the batch before it to the commit thread."""
@@ -164,7 +168,11 @@ class _Pipeline:
         puts = self._start_puts(self.workers, batch)
         if self.putting is not None:
             before = self.putting
-            self._commit_after_puts(before)
+            try:
+                self._commit_after_puts(before)
+            except BaseException:
+                _settle(puts)  # no put of this ingest goes on behind its failure
+                raise
             if before.workers is not None and not self.proven:  # they failed: threads now
                 self.workers = None
                 puts = self._start_puts(None, batch)
@@ -196,6 +204,12 @@ class _Pipeline:
                     raise broken
                 return _Puts(items, workers, fail)
         primary = self.parts.primary.store
+        if self.remote is not None:
+            # Uploads (copies: nothing to hard-link to), waiting on the network: many in
+            # flight while this thread takes in the next batch. The batch is committed only
+            # once every put has been acknowledged; a failure of the store itself (e.g.
+            # unreachable) is raised then, and ends the ingest before that commit.
+            return _Puts(items, None, self.parts.work.submit_remote(self.remote.put, requests))
         outcomes = self.parts.work.map_io(lambda r: put_one(primary, r, allow_hardlink=hardlink), requests)
         return _Puts(items, None, lambda: outcomes)
 
@@ -228,6 +242,12 @@ class _Pipeline:
             self.linking.append(links)
         if self.progress:
             self.progress(count)
+
+
+def _settle(puts: _Puts) -> None:
+    """Wait for a batch's puts, whatever their outcome (they are not committed)."""
+    with contextlib.suppress(Exception):
+        puts.results()
 
 
 # The first batch is short: stored on threads, it decides whether to start worker processes

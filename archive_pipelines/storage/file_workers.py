@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from archive_pipelines.archive_error import DiskFull, disk_full_message, is_disk_full
-from archive_pipelines.blobstore import BlobStoreError, LocalBlobStore, PutResult
+from archive_pipelines.blobstore import BlobStore, BlobStoreError, LocalBlobStore, PutResult
 from archive_pipelines.views import UnsafePathError, ViewFarm, validate_extractor, validate_relative_path
 
 T = TypeVar("T")
@@ -41,12 +41,13 @@ class PutRequest(NamedTuple):
     source: str
 
 
-def put_one(store: LocalBlobStore, request: PutRequest, *, allow_hardlink: bool
+def put_one(store: BlobStore, request: PutRequest, *, allow_hardlink: bool
             ) -> tuple[str, PutResult] | str:
     """Validate and store one file: (normalized relative path, put result) or an error line.
 
     A full store is no error of this file: it raises `DiskFull`, which ends the ingest (every
-    file after it would fail the same way, and its snapshot must stay incomplete)."""
+    file after it would fail the same way, and its snapshot must stay incomplete). So does a
+    remote store that failed as a whole (unreachable, refusing): its error is raised."""
     try:
         rel = validate_relative_path(request.relative_path)
         validate_extractor(request.extractor)
@@ -54,11 +55,21 @@ def put_one(store: LocalBlobStore, request: PutRequest, *, allow_hardlink: bool
     except (UnsafePathError, BlobStoreError) as exc:
         if is_disk_full(exc):
             raise DiskFull(disk_full_message(exc)) from exc
+        if _store_failed(exc):
+            raise
         return f"{request.source}: {exc}"
     except OSError as exc:  # unreadable, vanished, special file
         if is_disk_full(exc):
             raise DiskFull(disk_full_message(exc)) from exc
         return f"{request.source}: {exc.strerror or exc}"
+
+
+def _store_failed(exc: Exception) -> bool:
+    """Whether `exc` is a failure of an S3 store itself, not of one file. (Its module is
+    looked up, not imported: only a process that opened an S3 store has it, and botocore
+    is slow to import in the worker processes.)"""
+    s3_errors = sys.modules.get("archive_pipelines.blobstore.s3_errors")
+    return s3_errors is not None and isinstance(exc, s3_errors.S3StoreError)
 
 
 # A file link: (link path, sha256), or (link path, sha256, alias extension) when that is not

@@ -3,16 +3,20 @@
 Plain file work over what the parent read from the catalog (no catalog access here), so the
 migration runs it in the ingest's worker processes, one snapshot per call
 (`FileWorkers.map`); `migration.cas` is the whole step.
+
+On a primary that is not a local folder (S3) the folder is never retired: `verify_kept`
+checks the same things against blobs read back from the bucket, and the folder stays as it
+was (it is the user's disk; there are no views to link `archive/<timestamp>` into).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from archive_pipelines.blobstore import LocalBlobStore
+from archive_pipelines.blobstore import CheckResult, LocalBlobStore, sha256_file
 from archive_pipelines.legacy.snapshot_folder import display_path
 from archive_pipelines.storage.legacy_files import link_compat_folder, removal_problem, remove_files
 from archive_pipelines.storage.retired import retire_folder
@@ -60,6 +64,55 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
     except OSError as exc:
         return [f"cleanup: {exc.strerror or exc}"]
     return []
+
+
+def verify_kept(archive_root: Path, task: FinishTask, *,
+                blobs: Mapping[str, CheckResult]) -> list[str]:
+    """Check the snapshot against the catalog and a store that is not a local folder, whose
+    blobs the caller read back and rehashed (`blobs`: every sha256 of `task.records`, as
+    `BlobStore.check` found it). Never changes the folder. Returns the problems ([] = done).
+
+    Every file row's blob must be good, with the catalog's size; every file of the folder
+    must be recorded, and hash (now) to the recorded sha256."""
+    folder = archive_root / task.timestamp
+    problems = []
+    for rel, sha, _size in task.records:
+        found = blobs[sha]
+        if not found.ok:
+            problems.append(f"{display_path(rel)}: blob {sha[:12]} {found.status} in the store"
+                            + (f" ({found.detail})" if found.detail else ""))
+    if task.files is not None:
+        problems += [_short(error, folder) for error in task.ingest_errors]
+        recorded = {rel: (sha, size) for rel, sha, size in task.records}
+        for rel, source in task.files:
+            problem = _kept_file_problem(source, recorded.get(rel))
+            if problem is not None:
+                problems.append(f"{display_path(rel)}: {problem}")
+    elif os.path.islink(folder):
+        if not os.readlink(folder).startswith("by_timestamp/"):
+            problems.append(f"archive/{task.timestamp} is a symlink to {os.readlink(folder)!r}; "
+                            "left alone")
+    elif not task.records:
+        problems.append("folder missing and no files recorded")
+    more = len(problems) - MAX_PROBLEMS_SHOWN
+    return problems[:MAX_PROBLEMS_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
+
+
+def _kept_file_problem(source: Path | str, recorded: tuple[str, int] | None) -> str | None:
+    if recorded is None:
+        return "not recorded in the catalog"
+    sha, size = recorded
+    try:
+        found = os.lstat(source).st_size
+        if found != size:
+            return f"has {found} bytes, the catalog says {size}"
+        if sha256_file(source)[0] != sha:
+            return "content differs from the catalog's (changed since it was stored?)"
+    except FileNotFoundError:
+        return "file missing"
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    return None
 
 
 def _catalog_problems(store: LocalBlobStore, records: tuple[tuple[str, str, int], ...],
