@@ -41,6 +41,10 @@ _MIN_PART = 16 * MIB
 _MAX_PARTS = 9_000  # S3 allows 10,000; keep a margin
 # Parsing the S3 service model costs ~150 ms per session; sessions can share the loaded model.
 _MODEL_LOADER = botocore.loaders.create_loader()
+# Connections a store's client keeps open: the upload and check threads of ingest, import,
+# verify and scrub (8-16 each) share one client; botocore's default of 10 would make the
+# rest wait for, or discard, a connection.
+MAX_CONNECTIONS = 32
 
 
 # Environment overrides of S3Network's defaults (the retry ones are AWS's own names).
@@ -102,7 +106,7 @@ class S3Network:
     def client_config(self) -> Config:
         return Config(connect_timeout=self.connect_timeout, read_timeout=self.read_timeout,
                       retries={"mode": self.retry_mode, "total_max_attempts": self.attempts},
-                      tcp_keepalive=True)
+                      tcp_keepalive=True, max_pool_connections=MAX_CONNECTIONS)
 
 
 def _new_client(endpoint_url: str | None, region: str | None, network: S3Network) -> S3Client:

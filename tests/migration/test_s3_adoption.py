@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from archive_pipelines.catalog import Catalog
-from archive_pipelines.catalog.models import Snapshot
+from archive_pipelines.catalog.models import PageFetch, Snapshot
 from archive_testkit.archivebox import Aged07, generate_collection
 from archive_testkit.manifest import manifest
 from tests.helpers.cli import run_cli
@@ -58,7 +58,6 @@ def test_update_adopts_onto_s3_and_leaves_every_original_as_it_was(
     data = tmp_path / "data"
     collection = generate_collection(data, Aged07(files_per_snapshot=20, orphans=1),
                                      snapshots=6, seed=7)
-    _without_warcs(data)
     settings = s3_primary_data_dir(data, endpoint_url=s3_endpoint_url, bucket=s3_bucket)
     before, tree, collection_files = manifest(data, "archive"), _tree(data / "archive"), \
         top_level_files(data)
@@ -73,12 +72,17 @@ def test_update_adopts_onto_s3_and_leaves_every_original_as_it_was(
     stamps = _snapshots(catalog)
     assert set(stamps) == {s.timestamp for s in collection.snapshots}
     assert set(stamps.values()) == {"cas"}  # verified in the bucket: adopted
+    warcs = list((data / "archive").glob("*/warc/*.warc.gz"))
+    with catalog.reading() as tx:  # the snapshots' own WARCs indexed from the bucket
+        captures = tx.session.scalar(select(func.count()).select_from(PageFetch))
+    assert warcs and captures and captures >= len(warcs)
     ids = {}
     with catalog.reading() as tx:
         ids = dict(tx.session.execute(select(Snapshot.id, Snapshot.timestamp)).all())
     recorded = {f"archive/{ids[sid]}/{rel}": sha for (sid, rel), sha in recorded_files(catalog).items()}
     assert recorded == before  # every original path, with its own bytes' hash
-    assert recorded_present(catalog) == set(before.values()) == bucket_hashes(client, s3_bucket)
+    bodies = bucket_hashes(client, s3_bucket) - set(before.values())  # the WARCs' payloads
+    assert recorded_present(catalog) == set(before.values()) | bodies
     for path, sha in before.items():
         assert blob_bytes(client, s3_bucket, sha) == (data / path).read_bytes(), path
 
@@ -87,7 +91,8 @@ def test_update_adopts_onto_s3_and_leaves_every_original_as_it_was(
     assert again.returncode == 0, again.stdout + again.stderr
     assert "migrated 0," in again.stdout and "failed 0," in again.stdout
     assert _tree(data / "archive") == tree
-    assert recorded_present(catalog) == set(before.values()) == bucket_hashes(client, s3_bucket)
+    assert recorded_present(catalog) == set(before.values()) | bodies == bucket_hashes(
+        client, s3_bucket)
     catalog.close()
 
 
