@@ -21,6 +21,7 @@ from frontier_service.archiving.browser_record import (
 )
 from frontier_service.archiving.page_index import PageIndexWriter, SegmentFile
 from frontier_service.archiving.page_record import StoredFetch, page_record
+from frontier_service.archiving.stored_bodies import StoredBodies
 from frontier_service.archiving.validators import Validators
 from frontier_service.fetch.result import FetchResult
 from frontier_service.frontier.frontier_record import ResourceType
@@ -97,6 +98,7 @@ class Archiver:
         self.segment_seconds = segment_seconds
         self.clock = clock
         self._executor = executor
+        self._stored = StoredBodies()  # an object store's acknowledged bodies (repeats: free)
         self._counts = _Counts(started=clock())
         self._closing = asyncio.Lock()
 
@@ -240,23 +242,30 @@ class Archiver:
     async def _put(self, body: bytes | None) -> PutResult | None:
         if body is None:
             return None
-        return await self._blocking(_put_deduplicated, self.blob_store, body)
+        return await self._blocking(_put_deduplicated, self.blob_store, body, self._stored)
 
     def _blocking(self, func: Callable[..., T], *args: object) -> asyncio.Future[T]:
         """Run blocking file I/O off the event loop."""
         return asyncio.get_running_loop().run_in_executor(self._executor, func, *args)
 
 
-def _put_deduplicated(store: BlobStore, body: bytes) -> PutResult:
+def _put_deduplicated(store: BlobStore, body: bytes, stored: StoredBodies) -> PutResult:
     """Store a body unless an identical one is already there. A local store is asked first
     (a stat, and a present body skips writing a temp copy); a remote store deduplicates by
     itself (the crawler's S3 store with one conditional PUT per body, crawler_parts.py), so
-    asking it first would cost a second request per new body. A put that fails raises: the
-    page's record is never written, so no record points at a body the store lacks."""
+    asking it first would cost a second request per new body, and a body it acknowledged
+    in this process (`stored`) costs none. A put that fails raises: the page's record is
+    never written, so no record points at a body the store lacks."""
     sha256 = hashlib.sha256(body).hexdigest()
-    if store.local_path(sha256) is not None and store.exists(sha256):
+    if store.local_path(sha256) is not None:
+        if store.exists(sha256):
+            return PutResult(sha256, len(body), stored_bytes=0, created=False)
+        return store.put_bytes(body)
+    if sha256 in stored:
         return PutResult(sha256, len(body), stored_bytes=0, created=False)
-    return store.put_bytes(body)
+    put = store.put_bytes(body)
+    stored.add(put.sha256)
+    return put
 
 
 def _read_blob(store: BlobStore, sha256: str, max_size: int) -> bytes:

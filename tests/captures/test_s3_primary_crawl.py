@@ -237,3 +237,24 @@ def test_the_crawler_puts_a_new_body_with_one_request(s3_endpoint_url: str, s3_b
     assert counts == {"PutObject": 20}, counts
     assert not any(store.put_bytes(body).created for body in bodies[:5])  # refused: present
     assert store.take_request_counts() == {"PutObject": 5}  # type: ignore[attr-defined]
+
+
+def test_a_body_the_crawler_stored_before_costs_no_request_again(
+        s3_endpoint_url: str, s3_bucket: str, tmp_path: Path) -> None:
+    from frontier_service.archiving.archiver import _put_deduplicated
+    from frontier_service.archiving.stored_bodies import StoredBodies
+    from frontier_service.service.crawler_parts import crawl_store
+
+    settings = s3_primary_data_dir(tmp_path / "data", endpoint_url=s3_endpoint_url,
+                                   bucket=s3_bucket)
+    store = crawl_store(settings.primary_store, settings.data_dir)
+    stored = StoredBodies()
+    bodies = [f"shared script {n}".encode() * 50 for n in range(10)]
+
+    first = [_put_deduplicated(store, body, stored) for body in bodies * 3]
+
+    assert [put.created for put in first] == [True] * 10 + [False] * 20
+    assert store.take_request_counts() == {"PutObject": 10}  # type: ignore[attr-defined]
+    forgetful = StoredBodies()  # another process: asks the bucket, which refuses (412)
+    assert not any(_put_deduplicated(store, body, forgetful).created for body in bodies)
+    assert store.take_request_counts() == {"PutObject": 10}  # type: ignore[attr-defined]
