@@ -27,6 +27,7 @@ from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import StorageParts, open_storage
 from archive_testkit.servers import LocalMotoServer
 from archive_testkit.servers.faulty_http import FaultyProxy
+from archive_testkit.servers.tcp_cut import CuttableTcpProxy
 from archive_testkit.testweb import RequestRecord, TestWeb
 from frontier_service.service.service import STORE_FAILURE
 from tests.helpers.crawls import delete_keys
@@ -258,3 +259,62 @@ def test_a_body_the_crawler_stored_before_costs_no_request_again(
     forgetful = StoredBodies()  # another process: asks the bucket, which refuses (412)
     assert not any(_put_deduplicated(store, body, forgetful).created for body in bodies)
     assert store.take_request_counts() == {"PutObject": 10}  # type: ignore[attr-defined]
+
+
+def _cut_after_objects(proxy: CuttableTcpProxy, moto_url: str, objects: int,
+                       done: threading.Event) -> None:
+    """Stop the endpoint (connections refused, open ones closed) once the bucket holds
+    `objects` objects."""
+    client = boto3.client("s3", endpoint_url=moto_url, region_name="us-east-1")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not done.is_set():
+        if client.list_objects_v2(Bucket="crawl").get("KeyCount", 0) >= objects:
+            proxy.cut()
+            return
+        time.sleep(0.02)
+
+
+def test_the_endpoint_stopped_mid_crawl_and_back_on_the_same_address_converges(
+        captures_web: TestWeb, redis_url: str, crawl_name: str, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The S3 endpoint goes away (its port refuses connections) mid-crawl, then comes back
+    at the same address with everything it held: the crawl stops with the store's error,
+    nothing recorded is missing from the bucket, and the same commands run again finish."""
+    for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                        ("AWS_DEFAULT_REGION", "us-east-1"), ("AWS_MAX_ATTEMPTS", "1"),
+                        ("ARCHIVE_S3_CONNECT_TIMEOUT", "1"), ("ARCHIVE_S3_READ_TIMEOUT", "2")):
+        monkeypatch.setenv(name, value)
+    moto = LocalMotoServer().start()
+    proxy = CuttableTcpProxy(moto.url).start()
+    try:
+        boto3.client("s3", endpoint_url=moto.url, region_name="us-east-1").create_bucket(
+            Bucket="crawl")
+        settings = s3_primary_data_dir(tmp_path / "data", endpoint_url=proxy.url,
+                                       bucket="crawl")
+        captures_web.log.clear()
+        done = threading.Event()
+        cutter = threading.Thread(target=_cut_after_objects, args=(proxy, moto.url, 20, done))
+        cutter.start()
+        try:
+            first = crawl_onto(settings, captures_web, redis_url, crawl_name)
+        finally:
+            done.set()
+            cutter.join()
+        assert first.failure.startswith(STORE_FAILURE), first.failure
+
+        proxy.restore()  # back, same port, same buckets
+        ingest(settings.data_dir)
+        assert local_segments(settings.data_dir) == []
+        parts = open_storage(settings)
+        recorded = recorded_bodies(parts)
+        assert recorded and all(parts.primary.store.exists(body) for body in recorded)
+        second = crawl_onto(settings, captures_web, redis_url, crawl_name)
+        assert second.failure == ""
+        ingest(settings.data_dir)
+        assert_bodies_from_the_bucket(parts, captures_web, answered(captures_web.log.records()))
+        assert all(parts.primary.store.exists(body) for body in recorded_bodies(parts))
+        parts.close()
+        parts.catalog.engine.dispose()
+    finally:
+        proxy.stop()
+        moto.stop()
