@@ -1,0 +1,172 @@
+"""Browser capture and `captures qa` on a data dir whose primary is an S3 bucket (moto_server):
+one `--browser always` crawl of the test kit's JavaScript page that fetches JSON (its
+screenshot and DOM go to the bucket, nothing under the data dir's `cas/`), ingested by the
+CLI; `captures URL --screenshot/--dom` write the bucket's bytes; `captures qa` replays from
+the bucket, scores the capture 1 and records the check; with the screenshot's object gone it
+records why and exits 1, as it does on a local primary."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+import pytest
+
+from archive_pipelines.datadir import initialize
+from archive_pipelines.replay.timestamps import timestamp_of
+from archive_pipelines.settings import Settings
+from archive_pipelines.storage.assembly import open_storage
+from archive_testkit.testweb import serve_in_background
+from archive_testkit.testweb.js_pages import FETCHED
+from frontier_service.service.service import CrawlerService
+from tests.frontier_service.pages.browser_crawls import HOST, WEB
+from tests.frontier_service.service.web import crawler_settings
+from tests.helpers.crawls import delete_keys
+from tests.helpers.s3_crawls import bucket_keys, run_cli
+from tests.helpers.s3_primary import s3_primary_data_dir
+from tests.qa.qa_crawls import browser_page, page_url
+
+PREFIX = "archive"
+
+
+@dataclass(frozen=True)
+class S3BrowserCrawl:
+    settings: Settings
+    endpoint_url: str
+    bucket: str
+
+    def client(self):  # type: ignore[no-untyped-def]
+        return boto3.client("s3", endpoint_url=self.endpoint_url, region_name="us-east-1")
+
+    def key(self, sha256: str) -> str:
+        return f"{PREFIX}/sha256/{sha256[:2]}/{sha256[2:4]}/{sha256}"
+
+
+def crawled_and_ingested(settings: Settings, redis_url: str) -> None:
+    """FETCHED crawled with `--browser always` (its own page only) onto `settings`' primary,
+    every segment ingested with `ingest-crawl`."""
+    name = f"s3qa-{uuid.uuid4().hex[:10]}"
+    with serve_in_background(WEB) as web:
+        crawler = crawler_settings(
+            settings.data_dir, redis_url, name, web.port, allowed_domains=(HOST,), max_depth=0,
+            min_delay_s=0.0, response_time_factor=0.0, per_host_concurrency=2,
+            browser_contexts=1, exit_when_idle_s=1.0, max_seconds=120.0, browser="always")
+        try:
+            report = asyncio.run(CrawlerService(crawler, seeds=(page_url(FETCHED),),
+                                                store_settings=settings.primary_store).run())
+        finally:
+            delete_keys(redis_url, name)
+    assert report.failure == "" and report.segments >= 1, report
+    ingested = run_cli(settings.data_dir, "ingest-crawl", "--all", "--json")
+    assert ingested.returncode == 0, ingested.stderr + ingested.stdout
+    totals = json.loads(ingested.stdout)
+    assert totals["segments_ingested"] == report.segments and totals["missing_bodies"] == 0
+
+
+@pytest.fixture(scope="module")
+def s3_crawl(redis_url: str, s3_endpoint_url: str,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3BrowserCrawl]:
+    """The crawl onto a fresh bucket; its credentials in the environment."""
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                            ("AWS_DEFAULT_REGION", "us-east-1")):
+            env.setenv(name, value)
+        bucket = f"qa-{uuid.uuid4().hex[:12]}"
+        boto3.client("s3", endpoint_url=s3_endpoint_url, region_name="us-east-1").create_bucket(
+            Bucket=bucket)
+        settings = s3_primary_data_dir(tmp_path_factory.mktemp("s3qa") / "data",
+                                       endpoint_url=s3_endpoint_url, bucket=bucket, prefix=PREFIX)
+        crawled_and_ingested(settings, redis_url)
+        yield S3BrowserCrawl(settings, s3_endpoint_url, bucket)
+
+
+@pytest.fixture(scope="module")
+def local_crawl(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    """The same crawl onto a local primary (the default profile), to hold S3 against."""
+    settings = Settings(data_dir=tmp_path_factory.mktemp("localqa") / "data")
+    initialize(settings)
+    crawled_and_ingested(settings, redis_url)
+    return settings
+
+
+def test_the_screenshot_and_dom_are_objects_in_the_bucket_written_out_byte_equal(
+        s3_crawl: S3BrowserCrawl, tmp_path: Path) -> None:
+    data = s3_crawl.settings.data_dir
+    assert [p for p in (data / "cas").rglob("*") if p.is_file()] == []  # blobs: the bucket
+    parts = open_storage(s3_crawl.settings)
+    page = browser_page(parts.catalog, FETCHED)
+    listed = json.loads(run_cli(data, "captures", page_url(FETCHED), "--json").stdout)
+    [row] = [row for row in listed["captures"] if row["id"] == page.id]
+    keys = set(bucket_keys(s3_crawl.endpoint_url, s3_crawl.bucket, PREFIX))
+    client = s3_crawl.client()
+    for kind, option, magic in (("screenshot", "--screenshot", b"\x89PNG"),
+                                ("dom", "--dom", b"<")):
+        sha = row[kind]["sha256"]
+        assert s3_crawl.key(sha) in keys, kind
+        in_bucket = client.get_object(Bucket=s3_crawl.bucket, Key=s3_crawl.key(sha))["Body"].read()
+        assert hashlib.sha256(in_bucket).hexdigest() == sha
+        out = tmp_path / f"{kind}.out"
+        ran = run_cli(data, "captures", page_url(FETCHED), option, str(out))
+        assert ran.returncode == 0, ran.stderr
+        assert out.read_bytes() == in_bucket and in_bucket.lstrip().startswith(magic), kind
+    assert page.screenshot_sha256 == row["screenshot"]["sha256"]
+
+
+def test_qa_replays_from_the_bucket_scores_the_capture_high_and_records_the_check(
+        s3_crawl: S3BrowserCrawl) -> None:
+    data = s3_crawl.settings.data_dir
+    page = browser_page(open_storage(s3_crawl.settings).catalog, FETCHED)
+    ran = run_cli(data, "captures", "qa", page_url(FETCHED), "--at", timestamp_of(page.fetched_ms))
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    lines = ran.stdout.splitlines()
+    assert lines[0] == f"{page.url} captured at {timestamp_of(page.fetched_ms)} (capture {page.id})"
+    assert "  score      1.0000" in lines, ran.stdout
+    assert "  resources  5/5 replayed from the archive" in lines, ran.stdout
+    assert "  leaks      0" in lines and not any("problem" in line for line in lines)
+    checks = open_storage(s3_crawl.settings).catalog.qa.latest([page.id])
+    assert checks[page.id].check.score == 1.0 and checks[page.id].check.error is None
+    assert [p for p in (data / "cas").rglob("*") if p.is_file()] == []  # read, not mirrored
+
+
+@pytest.mark.parametrize("primary", ["s3", "local"])
+def test_qa_of_a_capture_whose_screenshot_is_missing_exits_1_saying_so(
+        primary: str, request: pytest.FixtureRequest) -> None:
+    """The same on a local primary (a file deleted) as on S3 (an object deleted): the check
+    is recorded with score 0 and the reason, and the command exits 1 naming the blob."""
+    if primary == "s3":
+        s3_crawl: S3BrowserCrawl = request.getfixturevalue("s3_crawl")
+        settings = s3_crawl.settings
+    else:
+        settings = request.getfixturevalue("local_crawl")
+    parts = open_storage(settings)
+    page = browser_page(parts.catalog, FETCHED)
+    sha = page.screenshot_sha256
+    assert sha is not None
+    if primary == "s3":
+        client, key = s3_crawl.client(), s3_crawl.key(sha)
+        kept = client.get_object(Bucket=s3_crawl.bucket, Key=key)["Body"].read()
+        client.delete_object(Bucket=s3_crawl.bucket, Key=key)
+    else:
+        with parts.primary.store.open(sha) as handle:
+            kept = handle.read()
+        assert parts.primary.store.delete(sha)
+    try:
+        ran = run_cli(settings.data_dir, "captures", "qa", page_url(FETCHED))
+    finally:
+        if primary == "s3":
+            client.put_object(Bucket=s3_crawl.bucket, Key=key, Body=kept)
+        else:
+            parts.primary.store.put_bytes(kept)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ran.stderr.startswith(f"archive-pipelines: error: capture {page.id} of {page.url} "
+                                 "compared with nothing: the capture-time screenshot "
+                                 f"(sha256:{sha}) is missing from the store"), ran.stderr
+    assert "  score      0.0000  (under the threshold 0.9)" in ran.stdout.splitlines()
+    check = parts.catalog.qa.latest([page.id])[page.id].check
+    assert check.score == 0.0 and "is missing from the store" in (check.error or "")
