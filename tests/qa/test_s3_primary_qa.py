@@ -14,12 +14,19 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import boto3
+import dagster as dg
 import pytest
 
+from archive_pipelines.assets.capture_qa import capture_qa
+from archive_pipelines.assets.captures import captures
+from archive_pipelines.blobstore.s3 import S3BlobStore
 from archive_pipelines.datadir import initialize
+from archive_pipelines.qa.sampling import check_with_settings
 from archive_pipelines.replay.timestamps import timestamp_of
+from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.settings import Settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.testweb import serve_in_background
@@ -28,7 +35,7 @@ from frontier_service.service.service import CrawlerService
 from tests.frontier_service.pages.browser_crawls import HOST, WEB
 from tests.frontier_service.service.web import crawler_settings
 from tests.helpers.crawls import delete_keys
-from tests.helpers.s3_crawls import bucket_keys, run_cli
+from tests.helpers.s3_crawls import bucket_keys, run_cli, segment_keys
 from tests.helpers.s3_primary import s3_primary_data_dir
 from tests.qa.qa_crawls import browser_page, page_url
 
@@ -40,6 +47,8 @@ class S3BrowserCrawl:
     settings: Settings
     endpoint_url: str
     bucket: str
+    sampled: dict[str, Any]  # the `captures` asset's metadata, its run after the ingest
+    qa_check: dg.AssetCheckEvaluation  # `capture_qa` evaluated in that run
 
     def client(self):  # type: ignore[no-untyped-def]
         return boto3.client("s3", endpoint_url=self.endpoint_url, region_name="us-east-1")
@@ -72,18 +81,40 @@ def crawled_and_ingested(settings: Settings, redis_url: str) -> None:
 @pytest.fixture(scope="module")
 def s3_crawl(redis_url: str, s3_endpoint_url: str,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3BrowserCrawl]:
-    """The crawl onto a fresh bucket; its credentials in the environment."""
+    """The crawl onto a fresh bucket (its credentials in the environment), then the day's
+    `captures` asset run, which samples the capture for QA."""
     with pytest.MonkeyPatch.context() as env:
         for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
                             ("AWS_DEFAULT_REGION", "us-east-1")):
             env.setenv(name, value)
+        env.delenv("DATABASE_URL", raising=False)  # the data dir's own catalog, for Dagster too
         bucket = f"qa-{uuid.uuid4().hex[:12]}"
         boto3.client("s3", endpoint_url=s3_endpoint_url, region_name="us-east-1").create_bucket(
             Bucket=bucket)
         settings = s3_primary_data_dir(tmp_path_factory.mktemp("s3qa") / "data",
                                        endpoint_url=s3_endpoint_url, bucket=bucket, prefix=PREFIX)
         crawled_and_ingested(settings, redis_url)
-        yield S3BrowserCrawl(settings, s3_endpoint_url, bucket)
+        [day] = {key.split("/")[1] for key in segment_keys(s3_endpoint_url, bucket, PREFIX)}
+        sampled, qa_check = sampled_by_the_asset(settings.data_dir, day)
+        yield S3BrowserCrawl(settings, s3_endpoint_url, bucket, sampled, qa_check)
+
+
+def sampled_by_the_asset(data: Path, day: str) -> tuple[dict[str, Any], dg.AssetCheckEvaluation]:
+    """The day's `captures` materialized with `capture_qa` (nothing left to ingest: QA
+    samples the day's unchecked browser captures, `qa.sample_pages` of them)."""
+    settings = SettingsResource(data_dir=str(data))
+    catalog = CatalogResource(settings=settings)
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("crawl_days", [day])
+        result = dg.materialize(
+            [captures, capture_qa], partition_key=day, instance=instance, raise_on_error=False,
+            resources={"settings": settings, "catalog": catalog,
+                       "storage": StorageResource(catalog=catalog)})
+        assert result.success
+        [meta] = [{k: v.value for k, v in m.metadata.items()}
+                  for m in result.asset_materializations_for_node("captures")]
+        [check] = result.get_asset_check_evaluations()
+    return meta, check
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +147,14 @@ def test_the_screenshot_and_dom_are_objects_in_the_bucket_written_out_byte_equal
         assert ran.returncode == 0, ran.stderr
         assert out.read_bytes() == in_bucket and in_bucket.lstrip().startswith(magic), kind
     assert page.screenshot_sha256 == row["screenshot"]["sha256"]
+
+
+def test_the_captures_asset_samples_the_browser_capture_on_s3(s3_crawl: S3BrowserCrawl) -> None:
+    meta, check = s3_crawl.sampled, s3_crawl.qa_check
+    assert meta["run_pages"] == 0 and meta["day_pages"] >= 1  # ingest-crawl took them
+    assert meta["qa_checked"] == 1 and meta["qa_below_threshold"] == 0, meta
+    assert meta["qa_median_score"] == 1.0 and "qa_error" not in meta
+    assert check.passed and check.metadata["below_threshold"].value == 0
 
 
 def test_qa_replays_from_the_bucket_scores_the_capture_high_and_records_the_check(
@@ -170,3 +209,23 @@ def test_qa_of_a_capture_whose_screenshot_is_missing_exits_1_saying_so(
     assert "  score      0.0000  (under the threshold 0.9)" in ran.stdout.splitlines()
     check = parts.catalog.qa.latest([page.id])[page.id].check
     assert check.score == 0.0 and "is missing from the store" in (check.error or "")
+
+
+def test_a_check_reads_each_body_with_one_get_and_writes_nothing_to_the_bucket(
+        s3_crawl: S3BrowserCrawl) -> None:
+    """What a check costs on S3: the screenshot and each replayed resource's body one GET,
+    and the few reads of records from the crawl's segment object (measured: 7 GETs for 6
+    bodies); no PUT (the check goes to the catalog only)."""
+    parts = open_storage(s3_crawl.settings)
+    store = parts.primary.store
+    assert isinstance(store, S3BlobStore)
+    page = browser_page(parts.catalog, FETCHED)
+    store.take_request_counts()
+    [checked] = check_with_settings([page.id], catalog=parts.catalog, store=store,
+                                    settings=s3_crawl.settings)
+    counts = store.take_request_counts()
+    assert checked.check.score == 1.0 and checked.unreadable is None
+    bodies = 1 + checked.check.resources_replayed  # the screenshot, the replayed resources
+    print(f"one check on S3: {counts} for {bodies} bodies")
+    assert counts.get("PutObject", 0) == 0
+    assert bodies <= counts.get("GetObject", 0) + counts.get("HeadObject", 0) <= 2 * bodies
