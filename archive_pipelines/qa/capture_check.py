@@ -23,7 +23,11 @@ from playwright.async_api import Browser, async_playwright
 
 from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.blobstore import BlobStore
-from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
+from archive_pipelines.blobstore.store_errors import (
+    BlobIntegrityError,
+    BlobNotFound,
+    BlobStoreError,
+)
 from archive_pipelines.catalog import BrowserPage, Catalog, QaCheck
 from archive_pipelines.qa.browser_launch import REPLAY_NAME, launch_for_replay
 from archive_pipelines.qa.pixel_diff import NotAScreenshot, pixel_score
@@ -43,6 +47,11 @@ class ScreenshotUnreadable(ArchiveError):
     as `verify` exits for a missing blob."""
 
     exit_status = 1
+
+
+class StoreFailed(ArchiveError):
+    """The store itself failed (unreachable, refusing, a disk error) reading a capture's
+    screenshot: that says nothing of the capture, so its check is not recorded."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +179,8 @@ async def _replay_server(replay_url: str | None, in_process: InProcessReplay | N
 def _screenshot(store: BlobStore, page: BrowserPage) -> tuple[bytes | None, str, str | None]:
     """(the capture-time screenshot's bytes, or None and why not; why the store failed to
     give it, None when it did or the capture has none). A local store or an S3 bucket alike:
-    a missing object is BlobNotFound, any other failure BlobStoreError."""
+    a screenshot missing or damaged (BlobNotFound, BlobIntegrityError) is the capture's
+    fault; any other store failure raises StoreFailed."""
     if page.screenshot_sha256 is None:
         return None, "the capture recorded no screenshot body", None
     try:
@@ -179,6 +189,10 @@ def _screenshot(store: BlobStore, page: BrowserPage) -> tuple[bytes | None, str,
     except BlobNotFound:
         why = (f"the capture-time screenshot (sha256:{page.screenshot_sha256}) is missing "
                "from the store")
-    except BlobStoreError as exc:
+    except BlobIntegrityError as exc:
         why = f"the capture-time screenshot cannot be read: {exc}"
+    except BlobStoreError as exc:
+        raise StoreFailed(f"capture {page.id} of {page.url[:200]} not checked, nothing "
+                          f"recorded: the store failed reading its capture-time screenshot "
+                          f"(sha256:{page.screenshot_sha256}): {exc}") from None
     return None, why, why

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import shutil
+import socket
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +29,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.qa.sampling import check_with_settings
 from archive_pipelines.replay.timestamps import timestamp_of
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
-from archive_pipelines.settings import Settings
+from archive_pipelines.settings import Settings, load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.testweb import serve_in_background
 from archive_testkit.testweb.js_pages import FETCHED
@@ -229,3 +231,29 @@ def test_a_check_reads_each_body_with_one_get_and_writes_nothing_to_the_bucket(
     print(f"one check on S3: {counts} for {bodies} bodies")
     assert counts.get("PutObject", 0) == 0
     assert bodies <= counts.get("GetObject", 0) + counts.get("HeadObject", 0) <= 2 * bodies
+
+
+def test_qa_with_the_store_unreachable_records_nothing_and_exits_2_saying_so(
+        s3_crawl: S3BrowserCrawl, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An outage says nothing of the capture: no check is recorded (a score of 0 would fail
+    `capture_qa` for the store's sake), and the command fails naming the store's error."""
+    for name, value in (("AWS_MAX_ATTEMPTS", "1"), ("ARCHIVE_S3_CONNECT_TIMEOUT", "1"),
+                        ("ARCHIVE_S3_READ_TIMEOUT", "2")):
+        monkeypatch.setenv(name, value)
+    data = tmp_path / "data"
+    shutil.copytree(s3_crawl.settings.data_dir, data, symlinks=True)
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    toml = data / "archive.toml"
+    toml.write_text(toml.read_text().replace(s3_crawl.endpoint_url, closed))
+    settings = load_settings(data, environ={})
+    catalog = open_storage(settings).catalog
+    page = browser_page(catalog, FETCHED)
+    before = catalog.qa.latest([page.id])
+    ran = run_cli(data, "captures", "qa", page_url(FETCHED))
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert (f"capture {page.id} of {page.url} not checked, nothing recorded: the store failed "
+            f"reading its capture-time screenshot (sha256:{page.screenshot_sha256})") in ran.stderr
+    assert "score" not in ran.stdout
+    assert catalog.qa.latest([page.id]) == before
