@@ -52,7 +52,7 @@ class S3BrowserCrawl:
     sampled: dict[str, Any]  # the `captures` asset's metadata, its run after the ingest
     qa_check: dg.AssetCheckEvaluation  # `capture_qa` evaluated in that run
 
-    def client(self):  # type: ignore[no-untyped-def]
+    def client(self) -> Any:
         return boto3.client("s3", endpoint_url=self.endpoint_url, region_name="us-east-1")
 
     def key(self, sha256: str) -> str:
