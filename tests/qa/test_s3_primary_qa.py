@@ -1,9 +1,11 @@
-"""Browser capture and `captures qa` on a data dir whose primary is an S3 bucket (moto_server):
-one `--browser always` crawl of the test kit's JavaScript page that fetches JSON (its
-screenshot and DOM go to the bucket, nothing under the data dir's `cas/`), ingested by the
-CLI; `captures URL --screenshot/--dom` write the bucket's bytes; `captures qa` replays from
-the bucket, scores the capture 1 and records the check; with the screenshot's object gone it
-records why and exits 1, as it does on a local primary."""
+"""Browser capture and `captures qa` on a data dir whose primary is an S3 bucket (moto_server)
+and whose catalog is on PostgreSQL: one `--browser always` crawl of the test kit's JavaScript
+page that fetches JSON (its screenshot and DOM go to the bucket, nothing under the data dir's
+`cas/`), ingested by the CLI, then the day's `captures` asset run (it samples the capture for
+QA). `captures URL --screenshot/--dom` write the bucket's bytes; `captures qa` replays from
+the bucket, here and on another data dir sharing the catalog and bucket, scores the capture 1
+and records the check; with the screenshot's object gone it records why and exits 1, as on a
+local primary; with the endpoint unreachable it records nothing and exits 2."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from archive_pipelines.replay.timestamps import timestamp_of
 from archive_pipelines.resources import CatalogResource, SettingsResource, StorageResource
 from archive_pipelines.settings import Settings, load_settings
 from archive_pipelines.storage.assembly import open_storage
+from archive_testkit.servers import create_database, drop_database
 from archive_testkit.testweb import serve_in_background
 from archive_testkit.testweb.js_pages import FETCHED
 from frontier_service.service.service import CrawlerService
@@ -81,24 +84,31 @@ def crawled_and_ingested(settings: Settings, redis_url: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def s3_crawl(redis_url: str, s3_endpoint_url: str,
+def s3_crawl(redis_url: str, s3_endpoint_url: str, postgres_server_url: str,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3BrowserCrawl]:
-    """The crawl onto a fresh bucket (its credentials in the environment), then the day's
-    `captures` asset run, which samples the capture for QA."""
+    """The crawl onto a fresh bucket (its credentials in the environment) with its catalog on
+    a fresh PostgreSQL database (another data dir can share both), then the day's `captures`
+    asset run, which samples the capture for QA."""
+    database = f"t_{uuid.uuid4().hex[:12]}"
+    catalog_url = create_database(postgres_server_url, database)
     with pytest.MonkeyPatch.context() as env:
         for name, value in (("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
                             ("AWS_DEFAULT_REGION", "us-east-1")):
             env.setenv(name, value)
-        env.delenv("DATABASE_URL", raising=False)  # the data dir's own catalog, for Dagster too
+        env.delenv("DATABASE_URL", raising=False)  # the archive.toml's catalog, for Dagster too
         bucket = f"qa-{uuid.uuid4().hex[:12]}"
         boto3.client("s3", endpoint_url=s3_endpoint_url, region_name="us-east-1").create_bucket(
             Bucket=bucket)
         settings = s3_primary_data_dir(tmp_path_factory.mktemp("s3qa") / "data",
-                                       endpoint_url=s3_endpoint_url, bucket=bucket, prefix=PREFIX)
-        crawled_and_ingested(settings, redis_url)
-        [day] = {key.split("/")[1] for key in segment_keys(s3_endpoint_url, bucket, PREFIX)}
-        sampled, qa_check = sampled_by_the_asset(settings.data_dir, day)
-        yield S3BrowserCrawl(settings, s3_endpoint_url, bucket, sampled, qa_check)
+                                       endpoint_url=s3_endpoint_url, bucket=bucket, prefix=PREFIX,
+                                       catalog_url=catalog_url)
+        try:
+            crawled_and_ingested(settings, redis_url)
+            [day] = {key.split("/")[1] for key in segment_keys(s3_endpoint_url, bucket, PREFIX)}
+            sampled, qa_check = sampled_by_the_asset(settings.data_dir, day)
+            yield S3BrowserCrawl(settings, s3_endpoint_url, bucket, sampled, qa_check)
+        finally:
+            drop_database(postgres_server_url, database)
 
 
 def sampled_by_the_asset(data: Path, day: str) -> tuple[dict[str, Any], dg.AssetCheckEvaluation]:
@@ -211,6 +221,25 @@ def test_qa_of_a_capture_whose_screenshot_is_missing_exits_1_saying_so(
     assert "  score      0.0000  (under the threshold 0.9)" in ran.stdout.splitlines()
     check = parts.catalog.qa.latest([page.id])[page.id].check
     assert check.score == 0.0 and "is missing from the store" in (check.error or "")
+
+
+def test_qa_on_another_data_dir_sharing_the_catalog_and_bucket_replays_from_the_bucket(
+        s3_crawl: S3BrowserCrawl, tmp_path: Path) -> None:
+    """A machine that did not crawl (its own data dir, nothing of the crawl on its disk)
+    checks the capture; the crawling machine sees the check."""
+    crawled = s3_crawl.settings
+    other = s3_primary_data_dir(tmp_path / "other", endpoint_url=s3_crawl.endpoint_url,
+                                bucket=s3_crawl.bucket, prefix=PREFIX,
+                                catalog_url=crawled.catalog_url)
+    ran = run_cli(other.data_dir, "captures", "qa", page_url(FETCHED))
+    assert ran.returncode == 0, ran.stderr + ran.stdout
+    assert "  score      1.0000" in ran.stdout.splitlines(), ran.stdout
+    assert list(other.data_dir.glob("sessions/*/*/*.jsonl")) == []
+    page = browser_page(open_storage(crawled).catalog, FETCHED)
+    listed = run_cli(crawled.data_dir, "captures", page_url(FETCHED))
+    [qa_line] = [line for line in listed.stdout.splitlines() if "QA score" in line]
+    assert "1.000  (pixels 1.000, resources 5/5, leaks 0; checked " in qa_line
+    assert open_storage(crawled).catalog.qa.latest([page.id])[page.id].check.score == 1.0
 
 
 def test_a_check_reads_each_body_with_one_get_and_writes_nothing_to_the_bucket(
