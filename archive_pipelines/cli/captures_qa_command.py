@@ -29,8 +29,8 @@ def captures_qa_command(obj: CliContext, url: str, *, at: str | None,
     listed), requests that tried to leave the replay server, and the overall score (the lower
     of the pixel score and the share replayed; 0 with any leak). The check is recorded: the
     score then shows in `captures URL`. Exit 1 if URL has no browser capture, or if its
-    capture-time screenshot is missing from the store or cannot be read (the check is
-    recorded, score 0, with the reason)."""
+    capture-time screenshot is missing from the store or damaged (the check is recorded,
+    score 0, with the reason); exit 2, nothing recorded, if the store fails (unreachable)."""
     from archive_pipelines.blobstore import open_store
     from archive_pipelines.canonical_urls import try_canonical_url_and_domain
     from archive_pipelines.captures.lookup import when_ms

@@ -8,6 +8,12 @@ store) and its requests with the page's recorded ones (`resources`), and returns
 started in-process on a free loopback port for the check) and records each check in the
 catalog. The browser reaches that server, and nothing else, as `http://REPLAY_NAME`
 (`browser_launch`).
+
+The store is any primary (a local folder or an S3 bucket: the replay and the screenshot are
+read through `BlobStore`, nothing is mirrored to disk). A screenshot missing from it or
+damaged is the capture's fault: the check is recorded (score 0, the reason) and
+`CheckedPage.unreadable` says why. A store that fails (unreachable, refusing) says nothing of
+the capture: `StoreFailed`, and that capture's check is not recorded.
 """
 
 from __future__ import annotations
@@ -42,9 +48,9 @@ DEFAULT_LOAD = ReplayLoad()
 
 
 class ScreenshotUnreadable(ArchiveError):
-    """A capture's own screenshot is missing from the store, or cannot be read from it: the
-    check is recorded (score 0, the reason as its error) but compared nothing. Exit status 1,
-    as `verify` exits for a missing blob."""
+    """A capture's own screenshot is missing from the store or damaged in it: the check is
+    recorded (score 0, the reason as its error) but compared nothing. Exit status 1, as
+    `verify` exits for a missing blob."""
 
     exit_status = 1
 
