@@ -23,6 +23,7 @@ def sample_qa_metadata(context: dg.AssetExecutionContext, parts: StorageParts,
     # Playwright loads only when a run checks captures (Dagster loads this module at start).
     from playwright.async_api import Error as PlaywrightError
 
+    from archive_pipelines.qa.capture_check import StoreFailed
     from archive_pipelines.qa.sampling import check_with_settings, sample_unchecked
 
     qa = parts.settings.qa
@@ -32,7 +33,7 @@ def sample_qa_metadata(context: dg.AssetExecutionContext, parts: StorageParts,
     try:
         checked = check_with_settings(sample, catalog=parts.catalog, store=parts.primary.store,
                                       settings=parts.settings)
-    except (ChromiumMissing, PlaywrightError, OSError) as exc:
+    except (ChromiumMissing, StoreFailed, PlaywrightError, OSError) as exc:
         # The captures are ingested whatever QA does; the check stays as it was.
         context.log.warning(f"capture QA not run: {exc}")
         return {"qa_checked": count(0), "qa_error": dg.MetadataValue.text(str(exc)[:500])}

@@ -28,10 +28,13 @@ def captures_qa_command(obj: CliContext, url: str, *, at: str | None,
     answered from the archive out of those answered at capture time (the missing ones
     listed), requests that tried to leave the replay server, and the overall score (the lower
     of the pixel score and the share replayed; 0 with any leak). The check is recorded: the
-    score then shows in `captures URL`. Exit 1 if URL has no browser capture."""
+    score then shows in `captures URL`. Exit 1 if URL has no browser capture, or if its
+    capture-time screenshot is missing from the store or damaged (the check is recorded,
+    score 0, with the reason); exit 2, nothing recorded, if the store fails (unreachable)."""
     from archive_pipelines.blobstore import open_store
     from archive_pipelines.canonical_urls import try_canonical_url_and_domain
     from archive_pipelines.captures.lookup import when_ms
+    from archive_pipelines.qa.capture_check import ScreenshotUnreadable
     from archive_pipelines.qa.sampling import check_with_settings
 
     settings = obj.settings
@@ -51,7 +54,7 @@ def captures_qa_command(obj: CliContext, url: str, *, at: str | None,
     checked = check_with_settings([page.id], catalog=catalog,
                                   store=open_store(settings.primary_store, settings.data_dir),
                                   settings=settings, replay_url=replay_url)
-    check = checked[0].check
+    check, unreadable = checked[0].check, checked[0].unreadable
     from archive_pipelines.replay.timestamps import timestamp_of
 
     pixel = "-" if check.pixel_score is None else f"{check.pixel_score:.4f}"
@@ -67,3 +70,6 @@ def captures_qa_command(obj: CliContext, url: str, *, at: str | None,
         click.echo(f"  problem    {check.error}")
     for missing in check.missing:
         click.echo(f"  missing    {missing}")
+    if unreadable is not None:
+        raise ScreenshotUnreadable(f"capture {page.id} of {page.url} compared with nothing: "
+                                   f"{unreadable} (run `archive-pipelines verify`)")

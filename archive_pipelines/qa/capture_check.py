@@ -8,6 +8,12 @@ store) and its requests with the page's recorded ones (`resources`), and returns
 started in-process on a free loopback port for the check) and records each check in the
 catalog. The browser reaches that server, and nothing else, as `http://REPLAY_NAME`
 (`browser_launch`).
+
+The store is any primary (a local folder or an S3 bucket: the replay and the screenshot are
+read through `BlobStore`, nothing is mirrored to disk). A screenshot missing from it or
+damaged is the capture's fault: the check is recorded (score 0, the reason) and
+`CheckedPage.unreadable` says why. A store that fails (unreachable, refusing) says nothing of
+the capture: `StoreFailed`, and that capture's check is not recorded.
 """
 
 from __future__ import annotations
@@ -21,8 +27,13 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, async_playwright
 
+from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.blobstore import BlobStore
-from archive_pipelines.blobstore.store_errors import BlobNotFound, BlobStoreError
+from archive_pipelines.blobstore.store_errors import (
+    BlobIntegrityError,
+    BlobNotFound,
+    BlobStoreError,
+)
 from archive_pipelines.catalog import BrowserPage, Catalog, QaCheck
 from archive_pipelines.qa.browser_launch import REPLAY_NAME, launch_for_replay
 from archive_pipelines.qa.pixel_diff import NotAScreenshot, pixel_score
@@ -36,13 +47,29 @@ MAX_SCREENSHOT_BYTES = 256 * 1024 * 1024
 DEFAULT_LOAD = ReplayLoad()
 
 
+class ScreenshotUnreadable(ArchiveError):
+    """A capture's own screenshot is missing from the store or damaged in it: the check is
+    recorded (score 0, the reason as its error) but compared nothing. Exit status 1, as
+    `verify` exits for a missing blob."""
+
+    exit_status = 1
+
+
+class StoreFailed(ArchiveError):
+    """The store itself failed (unreachable, refusing, a disk error) reading a capture's
+    screenshot: that says nothing of the capture, so its check is not recorded."""
+
+
 @dataclass(frozen=True)
 class CheckedPage:
-    """A browser capture, its check, and the check's row in `capture_qa`."""
+    """A browser capture, its check, and the check's row in `capture_qa`; `unreadable`: why
+    the capture-time screenshot could not be read from the store (None when it was read, or
+    the capture has none)."""
 
     page: BrowserPage
     check: QaCheck
     qa_id: int
+    unreadable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +90,16 @@ async def check_capture(page: BrowserPage, *, catalog: Catalog, store: BlobStore
                         browser: Browser, origin: str, load: ReplayLoad = DEFAULT_LOAD,
                         tolerance: int | None = None) -> QaCheck:
     """One capture held against its replay on the server at `origin` (`http://host:port`)."""
+    check, _unreadable = await _check_capture(page, catalog=catalog, store=store,
+                                              browser=browser, origin=origin, load=load,
+                                              tolerance=tolerance)
+    return check
+
+
+async def _check_capture(page: BrowserPage, *, catalog: Catalog, store: BlobStore,
+                         browser: Browser, origin: str, load: ReplayLoad,
+                         tolerance: int | None = None) -> tuple[QaCheck, str | None]:
+    """`check_capture`, and why the store could not give the capture-time screenshot."""
     expected = [ExpectedResource(url, status)
                 for url, status in await asyncio.to_thread(catalog.qa.expected_resources, page)]
     view = await view_replay(browser, origin + replay_path(page), origin=origin, load=load)
@@ -70,9 +107,9 @@ async def check_capture(page: BrowserPage, *, catalog: Catalog, store: BlobStore
     problems = [view.error] if view.error else []
     if view.timed_out:
         problems.append(f"the replay did not settle within {load.timeout_s:g} s")
-    pixel = None
+    pixel, unreadable = None, None
     if view.screenshot is not None:
-        captured, why = await asyncio.to_thread(_screenshot, store, page)
+        captured, why, unreadable = await asyncio.to_thread(_screenshot, store, page)
         if captured is None:
             problems.append(why)
         else:
@@ -82,7 +119,7 @@ async def check_capture(page: BrowserPage, *, catalog: Catalog, store: BlobStore
                                                  **kwargs)).score
             except NotAScreenshot as exc:
                 problems.append(str(exc))
-    return qa_check(pixel, resources, error="; ".join(problems) or None)
+    return qa_check(pixel, resources, error="; ".join(problems) or None), unreadable
 
 
 def check_pages(page_ids: Sequence[int], *, catalog: Catalog, store: BlobStore,
@@ -111,10 +148,10 @@ async def _check_all(page_ids: Sequence[int], *, catalog: Catalog, store: BlobSt
                 page = await asyncio.to_thread(catalog.qa.browser_page, page_id)
                 if page is None:
                     continue
-                check = await check_capture(page, catalog=catalog, store=store, browser=browser,
-                                            origin=origin, load=load)
+                check, unreadable = await _check_capture(
+                    page, catalog=catalog, store=store, browser=browser, origin=origin, load=load)
                 qa_id = await asyncio.to_thread(catalog.qa.record, page.id, check)
-                checked.append(CheckedPage(page, check, qa_id))
+                checked.append(CheckedPage(page, check, qa_id, unreadable))
         finally:
             await browser.close()
     return checked
@@ -145,15 +182,23 @@ async def _replay_server(replay_url: str | None, in_process: InProcessReplay | N
         await server.stop()
 
 
-def _screenshot(store: BlobStore, page: BrowserPage) -> tuple[bytes | None, str]:
-    """The capture-time screenshot's bytes, or None and why not."""
+def _screenshot(store: BlobStore, page: BrowserPage) -> tuple[bytes | None, str, str | None]:
+    """(the capture-time screenshot's bytes, or None and why not; why the store failed to
+    give it, None when it did or the capture has none). A local store or an S3 bucket alike:
+    a screenshot missing or damaged (BlobNotFound, BlobIntegrityError) is the capture's
+    fault; any other store failure raises StoreFailed."""
     if page.screenshot_sha256 is None:
-        return None, "the capture recorded no screenshot body"
+        return None, "the capture recorded no screenshot body", None
     try:
         with store.open(page.screenshot_sha256, max_size=MAX_SCREENSHOT_BYTES) as stream:
-            return stream.read(), ""
+            return stream.read(), "", None
     except BlobNotFound:
-        return None, (f"the capture-time screenshot (sha256:{page.screenshot_sha256}) is missing "
-                      "from the store")
+        why = (f"the capture-time screenshot (sha256:{page.screenshot_sha256}) is missing "
+               "from the store")
+    except BlobIntegrityError as exc:
+        why = f"the capture-time screenshot cannot be read: {exc}"
     except BlobStoreError as exc:
-        return None, f"the capture-time screenshot cannot be read: {exc}"
+        raise StoreFailed(f"capture {page.id} of {page.url[:200]} not checked, nothing "
+                          f"recorded: the store failed reading its capture-time screenshot "
+                          f"(sha256:{page.screenshot_sha256}): {exc}") from None
+    return None, why, why
