@@ -457,6 +457,7 @@ class S3BlobStore(BlobStore):
                 page = next(pages, None)
             if page is None:
                 return
+            self._bucket_seen = True  # listed: the bucket exists (a later bare 404 is a key)
             for item in page.get("Contents", []):
                 if item.get("Key", "").startswith(key_start):
                     yield item

@@ -34,6 +34,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal
 
 from archive_pipelines.captures.pending import pending_body_hashes
+from archive_pipelines.captures.segment_source import segment_source
 from archive_pipelines.catalog import Catalog, utcnow
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.storage.bucket import bucket_of
@@ -83,9 +84,11 @@ def collect_from_bucket(catalog: Catalog, primary: PrimaryStore, report: GcRepor
                     if on_item is not None:
                         on_item(GcItem(kind, blob.sha, outcome))
 
+    # Bodies named by segments still waiting in the bucket (crawled on any machine) are kept.
+    segments = segment_source(primary.store, layout.root)
     for rows in unreferenced_blobs(catalog, primary, horizon, batch=batch):
         report.candidates += len(rows)
-        crawl_bodies = pending_body_hashes(catalog, layout.root)
+        crawl_bodies = pending_body_hashes(catalog, layout.root, source=segments)
         with catalog.reading() as tx:
             sizes = {sha: row.size for sha, row in
                      tx.blobs.blobs_by_sha256([sha for _id, sha in rows]).items()}
@@ -94,11 +97,11 @@ def collect_from_bucket(catalog: Catalog, primary: PrimaryStore, report: GcRepor
                                     for blob_id, sha in rows if sha not in crawl_bodies])
     if not report.untracked_checked:
         return
-    crawl_bodies = pending_body_hashes(catalog, layout.root)
+    crawl_bodies = pending_body_hashes(catalog, layout.root, source=segments)
     chosen: list[_Blob] = []
     for seen, stored in enumerate(untracked_objects(catalog, primary), start=1):
         if seen % batch == 0:
-            crawl_bodies = pending_body_hashes(catalog, layout.root)
+            crawl_bodies = pending_body_hashes(catalog, layout.root, source=segments)
             take(report.untracked, "untracked", chosen)
             chosen = []
         if stored.last_modified >= horizon:
