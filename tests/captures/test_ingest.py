@@ -5,7 +5,6 @@ they are whole and sound; nothing outside the data dir is read or written."""
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
 import os
 import shutil
@@ -27,7 +26,7 @@ from archive_pipelines.storage.assembly import StorageParts
 from archive_pipelines.storage.verify import verify_storage
 from tests.helpers.captures import capture_primary, parts_of
 from tests.helpers.cli import run_cli
-from tests.helpers.crawls import Crawled
+from tests.helpers.crawls import Crawled, refetch
 
 
 def ingest(parts: StorageParts) -> CrawlIngestReport:
@@ -47,17 +46,6 @@ def exact_rows(catalog: Catalog) -> dict[str, list[tuple[Any, ...]]]:
             rows[table.name] = [tuple(r) for r in tx.session.execute(
                 select(table).order_by(*table.primary_key.columns))]
     return rows
-
-
-def refetch(port: int, host: str, path_qs: str) -> tuple[int, bytes]:
-    """What the test web answers now (status, body), asked as the crawler asked it."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request("GET", path_qs, headers={"Host": host})
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
 
 
 def answered(crawled: Crawled) -> list[tuple[str, str, int]]:

@@ -30,8 +30,8 @@ from archive_testkit.servers.faulty_http import FaultyProxy
 from archive_testkit.servers.tcp_cut import CuttableTcpProxy
 from archive_testkit.testweb import RequestRecord, TestWeb
 from frontier_service.service.service import STORE_FAILURE
-from tests.helpers.crawls import delete_keys
-from tests.helpers.s3_crawls import crawl_onto, local_segments, refetch, run_cli, segment_keys
+from tests.helpers.crawls import delete_keys, refetch
+from tests.helpers.s3_crawls import crawl_onto, local_segments, run_cli, segment_keys
 from tests.helpers.s3_primary import s3_primary_data_dir
 
 
@@ -207,22 +207,31 @@ def test_the_endpoint_failing_mid_crawl_records_nothing_the_bucket_lacks_and_a_r
                 cutter.join()
             assert first.failure.startswith(STORE_FAILURE), first.failure
             assert local_segments(settings.data_dir)  # the last segment waits in the spool
-        # The endpoint is back (the proxy in front of it gone): ingest-crawl uploads the
-        # spooled segments first; every body the catalog records is in the bucket.
+        # The endpoint is back (the proxy in front of it gone).
         settings = s3_primary_data_dir(tmp_path / "data", endpoint_url=moto.url, bucket="crawl")
-        ingest(settings.data_dir)
-        assert local_segments(settings.data_dir) == []
-        parts = open_storage(settings)
-        recorded = recorded_bodies(parts)
-        assert recorded and all(parts.primary.store.exists(body) for body in recorded)
-
-        second = crawl_onto(settings, captures_web, redis_url, crawl_name)
-        assert second.failure == ""
-        ingest(settings.data_dir)
-        assert_bodies_from_the_bucket(parts, captures_web, answered(captures_web.log.records()))
-        assert all(parts.primary.store.exists(body) for body in recorded_bodies(parts))
+        _recovers(settings, captures_web, redis_url, crawl_name)
     finally:
         moto.stop()
+
+
+def _recovers(settings: Settings, web: TestWeb, redis_url: str, crawl_name: str) -> None:
+    """With the endpoint back: ingest-crawl uploads the spooled segments first, and every
+    body the catalog records is in the bucket; the crawl run again finishes, and all its
+    bodies read back from the bucket."""
+    ingest(settings.data_dir)
+    assert local_segments(settings.data_dir) == []
+    parts = open_storage(settings)
+    try:
+        recorded = recorded_bodies(parts)
+        assert recorded and all(parts.primary.store.exists(body) for body in recorded)
+        second = crawl_onto(settings, web, redis_url, crawl_name)
+        assert second.failure == ""
+        ingest(settings.data_dir)
+        assert_bodies_from_the_bucket(parts, web, answered(web.log.records()))
+        assert all(parts.primary.store.exists(body) for body in recorded_bodies(parts))
+    finally:
+        parts.close()
+        parts.catalog.engine.dispose()
 
 
 def test_the_crawler_puts_a_new_body_with_one_request(s3_endpoint_url: str, s3_bucket: str,
@@ -303,18 +312,7 @@ def test_the_endpoint_stopped_mid_crawl_and_back_on_the_same_address_converges(
         assert first.failure.startswith(STORE_FAILURE), first.failure
 
         proxy.restore()  # back, same port, same buckets
-        ingest(settings.data_dir)
-        assert local_segments(settings.data_dir) == []
-        parts = open_storage(settings)
-        recorded = recorded_bodies(parts)
-        assert recorded and all(parts.primary.store.exists(body) for body in recorded)
-        second = crawl_onto(settings, captures_web, redis_url, crawl_name)
-        assert second.failure == ""
-        ingest(settings.data_dir)
-        assert_bodies_from_the_bucket(parts, captures_web, answered(captures_web.log.records()))
-        assert all(parts.primary.store.exists(body) for body in recorded_bodies(parts))
-        parts.close()
-        parts.catalog.engine.dispose()
+        _recovers(settings, captures_web, redis_url, crawl_name)
     finally:
         proxy.stop()
         moto.stop()

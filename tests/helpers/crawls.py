@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,3 +45,14 @@ def delete_keys(redis_url: str, name: str) -> None:
             client.unlink(key)
     finally:
         client.close()
+
+
+def refetch(port: int, host: str, path_qs: str) -> tuple[int, bytes]:
+    """What the test web answers now (status, body), asked as the crawler asked it."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path_qs, headers={"Host": host})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()

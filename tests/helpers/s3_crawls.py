@@ -4,7 +4,6 @@ holds of them (segments under `<prefix>/sessions/`, bodies under `<prefix>/sha25
 from __future__ import annotations
 
 import asyncio
-import http.client
 import os
 import subprocess
 import sys
@@ -58,14 +57,3 @@ def run_cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
            if k not in ("DATABASE_URL", "ARCHIVE_DATA_DIR", "REDIS_URL")}
     return subprocess.run([*CLI, "--data-dir", str(data_dir), *args], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=300)
-
-
-def refetch(port: int, host: str, path_qs: str) -> tuple[int, bytes]:
-    """What the test web answers now (status, body), asked as the crawler asked it."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request("GET", path_qs, headers={"Host": host})
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
