@@ -31,6 +31,8 @@ class BlobStore(abc.ABC):
     name: str
     codec: Codec
     writable: bool
+    # Whether its blobs are files on this machine (`local_path` gives them); else an object store.
+    is_local_folder: bool = False
 
     def __init__(self, *, name: str, codec: str, zstd_level: int, writable: bool) -> None:
         if not 1 <= zstd_level <= 22:

@@ -28,6 +28,8 @@ class LocalBlobStore(BlobStore):
     integrity, reading) over the object paths (`tree`) and their crash-safe writes
     (`writer`)."""
 
+    is_local_folder = True
+
     def __init__(self, root: Path, *, name: str = "primary", codec: str = "raw",
                  zstd_level: int = 3, writable: bool = True, sync_each: bool = True) -> None:
         """`sync_each=False` is `deferred_sync()` for the store's whole life."""

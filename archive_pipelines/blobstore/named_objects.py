@@ -161,7 +161,7 @@ class _PastTheEnd(Exception):
 def named_objects(store: BlobStore) -> NamedObjects | None:
     """The named objects beside an S3 store's blobs; None for any other store (a local
     primary keeps these files in the data dir)."""
-    if store.local_path("0" * 64) is not None:
+    if store.is_local_folder:
         return None
     from archive_pipelines.blobstore.s3 import S3BlobStore  # boto3 is slow to import
 

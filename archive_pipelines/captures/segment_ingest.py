@@ -313,7 +313,7 @@ def _segment_rows(primary: CapturePrimary, segment: SegmentPath, content: Segmen
         report.problem(f"the last {content.cut_bytes} bytes (from byte {content.whole}) are not "
                        "a whole record (the segment was cut mid-write): not ingested")
     bodies: dict[str, Body] = {}
-    remote = primary.store.local_path("0" * 64) is None
+    remote = not primary.store.is_local_folder
     sizes = _remote_sizes(catalog, primary, list(wanted)) if remote else {}
     for sha, capture in wanted.items():
         size = sizes[sha] if remote else _stored_size(primary, sha)

@@ -187,7 +187,7 @@ class BucketSegments(SegmentSource):
 def segment_source(store: BlobStore, data_dir: Path) -> SegmentSource:
     """The segments of a deployment whose primary is `store`: its bucket's sessions/ for
     an S3 primary, else the data dir's sessions/ folder."""
-    if store.local_path("0" * 64) is not None:
+    if store.is_local_folder:
         return LocalSegments(data_dir)
     from archive_pipelines.blobstore.named_objects import named_objects  # imports botocore
 

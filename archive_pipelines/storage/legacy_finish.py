@@ -56,8 +56,7 @@ def verify_and_finish(store: LocalBlobStore, farm: ViewFarm, task: FinishTask) -
     elif not task.records:
         problems.append("folder missing and no files recorded; nothing to link")
     if problems or not task.retire:
-        more = len(problems) - MAX_PROBLEMS_SHOWN
-        return problems[:MAX_PROBLEMS_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
+        return _capped(problems)
     try:
         retire_or_remove(task.migrated, folder, [f[1] for f in task.files or ()],
                          links=[f"{folder}/{rel}" for rel in task.links])
@@ -94,6 +93,11 @@ def verify_kept(archive_root: Path, task: FinishTask, *,
                             "left alone")
     elif not task.records:
         problems.append("folder missing and no files recorded")
+    return _capped(problems)
+
+
+def _capped(problems: list[str]) -> list[str]:
+    """The first MAX_PROBLEMS_SHOWN problems, and how many more there were."""
     more = len(problems) - MAX_PROBLEMS_SHOWN
     return problems[:MAX_PROBLEMS_SHOWN] + ([f"... and {more} more"] if more > 0 else [])
 

@@ -10,7 +10,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from archive_testkit.servers import LocalMotoServer
 from archive_testkit.servers.faulty_http import FaultyProxy
 from archive_testkit.servers.tcp_cut import CuttableTcpProxy
 from archive_testkit.testweb import RequestRecord, TestWeb
-from frontier_service.service.service import STORE_FAILURE
+from frontier_service.service.service import STORE_FAILURE, RunReport
 from tests.helpers.crawls import delete_keys, refetch
 from tests.helpers.s3_crawls import crawl_onto, local_segments, run_cli, segment_keys
 from tests.helpers.s3_primary import s3_primary_data_dir
@@ -196,15 +196,8 @@ def test_the_endpoint_failing_mid_crawl_records_nothing_the_bucket_lacks_and_a_r
         with FaultyProxy(moto.url) as proxy:
             settings = s3_primary_data_dir(tmp_path / "data", endpoint_url=proxy.url,
                                            bucket="crawl")
-            captures_web.log.clear()
-            done = threading.Event()
-            cutter = threading.Thread(target=_fail_after_puts, args=(proxy, 25, done))
-            cutter.start()
-            try:
-                first = crawl_onto(settings, captures_web, redis_url, crawl_name)
-            finally:
-                done.set()
-                cutter.join()
+            first = _crawl_with(settings, captures_web, redis_url, crawl_name,
+                                fault=lambda done: _fail_after_puts(proxy, 25, done))
             assert first.failure.startswith(STORE_FAILURE), first.failure
             assert local_segments(settings.data_dir)  # the last segment waits in the spool
         # The endpoint is back (the proxy in front of it gone).
@@ -212,6 +205,21 @@ def test_the_endpoint_failing_mid_crawl_records_nothing_the_bucket_lacks_and_a_r
         _recovers(settings, captures_web, redis_url, crawl_name)
     finally:
         moto.stop()
+
+
+def _crawl_with(settings: Settings, web: TestWeb, redis_url: str, crawl_name: str, *,
+                fault: Callable[[threading.Event], None]) -> RunReport:
+    """Crawl while `fault` runs on a thread (it injects the endpoint's failure; the event
+    tells it the crawl is over)."""
+    web.log.clear()
+    done = threading.Event()
+    injector = threading.Thread(target=fault, args=(done,))
+    injector.start()
+    try:
+        return crawl_onto(settings, web, redis_url, crawl_name)
+    finally:
+        done.set()
+        injector.join()
 
 
 def _recovers(settings: Settings, web: TestWeb, redis_url: str, crawl_name: str) -> None:
@@ -300,15 +308,8 @@ def test_the_endpoint_stopped_mid_crawl_and_back_on_the_same_address_converges(
             Bucket="crawl")
         settings = s3_primary_data_dir(tmp_path / "data", endpoint_url=proxy.url,
                                        bucket="crawl")
-        captures_web.log.clear()
-        done = threading.Event()
-        cutter = threading.Thread(target=_cut_after_objects, args=(proxy, moto.url, 20, done))
-        cutter.start()
-        try:
-            first = crawl_onto(settings, captures_web, redis_url, crawl_name)
-        finally:
-            done.set()
-            cutter.join()
+        first = _crawl_with(settings, captures_web, redis_url, crawl_name,
+                            fault=lambda done: _cut_after_objects(proxy, moto.url, 20, done))
         assert first.failure.startswith(STORE_FAILURE), first.failure
 
         proxy.restore()  # back, same port, same buckets
