@@ -238,6 +238,19 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
 @click.option("--browser-page-timeout", "browser_page_timeout_s", type=float,
               help="Seconds one page load may take (default 30), scrolling and waiting for "
                    "the network to settle included.")
+@click.option("--machine", default=None, metavar="NAME",
+              help="Crawl together with other machines: this one's name (letters, digits, "
+                   "'.', '_', '-'; keep it across restarts). The machines share one Redis "
+                   "(and should share the catalog and an S3 primary); each owns a share of "
+                   "the domains, keeps their frontier files in its own data dir and gets "
+                   "the links other machines find for them through Redis. See the README, "
+                   "'Crawling from several machines'.")
+@click.option("--slots", type=int, default=None,
+              help="With --machine: the number of domain slots shared out among the "
+                   "machines (default 64; fixed by the crawl's first machine).")
+@click.option("--machine-lease", "machine_lease_s", type=float, default=None, metavar="SECONDS",
+              help="With --machine: a machine silent this long is taken for dead and its "
+                   "slots go to the others (default 30).")
 @scope_options
 @crawl_name_option
 @click.pass_obj
@@ -356,6 +369,26 @@ def stats_command(obj: Context, *, as_json: bool, crawl_name: str | None) -> Non
 
     snapshot = run_async(crawl_stats(obj.crawler_settings(crawl_name=crawl_name)), "asyncio")
     click.echo(json.dumps(snapshot) if as_json else format_stats(snapshot))
+
+
+@cli.command("machines")
+@click.option("--forget", default=None, metavar="NAME",
+              help="Declare machine NAME lost for good: its slots go to the others now, and "
+                   "the URLs only its disk held are counted as lost.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@crawl_name_option
+@click.pass_obj
+def machines_command(obj: Context, *, forget: str | None, as_json: bool,
+                     crawl_name: str | None) -> None:
+    """The machines crawling this crawl: their leases and slots, and the unfetched URLs that
+    only the disk of a machine that is away holds."""
+    from frontier_service.service.machines_report import machines_report
+
+    settings = obj.crawler_settings(crawl_name=crawl_name)
+    report = run_async(machines_report(settings, forget=forget), "asyncio")
+    click.echo(json.dumps(report.as_dict()) if as_json else report.text())
+    if report.missing:
+        raise CrawlFailed(report.missing)
 
 
 @cli.command("rebuild-redis")

@@ -26,6 +26,7 @@ from archive_pipelines.canonical_urls import try_canonical_many
 from frontier_service.frontier.domain_meta import DomainMeta
 from frontier_service.frontier.frontier_files import FrontierFiles
 from frontier_service.frontier.frontier_record import FrontierRecord, Queued, kind_suffix
+from frontier_service.frontier.machine_state import MachineState
 from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import HOST_GATES, FrontierState, Release, Reschedule
 from frontier_service.frontier.visited import VisitedRecord, VisitedStore
@@ -93,6 +94,7 @@ class Frontier:
                                error_rate=self.config.seen_error_rate, backend=self.config.seen_backend)
         self.visited = VisitedStore(redis, keys.visited,
                                     expected_records=self.config.visited_expected)
+        self.machine: MachineState | None = None  # several machines: see own_slots
         self._offered_unrecorded = 0  # offered URLs not yet in the urls_offered counter
         self._offered_recorded_at = 0.0
 
@@ -140,6 +142,10 @@ class Frontier:
                     lines[domain] = pending = []
                 kind = kind_suffix(entry[2]) if len(entry) == 3 else ""
                 pending.append(f"{url}|{depth}{tail}{kind}\n")
+        if self.machine is not None:
+            await self._add_owned(lines, offered=len(valid), now=now)
+            added = sum(len(pending) for pending in lines.values())
+            return AddResult(added, len(valid) - added, 0)
         appends: list[tuple[str, int, int]] = []
         if lines:
             batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}
@@ -156,6 +162,42 @@ class Frontier:
             self._offered_unrecorded = offered
         added = sum(len(pending) for pending in lines.values())
         return AddResult(added, len(valid) - added, 0)
+
+    def own_slots(self, machine: MachineState) -> None:
+        """Several machines: from now on this frontier appends only the domains of the slots
+        `machine` owns to its files, sends the others' to their owners' inboxes, and claims
+        only its own (frontier_service/machines/)."""
+        self.machine = machine
+        self.state.own_slots(machine.machine, machine.slots)
+
+    async def _add_owned(self, lines: dict[str, list[str]], *, offered: int, now: int) -> None:
+        machine = self.machine
+        assert machine is not None
+        batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}
+        ours = {d: b for d, b in batches.items() if machine.slot(d) in machine.mine}
+        theirs = {d: b for d, b in batches.items() if d not in ours}
+        refused = await self.append_owned(ours, counts={d: len(lines[d]) for d in ours},
+                                          offered=offered, now=now)
+        theirs.update((d, ours[d]) for d in refused)
+        await machine.send(theirs)
+
+    async def append_owned(self, batches: dict[str, bytes], *, counts: dict[str, int],
+                           offered: int = 0, now: float | None = None,
+                           ack: tuple[str, str] | None = None,
+                           appended: dict[str, tuple[int, int]] | None = None) -> list[str]:
+        """Append lines to this machine's files and record them; returns the domains whose
+        slot turned out not to be ours (their lines are in our file past the size Redis
+        records, never read: send them on). `appended`: (start, end) of lines already in
+        the files, only to be recorded."""
+        assert self.machine is not None
+        offsets = await asyncio.to_thread(self.files.append_many, batches) if batches else {}
+        offsets.update(appended or {})
+        appends = [(d, start, end, counts[d]) for d, (start, end) in offsets.items()]
+        if not appends and not offered and ack is None:
+            return []
+        _, refused = await self.machine.record_owned(
+            time.time() if now is None else now, appends, offered=offered, ack=ack)
+        return refused
 
     async def flush_offered(self) -> None:
         """Count the offered URLs add_canonical has not sent yet (all-duplicate batches)."""

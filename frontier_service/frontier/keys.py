@@ -49,6 +49,36 @@ class FrontierKeys:
         """The crawl id whose complete state Redis holds (set last by a rebuild)."""
         return f"{self.name}:epoch"
 
+    # -- several machines (frontier_service/machines/) --------------------------------
+
+    @property
+    def machines(self) -> str:
+        """HASH machine -> its lease's end (unix seconds, renewed by its heartbeat)."""
+        return f"{self.name}:machines"
+
+    @property
+    def slotmap(self) -> str:
+        """HASH slot -> the machine that owns its domains (`>m`: m is handing it over)."""
+        return f"{self.name}:slotmap"
+
+    @property
+    def slot_count(self) -> str:
+        """The crawl's number of slots, fixed by the first machine."""
+        return f"{self.name}:slots"
+
+    def inbox(self, slot: int) -> str:
+        """STREAM of URLs for a slot's domains, from the machines that found them."""
+        return f"{self.name}:inbox:{slot}"
+
+    @property
+    def orphaned(self) -> str:
+        """HASH machine -> bytes of unfetched frontier lines only its disk holds."""
+        return f"{self.name}:orphaned"
+
+    def orphans(self, machine: str) -> str:
+        """SET of domains whose unfetched lines only `machine`'s disk holds."""
+        return f"{self.name}:orphans:{machine}"
+
     @property
     def coordination(self) -> list[str]:
         """KEYS for the domain scripts: ready, leases, counters."""

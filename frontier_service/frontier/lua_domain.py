@@ -20,7 +20,9 @@ lives until its lease ends or, once released, its `next_at` (its key then expire
 
 from __future__ import annotations
 
-_HEADER = """
+from frontier_service.frontier.slots import LUA_SLOT_OF
+
+HEADER = """
 local ready, leases, counters = KEYS[1], KEYS[2], KEYS[3]
 local prefix, gate = ARGV[1], ARGV[2]
 -- KEYS[4], when given, is the crawl's epoch key: without it the state was lost (a wiped,
@@ -83,6 +85,18 @@ local function gate_free(d, me, next_at, now)
   end
   if now then gate_ttl(key, at, now) end
   return g[4] ~= nil and g[4] ~= false and g[4] ~= ''
+end
+"""
+
+# Note that `holder`'s file keeps d's lines [ro, size) (nothing if size <= ro): see lua_machines.py.
+ORPHAN = """
+local function orphan(d, key, holder, ro, size, orphaned, orphans)
+  if holder == '' or size <= ro then return end
+  redis.call('HSET', key, 'ro@' .. holder, ro .. ' ' .. size)
+  redis.call('SADD', orphans .. holder, d)
+  redis.call('HINCRBY', orphaned, holder, size - ro)
+  redis.call('HINCRBY', counters, 'domains_orphaned', 1)
+  redis.call('HINCRBY', counters, 'bytes_consumed', size - ro)  -- they left this frontier
 end
 """
 
@@ -162,8 +176,15 @@ local function gate_blocks(d, me, now)
   return nil
 end
 
-local function claim(worker, now_text, lease_seconds, want, max_expired, shard, shards, steal_after)
+-- machines: '' (one machine), or `me slotmap slots orphaned orphans-prefix`: only the
+-- domains of the slots `me` owns are taken; one whose hash measures another machine's file
+-- is let go (its lines wait on that machine's disk: see lua_machines.py).
+local function claim(worker, now_text, lease_seconds, want, max_expired, shard, shards, steal_after,
+                     machines)
   local now = tonumber(now_text)
+  local machine, slotmap, nslots, orphaned, orphans = string.match(machines or '',
+      '(%S+) (%S+) (%S+) (%S+) (%S+)')
+  nslots = tonumber(nslots)
   local me = gate_owner(worker)
   shard, shards = tonumber(shard) or 0, tonumber(shards) or 1
   local steal_before = now - (tonumber(steal_after) or 0)
@@ -193,7 +214,9 @@ local function claim(worker, now_text, lease_seconds, want, max_expired, shard, 
     if #due == 0 then break end
     local taken = {}
     for j = 1, #due, 2 do
-      if shards <= 1 or tonumber(due[j + 1]) <= steal_before or in_shard(due[j], shard, shards) then
+      if machine and redis.call('HGET', slotmap, slot_of(due[j], nslots)) ~= machine then
+        skipped = skipped + 1  -- another machine's: stays in ready for its owner
+      elseif shards <= 1 or tonumber(due[j + 1]) <= steal_before or in_shard(due[j], shard, shards) then
         taken[#taken + 1] = due[j]
       else
         skipped = skipped + 1  -- stays in ready, in front of what the next range returns
@@ -204,12 +227,16 @@ local function claim(worker, now_text, lease_seconds, want, max_expired, shard, 
     local leased, deferred = {}, {}
     for _, d in ipairs(due) do
       local key = prefix .. d
-      local h = redis.call('HMGET', key, 'size', 'read_offset', 'excluded')
+      local h = redis.call('HMGET', key, 'size', 'read_offset', 'excluded', 'm')
       local blocked = nil
-      if h[3] == '1' or (tonumber(h[1]) or 0) <= (tonumber(h[2]) or 0) then
+      if machine and h[4] ~= machine and h[4] then  -- its lines are on another machine
+        orphan(d, key, h[4], tonumber(h[2]) or 0, tonumber(h[1]) or 0, orphaned, orphans)
+        redis.call('HSET', key, 'm', '', 'size', '0', 'read_offset', '0', 'state', '')
+      elseif h[3] == '1' or (tonumber(h[1]) or 0) <= (tonumber(h[2]) or 0) then
         redis.call('HSET', key, 'state', '')
         dropped = dropped + 1
       else
+        if machine and not h[4] then redis.call('HSET', key, 'm', machine) end
         if gate ~= '' then blocked = gate_blocks(d, me, now) end
         if blocked then  -- stays ready (its state is 'r'), due once the gate frees
           deferred[#deferred + 1] = blocked
@@ -239,29 +266,30 @@ end
 """
 
 # ARGV: prefix, gate prefix, worker, now, lease_seconds, max_domains, max_expired, shard,
-# shards, steal_after. Returns leased domains.
-CLAIM = _HEADER + _CLAIM + """
-return claim(ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10])
+# shards, steal_after, machines ('' or as `claim` says). Returns leased domains.
+CLAIM = HEADER + LUA_SLOT_OF + ORPHAN + _CLAIM + """
+return claim(ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 """
 
 # ARGV: prefix, gate prefix, worker, blob of `domain next_fetch_at new_read_offset` lines,
 # now. Per domain: 0 = the lease is no longer ours (nothing changed), 1 = ready, 2 = retired.
-RESCHEDULE = _HEADER + _RELEASE + """
+RESCHEDULE = HEADER + _RELEASE + """
 return release_all(ARGV[3], ARGV[4], ARGV[5])
 """
 
 # ARGV: prefix, gate prefix, worker, blob (as RESCHEDULE), now, lease_seconds, max_domains,
-# max_expired, shard, shards, steal_after. Releases, then claims, in one round trip.
+# max_expired, shard, shards, steal_after, machines. Releases, then claims, in one round trip.
 # Returns {release codes, leased domains}.
-RELEASE_AND_CLAIM = _HEADER + _RELEASE + _CLAIM + """
+RELEASE_AND_CLAIM = HEADER + LUA_SLOT_OF + ORPHAN + _RELEASE + _CLAIM + """
 local codes = release_all(ARGV[3], ARGV[4], ARGV[5])
-return {codes, claim(ARGV[3], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])}
+return {codes, claim(ARGV[3], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11],
+                     ARGV[12])}
 """
 
 # ARGV: prefix, gate prefix, now, blob of `domain end_offset urls` lines, and URLs offered
 # (new or not) or ''. Returns how many became ready.
 # size = max(size, end_offset); an idle, not excluded domain with unread bytes becomes ready.
-RECORD_APPENDS = _HEADER + """
+RECORD_APPENDS = HEADER + """
 local now = ARGV[3]
 local offered = tonumber(ARGV[5])
 if offered and offered > 0 then redis.call('HINCRBY', counters, 'urls_offered', offered) end
@@ -294,7 +322,7 @@ return readied
 # ARGV: prefix, gate prefix, worker, domain, read_offset or '', now, next_fetch_at or ''.
 # Returns -1 not ours, 0 refused, 1 retired (its gate freed: next request at next_fetch_at,
 # or as the gate had it).
-RETIRE_IF_EXHAUSTED = _HEADER + """
+RETIRE_IF_EXHAUSTED = HEADER + """
 local d = ARGV[4]
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'lease_owner', 'size', 'read_offset')
@@ -317,7 +345,7 @@ return 1
 # ARGV: prefix, gate prefix, worker, domain, now, lease_seconds, read_offset or ''.
 # Returns 1 if renewed (the host's gate too), 0 if the lease is not ours, or the gate is
 # held by another crawl's process (our lease then ends: the domain waits in ready).
-RENEW = _HEADER + """
+RENEW = HEADER + """
 local worker, d, now = ARGV[3], ARGV[4], tonumber(ARGV[5])
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'lease_owner', 'read_offset')
@@ -342,7 +370,7 @@ return 1
 # Extends the leases the worker still holds (and their hosts' gates) and raises their read
 # offsets; per domain 1 renewed, 2 renewed while other crawls wait for the host (give it
 # up soon), 0 lost (as RENEW).
-RENEW_MANY = _HEADER + """
+RENEW_MANY = HEADER + """
 local worker, now, lease_seconds = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local lease_until = now + lease_seconds
 local me = gate_owner(worker)
@@ -375,7 +403,7 @@ return codes
 
 # ARGV: prefix, gate prefix, domain, reason. A leased domain stays leased; its release
 # will not re-add it.
-EXCLUDE = _HEADER + """
+EXCLUDE = HEADER + """
 local d = ARGV[3]
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'state', 'excluded')
@@ -390,7 +418,7 @@ return 1
 
 # ARGV: prefix, gate prefix, domain, now. Lifts an exclusion; the domain is ready again if
 # it has URLs.
-INCLUDE = _HEADER + """
+INCLUDE = HEADER + """
 local d = ARGV[3]
 local key = prefix .. d
 local h = redis.call('HMGET', key, 'state', 'size', 'read_offset', 'next_fetch_at')
@@ -406,7 +434,7 @@ return 0
 # ARGV: prefix, gate prefix, worker. Ends every lease `worker` holds now (its process is
 # known dead): the next claim re-queues those domains instead of waiting for the leases to
 # run out, and other crawls may take their hosts (no sooner than the gates' next_at).
-EXPIRE_LEASES_OF = _HEADER + """
+EXPIRE_LEASES_OF = HEADER + """
 local me = gate_owner(ARGV[3])
 local expired = {}
 for _, d in ipairs(redis.call('ZRANGE', leases, 0, -1)) do

@@ -70,7 +70,7 @@ class FrontierState:
         self.host_gates = host_gates
         self._prefixes = [self.keys.domain_prefix, host_gates]  # ARGV[1], ARGV[2] of every script
         self.max_expired_per_claim = max_expired_per_claim
-        self.affinity: list[str | int] = [shard, shards, repr(float(steal_after_s))]
+        self.affinity: list[str | int] = [shard, shards, repr(float(steal_after_s)), ""]
         self._keys = self.keys.coordination  # + the epoch key once `guard_epoch` is called
         self._claim = guarded(redis.register_script(lua_domain.CLAIM))
         self._reschedule = guarded(redis.register_script(lua_domain.RESCHEDULE))
@@ -82,6 +82,12 @@ class FrontierState:
         self._exclude = guarded(redis.register_script(lua_domain.EXCLUDE))
         self._include = guarded(redis.register_script(lua_domain.INCLUDE))
         self._expire_leases_of = guarded(redis.register_script(lua_domain.EXPIRE_LEASES_OF))
+
+    def own_slots(self, machine: str, slots: int) -> None:
+        """From now on claims take only the domains of the slots `machine` owns (and let go
+        of those whose lines another machine's disk holds): see lua_machines.py."""
+        keys = self.keys
+        self.affinity[3] = f"{machine} {keys.slotmap} {slots} {keys.orphaned} {keys.orphans('')}"
 
     def guard_epoch(self) -> None:
         """From now on every script refuses (FrontierLost) once the epoch key is gone: a

@@ -65,7 +65,9 @@ class AuditReport(Counts):
 async def audit(frontier: Frontier, root: Path, checkpoints: Mapping[str, DomainCheckpoint],
                 *, crawl_id: str | None = None) -> AuditReport:
     """Check every domain's Redis state against its file and checkpoint, and repair what
-    was lost. With `crawl_id`, stop (EpochChanged) if Redis stops holding that crawl."""
+    was lost. With `crawl_id`, stop (EpochChanged) if Redis stops holding that crawl.
+    Several machines: only the domains whose hash measures this machine's files."""
+    machine = frontier.machine.machine if frontier.machine is not None else ""
     started = time.monotonic()
     report = AuditReport()
     files, report.unknown_files = await asyncio.to_thread(domain_files, root, checkpoints)
@@ -79,7 +81,7 @@ async def audit(frontier: Frontier, root: Path, checkpoints: Mapping[str, Domain
     async for batch, ends in _file_ends(files):
         codes = await script(keys=[*keys.coordination, keys.epoch],
                              args=[keys.domain_prefix, repr(time.time()), crawl_id or "",
-                                   _blob(batch, ends, checkpoints)])
+                                   _blob(batch, ends, checkpoints), machine])
         if codes == -1:
             raise EpochChanged(f"Redis no longer holds crawl {keys.name!r} (its epoch changed "
                                "during the audit): rebuild it")

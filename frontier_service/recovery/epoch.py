@@ -49,8 +49,9 @@ def read_crawl_id(root: Path, crawl_name: str) -> str | None:
                            "delete it to treat Redis as another crawl's") from None
 
 
-def ensure_crawl_id(root: Path, crawl_name: str) -> str:
-    """The crawl's id, created (atomically, once, even with racing processes) if it has none."""
+def ensure_crawl_id(root: Path, crawl_name: str, *, joining: str | None = None) -> str:
+    """The crawl's id, created (atomically, once, even with racing processes) if it has none:
+    `joining` (a crawl other machines run) if given, else a new one."""
     existing = read_crawl_id(root, crawl_name)
     if existing is not None:
         return existing
@@ -59,7 +60,7 @@ def ensure_crawl_id(root: Path, crawl_name: str) -> str:
     temp = path.with_name(f".{CRAWL_ID_FILE}.{uuid.uuid4().hex}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
-        os.write(fd, f"{uuid.uuid4()}\n".encode())
+        os.write(fd, f"{joining or uuid.uuid4()}\n".encode())
         os.fsync(fd)
     finally:
         os.close(fd)

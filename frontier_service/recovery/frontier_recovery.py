@@ -95,7 +95,13 @@ class FrontierRecovery:
         """Before the first claim: adopt, start, rebuild or refuse this Redis; then every
         frontier script refuses once the crawl's state is gone."""
         await self.memory.start()
-        self.crawl_id = await asyncio.to_thread(ensure_crawl_id, self.root, self.name)
+        # Several machines: one crawl id, in Redis; a machine that joins takes it as its own.
+        joining = None
+        if self.frontier.machine is not None:
+            value = await self.frontier.redis.get(self.frontier.state.keys.epoch)
+            joining = value.decode() if isinstance(value, bytes) else value
+        self.crawl_id = await asyncio.to_thread(ensure_crawl_id, self.root, self.name,
+                                                joining=joining)
         await asyncio.to_thread(merge_dead_sessions, self.checkpoints_dir)
         state = await check_epoch(self.frontier.redis, self.frontier.state.keys, self.crawl_id)
         if state is EpochState.FOREIGN:

@@ -52,6 +52,11 @@ local codes, grown, consumed, newly_excluded = {}, 0, 0, 0
 for d, fsize, ckpt, pages, exc, reason in
     string.gmatch(ARGV[4], '(%S+) (%S+) (%S+) (%S+) (%S+) (%S+)\\n') do
   local key = prefix .. d
+  repeat  -- (`break` is the loop's `continue`)
+  -- several machines (ARGV[5]): a domain whose hash measures another machine's file (or
+  -- none: it is moving) is not this file's to repair
+  local m = ARGV[5] and ARGV[5] ~= '' and redis.call('HGET', key, 'm')
+  if m and m ~= ARGV[5] then codes[#codes + 1] = 0; break end
   local h = redis.call('HMGET', key, 'size', 'read_offset', 'state', 'excluded',
                        'next_fetch_at', 'pages_fetched', 'lease_until')
   local code = 0
@@ -106,6 +111,7 @@ for d, fsize, ckpt, pages, exc, reason in
     if code % 2 == 0 then code = code + 16 end
   end
   if code % 2 == 1 then
+    if ARGV[5] and ARGV[5] ~= '' then redis.call('HSET', key, 'm', ARGV[5]) end
     redis.call('HSETNX', key, 'next_fetch_at', now)
     redis.call('HSETNX', key, 'lease_owner', '')
     redis.call('HSETNX', key, 'lease_until', '0')
@@ -113,6 +119,7 @@ for d, fsize, ckpt, pages, exc, reason in
   end
   if not excluded and size > ro then code = code + 32 end
   codes[#codes + 1] = code
+  until true
 end
 if grown > 0 then redis.call('HINCRBY', counters, 'bytes_appended', grown) end
 if consumed > 0 then redis.call('HINCRBY', counters, 'bytes_consumed', consumed) end

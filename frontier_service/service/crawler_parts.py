@@ -47,7 +47,9 @@ from frontier_service.fetch.redis_robots_store import RedisRobotsStore
 from frontier_service.fetch.robots import RobotsCache
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
+from frontier_service.frontier.machine_state import MachineState, SlotsMismatch
 from frontier_service.frontier.redis_conn import open_redis
+from frontier_service.machines.machine_loop import MachineLoop
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
@@ -81,6 +83,7 @@ class CrawlerParts:
     browser_pool: BrowserPool | None = None  # started when some domain may use the browser
     header_hasher: HeaderHasher | None = None  # keys the browser records' Cookie hashes
     segments: SegmentSource | None = None  # where closed segments go (an S3 primary's bucket)
+    machines: MachineLoop | None = None  # several machines: this one's slots and inboxes
 
 
 def check_data_dir(data_dir: Path, frontier_home: Path | None = None) -> Path:
@@ -147,6 +150,7 @@ async def open_frontier(settings: CrawlerSettings, *, create: bool = True,
                 memory_guard(redis, url, settings.crawl_name, writing=create)):
         frontier = await Frontier(redis, settings.frontier_home, frontier_config(settings)).open()
         try:
+            await check_machines(frontier, settings, writing=create)
             if recover:
                 await FrontierRecovery(frontier, settings.frontier_home).on_start()
             yield frontier, url
@@ -202,8 +206,16 @@ async def open_parts(settings: CrawlerSettings,
                                    session_id)
         stack.callback(_close_offsets, offsets)
         recovery = FrontierRecovery(frontier, settings.frontier_home, offsets, metrics=metrics)
+        if frontier.machine is not None and not settings.machine:
+            raise SettingsError(f"crawl {settings.crawl_name!r} is run by several machines: "
+                                "give this one a name with --machine NAME")
+        machines = await join_machines(frontier, settings) if settings.machine else None
         # Before anything is queued or claimed: a supervisor did the whole audit already.
         await recovery.on_start(audit_whole=settings.recover_on_start)
+        if machines is not None:
+            machines.machine.guard_epoch()
+            if machines.leader:
+                await machines.send_strays()
         if settings.recover_on_start:
             await recover_crashed_runs(frontier, settings)
         await asyncio.to_thread(upload_spooled_segments, segments, settings.data_dir)
@@ -221,7 +233,34 @@ async def open_parts(settings: CrawlerSettings,
         yield CrawlerParts(settings, frontier.redis, url, frontier, fetcher, robots, store,
                            archiver, index_writer, link_journal, owner, session_id, offsets,
                            recovery, validators, browser_pool=pool, header_hasher=hasher,
-                           segments=segments)
+                           segments=segments, machines=machines)
+
+
+async def check_machines(frontier: Frontier, settings: CrawlerSettings, *, writing: bool) -> None:
+    """A crawl several machines run is crawled only with --machine; `seed` and the like send
+    their URLs to the owners' inboxes (as a machine that owns no slot)."""
+    keys = frontier.state.keys
+    slots = await frontier.redis.get(keys.slot_count)
+    if slots is None or settings.machine or not writing:
+        return
+    frontier.own_slots(MachineState(frontier.redis, keys, machine="-", slots=int(slots),
+                                    prefixes=[keys.domain_prefix, settings.host_gates]))
+
+
+async def join_machines(frontier: Frontier, settings: CrawlerSettings) -> MachineLoop:
+    """Several machines: this process crawls only the domains of its machine's slots (the
+    first process of the machine leads: see machines/machine_loop.py)."""
+    keys = frontier.state.keys
+    state = MachineState(frontier.redis, keys, machine=settings.machine, slots=settings.slots,
+                         prefixes=[keys.domain_prefix, settings.host_gates])
+    frontier.own_slots(state)
+    loop = MachineLoop(frontier, settings.frontier_home, lease_seconds=settings.machine_lease_s,
+                       leader=settings.shard == 0)
+    try:
+        await loop.start()
+    except SlotsMismatch as exc:
+        raise SettingsError(f"--slots {settings.slots}: {exc}") from None
+    return loop
 
 
 def crawl_store(store_settings: StoreSettings, data_dir: Path) -> BlobStore:

@@ -13,6 +13,8 @@ from typing import Any
 from archive_pipelines.archive_error import DataDirError, SettingsError
 from archive_pipelines.datadir import DataDir
 from archive_pipelines.settings import CrawlSettings, Settings
+from frontier_service.frontier.machine_state import check_machine_name
+from frontier_service.frontier.slots import MAX_SLOTS
 from frontier_service.pages.browser_modes import MODES as BROWSER_MODES
 from frontier_service.pages.browser_modes import BrowserModes
 from frontier_service.scope.address_policy import LOOPBACK_NETWORKS, AddressPolicy, parse_entry
@@ -96,6 +98,12 @@ class CrawlerSettings:
     # Domain affinity of several processes: this one prefers the domains of `shard`.
     shard: int = 0
     shards: int = 1
+    # Several machines, one crawl (frontier_service/machines/): this machine's name ("" = the
+    # crawl runs on one machine), the crawl's number of slots (fixed by its first machine)
+    # and how long a machine may stay silent before others take its slots.
+    machine: str = ""
+    slots: int = 64
+    machine_lease_s: float = 30.0
     # Key prefix of the host gates in Redis: every crawl with the same one (on one Redis)
     # shares its politeness towards a host ('' = none: a crawl minds only its own requests).
     host_gates: str = "hostgate:"
@@ -171,6 +179,15 @@ class CrawlerSettings:
         if self.validators_key and not _VALIDATORS_KEY.fullmatch(self.validators_key):
             raise SettingsError("--revisit-of / `validators_key` must be 1-100 letters, digits, "
                                 f"`_`, `-` or `.`, got {self.validators_key[:120]!r}")
+        if self.machine:
+            try:
+                check_machine_name(self.machine)
+            except ValueError as exc:
+                raise SettingsError(f"--machine: {exc}") from None
+            if not 1 <= self.slots <= MAX_SLOTS:
+                raise SettingsError(f"--slots must be in 1..{MAX_SLOTS}, got {self.slots}")
+            if self.machine_lease_s <= 0:
+                raise SettingsError(f"--machine-lease must be positive, got {self.machine_lease_s}")
         if any(c.isspace() for c in self.host_gates):
             raise SettingsError(f"`host_gates` must hold no whitespace, got {self.host_gates!r}")
         for entry in self.allowed_networks:

@@ -39,6 +39,8 @@ from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCl
 from frontier_service.counts import Counts
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.script_guard import FrontierLost
+from frontier_service.machines.inbox import InboxConsumer
+from frontier_service.machines.machine_loop import MachineLoop
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.claim_settings import ClaimSettings
 from frontier_service.pages.claimer import DomainClaimer
@@ -128,6 +130,7 @@ class CrawlerService:
         self.stopping = asyncio.Event()
         self.finished = asyncio.Event()
         self.stop_reason = ""
+        self._machines: MachineLoop | None = None  # several machines: this one's part
         self.failure = ""  # set by a fault that stops the crawl (`disk_full`)
         self.store_failure = ""  # the blob store failed: the crawl stops, its records are kept
         self.seed_result: AddResult | None = None
@@ -183,7 +186,10 @@ class CrawlerService:
                 self.health = HealthServer(self.metrics, port=self.settings.metrics_port)
                 await self.health.start()
             try:
+                self._machines = parts.machines
                 closer = await self._crawl(parts)
+                if parts.machines is not None:
+                    await self._leave_machines(parts.machines)
                 stop = await stop_report(parts.frontier, self.stop_reason)
             finally:
                 if self.health is not None:
@@ -266,6 +272,10 @@ class CrawlerService:
                 tg.create_task(self._watch_limits(claimer, links, progress,
                                                   recovery=parts.recovery),
                                name="limits")
+                if parts.machines is not None:
+                    tg.create_task(parts.machines.run(self.finished), name="machine")
+                    inbox = InboxConsumer(parts.frontier, consumer=parts.owner)
+                    tg.create_task(inbox.run(self.finished), name="inbox")
                 tg.create_task(self._drain(claim_task, workers, claimer, links=links,
                                            visits=visits, closer=closer), name="drain")
                 self.started.set()
@@ -462,10 +472,25 @@ class CrawlerService:
             return False
         return exhausted
 
+    async def _leave_machines(self, machines: MachineLoop) -> None:
+        """Other machines go on: give them this one's slots and unfetched URLs."""
+        try:
+            await machines.stop()
+        except (RedisError, OSError) as exc:
+            log.warning("handing this machine's slots to the others failed (%s): they take "
+                        "them once its lease ends, and its URLs wait here for its next run", exc)
+
     async def _idle(self, claimer: DomainClaimer, links: LinkBuffer,
                     progress: ProgressReporter) -> bool:
-        """Nothing leased, queued, buffered, or waiting in the ready queue (any process)."""
+        """Nothing leased, queued, buffered, or waiting in the ready queue (any process) or,
+        with several machines, in an inbox."""
         if claimer.hosts.outstanding or links.pending or claimer.idle_rounds == 0:
+            return False
+        machines = self._machines
+        try:
+            if machines is not None and await machines.machine.inbox_lengths():
+                return False
+        except (RedisError, OSError):
             return False
         try:
             await progress.sample()

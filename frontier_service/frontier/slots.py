@@ -1,0 +1,29 @@
+"""Which slot a domain is in: the same hash here and in the Lua scripts (lua_machines.py).
+
+A crawl's domains are split into a fixed number of slots; each slot is owned by one
+machine at a time (the slot map in Redis). The hash differs from the process-shard hash of
+the claim script (lua_domain.py), so the processes of one machine still share its domains.
+"""
+
+from __future__ import annotations
+
+DEFAULT_SLOTS = 64
+MAX_SLOTS = 4096
+_MOD = 1000033
+
+
+def slot_of(domain: str, slots: int) -> int:
+    """The slot of a domain key (its UTF-8 bytes hashed as the Lua `slot_of` does)."""
+    h = 0
+    for byte in domain.encode():
+        h = (h * 33 + byte) % _MOD
+    return h % slots
+
+
+LUA_SLOT_OF = f"""
+local function slot_of(d, slots)
+  local h = 0
+  for i = 1, #d do h = (h * 33 + string.byte(d, i)) % {_MOD} end
+  return h % slots
+end
+"""

@@ -1,0 +1,131 @@
+"""MachineLoop: one machine's part in a crawl shared by several (see the package docstring).
+
+Every process of the machine renews the machine's lease (the heartbeat), which takes its
+share of the free slots and of those whose machine stopped renewing; each reads the
+inboxes of the machine's slots. The leader (the machine's first process) also:
+- at start, sends on what its files hold for domains it does not own (any more), and empties
+  files Redis says are stale;
+- during the crawl, gives slots to a machine that holds fewer than its share, and sends on
+  the lines of its domains that another machine took over while this one was away;
+- at a stop while others run, lets go of its slots and sends on all it holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from pathlib import Path
+
+from redis.exceptions import RedisError
+
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.machine_state import Heartbeat
+from frontier_service.machines.send_on import SendReport, local_domains, send_on
+
+log = logging.getLogger(__name__)
+
+
+class MachineLoop:
+    def __init__(self, frontier: Frontier, root: Path, *, lease_seconds: float,
+                 leader: bool) -> None:
+        assert frontier.machine is not None
+        self.frontier = frontier
+        self.machine = frontier.machine
+        self.root = root
+        self.lease_seconds = lease_seconds
+        self.every_s = max(0.2, min(5.0, lease_seconds / 6))
+        self.leader = leader
+        self.sent = SendReport(busy=[])
+        self.slots_given = 0
+        self.last: Heartbeat | None = None
+
+    async def start(self) -> Heartbeat:
+        """Join: renew the lease, take slots, make their inboxes' consumer group."""
+        beat = await self._beat()
+        log.info("machine %s: %d of %d slots, %d machine(s) live", self.machine.machine,
+                 len(beat.mine), self.machine.slots, beat.live)
+        return beat
+
+    async def send_strays(self) -> SendReport:
+        """Leader, at start (before any claim): every local file's lines that Redis does not
+        say are this machine's to fetch go to their owners' inboxes."""
+        domains = await asyncio.to_thread(local_domains, self.root)
+        mine = self.machine.mine
+        strays = [domain for domain, _ in domains if self.machine.slot(domain) not in mine]
+        report = await send_on(self.frontier, strays)
+        report.add(await self.send_orphans())
+        self.sent.add(report)
+        if report.domains_sent or report.files_emptied:
+            log.info("machine %s sent on %d URLs of %d domains it does not own (%d files "
+                     "emptied)", self.machine.machine, report.lines_sent, report.domains_sent,
+                     report.files_emptied)
+        return report
+
+    async def send_orphans(self) -> SendReport:
+        """The domains another machine took over while this one was away (or after it gave
+        their slot up): their unfetched lines, which only this machine's files hold."""
+        key = self.frontier.state.keys.orphans(self.machine.machine)
+        domains = [d.decode() if isinstance(d, bytes) else d
+                   async for d in self.frontier.redis.sscan_iter(key, count=1000)]
+        return await send_on(self.frontier, domains)
+
+    async def run(self, finished: asyncio.Event) -> None:
+        while not finished.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(finished.wait(), self.every_s)
+            if finished.is_set():
+                return
+            try:
+                beat = await self._beat()
+                if self.leader:
+                    await self._balance(beat)
+                    self.sent.add(await self.send_orphans())
+            except (RedisError, OSError) as exc:
+                log.warning("machine heartbeat failed (%s); retrying", exc)
+
+    async def stop(self, *, others_run: bool | None = None) -> SendReport:
+        """Leader, after the crawl drained: if other machines run, give them every slot and
+        send on every unfetched line; then end this machine's lease."""
+        report = SendReport(busy=[])
+        if not self.leader:
+            return report
+        if others_run is None:
+            beat = await self._beat()
+            others_run = beat.live > 1
+        if others_run and self.machine.mine:
+            mine = sorted(self.machine.mine)
+            await self.machine.leave(mine)
+            await self.machine.free(mine)
+            self.machine.mine = frozenset()
+            domains = await asyncio.to_thread(local_domains, self.root)
+            report = await send_on(self.frontier, [domain for domain, _ in domains])
+            log.info("machine %s left the crawl: its %d slots freed, %d URLs of %d domains "
+                     "sent on", self.machine.machine, len(mine), report.lines_sent,
+                     report.domains_sent)
+        await self.machine.leave_crawl()
+        return report
+
+    async def _beat(self) -> Heartbeat:
+        before = self.machine.mine
+        beat = await self.machine.heartbeat(time.time(), lease_seconds=self.lease_seconds)
+        new = sorted(beat.mine - before)
+        if new:
+            await self.machine.ensure_groups(new)
+        self.last = beat
+        return beat
+
+    async def _balance(self, beat: Heartbeat) -> None:
+        """Give `beat.give` slots to the machines short of their share: they are freed at
+        once; domains still leased here finish their turn; the others' lines are sent on
+        when their new owner finds them (send_orphans)."""
+        slots = list(beat.leaving) + sorted(beat.mine, reverse=True)[:beat.give]
+        if not slots:
+            return
+        leaving = await self.machine.leave(slots[len(beat.leaving):])
+        self.machine.mine = self.machine.mine - set(leaving)
+        freed = await self.machine.free([*beat.leaving, *leaving])
+        self.slots_given += freed
+        log.info("machine %s gave %d slots to machines short of their share", self.machine.machine,
+                 freed)

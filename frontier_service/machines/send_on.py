@@ -1,0 +1,121 @@
+"""Sending a machine's unfetched frontier lines on to the owners of their domains' slots.
+
+A line leaves a file only by DETACH_SEND, which puts it into the slot's inbox and lets go of
+the domain in one Redis step; only then is the file emptied (truncated, not unlinked: every
+process of the machine may hold it open). A file Redis says holds nothing of this machine's
+(already sent, or lines whose append was refused) is emptied too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.frontier_files import walk
+
+log = logging.getLogger(__name__)
+
+SENT, LEASED, MOVED, NOT_OURS = 1, 0, -1, 2
+_TRIES = 3
+
+
+@dataclass
+class SendReport:
+    domains_sent: int = 0
+    lines_sent: int = 0
+    bytes_missing: int = 0  # Redis's range reached past the file's end: lost with the disk
+    files_emptied: int = 0
+    busy: list[str] | None = None  # leased by this machine's workers: send them later
+
+    def add(self, other: SendReport) -> None:
+        self.domains_sent += other.domains_sent
+        self.lines_sent += other.lines_sent
+        self.bytes_missing += other.bytes_missing
+        self.files_emptied += other.files_emptied
+        self.busy = (self.busy or []) + (other.busy or [])
+
+
+async def send_on(frontier: Frontier, domains: Iterable[str]) -> SendReport:
+    """For each domain: send the unfetched lines Redis says this machine's file holds, and
+    empty the file; leave a domain our workers lease (report.busy)."""
+    report = SendReport(busy=[])
+    for domain in domains:
+        await _send_one(frontier, domain, report)
+    return report
+
+
+async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None:
+    machine = frontier.machine
+    assert machine is not None
+    path = frontier.files.path_for(domain)
+    for _ in range(_TRIES):
+        held = await machine.held_range(domain)
+        if held is None:
+            code, lines = NOT_OURS, b""
+        else:
+            start, end = held
+            data = await asyncio.to_thread(_read_range, path, start, end)
+            report.bytes_missing += (end - start) - len(data)
+            lines = _whole_lines(data)
+            code = await machine.detach_send(domain, start, end, lines)
+        if code == MOVED:
+            continue
+        if code == LEASED:
+            assert report.busy is not None
+            report.busy.append(domain)
+            return
+        if code == SENT and lines:
+            report.domains_sent += 1
+            report.lines_sent += lines.count(b"\n")
+        if await asyncio.to_thread(_empty, path):
+            report.files_emptied += 1
+        return
+    log.warning("the frontier of %s kept changing while being sent on; trying later", domain)
+
+
+def _read_range(path: Path, start: int, end: int) -> bytes:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return b""
+    try:
+        return os.pread(fd, max(0, end - start), start)
+    finally:
+        os.close(fd)
+
+
+def _whole_lines(data: bytes) -> bytes:
+    """The frontier lines of a range, without the empty separators (and the NULs of a
+    reclaimed prefix), each ending in a newline; a torn last line is dropped."""
+    lines = [line for line in data.split(b"\n")[:-1] if line.strip(b"\0")]
+    return b"".join(line + b"\n" for line in lines)
+
+
+def _empty(path: Path) -> bool:
+    try:
+        if os.stat(path).st_size == 0:
+            return False
+        os.truncate(path, 0)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def local_domains(root: Path) -> list[tuple[str, Path]]:
+    """Every domain with a non-empty frontier file under `root` (hashed long names skipped:
+    their domain key is not in the name)."""
+    out = []
+    for domain, path, size in walk(root):
+        if domain is None:
+            if size:
+                log.warning("%s: a long domain name kept in a hashed file name cannot be sent "
+                            "to another machine; it stays here", path.name)
+            continue
+        if size:
+            out.append((domain, path))
+    return out
