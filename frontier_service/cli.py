@@ -307,16 +307,22 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
               help="Write each crawl's progress into its request this often.")
 @click.option("--exit-when-idle", type=float, default=SEEDED_EXIT_WHEN_IDLE_S, show_default=True,
               metavar="SECONDS", help="A crawl ends once nothing was due or in flight this long.")
+@click.option("--machine", default=None, metavar="NAME",
+              help="Run the crawls as machine NAME of several (see `run --machine`): the "
+                   "crawls this crawler takes are shared out with the other machines' "
+                   "crawlers, and it joins the crawls they took.")
 @click.pass_obj
 def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_after: float,
-                  heartbeat_seconds: float, exit_when_idle: float) -> None:
+                  heartbeat_seconds: float, exit_when_idle: float, machine: str | None) -> None:
     """Take queued crawls (`archive-pipelines crawls queue`, the Dagster crawl job and its
     schedules) and run them, until SIGTERM/SIGINT.
 
     Each crawl runs in a process of its own under its crawl id, with its definition's seeds,
     scope and politeness, and ends once nothing is left to fetch; its progress and outcome go
     into the request. On SIGTERM the running crawls drain and go back to the queue; after a
-    kill -9, a crawler started again resumes them once they are --stale-after old."""
+    kill -9, a crawler started again resumes them once they are --stale-after old.
+    With --machine, every crawl is shared by the crawlers of all machines: one takes it
+    (and finishes its request), the others join it while it runs."""
     from archive_pipelines.catalog import Catalog
     from archive_pipelines.datadir import require_initialized
     from frontier_service.service.serve import ServeOptions, run_server
@@ -327,7 +333,8 @@ def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_a
     options.validate()
     catalog = Catalog.open(project.catalog_url)
     try:
-        run_server(obj.crawler_settings(), catalog, options, store_settings=project.primary_store)
+        run_server(obj.crawler_settings(machine=machine), catalog, options,
+                   store_settings=project.primary_store)
     finally:
         catalog.close()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
@@ -129,14 +130,13 @@ class MachineState:
     async def send(self, lines_by_domain: Mapping[str, bytes]) -> int:
         """Queue frontier lines for the owners of their domains' slots (one stream entry per
         slot); returns the entries written."""
-        by_slot: dict[int, list[str | bytes]] = {}
+        by_slot: dict[int, dict[Any, Any]] = {}
         for domain, lines in lines_by_domain.items():
-            by_slot.setdefault(self.slot(domain), []).extend((domain, lines))
+            by_slot.setdefault(self.slot(domain), {})[domain] = lines
         if not by_slot:
             return 0
         async with self.redis.pipeline(transaction=False) as pipe:
-            for slot, pairs in by_slot.items():
-                fields = dict(zip(pairs[::2], pairs[1::2], strict=True))
+            for slot, fields in by_slot.items():
                 pipe.xadd(self.keys.inbox(slot), fields)
             await pipe.execute()
         return len(by_slot)

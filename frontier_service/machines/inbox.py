@@ -16,6 +16,7 @@ import contextlib
 import logging
 import os
 import time
+from typing import Any
 
 from redis.exceptions import RedisError
 
@@ -63,7 +64,7 @@ class InboxConsumer:
         if not slots:
             return 0
         keys = self.frontier.state.keys
-        found = await self.frontier.redis.xreadgroup(
+        found: Any = await self.frontier.redis.xreadgroup(
             GROUP, self.consumer, {keys.inbox(slot): ">" for slot in slots},
             count=self.count, block=self.block_ms)
         taken = 0

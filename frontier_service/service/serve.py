@@ -33,6 +33,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
@@ -48,11 +49,15 @@ from archive_pipelines.crawls.requests import (
     claim_crawl,
     crawler_alive,
     finish_crawl,
+    get_crawl,
     heartbeat,
+    list_crawls,
     release_crawl,
 )
 from archive_pipelines.settings import StoreSettings
 from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.keys import FrontierKeys
+from frontier_service.frontier.machine_state import MachineState
 from frontier_service.frontier.redis_conn import open_redis
 from frontier_service.frontier.state import FrontierState
 from frontier_service.metrics import CrawlMetrics
@@ -118,6 +123,7 @@ class _Crawl:
     lost: bool = False  # the request is not ours any more
     progress: dict[str, Any] = field(default_factory=dict)
     beat_at: float = 0.0
+    joined: bool = False  # another machine's crawler runs the request: we only help
 
 
 class CrawlServer:
@@ -135,6 +141,7 @@ class CrawlServer:
         self.stop_reason = ""
         self.finished: list[str] = []  # crawl ids this process ended (finished or failed)
         self._crawls: dict[int, _Crawl] = {}
+        self._helped: set[int] = set()  # requests joined once (their end is their owner's)
         self._events: asyncio.Queue[tuple[_Crawl, Any]] = asyncio.Queue()
         self._redis: Redis | None = None
         self._redis_url = ""
@@ -182,6 +189,8 @@ class CrawlServer:
                     await self._db(crawler_alive, self.catalog, self.worker,
                                    running=len(self._crawls), stopping=self.stopping.is_set())
                     await self._take_requests()
+                    if self.base.machine and not self.stopping.is_set():
+                        await self._join_running()
                 await self._heartbeats()
                 with contextlib.suppress(TimeoutError):
                     crawl, message = await asyncio.wait_for(self._events.get(), tick)
@@ -210,6 +219,35 @@ class CrawlServer:
                 await self._db(release_crawl, self.catalog, request.id, worker=self.worker)
                 return  # the next poll tries again
 
+    async def _join_running(self) -> None:
+        """Several machines: help with the crawls other machines' crawlers run (those that
+        run as machines), each once, as far as `max_crawls` allows."""
+        assert self._redis is not None
+        running = await self._db(list_crawls, self.catalog, states=["running"])
+        for request in running:
+            if len(self._crawls) >= self.options.max_crawls:
+                return
+            if request.id in self._crawls or request.id in self._helped:
+                continue
+            if await self._redis.get(FrontierKeys(request.crawl_id).slot_count) is None:
+                continue  # not (yet) run by machines
+            self._helped.add(request.id)
+            try:
+                settings, _ = request_settings(self.base, request)
+                settings = self._child_settings(settings)
+                check_data_dir(settings.data_dir, settings.frontier_home)
+            except (ArchiveError, OSError) as exc:
+                log.warning("cannot join crawl %s: %s", request.crawl_id, exc)
+                continue
+            log.info("joining crawl %s (run by %s) as machine %s", request.crawl_id,
+                     request.claimed_by, self.base.machine)
+            self._spawn(request, settings, joined=True)
+
+    def _child_settings(self, settings: CrawlerSettings) -> CrawlerSettings:
+        return settings.with_changes(
+            redis_url=self._redis_url, metrics_port=-1, recover_on_start=False,
+            exit_when_idle_s=self.options.exit_when_idle_s, shard=0, shards=1)
+
     async def _start_failed(self, request: CrawlRequest, exc: Exception) -> None:
         log.error("crawl %s cannot start: %s", request.crawl_id, exc)
         await self._db(finish_crawl, self.catalog, request.id, worker=self.worker,
@@ -219,9 +257,7 @@ class CrawlServer:
 
     async def _start(self, request: CrawlRequest) -> None:
         settings, seeds = request_settings(self.base, request)
-        settings = settings.with_changes(
-            redis_url=self._redis_url, metrics_port=-1, recover_on_start=False,
-            exit_when_idle_s=self.options.exit_when_idle_s, shard=0, shards=1)
+        settings = self._child_settings(settings)
         check_data_dir(settings.data_dir, settings.frontier_home)
         async with self._frontier(settings) as frontier:
             await FrontierRecovery(frontier, settings.frontier_home).on_start()
@@ -237,12 +273,18 @@ class CrawlServer:
         async with memory_guard(self._redis, self._redis_url, settings.crawl_name, writing=True):
             frontier = await Frontier(self._redis, settings.frontier_home,
                                       frontier_config(settings)).open()
+            if settings.machine:  # what it queues goes to the owners' inboxes
+                keys = frontier.state.keys
+                frontier.own_slots(MachineState(
+                    self._redis, keys, machine=settings.machine, slots=settings.slots,
+                    prefixes=[keys.domain_prefix, settings.host_gates]))
             try:
                 yield frontier
             finally:
                 frontier.close()
 
-    def _spawn(self, request: CrawlRequest, settings: CrawlerSettings) -> None:
+    def _spawn(self, request: CrawlRequest, settings: CrawlerSettings, *,
+               joined: bool = False) -> None:
         context = multiprocessing.get_context("spawn")
         receive, send = context.Pipe(duplex=False)
         spec = ChildSpec(request.id, settings, self.store_settings,
@@ -251,7 +293,8 @@ class CrawlServer:
                                   name=f"crawl-{request.crawl_id}")
         process.start()
         send.close()  # the child's end: EOF on ours once the child is gone
-        crawl = _Crawl(request, settings, process, receive, earlier_attempts(request))
+        crawl = _Crawl(request, settings, process, receive, earlier_attempts(request),
+                       joined=joined)
         self._crawls[request.id] = crawl
         loop = asyncio.get_running_loop()
         threading.Thread(target=self._read, args=(crawl, loop), daemon=True,
@@ -287,6 +330,12 @@ class CrawlServer:
             if crawl.lost or now - crawl.beat_at < self.options.heartbeat_s:
                 continue
             crawl.beat_at = now
+            if crawl.joined:  # its owner writes the request; we stop once it ended
+                current = await self._db(get_crawl, self.catalog, crawl.request.crawl_id)
+                if current is None or current.state != "running":
+                    crawl.lost = True
+                    self._signal(crawl)
+                continue
             crawl.progress = await self._progress(crawl)
             if not await self._db(heartbeat, self.catalog, crawl.request.id, worker=self.worker,
                                   progress=crawl.progress):
@@ -313,7 +362,7 @@ class CrawlServer:
             log.error("crawl %s: its process (pid %s) died (exit code %s): ending its leases "
                       "and recovering its journals", request.crawl_id, crawl.process.pid, code)
             await self._recover(crawl)
-        if crawl.lost:
+        if crawl.lost or crawl.joined:
             return
         progress = await self._progress(crawl)
         if report is None:
@@ -342,6 +391,8 @@ class CrawlServer:
                  outcome.get("stopped_because"))
         if done:
             self.finished.append(request.crawl_id)
+            if crawl.settings.machine:
+                await self._others_gone(crawl.settings)
             await self._forget(crawl.settings)
 
     async def _recover(self, crawl: _Crawl) -> None:
@@ -354,6 +405,20 @@ class CrawlServer:
         except (ArchiveError, RedisError, OSError) as exc:  # its leases expire on their own
             log.warning("recovering crawl %s failed (%s); its leases expire in %g s",
                         crawl.request.crawl_id, exc, crawl.settings.lease_seconds)
+
+    async def _others_gone(self, settings: CrawlerSettings) -> None:
+        """Wait (at most a machine lease and an idle wait) for the other machines' crawl
+        processes to leave the ended crawl before its keys go."""
+        assert self._redis is not None
+        key = FrontierKeys(settings.crawl_name).machines
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + settings.machine_lease_s + self.options.exit_when_idle_s
+        while loop.time() < deadline:
+            leases = await self._redis.hgetall(key)
+            now = time.time()
+            if not any(float(until) > now for until in leases.values()):
+                return
+            await asyncio.sleep(0.5)
 
     async def _forget(self, settings: CrawlerSettings) -> None:
         """An ended crawl's Redis keys (its seen filter is most of Redis's memory): no one

@@ -152,7 +152,7 @@ def test_a_redelivered_entry_is_not_queued_twice(
             await fa.add_urls(urls_for(theirs, 5))
             stream = fb.state.keys.inbox(b.machine.slot(theirs[0]))
             found = await fb.redis.xreadgroup(GROUP, "dead", {stream: ">"}, count=1)
-            entry_id, fields = found[0][1][0]
+            _entry_id, fields = found[0][1][0]
             for domain, lines in fields.items():  # the dead consumer's append, unrecorded
                 fb.files.append_lines(domain.decode(), lines)
             inbox = InboxConsumer(fb, consumer="b2", reclaim_idle_s=0.0, block_ms=10)
