@@ -36,7 +36,6 @@ from pathlib import Path
 from frontier_service.counts import Counts
 from frontier_service.frontier.checkpoint import DomainCheckpoint, checkpoint_dir, load_checkpoints
 from frontier_service.frontier.frontier_files import FrontierFiles, past_consumed, walk
-from frontier_service.frontier.frontier_record import parse_line
 
 log = logging.getLogger(__name__)
 
@@ -247,6 +246,7 @@ def consumed_fingerprints(fd: int, cut: int) -> bytes:
     """The 16-byte fingerprints (as a rebuild makes them) of the URL lines in [0, cut) not
     yet punched: the part already punched reads as NUL bytes and is skipped."""
     out: list[bytes] = []
+    blake2b = hashlib.blake2b
     pos, carry = 0, b""
     while pos < cut:
         data = os.pread(fd, min(_CHUNK, cut - pos), pos)
@@ -260,9 +260,11 @@ def consumed_fingerprints(fd: int, cut: int) -> bytes:
         end = data.rfind(b"\n") + 1
         carry = data[end:]
         for line in data[:end].split(b"\n"):
-            line = line.lstrip(b"\0")
-            if line and parse_line(line) is not None:
-                out.append(hashlib.blake2b(line.split(b"|", 1)[0], digest_size=16).digest())
+            # url|depth|priority|added_at[|kind]; a torn line's stray fingerprint is harmless
+            if line.count(b"|") in (3, 4):
+                url = line.lstrip(b"\0").split(b"|", 1)[0]
+                if url:
+                    out.append(blake2b(url, digest_size=16).digest())
     return b"".join(out)
 
 
