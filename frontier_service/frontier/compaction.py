@@ -29,6 +29,7 @@ import hashlib
 import logging
 import os
 import time
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -314,17 +315,28 @@ def compact_crawl(root: Path, crawl_name: str, *, threshold: int = 0,
         files.close()
 
 
+def in_part(domain: str, part: int, parts: int) -> bool:
+    """Whether process `part` of `parts` compacts the domain's file (each file has one)."""
+    return parts <= 1 or zlib.crc32(domain.encode()) % parts == part
+
+
+def _pass(compactor: FrontierCompactor, directory: Path, part: int, parts: int) -> CompactionReport:
+    checkpoints = load_checkpoints(directory)
+    return compactor.compact({d: c for d, c in checkpoints.items() if in_part(d, part, parts)})
+
+
 async def compact_periodically(files: FrontierFiles, directory: Path, *, threshold: int,
-                               every_s: float, finished: asyncio.Event) -> None:
+                               every_s: float, finished: asyncio.Event,
+                               part: int = 0, parts: int = 1) -> None:
     """Every `every_s` until `finished`: a compaction pass in a thread from the checkpoints
-    on disk in `directory` (never blocking the event loop; a failed pass is retried)."""
+    on disk in `directory` (never blocking the event loop; a failed pass is retried). Of
+    several processes of a crawl, process `part` of `parts` compacts its share of files."""
     compactor = FrontierCompactor(files, threshold=threshold)
     while not finished.is_set() and compactor.supported:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(finished.wait(), every_s)
         try:
-            checkpoints = await asyncio.to_thread(load_checkpoints, directory)
-            report = await asyncio.to_thread(compactor.compact, checkpoints)
+            report = await asyncio.to_thread(_pass, compactor, directory, part, parts)
         except Exception:
             log.exception("compacting the frontier files failed; retrying")
             continue

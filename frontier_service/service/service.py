@@ -261,7 +261,7 @@ class CrawlerService:
                     tg.create_task(compact_periodically(
                         parts.frontier.files, checkpoint_dir(s.frontier_home, s.crawl_name),
                         threshold=s.compact_bytes, every_s=s.compact_seconds,
-                        finished=self.finished), name="compaction")
+                        finished=self.finished, part=s.shard, parts=s.shards), name="compaction")
                 tg.create_task(self._audit_loop(parts.recovery), name="audit")
                 tg.create_task(parts.recovery.watch(self.stopping, self.redis_failure),
                                name="redis-watch")

@@ -21,6 +21,7 @@ from frontier_service.frontier.compaction import (
     FrontierCompactor,
     compact_crawl,
     disk_usage,
+    in_part,
     line_cut,
     read_seen,
 )
@@ -188,3 +189,12 @@ def test_cutting_at_redis_offsets_would_lose_urls(redis_url: str, crawl_name: st
     read, expected, _ = asyncio.run(
         rebuilt_after_compaction(redis_url, tmp_path, crawl_name, cut_from_redis=True))
     assert read < expected and len(expected - read) == 3 * 1000
+
+
+@pytest.mark.unit
+def test_each_file_is_compacted_by_one_process_of_several() -> None:
+    domains = [f"d{i}.example" for i in range(300)]
+    for parts in (1, 2, 3):
+        owners = [[p for p in range(parts) if in_part(d, p, parts)] for d in domains]
+        assert all(len(o) == 1 for o in owners)
+        assert {o[0] for o in owners} == set(range(parts))
