@@ -204,6 +204,11 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
 @click.option("--checkpoint-seconds", type=float,
               help="Seconds between on-disk checkpoints of read offsets (a Redis that lost its "
                    "data repeats at most this long of fetches).")
+@click.option("--compact-bytes", type=int,
+              help="Free a frontier file's fetched prefix on disk once it grew this many bytes "
+                   "(0: never; default 65536).")
+@click.option("--compact-seconds", type=float,
+              help="Seconds between looks for frontier files to compact (default 60).")
 @click.option("--drain-timeout", type=float, help="SIGTERM: seconds in-flight fetches may take.")
 @click.option("--progress-seconds", type=float, help="Seconds between progress lines.")
 @click.option("--no-assets", is_flag=True, default=False, help="Do not queue images, scripts, styles.")
@@ -456,6 +461,43 @@ def rebuild_redis_command(obj: Context, *, as_json: bool, yes: bool) -> None:
                f"  URLs: {report.urls:,} queued, {report.seen_added:,} added to the seen filter, "
                f"{report.torn_lines:,} torn lines skipped\n"
                f"  {report.bytes:,} bytes of frontier files in {report.seconds:.1f} s")
+
+
+@cli.command("compact")
+@click.option("--dry-run", is_flag=True, help="Say how many disk bytes it would free; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@crawl_name_option
+@click.pass_obj
+def compact_command(obj: Context, *, dry_run: bool, as_json: bool, crawl_name: str | None) -> None:
+    """Free the disk blocks of frontier file lines already fetched (safe while crawling).
+
+    Each domain's file keeps its size; the part before its last on-disk checkpoint becomes
+    a hole that takes no disk and reads as consumed. Crawls do this as they go
+    (--compact-bytes); this command does it all at once, for example after a crawl.
+    """
+    from archive_pipelines.datadir import require_data_dir
+    from frontier_service.frontier.compaction import compact_crawl, disk_usage
+
+    settings = obj.crawler_settings(crawl_name=crawl_name)
+    require_data_dir(settings.data_dir)
+    home = settings.frontier_home
+    before = disk_usage(home)
+    report = compact_crawl(home, settings.crawl_name, dry_run=dry_run)
+    after = disk_usage(home)
+    if as_json:
+        click.echo(json.dumps({"crawl": settings.crawl_name, "dry_run": dry_run,
+                               **report.as_metadata(),
+                               "apparent_bytes": after.apparent_bytes,
+                               "frontier_disk_bytes_before": before.frontier_disk_bytes,
+                               "frontier_disk_bytes": after.frontier_disk_bytes}))
+        return
+    verb = "would free" if dry_run else "freed"
+    click.echo(f"{verb} {report.bytes_freed:,} disk bytes in {report.files:,} frontier files "
+               f"of crawl {settings.crawl_name!r} ({report.bytes_punched:,} fetched bytes)\n"
+               f"  frontier files: {after.files:,}, {after.apparent_bytes:,} bytes apparent, "
+               f"{before.frontier_disk_bytes:,} -> {after.frontier_disk_bytes:,} bytes on disk")
+    if report.unsupported:
+        click.echo("  the filesystem cannot punch holes: nothing was freed", err=True)
 
 
 def main(argv: list[str] | None = None) -> int:

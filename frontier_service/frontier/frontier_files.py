@@ -5,6 +5,9 @@ processes) never interleave inside a batch. Each append starts with a newline: a
 by a writer that crashed mid-write is then terminated by the next append and skipped as
 corrupt, instead of gluing onto the next record. A final line without its newline is never
 returned; the read offset stays in front of it until it is complete. Offsets are bytes.
+
+Compaction (compaction.py) turns a file's consumed prefix into a hole of NUL bytes;
+readers skip NUL bytes as consumed, never as corrupt lines.
 """
 
 from __future__ import annotations
@@ -97,6 +100,9 @@ class FrontierFiles:
                 return records, offset
             while len(records) < max_lines:
                 data = os.pread(fd, chunk, pos)
+                if data[:1] == b"\0":
+                    pos = past_consumed(fd, pos, data)
+                    continue
                 cut = data.rfind(b"\n")
                 if cut < 0:
                     if len(data) < chunk:
@@ -117,6 +123,7 @@ class FrontierFiles:
                max_lines: int) -> int:
         for line in data.split(b"\n"):
             pos += len(line) + 1
+            line = line.lstrip(b"\0")  # a compacted prefix's end
             if not line:
                 continue
             record = parse_line(line)
@@ -161,6 +168,18 @@ class FrontierFiles:
         if len(self._fds) > self.max_open_files:
             os.close(self._fds.popitem(last=False)[1])
         return fd
+
+
+def past_consumed(fd: int, pos: int, data: bytes) -> int:
+    """The offset after the run of NUL bytes (a compacted, consumed prefix) that `data`,
+    read at `pos`, starts with: the hole's end if the filesystem says, else past the NULs read."""
+    try:
+        found = os.lseek(fd, pos, os.SEEK_DATA)
+    except OSError:  # ENXIO: a hole to the end; or no SEEK_DATA here
+        found = pos
+    if found > pos:
+        return found
+    return pos + len(data) - len(data.lstrip(b"\0"))
 
 
 def domain_from_file_name(name: str) -> str | None:

@@ -1,5 +1,8 @@
 """What the frontier files on disk hold, read for a Redis rebuild or audit: each file's
-domain key, where its last complete line ends, and its URLs' seen-filter fingerprints."""
+domain key, where its last complete line ends, and its URLs' seen-filter fingerprints.
+
+A compacted file's consumed prefix is a hole of NUL bytes: skipped as consumed (its URLs
+are no longer on disk), never counted as torn lines."""
 
 from __future__ import annotations
 
@@ -14,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from archive_pipelines.canonical_urls import try_canonical_url_and_domain
-from frontier_service.frontier.frontier_files import frontier_file_name, walk
+from frontier_service.frontier.compaction import read_seen
+from frontier_service.frontier.frontier_files import frontier_file_name, past_consumed, walk
 from frontier_service.frontier.frontier_record import parse_kind
 
 log = logging.getLogger(__name__)
@@ -69,6 +73,10 @@ def scan_file(path: Path, *, start: int = 0, limit: int | None = None) -> FileSc
     bytes (None: to the end): its URL lines, torn lines and URL fingerprints (blake2b-16 of
     the canonical URL, as `fingerprint_canonical` makes them)."""
     scan = FileScan(end=start)
+    if start == 0:  # the lines compaction punched out left their fingerprints here
+        saved = read_seen(path)
+        scan.urls += len(saved)
+        scan.fingerprints += saved
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -83,11 +91,16 @@ def scan_file(path: Path, *, start: int = 0, limit: int | None = None) -> FileSc
             if not data:
                 scan.eof = True
                 break
+            if not carry and data[:1] == b"\0":
+                position = past_consumed(fd, position, data)
+                continue
             position += len(data)
             if carry:
                 data = carry + data
             cut = data.rfind(b"\n") + 1
             carry = data[cut:]
+            if not carry.strip(b"\0"):
+                carry = b""  # NULs of a compacted prefix up to here: consumed
             if cut:
                 _scan_lines(data[:cut], scan)
             if limit is not None and position - start >= limit and cut:
@@ -106,10 +119,13 @@ def complete_end(path: Path) -> int:
     except FileNotFoundError:
         return 0
     try:
-        end = os.fstat(fd).st_size
+        size = end = os.fstat(fd).st_size
         while end > 0:
             start = max(0, end - _TAIL)
-            newline = os.pread(fd, end - start, start).rfind(b"\n")
+            data = os.pread(fd, end - start, start)
+            newline = data.rfind(b"\n")
+            if end == size and not data[newline + 1:].strip(b"\0"):
+                return size  # a NUL tail is a compacted (consumed) prefix's end
             if newline >= 0:
                 return start + newline + 1
             end = start
@@ -182,6 +198,7 @@ def _scan_lines(block: bytes, scan: FileScan) -> None:
     blake2b = hashlib.blake2b
     out = scan.fingerprints
     for line in block.split(b"\n"):
+        line = line.lstrip(b"\0")  # the end of a compacted prefix
         if not line:
             continue
         parts = line.split(b"|")
@@ -215,10 +232,19 @@ def _text(url: bytes) -> bool:
 def _first_line_domain(path: Path) -> str | None:
     """The domain key of the first whole URL line, if the file's name is that domain's."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(1 << 20)
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        position = 0
+        head = os.pread(fd, 1 << 20, position)
+        while head[:1] == b"\0":  # past a compacted prefix
+            position = past_consumed(fd, position, head)
+            head = os.pread(fd, 1 << 20, position)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     for line in head.split(b"\n")[:-1]:
         parts = line.split(b"|")
         if len(parts) not in (4, 5) or not _text(parts[0]):

@@ -76,6 +76,10 @@ class CrawlerSettings:
     claim_poll_s: float = 0.01  # wait before asking again when fewer domains were due
     lease_seconds: float = 120.0  # a crashed process's domains come back after this
     checkpoint_seconds: float = 2.0  # on-disk checkpoint of read offsets (Redis-loss recovery)
+    # Frontier file compaction: a file's consumed prefix (its checkpointed offset) is freed
+    # once it grew this many bytes since the last punch (0: off), checked this often.
+    compact_bytes: int = 64 << 10
+    compact_seconds: float = 60.0
     audit_seconds: float = 300.0  # check Redis against the files this often (0: at the end only)
     link_flush_urls: int = 5_000  # discovered URLs buffered before add_urls ...
     link_flush_s: float = 0.2  # ... or this long
@@ -157,10 +161,13 @@ class CrawlerSettings:
                         "max_pages": self.max_pages, "max_seconds": self.max_seconds,
                         "exit_when_idle_s": self.exit_when_idle_s,
                         "segment_idle_seconds": self.segment_idle_seconds,
-                        "max_assets_per_page": self.max_assets_per_page}
+                        "max_assets_per_page": self.max_assets_per_page,
+                        "compact_bytes": self.compact_bytes}
         for name, value in non_negative.items():
             if value < 0:
                 raise SettingsError(f"`{name}` must not be negative, got {value}")
+        if self.compact_seconds <= 0:
+            raise SettingsError(f"`compact_seconds` must be positive, got {self.compact_seconds}")
         if self.segment_seconds <= 0 or self.lease_seconds <= 0 or self.checkpoint_seconds <= 0:
             raise SettingsError(
                 "`segment_seconds`, `lease_seconds` and `checkpoint_seconds` must be positive")

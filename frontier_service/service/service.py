@@ -37,6 +37,8 @@ from archive_pipelines.settings import StoreSettings
 from frontier_service.archiving.page_journal import IndexJournal, journal_dir
 from frontier_service.archiving.segment_closer import DagsterReporter, SegmentCloser
 from frontier_service.counts import Counts
+from frontier_service.frontier.checkpoint import checkpoint_dir
+from frontier_service.frontier.compaction import compact_periodically
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.script_guard import FrontierLost
 from frontier_service.machines.inbox import InboxConsumer
@@ -261,6 +263,11 @@ class CrawlerService:
                     parts.offsets.write), full=asyncio.Event(), every_s=s.checkpoint_seconds, log=log,
                     failure="writing the offset checkpoint failed; retrying",
                     on_error=self._on_write_error), name="offset-checkpoint")
+                if s.compact_bytes:
+                    tg.create_task(compact_periodically(
+                        parts.frontier.files, checkpoint_dir(s.frontier_home, s.crawl_name),
+                        threshold=s.compact_bytes, every_s=s.compact_seconds,
+                        finished=self.finished, part=s.shard, parts=s.shards), name="compaction")
                 tg.create_task(self._audit_loop(parts.recovery), name="audit")
                 tg.create_task(parts.recovery.watch(self.stopping, self.redis_failure),
                                name="redis-watch")
