@@ -3,8 +3,7 @@
 Every process of the machine renews the machine's lease (the heartbeat), which takes its
 share of the free slots and of those whose machine stopped renewing; each reads the
 inboxes of the machine's slots. The leader (the machine's first process) also:
-- at start, sends on what its files hold for domains it does not own (any more), and empties
-  files Redis says are stale;
+- at start, sends on what its files hold for domains it does not own (any more);
 - during the crawl, gives slots to a machine that holds fewer than its share, and sends on
   the lines of its domains that another machine took over while this one was away;
 - at a stop while others run, lets go of its slots and sends on all it holds.
@@ -57,10 +56,9 @@ class MachineLoop:
         report = await send_on(self.frontier, strays)
         report.add(await self.send_orphans())
         self.sent.add(report)
-        if report.domains_sent or report.files_emptied:
-            log.info("machine %s sent on %d URLs of %d domains it does not own (%d files "
-                     "emptied)", self.machine.machine, report.lines_sent, report.domains_sent,
-                     report.files_emptied)
+        if report.domains_sent:
+            log.info("machine %s sent on %d URLs of %d domains it does not own",
+                     self.machine.machine, report.lines_sent, report.domains_sent)
         return report
 
     async def send_orphans(self) -> SendReport:

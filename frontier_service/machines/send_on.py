@@ -1,9 +1,10 @@
 """Sending a machine's unfetched frontier lines on to the owners of their domains' slots.
 
 A line leaves a file only by DETACH_SEND, which puts it into the slot's inbox and lets go of
-the domain in one Redis step; only then is the file emptied (truncated, not unlinked: every
-process of the machine may hold it open). A file Redis says holds nothing of this machine's
-(already sent, or lines whose append was refused) is emptied too.
+the domain in one Redis step. The file itself is left as it is: offsets only grow, so the
+checkpoints' offsets of the domain stay below whatever the machine appends to it later (a
+claim would take a checkpoint ahead of Redis for a loss, and compaction would punch it), and
+the sent lines lie below the start Redis records if the domain ever comes back.
 """
 
 from __future__ import annotations
@@ -29,20 +30,20 @@ class SendReport:
     domains_sent: int = 0
     lines_sent: int = 0
     bytes_missing: int = 0  # Redis's range reached past the file's end: lost with the disk
-    files_emptied: int = 0
+    not_ours: int = 0  # files Redis says hold nothing of this machine's (sent before)
     busy: list[str] | None = None  # leased by this machine's workers: send them later
 
     def add(self, other: SendReport) -> None:
         self.domains_sent += other.domains_sent
         self.lines_sent += other.lines_sent
         self.bytes_missing += other.bytes_missing
-        self.files_emptied += other.files_emptied
+        self.not_ours += other.not_ours
         self.busy = (self.busy or []) + (other.busy or [])
 
 
 async def send_on(frontier: Frontier, domains: Iterable[str]) -> SendReport:
-    """For each domain: send the unfetched lines Redis says this machine's file holds, and
-    empty the file; leave a domain our workers lease (report.busy)."""
+    """For each domain: send the unfetched lines Redis says this machine's file holds; leave
+    a domain our workers lease (report.busy)."""
     report = SendReport(busy=[])
     for domain in domains:
         await _send_one(frontier, domain, report)
@@ -72,8 +73,7 @@ async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None
         if code == SENT and lines:
             report.domains_sent += 1
             report.lines_sent += lines.count(b"\n")
-        if await asyncio.to_thread(_empty, path):
-            report.files_emptied += 1
+        report.not_ours += code == NOT_OURS
         return
     log.warning("the frontier of %s kept changing while being sent on; trying later", domain)
 
@@ -94,16 +94,6 @@ def _whole_lines(data: bytes) -> bytes:
     reclaimed prefix), each ending in a newline; a torn last line is dropped."""
     lines = [line for line in data.split(b"\n")[:-1] if line.strip(b"\0")]
     return b"".join(line + b"\n" for line in lines)
-
-
-def _empty(path: Path) -> bool:
-    try:
-        if os.stat(path).st_size == 0:
-            return False
-        os.truncate(path, 0)
-    except FileNotFoundError:
-        return False
-    return True
 
 
 def local_domains(root: Path) -> list[tuple[str, Path]]:

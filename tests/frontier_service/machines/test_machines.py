@@ -99,7 +99,8 @@ def test_a_dead_machines_lines_are_sent_on_when_it_comes_back(
             assert a2.machine.mine == frozenset()
             report = await a2.send_strays()
             assert report.domains_sent == 20 and report.bytes_missing == 0
-            assert file_domains(tmp_path / "a") == set()  # emptied once sent
+            assert await unread_urls(fa) == []  # nothing of A's left to fetch
+            assert (await a2.send_strays()).domains_sent == 0  # sent once
             inbox = InboxConsumer(fb, consumer="b1", block_ms=10)
             while await inbox.poll():
                 pass
@@ -186,8 +187,8 @@ def test_lines_of_a_slot_that_moved_meanwhile_are_sent_on(
                 pass
             assert Counter(await unread_urls(fb)) == Counter(u for u, _ in urls_for(theirs, 3))
             await a._beat()  # A hears
-            report = await a.send_strays()  # A's stale lines: emptied, not sent
-            assert report.domains_sent == 0 and report.files_emptied == 1
+            report = await a.send_strays()  # A's stale lines: not sent again
+            assert report.domains_sent == 0 and report.not_ours == 1
 
     asyncio.run(main())
 
