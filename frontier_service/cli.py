@@ -252,7 +252,8 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
                    "'Crawling from several machines'.")
 @click.option("--slots", type=int, default=None,
               help="With --machine: the number of domain slots shared out among the "
-                   "machines (default 64; fixed by the crawl's first machine).")
+                   "machines (default: the crawl's; 64 for a new crawl; fixed by its first "
+                   "machine).")
 @click.option("--machine-lease", "machine_lease_s", type=float, default=None, metavar="SECONDS",
               help="With --machine: a machine silent this long is taken for dead and its "
                    "slots go to the others (default 30).")

@@ -179,3 +179,18 @@ elseif h[5] then
 end
 return 2
 """
+
+# ARGV: domain prefix, me, blob of domain lines. The domains whose hash names no machine (a
+# crawl that ran on one machine, or was migrated, before machines) become `me`'s: their
+# files are on `me`'s disk. Returns how many.
+ADOPT = """
+local n = 0
+for d in string.gmatch(ARGV[3], '(%S+)\\n') do
+  local key = ARGV[1] .. d
+  if redis.call('EXISTS', key) == 1 and redis.call('HEXISTS', key, 'm') == 0 then
+    redis.call('HSET', key, 'm', ARGV[2])
+    n = n + 1
+  end
+end
+return n
+"""

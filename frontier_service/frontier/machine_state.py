@@ -70,6 +70,7 @@ class MachineState:
         self._free = redis.register_script(lua_machines.FREE)
         self._record = guarded(redis.register_script(lua_machines.RECORD_OWNED_APPENDS))
         self._detach = guarded(redis.register_script(lua_machines.DETACH_SEND))
+        self._adopt = redis.register_script(lua_machines.ADOPT)
 
     def guard_epoch(self) -> None:
         self._state_keys = [*self.keys.coordination, self.keys.epoch]
@@ -149,6 +150,15 @@ class MachineState:
             keys=self._state_keys,
             args=[*self._prefixes, self.machine, domain, start, end, lines,
                   k.inbox(self.slot(domain)), k.orphaned, k.orphans("")]))
+
+    async def adopt(self, domains: Sequence[str]) -> int:
+        """Mark the domains whose hash names no machine as this machine's (their files are
+        here); returns how many were."""
+        adopted = 0
+        for start in range(0, len(domains), 2000):
+            blob = "".join(f"{d}\n" for d in domains[start:start + 2000])
+            adopted += int(await self._adopt(keys=[], args=[self._prefixes[0], self.machine, blob]))
+        return adopted
 
     async def held_range(self, domain: str) -> tuple[int, int] | None:
         """The range [read_offset, size) of a domain that Redis says this machine's file

@@ -3,7 +3,8 @@
 Every process of the machine renews the machine's lease (the heartbeat), which takes its
 share of the free slots and of those whose machine stopped renewing; each reads the
 inboxes of the machine's slots. The leader (the machine's first process) also:
-- at start, sends on what its files hold for domains it does not own (any more);
+- at start, sends on what its files hold for domains it does not own (any more), and marks
+  the domains of its slots that no machine owned yet (queued before machines) as its own;
 - during the crawl, gives slots to a machine that holds fewer than its share, and sends on
   the lines of its domains that another machine took over while this one was away;
 - at a stop while others run, lets go of its slots and sends on all it holds.
@@ -53,6 +54,11 @@ class MachineLoop:
         domains = await asyncio.to_thread(local_domains, self.root)
         mine = self.machine.mine
         strays = [domain for domain, _ in domains if self.machine.slot(domain) not in mine]
+        adopted = await self.machine.adopt(
+            [domain for domain, _ in domains if self.machine.slot(domain) in mine])
+        if adopted:
+            log.info("machine %s: %d domains queued before machines crawled are its own",
+                     self.machine.machine, adopted)
         report = await send_on(self.frontier, strays)
         report.add(await self.send_orphans())
         self.sent.add(report)

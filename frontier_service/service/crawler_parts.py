@@ -49,6 +49,7 @@ from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_di
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
 from frontier_service.frontier.machine_state import MachineState, SlotsMismatch
 from frontier_service.frontier.redis_conn import open_redis
+from frontier_service.frontier.slots import DEFAULT_SLOTS
 from frontier_service.machines.machine_loop import MachineLoop
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.link_journal import LinkJournal, replay_link_journals
@@ -206,7 +207,7 @@ async def open_parts(settings: CrawlerSettings,
                                    session_id)
         stack.callback(_close_offsets, offsets)
         recovery = FrontierRecovery(frontier, settings.frontier_home, offsets, metrics=metrics)
-        if frontier.machine is not None and not settings.machine:
+        if frontier.machine is not None and frontier.machine.machine == "-":
             raise SettingsError(f"crawl {settings.crawl_name!r} is run by several machines: "
                                 "give this one a name with --machine NAME")
         machines = await join_machines(frontier, settings) if settings.machine else None
@@ -237,13 +238,16 @@ async def open_parts(settings: CrawlerSettings,
 
 
 async def check_machines(frontier: Frontier, settings: CrawlerSettings, *, writing: bool) -> None:
-    """A crawl several machines run is crawled only with --machine; `seed` and the like send
-    their URLs to the owners' inboxes (as a machine that owns no slot)."""
+    """A crawl several machines run: what `seed`, a supervisor or serve queues goes to the
+    owners' inboxes (as a machine that owns no slot; a crawl process then joins with
+    join_machines). Before its first machine ran, they append here: that machine adopts the
+    domains (machine_loop.py)."""
     keys = frontier.state.keys
     slots = await frontier.redis.get(keys.slot_count)
-    if slots is None or settings.machine or not writing:
+    if slots is None or not writing:
         return
-    frontier.own_slots(MachineState(frontier.redis, keys, machine="-", slots=int(slots),
+    frontier.own_slots(MachineState(frontier.redis, keys, machine=settings.machine or "-",
+                                    slots=int(slots),
                                     prefixes=[keys.domain_prefix, settings.host_gates]))
 
 
@@ -251,7 +255,9 @@ async def join_machines(frontier: Frontier, settings: CrawlerSettings) -> Machin
     """Several machines: this process crawls only the domains of its machine's slots (the
     first process of the machine leads: see machines/machine_loop.py)."""
     keys = frontier.state.keys
-    state = MachineState(frontier.redis, keys, machine=settings.machine, slots=settings.slots,
+    fixed = await frontier.redis.get(keys.slot_count)
+    slots = settings.slots or (int(fixed) if fixed is not None else DEFAULT_SLOTS)
+    state = MachineState(frontier.redis, keys, machine=settings.machine, slots=slots,
                          prefixes=[keys.domain_prefix, settings.host_gates])
     frontier.own_slots(state)
     loop = MachineLoop(frontier, settings.frontier_home, lease_seconds=settings.machine_lease_s,
@@ -259,7 +265,7 @@ async def join_machines(frontier: Frontier, settings: CrawlerSettings) -> Machin
     try:
         await loop.start()
     except SlotsMismatch as exc:
-        raise SettingsError(f"--slots {settings.slots}: {exc}") from None
+        raise SettingsError(f"--slots {slots}: {exc}") from None
     return loop
 
 

@@ -106,7 +106,7 @@ class CrawlerSettings:
     # crawl runs on one machine), the crawl's number of slots (fixed by its first machine)
     # and how long a machine may stay silent before others take its slots.
     machine: str = ""
-    slots: int = 64
+    slots: int = 0  # 0: the crawl's (DEFAULT_SLOTS for a new crawl)
     machine_lease_s: float = 30.0
     # Key prefix of the host gates in Redis: every crawl with the same one (on one Redis)
     # shares its politeness towards a host ('' = none: a crawl minds only its own requests).
@@ -191,7 +191,7 @@ class CrawlerSettings:
                 check_machine_name(self.machine)
             except ValueError as exc:
                 raise SettingsError(f"--machine: {exc}") from None
-            if not 1 <= self.slots <= MAX_SLOTS:
+            if not 0 <= self.slots <= MAX_SLOTS:
                 raise SettingsError(f"--slots must be in 1..{MAX_SLOTS}, got {self.slots}")
             if self.machine_lease_s <= 0:
                 raise SettingsError(f"--machine-lease must be positive, got {self.machine_lease_s}")

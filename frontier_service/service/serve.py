@@ -59,6 +59,7 @@ from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.keys import FrontierKeys
 from frontier_service.frontier.machine_state import MachineState
 from frontier_service.frontier.redis_conn import open_redis
+from frontier_service.frontier.slots import DEFAULT_SLOTS
 from frontier_service.frontier.state import FrontierState
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.recovery.epoch import glob_escape
@@ -275,8 +276,10 @@ class CrawlServer:
                                       frontier_config(settings)).open()
             if settings.machine:  # what it queues goes to the owners' inboxes
                 keys = frontier.state.keys
+                fixed = await self._redis.get(keys.slot_count)
                 frontier.own_slots(MachineState(
-                    self._redis, keys, machine=settings.machine, slots=settings.slots,
+                    self._redis, keys, machine=settings.machine,
+                    slots=settings.slots or int(fixed or DEFAULT_SLOTS),
                     prefixes=[keys.domain_prefix, settings.host_gates]))
             try:
                 yield frontier
