@@ -317,9 +317,12 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
               help="Run the crawls as machine NAME of several (see `run --machine`): the "
                    "crawls this crawler takes are shared out with the other machines' "
                    "crawlers, and it joins the crawls they took.")
+@click.option("--machine-lease", "machine_lease_s", type=float, default=None, metavar="SECONDS",
+              help="With --machine: as `run --machine-lease` (default 30).")
 @click.pass_obj
 def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_after: float,
-                  heartbeat_seconds: float, exit_when_idle: float, machine: str | None) -> None:
+                  heartbeat_seconds: float, exit_when_idle: float, machine: str | None,
+                  machine_lease_s: float | None) -> None:
     """Take queued crawls (`archive-pipelines crawls queue`, the Dagster crawl job and its
     schedules) and run them, until SIGTERM/SIGINT.
 
@@ -339,7 +342,8 @@ def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_a
     options.validate()
     catalog = Catalog.open(project.catalog_url)
     try:
-        run_server(obj.crawler_settings(machine=machine), catalog, options,
+        run_server(obj.crawler_settings(machine=machine, machine_lease_s=machine_lease_s),
+                   catalog, options,
                    store_settings=project.primary_store)
     finally:
         catalog.close()
