@@ -116,7 +116,7 @@ def wait_for_shares(redis_url: str, crawl_name: str, timeout: float = 60) -> dic
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            owners = Counter(client.hgetall(f"{crawl_name}:slotmap").values())
+            owners = Counter(str(m) for m in client.hgetall(f"{crawl_name}:slotmap").values())
             if owners == {"A": SLOTS // 2, "B": SLOTS // 2}:
                 return dict(owners)
             time.sleep(0.1)
@@ -255,7 +255,9 @@ def replay_matches_the_web(data: Path, web: TestWeb, url: str, *, fetched_ms: in
         assert process.stdout is not None
         line = process.stdout.readline()
         listening = re.search(r"http://127\.0\.0\.1:([0-9]+)/web/", line)
-        assert listening, f"{line!r} {process.stderr.read() if process.poll() is not None else ''}"
+        if not listening:
+            process.kill()
+            raise AssertionError(f"replay did not start: {line!r} {process.communicate()[1]}")
         answer = fetch(int(listening[1]), f"/web/{timestamp_of(fetched_ms)}id_/{url}")
         parts = urlsplit(url)
         status, body = refetch(web.port, parts.hostname or "", parts.path or "/")
