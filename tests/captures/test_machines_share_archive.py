@@ -49,7 +49,7 @@ SHARED_WEB = TestWebConfig(
 HOSTS = all_hosts(SHARED_WEB)
 SEEDS = tuple(f"http://{host}/" for host in HOSTS[:2])
 SLOTS = 8
-IDLE_S = 8  # covers seeding the crawl once both machines joined
+IDLE_S = 10  # covers seeding the crawl once both machines joined (and a late start)
 
 
 @pytest.fixture(scope="module")
@@ -224,8 +224,8 @@ def test_two_machines_crawl_into_one_archive_that_either_reads(
     assert len(pages) > 50 and pages <= captured_pages, pages - captured_pages
     by_a, by_b = set(by_session[sessions["A"]]), set(by_session[sessions["B"]])
     assert len(by_a) > 10 and len(by_b) > 10, (len(by_a), len(by_b))
-    # A's pages are those of the domains A owned: none of B's.
-    assert not {urlsplit(u).hostname for u in by_a} & {urlsplit(u).hostname for u in by_b}
+    for name, run in (("A", run_a), ("B", run_b)):  # every page a machine archived
+        assert sum(by_session[sessions[name]].values()) == run["pages"], (name, run)
 
     # A page A fetched replays from B's data dir with the web's bytes (its body: the bucket).
     page = next(url for url in sorted(by_a) if not urlsplit(url).query
