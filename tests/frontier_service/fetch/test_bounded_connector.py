@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Iterator
 
@@ -27,10 +28,8 @@ def many_hosts() -> Iterator[TestWebProcess]:
 def open_sockets() -> int:
     count = 0
     for fd in os.listdir("/proc/self/fd"):
-        try:
+        with contextlib.suppress(OSError):  # closed since listed
             count += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
-        except OSError:
-            pass  # closed since listed
     return count
 
 
