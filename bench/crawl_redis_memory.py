@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import sys
 import tempfile
 import time
@@ -46,8 +47,22 @@ from frontier_service.pages.visit_buffer import VisitBuffer  # noqa: E402
 SCALE = 100
 TARGET_BYTES = 1.5e9
 DESIGN_BYTES = 4.5e9
-ROBOTS = (b"User-agent: *\nDisallow: /cgi-bin/\nDisallow: /search\nDisallow: /tmp/\n"
-          b"Allow: /\nSitemap: https://www.example.com/sitemap.xml\n")
+WORDS = ("account", "admin", "api", "archive", "basket", "calendar", "cart", "checkout",
+         "comment", "download", "event", "feed", "filter", "login", "media", "print", "profile",
+         "register", "search", "share", "sort", "tag", "tmp", "user", "wp-admin", "wp-json")
+
+
+def robots_body(size: int, seed: int) -> bytes:
+    """A robots.txt of `size` bytes, its lines as varied as real ones (not one line repeated,
+    which zlib would squeeze to nothing)."""
+    rng = random.Random(seed)
+    lines = [b"User-agent: *"]
+    while sum(len(line) + 1 for line in lines) < size:
+        kind = rng.choice((b"Disallow", b"Disallow", b"Allow"))
+        path = "/".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+        tail = rng.choice(("/", "*", f"?{rng.choice(WORDS)}=", f"-{rng.randint(1, 9999)}/"))
+        lines.append(kind + b": /" + path.encode() + tail.encode())
+    return (b"\n".join(lines) + b"\n")[:size]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,8 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--visited", type=int, default=75_000, help="visited records")
     group.add_argument("--domains", type=int, default=10_000)
     group.add_argument("--error-rate", type=float, default=0.001, help="the seen filter's")
-    group.add_argument("--robots-bytes", type=int, default=len(ROBOTS),
-                       help="robots.txt body cached per domain")
+    group.add_argument("--robots-bytes", type=int, default=500,
+                       help="robots.txt body cached per domain (varied lines)")
 
 
 def domain_name(n: int) -> str:
@@ -141,10 +156,9 @@ async def fill(redis: Redis, root: Path, args: argparse.Namespace) -> dict[str, 
         await visits.flush()
         steps["visited marked, fetches counted"] = await used_memory(redis)
         robots = RedisRobotsStore(redis, "mem")
-        body = (ROBOTS * (args.robots_bytes // len(ROBOTS) + 1))[:args.robots_bytes]
-        for d in domains:
-            await robots.set(f"https://{d}", StoredRobots(body=body, expires_at=now + 86400,
-                                                           source="parsed"))
+        for n, d in enumerate(domains):
+            await robots.set(f"https://{d}", StoredRobots(body=robots_body(args.robots_bytes, n),
+                                                           expires_at=now + 86400, source="parsed"))
         steps["robots.txt cached"] = await used_memory(redis)
         steps["claimed"] = len(claimed)
         steps["seen_bytes"] = await frontier.seen.memory_bytes()
@@ -194,7 +208,9 @@ def report(args: argparse.Namespace, steps: dict[str, int], families: dict[str, 
     previous = None
     for name in ("empty", "opened (empty filters)", "URLs added", "domains claimed and released",
                  "visited marked, fetches counted", "robots.txt cached"):
-        grown = f" (+{human(steps[name] - previous)})" if previous is not None else ""
+        change = steps[name] - previous if previous is not None else 0
+        grown = (f" ({'+' if change >= 0 else '-'}{human(abs(change))})"
+                 if previous is not None else "")
         print(f"  {name:<34} {human(steps[name]):>10}{grown}")
         previous = steps[name]
     print("MEMORY USAGE per key family:")
@@ -209,8 +225,10 @@ def report(args: argparse.Namespace, steps: dict[str, int], families: dict[str, 
     print(f"per seen URL: {seen_bytes / args.seen:.2f} bytes (seen filter {human(seen_bytes)} "
           f"for {args.seen:,} at {args.error_rate:g})")
     print(f"per visited record: {visited_per:.1f} bytes")
-    print(f"per domain: {per_domain:,.0f} bytes (domain hash, ready/leased queues, host gate, "
-          f"robots.txt of {args.robots_bytes} bytes)")
+    print(f"per domain: {per_domain:,.0f} bytes (domain hash, ready queue, robots.txt entry of "
+          f"a {args.robots_bytes}-byte body); host gates and leases are held only while a host "
+          f"is leased or waits out its delay (a gate expires at the host's next fetch time): "
+          f"{families.get('hostgate:{domain}', (0, 0))[0]:,} left here")
     layout = plan_layout(args.seen * SCALE, args.error_rate)
     big_seen = layout.shards * layout.shard_bytes
     big_visited = visited_per * args.visited * SCALE
