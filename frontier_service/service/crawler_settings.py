@@ -229,6 +229,8 @@ def from_settings(settings: Settings, **overrides: Any) -> CrawlerSettings:
         domain_page_budget=crawl.domain_page_budget,
         max_body_bytes=crawl.max_body_bytes,
         max_assets_per_page=crawl.max_assets_per_page,
+        max_open_files=crawl.max_open_files,
+        max_idle_connections=crawl.max_idle_connections,
         user_agent=crawl.user_agent,
         allowed_domains=tuple(crawl.allowed_domains),
         allowed_networks=allowed_networks(crawl),

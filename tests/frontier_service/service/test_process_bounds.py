@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from archive_pipelines.archive_error import SettingsError
+from archive_pipelines.settings import load_settings
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.metrics import CrawlMetrics, render_prometheus
 from frontier_service.service.crawler_parts import fetch_settings, frontier_config
-from frontier_service.service.crawler_settings import CrawlerSettings
+from frontier_service.service.crawler_settings import CrawlerSettings, from_settings
 from frontier_service.service.descriptor_limit import descriptors_needed, ensure_descriptor_limit
 from frontier_service.service.process_gauges import open_fds, rss_bytes, sample_process
 from tests.frontier_service.frontier.helpers import connect
@@ -117,3 +118,11 @@ def test_the_gauges_read_this_process(tmp_path: Path) -> None:
     text = render_prometheus(m)
     assert f"frontier_open_fds {m.open_fds}\n" in text
     assert f"frontier_rss_bytes {m.rss_bytes}\n" in text
+
+
+@pytest.mark.unit
+def test_the_bounds_come_from_archive_toml(data_dir: Path) -> None:
+    (data_dir / "archive.toml").write_text("[crawl]\nmax_open_files = 300\nmax_idle_connections = 0\n")
+    crawler = from_settings(load_settings(data_dir, environ={}))
+    assert (crawler.max_open_files, crawler.max_idle_connections) == (300, 0)
+    assert from_settings(load_settings(data_dir, environ={}), max_open_files=20).max_open_files == 20
