@@ -23,6 +23,7 @@ from frontier_service.service.crawler_settings import (
     warn_legacy_private,
     with_loopback,
 )
+from frontier_service.service.descriptor_limit import ensure_descriptor_limit
 from frontier_service.service.process import configure_logging, run_async, run_crawler
 from frontier_service.service.service import STORE_FAILURE
 from frontier_service.service.supervisor import resolve_processes, run_supervisor
@@ -257,6 +258,14 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
 @click.option("--machine-lease", "machine_lease_s", type=float, default=None, metavar="SECONDS",
               help="With --machine: a machine silent this long is taken for dead and its "
                    "slots go to the others (default 30).")
+@click.option("--max-open-files", type=int,
+              help="Frontier files each process keeps open at most (default 1024); the least "
+                   "recently used are closed and reopened when needed.")
+@click.option("--max-idle-connections", type=int,
+              help="Idle keep-alive connections each process keeps across all hosts (default "
+                   "512; 0: none); the longest idle are closed. Each open file or connection "
+                   "is a descriptor: the process raises its soft limit to fit them, or refuses "
+                   "to start.")
 @scope_options
 @crawl_name_option
 @click.pass_obj
@@ -286,6 +295,7 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
         require_chromium()
     project = obj.project_settings()
     count = resolve_processes(processes if processes is not None else project.crawl.processes)
+    ensure_descriptor_limit(settings)  # before the children start: they inherit it
     if count == 1:
         report = run_crawler(settings, seeds=seeds, store_settings=project.primary_store)
     else:

@@ -69,6 +69,8 @@ class CrawlMetrics:
     frontier_ready_domains: int = 0
     frontier_due_domains: int = 0
     frontier_leased_domains: int = 0
+    open_fds: int = 0  # this process's open descriptors (summed over processes when combined)
+    rss_bytes: int = 0  # this process's resident memory
     stopping: bool = False
 
     def uptime_s(self) -> float:
@@ -78,7 +80,8 @@ class CrawlMetrics:
 _GAUGES = frozenset({"in_flight", "queued_domains", "releases_pending", "checkpoint_ms",
                      "claim_round_ms", "frontier_pending_bytes",
                      "frontier_ready_domains", "frontier_due_domains",
-                     "frontier_leased_domains", "stopping", "segments_spooled"})
+                     "frontier_leased_domains", "stopping", "segments_spooled",
+                     "open_fds", "rss_bytes"})
 _HELP = {
     "pages": "Page fetches finished (response or final error).",
     "pages_ok": "Page fetches answered 2xx.",
@@ -102,6 +105,8 @@ _HELP = {
     "browser_requests": "Requests browser page loads made besides their documents.",
     "browser_refused": "Browser requests refused (scope, robots, allowance, WebSocket).",
     "browser_hosts_learnt": "Hosts found to need the browser by a sample render (auto).",
+    "open_fds": "Open file descriptors (frontier files, connections ...), all crawler processes.",
+    "rss_bytes": "Resident memory in bytes, all crawler processes.",
     "bombs": "Bodies cut by their decode ratio (decompression bombs); three in a row retire a host.",
 }
 

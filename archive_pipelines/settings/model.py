@@ -160,6 +160,10 @@ class CrawlSettings(_Section):
     # Legacy: true now means loopback only (allow_networks = ["127.0.0.0/8", "::1"]).
     allow_private_addresses: bool = False
     host_map: dict[str, str] = Field(default_factory=dict)
+    # Per crawler process, whatever the number of hosts: frontier files kept open (the least
+    # recently used closed) and idle keep-alive connections pooled (the longest idle closed).
+    max_open_files: int = Field(default=1024, ge=1)
+    max_idle_connections: int = Field(default=512, ge=0)
     segment_pages: int = Field(default=5_000, ge=1)
     segment_seconds: float = Field(default=300.0, gt=0)
     # A segment holding pages also closes once no page was archived this long (0: never).

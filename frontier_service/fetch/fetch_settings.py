@@ -19,6 +19,9 @@ class FetchSettings:
     limit_per_host: int = 1  # politeness: one connection per host
     dns_cache_ttl_s: int = 300
     keepalive_timeout_s: float = 15.0
+    # Idle keep-alive connections kept across all hosts (each is a descriptor and buffers);
+    # beyond it the longest idle are closed (fetch/bounded_connector.py). 0: none kept.
+    max_idle_connections: int = 512
     # Per request. The connect timeout covers the socket connect only, not the wait for a
     # free pooled connection (with limit_per_host=1 a request may queue behind another to
     # the same host, which is not the host's fault); the total timeout does include it.

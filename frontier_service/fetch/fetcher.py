@@ -14,6 +14,7 @@ from yarl import URL
 
 from archive_pipelines.canonical_urls import InvalidURL, canonicalize, without_userinfo
 from frontier_service.fetch.body import read_body
+from frontier_service.fetch.bounded_connector import BoundedIdleConnector
 from frontier_service.fetch.failures import Failure, classify
 from frontier_service.fetch.fetch_settings import FetchSettings
 from frontier_service.fetch.result import FetchErrorKind, FetchResult, RedirectHop
@@ -48,7 +49,8 @@ class Fetcher:
         s = self.settings
         # The connector caches the resolver's answers and connects to exactly those
         # addresses (no second lookup), so an address the resolver checked is the one reached.
-        connector = aiohttp.TCPConnector(
+        connector = BoundedIdleConnector(
+            max_idle=s.max_idle_connections,
             limit=s.connection_limit,
             limit_per_host=s.limit_per_host,
             ttl_dns_cache=s.dns_cache_ttl_s,
@@ -202,6 +204,14 @@ class Fetcher:
                 retry_after_s=_retry_after(response.headers.get("Retry-After")),
                 response_time_s=time.monotonic() - began,
             )
+
+    @property
+    def idle_connections(self) -> int:
+        """Keep-alive connections pooled now (0 before start)."""
+        if self._session is None:
+            return 0
+        connector = self._session.connector
+        return connector.idle_connections if isinstance(connector, BoundedIdleConnector) else 0
 
     def _require_session(self) -> aiohttp.ClientSession:
         if self._session is None:

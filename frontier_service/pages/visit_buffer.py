@@ -3,7 +3,9 @@
 Per page the crawler learns: the URL was visited (status, time, body hash), the domain
 fetched one more page (its budget) and its last response time. Writing that per page
 would be a round trip per page; here it is one pipeline per `flush_records` pages.
-The process also keeps its own page count per domain, so budgets hold between flushes.
+The process also keeps its own page count per domain, so budgets hold between flushes:
+for the `known_domains` it counted last (a domain it fetches stays among them; one it left
+has its count in Redis, which the next claim reads).
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ class VisitBuffer:
     """Buffers what was fetched; `flush` writes it (visited store, domain hashes, counters)."""
 
     def __init__(self, frontier: Frontier, *, flush_records: int = 1_000,
-                 flush_s: float = 0.5) -> None:
+                 flush_s: float = 0.5, known_domains: int = 100_000) -> None:
         self.frontier = frontier
         self.flush_records = flush_records
         self.flush_s = flush_s
-        self.page_counts: dict[str, int] = {}  # pages this process knows each domain fetched
+        self.known_domains = known_domains
+        # Pages this process knows each domain fetched, least recently counted first.
+        self.page_counts: dict[str, int] = {}
         self._visits: list[VisitedRecord] = []
         self._pages: Counter[str] = Counter()
         self._errors: Counter[str] = Counter()
@@ -47,7 +51,7 @@ class VisitBuffer:
         if ok is not None:
             (self._pages if ok else self._errors)[domain] += 1
             self._crawl["pages_fetched" if ok else "fetch_errors"] += 1
-            self.page_counts[domain] = self.page_counts.get(domain, 0) + 1
+            self._set_count(domain, self.page_counts.pop(domain, 0) + 1)
         if response_ms is not None:
             self._response_ms[domain] = response_ms
         if len(self._visits) >= self.flush_records:
@@ -61,9 +65,16 @@ class VisitBuffer:
         """Pages fetched for a domain: the larger of Redis's count and ours."""
         mine = self.page_counts.get(domain, 0)
         if stored > mine:
-            self.page_counts[domain] = stored
+            self.page_counts.pop(domain, None)
+            self._set_count(domain, stored)
             return stored
         return mine
+
+    def _set_count(self, domain: str, pages: int) -> None:
+        """Count `domain` as the most recent, forgetting the least recent past known_domains."""
+        self.page_counts[domain] = pages
+        if len(self.page_counts) > self.known_domains:
+            del self.page_counts[next(iter(self.page_counts))]
 
     async def flush(self) -> None:
         async with self._lock:

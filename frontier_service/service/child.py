@@ -23,6 +23,7 @@ from archive_pipelines.settings import StoreSettings
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.process import configure_logging, run_crawler
+from frontier_service.service.process_gauges import sample_process
 from frontier_service.service.service import CrawlerService, RunReport
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ async def _report(service: CrawlerService, conn: Connection, parent_pid: int) ->
     if not _send(conn, Started(service.session_id, service.owner, os.getpid())):
         service.request_stop("supervisor exited")
     while not service.finished.is_set():
+        sample_process(service.metrics)  # open_fds, rss_bytes (summed by the supervisor)
         if not _send(conn, Snapshot(service.metrics, cpu_seconds())) or os.getppid() != parent_pid:
             service.request_stop("supervisor exited")
         with contextlib.suppress(TimeoutError):

@@ -107,7 +107,8 @@ def frontier_config(settings: CrawlerSettings) -> FrontierConfig:
                           seen_capacity=settings.seen_capacity,
                           visited_expected=settings.visited_expected,
                           shard=settings.shard, shards=settings.shards,
-                          host_gates=settings.host_gates)
+                          host_gates=settings.host_gates,
+                          max_open_files=settings.max_open_files)
 
 
 def fetch_settings(settings: CrawlerSettings) -> FetchSettings:
@@ -119,6 +120,7 @@ def fetch_settings(settings: CrawlerSettings) -> FetchSettings:
         # the host count would close and reopen connections all the time.
         "connection_limit": 0,
         "limit_per_host": settings.per_host_concurrency,
+        "max_idle_connections": settings.max_idle_connections,
         **settings.fetch_overrides,
     })
 

@@ -8,13 +8,17 @@ from aiohttp import web
 
 from archive_pipelines.http_site import listen
 from frontier_service.metrics import CrawlMetrics, render_prometheus
+from frontier_service.service.process_gauges import sample_process
 
 
 class HealthServer:
     """A tiny aiohttp app beside the crawler; `port` 0 picks a free one."""
 
-    def __init__(self, metrics: CrawlMetrics, *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, metrics: CrawlMetrics, *, host: str = "127.0.0.1", port: int = 0,
+                 sample_process: bool = True) -> None:
         self.metrics = metrics
+        # False for a supervisor, whose metrics are its children's (their last snapshots).
+        self.sample_process = sample_process
         self.host = host
         self.requested_port = port
         self.port = 0
@@ -48,6 +52,8 @@ class HealthServer:
                             status=503 if m.stopping else 200)
 
     async def _metrics(self, request: web.Request) -> web.Response:
+        if self.sample_process:
+            sample_process(self.metrics)
         return web.Response(text=render_prometheus(self.metrics),
                             content_type="text/plain", charset="utf-8",
                             headers={"X-Content-Format": "prometheus-0.0.4"})

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from archive_pipelines.settings import StoreSettings
 from frontier_service.service.crawler_settings import CrawlerSettings
+from frontier_service.service.descriptor_limit import ensure_descriptor_limit
 from frontier_service.service.service import CrawlerService, RunReport
 
 T = TypeVar("T")
@@ -77,6 +78,8 @@ def run_crawler(settings: CrawlerSettings, *, seeds: tuple[str, ...] = (),
                 stop_signals: tuple[signal.Signals, ...] = (signal.SIGTERM, signal.SIGINT),
                 ) -> RunReport:
     """Run a crawler until a stop signal or a stop condition; a second signal aborts the drain."""
+
+    ensure_descriptor_limit(settings)
 
     async def main() -> RunReport:
         service = CrawlerService(settings, seeds=seeds, store_settings=store_settings)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.metrics import CrawlMetrics
+from frontier_service.service.process_gauges import sample_process
 
 log = logging.getLogger("frontier_service.progress")
 
@@ -23,7 +24,8 @@ def format_progress(metrics: CrawlMetrics, pages_per_s: float) -> str:
             f"queued {m.queued_domains}, releasing {m.releases_pending} "
             f"(checkpoint {m.checkpoint_ms} ms, claim {m.claim_round_ms} ms) | "
             f"errors {m.fetch_errors:,} disallowed {m.robots_disallowed:,} "
-            f"retired hosts {m.hosts_retired:,} | new URLs {m.urls_added:,}"
+            f"retired hosts {m.hosts_retired:,} | new URLs {m.urls_added:,} | "
+            f"fds {m.open_fds:,}, RSS {m.rss_bytes / 1e6:,.0f} MB"
             + (f" | browser {m.browser_pages:,} pages, {m.browser_failures:,} failed, "
                f"{m.browser_restarts:,} restarts" if m.browser_pages else ""))
 
@@ -121,6 +123,7 @@ class ProgressReporter:
         self.lines = IdleLines(metrics, now=time.monotonic(), exit_when_idle_s=exit_when_idle_s)
 
     async def sample(self) -> None:
+        sample_process(self.metrics)
         if self.before is not None:
             self.before()
         stats = await self.frontier.stats()

@@ -162,7 +162,8 @@ class CrawlerSupervisor:
                                         shards=self.processes)
                     for i, share in enumerate(split_concurrency(s.concurrency, self.processes))]
                 if s.metrics_port >= 0:
-                    self.health = HealthServer(self.metrics, port=s.metrics_port)
+                    self.health = HealthServer(self.metrics, port=s.metrics_port,
+                                               sample_process=False)  # the children's sum
                     await self.health.start()
                 await self._supervise(frontier, url)
                 stop = await stop_report(frontier, self._run_reason())
