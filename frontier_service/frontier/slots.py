@@ -7,11 +7,14 @@ the claim script (lua_domain.py), so the processes of one machine still share it
 
 from __future__ import annotations
 
+import functools
+
 DEFAULT_SLOTS = 64
 MAX_SLOTS = 4096
 _MOD = 1000033
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a crawl's busy domains: hashed once
 def slot_of(domain: str, slots: int) -> int:
     """The slot of a domain key (its UTF-8 bytes hashed as the Lua `slot_of` does)."""
     h = 0
