@@ -7,7 +7,8 @@
     .venv/bin/python bench/crawl_bench.py --case revisit       # a site again, 304s vs bodies
     .venv/bin/python bench/crawl_bench.py --case browser       # --browser always/auto/never
     .venv/bin/python bench/crawl_bench.py --case browser --quick   # its smoke run (~2 min)
-    .venv/bin/python bench/crawl_bench.py --case all           # every case (browser aside)
+    .venv/bin/python bench/crawl_bench.py --case adds          # URL adds per owner (crawl_adds.py)
+    .venv/bin/python bench/crawl_bench.py --case all           # every case (browser, adds aside)
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
 test web (its own process: the crawlers' CPU is measured apart from it) serves every
@@ -58,6 +59,10 @@ pages/s, CPU per page of the crawler's whole process tree (Chromium included), b
 rendered, resources captured (distinct answered URLs in the page records). Targets per site:
 auto captures >= 99% of always's resources and is >= 5x faster (pages/s); the case exits 1
 when one is missed. `--quick` for a smoke run (exit 1 only when a crawl fails). `--case all` leaves it out.
+
+Adds case (`--case adds`; bench/crawl_adds.py): new URLs added per second per owner (machine)
+with the shared seen filter in Redis and with a per-owner filter in process, one and two
+owners, target >= 200,000 per owner with the per-owner filter. `--case all` leaves it out.
 """
 
 from __future__ import annotations
@@ -84,6 +89,7 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
+from bench import crawl_adds  # noqa: E402
 from bench.crawl_baselines import bomb_case, browser_case, revisit_case, single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
@@ -335,13 +341,14 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser", "all"],
+    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser", "adds", "all"],
                         default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
                              "crawled to the end; bomb: a website with and without a bomb host; "
                              "revisit: a website crawled again with and without conditional "
                              "requests; browser: --browser always, auto and never on a mixed "
-                             "web and the docs site")
+                             "web and the docs site; adds: URL adds/s per owner, shared Redis "
+                             "seen filter vs a per-owner one (bench/crawl_adds.py)")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
     parser.add_argument("--warmup", type=float, default=15.0)
@@ -361,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     bomb_case.add_arguments(parser)
     revisit_case.add_arguments(parser)
     browser_case.add_arguments(parser)
+    crawl_adds.add_arguments(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     passed = True
@@ -375,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
             passed = revisit_case.run_case(args, work / "revisit") and passed
         if args.case == "browser":
             passed = browser_case.run_case(args, work / "browser") and passed
+        if args.case == "adds":
+            passed = crawl_adds.run_case(args, work / "adds") and passed
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if passed else 1
