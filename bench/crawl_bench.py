@@ -341,7 +341,8 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser", "adds", "all"],
+    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser",
+                                           "adds", "all"],
                         default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
                              "crawled to the end; bomb: a website with and without a bomb host; "

@@ -4,7 +4,8 @@ The child joins the crawl as a machine (MachineState + own_slots + MachineLoop, 
 tests/frontier_service/machines/machines_kit.py does), waits until it holds its share of
 the slots, builds and canonicalizes its URLs (untimed), then on "run" adds them with
 `adders` concurrent callers while its InboxConsumer appends what the other owner sends it,
-and on "drain" waits until its inboxes are empty. Its CPU time covers both.
+and on "drain" waits until its inboxes are empty. Its CPU time covers both. Before the
+timed part each owner adds one URL per domain it owns (warm_up): its files exist.
 
 Seen filter: "redis" is Frontier.add_canonical (the shared filter in Redis, one Lua call
 per batch); "owner" is OwnerSeenFilter in this process: URLs of our slots' domains are
@@ -21,6 +22,7 @@ import multiprocessing
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -110,12 +112,14 @@ def filter_lines(seen: OwnerSeenFilter, fields: dict) -> dict:
     return out
 
 
-async def add_owner_filtered(frontier: Frontier, seen: OwnerSeenFilter, entries: list[Queued],
-                             ours: dict[str, bool], *, now: int) -> tuple[int, int]:
-    """add_canonical with the owner's filter: returns (appended here, sent to others)."""
+async def add_owner_filtered(frontier: Frontier, seen: OwnerSeenFilter,
+                             entries: list[Queued], *, now: int) -> tuple[int, int]:
+    """add_canonical with the owner's filter: returns (appended here, sent to others).
+    Which domains are ours is worked out per batch, as Frontier._add_owned does."""
     machine = frontier.machine
     assert machine is not None
     tail = f"|1|{now}"
+    ours: dict[str, bool] = {}
     mine = [entry for entry in entries if _is_ours(machine, ours, entry[0][1])]
     theirs: dict[str, list[str]] = {}
     for entry in entries:
@@ -168,6 +172,7 @@ async def _owner(spec: OwnerSpec, conn: Connection) -> None:
             return
         ours: dict[str, bool] = {}
         batches, raw = build_batches(spec, frontier, ours)
+        await warm_up(spec, frontier, seen, ours)
         gc.collect()
         gc.freeze()  # keep the collector off the million test URLs
         conn.send("ready")
@@ -195,8 +200,8 @@ async def join_with_share(frontier: Frontier, name: str, *, owners: int, slots: 
         if time.monotonic() > deadline:
             raise RuntimeError(f"{name} holds {len(state.mine)} slots, not {slots // owners}")
         await asyncio.sleep(0.1)
-        beat = await loop._beat()  # noqa: SLF001 - the leader's loop step, run by hand
-        await loop._balance(beat)  # noqa: SLF001
+        beat = await loop._beat()
+        await loop._balance(beat)
     await state.ensure_groups(sorted(state.mine))
 
 
@@ -236,9 +241,27 @@ def build_batches(spec: OwnerSpec, frontier: Frontier, ours: dict[str, bool]
     return batches, raw
 
 
+async def warm_up(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter | None,
+                  ours: dict[str, bool]) -> None:
+    """One URL per domain this owner owns, through its add path (untimed): the frontier
+    files and the domains' Redis hashes exist before the timed adds, as in a running crawl."""
+    found = try_canonical_many(f"https://www.site{d}.example/" for d in range(spec.domains))
+    machine = frontier.machine
+    assert machine is not None
+    entries: list[Queued] = [(f, 0) for f in found
+                             if f is not None and _is_ours(machine, ours, f[1])]
+    for i in range(0, len(entries), spec.batch):
+        if seen is not None:
+            await add_owner_filtered(frontier, seen, entries[i:i + spec.batch],
+                                     now=int(time.time()))
+        else:
+            await frontier.add_canonical(entries[i:i + spec.batch])
+
+
 async def run_round(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter | None,
                     batches: list[list[Queued]], raw: list[list[tuple[str, int]]],
                     ours: dict[str, bool], conn: Connection) -> OwnerRound:
+    away_counts = [sum(1 for entry in batch if not ours[entry[0][1]]) for batch in batches]
     consumer = FilteringInbox(frontier, consumer=f"owner{spec.index}-0", seen=seen)
     stop = asyncio.Event()
     cpu, started = time.process_time(), time.perf_counter()
@@ -251,13 +274,13 @@ async def run_round(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter |
         nonlocal appended, sent
         for i in feed:
             if seen is not None:
-                here, away = await add_owner_filtered(frontier, seen, batches[i], ours, now=now)
+                here, away = await add_owner_filtered(frontier, seen, batches[i], now=now)
             else:
                 if spec.canonicalize:
                     result = await frontier.add_urls(raw[i])
                 else:
                     result = await frontier.add_canonical(batches[i], now=now)
-                away = sum(1 for entry in batches[i] if not ours[entry[0][1]])
+                away = away_counts[i]
                 here = result.added - away  # every URL is new (fresh crawl, unique URLs)
             appended += here
             sent += away
@@ -296,7 +319,7 @@ async def inbox_backlog(frontier: Frontier) -> int:
         return sum(int(n) for n in await pipe.execute())
 
 
-def start_owner(spec: OwnerSpec) -> tuple[multiprocessing.Process, Connection]:
+def start_owner(spec: OwnerSpec) -> tuple[BaseProcess, Connection]:
     context = multiprocessing.get_context("spawn")
     parent_end, child_end = context.Pipe()
     child = context.Process(target=owner_main, args=(spec, child_end), daemon=True)
