@@ -183,17 +183,18 @@ class Frontier:
 
     async def append_owned(self, batches: dict[str, bytes], *, counts: dict[str, int],
                            offered: int = 0, now: float | None = None,
-                           ack: tuple[str, str] | None = None,
+                           ack: Sequence[tuple[str, str]] = (),
                            appended: dict[str, tuple[int, int]] | None = None) -> list[str]:
         """Append lines to this machine's files and record them; returns the domains whose
         slot turned out not to be ours (their lines are in our file past the size Redis
         records, never read: send them on). `appended`: (start, end) of lines already in
-        the files, only to be recorded."""
+        the files, only to be recorded; `ack`: the inbox entries they came from, acknowledged
+        with the record when nothing was refused."""
         assert self.machine is not None
         offsets = await asyncio.to_thread(self.files.append_many, batches) if batches else {}
         offsets.update(appended or {})
         appends = [(d, start, end, counts[d]) for d, (start, end) in offsets.items()]
-        if not appends and not offered and ack is None:
+        if not appends and not offered and not ack:
             return []
         _, refused = await self.machine.record_owned(
             time.time() if now is None else now, appends, offered=offered, ack=ack)

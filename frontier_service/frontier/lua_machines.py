@@ -99,11 +99,12 @@ return freed
 """
 
 # ARGV: prefix, gate prefix, now, blob of `domain start_offset end_offset urls` lines, URLs
-# offered or '', me, slotmap key, slots, orphaned key, orphans key prefix, inbox stream and
-# entry id to acknowledge ('' ''), its consumer group. As RECORD_APPENDS, for the owner of
-# the domains' slots: a domain whose slot `me` does not own is refused (nothing changes);
+# offered or '', me, slotmap key, slots, orphaned key, orphans key prefix, blob of `inbox
+# entry-id` lines to acknowledge, '' (unused), the inboxes' consumer group. As
+# RECORD_APPENDS, for the owner of the domains' slots:
+# a domain whose slot `me` does not own is refused (nothing changes);
 # one whose hash measures another machine's file starts afresh on ours at start_offset.
-# Acknowledges (and deletes) the stream entry when nothing was refused.
+# Acknowledges (and deletes) the stream entries when nothing was refused.
 # Returns {domains readied, refused domains}.
 RECORD_OWNED_APPENDS = HEADER + LUA_SLOT_OF + ORPHAN + """
 local now, me, slotmap, nslots = ARGV[3], ARGV[6], ARGV[7], tonumber(ARGV[8])
@@ -143,9 +144,11 @@ for d, start_offset, end_offset, urls in string.gmatch(ARGV[4], '(%S+) (%S+) (%S
 end
 if added > 0 then redis.call('HINCRBY', counters, 'urls_added', added) end
 if grown > 0 then redis.call('HINCRBY', counters, 'bytes_appended', grown) end
-if ARGV[11] ~= '' and #refused == 0 then
-  redis.call('XACK', ARGV[11], ARGV[13], ARGV[12])
-  redis.call('XDEL', ARGV[11], ARGV[12])
+if #refused == 0 then
+  for stream, entry in string.gmatch(ARGV[11], '(%S+) (%S+)\\n') do
+    redis.call('XACK', stream, ARGV[13], entry)
+    redis.call('XDEL', stream, entry)
+  end
 end
 return {readied, refused}
 """

@@ -114,18 +114,18 @@ class MachineState:
         return int(await self._free(keys=[self.keys.slotmap], args=[self.machine, *slots]))
 
     async def record_owned(self, now: float, appends: Sequence[tuple[str, int, int, int]], *,
-                           offered: int = 0, ack: tuple[str, str] | None = None
+                           offered: int = 0, ack: Sequence[tuple[str, str]] = ()
                            ) -> tuple[int, list[str]]:
         """Record appends (domain, start, end, urls) to this machine's files; returns (domains
-        readied, domains refused because their slot is not ours). `ack`: (inbox, entry id)
+        readied, domains refused because their slot is not ours). `ack`: (inbox, entry id)s
         acknowledged in the same step when nothing was refused."""
         k = self.keys
         blob = "".join(f"{d} {start} {end} {urls}\n" for d, start, end, urls in appends)
-        stream, entry = ack if ack is not None else ("", "")
+        acks = "".join(f"{stream} {entry}\n" for stream, entry in ack)
         readied, refused = await self._record(
             keys=self._state_keys,
             args=[*self._prefixes, repr(float(now)), blob, offered, self.machine, k.slotmap,
-                  self.slots, k.orphaned, k.orphans(""), stream, entry, GROUP])
+                  self.slots, k.orphaned, k.orphans(""), acks, "", GROUP])
         return int(readied), [_text(d) for d in refused]
 
     async def send(self, lines_by_domain: Mapping[str, bytes]) -> int:

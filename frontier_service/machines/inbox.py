@@ -1,11 +1,12 @@
 """InboxConsumer: the URLs other machines (and this one's other processes) found for the
 domains of this machine's slots, appended to its frontier files.
 
-Each slot's inbox is a Redis stream read by the consumer group of its owner. An entry is
-appended to the files, recorded, acknowledged and deleted, the last three in one script,
-so a crash leaves it pending, never lost. A pending entry of a dead consumer is claimed
-again after `reclaim_idle_s`; before appending it again, the file is checked for the lines
-the dead consumer may have appended (past what Redis recorded), so none is queued twice.
+Each slot's inbox is a Redis stream read by the consumer group of its owner. The entries of
+one read are appended to the files (one write per domain), recorded, acknowledged and
+deleted, the last three in one script, so a crash leaves them pending, never lost. A
+pending entry of a dead consumer is claimed again after `reclaim_idle_s`; before appending
+it again, the file is checked for the lines the dead consumer may have appended (past what
+Redis recorded), so none is queued twice.
 Entries for a slot that moved on meanwhile are sent on to its new owner.
 """
 
@@ -67,12 +68,37 @@ class InboxConsumer:
         found: Any = await self.frontier.redis.xreadgroup(
             GROUP, self.consumer, {keys.inbox(slot): ">" for slot in slots},
             count=self.count, block=self.block_ms)
-        taken = 0
-        for stream, entries in found or []:
-            for entry_id, fields in entries:
-                await self.take(_text(stream), _text(entry_id), fields, redelivered=False)
-                taken += 1
-        return taken
+        entries = [(_text(stream), _text(entry_id), fields)
+                   for stream, batch in found or [] for entry_id, fields in batch]
+        if entries:
+            await self.take_many(entries)
+        return len(entries)
+
+    async def take_many(self, entries: list[tuple[str, str, dict]]) -> None:
+        """New entries (never delivered before): their lines appended in one write per domain
+        and recorded, and the entries acknowledged, in one script."""
+        batches: dict[str, bytes] = {}
+        for _, _, fields in entries:
+            for domain, lines in fields.items():
+                name = _text(domain)
+                batches[name] = batches.get(name, b"") + _lines(lines)
+        batches = {domain: lines for domain, lines in batches.items() if lines}
+        counts = {domain: lines.count(b"\n") for domain, lines in batches.items()}
+        acks = [(stream, entry_id) for stream, entry_id, _ in entries]
+        refused = await self.frontier.append_owned(batches, counts=counts, ack=acks)
+        if refused:
+            await self._send_refused({d: batches[d] for d in refused}, acks)
+        self.entries += len(entries)
+        self.lines += sum(counts.values())
+
+    async def _send_refused(self, lines: dict[str, bytes], acks: list[tuple[str, str]]) -> None:
+        """Domains whose slot moved on: to the new owner, then the entries acknowledged."""
+        await self.machine.send(lines)
+        async with self.frontier.redis.pipeline(transaction=True) as pipe:
+            for stream, entry_id in acks:
+                pipe.xack(stream, GROUP, entry_id)
+                pipe.xdel(stream, entry_id)
+            await pipe.execute()
 
     async def reclaim(self) -> int:
         """Take the entries other consumers of this group left pending (they died)."""
@@ -100,13 +126,9 @@ class InboxConsumer:
             self.already_appended += sum(counts[d] for d in done)
         fresh = {d: lines for d, lines in batches.items() if d not in done}
         refused = await self.frontier.append_owned(
-            fresh, counts=counts, ack=(stream, entry_id), appended=done)
+            fresh, counts=counts, ack=[(stream, entry_id)], appended=done)
         if refused:
-            await self.machine.send({d: batches[d] for d in refused})
-            async with self.frontier.redis.pipeline(transaction=True) as pipe:
-                pipe.xack(stream, GROUP, entry_id)
-                pipe.xdel(stream, entry_id)
-                await pipe.execute()
+            await self._send_refused({d: batches[d] for d in refused}, [(stream, entry_id)])
         self.entries += 1
         self.lines += sum(counts.values())
 
