@@ -87,6 +87,16 @@ class FilteringInbox(InboxConsumer):
         self.received = 0
         self.appended = 0
 
+    async def take_many(self, entries: list[tuple[str, str, dict]]) -> None:
+        received = sum(bytes(v).count(b"\n") for _, _, fields in entries for v in fields.values())
+        self.received += received
+        if self.seen is not None:
+            entries = [(stream, entry_id, filter_lines(self.seen, fields))
+                       for stream, entry_id, fields in entries]
+        before = self.lines
+        await super().take_many(entries)
+        self.appended += self.lines - before
+
     async def take(self, stream: str, entry_id: str, fields: dict, *, redelivered: bool) -> None:
         received = sum(bytes(v).count(b"\n") for v in fields.values())
         self.received += received
