@@ -117,15 +117,19 @@ class MachineLoop:
         return beat
 
     async def _balance(self, beat: Heartbeat) -> None:
-        """Give `beat.give` slots to the machines short of their share: they are freed at
-        once; domains still leased here finish their turn; the others' lines are sent on
-        when their new owner finds them (send_orphans)."""
+        """Give `beat.give` slots to the machines short of their share: they are marked as
+        being handed over (nobody claims or appends their domains), and freed once no
+        domain of theirs is leased here (those finish their turn first); the others' lines
+        are sent on when their new owner finds them (send_orphans)."""
         slots = list(beat.leaving) + sorted(beat.mine, reverse=True)[:beat.give]
         if not slots:
             return
         leaving = await self.machine.leave(slots[len(beat.leaving):])
         self.machine.mine = self.machine.mine - set(leaving)
-        freed = await self.machine.free([*beat.leaving, *leaving])
+        # Freed at once (as before), the new owner's first append to a domain leased here
+        # took the lease over, and the URLs our worker had in flight were fetched twice.
+        busy = await self.machine.leased_slots(time.time())
+        freed = await self.machine.free([s for s in [*beat.leaving, *leaving] if s not in busy])
         self.slots_given += freed
         log.info("machine %s gave %d slots to machines short of their share", self.machine.machine,
                  freed)
