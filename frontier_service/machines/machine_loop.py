@@ -118,9 +118,9 @@ class MachineLoop:
 
     async def _balance(self, beat: Heartbeat) -> None:
         """Give `beat.give` slots to the machines short of their share: they are marked as
-        being handed over (nobody claims or appends their domains), and freed once no
-        domain of theirs is leased here (those finish their turn first); the others' lines
-        are sent on when their new owner finds them (send_orphans)."""
+        being handed over (nobody claims their domains; new URLs wait in their inboxes),
+        and freed once no domain of theirs is leased here (those finish their turn first);
+        the others' lines are sent on when their new owner finds them (send_orphans)."""
         slots = list(beat.leaving) + sorted(beat.mine, reverse=True)[:beat.give]
         if not slots:
             return
@@ -131,5 +131,6 @@ class MachineLoop:
         busy = await self.machine.leased_slots(time.time())
         freed = await self.machine.free([s for s in [*beat.leaving, *leaving] if s not in busy])
         self.slots_given += freed
-        log.info("machine %s gave %d slots to machines short of their share", self.machine.machine,
-                 freed)
+        if freed:
+            log.info("machine %s gave %d slots to machines short of their share",
+                     self.machine.machine, freed)
