@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import time
+import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from frontier_service.archiving import iter_records
 from frontier_service.frontier.frontier_files import walk
 from frontier_service.frontier.slots import slot_of
 from tests.frontier_service.service.cli_runs import cli, finish, start, wait_for_pages
+from tests.helpers.crawls import delete_keys
 
 # Twelve hosts with links between them, nothing slow, dead or disallowed: a crawl without a
 # depth limit fetches the same closure of URLs every time (the ordinary pages, the private
@@ -50,7 +52,7 @@ def run_args(data: Path, redis_url: str, crawl_name: str, port: int, *extra: str
             "run", "--host-map", f"*.test=127.0.0.1:{port}", "--allow-network", "127.0.0.0/8",
             "--max-depth", "100", "--min-delay", "0.05", "--concurrency", str(CONCURRENCY),
             "--segment-pages", "40", "--progress-seconds", "1", "--loop", "asyncio",
-            "--lease-seconds", str(LEASE_S), "--exit-when-idle", "3"]
+            "--lease-seconds", str(LEASE_S), "--exit-when-idle", "2"]
     for host in HOSTS:
         args += ["--allowed-domain", host]
     for host in HOSTS[:3] if seeded else ():
@@ -75,8 +77,10 @@ def closure(web: TestWeb, redis_url: str, tmp_path_factory: pytest.TempPathFacto
     """Every URL one machine, crawling alone, fetches: what the machines together must fetch."""
     web.log.clear()
     root = tmp_path_factory.mktemp("alone")
-    process, _ = start(run_args(root / "data", redis_url, "alone", web.port))
+    name = f"alone-{uuid.uuid4().hex[:10]}"
+    process, _ = start(run_args(root / "data", redis_url, name, web.port))
     code, summary, err = finish(process, timeout=90)
+    delete_keys(redis_url, name)
     assert code == 0 and summary["stopped"] == "frontier exhausted", err[-3000:]
     counts = fetched(web)
     assert max(counts.values()) == 1
@@ -143,6 +147,16 @@ def test_two_machines_fetch_every_url_once(web: TestWeb, closure: set[str], tmp_
         stray = {d for d in file_domains(data) if owners.get(slot_of(d, SLOTS)) != name}
         assert not stray, (name, stray, owners)
     assert inbox_entries(redis_url, crawl_name) == 0
+
+    # A crawl several machines run refuses a run without a machine name, and another
+    # number of slots.
+    done = cli(*run_args(a, redis_url, crawl_name, web.port, seeded=False))
+    assert done.returncode != 0 and "--machine NAME" in done.stderr, done.stderr[-2000:]
+    done = cli(*machine_args(a, redis_url, crawl_name, web.port, "A", "--slots", "16",
+                             seeded=False))
+    assert done.returncode != 0 and "this crawl has 8 slots, not 16" in done.stderr, \
+        done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
 
 
 def wait_gone(redis_url: str, crawl_name: str, machine: str, timeout: float = 20) -> None:
@@ -257,20 +271,8 @@ def lost_lines(redis_url: str, crawl_name: str, data: Path, machine: str) -> dic
     return out
 
 
-def test_bad_machine_input_is_refused(web: TestWeb, tmp_path: Path, redis_url: str,
-                                      crawl_name: str) -> None:
-    a = tmp_path / "a"
-    done = cli(*machine_args(a, redis_url, crawl_name, web.port, "a b"))
-    assert done.returncode != 0 and "--machine" in done.stderr, done.stderr[-2000:]
-    assert "Traceback" not in done.stderr
-    # A crawl several machines run (A ran it once) ...
-    done = cli(*machine_args(a, redis_url, crawl_name, web.port, "A", "--exit-when-idle", "0.5",
-                             seeded=False))
-    assert done.returncode == 0, done.stderr[-2000:]
-    # ... refuses a run without a machine name, and another number of slots.
-    done = cli(*run_args(a, redis_url, crawl_name, web.port, seeded=False))
-    assert done.returncode != 0 and "--machine NAME" in done.stderr, done.stderr[-2000:]
-    done = cli(*run_args(a, redis_url, crawl_name, web.port, "--machine", "A", "--slots", "16",
-                         seeded=False))
-    assert done.returncode != 0 and "--slots 16" in done.stderr, done.stderr[-2000:]
+def test_a_bad_machine_name_is_refused(web: TestWeb, tmp_path: Path, redis_url: str,
+                                       crawl_name: str) -> None:
+    done = cli(*machine_args(tmp_path / "a", redis_url, crawl_name, web.port, "a b"))
+    assert done.returncode != 0 and "--machine: machine name 'a b'" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
