@@ -57,10 +57,9 @@ class MachineLoop:
         report = await send_on(self.frontier, strays)
         report.add(await self.send_orphans())
         self.sent.add(report)
-        if report.domains_sent or report.files_emptied:
-            log.info("machine %s sent on %d URLs of %d domains it does not own (%d files "
-                     "emptied)", self.machine.machine, report.lines_sent, report.domains_sent,
-                     report.files_emptied)
+        if report.domains_sent:
+            log.info("machine %s sent on %d URLs of %d domains it does not own",
+                     self.machine.machine, report.lines_sent, report.domains_sent)
         return report
 
     async def send_orphans(self) -> SendReport:

@@ -1,9 +1,8 @@
 """Sending a machine's unfetched frontier lines on to the owners of their domains' slots.
 
 A line leaves a file only by DETACH_SEND, which puts it into the slot's inbox and lets go of
-the domain in one Redis step; only then is the file emptied (truncated, not unlinked: every
-process of the machine may hold it open). A file Redis says holds nothing of this machine's
-(already sent, or lines whose append was refused) is emptied too.
+the domain in one Redis step. The file stays as it is (see _send_one): Redis says which of
+its bytes are still this machine's to fetch, none once sent.
 """
 
 from __future__ import annotations
@@ -29,20 +28,18 @@ class SendReport:
     domains_sent: int = 0
     lines_sent: int = 0
     bytes_missing: int = 0  # Redis's range reached past the file's end: lost with the disk
-    files_emptied: int = 0
     busy: list[str] | None = None  # leased by this machine's workers: send them later
 
     def add(self, other: SendReport) -> None:
         self.domains_sent += other.domains_sent
         self.lines_sent += other.lines_sent
         self.bytes_missing += other.bytes_missing
-        self.files_emptied += other.files_emptied
         self.busy = (self.busy or []) + (other.busy or [])
 
 
 async def send_on(frontier: Frontier, domains: Iterable[str]) -> SendReport:
-    """For each domain: send the unfetched lines Redis says this machine's file holds, and
-    empty the file; leave a domain our workers lease (report.busy)."""
+    """For each domain: send the unfetched lines Redis says this machine's file holds;
+    leave a domain our workers lease (report.busy)."""
     report = SendReport(busy=[])
     for domain in domains:
         await _send_one(frontier, domain, report)
@@ -72,8 +69,11 @@ async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None
         if code == SENT and lines:
             report.domains_sent += 1
             report.lines_sent += lines.count(b"\n")
-        if await asyncio.to_thread(_empty, path):
-            report.files_emptied += 1
+        # The file is left as it is, not emptied: truncated, it was appended again from
+        # offset 0 when the domain came back, while this machine's offset checkpoints still
+        # knew the old file's offsets, and the claim resumed mid-line in the new one ("Redis
+        # lost it; resuming at the checkpoint"): URLs skipped, a line torn, the crawl stuck.
+        # Redis says what of it is this machine's; compaction reclaims the space.
         return
     log.warning("the frontier of %s kept changing while being sent on; trying later", domain)
 
@@ -94,16 +94,6 @@ def _whole_lines(data: bytes) -> bytes:
     reclaimed prefix), each ending in a newline; a torn last line is dropped."""
     lines = [line for line in data.split(b"\n")[:-1] if line.strip(b"\0")]
     return b"".join(line + b"\n" for line in lines)
-
-
-def _empty(path: Path) -> bool:
-    try:
-        if os.stat(path).st_size == 0:
-            return False
-        os.truncate(path, 0)
-    except FileNotFoundError:
-        return False
-    return True
 
 
 def local_domains(root: Path) -> list[tuple[str, Path]]:
