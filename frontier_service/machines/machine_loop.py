@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from redis.exceptions import RedisError
@@ -40,6 +41,8 @@ class MachineLoop:
         self.sent = SendReport(busy=[])
         self.slots_given = 0
         self.last: Heartbeat | None = None
+        # How far this machine's checkpoints know a domain fetched (FrontierRecovery).
+        self.known_offset: Callable[[str], int] | None = None
 
     async def start(self) -> Heartbeat:
         """Join: renew the lease, take slots, make their inboxes' consumer group."""
@@ -54,7 +57,7 @@ class MachineLoop:
         domains = await asyncio.to_thread(local_domains, self.root)
         mine = self.machine.mine
         strays = [domain for domain, _ in domains if self.machine.slot(domain) not in mine]
-        report = await send_on(self.frontier, strays)
+        report = await send_on(self.frontier, strays, known_offset=self.known_offset)
         report.add(await self.send_orphans())
         self.sent.add(report)
         if report.domains_sent:
@@ -68,7 +71,7 @@ class MachineLoop:
         key = self.frontier.state.keys.orphans(self.machine.machine)
         domains = [d.decode() if isinstance(d, bytes) else d
                    async for d in self.frontier.redis.sscan_iter(key, count=1000)]
-        return await send_on(self.frontier, domains)
+        return await send_on(self.frontier, domains, known_offset=self.known_offset)
 
     async def run(self, finished: asyncio.Event) -> None:
         while not finished.is_set():
@@ -99,7 +102,8 @@ class MachineLoop:
             await self.machine.free(mine)
             self.machine.mine = frozenset()
             domains = await asyncio.to_thread(local_domains, self.root)
-            report = await send_on(self.frontier, [domain for domain, _ in domains])
+            report = await send_on(self.frontier, [domain for domain, _ in domains],
+                                   known_offset=self.known_offset)
             log.info("machine %s left the crawl: its %d slots freed, %d URLs of %d domains "
                      "sent on", self.machine.machine, len(mine), report.lines_sent,
                      report.domains_sent)

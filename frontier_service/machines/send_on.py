@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,16 +37,19 @@ class SendReport:
         self.busy = (self.busy or []) + (other.busy or [])
 
 
-async def send_on(frontier: Frontier, domains: Iterable[str]) -> SendReport:
-    """For each domain: send the unfetched lines Redis says this machine's file holds;
+async def send_on(frontier: Frontier, domains: Iterable[str], *,
+                  known_offset: Callable[[str], int] | None = None) -> SendReport:
+    """For each domain: send the unfetched lines Redis says this machine's file holds (but
+    those before `known_offset`, which this machine's offset checkpoints know it fetched);
     leave a domain our workers lease (report.busy)."""
     report = SendReport(busy=[])
     for domain in domains:
-        await _send_one(frontier, domain, report)
+        await _send_one(frontier, domain, report, known_offset=known_offset)
     return report
 
 
-async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None:
+async def _send_one(frontier: Frontier, domain: str, report: SendReport, *,
+                    known_offset: Callable[[str], int] | None) -> None:
     machine = frontier.machine
     assert machine is not None
     path = frontier.files.path_for(domain)
@@ -58,7 +61,11 @@ async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None
             start, end = held
             data = await asyncio.to_thread(_read_range, path, start, end)
             report.bytes_missing += (end - start) - len(data)
-            lines = _whole_lines(data)
+            # Redis's range starts at the read offset last renewed; the URLs fetched since
+            # (a killed machine's) are in its checkpoints, as a single machine's restart
+            # resumes there too (claimer._start_offset). Without this they were fetched again.
+            known = known_offset(domain) if known_offset is not None else 0
+            lines = _whole_lines(data[max(0, known - start):])
             code = await machine.detach_send(domain, start, end, lines)
         if code == MOVED:
             continue

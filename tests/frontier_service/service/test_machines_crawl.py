@@ -97,7 +97,6 @@ def finish(process: subprocess.Popen[str], timeout: float = 60) -> tuple[int, di
     except subprocess.TimeoutExpired:
         process.kill()
         _, err = process.communicate(timeout=10)
-        Path(f"/tmp/machines-hang-{process.pid}.log").write_text(err)  # DEBUG
         raise AssertionError(f"the run did not end in {timeout} s:\n{err[-5000:]}") from None
 
 
@@ -212,7 +211,7 @@ def test_a_machine_killed_for_longer_than_its_lease_loses_no_url(
     assert len(web.log.records()) > killed_at
 
     counts = fetched(web)
-    (tmp_path / "a.log").write_text(err_a)
+    (tmp_path / "a.log").write_text(err_a)  # what the machines said, for a failure
     (tmp_path / "b.log").write_text(err_b)
     assert set(counts) == closure, (len(closure - set(counts)), set(counts) - closure, tmp_path)
     again = sum(n - 1 for n in counts.values())
