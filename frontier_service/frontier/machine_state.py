@@ -164,7 +164,7 @@ class MachineState:
 
     async def leased_slots(self, now: float) -> set[int]:
         """The slots with a domain whose lease runs (only a slot's owner claims)."""
-        leased = await self.redis.zrangebyscore(self.keys.leases, repr(now), "+inf")
+        leased: list[bytes] = await self.redis.zrangebyscore(self.keys.leases, repr(now), "+inf")
         return {self.slot(_text(domain)) for domain in leased}
 
     async def inbox_lengths(self) -> int:
