@@ -164,8 +164,8 @@ class MachineState:
 
     async def leased_slots(self, now: float) -> set[int]:
         """The slots with a domain whose lease runs (only a slot's owner claims)."""
-        leased: list[bytes] = await self.redis.zrangebyscore(self.keys.leases, repr(now), "+inf")
-        return {self.slot(_text(domain)) for domain in leased}
+        leased = await self.redis.zrangebyscore(self.keys.leases, repr(now), "+inf")
+        return {self.slot(_text(domain)) for domain in leased}  # type: ignore[arg-type]
 
     async def inbox_lengths(self) -> int:
         """Entries waiting in every slot's inbox."""
