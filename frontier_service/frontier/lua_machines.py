@@ -101,8 +101,8 @@ return freed
 # ARGV: prefix, gate prefix, now, blob of `domain start_offset end_offset urls` lines, URLs
 # offered or '', me, slotmap key, slots, orphaned key, orphans key prefix, blob of `inbox
 # entry-id` lines to acknowledge, '' (unused), the inboxes' consumer group. As
-# RECORD_APPENDS, for the owner of the domains' slots:
-# a domain whose slot `me` does not own is refused (nothing changes);
+# RECORD_APPENDS, for the owner of the domains' slots: a domain whose slot `me` does not own
+# (nor is handing over) is refused (nothing changes);
 # one whose hash measures another machine's file starts afresh on ours at start_offset.
 # Acknowledges (and deletes) the stream entries when nothing was refused.
 # Returns {domains readied, refused domains}.
@@ -113,7 +113,12 @@ local offered = tonumber(ARGV[5])
 if offered and offered > 0 then redis.call('HINCRBY', counters, 'urls_offered', offered) end
 local grown, added, readied, refused = 0, 0, 0, {}
 for d, start_offset, end_offset, urls in string.gmatch(ARGV[4], '(%S+) (%S+) (%S+) (%S+)\\n') do
-  if redis.call('HGET', slotmap, slot_of(d, nslots)) ~= me then
+  -- A slot being handed over (`>me`) is still ours until freed (once none of its domains
+  -- is leased here): refused, the lines would stay in our file past the size Redis records,
+  -- where our worker still leasing the domain reads them, and go to the new owner as well
+  -- (fetched twice).
+  local owner = redis.call('HGET', slotmap, slot_of(d, nslots))
+  if owner ~= me and owner ~= '>' .. me then
     refused[#refused + 1] = d
   else
     local key = prefix .. d

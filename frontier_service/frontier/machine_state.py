@@ -172,6 +172,11 @@ class MachineState:
             return int(ro or 0), int(size)
         return None
 
+    async def leased_slots(self, now: float) -> set[int]:
+        """The slots with a domain whose lease runs (only a slot's owner claims)."""
+        leased = await self.redis.zrangebyscore(self.keys.leases, repr(now), "+inf")
+        return {self.slot(_text(domain)) for domain in leased}  # type: ignore[arg-type]
+
     async def inbox_lengths(self) -> int:
         """Entries waiting in every slot's inbox."""
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from redis.exceptions import RedisError
@@ -40,6 +41,8 @@ class MachineLoop:
         self.sent = SendReport(busy=[])
         self.slots_given = 0
         self.last: Heartbeat | None = None
+        # How far this machine's checkpoints know a domain fetched (FrontierRecovery).
+        self.known_offset: Callable[[str], int] | None = None
 
     async def start(self) -> Heartbeat:
         """Join: renew the lease, take slots, make their inboxes' consumer group."""
@@ -59,7 +62,7 @@ class MachineLoop:
         if adopted:
             log.info("machine %s: %d domains queued before machines crawled are its own",
                      self.machine.machine, adopted)
-        report = await send_on(self.frontier, strays)
+        report = await send_on(self.frontier, strays, known_offset=self.known_offset)
         report.add(await self.send_orphans())
         self.sent.add(report)
         if report.domains_sent:
@@ -73,7 +76,7 @@ class MachineLoop:
         key = self.frontier.state.keys.orphans(self.machine.machine)
         domains = [d.decode() if isinstance(d, bytes) else d
                    async for d in self.frontier.redis.sscan_iter(key, count=1000)]
-        return await send_on(self.frontier, domains)
+        return await send_on(self.frontier, domains, known_offset=self.known_offset)
 
     async def run(self, finished: asyncio.Event) -> None:
         while not finished.is_set():
@@ -104,7 +107,8 @@ class MachineLoop:
             await self.machine.free(mine)
             self.machine.mine = frozenset()
             domains = await asyncio.to_thread(local_domains, self.root)
-            report = await send_on(self.frontier, [domain for domain, _ in domains])
+            report = await send_on(self.frontier, [domain for domain, _ in domains],
+                                   known_offset=self.known_offset)
             log.info("machine %s left the crawl: its %d slots freed, %d URLs of %d domains "
                      "sent on", self.machine.machine, len(mine), report.lines_sent,
                      report.domains_sent)
@@ -121,15 +125,20 @@ class MachineLoop:
         return beat
 
     async def _balance(self, beat: Heartbeat) -> None:
-        """Give `beat.give` slots to the machines short of their share: they are freed at
-        once; domains still leased here finish their turn; the others' lines are sent on
-        when their new owner finds them (send_orphans)."""
+        """Give `beat.give` slots to the machines short of their share: they are marked as
+        being handed over (nobody claims their domains; new URLs wait in their inboxes),
+        and freed once no domain of theirs is leased here (those finish their turn first);
+        the others' lines are sent on when their new owner finds them (send_orphans)."""
         slots = list(beat.leaving) + sorted(beat.mine, reverse=True)[:beat.give]
         if not slots:
             return
         leaving = await self.machine.leave(slots[len(beat.leaving):])
         self.machine.mine = self.machine.mine - set(leaving)
-        freed = await self.machine.free([*beat.leaving, *leaving])
+        # Freed at once (as before), the new owner's first append to a domain leased here
+        # took the lease over, and the URLs our worker had in flight were fetched twice.
+        busy = await self.machine.leased_slots(time.time())
+        freed = await self.machine.free([s for s in [*beat.leaving, *leaving] if s not in busy])
         self.slots_given += freed
-        log.info("machine %s gave %d slots to machines short of their share", self.machine.machine,
-                 freed)
+        if freed:
+            log.info("machine %s gave %d slots to machines short of their share",
+                     self.machine.machine, freed)

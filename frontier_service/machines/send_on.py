@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,16 +41,19 @@ class SendReport:
         self.busy = (self.busy or []) + (other.busy or [])
 
 
-async def send_on(frontier: Frontier, domains: Iterable[str]) -> SendReport:
-    """For each domain: send the unfetched lines Redis says this machine's file holds; leave
-    a domain our workers lease (report.busy)."""
+async def send_on(frontier: Frontier, domains: Iterable[str], *,
+                  known_offset: Callable[[str], int] | None = None) -> SendReport:
+    """For each domain: send the unfetched lines Redis says this machine's file holds (but
+    those before `known_offset`, which this machine's offset checkpoints know it fetched);
+    leave a domain our workers lease (report.busy)."""
     report = SendReport(busy=[])
     for domain in domains:
-        await _send_one(frontier, domain, report)
+        await _send_one(frontier, domain, report, known_offset=known_offset)
     return report
 
 
-async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None:
+async def _send_one(frontier: Frontier, domain: str, report: SendReport, *,
+                    known_offset: Callable[[str], int] | None) -> None:
     machine = frontier.machine
     assert machine is not None
     path = frontier.files.path_for(domain)
@@ -62,7 +65,11 @@ async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None
             start, end = held
             data = await asyncio.to_thread(_read_range, path, start, end)
             report.bytes_missing += (end - start) - len(data)
-            lines = _whole_lines(data)
+            # Redis's range starts at the read offset last renewed; the URLs fetched since
+            # (a killed machine's) are in its checkpoints, as a single machine's restart
+            # resumes there too (claimer._start_offset). Without this they were fetched again.
+            known = known_offset(domain) if known_offset is not None else 0
+            lines = _whole_lines(data[max(0, known - start):])
             code = await machine.detach_send(domain, start, end, lines)
         if code == MOVED:
             continue
@@ -73,6 +80,11 @@ async def _send_one(frontier: Frontier, domain: str, report: SendReport) -> None
         if code == SENT and lines:
             report.domains_sent += 1
             report.lines_sent += lines.count(b"\n")
+        # The file is left as it is, not emptied: truncated, it was appended again from
+        # offset 0 when the domain came back, while this machine's offset checkpoints still
+        # knew the old file's offsets, and the claim resumed mid-line in the new one ("Redis
+        # lost it; resuming at the checkpoint"): URLs skipped, a line torn, the crawl stuck.
+        # Redis says what of it is this machine's; compaction reclaims the space.
         report.not_ours += code == NOT_OURS
         return
     log.warning("the frontier of %s kept changing while being sent on; trying later", domain)

@@ -22,6 +22,7 @@ import collections
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,6 +47,7 @@ from frontier_service.recovery.epoch import (
     check_epoch,
     ensure_crawl_id,
     has_disk_state,
+    read_crawl_id,
     set_epoch,
 )
 from frontier_service.recovery.redis_memory import NOTHING_LOST, RedisCannotHoldCrawl, RedisMemoryWatch
@@ -98,8 +100,7 @@ class FrontierRecovery:
         # Several machines: one crawl id, in Redis; a machine that joins takes it as its own.
         joining = None
         if self.frontier.machine is not None:
-            value = await self.frontier.redis.get(self.frontier.state.keys.epoch)
-            joining = value.decode() if isinstance(value, bytes) else value
+            joining = await self._crawl_id_to_join()
         self.crawl_id = await asyncio.to_thread(ensure_crawl_id, self.root, self.name,
                                                 joining=joining)
         await asyncio.to_thread(merge_dead_sessions, self.checkpoints_dir)
@@ -122,6 +123,18 @@ class FrontierRecovery:
         self.frontier.state.guard_epoch()
         self.baseline = await asyncio.to_thread(load_checkpoints, self.checkpoints_dir)
         return state
+
+    async def _crawl_id_to_join(self) -> str | None:
+        """Several machines: the crawl id in Redis. Machines that start a crawl at the same
+        time agree on one: the first to set it (SET NX) wins, the others join it; before,
+        each made its own id and all but one found a "foreign" crawl in Redis."""
+        redis, keys = self.frontier.redis, self.frontier.state.keys
+        value = await redis.get(keys.epoch)
+        new = await asyncio.to_thread(read_crawl_id, self.root, self.name) is None
+        if value is None and new and await check_epoch(redis, keys, "") is EpochState.EMPTY:
+            await redis.set(keys.epoch, str(uuid.uuid4()), nx=True)
+            value = await redis.get(keys.epoch)
+        return value.decode() if isinstance(value, bytes) else value
 
     def known_offset(self, domain: str) -> int:
         """How far the domain is known to be fetched, by the checkpoints (never more than

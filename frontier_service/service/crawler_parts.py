@@ -216,6 +216,7 @@ async def open_parts(settings: CrawlerSettings,
         # Before anything is queued or claimed: a supervisor did the whole audit already.
         await recovery.on_start(audit_whole=settings.recover_on_start)
         if machines is not None:
+            machines.known_offset = recovery.known_offset  # (its checkpoints are loaded now)
             machines.machine.guard_epoch()
             if machines.leader:
                 await machines.send_strays()
