@@ -4,11 +4,13 @@
 rename, fsync of the folder) only after the batch's effects are durable: its lines synced
 to disk, the seen filter, visited records and domain state written to Redis.
 
-A frontier batch writes `pending` first: its key range and the size of every frontier file
-it may append to. A migration killed while that batch ran re-reads exactly that range on
-the next start and skips the URLs already past those sizes in the files, so no line is
-written twice and none is lost, wherever the kill fell (between the appends and the seen
-filter, between the seen filter and the checkpoint ...).
+A frontier batch writes `pending` first, before it touches the seen filter: its key range
+and the frontier files it may append to (with their sizes then). A migration killed while
+that batch ran re-reads exactly that range on the next start, and since the seen filter
+may hold its URLs already, takes a URL as new only if neither its domain's file nor the
+visited store has it (both exact): no line is written twice and none is lost, wherever the
+kill fell (between the seen filter and the appends, between the appends and the
+checkpoint ...).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class PendingBatch:
 
     after: str | None
     through: str
-    sizes: dict[str, int]  # frontier file sizes (bytes) before the batch appended
+    sizes: dict[str, int]  # the files it may append to, and their sizes (bytes) before
 
 
 @dataclass

@@ -14,8 +14,9 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 from archive_pipelines.archive_error import ArchiveError
 from frontier_service.fetch.redis_robots_store import RedisRobotsStore
@@ -45,7 +46,9 @@ from frontier_service.service.crawler_settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
 
-_WHOLE_RANGE = 1 << 30  # a re-done batch is read as one batch, however many rows
+_WHOLE_RANGE = 1 << 30
+T = TypeVar("T")
+B = TypeVar("B")  # a re-done batch is read as one batch, however many rows
 
 
 class MigrationRefused(ArchiveError):
@@ -135,21 +138,21 @@ class _Run:
     async def domains(self, offsets: OffsetCheckpoint, min_delay_s: float) -> None:
         robots = RedisRobotsStore(self.frontier.redis, self.frontier.config.name)
         settings = DomainSettings(now=time.time(), min_delay_s=min_delay_s)
-        async for rows in self._table(DOMAINS):
+        async for rows, _ in self._table(DOMAINS):
             await migrate_domains(rows, frontier=self.frontier, robots=robots, offsets=offsets,
                                   settings=settings, checkpoint=self.checkpoint)
             self._done(DOMAINS, rows)
 
     async def visited(self) -> None:
-        async for rows in self._table(VISITED):
+        async for rows, _ in self._table(VISITED):
             await migrate_visited(rows, frontier=self.frontier, checkpoint=self.checkpoint)
             self._done(VISITED, rows)
 
     async def frontier_rows(self) -> None:
         batches = FrontierBatches(self.frontier, self.checkpoint)
-        async for rows in self._table(FRONTIER):
+        async for rows, prepared in self._table(FRONTIER, prepare=batches.prepare):
             after = self.checkpoint.table(FRONTIER.name).after
-            await batches.migrate(rows, after=after, save=self.save)
+            await batches.migrate(prepared, after=after, save=self.save)
             self._done(FRONTIER, rows)
 
     def _done(self, table: TableSpec, rows: list[Row]) -> None:
@@ -159,15 +162,19 @@ class _Run:
         self.save()
         self.progress.advance(len(rows))
 
-    async def _table(self, table: TableSpec) -> AsyncIterator[list[Row]]:
+    async def _table(self, table: TableSpec, *, prepare: Callable[[list[Row]], T] | None = None
+                     ) -> AsyncIterator[tuple[list[Row], T | None]]:
+        """The table's batches not done yet, each with `prepare(rows)` run in the thread
+        that read it."""
         state = self.checkpoint.table(table.name)
         if state.done:
             return
         total, exact = self.totals[table.name]
         self.progress.start(table.name, total=total, exact=exact, done=state.rows)
-        async with _prefetched(self._batches(table)) as batches:
-            async for rows in batches:
-                yield rows
+        batches = ((rows, prepare(rows) if prepare else None) for rows in self._batches(table))
+        async with _prefetched(batches) as prefetched:
+            async for rows, prepared in prefetched:
+                yield rows, prepared
         state.done = True
         self.save()
         self.progress.finish()
@@ -184,11 +191,11 @@ class _Run:
 
 
 @contextlib.asynccontextmanager
-async def _prefetched(batches: Iterator[list[Row]]) -> AsyncIterator[AsyncIterator[list[Row]]]:
+async def _prefetched(batches: Iterator[B]) -> AsyncIterator[AsyncIterator[B]]:
     """The batches, the next one read from PostgreSQL (in a thread) while this one is written."""
-    ahead: asyncio.Future[list[Row] | None] | None = None
+    ahead: asyncio.Future[B | None] | None = None
 
-    async def each() -> AsyncIterator[list[Row]]:
+    async def each() -> AsyncIterator[B]:
         nonlocal ahead
         ahead = asyncio.ensure_future(asyncio.to_thread(next, batches, None))
         while True:

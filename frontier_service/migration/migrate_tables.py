@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from frontier_service.fetch.robots_rules import RobotsSource
 from frontier_service.fetch.robots_store import StoredRobots
 from frontier_service.frontier.checkpoint import OffsetCheckpoint
 from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.frontier_files import FrontierFiles
 from frontier_service.migration.migrate_checkpoint import MigrationCheckpoint, PendingBatch
 from frontier_service.migration.postgres_source import Row
 
@@ -103,24 +104,34 @@ async def migrate_visited(rows: Sequence[Row], *, frontier: Frontier,
     never queues them again, and into the visited store."""
     from frontier_service.frontier.visited import VisitedRecord
 
-    urls = [row[0] for row in rows]
-    targets = [row[5] for row in rows if row[5]]
-    found = try_canonical_many(urls)
-    landed = try_canonical_many(targets)
+    found = try_canonical_many([row[0] for row in rows])
     records = []
     fingerprints = []
+    targets = []
     for row, parsed in zip(rows, found, strict=True):
         if parsed is None:
             continue
         fingerprints.append(parsed[2])
         fetched_at = epoch_seconds(row[2])
-        records.append(VisitedRecord(parsed[0], int(row[3] or 0),
-                                     int(fetched_at) if fetched_at is not None else 0))
-    fingerprints += [parsed[2] for parsed in landed if parsed is not None]
+        record = VisitedRecord(parsed[0], int(row[3] or 0),
+                               int(fetched_at) if fetched_at is not None else 0)
+        records.append(record)
+        if row[5]:
+            targets.append((row[5], record))
+    invalid = len(rows) - len(records)
+    # where a fetch was redirected to was fetched with it (the stored content is the target's)
+    for (_, record), parsed in zip(targets, try_canonical_many([t for t, _ in targets]),
+                                   strict=True):
+        if parsed is not None:
+            fingerprints.append(parsed[2])
+            records.append(VisitedRecord(parsed[0], record.status, record.fetched_at))
     await frontier.seen.add_many(fingerprints)
     await frontier.visited.mark_many(records)
-    checkpoint.count("visited_invalid", len(rows) - len(records))
+    checkpoint.count("visited_invalid", invalid)
     checkpoint.count("visited_records", len(records))
+
+
+Prepared = tuple[Sequence[Row], list[tuple[str, str, bytes] | None]]
 
 
 class FrontierBatches:
@@ -131,18 +142,24 @@ class FrontierBatches:
         self.checkpoint = checkpoint
         self._sizes: dict[str, int] = {}  # the migration is the files' only writer
 
-    async def migrate(self, rows: Sequence[Row], *, after: str | None,
-                      save: Any) -> None:
-        """Append the batch's new URLs: first `save` a pending record (the files' sizes),
-        then append, then mark them seen and record the appends; the caller then saves the
-        checkpoint past the batch. A pending record left by a kill makes this the re-run
-        of that batch: URLs already in the files past those sizes are not appended again."""
-        files = self.frontier.files
+    @staticmethod
+    def prepare(rows: Sequence[Row]) -> Prepared:
+        """The batch canonicalized (pure CPU: done in the reading thread, while the event
+        loop waits for Redis and the disk on the batch before)."""
+        return rows, try_canonical_many([row[0] for row in rows])
+
+    async def migrate(self, prepared: Prepared, *, after: str | None,
+                      save: Callable[[], None]) -> None:
+        """Append the batch's new URLs. First `save` a pending record (the range and the
+        sizes of the files it may append to), then one seen-filter call says which URLs
+        are new, they are appended and synced, and the appends recorded; the caller then
+        saves the checkpoint past the batch.
+
+        With a pending record left by a kill, this is that batch again, and the seen filter
+        may already hold its URLs: a URL is new unless its domain's file or the visited
+        store has it (both exact)."""
         redo = self.checkpoint.pending
-        already: dict[str, set[str]] = {}
-        if redo is not None:
-            already = await asyncio.to_thread(_appended_since, files, redo.sizes)
-        found = try_canonical_many([row[0] for row in rows])
+        rows, found = prepared
         batch: dict[bytes, tuple[str, str, int, int]] = {}
         for row, parsed in zip(rows, found, strict=True):
             if parsed is not None and parsed[2] not in batch:
@@ -150,41 +167,48 @@ class FrontierBatches:
                 batch[parsed[2]] = (parsed[0], parsed[1], int(row[2] or 0),
                                     int(added_at) if added_at is not None else 0)
         invalid = len(rows) - sum(parsed is not None for parsed in found)
-        fingerprints = list(batch)
-        seen = await self.frontier.seen.contains_many(fingerprints)
-        lines: dict[str, list[str]] = {}
-        skipped = 0
-        for fingerprint, was_seen in zip(fingerprints, seen, strict=True):
-            if was_seen:
-                continue
-            url, domain, depth, added_at = batch[fingerprint]
-            if url in already.get(domain, ()):
-                skipped += 1
-                continue
-            lines.setdefault(domain, []).append(f"{url}|{depth}|1|{added_at}\n")
         if redo is None:
-            sizes = {domain: await self._size(domain) for domain in lines}
+            sizes = {entry[1]: await self._size(entry[1]) for entry in batch.values()}
             self.checkpoint.pending = PendingBatch(after, str(rows[-1][0]), sizes)
             await asyncio.to_thread(save)
+        fingerprints = list(batch)
+        is_new = await self.frontier.seen.add_many(fingerprints)
+        if redo is not None:
+            is_new = await self._new_after_kill([batch[fp] for fp in fingerprints])
+        lines: dict[str, list[str]] = {}
+        for fingerprint, new in zip(fingerprints, is_new, strict=True):
+            if new:
+                url, domain, depth, added_at = batch[fingerprint]
+                lines.setdefault(domain, []).append(f"{url}|{depth}|1|{added_at}\n")
+        files = self.frontier.files
         offsets = await asyncio.to_thread(
             files.append_many, {d: "".join(pending).encode() for d, pending in lines.items()})
         for domain, (_, end) in offsets.items():
             self._sizes[domain] = end
-        # durable before the seen filter says "queued" and the checkpoint moves on
+        # on disk before the checkpoint moves past them
         await asyncio.to_thread(sync_filesystem, files.base)
-        new = [fp for fp, was_seen in zip(fingerprints, seen, strict=True) if not was_seen]
-        await self.frontier.seen.add_many(new)
         appends = [(domain, end, len(lines[domain])) for domain, (_, end) in offsets.items()]
         if redo is not None:  # lines the killed run appended but may not have recorded
             appends += [(domain, await self._size(domain), 0)
                         for domain in redo.sizes if domain not in offsets]
         await self.frontier.state.record_appends(time.time(), appends, offered=len(batch))
         added = sum(len(pending) for pending in lines.values())
-        self.checkpoint.count("frontier_queued", added + skipped)
+        self.checkpoint.count("frontier_queued", added)
         self.checkpoint.count("frontier_invalid", invalid)
-        self.checkpoint.count("frontier_dropped_seen", len(batch) - added - skipped)
+        self.checkpoint.count("frontier_dropped_seen", len(batch) - added)
         self.checkpoint.count("frontier_dropped_in_batch", len(rows) - invalid - len(batch))
         self.checkpoint.pending = None
+
+    async def _new_after_kill(self, entries: list[tuple[str, str, int, int]]) -> list[bool]:
+        """For the batch a kill interrupted: new = in neither its domain's file (whole: an
+        earlier batch may have queued the same URL) nor the visited store."""
+        queued = await asyncio.to_thread(
+            _urls_in_files, self.frontier.files, {entry[1] for entry in entries})
+        visits = await self.frontier.visited.get_many([entry[0] for entry in entries])
+        redone = [entry[0] not in queued.get(entry[1], ()) and visit is None
+                  for entry, visit in zip(entries, visits, strict=True)]
+        self.checkpoint.count("frontier_redone_after_kill", len(entries))
+        return redone
 
     async def _size(self, domain: str) -> int:
         size = self._sizes.get(domain)
@@ -193,10 +217,9 @@ class FrontierBatches:
         return size
 
 
-def _appended_since(files: Any, sizes: dict[str, int]) -> dict[str, set[str]]:
-    """The URLs each domain's file holds past its size before the killed batch."""
+def _urls_in_files(files: FrontierFiles, domains: set[str]) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
-    for domain, size in sizes.items():
-        records, _ = files.read_from(domain, size, 10_000_000)
+    for domain in domains:
+        records, _ = files.read_from(domain, 0, 1 << 40)
         found[domain] = {record.url for record in records}
     return found
