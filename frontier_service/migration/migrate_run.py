@@ -46,7 +46,6 @@ from frontier_service.service.crawler_settings import CrawlerSettings
 
 log = logging.getLogger(__name__)
 
-_WHOLE_RANGE = 1 << 30
 T = TypeVar("T")
 B = TypeVar("B")  # a re-done batch is read as one batch, however many rows
 
@@ -183,9 +182,12 @@ class _Run:
         state = self.checkpoint.table(table.name)
         pending = self.checkpoint.pending if table is FRONTIER else None
         after = state.after
-        if pending is not None:  # first the batch a kill interrupted, exactly as it was
-            yield from self.source.batches(table, after=pending.after, through=pending.through,
-                                           batch_rows=_WHOLE_RANGE)
+        if pending is not None:  # first the batch a kill interrupted, whole, as it was
+            rows = self.source.rows_between(table, after=pending.after, through=pending.through)
+            if rows:
+                yield rows
+            else:  # its rows are gone from the table; `run`'s audit records any lines left
+                self.checkpoint.pending = None
             after = pending.through
         yield from self.source.batches(table, after=after, batch_rows=self.options.batch_rows)
 

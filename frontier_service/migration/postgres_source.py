@@ -131,20 +131,20 @@ class PostgresSource:
         self.conn.rollback()
         return int(value or 0)
 
-    def batches(self, table: TableSpec, *, after: str | None = None, through: str | None = None,
+    def rows_between(self, table: TableSpec, *, after: str | None, through: str) -> list[Row]:
+        """The rows with after < key <= through, in key order, as one batch."""
+        sql, params = _select(table, after=after, through=through)
+        with self.conn.cursor() as cur:
+            cur.execute(sql, params)
+            rows = list(cur.fetchall())
+        self.conn.rollback()
+        return rows
+
+    def batches(self, table: TableSpec, *, after: str | None = None,
                 batch_rows: int = 20_000) -> Iterator[list[Row]]:
-        """The table's rows with a non-null key in key order, after `after` and up to
-        `through` (inclusive), in batches of about batch_rows that end where the key changes."""
-        where = [f"{_ident(table.key)} IS NOT NULL"]
-        params: list[str] = []
-        if after is not None:
-            where.append(f"{_ident(table.key)} > %s")
-            params.append(after)
-        if through is not None:
-            where.append(f"{_ident(table.key)} <= %s")
-            params.append(through)
-        sql = (f"SELECT {', '.join(map(_ident, table.columns))} FROM {_ident(table.name)} "
-               f"WHERE {' AND '.join(where)} ORDER BY {_ident(table.key)}")
+        """The table's rows with a non-null key in key order after `after`, in batches of
+        about batch_rows that end where the key changes."""
+        sql, params = _select(table, after=after, through=None)
         self._cursors += 1
         cur = self.conn.cursor(name=f"migrate_{table.name}_{self._cursors}")
         cur.itersize = batch_rows
@@ -168,6 +168,20 @@ class PostgresSource:
         finally:
             cur.close()
             self.conn.rollback()
+
+
+def _select(table: TableSpec, *, after: str | None, through: str | None
+            ) -> tuple[str, list[str]]:
+    where = [f"{_ident(table.key)} IS NOT NULL"]
+    params: list[str] = []
+    if after is not None:
+        where.append(f"{_ident(table.key)} > %s")
+        params.append(after)
+    if through is not None:
+        where.append(f"{_ident(table.key)} <= %s")
+        params.append(through)
+    return (f"SELECT {', '.join(map(_ident, table.columns))} FROM {_ident(table.name)} "
+            f"WHERE {' AND '.join(where)} ORDER BY {_ident(table.key)}", params)
 
 
 def _ident(name: str) -> str:

@@ -1,0 +1,73 @@
+"""migrate-from-postgres killed (SIGKILL) at random points and run again until it finishes:
+every frontier row in the files exactly once."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+from pathlib import Path
+
+from archive_testkit.pg_frontier import PgFrontier
+from frontier_service.migration import migrate_checkpoint as mcp
+from tests.frontier_service.migration.migrate_runs import (
+    expected_from,
+    lines_in_files,
+    migrate,
+    start_migration,
+)
+
+KILLS = 10
+
+
+def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFrontier,
+                                                      tmp_path: Path, redis_url: str,
+                                                      crawl_name: str) -> None:
+    data = tmp_path / "data"
+    rng = random.Random(3434)
+    checkpoint = mcp.checkpoint_path(data, crawl_name)
+    kills = mid_batch = 0
+    progress: list[int] = []
+    for _ in range(60):
+        if kills >= KILLS:
+            break
+        before = _mtime(checkpoint)
+        process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1500")
+        # once it is past its start-up (it wrote the checkpoint), anywhere in the next second
+        deadline = time.monotonic() + 60
+        while _mtime(checkpoint) == before and process.poll() is None:
+            assert time.monotonic() < deadline, "the migration wrote no checkpoint in 60 s"
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.0, 1.0))
+        if process.poll() is not None:
+            continue  # it finished (or failed: the final run below says so)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        kills += 1
+        state = mcp.load(checkpoint)
+        if state is not None:
+            mid_batch += state.pending is not None
+            progress.append(state.table("frontier").rows)
+    assert kills >= KILLS, f"only {kills} kills landed before the migration finished"
+    done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1500", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+
+    # the kills fell at many points, some inside a frontier batch (the hard case)
+    assert len(set(progress)) >= 4, progress
+    assert mid_batch >= 1, progress
+    expected = expected_from(pg_data)
+    counts, where, corrupt = lines_in_files(data)
+    assert corrupt == 0
+    assert [url for url, n in counts.items() if n > 1] == []
+    assert set(counts) == set(expected.queued)
+    assert all(where[url] == domain for url, domain in expected.queued.items())
+    assert summary["rows"]["frontier"] == len(pg_data.frontier)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return 0
