@@ -8,6 +8,7 @@
     .venv/bin/python bench/crawl_bench.py --case browser       # --browser always/auto/never
     .venv/bin/python bench/crawl_bench.py --case browser --quick   # its smoke run (~2 min)
     .venv/bin/python bench/crawl_bench.py --case all           # every case (browser aside)
+    .venv/bin/python bench/crawl_bench.py --case migrate       # migrate-from-postgres rows/s
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
 test web (its own process: the crawlers' CPU is measured apart from it) serves every
@@ -84,6 +85,7 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
+from bench import crawl_migrate  # noqa: E402
 from bench.crawl_baselines import bomb_case, browser_case, revisit_case, single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
@@ -335,13 +337,14 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser", "all"],
+    parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser",
+                                           "migrate", "all"],
                         default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
                              "crawled to the end; bomb: a website with and without a bomb host; "
                              "revisit: a website crawled again with and without conditional "
                              "requests; browser: --browser always, auto and never on a mixed "
-                             "web and the docs site")
+                             "web and the docs site; migrate: migrate-from-postgres rows/s")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
     parser.add_argument("--warmup", type=float, default=15.0)
@@ -361,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     bomb_case.add_arguments(parser)
     revisit_case.add_arguments(parser)
     browser_case.add_arguments(parser)
+    crawl_migrate.add_arguments(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     passed = True
@@ -375,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
             passed = revisit_case.run_case(args, work / "revisit") and passed
         if args.case == "browser":
             passed = browser_case.run_case(args, work / "browser") and passed
+        if args.case == "migrate":
+            passed = crawl_migrate.run_case(args, work / "migrate") and passed
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if passed else 1
