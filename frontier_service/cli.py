@@ -486,13 +486,15 @@ def migrate_command(obj: Context, dsn: str, *, dry_run: bool, batch_rows: int, a
                                "rows": rows, "counts": result.counts, "seconds": seconds}))
         return
     counts = result.counts
+    dropped = counts.get("frontier_dropped_seen", 0) + counts.get("frontier_dropped_in_batch", 0)
     click.echo(f"migrated {result.source} into crawl {settings.crawl_name!r}: "
-               f"{rows.get('frontier', 0):,} frontier rows ({counts.get('frontier_queued', 0):,} "
-               f"URLs queued, {counts.get('frontier_dropped_seen', 0) + counts.get('frontier_dropped_in_batch', 0):,} "
-               f"already visited or duplicates, {counts.get('frontier_invalid', 0):,} invalid), "
+               f"{rows.get('frontier', 0):,} frontier rows "
+               f"({counts.get('frontier_queued', 0):,} URLs queued, {dropped:,} already "
+               f"visited or duplicates, {counts.get('frontier_invalid', 0):,} invalid), "
                f"{counts.get('visited_records', 0):,} visited URLs, "
-               f"{rows.get('domain_metadata', 0):,} domains ({counts.get('domains_excluded', 0):,} "
-               f"excluded); `frontier-service run` continues the crawl")
+               f"{rows.get('domain_metadata', 0):,} domains "
+               f"({counts.get('domains_excluded', 0):,} excluded); "
+               "`frontier-service run` continues the crawl")
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; errors meant for people become one line on stderr and exit status 2."""

@@ -150,6 +150,7 @@ class _Run:
     async def frontier_rows(self) -> None:
         batches = FrontierBatches(self.frontier, self.checkpoint)
         async for rows, prepared in self._table(FRONTIER, prepare=batches.prepare):
+            assert prepared is not None
             after = self.checkpoint.table(FRONTIER.name).after
             await batches.migrate(prepared, after=after, save=self.save)
             self._done(FRONTIER, rows)

@@ -52,11 +52,11 @@ def libpq_dsn(dsn: str) -> str:
 
 def describe_dsn(dsn: str) -> str:
     """`host:port/dbname` of a DSN, without its password (for messages and the checkpoint)."""
-    from psycopg2.extensions import parse_dsn
+    import psycopg2
 
     try:
-        parts = parse_dsn(libpq_dsn(dsn))
-    except Exception:  # noqa: BLE001 - psycopg2 raises ProgrammingError for any bad DSN
+        parts = psycopg2.extensions.parse_dsn(libpq_dsn(dsn))
+    except psycopg2.ProgrammingError:
         return "(unparsable DSN)"
     host = parts.get("host", "localhost")
     port = parts.get("port", "5432")
@@ -68,11 +68,10 @@ class PostgresSource:
 
     def __init__(self, dsn: str, *, connect_timeout_s: int = 10) -> None:
         import psycopg2
-        from psycopg2.extensions import parse_dsn
 
         self.where = describe_dsn(dsn)
         try:
-            parse_dsn(libpq_dsn(dsn))
+            psycopg2.extensions.parse_dsn(libpq_dsn(dsn))
         except psycopg2.ProgrammingError as exc:
             raise SourceError(f"bad PostgreSQL DSN: {_first_line(exc)} (expected e.g. "
                               "postgresql://user:password@host:5432/dbname)") from None
