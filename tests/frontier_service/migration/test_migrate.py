@@ -23,7 +23,19 @@ from tests.frontier_service.migration.migrate_runs import (
 )
 
 
-def test_migration_queues_every_unvisited_row_once(pg_dsn: str, pg_data: PgFrontier,
+def in_process(dsn: str, data: Path, redis_url: str, crawl: str, *extra: str,
+               capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The command run in this process (no start-up to wait for): (exit code, out, err)."""
+    from frontier_service.cli import main
+
+    capsys.readouterr()
+    code = main(["--data-dir", str(data), "--redis-url", redis_url, "--crawl-name", crawl,
+                 "migrate-from-postgres", dsn, *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_migration_queues_every_unvisited_row_once_and_carries_the_rest(pg_dsn: str, pg_data: PgFrontier,
                                                    tmp_path: Path, redis_url: str,
                                                    crawl_name: str) -> None:
     data = tmp_path / "data"
@@ -43,17 +55,17 @@ def test_migration_queues_every_unvisited_row_once(pg_dsn: str, pg_data: PgFront
     assert summary["counts"]["frontier_queued"] == len(expected.queued)
     assert summary["counts"]["frontier_invalid"] == 2
     assert summary["rows"]["frontier"] == len(pg_data.frontier)  # rows read, twins included
+    check_redis(data, pg_data, redis_url, crawl_name)
+
+    again = migrate(pg_dsn, data, redis_url, crawl_name)  # finished: changes nothing
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "`frontier-service run` continues the crawl" in again.stdout
+    assert lines_in_files(data)[0] == counts
 
 
-def test_migration_carries_visited_exclusions_schedule_and_robots(
-        pg_dsn: str, pg_data: PgFrontier, tmp_path: Path, redis_url: str,
-        crawl_name: str) -> None:
-    data = tmp_path / "data"
-    done = migrate(pg_dsn, data, redis_url, crawl_name)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "`frontier-service run` continues the crawl" in done.stdout
+def check_redis(data: Path, pg_data: PgFrontier, redis_url: str, crawl_name: str) -> None:
+    """Visited records, exclusions, next fetch times, robots.txt and the epoch in Redis."""
     expected = expected_from(pg_data)
-
     async def check() -> None:
         from redis.asyncio import Redis
 
@@ -90,18 +102,16 @@ def test_migration_carries_visited_exclusions_schedule_and_robots(
             await client.aclose()
 
     run(check())
-    again = migrate(pg_dsn, data, redis_url, crawl_name)  # finished: changes nothing
-    assert again.returncode == 0, again.stderr[-2000:]
-    counts, _, _ = lines_in_files(data)
-    assert sum(counts.values()) == len(expected.queued)
 
 
 def test_dry_run_counts_and_writes_nothing(pg_dsn: str, pg_data: PgFrontier, tmp_path: Path,
-                                           redis_url: str, crawl_name: str) -> None:
+                                           redis_url: str, crawl_name: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
-    done = migrate(pg_dsn, data, redis_url, crawl_name, "--dry-run", "--json")
-    assert done.returncode == 0, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    code, out, err = in_process(pg_dsn, data, redis_url, crawl_name, "--dry-run", "--json",
+                                capsys=capsys)
+    assert code == 0, err[-3000:]
+    report = json.loads(out.strip().splitlines()[-1])
     frontier, visited = report["frontier"], report["visited_urls"]
     assert frontier["rows"] == len(pg_data.frontier)
     assert frontier["invalid"] == 2
@@ -119,19 +129,24 @@ def test_dry_run_counts_and_writes_nothing(pg_dsn: str, pg_data: PgFrontier, tmp
 
 
 def test_unreachable_server_and_bad_dsn_fail_clearly(tmp_path: Path, redis_url: str,
-                                                      crawl_name: str) -> None:
+                                                      crawl_name: str,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
-    down = migrate("postgresql://postgres@127.0.0.1:1/frontier", data, redis_url, crawl_name)
-    assert down.returncode == 2
-    assert "cannot connect to PostgreSQL at 127.0.0.1:1/frontier" in down.stderr
-    bad = migrate("postgresql://host:notaport/db", data, redis_url, crawl_name)
-    assert bad.returncode == 2 and "error:" in bad.stderr
-    assert "Traceback" not in down.stderr + bad.stderr
+    code, _, err = in_process("postgresql://postgres@127.0.0.1:1/frontier", data, redis_url,
+                              crawl_name, capsys=capsys)
+    assert code == 2
+    assert "cannot connect to PostgreSQL at 127.0.0.1:1/frontier" in err
+    code, _, err = in_process("postgresql://host:notaport/db", data, redis_url, crawl_name,
+                              capsys=capsys)
+    assert code == 2 and "error:" in err and "Traceback" not in err
+    code, _, err = in_process("dbname='unclosed", data, redis_url, crawl_name, capsys=capsys)
+    assert code == 2 and "bad PostgreSQL DSN" in err
     assert not data.exists()
 
 
 def test_missing_tables_and_columns_are_named(postgres_server_url: str, tmp_path: Path,
-                                              redis_url: str, crawl_name: str) -> None:
+                                              redis_url: str, crawl_name: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
     url = create_database(postgres_server_url)
     name = url.rsplit("/", 1)[1]
     try:
@@ -142,23 +157,25 @@ def test_missing_tables_and_columns_are_named(postgres_server_url: str, tmp_path
                         "robots_txt_expires_timestamp BIGINT, is_manually_excluded BOOLEAN, "
                         "last_scheduled_fetch_timestamp BIGINT)")
         conn.close()
-        done = migrate(libpq(url), tmp_path / "data", redis_url, crawl_name)
-        assert done.returncode == 2
-        assert "no table visited_urls" in done.stderr
-        assert "table frontier has no column added_timestamp" in done.stderr
-        assert "Traceback" not in done.stderr
+        code, _, err = in_process(libpq(url), tmp_path / "data", redis_url, crawl_name,
+                                  capsys=capsys)
+        assert code == 2
+        assert "no table visited_urls" in err
+        assert "table frontier has no column added_timestamp" in err
+        assert "Traceback" not in err
         assert not (tmp_path / "data").exists()
     finally:
         drop_database(postgres_server_url, name)
 
 
 def test_refuses_a_crawl_that_already_has_a_frontier(pg_dsn: str, tmp_path: Path,
-                                                     redis_url: str, crawl_name: str) -> None:
+                                                     redis_url: str, crawl_name: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     client = redis.Redis.from_url(redis_url)
     try:
         client.set(f"{crawl_name}:epoch", "someone-else")
     finally:
         client.close()
-    done = migrate(pg_dsn, tmp_path / "data", redis_url, crawl_name)
-    assert done.returncode == 2
-    assert "already has a frontier" in done.stderr and "new --crawl-name" in done.stderr
+    code, _, err = in_process(pg_dsn, tmp_path / "data", redis_url, crawl_name, capsys=capsys)
+    assert code == 2
+    assert "already has a frontier" in err and "new --crawl-name" in err
