@@ -9,6 +9,7 @@ they get keys of their own.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
@@ -40,13 +41,18 @@ class RedisRobotsStore:
             return None  # a damaged entry is fetched again
 
     async def set(self, origin: str, entry: StoredRobots) -> None:
-        key = self.prefix + origin
-        expire_at = int(max(entry.expires_at, time.time())) + _KEEP_AFTER_EXPIRY_S
+        await self.set_many([(origin, entry)])
+
+    async def set_many(self, entries: Sequence[tuple[str, StoredRobots]]) -> None:
+        """set for many origins in one round trip (each entry written whole)."""
+        now = time.time()
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(key, mapping={"body": entry.body, "expires_at": repr(entry.expires_at),
-                                    "source": str(entry.source),
-                                    "truncated": "1" if entry.truncated else "0"})
-            pipe.expireat(key, expire_at)
+            for origin, entry in entries:
+                key = self.prefix + origin
+                pipe.hset(key, mapping={"body": entry.body, "expires_at": repr(entry.expires_at),
+                                        "source": str(entry.source),
+                                        "truncated": "1" if entry.truncated else "0"})
+                pipe.expireat(key, int(max(entry.expires_at, now)) + _KEEP_AFTER_EXPIRY_S)
             await pipe.execute()
 
 

@@ -91,9 +91,8 @@ async def migrate_domains(rows: Sequence[Row], *, frontier: Frontier, robots: Re
     for key in excluded:
         offsets.exclude(key, EXCLUDED_REASON)
     await asyncio.to_thread(offsets.write)
-    for i in range(0, len(robots_entries), _CONCURRENT_CALLS):
-        entries = robots_entries[i:i + _CONCURRENT_CALLS]
-        await asyncio.gather(*(robots.set(origin, entry) for origin, entry in entries))
+    for i in range(0, len(robots_entries), 1000):
+        await robots.set_many(robots_entries[i:i + 1000])
     checkpoint.count("domains_excluded", len(excluded))
     checkpoint.count("domains_robots", len(robots_entries) // 2)
 
