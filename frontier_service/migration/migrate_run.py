@@ -16,12 +16,14 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from archive_pipelines.archive_error import ArchiveError
 from frontier_service.fetch.redis_robots_store import RedisRobotsStore
 from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_dir
 from frontier_service.frontier.folder_locks import live_sessions
+from frontier_service.frontier.frontier import Frontier
 from frontier_service.migration import migrate_checkpoint as mcp
 from frontier_service.migration.migrate_progress import MigrateProgress
 from frontier_service.migration.migrate_tables import (
@@ -90,7 +92,14 @@ async def migrate(source: PostgresSource, settings: CrawlerSettings, *,
             if checkpoint.finished:
                 return checkpoint
             resumed = bool(checkpoint.tables)
-            await FrontierRecovery(frontier, home).on_start(audit_whole=resumed)
+            held = await FrontierRecovery(frontier, home).on_start(audit_whole=resumed)
+            if resumed and held is not EpochState.MATCH:
+                # Redis lost the crawl meanwhile: the rebuild from the files restored the
+                # frontier, not the visited URLs, exclusions' schedule or robots: again
+                log.warning("Redis lost the migrated state: migrating domains and visited "
+                            "URLs again")
+                for table in (DOMAINS, VISITED):
+                    checkpoint.tables[table.name] = mcp.TableProgress()
             offsets = OffsetCheckpoint(checkpoint_dir(home, name), f"migrate-{uuid.uuid4().hex}")
             try:
                 run = _Run(source, frontier, checkpoint, path=path, options=options,
@@ -107,10 +116,7 @@ async def migrate(source: PostgresSource, settings: CrawlerSettings, *,
         lock.close()
 
 
-async def _require_new_crawl(frontier: object, settings: CrawlerSettings) -> None:
-    from frontier_service.frontier.frontier import Frontier
-
-    assert isinstance(frontier, Frontier)
+async def _require_new_crawl(frontier: Frontier, settings: CrawlerSettings) -> None:
     state = await check_epoch(frontier.redis, frontier.state.keys, "")
     if state is not EpochState.EMPTY or has_disk_state(settings.frontier_home,
                                                         settings.crawl_name):
@@ -120,14 +126,11 @@ async def _require_new_crawl(frontier: object, settings: CrawlerSettings) -> Non
 
 
 class _Run:
-    def __init__(self, source: PostgresSource, frontier: object,
-                 checkpoint: mcp.MigrationCheckpoint, *, path: object, options: MigrateOptions,
+    """One migration's pass over the tables, saving the checkpoint after every batch."""
+
+    def __init__(self, source: PostgresSource, frontier: Frontier,
+                 checkpoint: mcp.MigrationCheckpoint, *, path: Path, options: MigrateOptions,
                  progress: MigrateProgress, totals: dict[str, tuple[int, bool]]) -> None:
-        from pathlib import Path
-
-        from frontier_service.frontier.frontier import Frontier
-
-        assert isinstance(frontier, Frontier) and isinstance(path, Path)
         self.source, self.frontier, self.checkpoint = source, frontier, checkpoint
         self.path, self.options, self.progress, self.totals = path, options, progress, totals
 

@@ -15,6 +15,7 @@ from tests.frontier_service.migration.migrate_runs import (
     expected_from,
     lines_in_files,
     migrate,
+    run,
     start_migration,
 )
 
@@ -71,3 +72,54 @@ def _mtime(path: Path) -> int:
         return path.stat().st_mtime_ns
     except FileNotFoundError:
         return 0
+
+
+def test_redis_lost_mid_migration_migrates_the_visited_urls_again(
+        pg_dsn: str, pg_data: PgFrontier, tmp_path: Path, redis_url: str,
+        crawl_name: str) -> None:
+    import redis
+
+    data = tmp_path / "data"
+    checkpoint = mcp.checkpoint_path(data, crawl_name)
+    process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1500")
+    deadline = time.monotonic() + 90
+    while process.poll() is None:
+        state = mcp.load(checkpoint) if checkpoint.exists() else None
+        if state is not None and state.table("frontier").rows > 0:
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    client = redis.Redis.from_url(redis_url)
+    try:  # Redis loses the crawl (a restart without persistence)
+        for key in client.scan_iter(match=f"{crawl_name}:*", count=1000):
+            client.unlink(key)
+    finally:
+        client.close()
+    done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1500")
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = expected_from(pg_data)
+    counts, _, corrupt = lines_in_files(data)
+    assert corrupt == 0 and max(counts.values()) == 1
+    assert set(counts) == set(expected.queued)
+    run(_visited_all_seen(pg_data, redis_url, crawl_name, data))
+
+
+async def _visited_all_seen(pg_data: PgFrontier, redis_url: str, crawl_name: str,
+                            data: Path) -> None:
+    from redis.asyncio import Redis
+
+    from archive_pipelines.canonical_urls import canonical_url_and_domain
+    from frontier_service.frontier.frontier import Frontier, FrontierConfig
+
+    client = Redis.from_url(redis_url)
+    frontier = await Frontier(client, data, FrontierConfig(name=crawl_name)).open()
+    try:
+        urls = [row[0] for row in pg_data.visited]
+        seen = await frontier.seen.contains_many([canonical_url_and_domain(u)[2] for u in urls])
+        assert all(seen)
+        assert all(v is not None for v in await frontier.visited.get_many(urls))
+    finally:
+        frontier.close()
+        await client.aclose()
