@@ -34,15 +34,18 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
         if kills >= KILLS:
             break
         before = _mtime(checkpoint)
-        process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1500")
-        # once it is past its start-up (it wrote the checkpoint), anywhere in the next second
+        process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1000")
+        # once it is past its start-up (it wrote the checkpoint), within a few batches
         deadline = time.monotonic() + 60
         while _mtime(checkpoint) == before and process.poll() is None:
             assert time.monotonic() < deadline, "the migration wrote no checkpoint in 60 s"
             time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, 1.0))
+        time.sleep(rng.uniform(0.0, 0.3))
         if process.poll() is not None:
-            continue  # it finished (or failed: the final run below says so)
+            state = mcp.load(checkpoint)
+            if state is None or state.finished:
+                break  # too late to kill (or it failed: the final run below says so)
+            continue
         process.send_signal(signal.SIGKILL)
         process.wait()
         kills += 1
@@ -51,7 +54,7 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
             mid_batch += state.pending is not None
             progress.append(state.table("frontier").rows)
     assert kills >= KILLS, f"only {kills} kills landed before the migration finished"
-    done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1500", "--json")
+    done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1000", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
 
