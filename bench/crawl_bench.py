@@ -12,6 +12,7 @@
     .venv/bin/python bench/crawl_bench.py --case redis-memory  # Redis bytes, extrapolated
     .venv/bin/python bench/crawl_bench.py --case adds          # URL adds per owner (crawl_adds.py)
     .venv/bin/python bench/crawl_bench.py --case all           # every case (browser, adds aside)
+    .venv/bin/python bench/crawl_bench.py --case migrate       # migrate-from-postgres rows/s
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
 test web (its own process: the crawlers' CPU is measured apart from it) serves every
@@ -94,7 +95,7 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
-from bench import crawl_adds, crawl_compaction, crawl_redis_memory, crawl_soak  # noqa: E402
+from bench import crawl_adds, crawl_compaction, crawl_migrate, crawl_redis_memory, crawl_soak  # noqa: E402
 from bench.crawl_baselines import bomb_case, browser_case, revisit_case, single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
@@ -347,7 +348,8 @@ def memory_lines(result: dict[str, object] | str) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser",
-                                           "compaction", "soak", "redis-memory", "adds", "all"],
+                                           "compaction", "soak", "redis-memory", "adds",
+                                           "migrate", "all"],
                         default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
                              "crawled to the end; bomb: a website with and without a bomb host; "
@@ -357,7 +359,8 @@ def main(argv: list[str] | None = None) -> int:
                              "compacted (disk bytes before and after, MB/s); soak: descriptors "
                              "and memory per process over a long crawl; redis-memory: Redis "
                              "bytes per URL and domain; adds: URL adds/s per owner, shared Redis "
-                             "seen filter vs a per-owner one (bench/crawl_adds.py)")
+                             "seen filter vs a per-owner one (bench/crawl_adds.py); migrate: "
+                             "migrate-from-postgres rows/s")
     parser.add_argument("--hosts", type=int, default=2000)
     parser.add_argument("--seconds", type=float, default=60.0, help="measured window per crawler")
     parser.add_argument("--warmup", type=float, default=15.0)
@@ -381,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     crawl_soak.add_arguments(parser)
     crawl_redis_memory.add_arguments(parser)
     crawl_adds.add_arguments(parser)
+    crawl_migrate.add_arguments(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     passed = True
@@ -403,6 +407,8 @@ def main(argv: list[str] | None = None) -> int:
             passed = crawl_redis_memory.run_case(args, work / "redis-memory") and passed
         if args.case == "adds":
             passed = crawl_adds.run_case(args, work / "adds") and passed
+        if args.case == "migrate":
+            passed = crawl_migrate.run_case(args, work / "migrate") and passed
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0 if passed else 1

@@ -515,6 +515,85 @@ def compact_command(obj: Context, *, dry_run: bool, as_json: bool, crawl_name: s
         click.echo("  the filesystem cannot punch holes: nothing was freed", err=True)
 
 
+
+@cli.command("migrate-from-postgres")
+@click.argument("dsn", metavar="DSN")
+@click.option("--dry-run", is_flag=True,
+              help="Read the tables and print what the migration would find (rows, distinct "
+                   "domains, invalid URLs, rows already visited); write nothing.")
+@click.option("--batch-rows", type=click.IntRange(100, 1_000_000), default=20_000,
+              show_default=True, help="Rows read, written and checkpointed together.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
+@crawl_name_option
+@click.pass_obj
+def migrate_command(obj: Context, dsn: str, *, dry_run: bool, batch_rows: int, as_json: bool,
+                    crawl_name: str | None) -> None:
+    """Take over a PostgreSQL frontier (DSN: postgresql://user:password@host:5432/dbname)
+    into a new crawl, which `run` then continues (no --seed needed).
+
+    Reads frontier(url, domain, depth, added_timestamp), visited_urls(url, url_sha256,
+    crawled_timestamp, http_status_code, content_storage_path, redirected_to_url) and
+    domain_metadata(domain, robots_txt_content, robots_txt_expires_timestamp,
+    is_manually_excluded, last_scheduled_fetch_timestamp) from the DSN's search path. URLs
+    and domains are text; timestamps are timestamp columns or unix seconds; depth and
+    http_status_code integers. Each table is read in order of its url (domain) column
+    through a server-side cursor, which needs no unique key: rows sharing a URL count once.
+    Every URL is put in the crawler's canonical form and queued under its own host (the
+    `domain` column is not used for that); invalid URLs are counted and skipped.
+
+    Visited URLs (and where they redirected to) are never fetched again; frontier URLs
+    already visited are dropped; excluded domains stay excluded; a domain's next fetch is
+    its last scheduled fetch plus the minimum delay; unexpired robots.txt bodies are cached
+    for the domain's http and https origins. Stop the old crawler first: the tables must not
+    change while they are read.
+
+    Killed or interrupted, the command resumes where its checkpoint (in the data dir's
+    frontiers/migrations/) says when run again with the same options; no URL is queued
+    twice or lost. The target crawl must be new (no frontier under its name)."""
+    import time
+
+    from frontier_service.migration.migrate_progress import MigrateProgress
+    from frontier_service.migration.postgres_source import PostgresSource
+
+    source = PostgresSource(dsn)
+    try:
+        if dry_run:
+            from frontier_service.migration.dry_run import dry_run as count_rows
+
+            report = count_rows(source, batch_rows=batch_rows, progress=MigrateProgress())
+            if as_json:
+                click.echo(json.dumps({"dry_run": True, "source": source.where, **report}))
+                return
+            click.echo(f"dry run of {source.where} (nothing written):")
+            for table, counts in report.items():
+                click.echo(f"  {table}: " + ", ".join(f"{k.replace('_', ' ')} {v:,}"
+                                                       for k, v in counts.items()))
+            return
+        from frontier_service.migration.migrate_run import MigrateOptions, migrate
+
+        settings = obj.crawler_settings(crawl_name=crawl_name)
+        started = time.monotonic()
+        result = run_async(migrate(source, settings, options=MigrateOptions(batch_rows=batch_rows)),
+                           "asyncio")
+        seconds = time.monotonic() - started
+    finally:
+        source.close()
+    rows = {name: table.rows for name, table in result.tables.items()}
+    if as_json:
+        click.echo(json.dumps({"crawl": settings.crawl_name, "source": result.source,
+                               "rows": rows, "counts": result.counts, "seconds": seconds}))
+        return
+    counts = result.counts
+    dropped = counts.get("frontier_dropped_seen", 0) + counts.get("frontier_dropped_in_batch", 0)
+    click.echo(f"migrated {result.source} into crawl {settings.crawl_name!r}: "
+               f"{rows.get('frontier', 0):,} frontier rows "
+               f"({counts.get('frontier_queued', 0):,} URLs queued, {dropped:,} already "
+               f"visited or duplicates, {counts.get('frontier_invalid', 0):,} invalid), "
+               f"{counts.get('visited_records', 0):,} visited URLs, "
+               f"{rows.get('domain_metadata', 0):,} domains "
+               f"({counts.get('domains_excluded', 0):,} excluded); "
+               "`frontier-service run` continues the crawl")
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; errors meant for people become one line on stderr and exit status 2."""
     return run_group(cli, PROG, argv)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Sequence
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
@@ -38,11 +39,16 @@ class RedisRobotsStore:
         return None if raw is None else decode(raw if isinstance(raw, bytes) else raw.encode())
 
     async def set(self, origin: str, entry: StoredRobots) -> None:
-        key = self.prefix + origin
-        expire_at = int(max(entry.expires_at, time.time())) + _KEEP_AFTER_EXPIRY_S
+        await self.set_many([(origin, entry)])
+
+    async def set_many(self, entries: Sequence[tuple[str, StoredRobots]]) -> None:
+        """set for many origins in one round trip (each entry written whole)."""
+        now = time.time()
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(key, encode(entry))
-            pipe.expireat(key, expire_at)
+            for origin, entry in entries:
+                key = self.prefix + origin
+                pipe.set(key, encode(entry))
+                pipe.expireat(key, int(max(entry.expires_at, now)) + _KEEP_AFTER_EXPIRY_S)
             await pipe.execute()
 
 
