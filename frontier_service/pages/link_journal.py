@@ -77,8 +77,6 @@ async def replay_link_journals(frontier: Frontier, root: Path) -> int:
     for session_id in dead_sessions(directory):
         for path in sorted(directory.glob(f"{session_id}.*.links")):
             entries = _read(path)
-            from frontier_service._diag import diag
-            diag(f"replay {path.name} {len(entries)}")
             for start in range(0, len(entries), 2_000):
                 added += await _replay(frontier, entries[start:start + 2_000])
             path.unlink()
