@@ -5,8 +5,9 @@ record_appends call, which also counts `urls_offered` (a batch with no new URL s
 unless a second has passed since the last one). A crash between the seen-filter call and
 the file append leaves those URLs seen but not queued: the replay of the crashed run's link
 journal (pages/link_journal.py) queues them, asking the files rather than the seen filter.
-A crash after the append but before record_appends leaves the lines in the file: a reader of that domain reads them anyway (it
-reads to the end of the file), and an idle domain picks them up with its next append.
+A crash after the append but before record_appends leaves the lines in the file: a reader
+of that domain reads them anyway (it reads to the end of the file), and an idle domain
+picks them up with its next append.
 
 Within a domain URLs come out in the order they were added (priority is stored, not used
 for ordering); across domains, claims go to the domains whose next fetch time is earliest.

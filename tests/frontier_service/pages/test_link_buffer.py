@@ -8,10 +8,12 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from frontier_service.frontier.frontier_files import FrontierFiles
-from frontier_service.metrics import CrawlMetrics
+import pytest
+
 from frontier_service.frontier.frontier import AddResult
+from frontier_service.frontier.frontier_files import FrontierFiles
 from frontier_service.frontier.frontier_record import Queued
+from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.pages.link_journal import LinkJournal, link_journal_dir
 from frontier_service.scope.crawl_scope import Scope
@@ -40,8 +42,8 @@ def test_links_are_canonical_lines_or_refused(tmp_path: Path, redis_url: str,
     assert files.corrupt_lines == 0
 
 
-def test_a_batch_being_added_is_in_the_journal(tmp_path: Path, redis_url: str,
-                                               crawl_name: str) -> None:
+def test_a_batch_being_added_is_in_the_journal(tmp_path: Path, redis_url: str, crawl_name: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """A process killed during a flush's add (its seen filter marked, its append not done)
     leaves the whole batch in its journal, though a checkpoint ran meanwhile: the pages
     it released must not take their links with them."""
@@ -61,7 +63,7 @@ def test_a_batch_being_added_is_in_the_journal(tmp_path: Path, redis_url: str,
                 await killed.wait()
                 return AddResult(0, 0, 0)
 
-            frontier.add_canonical = add_canonical  # type: ignore[method-assign]
+            monkeypatch.setattr(frontier, "add_canonical", add_canonical)
             flush = asyncio.ensure_future(buffer.flush())
             await adding.wait()
             buffer.journal_pending()  # a checkpoint during the add: the pages are released
