@@ -3,9 +3,11 @@
 Adding a batch is: canonicalize, one seen-filter call, one file append per domain, one
 record_appends call, which also counts `urls_offered` (a batch with no new URL skips it
 unless a second has passed since the last one). A crash between the seen-filter call and
-the file append loses those URLs (seen, never queued). A crash after the append but before
-record_appends leaves the lines in the file: a reader of that domain reads them anyway (it
-reads to the end of the file), and an idle domain picks them up with its next append.
+the file append leaves those URLs seen but not queued: the replay of the crashed run's link
+journal (pages/link_journal.py) queues them, asking the files rather than the seen filter.
+A crash after the append but before record_appends leaves the lines in the file: a reader
+of that domain reads them anyway (it reads to the end of the file), and an idle domain
+picks them up with its next append.
 
 Within a domain URLs come out in the order they were added (priority is stored, not used
 for ordering); across domains, claims go to the domains whose next fetch time is earliest.
@@ -126,26 +128,31 @@ class Frontier:
         """add_urls for URLs already canonicalized: ((canonical URL, domain, fingerprint), depth)
         as `urls.canonical_url_and_domain` returns them (a caller that filtered on them has),
         with what the URL is for as a third item when it is not a document."""
-        now = int(time.time()) if now is None else now
-        valid = entries
-        if not valid:
+        if not entries:
             return AddResult(0, 0, 0)
-        is_new = await self.seen.add_many([entry[0][2] for entry in valid])
+        is_new = await self.seen.add_many([entry[0][2] for entry in entries])
+        new = [entry for fresh, entry in zip(is_new, entries, strict=True) if fresh]
+        added = await self.queue_seen(new, offered=len(entries), priority=priority, now=now)
+        return AddResult(added, len(entries) - added, 0)
+
+    async def queue_seen(self, entries: Sequence[Queued], *, offered: int,
+                         priority: float = 1.0, now: int | None = None) -> int:
+        """The second half of add_canonical: append URLs already in the seen filter to their
+        domains' files and record them; returns how many. `offered` URLs are counted."""
+        now = int(time.time()) if now is None else now
         # Canonical URLs never hold `|`, CR, LF or spaces: they go into lines as they are.
         tail = f"|{priority:g}|{now}"
         lines: dict[str, list[str]] = {}
-        for new, entry in zip(is_new, valid, strict=True):
-            if new:
-                (url, domain, _), depth = entry[0], entry[1]
-                pending = lines.get(domain)
-                if pending is None:
-                    lines[domain] = pending = []
-                kind = kind_suffix(entry[2]) if len(entry) == 3 else ""
-                pending.append(f"{url}|{depth}{tail}{kind}\n")
+        for entry in entries:
+            (url, domain, _), depth = entry[0], entry[1]
+            pending = lines.get(domain)
+            if pending is None:
+                lines[domain] = pending = []
+            kind = kind_suffix(entry[2]) if len(entry) == 3 else ""
+            pending.append(f"{url}|{depth}{tail}{kind}\n")
         if self.machine is not None:
-            await self._add_owned(lines, offered=len(valid), now=now)
-            added = sum(len(pending) for pending in lines.values())
-            return AddResult(added, len(valid) - added, 0)
+            await self._add_owned(lines, offered=offered, now=now)
+            return sum(len(pending) for pending in lines.values())
         appends: list[tuple[str, int, int]] = []
         if lines:
             batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}
@@ -153,15 +160,14 @@ class Frontier:
             appends = [(domain, offsets[domain][1], len(lines[domain])) for domain in lines]
         # The URLs offered (new or not) ride along; an all-duplicate batch's wait for the
         # next call, or at most _OFFERED_EVERY_S (no round trip just to count them).
-        offered = self._offered_unrecorded + len(valid)
+        offered += self._offered_unrecorded
         clock = time.monotonic()
         if appends or clock - self._offered_recorded_at >= _OFFERED_EVERY_S:
             self._offered_unrecorded, self._offered_recorded_at = 0, clock
             await self.state.record_appends(now, appends, offered=offered)
         else:
             self._offered_unrecorded = offered
-        added = sum(len(pending) for pending in lines.values())
-        return AddResult(added, len(valid) - added, 0)
+        return sum(len(pending) for pending in lines.values())
 
     def own_slots(self, machine: MachineState) -> None:
         """Several machines: from now on this frontier appends only the domains of the slots

@@ -118,11 +118,13 @@ class LinkBuffer:
             if self.holding:
                 self._full.clear()
                 return 0
+            # The whole batch in journal files <= `covered` (journaled before it is taken: a
+            # checkpoint during the add below journals only what is buffered after it).
+            self.journal_pending()
             batch, self._pending = self._pending, []
             self._full.clear()
             if not batch:
                 return 0
-            self.journal_pending()  # the whole batch is in journal files <= `covered`
             covered = self.journal.rotate() if self.journal is not None else -1
             self._journaled = 0
             added = 0

@@ -4,13 +4,16 @@ Before a page's read offset is released its links must be durable. Adding them t
 frontier (seen filter, files, Redis) takes a while under load; appending them here is one
 write. The link buffer adds them to the frontier in the background; once an add is done
 the journal files it covered are removed. A later process replays the journals of dead
-sessions (`replay_link_journals`; the seen filter drops what had already been added).
+sessions (`replay_link_journals`): what the seen filter does not know is queued, and so is
+what it knows but no frontier file holds (the dead session marked it seen and was killed
+before appending it).
 Lines are `canonical-url|depth`, and `canonical-url|depth|kind` for a page's asset
 (canonical URLs hold no `|` or newline).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Sequence
@@ -21,6 +24,7 @@ from frontier_service.archiving.journal_files import JournalFiles
 from frontier_service.archiving.session_lock import dead_sessions
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.frontier.frontier_record import Queued, ResourceType, kind_suffix, parse_kind
+from frontier_service.recovery.disk_frontier import scan_file
 
 log = logging.getLogger(__name__)
 Entry = Queued  # ((canonical URL, domain, fingerprint), depth[, kind])
@@ -74,11 +78,46 @@ async def replay_link_journals(frontier: Frontier, root: Path) -> int:
         for path in sorted(directory.glob(f"{session_id}.*.links")):
             entries = _read(path)
             for start in range(0, len(entries), 2_000):
-                added += (await frontier.add_canonical(entries[start:start + 2_000])).added
+                added += await _replay(frontier, entries[start:start + 2_000])
             path.unlink()
     if added:
         log.warning("re-queued %d links a crashed run had found but not queued", added)
     return added
+
+
+async def _replay(frontier: Frontier, entries: list[Entry]) -> int:
+    """Queue the entries new to the seen filter, and those it knows that no frontier file
+    holds: the dead session's add marked them seen, then it was killed before the append."""
+    is_new = await frontier.seen.add_many([entry[0][2] for entry in entries])
+    new = [entry for fresh, entry in zip(is_new, entries, strict=True) if fresh]
+    known = [entry for fresh, entry in zip(is_new, entries, strict=True) if not fresh]
+    if known:
+        new += await asyncio.to_thread(_not_in_files, frontier, known,
+                                       {entry[0][2] for entry in new})
+    return await frontier.queue_seen(new, offered=len(entries))
+
+
+def _not_in_files(frontier: Frontier, entries: list[Entry], queued: set[bytes]) -> list[Entry]:
+    """The entries whose URL is neither in `queued` nor in its domain's frontier file (its
+    lines, or the fingerprints of the lines compaction punched), each once. With several
+    machines only this machine's domains are checked (the others' files are theirs)."""
+    machine = frontier.machine
+    by_domain: dict[str, list[Entry]] = {}
+    for entry in entries:
+        domain = entry[0][1]
+        if machine is None or machine.slot(domain) in machine.mine:
+            by_domain.setdefault(domain, []).append(entry)
+    lost: list[Entry] = []
+    for domain, group in by_domain.items():
+        on_disk = set(scan_file(frontier.files.path_for(domain)).fingerprints)
+        for entry in group:
+            fingerprint = entry[0][2]
+            if fingerprint not in on_disk and fingerprint not in queued:
+                queued.add(fingerprint)
+                lost.append(entry)
+    if lost:
+        log.warning("re-queued %d links a crashed run had marked seen but not queued", len(lost))
+    return lost
 
 
 def _read(path: Path) -> list[Entry]:

@@ -1,13 +1,21 @@
-"""LinkBuffer: junk links are refused with a reason, odd-but-valid URLs are queued canonical."""
+"""LinkBuffer: junk links are refused with a reason, odd-but-valid URLs are queued canonical;
+a batch being added is in the link journal."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
+from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.frontier_files import FrontierFiles
+from frontier_service.frontier.frontier_record import Queued
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.link_buffer import LinkBuffer
+from frontier_service.pages.link_journal import LinkJournal, link_journal_dir
 from frontier_service.scope.crawl_scope import Scope
 from frontier_service.service.crawler_parts import open_frontier
 from tests.frontier_service.bad_urls import ACCEPTED, REFUSED, bad_url_settings
@@ -32,3 +40,38 @@ def test_links_are_canonical_lines_or_refused(tmp_path: Path, redis_url: str,
     urls = {line.rsplit(b"|", 3)[0].decode() for line in lines if line}
     assert urls == set(ACCEPTED.values())
     assert files.corrupt_lines == 0
+
+
+def test_a_batch_being_added_is_in_the_journal(tmp_path: Path, redis_url: str, crawl_name: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process killed during a flush's add (its seen filter marked, its append not done)
+    leaves the whole batch in its journal, though a checkpoint ran meanwhile: the pages
+    it released must not take their links with them."""
+    urls = [f"http://site0005.test/p{n}" for n in range(4)]
+
+    async def main() -> set[str]:
+        async with open_frontier(bad_url_settings(tmp_path, redis_url, crawl_name)) as (frontier, _):
+            journal = LinkJournal(tmp_path, str(uuid.uuid4()))
+            buffer = LinkBuffer(frontier, Scope(("*.test",)), CrawlMetrics(), journal=journal)
+            buffer.add(urls[:2], depth=1)
+            buffer.journal_pending()  # a checkpoint
+            buffer.add(urls[2:], depth=1)  # found after it: not journaled yet
+            adding, killed = asyncio.Event(), asyncio.Event()
+
+            async def add_canonical(entries: Sequence[Queued]) -> AddResult:
+                adding.set()
+                await killed.wait()
+                return AddResult(0, 0, 0)
+
+            monkeypatch.setattr(frontier, "add_canonical", add_canonical)
+            flush = asyncio.ensure_future(buffer.flush())
+            await adding.wait()
+            buffer.journal_pending()  # a checkpoint during the add: the pages are released
+            lines = b"".join(path.read_bytes()
+                             for path in link_journal_dir(tmp_path).glob("*.links"))
+            killed.set()
+            await flush
+            journal.close()
+            return {line.split(b"|")[0].decode() for line in lines.splitlines()}
+
+    assert asyncio.run(main()) == set(urls)

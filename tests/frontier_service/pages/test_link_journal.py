@@ -59,3 +59,26 @@ def test_link_journals_old_and_new_keep_each_links_kind(
         ("http://site0003.test/f.woff2", 1, ResourceType.FONT),
         ("http://site0003.test/old", 2, ResourceType.DOCUMENT),
         ("http://site0003.test/page", 2, ResourceType.DOCUMENT)]
+
+
+def test_links_marked_seen_by_a_killed_add_are_queued_once(
+        tmp_path: Path, redis_url: str, crawl_name: str) -> None:
+    """Killed between the seen filter's add and the file append: its links are seen but in
+    no file. The replay queues them (and the unseen one), not those already queued."""
+    settings = CrawlerSettings(data_dir=tmp_path, redis_url=redis_url, crawl_name=crawl_name,
+                               seen_capacity=10_000, visited_expected=1_000)
+    entries = [(canonical_url_and_domain(f"http://site0004.test/p{n}"), 1) for n in range(5)]
+    journal = LinkJournal(tmp_path, str(uuid.uuid4()))
+    journal.append(entries + entries[3:4])  # a line twice (a retried flush journals it again)
+    journal._lock.close()
+
+    async def replay() -> tuple[int, list[str]]:
+        async with open_frontier(settings) as (frontier, _):
+            await frontier.add_canonical(entries[:2])  # queued before the kill
+            await frontier.seen.add_many([entry[0][2] for entry in entries[2:4]])  # seen only
+            added = await replay_link_journals(frontier, tmp_path)
+            records, _ = frontier.files.read_from("site0004.test", 0, 100)
+        return added, [r.url for r in records]
+
+    added, queued = asyncio.run(replay())
+    assert added == 3 and sorted(queued) == [f"http://site0004.test/p{n}" for n in range(5)]
