@@ -136,9 +136,12 @@ class Frontier:
         return AddResult(added, len(entries) - added, 0)
 
     async def queue_seen(self, entries: Sequence[Queued], *, offered: int,
-                         priority: float = 1.0, now: int | None = None) -> int:
+                         priority: float = 1.0, now: int | None = None,
+                         owners_check: bool = False) -> int:
         """The second half of add_canonical: append URLs already in the seen filter to their
-        domains' files and record them; returns how many. `offered` URLs are counted."""
+        domains' files and record them; returns how many. `offered` URLs are counted.
+        `owners_check` (several machines): the owners of other machines' domains drop the
+        URLs their files already hold (a dead session's replay: it may have sent them)."""
         now = int(time.time()) if now is None else now
         # Canonical URLs never hold `|`, CR, LF or spaces: they go into lines as they are.
         tail = f"|{priority:g}|{now}"
@@ -151,7 +154,7 @@ class Frontier:
             kind = kind_suffix(entry[2]) if len(entry) == 3 else ""
             pending.append(f"{url}|{depth}{tail}{kind}\n")
         if self.machine is not None:
-            await self._add_owned(lines, offered=offered, now=now)
+            await self._add_owned(lines, offered=offered, now=now, owners_check=owners_check)
             return sum(len(pending) for pending in lines.values())
         appends: list[tuple[str, int, int]] = []
         if lines:
@@ -176,7 +179,8 @@ class Frontier:
         self.machine = machine
         self.state.own_slots(machine.machine, machine.slots)
 
-    async def _add_owned(self, lines: dict[str, list[str]], *, offered: int, now: int) -> None:
+    async def _add_owned(self, lines: dict[str, list[str]], *, offered: int, now: int,
+                         owners_check: bool = False) -> None:
         machine = self.machine
         assert machine is not None
         batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}
@@ -185,7 +189,7 @@ class Frontier:
         refused = await self.append_owned(ours, counts={d: len(lines[d]) for d in ours},
                                           offered=offered, now=now)
         theirs.update((d, ours[d]) for d in refused)
-        await machine.send(theirs)
+        await machine.send(theirs, check=owners_check)
 
     async def append_owned(self, batches: dict[str, bytes], *, counts: dict[str, int],
                            offered: int = 0, now: float | None = None,

@@ -18,6 +18,7 @@ from frontier_service.frontier.script_guard import guarded
 from frontier_service.frontier.slots import MAX_SLOTS, slot_of
 
 GROUP = "owner"  # the consumer group of every inbox: the processes of the slot's owner
+CHECK = "?"  # an inbox field `?{domain}`: lines to check against the owner's file first
 _MACHINE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
@@ -128,12 +129,13 @@ class MachineState:
                   self.slots, k.orphaned, k.orphans(""), acks, "", GROUP])
         return int(readied), [_text(d) for d in refused]
 
-    async def send(self, lines_by_domain: Mapping[str, bytes]) -> int:
+    async def send(self, lines_by_domain: Mapping[str, bytes], *, check: bool = False) -> int:
         """Queue frontier lines for the owners of their domains' slots (one stream entry per
-        slot); returns the entries written."""
+        slot); returns the entries written. `check`: the owner first drops the lines whose
+        URL its file already holds (CHECK marks the domain)."""
         by_slot: dict[int, dict[Any, Any]] = {}
         for domain, lines in lines_by_domain.items():
-            by_slot.setdefault(self.slot(domain), {})[domain] = lines
+            by_slot.setdefault(self.slot(domain), {})[CHECK + domain if check else domain] = lines
         if not by_slot:
             return 0
         async with self.redis.pipeline(transaction=False) as pipe:

@@ -17,12 +17,15 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from redis.exceptions import RedisError
 
+from archive_pipelines.canonical_urls import fingerprint_canonical
 from frontier_service.frontier.frontier import Frontier
-from frontier_service.frontier.machine_state import GROUP
+from frontier_service.frontier.machine_state import CHECK, GROUP
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +34,10 @@ class InboxConsumer:
     """Reads this machine's slots' inboxes as `consumer` (one per process)."""
 
     def __init__(self, frontier: Frontier, *, consumer: str, count: int = 64,
-                 block_ms: int = 500, reclaim_idle_s: float = 30.0) -> None:
+                 block_ms: int = 500, reclaim_idle_s: float = 30.0,
+                 on_disk: Callable[[Path], set[bytes]] | None = None) -> None:
+        """`on_disk`: the fingerprints of the URLs a frontier file holds (its compacted
+        lines too), for the lines sent to be checked first (machine_state.CHECK)."""
         assert frontier.machine is not None
         self.frontier = frontier
         self.machine = frontier.machine
@@ -43,6 +49,8 @@ class InboxConsumer:
         self.lines = 0
         self.redelivered = 0
         self.already_appended = 0  # redelivered lines a dead consumer had appended
+        self.on_disk = on_disk
+        self.already_queued = 0  # checked lines this machine's file already held
 
     async def run(self, finished: asyncio.Event) -> None:
         reclaimed_at = time.monotonic()
@@ -79,9 +87,8 @@ class InboxConsumer:
         and recorded, and the entries acknowledged, in one script."""
         batches: dict[str, bytes] = {}
         for _, _, fields in entries:
-            for domain, lines in fields.items():
-                name = _text(domain)
-                batches[name] = batches.get(name, b"") + _lines(lines)
+            for domain, lines in (await self._checked(fields)).items():
+                batches[domain] = batches.get(domain, b"") + lines
         batches = {domain: lines for domain, lines in batches.items() if lines}
         counts = {domain: lines.count(b"\n") for domain, lines in batches.items()}
         acks = [(stream, entry_id) for stream, entry_id, _ in entries]
@@ -115,8 +122,25 @@ class InboxConsumer:
                     taken += 1
         return taken
 
+    async def _checked(self, fields: dict) -> dict[str, bytes]:
+        """An entry's lines by domain; those sent to be checked (CHECK) without the URLs
+        this machine's file already holds."""
+        out = {}
+        for name, value in fields.items():
+            domain, lines = _text(name), _lines(value)
+            if domain.startswith(CHECK):
+                domain = domain.removeprefix(CHECK)
+                if self.on_disk is not None and lines:
+                    held = await asyncio.to_thread(self.on_disk, self.frontier.files.path_for(domain))
+                    kept = [line for line in lines.splitlines(keepends=True)
+                            if _fingerprint(line) not in held]
+                    self.already_queued += lines.count(b"\n") - len(kept)
+                    lines = b"".join(kept)
+            out[domain] = lines
+        return out
+
     async def take(self, stream: str, entry_id: str, fields: dict, *, redelivered: bool) -> None:
-        batches = {_text(domain): _lines(lines) for domain, lines in fields.items()}
+        batches = await self._checked(fields)
         batches = {domain: lines for domain, lines in batches.items() if lines}
         counts = {domain: lines.count(b"\n") for domain, lines in batches.items()}
         done: dict[str, tuple[int, int]] = {}
@@ -146,6 +170,10 @@ class InboxConsumer:
             if tail is not None and tail[1] == data and tail[0] - len(data) >= recorded:
                 found[domain] = (tail[0] - len(data), tail[0])
         return found
+
+
+def _fingerprint(line: bytes) -> bytes:
+    return fingerprint_canonical(line.split(b"|", 1)[0].decode("utf-8", "replace"))
 
 
 def _tail(path: os.PathLike[str], n: int) -> tuple[int, bytes] | None:

@@ -91,22 +91,26 @@ async def _replay(frontier: Frontier, entries: list[Entry]) -> int:
     is_new = await frontier.seen.add_many([entry[0][2] for entry in entries])
     new = [entry for fresh, entry in zip(is_new, entries, strict=True) if fresh]
     known = [entry for fresh, entry in zip(is_new, entries, strict=True) if not fresh]
+    lost: list[Entry] = []
     if known:
-        new += await asyncio.to_thread(_not_in_files, frontier, known,
+        lost = await asyncio.to_thread(_not_in_files, frontier, known,
                                        {entry[0][2] for entry in new})
-    return await frontier.queue_seen(new, offered=len(entries))
+    if frontier.machine is None or not lost:
+        return await frontier.queue_seen(new + lost, offered=len(entries))
+    # Several machines: the dead session may have sent them to their owners before it died
+    # (the seen filter and the inbox are two steps): the owners drop those their files hold.
+    added = await frontier.queue_seen(new, offered=len(entries))
+    return added + await frontier.queue_seen(lost, offered=0, owners_check=True)
 
 
 def _not_in_files(frontier: Frontier, entries: list[Entry], queued: set[bytes]) -> list[Entry]:
-    """The entries whose URL is neither in `queued` nor in its domain's frontier file (its
-    lines, or the fingerprints of the lines compaction punched), each once. With several
-    machines only this machine's domains are checked (the others' files are theirs)."""
-    machine = frontier.machine
+    """The entries whose URL is neither in `queued` nor in its domain's frontier file here
+    (its lines, or the fingerprints of the lines compaction punched), each once. With several
+    machines the dead session appended the links of its domains here and sent the others':
+    those not here may be in their owners' files (queue_seen's owners_check)."""
     by_domain: dict[str, list[Entry]] = {}
     for entry in entries:
-        domain = entry[0][1]
-        if machine is None or machine.slot(domain) in machine.mine:
-            by_domain.setdefault(domain, []).append(entry)
+        by_domain.setdefault(entry[0][1], []).append(entry)
     lost: list[Entry] = []
     for domain, group in by_domain.items():
         on_disk = set(scan_file(frontier.files.path_for(domain)).fingerprints)

@@ -134,6 +134,12 @@ def complete_end(path: Path) -> int:
         os.close(fd)
 
 
+def file_fingerprints(path: Path) -> set[bytes]:
+    """The seen-filter fingerprints of every URL a frontier file holds (its compacted lines'
+    too)."""
+    return set(scan_file(path).fingerprints)
+
+
 def scan_files(files: Iterable[DomainFile]) -> dict[str, FileScan]:
     """scan_file of whole files (run in a thread: it reads and hashes)."""
     return {f.domain: scan_file(f.path) for f in files}

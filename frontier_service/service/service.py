@@ -53,6 +53,7 @@ from frontier_service.pages.link_buffer import LinkBuffer
 from frontier_service.pages.link_journal import link_journal_dir
 from frontier_service.pages.processor import PageProcessor, Politeness
 from frontier_service.pages.visit_buffer import VisitBuffer
+from frontier_service.recovery.disk_frontier import file_fingerprints
 from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import RedisCannotHoldCrawl
 from frontier_service.scope.drops import UrlDrops
@@ -281,7 +282,8 @@ class CrawlerService:
                                name="limits")
                 if parts.machines is not None:
                     tg.create_task(parts.machines.run(self.finished), name="machine")
-                    inbox = InboxConsumer(parts.frontier, consumer=parts.owner)
+                    inbox = InboxConsumer(parts.frontier, consumer=parts.owner,
+                                          on_disk=file_fingerprints)
                     tg.create_task(inbox.run(self.finished), name="inbox")
                 tg.create_task(self._drain(claim_task, workers, claimer, links=links,
                                            visits=visits, closer=closer), name="drain")

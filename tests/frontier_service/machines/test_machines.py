@@ -8,9 +8,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from archive_pipelines.canonical_urls import try_canonical_url_and_domain
 from frontier_service.frontier.frontier_files import walk
 from frontier_service.frontier.machine_state import GROUP, forget_machine, machines_view
 from frontier_service.machines.inbox import InboxConsumer
+from frontier_service.recovery.disk_frontier import file_fingerprints
 from tests.frontier_service.frontier.helpers import open_frontier
 from tests.frontier_service.machines.machines_kit import (
     SLOTS,
@@ -195,3 +197,31 @@ def test_lines_of_a_slot_that_moved_meanwhile_are_sent_on(
 
 def test_walk_sees_emptied_files_as_empty(tmp_path: Path) -> None:
     assert list(walk(tmp_path)) == []
+
+
+def test_links_a_dead_session_may_have_sent_are_checked_by_their_owner(
+        redis_url: str, crawl_name: str, tmp_path: Path) -> None:
+    """A replay cannot tell links its dead session sent before it died from links it only
+    marked seen: it sends both to be checked; the owner drops those its file holds."""
+    async def main() -> None:
+        async with (open_frontier(redis_url, tmp_path / "a", crawl_name) as fa,
+                    open_frontier(redis_url, tmp_path / "b", crawl_name) as fb):
+            a, b = await join(fa, "A"), await join(fb, "B")
+            await a._balance(await a._beat())
+            await b._beat()
+            theirs = domains_of(b, 1)[0]
+            sent = [(f"http://{theirs}/sent{i}", 1) for i in range(3)]
+            await fa.add_urls(sent)  # sent before the death
+            inbox = InboxConsumer(fb, consumer="b1", block_ms=10, on_disk=file_fingerprints)
+            while await inbox.poll():
+                pass
+            lost = [(f"http://{theirs}/lost{i}", 1) for i in range(2)]  # seen, never sent
+            entries = [(try_canonical_url_and_domain(u), d) for u, d in sent + lost]
+            await fa.seen.add_many([e[0][2] for e in entries])  # type: ignore[index]
+            await fa.queue_seen(entries, offered=0, owners_check=True)  # type: ignore[arg-type]
+            while await inbox.poll():
+                pass
+            assert inbox.already_queued == 3
+            assert Counter(await unread_urls(fb)) == Counter(u for u, _ in sent + lost)
+
+    asyncio.run(main())
