@@ -200,7 +200,8 @@ def test_a_machine_killed_for_longer_than_its_lease_loses_no_url(
     wait_for_pages(first, port_a, 40)
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=10)
-    killed_at = len(web.log.records())
+    before_kill = web.log.records()
+    killed_at = len(before_kill)
     wait_gone(redis_url, crawl_name, "A")  # B took A's slots: A's lines wait on its disk
     time.sleep(0.5)
     first, _ = start(machine_args(a, redis_url, crawl_name, web.port, "A"))
@@ -213,11 +214,17 @@ def test_a_machine_killed_for_longer_than_its_lease_loses_no_url(
     counts = fetched(web)
     (tmp_path / "a.log").write_text(err_a)  # what the machines said, for a failure
     (tmp_path / "b.log").write_text(err_b)
-    assert set(counts) == closure, (len(closure - set(counts)), set(counts) - closure, tmp_path)
+    assert set(counts) == closure, (len(closure - set(counts)), sorted(closure - set(counts))[:8],
+                                    set(counts) - closure, tmp_path)
     again = sum(n - 1 for n in counts.values())
-    print(f"URLs fetched again after the kill: {again}")
-    # At most the fetches in flight at the kill (A's concurrency), as with one machine.
-    assert again <= CONCURRENCY, {url: n for url, n in counts.items() if n > 1}
+    # As with one machine (tests/frontier_service/recovery/test_redis_loss.py): at most the
+    # fetches in flight at the kill and those whose results were not durable yet, one
+    # checkpoint round of fetching (0.05 s; up to 0.25 s on a loaded 2-core machine).
+    last_second = sum(1 for r in before_kill if r.time >= before_kill[-1].time - 0.25)
+    bound = CONCURRENCY + last_second
+    print(f"URLs fetched again after the kill: {again} (bound {bound}: {CONCURRENCY} in "
+          f"flight + {last_second} fetched in the last 0.25 s before it)")
+    assert again <= bound, {url: n for url, n in counts.items() if n > 1}
     # Every fetched URL has its page record (the killed run's came back from its journal),
     # and only a URL fetched again has two.
     records = pages_of(a) + pages_of(b)
