@@ -13,6 +13,7 @@
     .venv/bin/python bench/crawl_bench.py --case adds          # URL adds per owner (crawl_adds.py)
     .venv/bin/python bench/crawl_bench.py --case all           # every case (browser, adds aside)
     .venv/bin/python bench/crawl_bench.py --case migrate       # migrate-from-postgres rows/s
+    .venv/bin/python bench/crawl_bench.py --case machines      # two machines' CPU per page
 
 Multi-host case (the default, `--case multi-host`; target >= 600 pages/s over 60 s). One
 test web (its own process: the crawlers' CPU is measured apart from it) serves every
@@ -95,7 +96,14 @@ sys.path.insert(0, str(REPO))
 
 from archive_pipelines.embedded_redis import LocalRedis  # noqa: E402
 from archive_testkit.testweb import TestWebConfig, serve_in_subprocess  # noqa: E402
-from bench import crawl_adds, crawl_compaction, crawl_migrate, crawl_redis_memory, crawl_soak  # noqa: E402
+from bench import (  # noqa: E402
+    crawl_adds,
+    crawl_compaction,
+    crawl_machines,
+    crawl_migrate,
+    crawl_redis_memory,
+    crawl_soak,
+)
 from bench.crawl_baselines import bomb_case, browser_case, revisit_case, single_host  # noqa: E402
 from bench.crawl_baselines.pg_server import BenchPostgres, asyncpg_dsn, database_url_from_env  # noqa: E402
 
@@ -349,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--case", choices=["multi-host", "single-host", "bomb", "revisit", "browser",
                                            "compaction", "soak", "redis-memory", "adds",
-                                           "migrate", "all"],
+                                           "migrate", "machines", "all"],
                         default="multi-host",
                         help="multi-host: many hosts, fixed window; single-host: one website, "
                              "crawled to the end; bomb: a website with and without a bomb host; "
@@ -385,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     crawl_redis_memory.add_arguments(parser)
     crawl_adds.add_arguments(parser)
     crawl_migrate.add_arguments(parser)
+    crawl_machines.add_arguments(parser)
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="crawl-bench-"))
     passed = True
@@ -407,6 +416,8 @@ def main(argv: list[str] | None = None) -> int:
             passed = crawl_redis_memory.run_case(args, work / "redis-memory") and passed
         if args.case == "adds":
             passed = crawl_adds.run_case(args, work / "adds") and passed
+        if args.case == "machines":
+            passed = crawl_machines.run_case(args, work / "machines") and passed
         if args.case == "migrate":
             passed = crawl_migrate.run_case(args, work / "migrate") and passed
     finally:

@@ -1,4 +1,5 @@
-"""(a) frontier_service itself: the real CrawlerService, or N of them under the supervisor.
+"""(a) frontier_service itself: the real CrawlerService, or N of them under the supervisor,
+or one machine of several (`--machine`, `--crawl-name`: bench/crawl_machines.py).
 
 With `--processes N` (N > 1) this is `frontier-service run --processes N`: the supervisor
 runs here, the crawlers in spawned children; pages and CPU are the children's, summed.
@@ -34,7 +35,10 @@ def settings_for(args: argparse.Namespace) -> CrawlerSettings:
     return CrawlerSettings(
         data_dir=Path(args.work_dir) / "data",
         redis_url=args.redis_url,
-        crawl_name=f"bench-{uuid.uuid4().hex[:8]}",
+        crawl_name=args.crawl_name or f"bench-{uuid.uuid4().hex[:8]}",
+        machine=args.machine or "",
+        slots=args.slots,
+        machine_lease_s=10.0,
         concurrency=args.concurrency,
         min_delay_s=args.delay,
         max_crawl_delay_s=args.delay,
@@ -100,7 +104,8 @@ async def crawl(args: argparse.Namespace, settings: CrawlerSettings) -> None:
     service.request_stop("bench window over")
     report = await run
     window.pages, window.errors = report.pages, report.metrics.fetch_errors
-    memory = await redis_memory(settings)
+    # Several machines share the crawl's keys: the bench removes them when all are done.
+    memory = await redis_memory(settings) if not settings.machine else {}
     m = report.metrics
     window.result("frontier_service", processes=processes, loop=settings.event_loop,
                   urls_added=m.urls_added,
@@ -113,6 +118,9 @@ def main() -> None:
     add_common_args(parser)
     parser.add_argument("--redis-url", required=True)
     parser.add_argument("--processes", default="1", help="crawler processes (N or auto)")
+    parser.add_argument("--machine", default="", help="crawl as this machine of several")
+    parser.add_argument("--crawl-name", default="", help="the crawl (machines share one)")
+    parser.add_argument("--slots", type=int, default=0, help="with --machine: the slots")
     args = parser.parse_args()
     configure_logging()
     settings = settings_for(args)
