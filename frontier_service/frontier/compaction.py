@@ -25,6 +25,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import errno
+import functools
 import hashlib
 import logging
 import os
@@ -320,7 +321,7 @@ def in_part(domain: str, part: int, parts: int) -> bool:
     return parts <= 1 or zlib.crc32(domain.encode()) % parts == part
 
 
-def _pass(compactor: FrontierCompactor, directory: Path, part: int, parts: int) -> CompactionReport:
+def _pass(compactor: FrontierCompactor, directory: Path, *, part: int, parts: int) -> CompactionReport:
     checkpoints = load_checkpoints(directory)
     return compactor.compact({d: c for d, c in checkpoints.items() if in_part(d, part, parts)})
 
@@ -336,7 +337,8 @@ async def compact_periodically(files: FrontierFiles, directory: Path, *, thresho
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(finished.wait(), every_s)
         try:
-            report = await asyncio.to_thread(_pass, compactor, directory, part, parts)
+            report = await asyncio.to_thread(functools.partial(_pass, compactor, directory,
+                                                               part=part, parts=parts))
         except Exception:
             log.exception("compacting the frontier files failed; retrying")
             continue

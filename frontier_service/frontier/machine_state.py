@@ -144,7 +144,7 @@ class MachineState:
             await pipe.execute()
         return len(by_slot)
 
-    async def detach_send(self, domain: str, start: int, end: int, lines: bytes) -> int:
+    async def detach_send(self, domain: str, *, start: int, end: int, lines: bytes) -> int:
         """Send this machine's unfetched lines [start, end) of a domain to its slot's inbox
         and let go of it: 1 sent, 0 leased now, -1 the range changed, 2 nothing of ours."""
         k = self.keys

@@ -70,7 +70,7 @@ async def _send_one(frontier: Frontier, domain: str, report: SendReport, *,
             # resumes there too (claimer._start_offset). Without this they were fetched again.
             known = known_offset(domain) if known_offset is not None else 0
             lines = _whole_lines(data[max(0, known - start):])
-            code = await machine.detach_send(domain, start, end, lines)
+            code = await machine.detach_send(domain, start=start, end=end, lines=lines)
         if code == MOVED:
             continue
         if code == LEASED:
