@@ -155,12 +155,12 @@ class PageProcessor:
     async def _load_robots(self, item: Claimed, *, begun_at: float | None) -> Outcome:
         """Fetch (or load from Redis) the domain's robots.txt; the page waits one delay
         after a request, none after a load from the store (fetched at once)."""
-        self.metrics.robots_fetches += 1
         self.metrics.in_flight += 1
         try:
             rules, requested = await self.robots.load(item.record.url)
         finally:
             self.metrics.in_flight -= 1
+        self.metrics.robots_fetches += requested
         if not requested:
             # The host was asked nothing: a lost turn here would be taken again by every
             # claim of a host whose rules were dropped from the parsed cache meanwhile

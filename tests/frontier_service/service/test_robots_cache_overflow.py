@@ -48,3 +48,4 @@ def test_pages_are_fetched_when_the_parsed_robots_cache_overflows(
     # Once each: the rules dropped from the cache came back from the store, not the host.
     assert {(host, path): n for (host, path), n in requests.items() if n > 1} == {}
     assert report.pages >= len(hosts)
+    assert report.metrics.robots_fetches == len(hosts)  # requests, not loads from the store
