@@ -141,10 +141,11 @@ class RobotsCache:
     async def _load(self, origin: str) -> LoadedRules:
         now = self.clock()
         entry = await self.store.get(origin)
-        requested = entry is None or entry.expires_at <= now
-        if requested:
+        requested = False
+        if entry is None or entry.expires_at <= now:
             entry = await self._fetch(origin, now)
             await self.store.set(origin, entry)
+            requested = True
         if len(entry.body) > _PARSE_IN_THREAD_BYTES:
             rules = await asyncio.to_thread(rules_from_entry, origin, entry, self.user_agent)
         else:
