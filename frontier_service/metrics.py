@@ -20,7 +20,7 @@ class CrawlMetrics:
     host_failures: int = 0  # connect/timeout/429/503 counted against a host
     hosts_retired: int = 0
     bombs: int = 0  # bodies cut by their decode ratio (decompression bombs)
-    robots_fetches: int = 0
+    robots_fetches: int = 0  # robots.txt requests (rules loaded from the store not counted)
     robots_disallowed: int = 0
     body_bytes: int = 0
     new_blobs: int = 0

@@ -13,6 +13,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from archive_pipelines.canonical_urls import canonicalize
@@ -38,6 +39,17 @@ def origin_of(url: str) -> str:
     """
     parts = urlsplit(canonicalize(url))
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+
+
+class LoadedRules(NamedTuple):
+    """An origin's rules, and whether getting them sent robots.txt requests to it.
+
+    `requested` False: they came from this process's parsed cache or the shared store, and
+    the host owes no delay for them (a host's first page must not wait on a cache miss).
+    """
+
+    rules: RobotsRules
+    requested: bool
 
 
 class RobotsCache:
@@ -72,7 +84,7 @@ class RobotsCache:
         self.clock = clock
         self.fetches = 0  # robots.txt requests made (for tests and metrics)
         self._parsed: OrderedDict[str, RobotsRules] = OrderedDict()
-        self._loading: dict[str, asyncio.Task[RobotsRules]] = {}
+        self._loading: dict[str, asyncio.Task[LoadedRules]] = {}
 
     @property
     def user_agent(self) -> str:
@@ -83,11 +95,16 @@ class RobotsCache:
 
         Raises InvalidURL for a URL the frontier would never hand out (no host, not http(s)).
         """
+        return (await self.load(url)).rules
+
+    async def load(self, url: str) -> LoadedRules:
+        """rules_for, and whether robots.txt was requested for them (by this call or the
+        shared fetch it waited on) or they came from the parsed cache or the store."""
         origin = origin_of(url)
         rules = self._parsed.get(origin)
         if rules is not None and not rules.expired(self.clock()):
             self._parsed.move_to_end(origin)
-            return rules
+            return LoadedRules(rules, requested=False)
         task = self._loading.get(origin)
         if task is None:
             task = asyncio.create_task(self._load(origin), name=f"robots {origin}")
@@ -102,12 +119,14 @@ class RobotsCache:
         Never fetches: a crawler asks first, so a robots.txt request can count as the
         host's request in flight (and be followed by its politeness delay).
         """
-        rules = self._parsed.get(origin_of(url))
+        origin = origin_of(url)
+        rules = self._parsed.get(origin)
         if rules is None or rules.expired(self.clock()):
             return None
+        self._parsed.move_to_end(origin)  # in use: the last to be dropped
         return rules
 
-    def _forget(self, origin: str, task: asyncio.Task[RobotsRules]) -> None:
+    def _forget(self, origin: str, task: asyncio.Task[LoadedRules]) -> None:
         if self._loading.get(origin) is task:
             del self._loading[origin]
 
@@ -119,12 +138,14 @@ class RobotsCache:
         """The Crawl-delay for this crawler on the origin of `url`, or None."""
         return (await self.rules_for(url)).crawl_delay()
 
-    async def _load(self, origin: str) -> RobotsRules:
+    async def _load(self, origin: str) -> LoadedRules:
         now = self.clock()
         entry = await self.store.get(origin)
+        requested = False
         if entry is None or entry.expires_at <= now:
             entry = await self._fetch(origin, now)
             await self.store.set(origin, entry)
+            requested = True
         if len(entry.body) > _PARSE_IN_THREAD_BYTES:
             rules = await asyncio.to_thread(rules_from_entry, origin, entry, self.user_agent)
         else:
@@ -133,7 +154,7 @@ class RobotsCache:
         self._parsed.move_to_end(origin)
         while len(self._parsed) > self.parsed_entries:
             self._parsed.popitem(last=False)
-        return rules
+        return LoadedRules(rules, requested)
 
     async def _fetch(self, origin: str, now: float) -> StoredRobots:
         self.fetches += 1

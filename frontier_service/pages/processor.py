@@ -1,7 +1,9 @@
 """PageProcessor: one claimed URL from robots check to archive, links and next fetch time.
 
 Politeness rules carried out here:
-- robots.txt is the domain's first request; the page waits a full delay after it.
+- robots.txt is the domain's first request; the page waits a full delay after it. Rules
+  loaded from the shared store (dropped from this process's parsed cache, or fetched by
+  another process) cost the host no request and no delay: the page is fetched at once.
 - a disallowed URL is recorded (page index and visited store), never fetched.
 - redirects are not followed inside a fetch: the target is queued like a link, so it
   is deduplicated and waits its host's delay like any URL.
@@ -106,7 +108,13 @@ class PageProcessor:
             await self._record_skip(item, f"invalid URL: {exc}", STATUS_NO_RESPONSE)
             return Outcome(time.time(), item.end_offset, solo=True, requested=False)
         if rules is None:
-            return await self._load_robots(item)
+            return await self._load_robots(item, begun_at=begun_at)
+        return await self._with_rules(item, rules, begun_at=begun_at)
+
+    async def _with_rules(self, item: Claimed, rules: RobotsRules, *,
+                          begun_at: float | None) -> Outcome:
+        """Fetch and handle the URL under its origin's known rules."""
+        url = item.record.url
         if rules.source is RobotsSource.REFUSED:
             return await self._refused(item, _REFUSED_HOST)
         if rules.source is RobotsSource.UNREACHABLE:  # cached: no request until it expires
@@ -144,14 +152,20 @@ class PageProcessor:
         except (BlobStoreError, OSError):
             return None
 
-    async def _load_robots(self, item: Claimed) -> Outcome:
-        """Fetch (or load from Redis) the domain's robots.txt; the page waits one delay."""
-        self.metrics.robots_fetches += 1
+    async def _load_robots(self, item: Claimed, *, begun_at: float | None) -> Outcome:
+        """Fetch (or load from Redis) the domain's robots.txt; the page waits one delay
+        after a request, none after a load from the store (fetched at once)."""
         self.metrics.in_flight += 1
         try:
-            rules = await self.robots.rules_for(item.record.url)
+            rules, requested = await self.robots.load(item.record.url)
         finally:
             self.metrics.in_flight -= 1
+        self.metrics.robots_fetches += requested
+        if not requested:
+            # The host was asked nothing: a lost turn here would be taken again by every
+            # claim of a host whose rules were dropped from the parsed cache meanwhile
+            # (crawls of more hosts than the cache holds never reached a page).
+            return await self._with_rules(item, rules, begun_at=begun_at)
         now = time.time()
         if rules.source is RobotsSource.REFUSED:
             return await self._refused(item, _REFUSED_HOST)

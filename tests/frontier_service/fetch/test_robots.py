@@ -148,6 +148,25 @@ def test_shared_store_spares_other_processes_the_fetch_until_expiry(web: TestWeb
     assert with_cache(web.port, use, store=store, clock=clock) == (1, 0, 1)
 
 
+
+def test_load_says_whether_the_host_was_asked(web: TestWeb) -> None:
+    # Rules dropped from a full parsed cache come back from the store without a request:
+    # the crawler fetches the page at once then (no delay owed), not after another turn.
+    first, second = robots_host(RobotsKind.STANDARD), robots_host(RobotsKind.CRAWL_DELAY)
+
+    async def use(cache: RobotsCache) -> list[tuple[bool, int]]:
+        seen = []
+        for host in (first, first, second, first):
+            loaded = await cache.load(f"http://{host}/")
+            assert loaded.rules.origin == f"http://{host}"
+            seen.append((loaded.requested, cache.fetches))
+        return seen
+
+    # first: fetched; then parsed; second: fetched, dropping first; first again: from the store
+    assert with_cache(web.port, use, parsed_entries=1) == [(True, 1), (False, 1), (True, 2),
+                                                           (False, 2)]
+
+
 def _result(status: int | None = 200, body: bytes | None = b"", **fields: Any) -> FetchResult:
     return FetchResult(
         url="http://r.test/robots.txt",
