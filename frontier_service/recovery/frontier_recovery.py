@@ -131,7 +131,10 @@ class FrontierRecovery:
         redis, keys = self.frontier.redis, self.frontier.state.keys
         value = await redis.get(keys.epoch)
         new = await asyncio.to_thread(read_crawl_id, self.root, self.name) is None
-        if value is None and new and await check_epoch(redis, keys, "") is EpochState.EMPTY:
+        # A new machine does not wait for the crawl's state to look empty: a machine that
+        # started a moment before has its slots and seeds in Redis already, and its epoch
+        # only follows its own on_start; whichever sets it first names the crawl.
+        if value is None and new:
             await redis.set(keys.epoch, str(uuid.uuid4()), nx=True)
             value = await redis.get(keys.epoch)
         return value.decode() if isinstance(value, bytes) else value
