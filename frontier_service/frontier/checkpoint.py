@@ -126,7 +126,7 @@ class OffsetCheckpoint:
                 self._changed = False
                 lines = list(self._lines.values())
             try:
-                _write_atomically(self.path, _document(self.session_id, lines))
+                write_atomically(self.path, _document(self.session_id, lines))
             except BaseException:
                 self._changed = True  # the next write retries
                 raise
@@ -182,7 +182,7 @@ def merge_dead_sessions(directory: Path) -> int:
             for session_id in folded:
                 _fold(merged, _read(directory / f"{session_id}{_SUFFIX}"))
             lines = [_entry(d, c.offset, c.pages, reason=c.excluded_reason) for d, c in merged.items()]
-            _write_atomically(directory / f"{BASE}{_SUFFIX}", _document(BASE, lines, present))
+            write_atomically(directory / f"{BASE}{_SUFFIX}", _document(BASE, lines, present))
         for session_id in sorted(present | dead):
             (directory / f"{session_id}{_SUFFIX}").unlink(missing_ok=True)
             (directory / f".{session_id}{_SUFFIX}.tmp").unlink(missing_ok=True)
@@ -263,7 +263,9 @@ def _fold(merged: dict[str, DomainCheckpoint], entries: dict[str, DomainCheckpoi
             old.excluded_reason or new.excluded_reason)
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`, atomically and durably (temp file, fsync, rename, fsync of
+    the folder)."""
     temp = path.with_name(f".{path.name}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
     try:

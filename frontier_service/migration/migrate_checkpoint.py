@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from archive_pipelines.archive_error import ArchiveError
-from archive_pipelines.blobstore.local_files import fsync_dir
-from frontier_service.frontier.checkpoint import checkpoint_dir
+from frontier_service.frontier.checkpoint import checkpoint_dir, write_atomically
 
 VERSION = 1
 
@@ -104,17 +102,7 @@ def load(path: Path) -> MigrationCheckpoint | None:
 def save(path: Path, checkpoint: MigrationCheckpoint) -> None:
     """Replace the checkpoint atomically and durably."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-    try:
-        view = memoryview(checkpoint.to_json())
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
-    fsync_dir(path.parent)
+    write_atomically(path, checkpoint.to_json())
 
 
 def lock_migration(path: Path) -> IO[str]:

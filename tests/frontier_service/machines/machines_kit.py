@@ -22,6 +22,14 @@ async def join(frontier: Frontier, name: str, *, lease_seconds: float = 30.0) ->
     return loop
 
 
+async def join_two(first: Frontier, second: Frontier) -> tuple[MachineLoop, MachineLoop]:
+    """Machines A and B, each with half the slots (A joined first, then gave B its share)."""
+    a, b = await join(first, "A"), await join(second, "B")
+    await a._balance(await a._beat())
+    await b._beat()
+    return a, b
+
+
 def domains_of(loop: MachineLoop, count: int) -> list[str]:
     """`count` domain keys in this machine's slots."""
     out, i = [], 0

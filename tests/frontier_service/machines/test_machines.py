@@ -19,6 +19,7 @@ from tests.frontier_service.machines.machines_kit import (
     domains_of,
     file_domains,
     join,
+    join_two,
     unread_urls,
 )
 
@@ -53,9 +54,7 @@ def test_urls_go_to_the_owner_of_their_domain_and_claims_stay_home(
     async def main() -> None:
         async with (open_frontier(redis_url, tmp_path / "a", crawl_name, steal_after_s=0.0) as fa,
                     open_frontier(redis_url, tmp_path / "b", crawl_name) as fb):
-            a, b = await join(fa, "A"), await join(fb, "B")
-            await a._balance(await a._beat())
-            await b._beat()
+            a, b = await join_two(fa, fb)
             mine_a, mine_b = domains_of(a, 5), domains_of(b, 5)
             urls = urls_for(mine_a + mine_b, 4)
             result = await fa.add_urls(urls)  # A found them all
@@ -148,9 +147,7 @@ def test_a_redelivered_entry_is_not_queued_twice(
     async def main() -> None:
         async with (open_frontier(redis_url, tmp_path / "a", crawl_name) as fa,
                     open_frontier(redis_url, tmp_path / "b", crawl_name) as fb):
-            a, b = await join(fa, "A"), await join(fb, "B")
-            await a._balance(await a._beat())
-            await b._beat()
+            _a, b = await join_two(fa, fb)
             theirs = domains_of(b, 2)
             await fa.add_urls(urls_for(theirs, 5))
             stream = fb.state.keys.inbox(b.machine.slot(theirs[0]))
@@ -176,9 +173,7 @@ def test_lines_of_a_slot_that_moved_meanwhile_are_sent_on(
     async def main() -> None:
         async with (open_frontier(redis_url, tmp_path / "a", crawl_name) as fa,
                     open_frontier(redis_url, tmp_path / "b", crawl_name) as fb):
-            a, b = await join(fa, "A"), await join(fb, "B")
-            await a._balance(await a._beat())
-            await b._beat()
+            a, b = await join_two(fa, fb)
             theirs = domains_of(b, 1)
             a.machine.mine = frozenset(range(SLOTS))  # A has not heard yet
             await fa.add_urls(urls_for(theirs, 3))
@@ -206,9 +201,7 @@ def test_links_a_dead_session_may_have_sent_are_checked_by_their_owner(
     async def main() -> None:
         async with (open_frontier(redis_url, tmp_path / "a", crawl_name) as fa,
                     open_frontier(redis_url, tmp_path / "b", crawl_name) as fb):
-            a, b = await join(fa, "A"), await join(fb, "B")
-            await a._balance(await a._beat())
-            await b._beat()
+            _a, b = await join_two(fa, fb)
             theirs = domains_of(b, 1)[0]
             sent = [(f"http://{theirs}/sent{i}", 1) for i in range(3)]
             await fa.add_urls(sent)  # sent before the death
