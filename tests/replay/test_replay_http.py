@@ -198,18 +198,26 @@ _ARCHIVED = re.compile(r"/web/([0-9]{14})([a-z]{2}_)?/(https?://[^\"'\s)>]+)")
 
 
 def follow(port: int, path: str, *, hops: int = 3) -> Answer:
+    return follow_to(port, path, hops=hops)[0]
+
+
+def follow_to(port: int, path: str, *, hops: int = 3) -> tuple[Answer, str]:
+    """The answer after redirects, and the path that gave it."""
     answer = fetch(port, path)
     while hops and 300 <= answer.status < 400 and answer.header("Location"):
-        answer = fetch(port, html.unescape(answer.header("Location") or ""))
+        path = html.unescape(answer.header("Location") or "")
+        answer = fetch(port, path)
         hops -= 1
-    return answer
+    return answer, path
 
 
 def test_the_gallery_and_its_css_are_rewritten_and_everything_they_name_replays(
         replay: RunningReplay, replay_catalog: Catalog) -> None:
     """As a browser loads the page: every asset it loads (`GALLERY_ASSETS`, named in the page
-    or in its stylesheets) is named inside the archive at the page's time and answers 200
-    (after redirects). URLs a browser would not load (`<input type=text src>`) may be 404."""
+    or in its stylesheets) is named inside the archive at the page's time (in a stylesheet:
+    the time of the stylesheet's capture it was redirected to, which may be a second later)
+    and answers 200 (after redirects). URLs a browser would not load (`<input type=text
+    src>`) may be 404."""
     first = captures_of(replay_catalog, GALLERY_URL)[0]
     timestamp = timestamp_of(first.fetched_ms)
     page = fetch(replay.port, memento_path(first))
@@ -217,21 +225,24 @@ def test_the_gallery_and_its_css_are_rewritten_and_everything_they_name_replays(
     assert 'href="css/main.css"' not in page.text
     seen: set[str] = set()
     # (The banner links to the neighbouring captures, at their own times.)
-    waiting = [re.sub(r'<div id="archive-replay-banner".*?</div>', "", page.text, flags=re.S)]
+    waiting = [(re.sub(r'<div id="archive-replay-banner".*?</div>', "", page.text, flags=re.S),
+                timestamp)]
     while waiting:
-        text = waiting.pop()
+        text, expected = waiting.pop()
         for found in _ARCHIVED.finditer(html.unescape(text)):
             stamp, _modifier, url = found.groups()
             if not url.startswith(f"http://{HOST}/") or url in seen:
                 continue
-            assert stamp == timestamp, url
+            assert stamp == expected, url
             seen.add(url)
             if _path(url).replace("%2C", ",") not in GALLERY_ASSETS:
                 continue
-            answer = follow(replay.port, found.group(0))
+            answer, served_at = follow_to(replay.port, found.group(0))
             assert answer.status == 200, (url, answer.status)
             if (answer.header("Content-Type") or "").startswith(("text/css", "text/plain")):
-                waiting.append(answer.text)
+                own = re.match(r"/web/(\d{14})", served_at)
+                assert own is not None, served_at
+                waiting.append((answer.text, own.group(1)))
     named = {_path(url).replace("%2C", ",") for url in seen}
     missing = set(GALLERY_ASSETS) - named
     assert not missing, f"named nowhere in the replayed page or its stylesheets: {missing}"
