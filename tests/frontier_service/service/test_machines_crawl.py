@@ -190,16 +190,24 @@ def wait_gone(redis_url: str, crawl_name: str, machine: str, timeout: float = 20
     raise AssertionError(f"{machine}'s slots were not taken over in {timeout} s")
 
 
-def test_a_machine_killed_for_longer_than_its_lease_loses_no_url(
-        web: TestWeb, closure: set[str], tmp_path: Path, redis_url: str,
-        crawl_name: str) -> None:
+def start_both_kill_a(web: TestWeb, redis_url: str, crawl_name: str, *, a: Path,
+                      b: Path) -> subprocess.Popen[str]:
+    """Machines A and B crawl from a cleared request log; A is killed (SIGKILL) once it
+    fetched 40 pages. Returns B, still running."""
     web.log.clear()
-    a, b = tmp_path / "a", tmp_path / "b"
     first, port_a = start(machine_args(a, redis_url, crawl_name, web.port, "A"))
     second, _ = start(machine_args(b, redis_url, crawl_name, web.port, "B"))
     wait_for_pages(first, port_a, 40)
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=10)
+    return second
+
+
+def test_a_machine_killed_for_longer_than_its_lease_loses_no_url(
+        web: TestWeb, closure: set[str], tmp_path: Path, redis_url: str,
+        crawl_name: str) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    second = start_both_kill_a(web, redis_url, crawl_name, a=a, b=b)
     before_kill = web.log.records()
     killed_at = len(before_kill)
     wait_gone(redis_url, crawl_name, "A")  # B took A's slots: A's lines wait on its disk
@@ -236,13 +244,8 @@ def test_a_machine_killed_for_longer_than_its_lease_loses_no_url(
 def test_a_machine_lost_for_good_is_counted_and_forgotten(
         web: TestWeb, closure: set[str], tmp_path: Path, redis_url: str,
         crawl_name: str) -> None:
-    web.log.clear()
     a, b = tmp_path / "a", tmp_path / "b"
-    first, port_a = start(machine_args(a, redis_url, crawl_name, web.port, "A"))
-    second, _ = start(machine_args(b, redis_url, crawl_name, web.port, "B"))
-    wait_for_pages(first, port_a, 40)
-    first.send_signal(signal.SIGKILL)
-    first.communicate(timeout=10)
+    second = start_both_kill_a(web, redis_url, crawl_name, a=a, b=b)
     code, _, err = machines_json(b, redis_url, crawl_name, "--forget", "B")
     assert code != 0 and "'B' is live" in err, err[-2000:]
     kept = tmp_path / "a-at-the-kill"
