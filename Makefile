@@ -30,7 +30,7 @@ demo: venv
 	@$(BIN)/python scripts/demo.py --data-dir "$(DEMO_DATA)"
 
 test: venv system-deps
-	@$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile
+	@$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The loop to run after every edit: no servers, no subprocesses (tests/helpers/unit_guard.py).
 test-unit: venv

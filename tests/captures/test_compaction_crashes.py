@@ -87,6 +87,7 @@ def spread(total: int, count: int) -> list[int]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # ~60 kill points, each a copy, a kill, a deep verify and a rerun
 def test_kill_9_at_every_step_of_a_compaction_then_a_rerun_ends_exact(
         crawled: Crawled, tmp_path: Path, forks: ForkServer) -> None:
     # Ingest once (the SQLite catalog is inside the data dir); every kill starts from a copy.

@@ -227,11 +227,11 @@ def test_a_machine_killed_for_longer_than_its_lease_loses_no_url(
     again = sum(n - 1 for n in counts.values())
     # As with one machine (tests/frontier_service/recovery/test_redis_loss.py): at most the
     # fetches in flight at the kill and those whose results were not durable yet, one
-    # checkpoint round of fetching (0.05 s; up to 0.25 s on a loaded 2-core machine).
-    last_second = sum(1 for r in before_kill if r.time >= before_kill[-1].time - 0.25)
+    # checkpoint round of fetching (0.05 s; past 0.25 s on a 2-core machine at load 16).
+    last_second = sum(1 for r in before_kill if r.time >= before_kill[-1].time - 0.5)
     bound = CONCURRENCY + last_second
     print(f"URLs fetched again after the kill: {again} (bound {bound}: {CONCURRENCY} in "
-          f"flight + {last_second} fetched in the last 0.25 s before it)")
+          f"flight + {last_second} fetched in the last 0.5 s before it)")
     assert again <= bound, {url: n for url, n in counts.items() if n > 1}
     # Every fetched URL has its page record (the killed run's came back from its journal),
     # and only a URL fetched again has two.
