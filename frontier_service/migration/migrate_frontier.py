@@ -138,7 +138,7 @@ class FrontierBatches:
         if writing is not None:
             await writing
 
-    async def _write(self, batch: FrontierBatch, is_new: list[bool],
+    async def _write(self, batch: FrontierBatch, is_new: list[bool], *,
                      more: Sequence[str] = ()) -> None:
         """Append the batch's new URLs and record the appends (and `more` files' sizes)."""
         files = self.frontier.files

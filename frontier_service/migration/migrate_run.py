@@ -159,10 +159,11 @@ class _Run:
             await self._done(VISITED, through=batch.through, rows=batch.rows)
 
     async def frontier_rows(self) -> None:
+        if self.checkpoint.table(FRONTIER.name).done:
+            return
         batches = FrontierBatches(self.frontier, self.checkpoint, save=self.save,
                                   batches_per_sync=self.options.batches_per_sync)
-        async for batch in self._table(FRONTIER, prepare_batch,
-                                       redo=self._frontier_redo):
+        async for batch in self._table(FRONTIER, prepare_batch, redo=self._frontier_redo):
             await batches.migrate(batch)
             self.progress.advance(batch.rows)
         await batches.sync()
