@@ -29,7 +29,7 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
     rng = random.Random(3434)
     checkpoint = mcp.checkpoint_path(data, crawl_name)
     kills = mid_batch = wide = 0
-    progress: list[int] = []
+    progress: list[tuple[int, str | None]] = []
     for _ in range(60):
         if kills >= KILLS:
             break
@@ -53,7 +53,9 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
         if state is not None:
             mid_batch += state.pending is not None
             wide += state.pending is not None and _rows_in(pg_dsn, state.pending) > 1500
-            progress.append(state.table("frontier").rows)
+            # where it fell: the rows synced, and how far the window not synced reached
+            progress.append((state.table("frontier").rows,
+                             state.pending.through if state.pending else None))
     assert kills >= KILLS, f"only {kills} kills landed before the migration finished"
     done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1000", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
