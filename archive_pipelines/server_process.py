@@ -64,6 +64,12 @@ class ServerProcess:
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    @property
+    def pid(self) -> int | None:
+        """The server's process id while it runs (benchmarks read its CPU time)."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
     def stop(self) -> None:
         """SIGTERM, SIGKILL if it outlives `stop_timeout`, then `_cleanup`."""
         if self._proc is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -65,9 +66,12 @@ def run_case(args: argparse.Namespace, work: Path, *, profile: bool = False) -> 
             command[1:3] = ["-m", "cProfile", "-o", str(work / "migrate.prof"), "-m",
                             "frontier_service"]
         env = {**os.environ, "PYTHONPATH": str(REPO)}
+        children, redis_cpu = _children_cpu(), _process_cpu(redis_server.pid)
         started = time.monotonic()
         done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
         seconds = time.monotonic() - started
+        command_cpu = _children_cpu() - children  # the servers are not waited for yet
+        redis_cpu = _process_cpu(redis_server.pid) - redis_cpu
         if done.returncode != 0:
             print(f"  FAIL: the migration exited {done.returncode}: {done.stderr[-2000:]}")
             return False
@@ -82,6 +86,9 @@ def run_case(args: argparse.Namespace, work: Path, *, profile: bool = False) -> 
         print(f"  {rate:,.0f} frontier rows/s ({all_rows / seconds:,.0f} rows/s over all "
               f"tables); target >= {TARGET_ROWS_PER_S:,.0f}: "
               f"{'PASS' if rate >= TARGET_ROWS_PER_S else 'FAIL'}", flush=True)
+        per = 100_000 / max(frontier_rows, 1)
+        print(f"  CPU per 100,000 frontier rows: {command_cpu * per:.2f} s the command "
+              f"(start-up included), {redis_cpu * per:.2f} s redis-server", flush=True)
         if profile:
             import pstats
 
@@ -90,6 +97,20 @@ def run_case(args: argparse.Namespace, work: Path, *, profile: bool = False) -> 
     finally:
         redis_server.stop()
         postgres.stop()
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _process_cpu(pid: int | None) -> float:
+    """User + system CPU seconds of a running process (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _files(data: Path) -> int:

@@ -522,7 +522,8 @@ def compact_command(obj: Context, *, dry_run: bool, as_json: bool, crawl_name: s
               help="Read the tables and print what the migration would find (rows, distinct "
                    "domains, invalid URLs, rows already visited); write nothing.")
 @click.option("--batch-rows", type=click.IntRange(100, 1_000_000), default=20_000,
-              show_default=True, help="Rows read, written and checkpointed together.")
+              show_default=True, help="Rows read and written together (frontier rows are "
+                   "synced to disk and checkpointed every 5 such batches).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 @crawl_name_option
 @click.pass_obj

@@ -70,11 +70,15 @@ class VisitedStore:
         bucket = int.from_bytes(fingerprint[:4], "little") % self.buckets
         return f"{self.name}:{bucket}", fingerprint[4:12]
 
-    async def mark_many(self, records: Sequence[VisitedRecord]) -> int:
-        """Store (or overwrite) visits; returns how many URLs were not visited before."""
+    async def mark_many(self, records: Sequence[VisitedRecord], *,
+                        fingerprints: Sequence[bytes] | None = None) -> int:
+        """Store (or overwrite) visits; returns how many URLs were not visited before.
+        `fingerprints`: the records' URLs' (url_fingerprint), when the caller has them."""
+        if fingerprints is None:
+            fingerprints = [canonical_url_and_domain(record.url)[2] for record in records]
         by_bucket: dict[str, dict[bytes, bytes]] = defaultdict(dict)
-        for record in records:
-            key, field = self.locate(canonical_url_and_domain(record.url)[2])
+        for record, fingerprint in zip(records, fingerprints, strict=True):
+            key, field = self.locate(fingerprint)
             by_bucket[key][field] = _VALUE.pack(
                 min(max(record.status, 0), 0xFFFF), min(max(record.fetched_at, 0), 0xFFFFFFFF),
                 record.body_hash[:8])

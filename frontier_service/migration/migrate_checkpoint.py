@@ -4,13 +4,14 @@
 rename, fsync of the folder) only after the batch's effects are durable: its lines synced
 to disk, the seen filter, visited records and domain state written to Redis.
 
-A frontier batch writes `pending` first, before it touches the seen filter: its key range
-and the frontier files it may append to (with their sizes then). A migration killed while
-that batch ran re-reads exactly that range on the next start, and since the seen filter
-may hold its URLs already, takes a URL as new only if neither its domain's file nor the
-visited store has it (both exact): no line is written twice and none is lost, wherever the
-kill fell (between the seen filter and the appends, between the appends and the
-checkpoint ...).
+Frontier batches go in windows of a few (migrate_frontier.py), and each batch extends
+`pending` before it touches the seen filter: the window's key range (from the last key
+synced) and the frontier files it may append to (with their sizes before it). A migration
+killed while a window ran re-reads exactly that range on the next start, as one batch, and
+since the seen filter may hold its URLs already, takes a URL as new only if neither its
+domain's file nor the visited store has it (both exact): no line is written twice and none
+is lost, wherever the kill fell (between the seen filter and the appends, between the
+appends and the sync, between the sync and the checkpoint ...).
 """
 
 from __future__ import annotations
@@ -101,8 +102,13 @@ def load(path: Path) -> MigrationCheckpoint | None:
 
 def save(path: Path, checkpoint: MigrationCheckpoint) -> None:
     """Replace the checkpoint atomically and durably."""
+    save_bytes(path, checkpoint.to_json())
+
+
+def save_bytes(path: Path, data: bytes) -> None:
+    """`save` of a checkpoint's to_json() (taken where nothing changes it meanwhile)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, checkpoint.to_json())
+    write_atomically(path, data)
 
 
 def lock_migration(path: Path) -> IO[str]:

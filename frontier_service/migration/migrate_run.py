@@ -25,12 +25,17 @@ from frontier_service.frontier.checkpoint import OffsetCheckpoint, checkpoint_di
 from frontier_service.frontier.folder_locks import live_sessions
 from frontier_service.frontier.frontier import Frontier
 from frontier_service.migration import migrate_checkpoint as mcp
+from frontier_service.migration.migrate_frontier import (
+    FrontierBatch,
+    FrontierBatches,
+    prepare_batch,
+)
 from frontier_service.migration.migrate_progress import MigrateProgress
 from frontier_service.migration.migrate_tables import (
     DomainSettings,
-    FrontierBatches,
     migrate_domains,
     migrate_visited,
+    prepare_visited,
 )
 from frontier_service.migration.postgres_source import (
     DOMAINS,
@@ -49,7 +54,7 @@ from frontier_service.service.crawler_settings import CrawlerSettings
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-B = TypeVar("B")  # a re-done batch is read as one batch, however many rows
+B = TypeVar("B")
 
 
 class MigrationRefused(ArchiveError):
@@ -59,6 +64,7 @@ class MigrationRefused(ArchiveError):
 @dataclass(frozen=True, slots=True)
 class MigrateOptions:
     batch_rows: int = 20_000
+    batches_per_sync: int = 5  # frontier batches between two syncs of the files
     progress_s: float = 2.0
 
 
@@ -126,7 +132,8 @@ async def _require_new_crawl(frontier: Frontier, settings: CrawlerSettings) -> N
 
 
 class _Run:
-    """One migration's pass over the tables, saving the checkpoint after every batch."""
+    """One migration's pass over the tables, saving the checkpoint after every batch (the
+    frontier's: after every window of batches, and before each batch of it)."""
 
     def __init__(self, source: PostgresSource, frontier: Frontier,
                  checkpoint: mcp.MigrationCheckpoint, *, path: Path, options: MigrateOptions,
@@ -134,66 +141,80 @@ class _Run:
         self.source, self.frontier, self.checkpoint = source, frontier, checkpoint
         self.path, self.options, self.progress, self.totals = path, options, progress, totals
 
-    def save(self) -> None:
-        mcp.save(self.path, self.checkpoint)
+    async def save(self) -> None:
+        data = self.checkpoint.to_json()  # here: the event loop may change it meanwhile
+        await asyncio.to_thread(mcp.save_bytes, self.path, data)
 
     async def domains(self, offsets: OffsetCheckpoint, min_delay_s: float) -> None:
         robots = RedisRobotsStore(self.frontier.redis, self.frontier.config.name)
         settings = DomainSettings(now=time.time(), min_delay_s=min_delay_s)
-        async for rows, _ in self._table(DOMAINS):
+        async for rows in self._table(DOMAINS, lambda rows: rows):
             await migrate_domains(rows, frontier=self.frontier, robots=robots, offsets=offsets,
                                   settings=settings, checkpoint=self.checkpoint)
-            self._done(DOMAINS, rows)
+            await self._done(DOMAINS, through=str(rows[-1][0]), rows=len(rows))
 
     async def visited(self) -> None:
-        async for rows, _ in self._table(VISITED):
-            await migrate_visited(rows, frontier=self.frontier, checkpoint=self.checkpoint)
-            self._done(VISITED, rows)
+        async for batch in self._table(VISITED, prepare_visited):
+            await migrate_visited(batch, frontier=self.frontier, checkpoint=self.checkpoint)
+            await self._done(VISITED, through=batch.through, rows=batch.rows)
 
     async def frontier_rows(self) -> None:
-        batches = FrontierBatches(self.frontier, self.checkpoint)
-        async for rows, prepared in self._table(FRONTIER, prepare=batches.prepare):
-            assert prepared is not None
-            after = self.checkpoint.table(FRONTIER.name).after
-            await batches.migrate(prepared, after=after, save=self.save)
-            self._done(FRONTIER, rows)
+        if self.checkpoint.table(FRONTIER.name).done:
+            return
+        batches = FrontierBatches(self.frontier, self.checkpoint, save=self.save,
+                                  batches_per_sync=self.options.batches_per_sync)
+        async for batch in self._table(FRONTIER, prepare_batch, redo=self._frontier_redo):
+            await batches.migrate(batch)
+            self.progress.advance(batch.rows)
+        await batches.sync()
+        await self._finished(FRONTIER)
 
-    def _done(self, table: TableSpec, rows: list[Row]) -> None:
+    async def _done(self, table: TableSpec, *, through: str, rows: int) -> None:
         state = self.checkpoint.table(table.name)
-        state.after = str(rows[-1][0])
-        state.rows += len(rows)
-        self.save()
-        self.progress.advance(len(rows))
+        state.after = through
+        state.rows += rows
+        await self.save()
+        self.progress.advance(rows)
 
-    async def _table(self, table: TableSpec, *, prepare: Callable[[list[Row]], T] | None = None
-                     ) -> AsyncIterator[tuple[list[Row], T | None]]:
-        """The table's batches not done yet, each with `prepare(rows)` run in the thread
-        that read it."""
+    async def _finished(self, table: TableSpec) -> None:
+        self.checkpoint.table(table.name).done = True
+        await self.save()
+        self.progress.finish()
+
+    async def _table(self, table: TableSpec, prepare: Callable[[list[Row]], T], *,
+                     redo: Callable[[], Iterator[T]] | None = None) -> AsyncIterator[T]:
+        """The table's batches not done yet, each `prepare(rows)` in the thread that read
+        it (after `redo`'s); domains and visited URLs are marked done at the end."""
         state = self.checkpoint.table(table.name)
         if state.done:
             return
         total, exact = self.totals[table.name]
         self.progress.start(table.name, total=total, exact=exact, done=state.rows)
-        batches = ((rows, prepare(rows) if prepare else None) for rows in self._batches(table))
-        async with _prefetched(batches) as prefetched:
-            async for rows, prepared in prefetched:
-                yield rows, prepared
-        state.done = True
-        self.save()
-        self.progress.finish()
-
-    def _batches(self, table: TableSpec) -> Iterator[list[Row]]:
-        state = self.checkpoint.table(table.name)
-        pending = self.checkpoint.pending if table is FRONTIER else None
         after = state.after
-        if pending is not None:  # first the batch a kill interrupted, whole, as it was
-            rows = self.source.rows_between(table, after=pending.after, through=pending.through)
-            if rows:
-                yield rows
-            else:  # its rows are gone from the table; `run`'s audit records any lines left
-                self.checkpoint.pending = None
+        pending = self.checkpoint.pending if table is FRONTIER else None
+        if pending is not None:
             after = pending.through
-        yield from self.source.batches(table, after=after, batch_rows=self.options.batch_rows)
+
+        def batches() -> Iterator[T]:
+            if redo is not None:
+                yield from redo()
+            for rows in self.source.batches(table, after=after,
+                                            batch_rows=self.options.batch_rows):
+                yield prepare(rows)
+
+        async with _prefetched(batches()) as prefetched:
+            async for batch in prefetched:
+                yield batch
+        if table is not FRONTIER:
+            await self._finished(table)
+
+    def _frontier_redo(self) -> Iterator[FrontierBatch]:
+        """The window a kill interrupted, read again whole (maybe no rows: gone since)."""
+        pending = self.checkpoint.pending
+        if pending is not None:
+            rows = self.source.rows_between(FRONTIER, after=pending.after,
+                                            through=pending.through)
+            yield prepare_batch(rows, through=pending.through, redo=pending)
 
 
 @contextlib.asynccontextmanager

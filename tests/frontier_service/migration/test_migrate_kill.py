@@ -28,8 +28,8 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
     data = tmp_path / "data"
     rng = random.Random(3434)
     checkpoint = mcp.checkpoint_path(data, crawl_name)
-    kills = mid_batch = 0
-    progress: list[int] = []
+    kills = mid_batch = wide = 0
+    progress: list[tuple[int, str | None]] = []
     for _ in range(60):
         if kills >= KILLS:
             break
@@ -52,7 +52,10 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
         state = mcp.load(checkpoint)
         if state is not None:
             mid_batch += state.pending is not None
-            progress.append(state.table("frontier").rows)
+            wide += state.pending is not None and _rows_in(pg_dsn, state.pending) > 1500
+            # where it fell: the rows synced, and how far the window not synced reached
+            progress.append((state.table("frontier").rows,
+                             state.pending.through if state.pending else None))
     assert kills >= KILLS, f"only {kills} kills landed before the migration finished"
     done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1000", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
@@ -61,6 +64,7 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
     # the kills fell at many points, some inside a frontier batch (the hard case)
     assert len(set(progress)) >= 4, progress
     assert mid_batch >= 1, progress
+    assert wide >= 1, progress  # ... in a window of several batches, not yet synced
     expected = expected_from(pg_data)
     counts, where, corrupt = lines_in_files(data)
     assert corrupt == 0
@@ -68,6 +72,20 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
     assert set(counts) == set(expected.queued)
     assert all(where[url] == domain for url, domain in expected.queued.items())
     assert summary["rows"]["frontier"] == len(pg_data.frontier)
+
+
+def _rows_in(dsn: str, pending: mcp.PendingBatch) -> int:
+    """The frontier rows a pending record spans (in PostgreSQL's order of the URLs)."""
+    import psycopg2
+
+    conn = psycopg2.connect(dsn)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("SELECT count(*) FROM frontier WHERE url > coalesce(%s, '') "
+                        "AND url <= %s", (pending.after, pending.through))
+            return int(cur.fetchone()[0])
+    finally:
+        conn.close()
 
 
 def _mtime(path: Path) -> int:
