@@ -25,6 +25,7 @@ from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.assets.warc_export import export_warc_job
 from archive_pipelines.assets.warc_import import import_warc_job
+from archive_pipelines.executors import archive_executor
 from archive_pipelines.ops.init_job import init_job
 from archive_pipelines.ops.migration_jobs import (
     import_orphans_job,
@@ -73,6 +74,9 @@ defs = dg.Definitions(
     schedules=[verify_storage_schedule, scrub_schedule, *configured_crawl_schedules()],
     sensors=[days_sensor, archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
              captures_sensor, run_failure_sensor, warc_inbox_sensor, crawls_sensor],
+    # Dagster's multiprocess executor, or the dagster-celery workers where the deployment's
+    # dagster/executor.yaml says so (read when each run starts: the cluster profile).
+    executor=archive_executor,
     resources={
         "settings": _settings,
         "catalog": _catalog,
