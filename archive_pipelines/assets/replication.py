@@ -81,7 +81,7 @@ def replica_copies(context: dg.AssetExecutionContext,
 # One run per prefix where the asset's own backfill runs a range as one run: what spreads a
 # backfill over the cluster's Celery workers (`dagster job backfill -j replica_copies_job`).
 replica_copies_job = dg.define_asset_job(
-    "replica_copies_job", selection=[replica_copies], partitions_def=hash_prefixes,
+    "replica_copies_job", selection=[replica_copies],
     description="`replica_copies` of the chosen prefixes; a job backfill launches one run per "
                 "prefix, so several workers share it (the asset's own backfill is one run).")
 

@@ -30,7 +30,7 @@ from archive_pipelines.settings import Settings
 @click.option("--replace", is_flag=True,
               help="cluster: overwrite an existing dagster/dagster.yaml or executor.yaml.")
 @click.pass_obj
-def init_command(obj: CliContext, profile: str, replace: bool, **cluster: str | int | None) -> None:
+def init_command(obj: CliContext, *, profile: str, replace: bool, **cluster: str | int | None) -> None:
     """Create the data dir layout, write archive.toml if absent, migrate the catalog.
 
     O(1) whatever archive/ holds: existing folders are adopted later, lazily.
