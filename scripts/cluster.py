@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from functools import partial
 from pathlib import Path
 from types import FrameType
 
@@ -134,8 +135,8 @@ def main() -> int:
         nodes = wait_for_workers(data, WORKERS, groups=groups)
         for url in (f"http://127.0.0.1:{web_port}/server_info",
                     f"http://127.0.0.1:{replay_port}/healthz"):
-            wait_until(lambda url=url: answers(url), timeout=180, what=url,
-                       alive=lambda: not _exited(groups))
+            wait_until(partial(answers, url), timeout=180, what=url,
+                       alive=partial(_all_alive, groups))
         groups.check_alive()
 
         host = socket.gethostname()
@@ -176,14 +177,14 @@ def main() -> int:
             for name, proc in reversed(groups.children):
                 print(f"  stopping {name} (process group {proc.pid})", flush=True)
             groups.stop()
-        for server in reversed(servers):
-            print(f"  stopping {server.what}", flush=True)
-            server.stop()
+        for started in reversed(servers):
+            print(f"  stopping {started.what}", flush=True)
+            started.stop()
         print("stopped.", flush=True)
 
 
-def _exited(groups: ProcessGroups) -> bool:
-    return any(proc.poll() is not None for _, proc in groups.children)
+def _all_alive(groups: ProcessGroups) -> bool:
+    return all(proc.poll() is None for _, proc in groups.children)
 
 
 if __name__ == "__main__":

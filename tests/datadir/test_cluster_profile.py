@@ -74,7 +74,7 @@ def test_a_bad_executor_file_is_named(tmp_path: Path, text: str, said: str) -> N
 def test_a_bad_option_is_named(change: dict[str, object], said: str) -> None:
     fields = {**PROFILE.__dict__, **change}
     with pytest.raises(DataDirError, match=said):
-        ClusterProfile(**fields).check()  # type: ignore[arg-type]
+        ClusterProfile(**fields).check()
 
 
 def test_existing_files_are_kept_unless_replaced(tmp_path: Path) -> None:
