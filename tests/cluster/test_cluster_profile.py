@@ -23,6 +23,7 @@ from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.file_ingest import ingest_directory
 from archive_testkit.cluster import (
     WORKSPACE,
+    celery_app,
     cluster_env,
     start_daemon,
     start_worker,
@@ -88,6 +89,17 @@ def test_a_backfill_spreads_over_two_celery_workers(
     cluster: tuple[Path, list[str], ProcessGroups], s3_endpoint_url: str, s3_bucket: str
 ) -> None:
     data, hashes, groups = cluster
+    # Both workers run with the settings of the data dir's executor.yaml (lost work redelivered).
+    app = celery_app(data)
+    try:
+        confs = app.control.inspect(timeout=5.0).conf() or {}
+    finally:
+        app.close()
+    assert {node.split("@")[0] for node in confs} == set(WORKERS)
+    for conf in confs.values():
+        assert conf["task_acks_late"] is True and conf["task_reject_on_worker_lost"] is True
+        assert conf["broker_transport_options"]["visibility_timeout"] == 300
+        assert conf["broker_url"].startswith("redis://")
     prefixes = sorted({h[:2] for h in hashes})[:6]
     env = cluster_env(data)
     backfill = subprocess.run(
