@@ -10,7 +10,7 @@ PORT   ?= 3000
 # Dagit start once.
 TEST_WORKERS ?= 2
 
-.PHONY: venv system-deps demo test test-unit test-fast dev dev-port-free screenshots bench lint clean
+.PHONY: venv system-deps demo cluster test test-unit test-fast dev dev-port-free screenshots bench lint clean
 
 venv: $(STAMP)
 
@@ -28,6 +28,12 @@ system-deps:
 
 demo: venv
 	@$(BIN)/python scripts/demo.py --data-dir "$(DEMO_DATA)"
+
+# The cluster profile on this machine: PostgreSQL, Redis, moto (S3), two Celery workers,
+# dagster-daemon, Dagit, the replay server and a crawler; Ctrl-C stops them all.
+CLUSTER_DIR ?= $(CURDIR)/cluster-data
+cluster: venv system-deps
+	@$(BIN)/python scripts/cluster.py --dir "$(CLUSTER_DIR)" --port "$(PORT)"
 
 test: venv system-deps
 	@$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
@@ -68,4 +74,4 @@ lint: venv
 	@$(BIN)/lint-imports
 
 clean:
-	rm -rf $(VENV) demo-data .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) demo-data cluster-data .pytest_cache .mypy_cache .ruff_cache

@@ -20,11 +20,16 @@ from archive_pipelines.assets.captures import captures, captures_complete, captu
 from archive_pipelines.assets.crawl import crawl_segments
 from archive_pipelines.assets.crawl_job import crawl_job
 from archive_pipelines.assets.crawl_requests import crawl_taken, crawls
-from archive_pipelines.assets.replication import replica_copies, replication_policy_met
+from archive_pipelines.assets.replication import (
+    replica_copies,
+    replica_copies_job,
+    replication_policy_met,
+)
 from archive_pipelines.assets.snapshots import snapshots
 from archive_pipelines.assets.storage import blobs, storage_health, views
 from archive_pipelines.assets.warc_export import export_warc_job
 from archive_pipelines.assets.warc_import import import_warc_job
+from archive_pipelines.executors import archive_executor
 from archive_pipelines.ops.init_job import init_job
 from archive_pipelines.ops.migration_jobs import (
     import_orphans_job,
@@ -67,12 +72,15 @@ defs = dg.Definitions(
     jobs=[init_job, verify_storage_job, rebuild_views_job, migrate_to_cas_job, gc_job,
           archive_batch_job, archive_director_job, scrub_job, import_orphans_job,
           migrate_fs_job, merge_duplicates_job, captures_job, export_warc_job, import_warc_job,
-          crawl_job],
+          crawl_job, replica_copies_job],
     # One schedule per [[crawls]] definition with a cadence: read from archive.toml when the
     # code location loads (reload it in Dagit after editing the definitions).
     schedules=[verify_storage_schedule, scrub_schedule, *configured_crawl_schedules()],
     sensors=[days_sensor, archival_director_sensor, lazy_migration_sensor, orphan_import_sensor,
              captures_sensor, run_failure_sensor, warc_inbox_sensor, crawls_sensor],
+    # Dagster's multiprocess executor, or the dagster-celery workers where the deployment's
+    # dagster/executor.yaml says so (read when each run starts: the cluster profile).
+    executor=archive_executor,
     resources={
         "settings": _settings,
         "catalog": _catalog,

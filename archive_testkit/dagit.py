@@ -10,11 +10,9 @@ stopped, then the daemon starts ticking. Both write to one log file, quoted in e
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -28,6 +26,7 @@ from typing import IO, Any, Self, TypeVar
 import yaml
 
 from archive_pipelines.server_process import free_port
+from archive_testkit.process_groups import stop_groups
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKSPACE = ROOT / "workspace.yaml"
@@ -184,7 +183,7 @@ class Dagit:
                    if proc is not None]
         self._note("stopping " + ", ".join(f"{name} (process group {proc.pid})"
                                            for name, proc in running))
-        _stop_groups([proc for _, proc in running], timeout)
+        stop_groups([proc for _, proc in running], timeout)
         self._daemon = self._webserver = None
         if self._log is not None:
             self._log.close()
@@ -237,36 +236,3 @@ class Dagit:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
-
-
-def _stop_groups(leaders: list[subprocess.Popen[bytes]], timeout: float) -> None:
-    """SIGTERM the process groups `leaders` lead; SIGKILL those alive after `timeout`;
-    reap the leaders."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = [proc for proc in leaders if _group_alive(proc)]
-        for proc in alive:
-            with contextlib.suppress(ProcessLookupError):  # gone since
-                os.killpg(proc.pid, sig)
-        deadline = time.monotonic() + timeout
-        while alive and time.monotonic() < deadline:
-            time.sleep(0.1)
-            alive = [proc for proc in alive if _group_alive(proc)]
-        if not alive:
-            break
-    for proc in leaders:
-        proc.wait()
-
-
-def _group_alive(proc: subprocess.Popen[bytes]) -> bool:
-    """True while a process of the group `proc` leads is running (zombies whose parent
-    is gone do not count: nothing here can reap them)."""
-    proc.poll()  # reap the leader itself
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rpartition(")")[2].split()
-        except OSError:
-            continue  # exited while we looked
-        state, pgrp = fields[0], int(fields[2])
-        if pgrp == proc.pid and state != "Z":
-            return True
-    return False

@@ -78,6 +78,14 @@ def replica_copies(context: dg.AssetExecutionContext,
     return dg.MaterializeResult()
 
 
+# One run per prefix where the asset's own backfill runs a range as one run: what spreads a
+# backfill over the cluster's Celery workers (`dagster job backfill -j replica_copies_job`).
+replica_copies_job = dg.define_asset_job(
+    "replica_copies_job", selection=[replica_copies],
+    description="`replica_copies` of the chosen prefixes; a job backfill launches one run per "
+                "prefix, so several workers share it (the asset's own backfill is one run).")
+
+
 def prefix_metadata(prefix: str, report: BatchReport, *,
                     stores: tuple[str, ...]) -> dict[str, dg.MetadataValue]:
     """One partition's figures: its prefix's blobs, and what this run did for that prefix
