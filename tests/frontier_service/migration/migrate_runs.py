@@ -44,20 +44,20 @@ class Expected:
 
 def expected_from(data: PgFrontier) -> Expected:
     visited = set()
-    for row in data.visited:
-        for url in (row[0], row[5]):
+    for visited_row in data.visited:
+        for url in (visited_row[0], visited_row[5]):
             found = try_canonical_url_and_domain(url) if url else None
             if found is not None:
                 visited.add(found[0])
     queued = {}
-    for row in data.frontier:
-        found = try_canonical_url_and_domain(row[0])
+    for frontier_row in data.frontier:
+        found = try_canonical_url_and_domain(frontier_row[0])
         if found is not None and found[0] not in visited:
             queued[found[0]] = found[1]
     excluded = set()
-    for row in data.domains:
-        found = try_canonical_url_and_domain(f"http://{row[0]}/")
-        if row[3] and found is not None:
+    for domain_row in data.domains:
+        found = try_canonical_url_and_domain(f"http://{domain_row[0]}/")
+        if domain_row[3] and found is not None:
             excluded.add(found[1])
     return Expected(queued, visited, excluded)
 
