@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from archive_testkit.frontier_bench.owner_filter import OwnerSeenFilter
-from frontier_service.frontier.frontier_record import Queued, kind_suffix
+from frontier_service.frontier.frontier_record import LineEnds, Queued
 from frontier_service.frontier.machine_state import MachineState
 
 InboxEntry = tuple[str, str, dict]  # (stream, entry id, {domain: lines})
@@ -49,18 +49,6 @@ class _Ours(dict[str, bool]):
         return found
 
 
-class _Endings(dict[int, str]):
-    """Depth -> a line's end after its URL: `|depth|priority|added_at\\n`."""
-
-    def __init__(self, tail: str) -> None:
-        super().__init__()
-        self.tail = tail
-
-    def __missing__(self, depth: int) -> str:
-        self[depth] = found = f"|{depth}{self.tail}\n"
-        return found
-
-
 def split_batch(machine: MachineState, seen: OwnerSeenFilter, entries: Sequence[Queued], *,
                 now: int, priority: float = 1.0) -> OwnerBatch:
     """The lines of `entries` by domain: ours filtered by `seen` (which records them), theirs
@@ -72,19 +60,15 @@ def split_batch(machine: MachineState, seen: OwnerSeenFilter, entries: Sequence[
     if mine.size:
         raw = np.frombuffer(b"".join([entry[0][2] for entry in entries]), dtype=np.uint64)
         keep[mine[seen.add_words(raw.reshape(len(entries), 2)[mine])]] = True
-    tail = f"|{priority:g}|{now}"
-    endings = _Endings(tail)
+    ends = LineEnds(priority, added_at=now)
     lines: dict[str, list[str]] = {}
     for entry, kept in zip(entries, keep.tolist(), strict=True):
         if kept:
-            (url, domain, _), depth = entry[0], entry[1]
-            pending = lines.get(domain)
+            found = entry[0]
+            pending = lines.get(found[1])
             if pending is None:
-                lines[domain] = pending = []
-            if len(entry) == 2:
-                pending.append(url + endings[depth])
-            else:  # an asset: its kind ends the line
-                pending.append(f"{url}|{depth}{tail}{kind_suffix(entry[2])}\n")
+                lines[found[1]] = pending = []
+            pending.append(found[0] + (ends[entry[1]] if len(entry) == 2 else ends.of(entry)))
     ours_lines: dict[str, bytes] = {}
     counts: dict[str, int] = {}
     theirs: dict[str, bytes] = {}
