@@ -9,8 +9,9 @@ timed part each owner adds one URL per domain it owns (warm_up): its files exist
 
 Seen filter: "redis" is Frontier.add_canonical (the shared filter in Redis, one Lua call
 per batch); "owner" is OwnerSeenFilter in this process: URLs of our slots' domains are
-filtered here and appended (Frontier.append_owned), those of other owners' domains are
-sent unfiltered and filtered by the receiving owner's consumer before it appends them.
+filtered here and appended (owner_batches.OwnerSplitter, then Frontier.append_owned), those
+of other owners' domains are sent unfiltered and filtered by the receiving owner's consumer
+before it appends them (a whole read at once).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from archive_pipelines.canonical_urls import try_canonical_many
-from archive_testkit.frontier_bench.owner_batches import filter_inbox, split_batch
+from archive_testkit.frontier_bench.owner_batches import OwnerSplitter, filter_inbox
 from archive_testkit.frontier_bench.owner_filter import OwnerSeenFilter
 from archive_testkit.frontier_bench.url_batches import make_batches
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
@@ -106,13 +107,13 @@ class FilteringInbox(InboxConsumer):
         self.appended += self.lines - before
 
 
-async def add_owner_filtered(frontier: Frontier, seen: OwnerSeenFilter,
+async def add_owner_filtered(frontier: Frontier, splitter: OwnerSplitter,
                              entries: list[Queued], *, now: int) -> tuple[int, int]:
     """add_canonical with the owner's filter: returns (appended here, sent to others).
-    Which domains are ours is worked out per batch, as Frontier._add_owned does."""
+    Which domains are ours follows the machine's slots, as in Frontier._add_owned."""
     machine = frontier.machine
     assert machine is not None
-    batch = split_batch(machine, seen, entries, now=now)
+    batch = splitter.split(entries, now=now)
     refused = await frontier.append_owned(batch.ours, counts=batch.counts,
                                           offered=len(entries), now=now)
     if refused:
@@ -226,9 +227,10 @@ async def warm_up(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter | N
     assert machine is not None
     entries: list[Queued] = [(f, 0) for f in found
                              if f is not None and _is_ours(machine, ours, f[1])]
+    splitter = OwnerSplitter(machine, seen) if seen is not None else None
     for i in range(0, len(entries), spec.batch):
-        if seen is not None:
-            await add_owner_filtered(frontier, seen, entries[i:i + spec.batch],
+        if splitter is not None:
+            await add_owner_filtered(frontier, splitter, entries[i:i + spec.batch],
                                      now=int(time.time()))
         else:
             await frontier.add_canonical(entries[i:i + spec.batch])
@@ -239,6 +241,8 @@ async def run_round(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter |
                     ours: dict[str, bool], conn: Connection) -> OwnerRound:
     away_counts = [sum(1 for entry in batch if not ours[entry[0][1]]) for batch in batches]
     consumer = FilteringInbox(frontier, consumer=f"owner{spec.index}-0", seen=seen)
+    assert frontier.machine is not None
+    splitter = OwnerSplitter(frontier.machine, seen) if seen is not None else None
     stop = asyncio.Event()
     cpu, started = time.process_time(), time.perf_counter()
     consuming = asyncio.create_task(consume(consumer, stop)) if spec.owners > 1 else None
@@ -249,8 +253,8 @@ async def run_round(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter |
     async def adder() -> None:
         nonlocal appended, sent
         for i in feed:
-            if seen is not None:
-                here, away = await add_owner_filtered(frontier, seen, batches[i], now=now)
+            if splitter is not None:
+                here, away = await add_owner_filtered(frontier, splitter, batches[i], now=now)
             else:
                 if spec.canonicalize:
                     result = await frontier.add_urls(raw[i])

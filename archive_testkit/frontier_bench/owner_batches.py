@@ -1,6 +1,6 @@
 """One owner's add path with its own seen filter (owner_filter.py), for bench/crawl_adds.py.
 
-`split_batch` does for a batch of canonical URLs what Frontier.queue_seen and _add_owned do
+`OwnerSplitter.split` does for a batch of canonical URLs what Frontier.queue_seen and _add_owned do
 after the Redis filter: the lines of the new URLs of this owner's domains by domain, ready to
 append, and the lines of other owners' domains, to send (unfiltered: their owner filters
 them, `filter_inbox`). Per URL it costs one ownership lookup, one line and one list append;
@@ -37,50 +37,52 @@ class OwnerBatch:
         return sum(self.counts.values())
 
 
-class _Ours(dict[str, bool]):
-    """Domain -> in one of the slots the machine owns (worked out once per domain per batch)."""
+class OwnerSplitter:
+    """Splits one owner's batches (`split`); remembers which domains are ours until
+    `machine.mine` changes (a new set at every heartbeat)."""
 
-    def __init__(self, machine: MachineState) -> None:
-        super().__init__()
+    def __init__(self, machine: MachineState, seen: OwnerSeenFilter) -> None:
         self.machine = machine
+        self.seen = seen
+        self._mine = machine.mine
+        self._ours: dict[str, bool] = {}
 
-    def __missing__(self, domain: str) -> bool:
-        self[domain] = found = self.machine.slot(domain) in self.machine.mine
-        return found
-
-
-def split_batch(machine: MachineState, seen: OwnerSeenFilter, entries: Sequence[Queued], *,
-                now: int, priority: float = 1.0) -> OwnerBatch:
-    """The lines of `entries` by domain: ours filtered by `seen` (which records them), theirs
-    as found."""
-    ours = _Ours(machine)
-    own = np.array([ours[entry[0][1]] for entry in entries], dtype=bool)
-    keep = ~own
-    mine = np.flatnonzero(own)
-    if mine.size:
-        raw = np.frombuffer(b"".join([entry[0][2] for entry in entries]), dtype=np.uint64)
-        keep[mine[seen.add_words(raw.reshape(len(entries), 2)[mine])]] = True
-    ends = LineEnds(priority, added_at=now)
-    lines: dict[str, list[str]] = {}
-    for entry, kept in zip(entries, keep.tolist(), strict=True):
-        if kept:
-            found = entry[0]
-            pending = lines.get(found[1])
-            if pending is None:
-                lines[found[1]] = pending = []
-            pending.append(found[0] + (ends[entry[1]] if len(entry) == 2 else ends.of(entry)))
-    ours_lines: dict[str, bytes] = {}
-    counts: dict[str, int] = {}
-    theirs: dict[str, bytes] = {}
-    sent = 0
-    for domain, pending in lines.items():
-        if ours[domain]:
-            ours_lines[domain] = "".join(pending).encode()
-            counts[domain] = len(pending)
-        else:
-            theirs[domain] = "".join(pending).encode()
-            sent += len(pending)
-    return OwnerBatch(ours_lines, counts, theirs, sent)
+    def split(self, entries: Sequence[Queued], *, now: int, priority: float = 1.0) -> OwnerBatch:
+        """The lines of `entries` by domain: ours filtered by the seen filter (which records
+        them), theirs as found."""
+        machine = self.machine
+        if machine.mine is not self._mine:
+            self._mine, self._ours = machine.mine, {}
+        ours, mine_slots, slot = self._ours, self._mine, machine.slot
+        for domain in {entry[0][1] for entry in entries}.difference(ours):
+            ours[domain] = slot(domain) in mine_slots
+        own = np.array([ours[entry[0][1]] for entry in entries], dtype=bool)
+        keep = ~own
+        mine = np.flatnonzero(own)
+        if mine.size:
+            raw = np.frombuffer(b"".join([entry[0][2] for entry in entries]), dtype=np.uint64)
+            keep[mine[self.seen.add_words(raw.reshape(len(entries), 2)[mine])]] = True
+        ends = LineEnds(priority, added_at=now)
+        lines: dict[str, list[str]] = {}
+        for entry, kept in zip(entries, keep.tolist(), strict=True):
+            if kept:
+                found = entry[0]
+                pending = lines.get(found[1])
+                if pending is None:
+                    lines[found[1]] = pending = []
+                pending.append(found[0] + (ends[entry[1]] if len(entry) == 2 else ends.of(entry)))
+        ours_lines: dict[str, bytes] = {}
+        counts: dict[str, int] = {}
+        theirs: dict[str, bytes] = {}
+        sent = 0
+        for domain, pending in lines.items():
+            if ours[domain]:
+                ours_lines[domain] = "".join(pending).encode()
+                counts[domain] = len(pending)
+            else:
+                theirs[domain] = "".join(pending).encode()
+                sent += len(pending)
+        return OwnerBatch(ours_lines, counts, theirs, sent)
 
 
 def filter_inbox(seen: OwnerSeenFilter, entries: Sequence[InboxEntry]) -> list[InboxEntry]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from archive_pipelines.canonical_urls import canonical_url_and_domain
-from archive_testkit.frontier_bench.owner_batches import filter_inbox, split_batch
+from archive_testkit.frontier_bench.owner_batches import OwnerSplitter, filter_inbox
 from archive_testkit.frontier_bench.owner_filter import OwnerSeenFilter
 from frontier_service.frontier.frontier_record import (
     FrontierRecord,
@@ -47,7 +47,8 @@ def test_our_new_urls_are_lines_by_domain_and_the_others_go_unfiltered(
     ours = {e[0][1] for e in entries if machine.slot(e[0][1]) in machine.mine}
     assert 0 < len(ours) < 12
 
-    batch = split_batch(machine, seen, entries, now=1_700_000_000)
+    splitter = OwnerSplitter(machine, seen)
+    batch = splitter.split(entries, now=1_700_000_000)
 
     assert set(batch.ours) == ours and set(batch.theirs).isdisjoint(ours)
     for domain, lines in batch.ours.items():
@@ -63,9 +64,13 @@ def test_our_new_urls_are_lines_by_domain_and_the_others_go_unfiltered(
     theirs = [e for e in entries if e[0][1] not in ours]
     assert batch.sent == len(theirs) == sum(len(records(v)) for v in batch.theirs.values())
 
-    again = split_batch(machine, seen, entries, now=1_700_000_001)
+    again = splitter.split(entries, now=1_700_000_001)
     assert again.ours == {} and again.appended == 0
     assert again.sent == batch.sent  # the others' owners filter them
+
+    machine.mine = frozenset({2, 3})  # a heartbeat: now the others' domains are ours
+    swapped = splitter.split(entries, now=1_700_000_002)
+    assert set(swapped.ours) == set(batch.theirs) and set(swapped.theirs) == ours
 
 
 def test_an_inbox_read_keeps_each_unseen_url_once(tmp_path: Path) -> None:
