@@ -1,9 +1,9 @@
 """One owner's add path with its own seen filter (owner_filter.py), for bench/crawl_adds.py.
 
-`OwnerSplitter.split` does for a batch of canonical URLs what Frontier.queue_seen and _add_owned do
-after the Redis filter: the lines of the new URLs of this owner's domains by domain, ready to
-append, and the lines of other owners' domains, to send (unfiltered: their owner filters
-them, `filter_inbox`). Per URL it costs one ownership lookup, one line and one list append;
+`OwnerSplitter.split` does for a batch of canonical URLs what Frontier.queue_seen and
+_add_owned do after the Redis filter: the lines of the new URLs of this owner's domains by
+domain, ready to append, and the lines of other owners' domains, to send (unfiltered: their
+owner filters them, `filter_inbox`). Per URL it costs one ownership lookup, one line and one list append;
 the filter works on the whole batch in numpy. Lines are formatted as queue_seen formats
 them (`url|depth|priority|added_at[|kind]`), in the order found within each domain.
 """
