@@ -15,9 +15,11 @@ Cases, `--adds-urls` URLs in all per case (two owners: half each):
  (a) one owner (a machine holding all slots), shared Redis filter: add_urls, then add_canonical;
  (b) two owners, Redis filter: all found URLs in their own domains; then half in the other's
      domains (sent through its inbox, appended by its InboxConsumer, counted in its CPU);
- (c) as (a) and (b) with OwnerSeenFilter (owner_filter.py): a Bloom filter in a memory-mapped
-     numpy file in the owner's data dir, flushed every 5 s and at close, sized like the Redis
-     one; the URLs of the other's domains are filtered by the receiving consumer.
+ (c) as (a) and (b) with OwnerSeenFilter (owner_filter.py): a blocked Bloom filter (one 64-byte
+     block per URL) in a memory-mapped numpy file in the owner's data dir, flushed every 5 s
+     and at close, sized for the same error rate (about the Redis one's size); the batch is
+     split and formatted in one pass (owner_batches.py); the URLs of the other's domains are
+     filtered by the receiving consumer, a whole inbox read at once.
 Per case: new URLs appended per second per owner and in total, client CPU and Redis CPU per
 URL, the ratio to the Redis filter's same case, and the target "per-owner filter >= 200,000
 new URLs/s per owner" (PASS/FAIL; the case exits 1 on a FAIL). On this 2-CPU machine the
@@ -43,10 +45,8 @@ What a per-owner filter costs the crawl (correctness), not measured here:
 - Inbox traffic: with the Redis filter only new URLs travel to another owner; with owner
   filters every found URL of another owner's domain does (the crawl's mix is mostly
   duplicates, so the streams carry several times more) and the receiver filters it.
-- The receiving side filters per inbox entry (one slot's lines of one batch, ~80 URLs):
-  the numpy filter's per-call overhead makes that ~4 us per URL (filter_lines), against
-  ~1.2 us per URL in batches of 5,000; filtering a whole XREADGROUP reply at once would
-  cut it.
+- The receiving side filters a whole XREADGROUP reply at once (owner_batches.filter_inbox),
+  but hashes every line it receives (blake2b, ~0.3 us): inbox lines carry no fingerprint.
 - Capacity: each owner's filter is sized for the URLs its slots will ever hold; after
   rebalances an owner holds more slots than planned, so per-slot files sized by
   capacity / slots are the way to keep the error rate.

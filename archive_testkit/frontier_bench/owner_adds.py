@@ -9,15 +9,15 @@ timed part each owner adds one URL per domain it owns (warm_up): its files exist
 
 Seen filter: "redis" is Frontier.add_canonical (the shared filter in Redis, one Lua call
 per batch); "owner" is OwnerSeenFilter in this process: URLs of our slots' domains are
-filtered here and appended (Frontier.append_owned), those of other owners' domains are
-sent unfiltered and filtered by the receiving owner's consumer before it appends them.
+filtered here and appended (owner_batches.OwnerSplitter, then Frontier.append_owned), those
+of other owners' domains are sent unfiltered and filtered by the receiving owner's consumer
+before it appends them (a whole read at once).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-import hashlib
 import multiprocessing
 import time
 from dataclasses import dataclass
@@ -28,6 +28,7 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from archive_pipelines.canonical_urls import try_canonical_many
+from archive_testkit.frontier_bench.owner_batches import OwnerSplitter, filter_inbox
 from archive_testkit.frontier_bench.owner_filter import OwnerSeenFilter
 from archive_testkit.frontier_bench.url_batches import make_batches
 from frontier_service.frontier.frontier import Frontier, FrontierConfig
@@ -91,8 +92,7 @@ class FilteringInbox(InboxConsumer):
         received = sum(bytes(v).count(b"\n") for _, _, fields in entries for v in fields.values())
         self.received += received
         if self.seen is not None:
-            entries = [(stream, entry_id, filter_lines(self.seen, fields))
-                       for stream, entry_id, fields in entries]
+            entries = filter_inbox(self.seen, entries)
         before = self.lines
         await super().take_many(entries)
         self.appended += self.lines - before
@@ -101,58 +101,25 @@ class FilteringInbox(InboxConsumer):
         received = sum(bytes(v).count(b"\n") for v in fields.values())
         self.received += received
         if self.seen is not None and not redelivered:
-            fields = filter_lines(self.seen, fields)
+            fields = filter_inbox(self.seen, [(stream, entry_id, fields)])[0][2]
         before = self.lines
         await super().take(stream, entry_id, fields, redelivered=redelivered)
         self.appended += self.lines - before
 
 
-def filter_lines(seen: OwnerSeenFilter, fields: dict) -> dict:
-    """The frontier lines of an inbox entry whose URL the filter had not seen."""
-    split = {domain: [line for line in bytes(lines).split(b"\n") if line]
-             for domain, lines in fields.items()}
-    fingerprints = [hashlib.blake2b(line.split(b"|", 1)[0], digest_size=16).digest()
-                    for lines in split.values() for line in lines]
-    flags = iter(seen.add_many(fingerprints).tolist())
-    out = {}
-    for domain, lines in split.items():
-        kept = [line + b"\n" for line in lines if next(flags)]
-        if kept:
-            out[domain] = b"".join(kept)
-    return out
-
-
-async def add_owner_filtered(frontier: Frontier, seen: OwnerSeenFilter,
+async def add_owner_filtered(frontier: Frontier, splitter: OwnerSplitter,
                              entries: list[Queued], *, now: int) -> tuple[int, int]:
     """add_canonical with the owner's filter: returns (appended here, sent to others).
-    Which domains are ours is worked out per batch, as Frontier._add_owned does."""
+    Which domains are ours follows the machine's slots, as in Frontier._add_owned."""
     machine = frontier.machine
     assert machine is not None
-    tail = f"|1|{now}"
-    ours: dict[str, bool] = {}
-    mine = [entry for entry in entries if _is_ours(machine, ours, entry[0][1])]
-    theirs: dict[str, list[str]] = {}
-    for entry in entries:
-        (url, domain, _), depth = entry[0], entry[1]
-        if not ours[domain]:
-            theirs.setdefault(domain, []).append(f"{url}|{depth}{tail}\n")
-    lines: dict[str, list[str]] = {}
-    flags = seen.add_many([entry[0][2] for entry in mine]).tolist()
-    for new, entry in zip(flags, mine, strict=True):
-        if new:
-            (url, domain, _), depth = entry[0], entry[1]
-            pending = lines.get(domain)
-            if pending is None:
-                lines[domain] = pending = []
-            pending.append(f"{url}|{depth}{tail}\n")
-    batches = {domain: "".join(pending).encode() for domain, pending in lines.items()}
-    refused = await frontier.append_owned(batches, counts={d: len(p) for d, p in lines.items()},
+    batch = splitter.split(entries, now=now)
+    refused = await frontier.append_owned(batch.ours, counts=batch.counts,
                                           offered=len(entries), now=now)
     if refused:
         raise RuntimeError(f"{len(refused)} domains refused: the slots moved during the bench")
-    outgoing = {domain: "".join(pending).encode() for domain, pending in theirs.items()}
-    await machine.send(outgoing)
-    return sum(len(p) for p in lines.values()), sum(len(p) for p in theirs.values())
+    await machine.send(batch.theirs)
+    return batch.appended, batch.sent
 
 
 def _is_ours(machine: MachineState, ours: dict[str, bool], domain: str) -> bool:
@@ -260,9 +227,10 @@ async def warm_up(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter | N
     assert machine is not None
     entries: list[Queued] = [(f, 0) for f in found
                              if f is not None and _is_ours(machine, ours, f[1])]
+    splitter = OwnerSplitter(machine, seen) if seen is not None else None
     for i in range(0, len(entries), spec.batch):
-        if seen is not None:
-            await add_owner_filtered(frontier, seen, entries[i:i + spec.batch],
+        if splitter is not None:
+            await add_owner_filtered(frontier, splitter, entries[i:i + spec.batch],
                                      now=int(time.time()))
         else:
             await frontier.add_canonical(entries[i:i + spec.batch])
@@ -273,6 +241,8 @@ async def run_round(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter |
                     ours: dict[str, bool], conn: Connection) -> OwnerRound:
     away_counts = [sum(1 for entry in batch if not ours[entry[0][1]]) for batch in batches]
     consumer = FilteringInbox(frontier, consumer=f"owner{spec.index}-0", seen=seen)
+    assert frontier.machine is not None
+    splitter = OwnerSplitter(frontier.machine, seen) if seen is not None else None
     stop = asyncio.Event()
     cpu, started = time.process_time(), time.perf_counter()
     consuming = asyncio.create_task(consume(consumer, stop)) if spec.owners > 1 else None
@@ -283,8 +253,8 @@ async def run_round(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter |
     async def adder() -> None:
         nonlocal appended, sent
         for i in feed:
-            if seen is not None:
-                here, away = await add_owner_filtered(frontier, seen, batches[i], now=now)
+            if splitter is not None:
+                here, away = await add_owner_filtered(frontier, splitter, batches[i], now=now)
             else:
                 if spec.canonicalize:
                     result = await frontier.add_urls(raw[i])
@@ -305,10 +275,10 @@ async def run_round(spec: OwnerSpec, frontier: Frontier, seen: OwnerSeenFilter |
             await asyncio.sleep(0.002)
         stop.set()
         await consuming
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     domains = sum(len({e[0][1] for e in b}) for b in batches) / max(len(batches), 1)
     return OwnerRound(sum(len(b) for b in batches), appended, sent, consumer.received,
-                      consumer.appended, domains, add_wall, wall, time.process_time() - cpu,
+                      consumer.appended, domains, add_wall, wall, cpu,
                       seen.flushes if seen is not None else 0)
 
 

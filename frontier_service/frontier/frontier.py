@@ -27,7 +27,7 @@ from redis.asyncio import Redis
 from archive_pipelines.canonical_urls import try_canonical_many
 from frontier_service.frontier.domain_meta import DomainMeta
 from frontier_service.frontier.frontier_files import FrontierFiles
-from frontier_service.frontier.frontier_record import FrontierRecord, Queued, kind_suffix
+from frontier_service.frontier.frontier_record import FrontierRecord, LineEnds, Queued
 from frontier_service.frontier.machine_state import MachineState
 from frontier_service.frontier.seen import Backend, SeenFilter
 from frontier_service.frontier.state import HOST_GATES, FrontierState, Release, Reschedule
@@ -144,15 +144,14 @@ class Frontier:
         URLs their files already hold (a dead session's replay: it may have sent them)."""
         now = int(time.time()) if now is None else now
         # Canonical URLs never hold `|`, CR, LF or spaces: they go into lines as they are.
-        tail = f"|{priority:g}|{now}"
+        ends = LineEnds(priority, added_at=now)
         lines: dict[str, list[str]] = {}
         for entry in entries:
-            (url, domain, _), depth = entry[0], entry[1]
-            pending = lines.get(domain)
+            found = entry[0]
+            pending = lines.get(found[1])
             if pending is None:
-                lines[domain] = pending = []
-            kind = kind_suffix(entry[2]) if len(entry) == 3 else ""
-            pending.append(f"{url}|{depth}{tail}{kind}\n")
+                lines[found[1]] = pending = []
+            pending.append(found[0] + (ends[entry[1]] if len(entry) == 2 else ends.of(entry)))
         if self.machine is not None:
             await self._add_owned(lines, offered=offered, now=now, owners_check=owners_check)
             return sum(len(pending) for pending in lines.values())

@@ -50,6 +50,25 @@ def kind_suffix(kind: ResourceType) -> str:
     return "" if kind is ResourceType.DOCUMENT else f"|{kind.value}"
 
 
+class LineEnds(dict[int, str]):
+    """Depth -> what follows a document's canonical URL on its line (`|depth|priority|added_at`
+    and the newline), formatted once per depth for a batch of lines of one priority and time."""
+
+    def __init__(self, priority: float, *, added_at: int) -> None:
+        super().__init__()
+        self.tail = f"|{priority:g}|{added_at}"
+
+    def __missing__(self, depth: int) -> str:
+        self[depth] = end = f"|{depth}{self.tail}\n"
+        return end
+
+    def of(self, entry: Queued) -> str:
+        """The end of the line of a queued URL, an asset's kind included."""
+        if len(entry) == 2:
+            return self[entry[1]]
+        return f"|{entry[1]}{self.tail}{kind_suffix(entry[2])}\n"
+
+
 def format_line(url: str, depth: int, priority: float, *, added_at: int,
                 kind: ResourceType = ResourceType.DOCUMENT) -> str:
     """The line for one URL; the URL field is percent-encoded so it cannot break the line."""

@@ -193,6 +193,8 @@ def _tail(path: os.PathLike[str], n: int) -> tuple[int, bytes] | None:
 def _lines(value: bytes | str) -> bytes:
     """Whole, non-empty frontier lines, each ending in a newline."""
     data = value if isinstance(value, bytes) else value.encode()
+    if b"\0" not in data and b"\n\n" not in data and data[:1] != b"\n":  # as sent: no line to drop
+        return data if not data or data[-1:] == b"\n" else data + b"\n"
     return b"".join(line + b"\n" for line in data.split(b"\n") if line.strip(b"\0"))
 
 

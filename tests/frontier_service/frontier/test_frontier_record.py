@@ -10,6 +10,8 @@ import pytest
 from frontier_service.frontier.frontier_files import FrontierFiles
 from frontier_service.frontier.frontier_record import (
     FrontierRecord,
+    LineEnds,
+    Queued,
     ResourceType,
     format_line,
     parse_line,
@@ -87,3 +89,17 @@ def test_a_rebuild_scan_counts_every_line_of_a_mixed_file(tmp_path: Path) -> Non
         handle.write(b"http://a.example/torn|1|1|9|font|extra\nhttp://a.example/t|1|1|9|ima")
     scan = scan_file(files.path_for("a.example"))
     assert (scan.urls, scan.torn_lines, len(scan.fingerprints)) == (len(records), 1, len(records))
+
+
+@pytest.mark.parametrize("kind", [None, *ResourceType])
+@pytest.mark.parametrize(("depth", "priority"), [(0, 1.0), (3, 0.5), (12, 2.0)])
+def test_line_ends_make_the_formatted_line(kind: ResourceType | None, depth: int,
+                                           priority: float) -> None:
+    ends = LineEnds(priority, added_at=1_700_000_000)
+    found = ("https://a.example/x?y=1", "a.example", b"f" * 16)
+    entry: Queued = (found, depth) if kind is None else (found, depth, kind)
+    expected = format_line(found[0], depth, priority, added_at=1_700_000_000,
+                           kind=kind or ResourceType.DOCUMENT)
+    assert found[0] + ends.of(entry) == expected
+    if kind is None:
+        assert found[0] + ends[depth] == expected
