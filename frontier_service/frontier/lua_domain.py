@@ -208,13 +208,25 @@ local function claim(worker, now_text, lease_seconds, want, max_expired, shard, 
   if #expired > 0 then redis.call('HINCRBY', counters, 'leases_expired', #expired) end
   local out, dropped, waits = {}, 0, 0
   local skipped, scan_limit = 0, 4 * want + 100
+  -- slot -> its owner, read once per slot per call (the scan passes the other machines'
+  -- due domains, many per slot)
+  local owners = {}
+  local function owner_of(d)
+    local s = slot_of(d, nslots)
+    local o = owners[s]
+    if o == nil then
+      o = redis.call('HGET', slotmap, s)
+      owners[s] = o
+    end
+    return o
+  end
   while #out < want and skipped + waits < scan_limit do
     local due = redis.call('ZRANGEBYSCORE', ready, '-inf', now_text, 'WITHSCORES',
                            'LIMIT', skipped, want - #out)
     if #due == 0 then break end
     local taken = {}
     for j = 1, #due, 2 do
-      if machine and redis.call('HGET', slotmap, slot_of(due[j], nslots)) ~= machine then
+      if machine and owner_of(due[j]) ~= machine then
         skipped = skipped + 1  -- another machine's: stays in ready for its owner
       elseif shards <= 1 or tonumber(due[j + 1]) <= steal_before or in_shard(due[j], shard, shards) then
         taken[#taken + 1] = due[j]

@@ -112,12 +112,18 @@ local orphaned, orphans = ARGV[9], ARGV[10]
 local offered = tonumber(ARGV[5])
 if offered and offered > 0 then redis.call('HINCRBY', counters, 'urls_offered', offered) end
 local grown, added, readied, refused = 0, 0, 0, {}
+local owners = {}  -- slot -> its owner, read once per slot per call
 for d, start_offset, end_offset, urls in string.gmatch(ARGV[4], '(%S+) (%S+) (%S+) (%S+)\\n') do
   -- A slot being handed over (`>me`) is still ours until freed (once none of its domains
   -- is leased here): refused, the lines would stay in our file past the size Redis records,
   -- where our worker still leasing the domain reads them, and go to the new owner as well
   -- (fetched twice).
-  local owner = redis.call('HGET', slotmap, slot_of(d, nslots))
+  local slot = slot_of(d, nslots)
+  local owner = owners[slot]
+  if owner == nil then
+    owner = redis.call('HGET', slotmap, slot)
+    owners[slot] = owner
+  end
   if owner ~= me and owner ~= '>' .. me then
     refused[#refused + 1] = d
   else

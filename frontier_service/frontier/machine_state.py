@@ -14,7 +14,7 @@ from redis.exceptions import ResponseError
 
 from frontier_service.frontier import lua_machines
 from frontier_service.frontier.keys import FrontierKeys
-from frontier_service.frontier.script_guard import guarded
+from frontier_service.frontier.script_guard import LOST_REPLY, FrontierLost, guarded
 from frontier_service.frontier.slots import MAX_SLOTS, slot_of
 
 GROUP = "owner"  # the consumer group of every inbox: the processes of the slot's owner
@@ -70,7 +70,8 @@ class MachineState:
         self._leave = redis.register_script(lua_machines.LEAVE)
         self._free = redis.register_script(lua_machines.FREE)
         self._record = guarded(redis.register_script(lua_machines.RECORD_OWNED_APPENDS))
-        self._detach = guarded(redis.register_script(lua_machines.DETACH_SEND))
+        self._detach_script = redis.register_script(lua_machines.DETACH_SEND)
+        self._detach = guarded(self._detach_script)
         self._adopt = redis.register_script(lua_machines.ADOPT)
 
     def guard_epoch(self) -> None:
@@ -153,6 +154,26 @@ class MachineState:
             args=[*self._prefixes, self.machine, domain, start, end, lines,
                   k.inbox(self.slot(domain)), k.orphaned, k.orphans("")]))
 
+    async def detach_send_many(self, sends: Sequence[tuple[str, int, int, bytes]]) -> list[int]:
+        """detach_send for many (domain, start, end, lines), pipelined (each is still one
+        atomic step); their codes, in order."""
+        if not sends:
+            return []
+        k = self.keys
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for domain, start, end, lines in sends:
+                await self._detach_script(
+                    keys=self._state_keys,
+                    args=[*self._prefixes, self.machine, domain, start, end, lines,
+                          k.inbox(self.slot(domain)), k.orphaned, k.orphans("")], client=pipe)
+            try:
+                codes = await pipe.execute()
+            except ResponseError as exc:
+                if LOST_REPLY in str(exc):
+                    raise FrontierLost(str(exc)) from None
+                raise
+        return [int(code) for code in codes]
+
     async def adopt(self, domains: Sequence[str]) -> int:
         """Mark the domains whose hash names no machine as this machine's (their files are
         here); returns how many were."""
@@ -165,8 +186,18 @@ class MachineState:
     async def held_range(self, domain: str) -> tuple[int, int] | None:
         """The range [read_offset, size) of a domain that Redis says this machine's file
         holds unfetched: as the domain's owner of record, or noted when another took it."""
-        m, ro, size, noted = await self.redis.hmget(
-            self.keys.domain(domain), ["m", "read_offset", "size", f"ro@{self.machine}"])
+        return (await self.held_ranges([domain]))[0]
+
+    async def held_ranges(self, domains: Sequence[str]) -> list[tuple[int, int] | None]:
+        """held_range for many domains, in one round trip."""
+        fields = ["m", "read_offset", "size", f"ro@{self.machine}"]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for domain in domains:
+                pipe.hmget(self.keys.domain(domain), fields)
+            rows = await pipe.execute()
+        return [self._held(*row) for row in rows]
+
+    def _held(self, m: Any, ro: Any, size: Any, noted: Any) -> tuple[int, int] | None:
         if noted is not None:
             start, end = _text(noted).split()
             return int(start), int(end)

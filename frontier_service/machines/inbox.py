@@ -34,10 +34,13 @@ class InboxConsumer:
     """Reads this machine's slots' inboxes as `consumer` (one per process)."""
 
     def __init__(self, frontier: Frontier, *, consumer: str, count: int = 64,
-                 block_ms: int = 500, reclaim_idle_s: float = 30.0,
+                 block_ms: int = 500, reclaim_idle_s: float = 30.0, gather_s: float = 0.25,
                  on_disk: Callable[[Path], set[bytes]] | None = None) -> None:
         """`on_disk`: the fingerprints of the URLs a frontier file holds (its compacted
-        lines too), for the lines sent to be checked first (machine_state.CHECK)."""
+        lines too), for the lines sent to be checked first (machine_state.CHECK).
+        `gather_s`: after a read that was not full, wait this long before the next, so the
+        entries of several of the senders' link flushes (5 a second each) are appended and
+        recorded in one step, not one read, write and script per flush."""
         assert frontier.machine is not None
         self.frontier = frontier
         self.machine = frontier.machine
@@ -45,6 +48,7 @@ class InboxConsumer:
         self.count = count
         self.block_ms = block_ms
         self.reclaim_idle_s = reclaim_idle_s
+        self.gather_s = gather_s
         self.entries = 0
         self.lines = 0
         self.redelivered = 0
@@ -63,9 +67,9 @@ class InboxConsumer:
             except (RedisError, OSError) as exc:
                 log.warning("reading the inboxes failed (%s); retrying", exc)
                 took = 0
-            if not took:
+            if took < self.count:  # (more waiting: read on at once)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(finished.wait(), 0.2)
+                    await asyncio.wait_for(finished.wait(), 0.2 if not took else self.gather_s)
 
     async def poll(self) -> int:
         """Take new entries of the slots this machine owns; returns how many."""

@@ -42,7 +42,7 @@ from frontier_service.frontier.compaction import compact_periodically
 from frontier_service.frontier.frontier import AddResult
 from frontier_service.frontier.script_guard import FrontierLost
 from frontier_service.machines.inbox import InboxConsumer
-from frontier_service.machines.machine_loop import MachineLoop
+from frontier_service.machines.machine_loop import MACHINE_CLAIM_POLL_S, MachineLoop
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.pages.claim_settings import ClaimSettings
 from frontier_service.pages.claimer import DomainClaimer
@@ -229,8 +229,10 @@ class CrawlerService:
 
         # Claimed domains wait in a queue up to claim_batch deep: a slow claim round (Redis
         # busy with a big add) must not leave the workers idle.
+        poll_s = s.claim_poll_s if parts.machines is None else max(s.claim_poll_s,
+                                                                    MACHINE_CLAIM_POLL_S)
         claim = ClaimSettings(capacity=s.concurrency + min(s.claim_batch, s.concurrency),
-                              batch=s.claim_batch, poll_s=s.claim_poll_s,
+                              batch=s.claim_batch, poll_s=poll_s,
                               page_budget=s.domain_page_budget, per_host=s.per_host_concurrency)
         hosts = HostDispatcher(parts.frontier.files, m, visits, settings=claim,
                                offsets=parts.offsets)
