@@ -27,7 +27,13 @@ log = logging.getLogger(__name__)
 
 
 class RecentlyOffered:
-    """Fingerprints offered lately, in two generations of at most `capacity` each."""
+    """Fingerprints offered lately, in two generations of at most `capacity` each.
+
+    Memory: ~113 bytes a fingerprint (a 16-byte bytes object and its set slot), so the
+    default 2 x 500,000 is ~110 MB of a crawler's RSS once full. It fills at the rate of
+    new links (~30 a page on the test web: ~33k pages a process), which a long soak sees
+    as RSS rising with pages after every host was touched; it stops at the cap.
+    """
 
     def __init__(self, capacity: int = 500_000) -> None:
         self.capacity = capacity
