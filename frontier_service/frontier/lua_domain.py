@@ -20,7 +20,7 @@ lives until its lease ends or, once released, its `next_at` (its key then expire
 
 from __future__ import annotations
 
-from frontier_service.frontier.slots import LUA_SLOT_OF
+from frontier_service.frontier.slots import LUA_SLOT_OF, LUA_SLOT_OWNER
 
 HEADER = """
 local ready, leases, counters = KEYS[1], KEYS[2], KEYS[3]
@@ -208,18 +208,9 @@ local function claim(worker, now_text, lease_seconds, want, max_expired, shard, 
   if #expired > 0 then redis.call('HINCRBY', counters, 'leases_expired', #expired) end
   local out, dropped, waits = {}, 0, 0
   local skipped, scan_limit = 0, 4 * want + 100
-  -- slot -> its owner, read once per slot per call (the scan passes the other machines'
-  -- due domains, many per slot)
-  local owners = {}
-  local function owner_of(d)
-    local s = slot_of(d, nslots)
-    local o = owners[s]
-    if o == nil then
-      o = redis.call('HGET', slotmap, s)
-      owners[s] = o
-    end
-    return o
-  end
+  -- each slot's owner read once per call (the scan passes the other machines' due
+  -- domains, many per slot)
+  local function owner_of(d) return slot_owner(slotmap, d, nslots) end
   while #out < want and skipped + waits < scan_limit do
     local due = redis.call('ZRANGEBYSCORE', ready, '-inf', now_text, 'WITHSCORES',
                            'LIMIT', skipped, want - #out)
@@ -279,7 +270,7 @@ end
 
 # ARGV: prefix, gate prefix, worker, now, lease_seconds, max_domains, max_expired, shard,
 # shards, steal_after, machines ('' or as `claim` says). Returns leased domains.
-CLAIM = HEADER + LUA_SLOT_OF + ORPHAN + _CLAIM + """
+CLAIM = HEADER + LUA_SLOT_OF + LUA_SLOT_OWNER + ORPHAN + _CLAIM + """
 return claim(ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 """
 
@@ -292,7 +283,7 @@ return release_all(ARGV[3], ARGV[4], ARGV[5])
 # ARGV: prefix, gate prefix, worker, blob (as RESCHEDULE), now, lease_seconds, max_domains,
 # max_expired, shard, shards, steal_after, machines. Releases, then claims, in one round trip.
 # Returns {release codes, leased domains}.
-RELEASE_AND_CLAIM = HEADER + LUA_SLOT_OF + ORPHAN + _RELEASE + _CLAIM + """
+RELEASE_AND_CLAIM = HEADER + LUA_SLOT_OF + LUA_SLOT_OWNER + ORPHAN + _RELEASE + _CLAIM + """
 local codes = release_all(ARGV[3], ARGV[4], ARGV[5])
 return {codes, claim(ARGV[3], ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11],
                      ARGV[12])}

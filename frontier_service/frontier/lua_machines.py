@@ -13,7 +13,7 @@ comes back has lost them: `{name}:orphaned` counts their bytes per machine.
 from __future__ import annotations
 
 from frontier_service.frontier.lua_domain import HEADER, ORPHAN
-from frontier_service.frontier.slots import LUA_SLOT_OF
+from frontier_service.frontier.slots import LUA_SLOT_OF, LUA_SLOT_OWNER
 
 # KEYS: machines, slotmap, slot count, counters. ARGV: me, now, lease_seconds, slots.
 # Renews `me`'s lease, takes free slots and those of machines whose lease ran out, up to a
@@ -106,24 +106,18 @@ return freed
 # one whose hash measures another machine's file starts afresh on ours at start_offset.
 # Acknowledges (and deletes) the stream entries when nothing was refused.
 # Returns {domains readied, refused domains}.
-RECORD_OWNED_APPENDS = HEADER + LUA_SLOT_OF + ORPHAN + """
+RECORD_OWNED_APPENDS = HEADER + LUA_SLOT_OF + LUA_SLOT_OWNER + ORPHAN + """
 local now, me, slotmap, nslots = ARGV[3], ARGV[6], ARGV[7], tonumber(ARGV[8])
 local orphaned, orphans = ARGV[9], ARGV[10]
 local offered = tonumber(ARGV[5])
 if offered and offered > 0 then redis.call('HINCRBY', counters, 'urls_offered', offered) end
 local grown, added, readied, refused = 0, 0, 0, {}
-local owners = {}  -- slot -> its owner, read once per slot per call
 for d, start_offset, end_offset, urls in string.gmatch(ARGV[4], '(%S+) (%S+) (%S+) (%S+)\\n') do
   -- A slot being handed over (`>me`) is still ours until freed (once none of its domains
   -- is leased here): refused, the lines would stay in our file past the size Redis records,
   -- where our worker still leasing the domain reads them, and go to the new owner as well
   -- (fetched twice).
-  local slot = slot_of(d, nslots)
-  local owner = owners[slot]
-  if owner == nil then
-    owner = redis.call('HGET', slotmap, slot)
-    owners[slot] = owner
-  end
+  local owner = slot_owner(slotmap, d, nslots)
   if owner ~= me and owner ~= '>' .. me then
     refused[#refused + 1] = d
   else

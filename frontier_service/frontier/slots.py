@@ -30,3 +30,19 @@ local function slot_of(d, slots)
   return h % slots
 end
 """
+
+
+# A slot's owner in the slot map (false when free), read once per slot per script call: a
+# script that passes many domains of one slot reads the map once for them.
+LUA_SLOT_OWNER = """
+local slot_owners = {}
+local function slot_owner(slotmap, d, slots)
+  local s = slot_of(d, slots)
+  local o = slot_owners[s]
+  if o == nil then
+    o = redis.call('HGET', slotmap, s)
+    slot_owners[s] = o
+  end
+  return o
+end
+"""
