@@ -195,9 +195,12 @@ class MachineState:
             for domain in domains:
                 pipe.hmget(self.keys.domain(domain), fields)
             rows = await pipe.execute()
-        return [self._held(*row) for row in rows]
+        return [self._held(row) for row in rows]
 
-    def _held(self, m: Any, ro: Any, size: Any, noted: Any) -> tuple[int, int] | None:
+    def _held(self, row: list[Any]) -> tuple[int, int] | None:
+        """A domain's unfetched range in this machine's file, from its (m, ro, size, noted)
+        fields; None when its lines are not here."""
+        m, ro, size, noted = row
         if noted is not None:
             start, end = _text(noted).split()
             return int(start), int(end)
