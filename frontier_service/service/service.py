@@ -321,6 +321,9 @@ class CrawlerService:
 
     async def _worker(self, hosts: HostDispatcher, processor: PageProcessor) -> None:
         while True:
+            # Discovered links waiting for the frontier are capped: a worker waits for room
+            # before it takes a URL (whose page would add more), holding no host meanwhile.
+            await processor.links.room()
             item = await hosts.queue.get()
             if item is None:
                 return
@@ -366,6 +369,7 @@ class CrawlerService:
                      claimer: DomainClaimer, *, links: LinkBuffer, visits: VisitBuffer,
                      closer: SegmentCloser) -> None:
         await self.stopping.wait()
+        links.stop_holding_back()  # every worker must reach the queue's end
         await claim_task  # it hands back queued domains as it ends
         for _ in workers:
             claimer.hosts.queue.put_nowait(None)
