@@ -210,7 +210,8 @@ class CrawlerService:
                              flush_s=s.visit_flush_s)
         scope = scope_for(s)
         links = self._links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
-                                         flush_s=s.link_flush_s, journal=parts.link_journal,
+                                         flush_s=s.link_flush_s, max_pending=s.link_max_pending,
+                                         journal=parts.link_journal,
                                          drops=UrlDrops(m, persist=visits.count))
         journal = self._journal = parts.index_writer.journal
         self.session_id, self.owner = parts.session_id, parts.owner
