@@ -42,7 +42,7 @@ def test_workers_wait_for_the_link_backlog_and_fetch_every_page(
                                     concurrency=8, per_host_concurrency=4, min_delay_s=0.0,
                                     link_max_pending=1, link_flush_urls=10_000)
         try:
-            report = asyncio.run(CrawlerService(settings, seeds=[f"http://{HOST}/"]).run())
+            report = asyncio.run(CrawlerService(settings, seeds=(f"http://{HOST}/",)).run())
         finally:
             delete_keys(redis_url, name)
     assert report.stop.run_reason == NOTHING_LEFT_TO_FETCH
