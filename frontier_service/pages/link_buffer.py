@@ -89,15 +89,12 @@ class LinkBuffer:
         self._unbounded = False  # the crawl is stopping: `room` holds nobody back
         # A full disk: nothing more goes to the frontier, whose seen filter would take a
         # URL that its file then has no room for (lost). Links wait in the journal instead.
-        self._holding = False
+        self.holding = False
 
-    @property
-    def holding(self) -> bool:
-        return self._holding
-
-    @holding.setter
-    def holding(self, value: bool) -> None:
-        self._holding = value
+    def hold(self) -> None:
+        """A full disk or a failing Redis: nothing more goes to the frontier; links wait in
+        the journal (for the next run), and `room` holds no worker back."""
+        self.holding = True
         self._check_room()
 
     @property
@@ -123,7 +120,7 @@ class LinkBuffer:
         self._check_room()
 
     def _check_room(self) -> None:
-        if self._unbounded or self._holding or self.backlog < self.max_pending:
+        if self._unbounded or self.holding or self.backlog < self.max_pending:
             self._room.set()
         else:
             self._room.clear()

@@ -161,7 +161,7 @@ class CrawlerService:
                   self.failure)
         self.request_stop(self.failure)
         if self._links is not None:
-            self._links.holding = True
+            self._links.hold()
 
     def blob_store_failed(self, exc: BaseException) -> None:
         """The blob store failed (every later put would most likely fail too): the crawl
@@ -453,7 +453,7 @@ class CrawlerService:
             self.failure = reason
             self.request_stop(reason)
             if self._links is not None:
-                self._links.holding = True
+                self._links.hold()
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
                             progress: ProgressReporter, *, recovery: FrontierRecovery) -> None:

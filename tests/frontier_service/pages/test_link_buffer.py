@@ -130,7 +130,7 @@ def test_holding_or_stopping_never_holds_workers_back(tmp_path: Path, redis_url:
                 await asyncio.sleep(0.05)
                 assert not waiting.done()
                 if release == "holding":
-                    buffer.holding = True
+                    buffer.hold()
                 else:
                     buffer.stop_holding_back()
                 await asyncio.wait_for(waiting, 1.0)
