@@ -83,6 +83,8 @@ class CrawlerSettings:
     audit_seconds: float = 300.0  # check Redis against the files this often (0: at the end only)
     link_flush_urls: int = 5_000  # discovered URLs buffered before add_urls ...
     link_flush_s: float = 0.2  # ... or this long
+    # Discovered URLs waiting for add_urls at most (~500 B each); workers wait beyond it.
+    link_max_pending: int = 100_000
     visit_flush_records: int = 1_000  # visited records buffered before a write ...
     visit_flush_s: float = 0.5  # ... or this long
     drain_timeout_s: float = 15.0  # SIGTERM: how long in-flight fetches may finish
@@ -156,6 +158,7 @@ class CrawlerSettings:
         positive: dict[str, float] = {"concurrency": self.concurrency, "claim_batch": self.claim_batch,
                     "per_host_concurrency": self.per_host_concurrency,
                     "segment_pages": self.segment_pages, "link_flush_urls": self.link_flush_urls,
+                    "link_max_pending": self.link_max_pending,
                     "domain_page_budget": self.domain_page_budget,
                     "seen_capacity": self.seen_capacity,
                     "max_open_files": self.max_open_files}

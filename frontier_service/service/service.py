@@ -161,7 +161,7 @@ class CrawlerService:
                   self.failure)
         self.request_stop(self.failure)
         if self._links is not None:
-            self._links.holding = True
+            self._links.hold()
 
     def blob_store_failed(self, exc: BaseException) -> None:
         """The blob store failed (every later put would most likely fail too): the crawl
@@ -210,7 +210,8 @@ class CrawlerService:
                              flush_s=s.visit_flush_s)
         scope = scope_for(s)
         links = self._links = LinkBuffer(parts.frontier, scope, m, flush_urls=s.link_flush_urls,
-                                         flush_s=s.link_flush_s, journal=parts.link_journal,
+                                         flush_s=s.link_flush_s, max_pending=s.link_max_pending,
+                                         journal=parts.link_journal,
                                          drops=UrlDrops(m, persist=visits.count))
         journal = self._journal = parts.index_writer.journal
         self.session_id, self.owner = parts.session_id, parts.owner
@@ -321,6 +322,9 @@ class CrawlerService:
 
     async def _worker(self, hosts: HostDispatcher, processor: PageProcessor) -> None:
         while True:
+            # Discovered links waiting for the frontier are capped: a worker waits for room
+            # before it takes a URL (whose page would add more), holding no host meanwhile.
+            await processor.links.room()
             item = await hosts.queue.get()
             if item is None:
                 return
@@ -366,6 +370,7 @@ class CrawlerService:
                      claimer: DomainClaimer, *, links: LinkBuffer, visits: VisitBuffer,
                      closer: SegmentCloser) -> None:
         await self.stopping.wait()
+        links.stop_holding_back()  # every worker must reach the queue's end
         await claim_task  # it hands back queued domains as it ends
         for _ in workers:
             claimer.hosts.queue.put_nowait(None)
@@ -448,7 +453,7 @@ class CrawlerService:
             self.failure = reason
             self.request_stop(reason)
             if self._links is not None:
-                self._links.holding = True
+                self._links.hold()
 
     async def _watch_limits(self, claimer: DomainClaimer, links: LinkBuffer,
                             progress: ProgressReporter, *, recovery: FrontierRecovery) -> None:
