@@ -34,13 +34,14 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
         if kills >= KILLS:
             break
         before = _mtime(checkpoint)
-        process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1000")
+        process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "500")
         # once it is past its start-up (it wrote the checkpoint), within a few batches
         deadline = time.monotonic() + 60
         while _mtime(checkpoint) == before and process.poll() is None:
             assert time.monotonic() < deadline, "the migration wrote no checkpoint in 60 s"
             time.sleep(0.01)
-        time.sleep(rng.uniform(0.0, 0.3))
+        # (the pipelined migration takes ~50,000 rows in well under a second once started)
+        time.sleep(rng.uniform(0.0, 0.12))
         if process.poll() is not None:
             state = mcp.load(checkpoint)
             if state is None or state.finished:
@@ -57,7 +58,7 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
             progress.append((state.table("frontier").rows,
                              state.pending.through if state.pending else None))
     assert kills >= KILLS, f"only {kills} kills landed before the migration finished"
-    done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "1000", "--json")
+    done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "500", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
 
