@@ -124,9 +124,12 @@ class ClusterProfile:
                 # ... its child killed (OOM, kill -9): the task goes back to the queue now ...
                 "task_reject_on_worker_lost": True,
                 # ... the whole worker (or machine) gone: Redis hands it to another worker
-                # after the visibility timeout.
+                # after the visibility timeout, at the next sweep of a live worker (kombu's
+                # default sweep, 10 s x every 10th call, would add up to ~100 s).
                 "broker_transport_options": {
                     "visibility_timeout": self.visibility_timeout,
+                    "unacked_restore_interval": self.restore_interval(),
+                    "unacked_restore_throttle": 1,
                     "max_retries": 3, "interval_start": 0, "interval_step": 0.2,
                     "interval_max": 0.5,
                 },
@@ -135,6 +138,11 @@ class ClusterProfile:
                 "broker_connection_retry_on_startup": True,
             },
         }
+
+    def restore_interval(self) -> int:
+        """Seconds between a worker's sweeps for tasks unacknowledged past the visibility
+        timeout: a tenth of it, 1 to 10 s (a sweep is one small Redis query)."""
+        return max(1, min(10, self.visibility_timeout // 10))
 
     def dagster_yaml(self) -> str:
         where = urlsplit(self.compute_logs)

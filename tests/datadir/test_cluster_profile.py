@@ -43,6 +43,14 @@ def test_celery_uses_redis_and_redelivers_a_lost_workers_steps(tmp_path: Path) -
     source = choice.celery["config_source"]
     assert source["task_acks_late"] is True and source["task_reject_on_worker_lost"] is True
     assert source["broker_transport_options"]["visibility_timeout"] == 900
+    # Live workers sweep for lost tasks every 10 s (kombu's default: ~100 s), every 1 s when
+    # the visibility timeout is short.
+    assert source["broker_transport_options"]["unacked_restore_interval"] == 10
+    assert source["broker_transport_options"]["unacked_restore_throttle"] == 1
+    short = ClusterProfile(instance_db=PROFILE.instance_db, broker=PROFILE.broker,
+                           compute_logs=PROFILE.compute_logs, visibility_timeout=15)
+    assert short.check().celery_config()["config_source"]["broker_transport_options"][
+        "unacked_restore_interval"] == 1
 
 
 def test_without_an_executor_file_steps_run_in_subprocesses(tmp_path: Path) -> None:
