@@ -84,6 +84,18 @@ class ProcessGroups:
                 raise RuntimeError(f"{name} exited with status {proc.returncode}:\n"
                                    f"{self.log_tail(name)}")
 
+    def kill(self, name: str) -> None:
+        """SIGKILL the whole group of the child `name` at once, no SIGTERM first (a machine
+        lost: nothing in it gets to clean up or hand work back), and forget it."""
+        [(index, proc)] = [(i, p) for i, (n, p) in enumerate(self.children) if n == name]
+        with contextlib.suppress(ProcessLookupError):  # gone already
+            os.killpg(proc.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10.0
+        while group_alive(proc) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.wait()
+        del self.children[index]
+
     def stop(self, *, grace: float = 20.0) -> None:
         """Each group in reverse order of start: SIGTERM, SIGKILL after `grace`."""
         while self.children:

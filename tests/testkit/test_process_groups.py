@@ -45,3 +45,18 @@ def test_process_groups_stop_in_reverse_order_and_name_the_dead(tmp_path: Path) 
     groups.stop(grace=10)
     assert order.read_text().split() == ["second", "first"]
     assert groups.children == [] and not any(group_alive(proc) for proc in started)
+
+
+def test_kill_ends_a_whole_group_at_once_with_no_chance_to_clean_up(tmp_path: Path) -> None:
+    groups = ProcessGroups(tmp_path / "logs", env={"PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    said = tmp_path / "said"
+    lost = groups.spawn("lost", ["bash", "-c", f"trap 'echo term >> {said}' TERM; "
+                                               "sleep 300 & sleep 300 & wait"])
+    groups.spawn("kept", ["bash", "-c", "sleep 300 & wait"])
+    time.sleep(0.5)
+    groups.kill("lost")
+    assert not group_alive(lost) and lost.returncode == -9
+    assert not said.exists()  # SIGKILL, no SIGTERM first
+    assert [name for name, _ in groups.children] == ["kept"]
+    groups.check_alive()  # the killed child is no longer one of them
+    groups.stop(grace=10)
