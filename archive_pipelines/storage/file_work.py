@@ -6,6 +6,7 @@ processes it starts import `storage.file_workers` only.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import weakref
 from collections.abc import Callable, Sequence
@@ -81,8 +82,11 @@ class FileWork:
 
     @property
     def ingest_processes(self) -> int:
-        """Worker processes for a large ingest (see `file_workers`); < 2 means none."""
-        if self._workers_failed or not self._primary.is_local:
+        """Worker processes for a large ingest (see `file_workers`); < 2 means none.
+
+        None in a daemonic process, which may start none: a task of a Celery worker's
+        prefork pool (the cluster profile's steps) does the work in its own process."""
+        if self._workers_failed or not self._primary.is_local or multiprocessing.current_process().daemon:
             return 0
         if self._configured is None:
             return min(os.cpu_count() or 1, MAX_AUTO_PROCESSES)

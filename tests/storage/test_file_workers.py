@@ -99,3 +99,17 @@ def test_leaving_a_with_block_stops_the_workers_and_their_manager_thread(
     assert storage.work.started_file_workers() is None
     storage.close()  # again: nothing to do
     storage.catalog.engine.dispose()
+
+
+def test_a_daemonic_process_ingests_without_worker_processes(tmp_path: Path) -> None:
+    """A Celery prefork worker runs each task in a daemonic process, which may start no
+    children: ingest (the cluster's `blobs` steps) does the per-file work in-process there."""
+    src = write_tree(tmp_path / "src", {f"f{i}": f"{i}".encode() for i in range(9)})
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.storage.file_workers_daemonic", str(tmp_path / "data"),
+         str(src)],
+        capture_output=True, text=True, timeout=120, check=False,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["9", "0", "0"]  # every file stored, no worker process
