@@ -6,7 +6,6 @@ processes it starts import `storage.file_workers` only.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import weakref
 from collections.abc import Callable, Sequence
@@ -15,7 +14,7 @@ from functools import cached_property
 from typing import TypeVar
 
 from archive_pipelines.blobstore import LocalBlobStore
-from archive_pipelines.storage.file_workers import FileWorkers
+from archive_pipelines.storage.file_workers import FileWorkers, may_start_processes
 from archive_pipelines.storage.primary import PrimaryStore
 from archive_pipelines.views.viewset import ViewSet
 
@@ -86,7 +85,7 @@ class FileWork:
 
         None in a daemonic process, which may start none: a task of a Celery worker's
         prefork pool (the cluster profile's steps) does the work in its own process."""
-        if self._workers_failed or not self._primary.is_local or multiprocessing.current_process().daemon:
+        if self._workers_failed or not self._primary.is_local or not may_start_processes():
             return 0
         if self._configured is None:
             return min(os.cpu_count() or 1, MAX_AUTO_PROCESSES)

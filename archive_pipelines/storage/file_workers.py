@@ -153,6 +153,13 @@ def _alias_chunk(hashes: list[str]) -> list[str]:
 
 # -- in the parent --------------------------------------------------------------------------
 
+def may_start_processes() -> bool:
+    """False in a daemonic process, which multiprocessing forbids to start children: a task
+    of a Celery worker's prefork pool (the cluster profile's steps). Work that would use
+    worker processes does it in the calling process there."""
+    return not multiprocessing.current_process().daemon
+
+
 @contextlib.contextmanager
 def main_module_hidden() -> Iterator[None]:
     """Start spawned workers without re-running the parent's main module in each of them.

@@ -20,6 +20,7 @@ from archive_pipelines.archive_error import ArchiveError
 from archive_pipelines.blobstore import BlobStore
 from archive_pipelines.catalog import CaptureScope, Catalog
 from archive_pipelines.settings import Settings
+from archive_pipelines.storage.file_workers import may_start_processes
 from archive_pipelines.warc.cdxj import IndexEntry, cdxj_line, indexed_record, record_mime, sort_cdxj
 from archive_pipelines.warc.export_parts import export_parallel
 from archive_pipelines.warc.exporter import (
@@ -89,7 +90,7 @@ def run_export(request: ExportRequest, *, catalog: Catalog, store: BlobStore, da
     out = check_target(request)
     info = WarcInfo(operator=request.operator, description=describe_scope(request.scope),
                     self_contained=request.self_contained)
-    parallel = settings is not None and request.processes > 1 and (
+    parallel = settings is not None and request.processes > 1 and may_start_processes() and (
         request.captures if request.captures is not None
         else catalog.exports.count_in_scope(request.scope)) >= PARALLEL_FROM
 

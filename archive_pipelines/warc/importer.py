@@ -32,6 +32,7 @@ from archive_pipelines.captures.segment_ingest import CapturePrimary
 from archive_pipelines.catalog import Body, CaptureRow, Catalog, SegmentRows, utcnow
 from archive_pipelines.counts import Counts, add_line
 from archive_pipelines.settings import Settings
+from archive_pipelines.storage.file_workers import may_start_processes
 from archive_pipelines.warc import import_spans
 from archive_pipelines.warc.collector import fewer_collections
 from archive_pipelines.warc.digests import parse_digest
@@ -229,7 +230,7 @@ class WarcImport:
         or, for a large file in a local store, by worker processes that store the bodies too."""
         settings = self._target.settings
         processes = 1 if settings is None else settings.imports.worker_processes
-        if (settings is None or processes < 2 or layout is Layout.WHOLE_GZIP
+        if (settings is None or processes < 2 or not may_start_processes() or layout is Layout.WHOLE_GZIP
                 or not self._local_store or self._size - start < import_spans.MIN_PARALLEL_BYTES):
             for item in read_items(path, layout, start=start, spool=self._spool,
                                    pages=self._pages):

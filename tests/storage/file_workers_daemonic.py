@@ -9,6 +9,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.file_ingest import ingest_directory
+from archive_pipelines.storage.file_workers import may_start_processes
 from tests.helpers.storage import add_snapshot
 
 
@@ -20,7 +21,8 @@ def ingest(data: str, src: str) -> None:
         report = ingest_directory(storage.catalog, storage.primary, storage.views,
                                   work=storage.work, snapshot_id=add_snapshot(storage),
                                   extractor="wget", directory=Path(src), batch_size=3)
-        print(report.files, len(report.errors), storage.work.ingest_processes, flush=True)
+        print(report.files, len(report.errors), storage.work.ingest_processes,
+              may_start_processes(), flush=True)
     finally:
         storage.close()
         storage.catalog.engine.dispose()

@@ -13,6 +13,7 @@ from archive_pipelines.datadir import initialize
 from archive_pipelines.settings import Settings, StorageSettings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.file_ingest import ingest_directory
+from archive_pipelines.storage.file_workers import may_start_processes
 from tests.helpers.storage import add_snapshot, write_tree
 
 
@@ -112,4 +113,6 @@ def test_a_daemonic_process_ingests_without_worker_processes(tmp_path: Path) -> 
         cwd=Path(__file__).resolve().parents[2],
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["9", "0", "0"]  # every file stored, no worker process
+    # Every file stored, no worker process; WARC imports and exports start none there either.
+    assert done.stdout.split() == ["9", "0", "0", "False"]
+    assert may_start_processes()  # here, in pytest's process
