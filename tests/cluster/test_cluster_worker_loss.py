@@ -55,6 +55,7 @@ def test_a_backfill_survives_the_loss_of_a_worker_mid_step(
 ) -> None:
     data, hashes, groups = cluster
     prefixes = sorted({h[:2] for h in hashes})  # every prefix holding a blob: all copied here
+    assert len(prefixes) == 12 and len(hashes) == 120
     env = cluster_env(data)
     backfill = subprocess.run(
         [str(BIN / "dagster"), "job", "backfill", "-w", str(WORKSPACE), "-j", "replica_copies_job",
