@@ -3,7 +3,7 @@ storage and the catalog on PostgreSQL, Celery over Redis, compute logs on S3), s
 primary store, and dagster-daemon with two dagster-celery workers (alpha, beta) running.
 
 A test file changes what its cluster holds or how it is set up by overriding `cluster_options`
-(tests/helpers/cluster_runs.py's ClusterOptions): one cluster start per test."""
+(tests/helpers/cluster_setup.py's ClusterOptions): one cluster start per test."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from archive_pipelines.storage.file_ingest import ingest_directory
 from archive_testkit.cluster import WORKSPACE, cluster_env, start_daemon, start_worker, wait_for_workers
 from archive_testkit.process_groups import ProcessGroups
 from archive_testkit.servers import create_database
-from tests.helpers.cluster_runs import ClusterOptions, add_legacy_days, blob_contents
+from tests.helpers.cluster_setup import ClusterOptions, add_legacy_days, blob_contents
 from tests.helpers.replication import REPLICA_TOML
 from tests.helpers.storage import add_snapshot, write_tree
 

@@ -27,12 +27,8 @@ from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.cluster import WORKSPACE, celery_app, cluster_env
 from archive_testkit.process_groups import ProcessGroups
-from tests.helpers.cluster_runs import (
-    ClusterOptions,
-    celery_workers,
-    engine_events,
-    wait_for_runs,
-)
+from tests.helpers.cluster_runs import celery_steps, engine_events, wait_for_runs
+from tests.helpers.cluster_setup import ClusterOptions
 from tests.helpers.replication import replica_files
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(900)]
@@ -50,7 +46,7 @@ def cluster_options() -> ClusterOptions:
     return ClusterOptions(legacy_days=DAYS, stopped_sensors=("archival_director_sensor",))
 
 
-def test_two_backfills_spread_over_two_celery_workers(
+def test_two_backfills_spread_over_two_celery_steps(
     cluster: tuple[Path, list[str], ProcessGroups], s3_endpoint_url: str, s3_bucket: str
 ) -> None:
     data, hashes, groups = cluster
@@ -94,7 +90,7 @@ def test_two_backfills_spread_over_two_celery_workers(
         # in the run's events; between them the runs used both workers.
         hosts: dict[str, list[str]] = {}
         for run in runs:
-            workers = celery_workers(instance, run.run_id)
+            workers = celery_steps(instance, run.run_id)
             steps = [step for step, _ in workers]
             assert len(steps) >= 2 and len(set(steps)) == len(steps), engine_events(
                 instance, run.run_id)

@@ -28,7 +28,8 @@ from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.cluster import WORKSPACE, celery_app, cluster_env
 from archive_testkit.process_groups import ProcessGroups
-from tests.helpers.cluster_runs import ClusterOptions, celery_workers, wait_for_runs
+from tests.helpers.cluster_runs import celery_steps, wait_for_runs
+from tests.helpers.cluster_setup import ClusterOptions
 from tests.helpers.replication import statuses
 
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(900)]
@@ -83,7 +84,7 @@ def test_a_backfill_survives_the_loss_of_a_worker_mid_step(
             assert not [run for run in runs if "dagster/parent_run_id" in run.tags]
             # The lost step began on the killed worker, then ran again on the survivor.
             args = _step_args(task)
-            executed = [node for step, node in celery_workers(instance, args.run_id)
+            executed = [node for step, node in celery_steps(instance, args.run_id)
                         if step in args.step_keys_to_execute]  # type: ignore[operator]
             [survivor] = [node for node in nodes if node != killed_node]
             assert executed == [killed_node, survivor], executed
@@ -129,7 +130,7 @@ def _kill_a_worker_mid_step(app: Any, instance: dg.DagsterInstance, *, nodes: li
                 args = _step_args(task)
                 # The step has begun in that worker (its engine event is written first).
                 if ("replica_copies" in (args.step_keys_to_execute or [])
-                        and ("replica_copies", node) in celery_workers(instance, args.run_id)):
+                        and ("replica_copies", node) in celery_steps(instance, args.run_id)):
                     groups.kill(f"worker-{node.split('@')[0]}")
                     return node, task
         time.sleep(0.1)
