@@ -261,6 +261,11 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
 @click.option("--max-open-files", type=int,
               help="Frontier files each process keeps open at most (default 1024); the least "
                    "recently used are closed and reopened when needed.")
+@click.option("--seen-capacity", type=int,
+              help="URLs a new crawl's seen filter holds at 0.1% false positives (default "
+                   "20,000,000; ~1.9 bytes of Redis each). Fixed when the crawl's filter is "
+                   "created; the crawl warns from 80% full, and past it new URLs are "
+                   "increasingly dropped as already seen.")
 @click.option("--max-idle-connections", type=int,
               help="Idle keep-alive connections each process keeps across all hosts (default "
                    "512; 0: none); the longest idle are closed. Each open file or connection "
