@@ -77,6 +77,7 @@ from frontier_service.service.crawler_parts import check_data_dir, frontier_conf
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.process import on_stop_signals, run_async
 from frontier_service.service.seeding import BadSeed, add_seeds
+from frontier_service.service.serve_health import ServedCrawl, ServeHealthServer, ServeState
 from frontier_service.service.service import RunReport
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,15 @@ class CrawlServer:
         self._events: asyncio.Queue[tuple[_Crawl, Any]] = asyncio.Queue()
         self._redis: Redis | None = None
         self._redis_url = ""
+        self.health: ServeHealthServer | None = None  # /healthz and /metrics (serve_health.py)
+
+    def state(self) -> ServeState:
+        """What the health endpoint says: the crawls run now and their last figures."""
+        return ServeState(worker=self.worker, stopping=self.stopping.is_set(),
+                          ended=len(self.finished),
+                          crawls=[ServedCrawl(crawl_id=c.request.crawl_id, pid=c.process.pid,
+                                              joined=c.joined, metrics=c.metrics)
+                                  for c in self._crawls.values()])
 
     def request_stop(self, reason: str = "stop requested") -> None:
         if not self.stopping.is_set():
@@ -165,11 +175,17 @@ class CrawlServer:
         check_data_dir(self.base.data_dir)
         async with open_redis(self.base.redis_url, self.base.data_dir) as (redis, url):
             self._redis, self._redis_url = redis, url
-            log.info("crawler %s: taking queued crawls (up to %d at once), Redis %s",
-                     self.worker, self.options.max_crawls, url)
+            if self.base.metrics_port >= 0:
+                self.health = ServeHealthServer(self.state, port=self.base.metrics_port)
+                await self.health.start()
+            log.info("crawler %s: taking queued crawls (up to %d at once), Redis %s, health %s",
+                     self.worker, self.options.max_crawls, url,
+                     self.health.url if self.health is not None else "off")
             try:
                 await self._serve()
             finally:
+                if self.health is not None:
+                    await self.health.stop()
                 for crawl in self._crawls.values():  # only if serving itself failed
                     if crawl.process.is_alive():
                         crawl.process.kill()
