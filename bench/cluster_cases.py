@@ -10,6 +10,7 @@ commands it ran (the backfill command, `dagster asset materialize`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -145,6 +146,20 @@ def tree_cpu(roots: dict[str, list[int]]) -> dict[str, float]:
     return cpu
 
 
+def reap_orphans() -> None:
+    """Reap the zombies re-parented to the bench (it is their subreaper) by a stopped case."""
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue
+            state, ppid = stat[stat.rindex(")") + 2:].split()[:2]
+            if state == "Z" and int(ppid) == os.getpid():
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(int(entry.name), os.WNOHANG)
+
+
 def cpu_between(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
     return {kind: max(0.0, after.get(kind, 0.0) - before.get(kind, 0.0)) for kind in after}
 
@@ -245,6 +260,7 @@ def celery_case(backfill: Backfill, *, workers: int,
                 steps["(runs of other jobs meanwhile)"] = others
     finally:
         groups.stop()
+        reap_orphans()
     label = f"{workers} worker{'s' if workers > 1 else ''}"
     return CaseFigures(label=label, workers=workers, runs=len(records), objects=0,
                        wall_s=max(ends) - launched, cpu_s=cpu, run_s=run_s), steps
