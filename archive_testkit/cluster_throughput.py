@@ -83,12 +83,16 @@ def interpretation(one: CaseFigures, two: CaseFigures, *, cores: int) -> str:
     busy = cores_busy(two, cores=cores)
     bound = "CPU-bound" if busy >= CPU_BOUND else "not CPU-bound"
     machine = worker_machine_rate(two, cores=cores)
-    return (f"{bound} ({busy:.0%} of {cores} cores busy with {two.workers} workers): the services, the "
-            f"daemon's run processes and the workers share them here; the second worker "
-            f"added {significant(added)} objects/s ({ratio:.2f}x). A worker machine of {cores} "
-            f"cores would add up to {significant(machine)} objects/s by the workers' own CPU "
-            f"({significant(two.cpu_ms_per_object('workers'))} ms per object), while the "
-            f"daemon's machine spends {significant(daemon_cpu_per_run(two))} CPU s per run")
+    return (f"{bound} ({busy:.0%} of {cores} cores busy with our processes, {two.workers} "
+            f"workers; other load not counted): the services, the daemon's run processes and "
+            f"the workers share them here; the second worker added {significant(added)} "
+            f"objects/s ({ratio:.2f}x). A worker machine of {cores} cores would add up to "
+            f"{significant(machine)} objects/s by the workers' own CPU "
+            f"({significant(two.cpu_ms_per_object('workers'))} ms per object, "
+            f"{significant(cpu_per_run(two, 'workers'))} s per run of "
+            f"{significant(rate(two.objects, two.runs))} objects: larger prefixes spread a "
+            f"run's fixed cost), while the daemon's machine spends "
+            f"{significant(cpu_per_run(two, 'daemon'))} CPU s per run")
 
 
 def cores_busy(case: CaseFigures, *, cores: int) -> float:
@@ -96,6 +100,7 @@ def cores_busy(case: CaseFigures, *, cores: int) -> float:
     return rate(case.cpu_total_s, case.wall_s * cores)
 
 
-def daemon_cpu_per_run(case: CaseFigures) -> float:
-    """CPU seconds of the daemon's process tree (its run processes included) per run."""
-    return case.cpu_s.get("daemon", 0.0) / case.runs if case.runs else 0.0
+def cpu_per_run(case: CaseFigures, kind: str) -> float:
+    """CPU seconds of one kind of process per run (`daemon`: its tree, run processes
+    included; `workers`: the Celery workers running the run's steps)."""
+    return rate(case.cpu_s.get(kind, 0.0), case.runs)

@@ -155,7 +155,9 @@ def report(case: CaseFigures) -> None:
           f"{significant(case.runs_per_s)} runs/s, {case.median_run_s:.1f} s per run (median, "
           f"queued to finished); CPU {case.cpu_total_s:,.1f} s = "
           f"{significant(case.cpu_ms_per_object())} ms per object ({kinds}); "
-          f"{significant(case.cpu_total_s / case.runs)} CPU s per run", flush=True)
+          f"{significant(case.cpu_total_s / case.runs)} CPU s per run; load "
+          f"{os.getloadavg()[0]:.1f} after (1 min; other processes' load is not in the CPU)",
+          flush=True)
 
 
 def run_cases(backfill: Backfill, args: argparse.Namespace, *, replica: Replica,

@@ -8,7 +8,7 @@ import pytest
 from archive_testkit.cluster_throughput import (
     CaseFigures,
     cores_busy,
-    daemon_cpu_per_run,
+    cpu_per_run,
     interpretation,
     rate,
     scaling,
@@ -48,7 +48,7 @@ def test_nothing_copied_gives_no_cpu_per_object_and_no_machine_rate() -> None:
                         cpu_s={"workers": 3.0})
     assert empty.cpu_ms_per_object() == 0.0
     assert worker_machine_rate(empty, cores=8) == 0.0
-    assert daemon_cpu_per_run(empty) == 0.0
+    assert cpu_per_run(empty, "daemon") == 0.0
 
 
 def test_scaling_is_two_workers_rate_over_one() -> None:
@@ -63,17 +63,19 @@ def test_a_worker_machine_copies_its_cores_over_the_workers_cpu_per_object(
     assert worker_machine_rate(TWO, cores=cores) == pytest.approx(expected)
 
 
-def test_the_daemon_spends_its_cpu_per_run() -> None:
-    assert daemon_cpu_per_run(TWO) == pytest.approx(4.0)
+def test_cpu_per_run_is_per_kind_of_process() -> None:
+    assert cpu_per_run(TWO, "daemon") == pytest.approx(4.0)
+    assert cpu_per_run(TWO, "workers") == pytest.approx(25.0 / 16)
+    assert cpu_per_run(TWO, "absent") == 0.0
 
 
 def test_the_interpretation_names_the_second_workers_gain_and_a_machines_bound() -> None:
     line = interpretation(ONE, TWO, cores=2)
-    assert line.startswith("CPU-bound (80% of 2 cores busy with 2 workers)")
+    assert line.startswith("CPU-bound (80% of 2 cores busy with our processes, 2 workers;")
     assert "added 6.00 objects/s (1.60x)" in line
     assert "2 cores would add up to 80.0 objects/s" in line
-    assert "(25.0 ms per object)" in line
-    assert "4.00 CPU s per run" in line
+    assert "(25.0 ms per object, 1.56 s per run of 62.5 objects:" in line
+    assert "the daemon's machine spends 4.00 CPU s per run" in line
     assert interpretation(ONE, TWO, cores=16).startswith("not CPU-bound (10% of 16 cores")
 
 
