@@ -11,10 +11,14 @@ default --max-open-files and --max-idle-connections unless given) for `--soak-se
 Every 10 s the bench counts each crawler process's open descriptors (/proc/PID/fd) and
 resident memory (/proc/PID/statm), and reads pages from the crawl's /metrics; the soak's
 seconds count from the crawl's first page (start-up is not the steady state). It prints
-min / median / max / last per process, pages/s, and flags growth: the median of the last
-minute against the second minute's (of the last third against the second on runs under
-3 minutes); growth over 10% is flagged, and so is any sample above the hard descriptor
-limit's half. Exit 1 on a flag or a failed crawl.
+min / median / max / last per process, pages/s, and growth in two ways: the median of the
+last minute against the second minute's (warm-up included: the crawler's capped caches,
+its links waiting for the frontier, recently offered URLs, robots rules, open files and
+pooled connections, fill in the first minutes), and against the minute in the middle of the
+run (the steady state: a leak grows there, a cache that reached its cap does not). Growth
+over 10% in the steady state is flagged (on runs under 3 minutes: the last third against the
+second), and so is any sample above the hard descriptor limit's half. Exit 1 on a flag or a
+failed crawl.
 """
 
 from __future__ import annotations
@@ -79,10 +83,13 @@ class Series:
                 f"RSS MB {min(rss):,.0f}/{statistics.median(rss):,.0f}/{max(rss):,.0f}/"
                 f"{rss[-1]:,.0f}   ({len(fds)} samples)")
 
-    def growth(self, seconds: float) -> tuple[float, float] | None:
-        """(descriptors, RSS) median of the late window over the early one; None without both."""
+    def growth(self, seconds: float, *, steady: bool = True) -> tuple[float, float] | None:
+        """(descriptors, RSS) median of the last minute over the middle minute (`steady`) or
+        over the second minute (warm-up included); None without both windows."""
         if seconds >= 180:
-            early, late = (60.0, 120.0), (seconds - 60.0, seconds + 1e9)
+            middle = seconds / 2
+            early = (middle - 30.0, middle + 30.0) if steady else (60.0, 120.0)
+            late = (seconds - 60.0, seconds + 1e9)
         else:
             early, late = (seconds / 3, 2 * seconds / 3), (2 * seconds / 3, seconds + 1e9)
         first = [s for s in self.samples if early[0] <= s[0] < early[1]]
@@ -225,8 +232,13 @@ def report(series: dict[int, Series], pages: list[tuple[float, float]], *, secon
     for s in series.values():
         print(s.describe())
         grown = s.growth(seconds)
+        warm = s.growth(seconds, steady=False)
+        if warm is not None and seconds >= 180:
+            print(f"    last / second minute (warm-up included): fds {warm[0]:.2f}x, "
+                  f"RSS {warm[1]:.2f}x")
         if grown is not None:
-            print(f"    late / early median: fds {grown[0]:.2f}x, RSS {grown[1]:.2f}x")
+            print(f"    last / middle minute (steady state, flagged over {GROWTH_LIMIT:.2f}x): "
+                  f"fds {grown[0]:.2f}x, RSS {grown[1]:.2f}x")
             if s.role == "crawler" and max(grown) > GROWTH_LIMIT:
                 flags.append(f"pid {s.pid} grew (fds {grown[0]:.2f}x, RSS {grown[1]:.2f}x)")
         if hard != resource.RLIM_INFINITY and max(x[1] for x in s.samples) > hard // 2:

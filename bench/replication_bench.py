@@ -101,14 +101,14 @@ def make_blobs(parts: StorageParts, n_small: int, large_mb: int) -> tuple[list[s
     primary.sync()
     now = datetime.now(UTC)
     rows = {sha: size for sha, size in [*small, *large]}
-    with parts.catalog.transaction() as tx:
+    with parts.catalog.session() as session:  # committed at the end of the block
         store_id = parts.primary.store_id
         ids = list(range(1, len(rows) + 1))
-        tx.execute(insert(Blob), [
+        session.execute(insert(Blob), [
             {"id": i, "sha256": sha, "size": size, "ref_count": 1, "created_at": now,
              "mime_type": "application/octet-stream"} for i, (sha, size) in zip(ids, rows.items(),
                                                                                   strict=True)])
-        tx.execute(insert(BlobCopy), [{"blob_id": i, "store_id": store_id,
+        session.execute(insert(BlobCopy), [{"blob_id": i, "store_id": store_id,
                                             "status": "present", "mtime": now} for i in ids])
     return [s for s, _ in small], [s for s, _ in large]
 

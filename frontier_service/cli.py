@@ -261,6 +261,11 @@ def cli(ctx: click.Context, data_dir: str | None, redis_url: str | None, *, craw
 @click.option("--max-open-files", type=int,
               help="Frontier files each process keeps open at most (default 1024); the least "
                    "recently used are closed and reopened when needed.")
+@click.option("--seen-capacity", type=int,
+              help="URLs a new crawl's seen filter holds at 0.1% false positives (default "
+                   "20,000,000; ~1.9 bytes of Redis each). Fixed when the crawl's filter is "
+                   "created; the crawl warns from 80% full, and past it new URLs are "
+                   "increasingly dropped as already seen.")
 @click.option("--max-idle-connections", type=int,
               help="Idle keep-alive connections each process keeps across all hosts (default "
                    "512; 0: none); the longest idle are closed. Each open file or connection "
@@ -330,9 +335,13 @@ def run_command(obj: Context, seeds: tuple[str, ...], scope: ScopeOptions, *, no
 @click.option("--machine-lease", "machine_lease_s", type=float, default=None, metavar="SECONDS",
               help="With --machine: as `run --machine-lease` (default 30).")
 @click.pass_obj
+@click.option("--metrics-port", type=int, default=None, metavar="PORT",
+              help="/healthz and /metrics of this crawler and its crawls on 127.0.0.1:PORT "
+                   "(default: [crawl] metrics_port, 0: a free port named in the start log "
+                   "line; -1: none).")
 def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_after: float,
                   heartbeat_seconds: float, exit_when_idle: float, machine: str | None,
-                  machine_lease_s: float | None) -> None:
+                  machine_lease_s: float | None, metrics_port: int | None) -> None:
     """Take queued crawls (`archive-pipelines crawls queue`, the Dagster crawl job and its
     schedules) and run them, until SIGTERM/SIGINT.
 
@@ -352,7 +361,8 @@ def serve_command(obj: Context, *, max_crawls: int, poll_seconds: float, stale_a
     options.validate()
     catalog = Catalog.open(project.catalog_url)
     try:
-        run_server(obj.crawler_settings(machine=machine, machine_lease_s=machine_lease_s),
+        run_server(obj.crawler_settings(machine=machine, machine_lease_s=machine_lease_s,
+                                        metrics_port=metrics_port),
                    catalog, options,
                    store_settings=project.primary_store)
     finally:

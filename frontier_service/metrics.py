@@ -71,6 +71,10 @@ class CrawlMetrics:
     frontier_leased_domains: int = 0
     open_fds: int = 0  # this process's open descriptors (summed over processes when combined)
     rss_bytes: int = 0  # this process's resident memory
+    # The crawl's URLs added to the seen filter, and its capacity (past it, new URLs are
+    # dropped as seen: frontier/seen_capacity.py).
+    seen_filter_urls: int = 0
+    seen_filter_capacity: int = 0
     stopping: bool = False
 
     def uptime_s(self) -> float:
@@ -81,7 +85,7 @@ _GAUGES = frozenset({"in_flight", "queued_domains", "releases_pending", "checkpo
                      "claim_round_ms", "frontier_pending_bytes",
                      "frontier_ready_domains", "frontier_due_domains",
                      "frontier_leased_domains", "stopping", "segments_spooled",
-                     "open_fds", "rss_bytes"})
+                     "open_fds", "rss_bytes", "seen_filter_urls", "seen_filter_capacity"})
 _HELP = {
     "pages": "Page fetches finished (response or final error).",
     "pages_ok": "Page fetches answered 2xx.",
@@ -107,6 +111,9 @@ _HELP = {
     "browser_hosts_learnt": "Hosts found to need the browser by a sample render (auto).",
     "open_fds": "Open file descriptors (frontier files, connections ...), all crawler processes.",
     "rss_bytes": "Resident memory in bytes, all crawler processes.",
+    "seen_filter_urls": "URLs the crawl added to its seen filter (all processes and machines).",
+    "seen_filter_capacity": "URLs the seen filter holds at its error rate; past it, new URLs "
+                            "are increasingly dropped as already seen.",
     "bombs": "Bodies cut by their decode ratio (decompression bombs); three in a row retire a host.",
 }
 
@@ -127,7 +134,8 @@ def render_prometheus(metrics: CrawlMetrics, prefix: str = "frontier") -> str:
 # Gauges that sample the shared frontier (the same value in every process) or a latency.
 _SHARED_OR_WORST = frozenset({"checkpoint_ms", "claim_round_ms", "frontier_pending_bytes",
                               "frontier_ready_domains", "frontier_due_domains",
-                              "frontier_leased_domains"})
+                              "frontier_leased_domains", "seen_filter_urls",
+                              "seen_filter_capacity"})
 
 
 def combine_metrics(parts: list[CrawlMetrics]) -> CrawlMetrics:

@@ -1,7 +1,7 @@
 """Thin Dagster wiring: assets.
 
 Dagster 1.13 warns that parameters and classes we use on purpose are beta: `backfill_policy`
-(the replica copies backfill as one run) and `owners` (on every asset; Dagster also warns
+(the replica copies backfill 8 prefixes per run) and `owners` (on every asset; Dagster also warns
 each time it copies a sensor, in every run's log), and the code references Dagit shows
 (`with_source_code_references`, `CodeReferencesMetadataValue`, `LocalFileCodeReference`).
 Only those warnings are filtered, here, before any definition is built (every wiring module

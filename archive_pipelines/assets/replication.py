@@ -18,11 +18,17 @@ from archive_pipelines.sizes import human_bytes
 
 hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 
+# A backfill launches one run per PREFIXES_PER_RUN prefixes: "Materialize all" is 32 runs, each
+# one step, which a cluster's Celery workers share (one run would be one step on one worker).
+# On one machine it costs 31 more run launches (a few seconds each) per full pass: nothing
+# next to a pass over a large archive, and the runs queue behind max_concurrent_runs.
+PREFIXES_PER_RUN = 8
+
 
 # Every blob is replicated, whichever day stored it and whether a snapshot or a crawl holds
 # it: each hash-prefix partition depends on all of the days of both.
 @dg.asset(partitions_def=hash_prefixes, group_name="replication",
-          backfill_policy=dg.BackfillPolicy.single_run(),
+          backfill_policy=dg.BackfillPolicy.multi_run(max_partitions_per_run=PREFIXES_PER_RUN),
           kinds={"python"}, owners=OWNERS, tags={"area": "replication", "blob_store": "reads"},
           # A full pass (Materialize all: one run) at least weekly, as often as scrub reads.
           freshness_policy=dg.FreshnessPolicy.time_window(fail_window=timedelta(days=7),
@@ -36,9 +42,9 @@ def replica_copies(context: dg.AssetExecutionContext,
     across the configured stores, up to `replication.retention` copies each.
 
     Materializing a partition brings its blobs to the policy (integrity is checked at the
-    source before every copy; nothing is ever deleted at a replica). A backfill of a range
-    of partitions is one run that walks the range: "Materialize all" re-replicates
-    everything in a single run, not 256.
+    source before every copy; nothing is ever deleted at a replica). A backfill launches a
+    run per 8 prefixes, each walking its range: "Materialize all" re-replicates everything
+    in 32 runs, not 256, which several machines' workers share.
 
     Each partition records its own prefix's figures, also after a run over a range:
     `prefix_blobs_checked` (the prefix's referenced blobs, every one checked) and what the
@@ -78,12 +84,14 @@ def replica_copies(context: dg.AssetExecutionContext,
     return dg.MaterializeResult()
 
 
-# One run per prefix where the asset's own backfill runs a range as one run: what spreads a
-# backfill over the cluster's Celery workers (`dagster job backfill -j replica_copies_job`).
+# One run per prefix where the asset's own backfill runs 8 prefixes per run: the finest
+# spread of a backfill over the cluster's Celery workers (`dagster job backfill -j
+# replica_copies_job`).
 replica_copies_job = dg.define_asset_job(
     "replica_copies_job", selection=[replica_copies],
     description="`replica_copies` of the chosen prefixes; a job backfill launches one run per "
-                "prefix, so several workers share it (the asset's own backfill is one run).")
+                "prefix, so several workers share it (the asset's own backfill runs 8 prefixes "
+                "per run).")
 
 
 def prefix_metadata(prefix: str, report: BatchReport, *,

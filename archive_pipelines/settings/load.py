@@ -168,6 +168,7 @@ allowed_domains = []
 allow_networks = []          # non-public networks to crawl, e.g. ["127.0.0.1:8080"] for a local web
 max_open_files = 1024        # frontier files each crawler process keeps open
 max_idle_connections = 512   # idle keep-alive connections each crawler process keeps
+seen_capacity = 20000000     # URLs a new crawl's seen filter holds (~1.9 B of Redis each; fixed)
 segment_pages = 5000
 segment_seconds = 300.0
 segment_idle_seconds = 30.0  # ... or once no page was archived this long (captures flow sooner)

@@ -164,6 +164,10 @@ class CrawlSettings(_Section):
     # recently used closed) and idle keep-alive connections pooled (the longest idle closed).
     max_open_files: int = Field(default=1024, ge=1)
     max_idle_connections: int = Field(default=512, ge=0)
+    # URLs a new crawl's seen filter holds at 0.1% false positives (~1.9 bytes of Redis per
+    # URL; fixed when the crawl starts). Past it new URLs are increasingly dropped as seen:
+    # the crawler warns from 80% (progress log, /metrics `frontier_seen_filter_urls`).
+    seen_capacity: int = Field(default=20_000_000, ge=1_000)
     segment_pages: int = Field(default=5_000, ge=1)
     segment_seconds: float = Field(default=300.0, gt=0)
     # A segment holding pages also closes once no page was archived this long (0: never).

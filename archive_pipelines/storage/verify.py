@@ -13,7 +13,8 @@ A referenced blob is never deleted.
 
 An untracked blob file is a problem (an interrupted write, or a file put into the store by
 hand: `gc --untracked` collects it after the grace), except a crawled body that crawl records
-not yet ingested name (`crawl_pending`: tracked once `ingest-crawl` runs).
+not yet ingested name, or such a segment's own copy (`crawl_pending`: tracked once
+`ingest-crawl` runs).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from redis.exceptions import ResponseError
 from frontier_service.frontier import lua_seen
 from frontier_service.frontier.bloom_sizing import blocked_bits, sizing
 from frontier_service.frontier.script_guard import GuardedScript, guarded
+from frontier_service.frontier.seen_capacity import SeenCapacityWatch
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,10 @@ class BitmapLayout:
     @property
     def shard_bytes(self) -> int:
         return self.blocks_per_shard * self.block_bytes
+
+    @property
+    def bits(self) -> int:
+        return self.blocks * self.block_bytes * 8
 
     @property
     def stride(self) -> int:
@@ -149,6 +154,15 @@ class SeenFilter:
             await self.redis.eval(lua_seen.PREALLOCATE, len(self.shard_keys),
                                   *self.shard_keys, self.layout.shard_bytes)
         return self
+
+    def capacity_watch(self) -> SeenCapacityWatch:
+        """Warnings as the filter (as opened: the layout in Redis) nears its capacity."""
+        if self.backend == "bloom":  # RedisBloom sizes its own: a textbook filter's bits
+            bits, hashes = sizing(self.capacity, self.error_rate)
+            return SeenCapacityWatch(capacity=self.capacity, bits=bits, hashes=hashes)
+        layout = self.layout
+        return SeenCapacityWatch(capacity=self.capacity, bits=layout.bits, hashes=layout.hashes,
+                                 segment_bits=layout.segment_bytes * 8)
 
     async def add_many(self, fingerprints: Sequence[bytes]) -> list[bool]:
         """Add fingerprints; True where one was new. Duplicates within the batch count once."""

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 from frontier_service.frontier.frontier import Frontier
+from frontier_service.frontier.seen_capacity import SeenCapacityWatch
 from frontier_service.metrics import CrawlMetrics
 from frontier_service.service.process_gauges import sample_process
 
@@ -121,6 +122,7 @@ class ProgressReporter:
         self.every_s = every_s
         self._last = (time.monotonic(), 0)
         self.lines = IdleLines(metrics, now=time.monotonic(), exit_when_idle_s=exit_when_idle_s)
+        self._seen_watch: SeenCapacityWatch | None = None
 
     async def sample(self) -> None:
         sample_process(self.metrics)
@@ -132,6 +134,18 @@ class ProgressReporter:
         m.frontier_ready_domains = stats.ready_domains
         m.frontier_due_domains = stats.due_domains
         m.frontier_leased_domains = stats.leased_domains
+        self._watch_seen_filter(stats.counters.get("urls_added", 0))
+
+    def _watch_seen_filter(self, added: int) -> None:
+        """The crawl-wide URLs added against the seen filter's capacity: a warning as it fills
+        (past it, new URLs are dropped as seen; seen_capacity.py)."""
+        if self._seen_watch is None:  # the filter as opened (its layout adopted from Redis)
+            self._seen_watch = self.frontier.seen.capacity_watch()
+        m = self.metrics
+        m.seen_filter_urls, m.seen_filter_capacity = added, self._seen_watch.capacity
+        warning = self._seen_watch.check(added)
+        if warning:
+            log.warning("%s", warning)
 
     def rate(self) -> float:
         """Pages per second since the previous call."""

@@ -67,6 +67,7 @@ from frontier_service.recovery.frontier_recovery import FrontierRecovery
 from frontier_service.recovery.redis_memory import memory_guard
 from frontier_service.service.child import ChildSpec, Finished, Snapshot, Started, child_main
 from frontier_service.service.crawl_request_run import (
+    CRAWLS_FOLDER,
     BadCrawlRequest,
     earlier_attempts,
     outcome_of,
@@ -75,8 +76,10 @@ from frontier_service.service.crawl_request_run import (
 )
 from frontier_service.service.crawler_parts import check_data_dir, frontier_config, recover_crashed_runs
 from frontier_service.service.crawler_settings import CrawlerSettings
+from frontier_service.service.ended_crawls import remove_crawl_folder, remove_leftovers
 from frontier_service.service.process import on_stop_signals, run_async
 from frontier_service.service.seeding import BadSeed, add_seeds
+from frontier_service.service.serve_health import ServedCrawl, ServeHealthServer, ServeState
 from frontier_service.service.service import RunReport
 
 log = logging.getLogger(__name__)
@@ -146,6 +149,15 @@ class CrawlServer:
         self._events: asyncio.Queue[tuple[_Crawl, Any]] = asyncio.Queue()
         self._redis: Redis | None = None
         self._redis_url = ""
+        self.health: ServeHealthServer | None = None  # /healthz and /metrics (serve_health.py)
+
+    def state(self) -> ServeState:
+        """What the health endpoint says: the crawls run now and their last figures."""
+        return ServeState(worker=self.worker, stopping=self.stopping.is_set(),
+                          ended=len(self.finished),
+                          crawls=[ServedCrawl(crawl_id=c.request.crawl_id, pid=c.process.pid,
+                                              joined=c.joined, metrics=c.metrics)
+                                  for c in self._crawls.values()])
 
     def request_stop(self, reason: str = "stop requested") -> None:
         if not self.stopping.is_set():
@@ -163,13 +175,22 @@ class CrawlServer:
 
     async def run(self) -> None:
         check_data_dir(self.base.data_dir)
+        leftovers = await asyncio.to_thread(remove_leftovers, self.base.data_dir / CRAWLS_FOLDER)
+        if leftovers:
+            log.info("deleted %d ended crawls' frontier folders a crash had left", leftovers)
         async with open_redis(self.base.redis_url, self.base.data_dir) as (redis, url):
             self._redis, self._redis_url = redis, url
-            log.info("crawler %s: taking queued crawls (up to %d at once), Redis %s",
-                     self.worker, self.options.max_crawls, url)
+            if self.base.metrics_port >= 0:
+                self.health = ServeHealthServer(self.state, port=self.base.metrics_port)
+                await self.health.start()
+            log.info("crawler %s: taking queued crawls (up to %d at once), Redis %s, health %s",
+                     self.worker, self.options.max_crawls, url,
+                     self.health.url if self.health is not None else "off")
             try:
                 await self._serve()
             finally:
+                if self.health is not None:
+                    await self.health.stop()
                 for crawl in self._crawls.values():  # only if serving itself failed
                     if crawl.process.is_alive():
                         crawl.process.kill()
@@ -397,6 +418,8 @@ class CrawlServer:
             if crawl.settings.machine:
                 await self._others_gone(crawl.settings)
             await self._forget(crawl.settings)
+            if state == "finished":
+                await self._remove_folder(request.crawl_id)
 
     async def _recover(self, crawl: _Crawl) -> None:
         """A dead child: its leases ended, its journals replayed (as the supervisor does)."""
@@ -425,7 +448,7 @@ class CrawlServer:
 
     async def _forget(self, settings: CrawlerSettings) -> None:
         """An ended crawl's Redis keys (its seen filter is most of Redis's memory): no one
-        resumes it. Its frontier folder stays (what it queued, for a look afterwards)."""
+        resumes it. A finished crawl's frontier folder goes too (`_remove_folder`)."""
         assert self._redis is not None
         try:
             names = [key async for key in self._redis.scan_iter(
@@ -434,6 +457,18 @@ class CrawlServer:
                 await self._redis.unlink(*names[start:start + 500])
         except RedisError as exc:
             log.warning("crawl %s: its Redis keys stay (%s)", settings.crawl_name, exc)
+
+    async def _remove_folder(self, crawl_id: str) -> None:
+        """A finished crawl's frontier folder: history only (ended_crawls.py)."""
+        try:
+            removed = await asyncio.to_thread(remove_crawl_folder,
+                                              self.base.data_dir / CRAWLS_FOLDER, crawl_id)
+        except OSError as exc:
+            log.warning("crawl %s: its frontier folder stays (%s)", crawl_id, exc)
+            return
+        if removed is not None:
+            log.info("crawl %s: removed its frontier folder (%d files, %d bytes on disk)",
+                     crawl_id, removed.files, removed.bytes)
 
     def _signal(self, crawl: _Crawl, *, again: bool = False) -> None:
         if crawl.process.exitcode is None and crawl.process.pid is not None and (

@@ -3,8 +3,8 @@ by the QueuedRunCoordinator and launched by dagster-daemon, their steps executed
 dagster-celery workers over Redis, compute logs on S3 (moto).
 
 Two backfills at once spread over both workers: a job backfill of `replica_copies_job` (one
-run per prefix; the asset's own backfill runs a range as one run, its single-run policy) and
-an asset backfill of `blobs` over several snapshot days (one run per day).
+run per prefix; the asset's own backfill runs 8 prefixes per run) and an asset backfill of
+`blobs` over several snapshot days (one run per day).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ and the Celery workers that executed a run's steps (dagster-celery's engine even
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import dagster as dg
 
@@ -11,6 +12,43 @@ from archive_testkit.process_groups import ProcessGroups
 
 FINISHED = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE,
             dg.DagsterRunStatus.CANCELED}
+
+
+def wait_for_run(instance: dg.DagsterInstance, job_name: str, *, groups: ProcessGroups,
+                 timeout: float = 180.0,
+                 wanted: Callable[[dg.DagsterRun], bool] = lambda run: True) -> dg.DagsterRun:
+    """The first finished run of `job_name` that is `wanted` (the cluster's processes checked
+    alive meanwhile); an AssertionError with the daemon's log after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        groups.check_alive()
+        runs = instance.get_runs(dg.RunsFilter(job_name=job_name))
+        done = [run for run in runs if run.status in FINISHED and wanted(run)]
+        if done:
+            return done[-1]  # the oldest (newest first)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no finished {job_name} run in {timeout:.0f}s: "
+                                 f"{[(run.run_id[:8], run.status.value) for run in runs]}\n"
+                                 f"{groups.log_tail('dagster-daemon')}")
+        time.sleep(1.0)
+
+
+def celery_workers(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    """The node names (NAME@host) of the Celery workers that executed the run's steps, one
+    per step, as dagster-celery records them in the run's engine events."""
+    workers = []
+    for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT):
+        event = entry.dagster_event
+        metadata = event.engine_event_data.metadata if event is not None else {}
+        if "Celery worker" in metadata:
+            workers.append(str(metadata["Celery worker"].value))
+    return workers
+
+
+def step_keys(instance: dg.DagsterInstance, run_id: str) -> set[str]:
+    """The steps that succeeded in the run."""
+    return {str(entry.step_key) for entry in instance.all_logs(
+        run_id, of_type=dg.DagsterEventType.STEP_SUCCESS)}
 
 
 def wait_for_runs(instance: dg.DagsterInstance, count: int, *, groups: ProcessGroups,

@@ -117,3 +117,25 @@ def test_verify_before_ingest_reports_pending_bodies_not_health(crawled: Crawled
         unnamed = verify_storage(parts.catalog, parts.primary, parts.views, data_dir=crawl_data)
     assert unnamed.examples["untracked_blob_files"] == [journaled]
     assert unnamed.found["crawl_pending"] == len(bodies)
+
+
+def test_a_segment_stored_before_its_ingest_committed_is_pending_not_untracked(
+        crawl_data: Path) -> None:
+    """ingest-crawl stores a segment's bytes as a blob before its transaction records them:
+    killed in between (or a catalog restored from a dump older than the ingest), the blob has
+    no row until ingest-crawl runs again. It is pending, like the bodies the segment names."""
+    bodies = crawled_bodies(crawl_data)
+    segment = sorted(crawl_data.glob("sessions/*/*/*.jsonl"))[0]
+    with parts_of(crawl_data) as parts:
+        stored = parts.primary.store.put_bytes(segment.read_bytes()).sha256
+        report = verify_storage(parts.catalog, parts.primary, parts.views, data_dir=crawl_data)
+        assert report.found["crawl_pending"] == len(bodies) + 1, report.examples
+        assert report.found["untracked_blob_files"] == 0 and report.problems == 0
+        assert gc(parts, untracked=True).untracked.count == 0
+        assert parts.primary.store.exists(stored)
+
+        ingest_crawl(parts.catalog, capture_primary(parts), crawl_data)
+        with parts.catalog.reading() as tx:
+            assert tx.blobs.known_hashes([stored]) == {stored}
+        after = verify_storage(parts.catalog, parts.primary, parts.views, data_dir=crawl_data)
+        assert after.problems == 0 and after.found["crawl_pending"] == 0, after.examples

@@ -39,7 +39,8 @@ def test_materializing_every_prefix_reaches_the_policy(
 
 
 def test_a_range_of_prefixes_is_one_run(tmp_path: Path, dagster_instance: dg.DagsterInstance) -> None:
-    """What a backfill of all 256 partitions launches (the asset's single-run backfill policy)."""
+    """A run over a range of partitions (what a backfill launches, 8 prefixes at a time; a
+    run over all 256 works as well) walks the range."""
     data, hashes = replicated_data_dir(tmp_path)
     low = min(h[:2] for h in hashes)
     result = dg.materialize([replica_copies], resources=replication_resources(data),
@@ -51,7 +52,7 @@ def test_a_range_of_prefixes_is_one_run(tmp_path: Path, dagster_instance: dg.Dag
     assert replica_files(data) == {f"{h}.zst" for h in hashes}
     events = result.get_asset_materialization_events()
     assert sorted(e.partition for e in events) == list(HEX_PREFIXES)  # each prefix once
-    assert replica_copies.backfill_policy == dg.BackfillPolicy.single_run()
+    assert replica_copies.backfill_policy == dg.BackfillPolicy.multi_run(max_partitions_per_run=8)
 
 
 def test_each_prefix_of_a_range_run_records_its_own_counts(

@@ -59,6 +59,17 @@ def test_the_asset_budget_from_archive_toml_and_the_command_line(data_dir: Path)
     assert from_settings(settings, max_assets_per_page=0).max_assets_per_page == 0
 
 
+def test_the_seen_capacity_from_archive_toml_and_the_command_line(data_dir: Path) -> None:
+    assert from_settings(load_settings(data_dir, environ={})).seen_capacity == 20_000_000
+    (data_dir / "archive.toml").write_text("[crawl]\nseen_capacity = 500000000\n")
+    settings = load_settings(data_dir, environ={})
+    assert from_settings(settings).seen_capacity == 500_000_000
+    assert from_settings(settings, seen_capacity=3_000).seen_capacity == 3_000
+    (data_dir / "archive.toml").write_text("[crawl]\nseen_capacity = 10\n")
+    with pytest.raises(SettingsError, match="seen_capacity"):
+        load_settings(data_dir, environ={})
+
+
 def test_the_browser_is_off_unless_some_domain_asks_for_it(data_dir: Path) -> None:
     settings = from_settings(load_settings(data_dir, environ={}))
     assert settings.browser == "never" and not settings.uses_browser

@@ -84,8 +84,11 @@ def test_a_queued_crawl_is_taken_finished_and_its_pages_become_captures(
     assert "finished: frontier exhausted" in shown.stdout, shown.stdout
     assert done.progress["pages"] == len(pages)
     assert f"took crawl {request.crawl_id}" in log
-    # Under its crawl id: its own frontier folder, its Redis keys gone once it ended.
-    assert (data / "crawls" / request.crawl_id / "frontiers").is_dir()
+    # Under its crawl id: its own frontier folder and Redis keys, both gone once it finished
+    # (the pages are in the data dir's sessions).
+    assert f"crawl {request.crawl_id}: removed its frontier folder (" in log
+    assert not (data / "crawls" / request.crawl_id).exists()
+    assert not list((data / "crawls").iterdir())
     assert not list((data / "frontiers").glob("??/*.frontier"))
     client = redis.Redis.from_url(redis_url)
     try:
