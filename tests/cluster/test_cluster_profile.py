@@ -46,7 +46,7 @@ def cluster_options() -> ClusterOptions:
     return ClusterOptions(legacy_days=DAYS, stopped_sensors=("archival_director_sensor",))
 
 
-def test_two_backfills_spread_over_two_celery_steps(
+def test_two_backfills_spread_over_two_celery_workers(
     cluster: tuple[Path, list[str], ProcessGroups], s3_endpoint_url: str, s3_bucket: str
 ) -> None:
     data, hashes, groups = cluster
