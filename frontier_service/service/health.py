@@ -11,14 +11,11 @@ from frontier_service.metrics import CrawlMetrics, render_prometheus
 from frontier_service.service.process_gauges import sample_process
 
 
-class HealthServer:
-    """A tiny aiohttp app beside the crawler; `port` 0 picks a free one."""
+class EndpointServer:
+    """A tiny aiohttp app of `/healthz` and `/metrics` (a subclass's `_healthz`, `_metrics`);
+    `port` 0 picks a free one."""
 
-    def __init__(self, metrics: CrawlMetrics, *, host: str = "127.0.0.1", port: int = 0,
-                 sample_process: bool = True) -> None:
-        self.metrics = metrics
-        # False for a supervisor, whose metrics are its children's (their last snapshots).
-        self.sample_process = sample_process
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 0) -> None:
         self.host = host
         self.requested_port = port
         self.port = 0
@@ -41,6 +38,23 @@ class HealthServer:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        raise NotImplementedError
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        raise NotImplementedError
+
+
+class HealthServer(EndpointServer):
+    """The crawler's (`run`) endpoint, beside it."""
+
+    def __init__(self, metrics: CrawlMetrics, *, host: str = "127.0.0.1", port: int = 0,
+                 sample_process: bool = True) -> None:
+        super().__init__(host=host, port=port)
+        self.metrics = metrics
+        # False for a supervisor, whose metrics are its children's (their last snapshots).
+        self.sample_process = sample_process
 
     async def _healthz(self, request: web.Request) -> web.Response:
         m = self.metrics

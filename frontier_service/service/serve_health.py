@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from archive_pipelines.http_site import listen
 from frontier_service.metrics import CrawlMetrics, combine_metrics, render_prometheus
+from frontier_service.service.health import EndpointServer
 
 
 @dataclass(frozen=True)
@@ -46,35 +46,14 @@ class ServeState:
     ended: int  # crawls this crawler ended (finished or failed) since it started
 
 
-class ServeHealthServer:
-    """A tiny aiohttp app beside `serve`; `port` 0 picks a free one."""
+class ServeHealthServer(EndpointServer):
+    """`serve`'s endpoint, beside it; `state` is asked at each request."""
 
     def __init__(self, state: Callable[[], ServeState], *, host: str = "127.0.0.1",
                  port: int = 0) -> None:
+        super().__init__(host=host, port=port)
         self.state = state
-        self.host = host
-        self.requested_port = port
-        self.port = 0
         self.started_at = time.time()
-        self._runner: web.AppRunner | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    async def start(self) -> int:
-        app = web.Application()
-        app.router.add_get("/healthz", self._healthz)
-        app.router.add_get("/metrics", self._metrics)
-        runner = web.AppRunner(app, access_log=None)
-        self.port = await listen(runner, self.host, self.requested_port)
-        self._runner = runner
-        return self.port
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            runner, self._runner = self._runner, None
-            await runner.cleanup()
 
     async def _healthz(self, request: web.Request) -> web.Response:
         state = self.state()

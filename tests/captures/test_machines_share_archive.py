@@ -13,7 +13,6 @@ import re
 import subprocess
 import sys
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +33,7 @@ from frontier_service.service.crawler_parts import open_frontier
 from frontier_service.service.crawler_settings import CrawlerSettings
 from frontier_service.service.seeding import add_seeds
 from tests.frontier_service.service.cli_runs import child_env
-from tests.helpers.crawls import delete_keys, refetch
+from tests.helpers.crawls import refetch, unique_crawl_name
 from tests.helpers.replay import fetch
 from tests.helpers.s3_crawls import CLI, ROOT, local_segments, run_cli, segment_keys
 from tests.helpers.s3_primary import s3_primary_data_dir
@@ -60,11 +59,8 @@ def shared_web() -> Iterator[TestWeb]:
 
 @pytest.fixture
 def crawl_name(redis_url: str) -> Iterator[str]:
-    name = f"share-{uuid.uuid4().hex[:10]}"
-    try:
+    with unique_crawl_name(redis_url, "share") as name:
         yield name
-    finally:
-        delete_keys(redis_url, name)
 
 
 def reachable_pages() -> set[tuple[str, str]]:

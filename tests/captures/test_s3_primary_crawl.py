@@ -9,7 +9,6 @@ import hashlib
 import json
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -30,7 +29,7 @@ from archive_testkit.servers.faulty_http import FaultyProxy
 from archive_testkit.servers.tcp_cut import CuttableTcpProxy
 from archive_testkit.testweb import RequestRecord, TestWeb
 from frontier_service.service.service import STORE_FAILURE, RunReport
-from tests.helpers.crawls import delete_keys, refetch
+from tests.helpers.crawls import refetch, unique_crawl_name
 from tests.helpers.s3_crawls import crawl_onto, local_segments, run_cli, segment_keys
 from tests.helpers.s3_primary import s3_primary_data_dir
 
@@ -77,11 +76,8 @@ def ingest(data_dir: Path) -> dict[str, int]:
 
 @pytest.fixture
 def crawl_name(redis_url: str) -> Iterator[str]:
-    name = f"s3c-{uuid.uuid4().hex[:10]}"
-    try:
+    with unique_crawl_name(redis_url, "s3c") as name:
         yield name
-    finally:
-        delete_keys(redis_url, name)
 
 
 def listing(data_dir: Path, session_id: str) -> dict[int, object]:

@@ -15,7 +15,6 @@ import hashlib
 import json
 import re
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from sqlalchemy.engine import make_url
 from archive_pipelines.settings import load_settings
 from archive_testkit.servers.postgres import drop_database
 from archive_testkit.testweb import TestWeb
-from tests.helpers.crawls import delete_keys
+from tests.helpers.crawls import unique_crawl_name
 from tests.helpers.s3_cluster import init_s3_cluster
 from tests.helpers.s3_crawls import crawl_onto, run_cli
 from tests.helpers.storage import write_tree
@@ -79,11 +78,8 @@ def cluster_data(tmp_path: Path, postgres_server_url: str, redis_url: str, s3_en
 
 @pytest.fixture
 def crawl_name(redis_url: str) -> Iterator[str]:
-    name = f"restore-{uuid.uuid4().hex[:10]}"
-    try:
+    with unique_crawl_name(redis_url, "restore") as name:
         yield name
-    finally:
-        delete_keys(redis_url, name)
 
 
 def test_a_dumped_catalog_dropped_and_restored_verifies_clean(

@@ -17,7 +17,6 @@ import re
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -33,7 +32,7 @@ from archive_testkit.process_groups import ProcessGroups
 from archive_testkit.testweb import TestWeb
 from tests.frontier_service.service.web import SEEDS
 from tests.helpers.cluster_runs import celery_workers, step_keys, wait_for_run
-from tests.helpers.crawls import delete_keys, refetch
+from tests.helpers.crawls import refetch, unique_crawl_name
 from tests.helpers.replay import Answer, fetch
 from tests.helpers.s3_cluster import init_s3_cluster
 from tests.helpers.s3_crawls import bucket_keys, local_segments, run_cli
@@ -47,11 +46,8 @@ SHA256_NAME = re.compile(r"[0-9a-f]{64}")
 
 @pytest.fixture
 def crawl_name(redis_url: str) -> Iterator[str]:
-    name = f"cluster-{uuid.uuid4().hex[:10]}"
-    try:
+    with unique_crawl_name(redis_url, "cluster") as name:
         yield name
-    finally:
-        delete_keys(redis_url, name)
 
 
 @pytest.fixture

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import http.client
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +48,16 @@ def delete_keys(redis_url: str, name: str) -> None:
             client.unlink(key)
     finally:
         client.close()
+
+
+@contextmanager
+def unique_crawl_name(redis_url: str, prefix: str) -> Iterator[str]:
+    """A crawl name no other test uses (`{prefix}-{10 hex}`); its Redis keys deleted after."""
+    name = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    try:
+        yield name
+    finally:
+        delete_keys(redis_url, name)
 
 
 def refetch(port: int, host: str, path_qs: str) -> tuple[int, bytes]:
