@@ -20,8 +20,9 @@ hash_prefixes = dg.StaticPartitionsDefinition(list(HEX_PREFIXES))
 
 # A backfill launches one run per PREFIXES_PER_RUN prefixes: "Materialize all" is 32 runs, each
 # one step, which a cluster's Celery workers share (one run would be one step on one worker).
-# On one machine it costs 31 more run launches (a few seconds each) per full pass: nothing
-# next to a pass over a large archive, and the runs queue behind max_concurrent_runs.
+# On one machine it costs 31 more run launches per full pass (~7 CPU-s each, measured by
+# bench/cluster_bench.py): nothing next to a pass over a large archive, and the runs queue
+# behind max_concurrent_runs.
 PREFIXES_PER_RUN = 8
 
 
