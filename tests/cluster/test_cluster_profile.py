@@ -27,7 +27,12 @@ from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.cluster import WORKSPACE, celery_app, cluster_env
 from archive_testkit.process_groups import ProcessGroups
-from tests.helpers.cluster_runs import celery_steps, engine_events, wait_for_runs
+from tests.helpers.cluster_runs import (
+    assert_replicated_and_verified,
+    celery_steps,
+    engine_events,
+    wait_for_runs,
+)
 from tests.helpers.cluster_setup import ClusterOptions
 from tests.helpers.replication import replica_files
 
@@ -126,13 +131,7 @@ def test_two_backfills_spread_over_two_celery_workers(
     replicate = subprocess.run([*cli, "replicate"], capture_output=True, text=True, env=env,
                                timeout=120)
     assert replicate.returncode == 0, replicate.stdout + replicate.stderr
-    status = subprocess.run([*cli, "replication-status", "--verify", "--sample", "1"],
-                            capture_output=True, text=True, env=env, timeout=120)
-    assert status.returncode == 0, status.stdout + status.stderr
-    assert f"{len(stored_hashes)} referenced blobs; 0 under-replicated" in status.stdout
-    verify = subprocess.run([*cli, "verify", "--deep"], capture_output=True, text=True, env=env,
-                            timeout=120)
-    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert_replicated_and_verified(data, blobs=len(stored_hashes), env=env)
 
 
 def _launch_blobs_backfill(instance: dg.DagsterInstance, days: tuple[str, ...]) -> str:

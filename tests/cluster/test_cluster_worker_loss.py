@@ -28,7 +28,7 @@ from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_testkit.cluster import WORKSPACE, celery_app, cluster_env
 from archive_testkit.process_groups import ProcessGroups
-from tests.helpers.cluster_runs import celery_steps, wait_for_runs
+from tests.helpers.cluster_runs import assert_replicated_and_verified, celery_steps, wait_for_runs
 from tests.helpers.cluster_setup import ClusterOptions
 from tests.helpers.replication import statuses
 
@@ -104,14 +104,7 @@ def test_a_backfill_survives_the_loss_of_a_worker_mid_step(
     finally:
         storage.close()
         storage.catalog.engine.dispose()
-    cli = [str(BIN / "archive-pipelines"), "--data-dir", str(data)]
-    status = subprocess.run([*cli, "replication-status", "--verify", "--sample", "1"],
-                            capture_output=True, text=True, env=env, timeout=120)
-    assert status.returncode == 0, status.stdout + status.stderr
-    assert f"{len(hashes)} referenced blobs; 0 under-replicated" in status.stdout
-    verify = subprocess.run([*cli, "verify", "--deep"], capture_output=True, text=True, env=env,
-                            timeout=120)
-    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert_replicated_and_verified(data, blobs=len(hashes), env=env)
 
 
 def _kill_a_worker_mid_step(app: Any, instance: dg.DagsterInstance, *, nodes: list[str],

@@ -1,10 +1,14 @@
 """What the cluster tests read from a cluster-profile Dagster instance: runs waited for,
-and the Celery workers that executed a run's steps (dagster-celery's engine events)."""
+and the Celery workers that executed a run's steps (dagster-celery's engine events), and
+whether the catalog and the stores agree afterwards."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import dagster as dg
 
@@ -83,3 +87,16 @@ def engine_events(instance: dg.DagsterInstance, run_id: str) -> list[tuple[str, 
     return [(entry.user_message, list(entry.dagster_event.engine_event_data.metadata))
             for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ENGINE_EVENT)
             if entry.dagster_event is not None]
+
+
+def assert_replicated_and_verified(data: Path, *, blobs: int, env: dict[str, str]) -> None:
+    """`replication-status --verify` (every copy read) counts `blobs` referenced blobs, none
+    under-replicated, and `verify --deep` exits 0: the catalog and the stores agree."""
+    cli = [str(Path(sys.executable).parent / "archive-pipelines"), "--data-dir", str(data)]
+    status = subprocess.run([*cli, "replication-status", "--verify", "--sample", "1"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert f"{blobs} referenced blobs; 0 under-replicated" in status.stdout
+    verify = subprocess.run([*cli, "verify", "--deep"], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
