@@ -33,7 +33,8 @@ pytest.register_assert_rewrite("tests.helpers")
 # report (`--cpu-report=FILE` or CPU_REPORT=FILE; idle otherwise), and the files queued longest
 # first for the xdist workers (file_order).
 pytest_plugins = ["tests.captures.crawl_fixtures", "tests.helpers.unit_guard", "tests.helpers.cpu_report",
-                  "tests.helpers.signal_hygiene", "tests.helpers.file_order", "pytester"]
+                  "tests.helpers.signal_hygiene", "tests.helpers.instance_hygiene",
+                  "tests.helpers.file_order", "pytester"]
 
 # Keep the developer's own settings out of the tests.
 for _var in ("ARCHIVE_DATA_DIR", "DAGSTER_HOME"):

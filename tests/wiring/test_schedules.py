@@ -25,9 +25,9 @@ def test_a_schedule_reads_the_configured_data_dir_not_the_environment(
     data.mkdir()
     (data / "archive.toml").write_text("[storage]\nverify_interval_hours = 5\n"
                                        "[replication]\nscrub_interval_hours = 5\n")
-    context = dg.build_schedule_context(
-        instance=dagster_instance, resources={"settings": SettingsResource(data_dir=str(data))},
-        scheduled_execution_time=datetime(2025, 1, 1, tzinfo=UTC))
-    request = schedule(context)
+    with dg.build_schedule_context(
+            instance=dagster_instance, resources={"settings": SettingsResource(data_dir=str(data))},
+            scheduled_execution_time=datetime(2025, 1, 1, tzinfo=UTC)) as context:
+        request = schedule(context)
     assert isinstance(request, dg.RunRequest)
     assert request.run_key == f"{schedule.job_name}-2025010100"

@@ -225,10 +225,11 @@ def test_verify_schedule_runs_when_due(dagster_instance: dg.DagsterInstance,
     from archive_pipelines.sensors.schedules import verify_storage_schedule
 
     monkeypatch.setenv("ARCHIVE_DATA_DIR", str(tmp_path / "data"))
-    context = dg.build_schedule_context(instance=dagster_instance,
-                                        resources={"settings": SettingsResource()},
-                                        scheduled_execution_time=datetime(2026, 1, 2, tzinfo=UTC))
-    decision = verify_storage_schedule(context)
+    with dg.build_schedule_context(instance=dagster_instance,
+                                   resources={"settings": SettingsResource()},
+                                   scheduled_execution_time=datetime(2026, 1, 2, tzinfo=UTC)
+                                   ) as context:
+        decision = verify_storage_schedule(context)
     assert isinstance(decision, dg.RunRequest)
 
 
@@ -245,10 +246,10 @@ def test_verify_schedule_skips_until_the_last_run_is_old_enough(
     assert ran.success
     started = datetime.now(UTC)
     for later, due in ((timedelta(hours=1), False), (timedelta(hours=25), True)):
-        context = dg.build_schedule_context(instance=dagster_instance,
-                                            resources={"settings": SettingsResource()},
-                                            scheduled_execution_time=started + later)
-        decision = verify_storage_schedule(context)
+        with dg.build_schedule_context(instance=dagster_instance,
+                                       resources={"settings": SettingsResource()},
+                                       scheduled_execution_time=started + later) as context:
+            decision = verify_storage_schedule(context)
         assert isinstance(decision, dg.RunRequest if due else dg.SkipReason), decision
 
 
