@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import random
 import signal
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from archive_testkit.pg_frontier import PgFrontier
@@ -19,53 +21,54 @@ from tests.frontier_service.migration.migrate_runs import (
     start_migration,
 )
 
-KILLS = 10
-
 
 def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFrontier,
                                                       tmp_path: Path, redis_url: str,
                                                       crawl_name: str) -> None:
+    """Each run is killed at a point chosen by how far it got, not by the clock (a slow or busy
+    machine got no further than the first tables in a fixed time): some after a random number
+    of rows, some inside a frontier batch, some inside a window of several batches not synced
+    (the hard case)."""
     data = tmp_path / "data"
     rng = random.Random(3434)
     checkpoint = mcp.checkpoint_path(data, crawl_name)
     kills = mid_batch = wide = 0
-    progress: list[tuple[int, str | None]] = []
-    for _ in range(60):
-        if kills >= KILLS:
-            break
-        before = _mtime(checkpoint)
+    progress: list[tuple[tuple[int, ...], str | None]] = []
+    plan = ["rows", "rows", "rows", "in-batch", "wide", "rows", "in-batch", "wide", "rows", "wide"]
+    for point in plan:
+        start = mcp.load(checkpoint)
+        rows = _rows_done(start) + rng.choice((0, 250, 500, 1000, 2000))
+        # a point this run reached, not where the last one was killed (a pending record
+        # stays in the checkpoint until the run after the kill syncs it)
+        conditions: dict[str, Callable[[mcp.MigrationCheckpoint], bool]] = {
+            "rows": lambda state, rows=rows: _rows_done(state) > rows,
+            "in-batch": lambda state, start=start: (state.pending is not None
+                                                    and _point(state) != _point(start)),
+            "wide": lambda state, start=start: (state.pending is not None
+                                                and _point(state) != _point(start)
+                                                and _rows_in(pg_dsn, state.pending) > 1500),
+        }
+        wanted = conditions[point]
         process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "500")
-        # once it is past its start-up (it wrote the checkpoint), within a few batches
-        deadline = time.monotonic() + 60
-        while _mtime(checkpoint) == before and process.poll() is None:
-            assert time.monotonic() < deadline, "the migration wrote no checkpoint in 60 s"
-            time.sleep(0.01)
-        # (the pipelined migration takes ~50,000 rows in well under a second once started)
-        time.sleep(rng.uniform(0.0, 0.12))
-        if process.poll() is not None:
-            state = mcp.load(checkpoint)
-            if state is None or state.finished:
-                break  # too late to kill (or it failed: the final run below says so)
-            continue
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        # after a row count, a moment more: the kill then falls anywhere between two saves
+        jitter = rng.uniform(0.0, 0.03) if point == "rows" else 0.0
+        state = _kill_when(process, checkpoint, wanted, jitter_s=jitter)
+        if state is None:
+            break  # it finished first (or failed: the final run below says so)
         kills += 1
-        state = mcp.load(checkpoint)
-        if state is not None:
-            mid_batch += state.pending is not None
-            wide += state.pending is not None and _rows_in(pg_dsn, state.pending) > 1500
-            # where it fell: the rows synced, and how far the window not synced reached
-            progress.append((state.table("frontier").rows,
-                             state.pending.through if state.pending else None))
-    assert kills >= KILLS, f"only {kills} kills landed before the migration finished"
+        mid_batch += state.pending is not None
+        wide += state.pending is not None and _rows_in(pg_dsn, state.pending) > 1500
+        # where it fell: the rows synced per table, and how far the window not synced reached
+        progress.append(_point(state))
+    assert kills == len(plan), f"only {kills} kills landed before the migration finished"
     done = migrate(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "500", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
 
     # the kills fell at many points, some inside a frontier batch (the hard case)
-    assert len(set(progress)) >= 4, progress
-    assert mid_batch >= 1, progress
-    assert wide >= 1, progress  # ... in a window of several batches, not yet synced
+    assert len(set(progress)) >= 6, progress
+    assert mid_batch >= 5, progress
+    assert wide >= 3, progress  # ... in a window of several batches, not yet synced
     expected = expected_from(pg_data)
     counts, where, corrupt = lines_in_files(data)
     assert corrupt == 0
@@ -73,6 +76,43 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
     assert set(counts) == set(expected.queued)
     assert all(where[url] == domain for url, domain in expected.queued.items())
     assert summary["rows"]["frontier"] == len(pg_data.frontier)
+
+
+def _kill_when(process: subprocess.Popen[bytes], checkpoint: Path,
+               wanted: Callable[[mcp.MigrationCheckpoint], bool], *,
+               jitter_s: float) -> mcp.MigrationCheckpoint | None:
+    """SIGKILL the migration once its checkpoint on disk shows `wanted` (and `jitter_s` more);
+    the checkpoint then. The process is stopped (SIGSTOP) while the checkpoint is read again,
+    so the kill falls in a state that is still `wanted`, not a few batches on. None if it
+    exited first."""
+    deadline = time.monotonic() + 120
+    while process.poll() is None:
+        assert time.monotonic() < deadline, "the migration neither finished nor got there in 120 s"
+        state = mcp.load(checkpoint)
+        if state is not None and wanted(state):
+            time.sleep(jitter_s)
+            process.send_signal(signal.SIGSTOP)
+            state = mcp.load(checkpoint)
+            if process.poll() is None and state is not None and wanted(state):
+                process.send_signal(signal.SIGKILL)
+                process.wait()
+                return state
+            process.send_signal(signal.SIGCONT)
+        time.sleep(0.005)
+    return None
+
+
+def _point(state: mcp.MigrationCheckpoint | None) -> tuple[tuple[int, ...], str | None]:
+    """Where a migration is: the rows synced per table, and how far the window not synced
+    reaches."""
+    if state is None:
+        return (), None
+    return (tuple(t.rows for _, t in sorted(state.tables.items())),
+            state.pending.through if state.pending else None)
+
+
+def _rows_done(state: mcp.MigrationCheckpoint | None) -> int:
+    return 0 if state is None else sum(t.rows for t in state.tables.values())
 
 
 def _rows_in(dsn: str, pending: mcp.PendingBatch) -> int:
@@ -87,13 +127,6 @@ def _rows_in(dsn: str, pending: mcp.PendingBatch) -> int:
             return int(cur.fetchone()[0])
     finally:
         conn.close()
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except FileNotFoundError:
-        return 0
 
 
 def test_redis_lost_mid_migration_migrates_the_visited_urls_again(
