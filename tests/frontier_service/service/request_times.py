@@ -30,13 +30,18 @@ def crawler_starts(data_dir: Path, hosts: Collection[str]) -> dict[str, list[flo
     start the crawler granted, the instant its delay counts from (the test web runs in the
     test's process, so its arrival times jitter by a few ms under load, and so would a
     stamp taken when the request is sent, a scheduler's pause after the grant)."""
-    starts: dict[str, list[float]] = defaultdict(list)
+    return {host: [at for at, _ in sent] for host, sent in crawler_requests(data_dir, hosts).items()}
+
+
+def crawler_requests(data_dir: Path, hosts: Collection[str]) -> dict[str, list[tuple[float, str]]]:
+    """`crawler_starts` with each request's URL: (start, URL) per host, sorted."""
+    starts: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for page in iter_records(data_dir / "sessions"):
         for request in page["requests"]:
             host = urlsplit(request["url"]).hostname or ""
             if host in hosts:
-                starts[host].append(request["timestamp"])
-    return {host: sorted(times) for host, times in starts.items()}
+                starts[host].append((request["timestamp"], request["url"]))
+    return {host: sorted(sent) for host, sent in starts.items()}
 
 
 def most_in_any_window(times: list[float], window_s: float) -> int:

@@ -191,7 +191,11 @@ def test_a_crawl_whose_process_dies_is_recovered_and_run_again_by_the_same_crawl
     assert done.outcome is not None and done.outcome["stopped_because"] == "frontier exhausted"
     fetched = collections.Counter(fetched_pages(data))
     assert set(fetched) == pages  # the dead process's page records came back from its journal
-    assert sum(n - 1 for n in fetched.values()) <= 1  # at most its fetch in flight, again
+    # Fetched again: only the URLs past its last durable watermark. Checkpoints come every
+    # 50 ms and pages 20 ms apart, so the ones handled since the last checkpoint (two at
+    # most, a third when a loaded machine delays a checkpoint) and the one in flight; not
+    # the 30+ it had fetched.
+    assert sum(n - 1 for n in fetched.values()) <= 4, fetched.most_common(6)
 
 
 def test_a_stopped_crawler_puts_its_crawls_back_in_the_queue_and_the_next_one_ends_them(
