@@ -7,6 +7,10 @@ every week over 10,000 domains would leave ~20,000 files a week. The folder is f
 to `crawls/.ended-{crawl_id}` (one atomic step: nothing reads it under that name), then
 deleted; a crash in between leaves the renamed folder, which the next `serve` deletes when it
 starts. A failed crawl's folder is kept, for a look at what went wrong.
+
+The crawler that finishes a crawl removes its own folder. A machine that only joined the
+crawl (its owner finishes it), or that was down when it ended, finds the folder later: `serve`
+looks at `crawl_folders` every poll and removes those whose crawl the catalog says finished.
 """
 
 from __future__ import annotations
@@ -36,6 +40,13 @@ def remove_crawl_folder(crawls: Path, crawl_id: str) -> Removed | None:
     doomed = crawls / f"{ENDED_PREFIX}{crawl_id}"
     os.replace(folder, doomed)
     return _delete(doomed)
+
+
+def crawl_folders(crawls: Path) -> list[str]:
+    """The crawl ids with a frontier folder in `crawls` (none renamed for deletion)."""
+    if not crawls.is_dir():
+        return []
+    return sorted(p.name for p in crawls.iterdir() if not p.name.startswith(".") and p.is_dir())
 
 
 def remove_leftovers(crawls: Path) -> int:

@@ -76,7 +76,7 @@ from frontier_service.service.crawl_request_run import (
 )
 from frontier_service.service.crawler_parts import check_data_dir, frontier_config, recover_crashed_runs
 from frontier_service.service.crawler_settings import CrawlerSettings
-from frontier_service.service.ended_crawls import remove_crawl_folder, remove_leftovers
+from frontier_service.service.ended_crawls import crawl_folders, remove_crawl_folder, remove_leftovers
 from frontier_service.service.process import on_stop_signals, run_async
 from frontier_service.service.seeding import BadSeed, add_seeds
 from frontier_service.service.serve_health import ServedCrawl, ServeHealthServer, ServeState
@@ -146,6 +146,7 @@ class CrawlServer:
         self.finished: list[str] = []  # crawl ids this process ended (finished or failed)
         self._crawls: dict[int, _Crawl] = {}
         self._helped: set[int] = set()  # requests joined once (their end is their owner's)
+        self._kept: set[str] = set()  # frontier folders kept for good (failed, or unknown)
         self._events: asyncio.Queue[tuple[_Crawl, Any]] = asyncio.Queue()
         self._redis: Redis | None = None
         self._redis_url = ""
@@ -213,6 +214,7 @@ class CrawlServer:
                     await self._take_requests()
                     if self.base.machine and not self.stopping.is_set():
                         await self._join_running()
+                    await self._remove_finished_folders()
                 await self._heartbeats()
                 with contextlib.suppress(TimeoutError):
                     crawl, message = await asyncio.wait_for(self._events.get(), tick)
@@ -469,6 +471,20 @@ class CrawlServer:
         if removed is not None:
             log.info("crawl %s: removed its frontier folder (%d files, %d bytes on disk)",
                      crawl_id, removed.files, removed.bytes)
+
+    async def _remove_finished_folders(self) -> None:
+        """The frontier folders here of crawls finished elsewhere: one this machine joined
+        (its owner finished it), or one that ended while this crawler was down."""
+        running = {crawl.request.crawl_id for crawl in self._crawls.values()}
+        names = await asyncio.to_thread(crawl_folders, self.base.data_dir / CRAWLS_FOLDER)
+        for crawl_id in names:
+            if crawl_id in running or crawl_id in self._kept:
+                continue
+            request = await self._db(get_crawl, self.catalog, crawl_id)
+            if request is None or request.state == "failed":  # kept: not ours, or to look at
+                self._kept.add(crawl_id)
+            elif request.state == "finished":
+                await self._remove_folder(crawl_id)
 
     def _signal(self, crawl: _Crawl, *, again: bool = False) -> None:
         if crawl.process.exitcode is None and crawl.process.pid is not None and (

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import redis
 
+from archive_pipelines.embedded_redis import LocalRedis
 from archive_pipelines.settings import load_settings
 from archive_pipelines.storage.assembly import open_storage
 from archive_pipelines.storage.file_ingest import ingest_directory
@@ -50,7 +50,19 @@ def cluster_options() -> ClusterOptions:
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, postgres_server_url: str, redis_url: str, s3_endpoint_url: str,
+def broker_url(tmp_path: Path) -> Iterator[str]:
+    """Celery's broker and result backend: a redis-server of the cluster's own, so no task or
+    unacknowledged message of an earlier cluster is left in it, and nothing is flushed on a
+    server others use (REDIS_URL may name one)."""
+    server = LocalRedis(tmp_path / "broker").start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, postgres_server_url: str, broker_url: str, s3_endpoint_url: str,
             s3_bucket: str, cluster_options: ClusterOptions,
             ) -> Iterator[tuple[Path, list[str], ProcessGroups]]:
     """The data dir (cluster profile), its blobs' hashes, and the daemon and two workers."""
@@ -59,12 +71,7 @@ def cluster(tmp_path: Path, postgres_server_url: str, redis_url: str, s3_endpoin
     data.mkdir()
     catalog_url = create_database(postgres_server_url)  # the archive's catalog on PostgreSQL too
     (data / "archive.toml").write_text(f'[catalog]\nurl = "{catalog_url}"\n' + REPLICA_TOML)
-    broker = redis_url.rsplit("/", 1)[0] + "/7"  # a database of its own on the shared server
-    client = redis.Redis.from_url(broker)
-    try:
-        client.flushdb()  # no task or unacknowledged message left by an earlier cluster
-    finally:
-        client.close()
+    broker = broker_url
     init = subprocess.run(
         [str(BIN / "archive-pipelines"), "--data-dir", str(data), "init", "--profile", "cluster",
          "--instance-db", create_database(postgres_server_url), "--broker", broker,

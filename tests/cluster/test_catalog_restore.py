@@ -62,13 +62,12 @@ def ingest_files(data: Path, folder: Path, *, url: str, files: int) -> list[str]
 
 
 @pytest.fixture
-def cluster_data(tmp_path: Path, postgres_server_url: str, redis_url: str, s3_endpoint_url: str,
-                 s3_bucket: str) -> Iterator[tuple[Path, str]]:
+def cluster_data(tmp_path: Path, postgres_server_url: str, broker_url: str,
+                 s3_endpoint_url: str, s3_bucket: str) -> Iterator[tuple[Path, str]]:
     """A cluster-profile data dir (blobs in the bucket) and its catalog's URL, which is
     what pg_dump takes. None of the cluster's processes runs: the restore stops them all."""
     data = tmp_path / "data"
-    broker = redis_url.rsplit("/", 1)[0] + "/9"
-    catalog = init_s3_cluster(data, postgres_server_url=postgres_server_url, broker=broker,
+    catalog = init_s3_cluster(data, postgres_server_url=postgres_server_url, broker=broker_url,
                               s3_endpoint_url=s3_endpoint_url, s3_bucket=s3_bucket)
     try:
         yield data, catalog

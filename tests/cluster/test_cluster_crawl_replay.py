@@ -51,13 +51,12 @@ def crawl_name(redis_url: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def s3_cluster(tmp_path: Path, postgres_server_url: str, redis_url: str, s3_endpoint_url: str,
+def s3_cluster(tmp_path: Path, postgres_server_url: str, broker_url: str, s3_endpoint_url: str,
                s3_bucket: str) -> Iterator[tuple[Path, ProcessGroups]]:
     """A cluster-profile data dir whose catalog is on PostgreSQL and whose only blob store is
     the bucket, and its process groups (nothing started yet)."""
     data = tmp_path / "data"
-    broker = redis_url.rsplit("/", 1)[0] + "/8"  # a database of its own on the shared server
-    init_s3_cluster(data, postgres_server_url=postgres_server_url, broker=broker,
+    init_s3_cluster(data, postgres_server_url=postgres_server_url, broker=broker_url,
                     s3_endpoint_url=s3_endpoint_url, s3_bucket=s3_bucket)
     groups = ProcessGroups(tmp_path / "logs", env=cluster_env(data), cwd=WORKSPACE.parent)
     try:

@@ -1,10 +1,12 @@
 """A queued crawl run across machines: two `serve --machine` crawlers, each with its own data
 dir, on one catalog and one Redis; one takes the crawl, the other joins it; every page is
-fetched once, by either, and the request is finished once."""
+fetched once, by either, and the request is finished once; then neither keeps the crawl's
+frontier folder."""
 
 from __future__ import annotations
 
 import collections
+import time
 from pathlib import Path
 
 from archive_pipelines.crawls.definitions import CrawlDefinition
@@ -36,6 +38,11 @@ def test_two_machines_serve_one_queued_crawl(web: TestWeb, tmp_path: Path, redis
         try:
             request = queue_crawl(catalog, body.as_dict(), name="web", requested_by="test")
             done = wait_for(catalog, request.crawl_id, process=serve_a, timeout=120)
+            # the helper's frontier folder goes too, once it sees the crawl finished
+            folders = [data / "crawls" / request.crawl_id for data in (data_a, data_b)]
+            deadline = time.monotonic() + 30
+            while any(folder.exists() for folder in folders) and time.monotonic() < deadline:
+                time.sleep(0.2)
         finally:
             log_a, log_b = stop_serve(serve_a), stop_serve(serve_b)
     taker, helper = (log_a, log_b) if f"took crawl {request.crawl_id}" in log_a else (log_b, log_a)
@@ -49,3 +56,5 @@ def test_two_machines_serve_one_queued_crawl(web: TestWeb, tmp_path: Path, redis
     assert a and b, (len(a), len(b), helper[-5000:])  # both machines crawled
     assert not set(a) & set(b)
     assert done.outcome["pages"] == len(a) + len(b)
+    assert f"crawl {request.crawl_id}: removed its frontier folder (" in helper, helper[-3000:]
+    assert not any(folder.exists() for folder in folders)
