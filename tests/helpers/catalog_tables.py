@@ -4,6 +4,7 @@ and the catalog upgraded to exactly one revision."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -46,13 +47,17 @@ def upgrade_to(url: str, revision: str, **attributes: object) -> None:
 
 def ingested_but_the_last_segment(crawl_data: Path, catalog_url: str, aside_dir: Path, *,
                                   back_to: str) -> tuple[Path, Path]:
-    """A real crawl's data dir ingested, its last segment set aside in `aside_dir` first (crawled
-    before the upgrade, to ingest after it), then its catalog taken back to `back_to` by Alembic.
+    """A real crawl's data dir ingested, its last segment with a page title set aside in
+    `aside_dir` first (crawled before the upgrade, to ingest after it), then its catalog taken
+    back to `back_to` by Alembic. (The very last segment may hold no page at all: segments
+    close on time too, and a slow machine's last one held only assets.)
 
     Returns: where the segment belongs, and where it is set aside."""
     segments = sorted(crawl_data.glob("sessions/*/*/*.jsonl"), key=lambda p: p.name)
     assert len(segments) >= 2
-    held = segments[-1]
+    titled = [segment for segment in segments[1:] if _has_title(segment)]
+    assert titled, "no segment after the first holds a page with a title"
+    held = titled[-1]
     aside = aside_dir / held.name
     aside.parent.mkdir()
     shutil.move(held, aside)
@@ -60,3 +65,8 @@ def ingested_but_the_last_segment(crawl_data: Path, catalog_url: str, aside_dir:
         ingest_all(parts, crawl_data)
         command.downgrade(alembic_config(parts.catalog.engine), back_to)
     return held, aside
+
+
+def _has_title(segment: Path) -> bool:
+    with segment.open(encoding="utf-8") as lines:
+        return any(json.loads(line).get("title") for line in lines if line.strip())
