@@ -4,7 +4,6 @@ and the catalog upgraded to exactly one revision."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from sqlalchemy import MetaData, select
 
 from archive_pipelines.catalog import make_engine
 from archive_pipelines.catalog.migrate import alembic_config
+from frontier_service.archiving import iter_records
 from tests.helpers.captures import ingest_all, parts_of
 
 Tables = dict[str, list[dict[str, Any]]]
@@ -55,7 +55,8 @@ def ingested_but_the_last_segment(crawl_data: Path, catalog_url: str, aside_dir:
     Returns: where the segment belongs, and where it is set aside."""
     segments = sorted(crawl_data.glob("sessions/*/*/*.jsonl"), key=lambda p: p.name)
     assert len(segments) >= 2
-    titled = [segment for segment in segments[1:] if _has_title(segment)]
+    titled = [segment for segment in segments[1:]
+              if any(record.get("title") for record in iter_records(segment))]
     assert titled, "no segment after the first holds a page with a title"
     held = titled[-1]
     aside = aside_dir / held.name
@@ -65,8 +66,3 @@ def ingested_but_the_last_segment(crawl_data: Path, catalog_url: str, aside_dir:
         ingest_all(parts, crawl_data)
         command.downgrade(alembic_config(parts.catalog.engine), back_to)
     return held, aside
-
-
-def _has_title(segment: Path) -> bool:
-    with segment.open(encoding="utf-8") as lines:
-        return any(json.loads(line).get("title") for line in lines if line.strip())

@@ -37,18 +37,8 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
     plan = ["rows", "rows", "rows", "in-batch", "wide", "rows", "in-batch", "wide", "rows", "wide"]
     for point in plan:
         start = mcp.load(checkpoint)
-        rows = _rows_done(start) + rng.choice((0, 250, 500, 1000, 2000))
-        # a point this run reached, not where the last one was killed (a pending record
-        # stays in the checkpoint until the run after the kill syncs it)
-        conditions: dict[str, Callable[[mcp.MigrationCheckpoint], bool]] = {
-            "rows": lambda state, rows=rows: _rows_done(state) > rows,
-            "in-batch": lambda state, start=start: (state.pending is not None
-                                                    and _point(state) != _point(start)),
-            "wide": lambda state, start=start: (state.pending is not None
-                                                and _point(state) != _point(start)
-                                                and _rows_in(pg_dsn, state.pending) > 1500),
-        }
-        wanted = conditions[point]
+        wanted = _reached(point, start=start, dsn=pg_dsn,
+                          rows=_rows_done(start) + rng.choice((0, 250, 500, 1000, 2000)))
         process = start_migration(pg_dsn, data, redis_url, crawl_name, "--batch-rows", "500")
         # after a row count, a moment more: the kill then falls anywhere between two saves
         jitter = rng.uniform(0.0, 0.03) if point == "rows" else 0.0
@@ -78,7 +68,19 @@ def test_killed_at_random_points_every_row_lands_once(pg_dsn: str, pg_data: PgFr
     assert summary["rows"]["frontier"] == len(pg_data.frontier)
 
 
-def _kill_when(process: subprocess.Popen[bytes], checkpoint: Path,
+def _reached(point: str, *, start: mcp.MigrationCheckpoint | None, rows: int,
+             dsn: str) -> Callable[[mcp.MigrationCheckpoint], bool]:
+    """Whether a run's checkpoint shows `point`: more than `rows` rows done, or a pending
+    batch (over 1,500 rows for "wide") this run reached, not the one the last run was killed
+    in (a pending record stays in the checkpoint until the run after the kill syncs it)."""
+    if point == "rows":
+        return lambda state: _rows_done(state) > rows
+    least = 1500 if point == "wide" else 0
+    return lambda state: (state.pending is not None and _point(state) != _point(start)
+                          and (not least or _rows_in(dsn, state.pending) > least))
+
+
+def _kill_when(process: subprocess.Popen[str], checkpoint: Path,
                wanted: Callable[[mcp.MigrationCheckpoint], bool], *,
                jitter_s: float) -> mcp.MigrationCheckpoint | None:
     """SIGKILL the migration once its checkpoint on disk shows `wanted` (and `jitter_s` more);
