@@ -12,8 +12,12 @@ found by looking for a record start after a nominal offset (`next_record_start`)
 a false one (a WARC inside a record's payload looks the same). So each worker says where its
 reading stopped (the first record start at or after its span's end, as reading the records
 one after the other found it): the next span must have begun exactly there. One that did not
-is thrown away and read again from that offset, in the calling process. Bodies a thrown-away
-span stored are referenced by nothing: `gc` collects them, as after a crash.
+is thrown away and read again in the calling process, from the last record the span before
+read (its items before that offset dropped): warcio reads a broken stretch differently when a
+reading begins at it than when it comes upon it after a record, and a reading alone comes upon
+it. Bodies a thrown-away span stored that the reading again meets count as written by this
+import (they were); the others (read from a false start) are referenced by nothing: `gc`
+collects them, as after a crash.
 
 Workers start with `spawn`, open the primary store from the settings, read the file at the
 path they are given (the stored blob's own file), and exit when the process that started them
@@ -123,11 +127,17 @@ class SpanTask:
 class SpanResult:
     """A span's items, its bodies stored (`StoredBody` in place of each body), where its
     reading began (None: no record start at or after its start) and stopped (None: at the
-    end of the file)."""
+    end of the file), and where a reading must begin to come upon `stopped` as this one did
+    (`resume`: the last record read when the reading went on from it to `stopped`)."""
 
     began: int | None
     stopped: int | None
     items: list[tuple[Item, StoredBody | None]]
+    resume: int | None = None
+
+
+def _offset(item: Item) -> int:
+    return item.offset if isinstance(item, BrokenSpan) else item[0]
 
 
 def read_span(task: SpanTask, store: BlobStore | None = None) -> SpanResult:
@@ -148,7 +158,11 @@ def read_span(task: SpanTask, store: BlobStore | None = None) -> SpanResult:
                                pages=task.pages, end=task.end, stopped=stopped):
             items.append((item, _stored(store, aliases, item)))
         store.sync_pending()
-    return SpanResult(began, stopped[0] if stopped else None, items)
+    last = items[-1][0] if items else None
+    # After a broken stretch the reading began afresh (at `stopped` itself): so would another.
+    resume = _offset(last) if last is not None and not isinstance(last, BrokenSpan) else None
+    end = stopped[0] if stopped else None
+    return SpanResult(began, end, items, resume=end if resume is None else resume)
 
 
 def put_body(store: BlobStore, body: Body) -> bool:
@@ -214,6 +228,7 @@ class SpanReader:
             pending: deque[tuple[SpanTask, Future[SpanResult]]] = deque()
             queued = iter(tasks)
             expected: int | None = start
+            resume = start
             while True:
                 while len(pending) < self._processes * _AHEAD:
                     task = next(queued, None)
@@ -229,6 +244,24 @@ class SpanReader:
                     continue
                 if result.began != expected:  # a false cut (or a stretch between spans)
                     self.rereads += 1
-                    result = read_span(replace(task, start=expected, exact=True), self._store)
+                    result = _read_again(result, replace(task, start=resume, exact=True),
+                                         store=self._store, skip_before=expected)
                 yield from result.items
                 expected = result.stopped
+                if result.resume is not None:  # (None: the file ended in this span)
+                    resume = result.resume
+
+
+def _read_again(thrown: SpanResult, task: SpanTask, *, store: BlobStore,
+                skip_before: int) -> SpanResult:
+    """`task` read in the calling process in place of the span `thrown` away, its items
+    before `skip_before` dropped (the span before had them). A body the thrown-away read
+    wrote is found in the store now, but this import still added it: it is reported as
+    written (`new_bodies` counts it, as a reading alone would)."""
+    written = {stored.sha256 for _item, stored in thrown.items
+               if stored is not None and stored.created}
+    result = read_span(task, store)
+    result.items = [(item, replace(stored, created=True)
+                     if stored is not None and stored.sha256 in written else stored)
+                    for item, stored in result.items if _offset(item) >= skip_before]
+    return result
