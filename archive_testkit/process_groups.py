@@ -96,6 +96,18 @@ class ProcessGroups:
         proc.wait()
         del self.children[index]
 
+    def pause(self, name: str) -> None:
+        """SIGSTOP the whole group of the child `name`: frozen as it is, until `resume`."""
+        self._signal(name, signal.SIGSTOP)
+
+    def resume(self, name: str) -> None:
+        self._signal(name, signal.SIGCONT)
+
+    def _signal(self, name: str, sig: signal.Signals) -> None:
+        [proc] = [p for n, p in self.children if n == name]
+        with contextlib.suppress(ProcessLookupError):  # gone already
+            os.killpg(proc.pid, sig)
+
     def stop(self, *, grace: float = 20.0) -> None:
         """Each group in reverse order of start: SIGTERM, SIGKILL after `grace`."""
         while self.children:

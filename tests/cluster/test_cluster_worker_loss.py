@@ -111,7 +111,10 @@ def _kill_a_worker_mid_step(app: Any, instance: dg.DagsterInstance, *, nodes: li
                             groups: ProcessGroups, timeout: float = 400.0,
                             ) -> tuple[str, dict[str, Any]]:
     """Once two of the backfill's runs have finished, SIGKILL the worker that is running a
-    `replica_copies` step (the step that copies); its node name and the task it held."""
+    `replica_copies` step (the step that copies); its node name and the task it held. The
+    worker is frozen (SIGSTOP) first and killed only if its step has still not ended: a step
+    can end between the worker's answer and the kill (CI, 2026-11-28: the task's result was
+    stored), and then the loss this test is about would not happen."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         groups.check_alive()
@@ -124,10 +127,21 @@ def _kill_a_worker_mid_step(app: Any, instance: dg.DagsterInstance, *, nodes: li
                 # The step has begun in that worker (its engine event is written first).
                 if ("replica_copies" in (args.step_keys_to_execute or [])
                         and ("replica_copies", node) in celery_steps(instance, args.run_id)):
-                    groups.kill(f"worker-{node.split('@')[0]}")
-                    return node, task
+                    worker = f"worker-{node.split('@')[0]}"
+                    groups.pause(worker)
+                    time.sleep(0.5)  # what it sent before it froze is stored
+                    if (app.AsyncResult(task["id"]).state == "PENDING"
+                            and not _step_ended(instance, args.run_id, "replica_copies")):
+                        groups.kill(worker)
+                        return node, task
+                    groups.resume(worker)
         time.sleep(0.1)
     raise AssertionError(f"no worker began a replica_copies step in {timeout:.0f}s")
+
+
+def _step_ended(instance: dg.DagsterInstance, run_id: str, step: str) -> bool:
+    ends = {dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE}
+    return any(entry.step_key == step for entry in instance.all_logs(run_id, of_type=ends))
 
 
 def _step_args(task: dict[str, Any]) -> ExecuteStepArgs:

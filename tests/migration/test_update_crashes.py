@@ -140,6 +140,7 @@ def _tracebacks(err: str, *, killed: bool) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # 99 s beside a full suite on 2026-11-29: a slow CI day is 3x that
 def test_kill_9_at_random_points_of_update_loses_nothing(
         collection: tuple[Path, dict[str, str]], tmp_path: Path, forks: ForkServer) -> None:
     data = _copy(collection[0], tmp_path / "data")

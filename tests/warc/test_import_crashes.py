@@ -101,6 +101,11 @@ def points_of(which: str, *, sql_steps: int, file_steps: int, batches: int) -> l
     return points
 
 
+# ~20 kill points, each a copy, a kill, a rerun and a deep verify; with `warc-parallel` each
+# import starts two worker interpreters, which a loaded machine makes slow: 24 s alone on a
+# quiet box, 117 s beside a full suite (2026-11-29), over 300 s in CI on a slow day. A hung
+# run still fails at its own 120 s timeout.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("which", ["warc", "wacz", "warc-parallel"])
 def test_kill_9_at_counted_points_of_an_import_then_a_rerun_ends_exact(
         which: str, inputs: dict[str, Path], tmp_path: Path, forks: ForkServer,
