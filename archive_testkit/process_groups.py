@@ -88,8 +88,7 @@ class ProcessGroups:
         """SIGKILL the whole group of the child `name` at once, no SIGTERM first (a machine
         lost: nothing in it gets to clean up or hand work back), and forget it."""
         [(index, proc)] = [(i, p) for i, (n, p) in enumerate(self.children) if n == name]
-        with contextlib.suppress(ProcessLookupError):  # gone already
-            os.killpg(proc.pid, signal.SIGKILL)
+        self._signal(name, signal.SIGKILL)
         deadline = time.monotonic() + 10.0
         while group_alive(proc) and time.monotonic() < deadline:
             time.sleep(0.05)
